@@ -1,0 +1,5 @@
+//! One module per subcommand. Each exposes a clap `…Args` struct and
+//! `execute(args) -> anyhow::Result<ExitCode>`.
+
+pub mod profiles;
+pub mod run;

@@ -1,0 +1,39 @@
+//! `hostd`: benchmark an external SSD, record the inline probe, and explain
+//! every slowdown. Each subcommand lives in its own module under `cmd/`.
+
+mod cmd;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Command-line interface of hostd.
+#[derive(Parser)]
+#[command(name = "hostd", version, about = "Benchmark external SSDs and attribute their slowdowns")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// The subcommands; each maps to one module in `cmd/`.
+#[derive(Subcommand)]
+enum Command {
+    /// Run a disk workload (optionally with the probe) and write a run directory.
+    Run(cmd::run::RunArgs),
+    /// List the built-in workload profiles with their parameters.
+    Profiles(cmd::profiles::ProfilesArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => cmd::run::execute(args),
+        Command::Profiles(args) => cmd::profiles::execute(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("hostd: error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
