@@ -32,7 +32,7 @@ demo: build
     echo "demo results: $work/run"
 
 # The whole test suite (what CI runs).
-test: setup test-firmware test-hostd
+test: setup test-firmware test-hostd test-dashboards
 
 # Configure and build the firmware core, its host tests and the probe simulator.
 firmware-build:
@@ -48,6 +48,39 @@ test-hostd: firmware-build
     {{cargo}} fmt --all --check
     {{cargo}} clippy --workspace --all-targets -- -D warnings
     {{cargo}} test --workspace
+
+# Grafana dashboards: type check against @grafana/schema, structural checks, their tests.
+test-dashboards:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    command -v npm >/dev/null || { echo "test-dashboards: Node.js >= 20 with npm is needed" >&2; exit 1; }
+    cd {{root}}/dashboards/check
+    npm ci --no-audit --no-fund --loglevel=error
+    node --test test/
+
+# Start an installed Grafana with the throttlescope datasource and dashboards provisioned
+# (needs INFLUX_TOKEN; INFLUX_URL defaults to http://127.0.0.1:8086). Not run in CI.
+grafana-up:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    bin=$(command -v grafana || command -v grafana-server || true)
+    [[ -n "$bin" ]] || { echo "grafana-up: Grafana is not installed (docs/dashboards.md)" >&2; exit 1; }
+    : "${INFLUX_TOKEN:?grafana-up: set INFLUX_TOKEN to a token that can read the throttlescope bucket}"
+    home="${GRAFANA_HOME:-}"
+    for h in /usr/share/grafana "$(brew --prefix 2>/dev/null || true)/opt/grafana/share/grafana"; do
+        [[ -z "$home" && -d "$h/conf" ]] && home="$h"
+    done
+    [[ -n "$home" ]] || { echo "grafana-up: set GRAFANA_HOME to Grafana's install directory" >&2; exit 1; }
+    data="${THROTTLESCOPE_CACHE:-$HOME/.cache/throttlescope}/grafana"
+    mkdir -p "$data"
+    export INFLUX_URL="${INFLUX_URL:-http://127.0.0.1:8086}"
+    export THROTTLESCOPE_DASHBOARDS="{{root}}/dashboards"
+    export GF_PATHS_PROVISIONING="{{root}}/dashboards/provisioning"
+    export GF_PATHS_DATA="$data"
+    export GF_SERVER_HTTP_ADDR="${GF_SERVER_HTTP_ADDR:-127.0.0.1}"
+    export GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH="{{root}}/dashboards/run.json"
+    echo "grafana-up: http://${GF_SERVER_HTTP_ADDR}:${GF_SERVER_HTTP_PORT:-3000} (InfluxDB ${INFLUX_URL})" >&2
+    if [[ "$(basename "$bin")" == grafana ]]; then exec "$bin" server --homepath "$home"; else exec "$bin" --homepath "$home"; fi
 
 # All benchmarks.
 bench: bench-io bench-firmware
