@@ -1,1 +1,108 @@
-//! hostd-analysis
+//! hostd-analysis: turns a run's per-file records and probe samples into robust
+//! statistics, located throughput drops and recoveries, their causes with evidence, and
+//! the multi-target overlap. Everything here is offline: it reads a run directory.
+
+pub mod attribution;
+pub mod changepoint;
+pub mod detect;
+pub mod input;
+pub mod model;
+pub mod overlap;
+pub mod series;
+pub mod stats;
+pub mod summary;
+
+pub use input::{read_run_dir, FileRecord, InputError, ProbeSeries, RunData};
+pub use model::{Analysis, Cause, Event, EventKind, Evidence, Overlap, PhaseStats};
+
+use anyhow::Context as _;
+use std::path::Path;
+
+/// Knobs of one analysis; the defaults are what `hostd analyze` uses.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Change-point settings.
+    pub changepoint: changepoint::Settings,
+    /// Known link ceiling, bytes/s; otherwise the peak 1 s aggregate of the run.
+    pub link_ceiling_bps: Option<f64>,
+    /// Target the probe sits on; otherwise the only target, or the manifest's
+    /// `probe_target`, or none (probe evidence unused for attribution).
+    pub probe_target: Option<String>,
+}
+
+/// Analyses records already in memory.
+pub fn analyze(run: &RunData, options: &Options) -> Analysis {
+    let all = series::group(&run.files);
+    let run_start_ns = all.iter().map(series::Series::start_ns).min().unwrap_or(0);
+    let mut distinct: Vec<&str> = all.iter().map(|s| s.target.as_str()).collect();
+    distinct.dedup();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let probe_target = options
+        .probe_target
+        .clone()
+        .or_else(|| (distinct.len() == 1).then(|| distinct[0].to_string()));
+    let ceiling = options
+        .link_ceiling_bps
+        .or_else(|| overlap::peak_aggregate_bps(&all));
+    let mut events = Vec::new();
+    let mut phases = Vec::new();
+    for s in &all {
+        let probe = run
+            .probe
+            .as_ref()
+            .filter(|_| probe_target.as_deref() == Some(s.target.as_str()));
+        phases.push(series::phase_stats(s, probe));
+        let ctx = attribution::Context {
+            all: &all,
+            probe,
+            run_start_ns,
+            link_ceiling_bps: ceiling,
+        };
+        let changes = detect::changes(s, &options.changepoint);
+        for (k, c) in changes.iter().enumerate() {
+            let next = changes.get(k + 1).map(|n| n.onset_ns);
+            events.push(attribution::attribute(s, c, &ctx, next));
+        }
+    }
+    events.sort_by_key(|e| e.onset_ns);
+    let overlap = overlap::overlap(&all, &events);
+    Analysis {
+        events,
+        phases,
+        overlap,
+    }
+}
+
+/// Reads the `probe_target` a run's `manifest.json` names, if any (top level or
+/// `probe.target`).
+pub fn manifest_probe_target(dir: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join("manifest.json")).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    v.get("probe_target")
+        .or_else(|| v.get("probe").and_then(|p| p.get("target")))
+        .and_then(|t| t.as_str())
+        .map(str::to_string)
+}
+
+/// Reads a run directory and analyses it (the manifest may name the probed target).
+pub fn analyze_run_dir(dir: &Path, options: &Options) -> anyhow::Result<(RunData, Analysis)> {
+    let run = read_run_dir(dir)?;
+    let mut options = options.clone();
+    if options.probe_target.is_none() {
+        options.probe_target = manifest_probe_target(dir);
+    }
+    let analysis = analyze(&run, &options);
+    Ok((run, analysis))
+}
+
+/// Writes `events.json` (the `hostd analyze --json` document) into the run directory.
+pub fn write_events(dir: &Path, analysis: &Analysis) -> anyhow::Result<()> {
+    let path = dir.join("events.json");
+    let text = serde_json::to_string_pretty(analysis)?;
+    let tmp = dir.join(".events.json.tmp");
+    std::fs::write(&tmp, text + "\n")
+        .with_context(|| format!("could not write {}", tmp.display()))?;
+    std::fs::rename(&tmp, &path).with_context(|| format!("could not write {}", path.display()))?;
+    Ok(())
+}

@@ -1,0 +1,254 @@
+//! The analysis result: the shape of `events.json` and of `hostd analyze --json`.
+
+use serde::{Deserialize, Serialize};
+
+/// Whole result of analysing one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Analysis {
+    /// Drop and recovery events, ordered by onset time.
+    pub events: Vec<Event>,
+    /// Robust statistics per target and phase.
+    pub phases: Vec<PhaseStats>,
+    /// Multi-target overlap (window empty for a single target).
+    pub overlap: Overlap,
+}
+
+/// Direction of a change in throughput.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// Throughput fell.
+    Drop,
+    /// Throughput rose again.
+    Recovery,
+}
+
+/// Why throughput changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    /// The drive throttled to hold its temperature.
+    Thermal,
+    /// The SLC write cache filled.
+    SlcCache,
+    /// Another target took the shared link's bandwidth.
+    Contention,
+    /// None of the rules matched well enough.
+    Unknown,
+}
+
+impl Cause {
+    /// The name used in JSON and text.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cause::Thermal => "thermal",
+            Cause::SlcCache => "slc_cache",
+            Cause::Contention => "contention",
+            Cause::Unknown => "unknown",
+        }
+    }
+}
+
+/// One drop or recovery.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// Target whose throughput changed.
+    pub target: String,
+    /// Phase (write/read).
+    pub phase: String,
+    /// Drop or recovery.
+    pub kind: EventKind,
+    /// Bytes of this target and phase written/read before the change.
+    pub onset_bytes: u64,
+    /// Host Unix ns of the change.
+    pub onset_ns: i64,
+    /// Throughput of the segment before, bytes/s.
+    pub rate_before_bps: f64,
+    /// Throughput of the segment after, bytes/s.
+    pub rate_after_bps: f64,
+    /// Attributed cause.
+    pub cause: Cause,
+    /// 0..1: winning score minus half the runner-up's (see methodology.md).
+    pub confidence: f64,
+    /// The numbers and reasons the attribution used.
+    pub evidence: Evidence,
+}
+
+/// Rule scores of each cause, 0..1.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Scores {
+    /// Thermal rules.
+    pub thermal: f64,
+    /// SLC cache rules.
+    pub slc_cache: f64,
+    /// Contention rules.
+    pub contention: f64,
+}
+
+/// Evidence behind an event; absent numbers were not measurable (e.g. no probe).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Evidence {
+    /// One-line human summary.
+    pub text: String,
+    /// Each rule checked, in words, with its outcome.
+    pub reasons: Vec<String>,
+    /// Score per cause.
+    pub scores: Scores,
+    /// Onset in GB (10⁹ bytes).
+    pub onset_gb: f64,
+    /// Onset in seconds since the run's first file started.
+    pub onset_s: f64,
+    /// Seconds until the next event of this target/phase or its end.
+    pub duration_s: f64,
+    /// Index (in files.csv) of the file in which the change happened.
+    pub onset_file_index: u64,
+    /// Enclosure temperature at onset, °C.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub temp_at_onset_c: Option<f64>,
+    /// Lowest (1 s mean) enclosure temperature during the phase, °C.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub temp_min_c: Option<f64>,
+    /// Highest (1 s mean) enclosure temperature during the phase, °C.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub temp_max_c: Option<f64>,
+    /// Where the onset temperature lies between min (0) and max (1).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub temp_plateau_fraction: Option<f64>,
+    /// Temperature slope before onset, °C/s.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub temp_slope_before_c_per_s: Option<f64>,
+    /// Temperature slope after onset, °C/s.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub temp_slope_after_c_per_s: Option<f64>,
+    /// Mean bus power before onset, W.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub power_before_w: Option<f64>,
+    /// Mean bus power after onset, W.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub power_after_w: Option<f64>,
+    /// Energy per GB before onset, J/GB.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub j_per_gb_before: Option<f64>,
+    /// Energy per GB after onset, J/GB.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub j_per_gb_after: Option<f64>,
+    /// Other targets active during the slow segment.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub other_targets_active: Vec<String>,
+    /// Aggregate throughput of all targets during the slow segment, bytes/s.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub aggregate_bps: Option<f64>,
+    /// Link ceiling used (highest 1 s aggregate of the run unless given), bytes/s.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub link_ceiling_bps: Option<f64>,
+    /// For a recovery: seconds from another target's end to this onset.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub lag_after_other_end_s: Option<f64>,
+    /// The other target meant by `lag_after_other_end_s`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub other_target: Option<String>,
+}
+
+/// Robust statistics of one target and phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseStats {
+    /// Target.
+    pub target: String,
+    /// Phase.
+    pub phase: String,
+    /// Number of files.
+    pub files: usize,
+    /// Total bytes.
+    pub bytes: u64,
+    /// Sum of file durations, s.
+    pub seconds: f64,
+    /// First file start, host Unix ns.
+    pub start_ns: i64,
+    /// Last file end, host Unix ns.
+    pub end_ns: i64,
+    /// Total bytes / total seconds.
+    pub throughput_bps: f64,
+    /// Mean of per-file rates.
+    pub mean_bps: f64,
+    /// Median of per-file rates.
+    pub median_bps: f64,
+    /// 20 % trimmed mean of per-file rates (20 % cut from each end).
+    pub trimmed_mean_bps: f64,
+    /// 1 / Theil–Sen slope of time against size.
+    pub theil_sen_bps: Option<f64>,
+    /// Theil–Sen intercept: fixed cost per file, s.
+    pub theil_sen_overhead_s: Option<f64>,
+    /// 1 / least-squares slope of time against size.
+    pub least_squares_bps: Option<f64>,
+    /// Least-squares intercept, s.
+    pub least_squares_overhead_s: Option<f64>,
+    /// Two-cluster gap test says the per-file rates have two modes.
+    pub bimodal: bool,
+    /// Gap test details (None below 6 files).
+    pub bimodality: Option<crate::stats::Bimodality>,
+    /// Sarle's bimodality coefficient, for reference.
+    pub bimodality_coefficient: Option<f64>,
+    /// Energy over this phase's files from the probe, J.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub energy_j: Option<f64>,
+    /// Energy per GB, J/GB.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub j_per_gb: Option<f64>,
+    /// Mean bus power while this phase ran, W.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub mean_power_w: Option<f64>,
+}
+
+/// Window in which all targets were active and what happened in it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Overlap {
+    /// Targets in the run.
+    pub targets: Vec<String>,
+    /// The window, None with fewer than two targets or no common time.
+    pub window: Option<Window>,
+    /// Throughput of each target in the window.
+    pub per_target: Vec<TargetRate>,
+    /// Sum over targets in the window, bytes/s.
+    pub aggregate_bps: Option<f64>,
+    /// Highest aggregate over 1 s bins of the run, bytes/s.
+    pub peak_aggregate_bps: Option<f64>,
+    /// Lags from one target's end to another's recovery.
+    pub lags: Vec<Lag>,
+}
+
+/// A time window.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Window {
+    /// Start, host Unix ns.
+    pub start_ns: i64,
+    /// End, host Unix ns.
+    pub end_ns: i64,
+    /// Length, s.
+    pub duration_s: f64,
+}
+
+/// Throughput of one target inside the overlap window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TargetRate {
+    /// Target.
+    pub target: String,
+    /// Bytes moved inside the window (files cut at its edges pro rata).
+    pub bytes: f64,
+    /// bytes / window length.
+    pub rate_bps: f64,
+}
+
+/// Delay between one target finishing and another recovering.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Lag {
+    /// Target that finished.
+    pub ended_target: String,
+    /// Its last file's end, host Unix ns.
+    pub ended_ns: i64,
+    /// Target that recovered afterwards.
+    pub recovered_target: String,
+    /// Onset of the recovery, host Unix ns.
+    pub recovery_ns: i64,
+    /// recovery − end, s.
+    pub lag_s: f64,
+}

@@ -1,0 +1,116 @@
+//! Grouping files into one ordered series per target and phase, and their statistics.
+
+use crate::input::{FileRecord, ProbeSeries};
+use crate::model::PhaseStats;
+use crate::stats;
+
+/// The files of one target and phase in time order, with cumulative bytes.
+#[derive(Debug, Clone)]
+pub struct Series {
+    /// Target.
+    pub target: String,
+    /// Phase.
+    pub phase: String,
+    /// Files ordered by start time.
+    pub files: Vec<FileRecord>,
+    /// Bytes of this series before file i (len = files + 1; last = total).
+    pub cum_bytes: Vec<u64>,
+}
+
+impl Series {
+    /// Per-file rates, bytes/s.
+    pub fn rates(&self) -> Vec<f64> {
+        self.files.iter().map(FileRecord::rate_bps).collect()
+    }
+
+    /// Total bytes.
+    pub fn total_bytes(&self) -> u64 {
+        *self.cum_bytes.last().unwrap_or(&0)
+    }
+
+    /// First start, host ns.
+    pub fn start_ns(&self) -> i64 {
+        self.files.first().map_or(0, |f| f.start_ns)
+    }
+
+    /// Last end, host ns.
+    pub fn end_ns(&self) -> i64 {
+        self.files.iter().map(|f| f.end_ns).max().unwrap_or(0)
+    }
+}
+
+/// Splits the records into series, in order of first appearance of (target, phase).
+pub fn group(files: &[FileRecord]) -> Vec<Series> {
+    let mut out: Vec<Series> = Vec::new();
+    for f in files {
+        match out
+            .iter_mut()
+            .find(|s| s.target == f.target && s.phase == f.phase)
+        {
+            Some(s) => s.files.push(f.clone()),
+            None => out.push(Series {
+                target: f.target.clone(),
+                phase: f.phase.clone(),
+                files: vec![f.clone()],
+                cum_bytes: Vec::new(),
+            }),
+        }
+    }
+    for s in &mut out {
+        s.files.sort_by_key(|f| (f.start_ns, f.index));
+        let mut acc = 0u64;
+        s.cum_bytes.push(0);
+        for f in &s.files {
+            acc += f.bytes;
+            s.cum_bytes.push(acc);
+        }
+    }
+    out
+}
+
+/// Robust statistics of one series (see docs/methodology.md for each number).
+pub fn phase_stats(s: &Series, probe: Option<&ProbeSeries>) -> PhaseStats {
+    let rates = s.rates();
+    let sizes: Vec<f64> = s.files.iter().map(|f| f.bytes as f64).collect();
+    let times: Vec<f64> = s.files.iter().map(FileRecord::seconds).collect();
+    let seconds: f64 = times.iter().sum();
+    let inv = |line: Option<stats::Line>| {
+        line.filter(|l| l.slope > 0.0)
+            .map(|l| (1.0 / l.slope, l.intercept))
+    };
+    let ts = inv(stats::theil_sen(&sizes, &times));
+    let ls = inv(stats::least_squares(&sizes, &times));
+    let bim = stats::bimodality(&rates);
+    let (start_ns, end_ns) = (s.start_ns(), s.end_ns());
+    let energy = probe.and_then(|p| {
+        let e: f64 = s
+            .files
+            .iter()
+            .filter_map(|f| p.energy_between(f.start_ns, f.end_ns))
+            .sum();
+        (e > 0.0).then_some(e)
+    });
+    PhaseStats {
+        target: s.target.clone(),
+        phase: s.phase.clone(),
+        files: s.files.len(),
+        bytes: s.total_bytes(),
+        seconds,
+        start_ns,
+        end_ns,
+        throughput_bps: s.total_bytes() as f64 / seconds.max(1e-9),
+        mean_bps: stats::mean(&rates).unwrap_or(0.0),
+        median_bps: stats::median(&rates).unwrap_or(0.0),
+        trimmed_mean_bps: stats::trimmed_mean(&rates, 0.2).unwrap_or(0.0),
+        theil_sen_bps: ts.map(|t| t.0),
+        theil_sen_overhead_s: ts.map(|t| t.1),
+        least_squares_bps: ls.map(|t| t.0),
+        least_squares_overhead_s: ls.map(|t| t.1),
+        bimodal: bim.is_some_and(|b| b.bimodal),
+        bimodality: bim,
+        bimodality_coefficient: stats::bimodality_coefficient(&rates),
+        energy_j: energy,
+        j_per_gb: energy.map(|e| e / (s.total_bytes() as f64 / 1e9).max(1e-12)),
+        mean_power_w: probe.and_then(|p| p.mean_in(&p.power_w, start_ns, end_ns)),
+    }
+}
