@@ -38,7 +38,7 @@ typedef struct ts_deframer {
 void ts_deframer_init(ts_deframer *d, uint8_t *buf, size_t cap);
 /**
  * Feed one byte. Returns true when it completed a frame body (the 0x00
- * delimiter arrived after at least one byte): *body/*len then point into
+ * delimiter arrived after at least one byte): *body and *len then point into
  * the deframer's buffer until the next call. Empty frames are ignored.
  */
 bool ts_deframer_push(ts_deframer *d, uint8_t byte, const uint8_t **body, size_t *len);

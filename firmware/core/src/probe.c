@@ -1,0 +1,513 @@
+/* The probe: command handler, sync replies, batching and link flow control. */
+#include "throttlescope/probe.h"
+
+#include <string.h>
+
+#define ALL_CHANNELS (TS_CH_VBUS | TS_CH_VSHUNT | TS_CH_CURRENT | TS_CH_POWER)
+
+static uint64_t now_us(ts_probe *p)
+{
+    return p->platform.now_us(p->platform.ctx);
+}
+
+static void copy_str(char *dst, size_t cap, const char *src)
+{
+    size_t n = 0;
+    if (src != NULL) {
+        while (n + 1u < cap && src[n] != '\0') {
+            dst[n] = src[n];
+            n++;
+        }
+    }
+    dst[n] = '\0';
+}
+
+/* Encode p->msg into tx_buf and hand it to the link; false if refused. */
+static bool send_msg(ts_probe *p)
+{
+    size_t len = 0;
+    if (ts_proto_frame_probe_msg(&p->msg, p->tx_buf, sizeof p->tx_buf, &len) != TS_OK) {
+        p->counters.tx_overflows++; /* cannot happen with the generated size bound */
+        return false;
+    }
+    if (!p->platform.tx_frame(p->platform.ctx, p->tx_buf, len)) {
+        p->counters.tx_overflows++;
+        return false;
+    }
+    return true;
+}
+
+static void clear_msg(ts_probe *p, pb_size_t which)
+{
+    memset(&p->msg, 0, sizeof p->msg);
+    p->msg.which_msg = which;
+}
+
+static void send_error(ts_probe *p, throttlescope_v1_ErrorCode code, const char *detail,
+                       uint32_t request_id)
+{
+    clear_msg(p, throttlescope_v1_ProbeToHost_error_tag);
+    p->msg.msg.error.code = code;
+    p->msg.msg.error.request_id = request_id;
+    copy_str(p->msg.msg.error.detail, sizeof p->msg.msg.error.detail, detail);
+    (void)send_msg(p);
+}
+
+static void send_ack(ts_probe *p, uint32_t request_id)
+{
+    clear_msg(p, throttlescope_v1_ProbeToHost_ack_tag);
+    p->msg.msg.ack.request_id = request_id;
+    (void)send_msg(p);
+}
+
+static void send_info(ts_probe *p)
+{
+    clear_msg(p, throttlescope_v1_ProbeToHost_info_tag);
+    throttlescope_v1_DeviceInfo *info = &p->msg.msg.info;
+    info->protocol_version = TS_PROTOCOL_VERSION;
+    copy_str(info->firmware_version, sizeof info->firmware_version, p->config.firmware_version);
+    copy_str(info->probe_id, sizeof info->probe_id, p->config.probe_id);
+    info->shunt_micro_ohm = p->ina.cal.shunt_micro_ohm;
+    info->current_lsb_a = (float)p->ina.cal.current_lsb_a;
+    info->adc_range = p->ina.cal.adc_range;
+    info->shunt_cal = p->ina.cal.shunt_cal;
+    uint32_t n = p->config.sensor_count;
+    if (n > TS_MAX_TEMP_SENSORS) {
+        n = TS_MAX_TEMP_SENSORS;
+    }
+    info->sensors_count = (pb_size_t)n;
+    for (uint32_t i = 0; i < n; i++) {
+        info->sensors[i].index = i;
+        info->sensors[i].kind = p->config.sensors[i].kind;
+        copy_str(info->sensors[i].name, sizeof info->sensors[i].name, p->config.sensors[i].name);
+    }
+    info->max_rate_hz = p->config.max_rate_hz;
+    info->max_batch_samples = TS_MAX_BATCH_SAMPLES;
+    (void)send_msg(p);
+}
+
+static void send_status(ts_probe *p)
+{
+    ts_probe_counters c;
+    ts_probe_counters_get(p, &c);
+    clear_msg(p, throttlescope_v1_ProbeToHost_status_tag);
+    throttlescope_v1_Status *st = &p->msg.msg.status;
+    st->uptime_us = now_us(p);
+    st->samples_taken = c.sampler.samples_taken;
+    st->samples_dropped = c.sampler.samples_dropped;
+    st->i2c_errors = c.sampler.i2c_errors;
+    st->ring_overflows = c.sampler.ring_overflows;
+    st->tx_overflows = c.tx_overflows;
+    st->rx_bad_frames = c.rx_bad_frames;
+    st->rx_bad_messages = c.rx_bad_messages;
+    st->temp_errors = c.sampler.temp_errors;
+    st->running = p->running;
+    st->rate_hz = p->running ? p->rate_hz : 0u;
+    st->temps_dropped = c.sampler.temps_dropped;
+    st->batches_sent = c.batches_sent;
+    (void)send_msg(p);
+}
+
+int ts_probe_init(ts_probe *p, const ts_probe_config *config, const ts_platform *platform,
+                  const ts_bus *bus)
+{
+    memset(p, 0, sizeof *p);
+    p->config = *config;
+    p->platform = *platform;
+    if (p->config.max_batch_age_us == 0u) {
+        p->config.max_batch_age_us = TS_DEFAULT_MAX_BATCH_AGE_US;
+    }
+    ts_deframer_init(&p->deframer, p->rx_buf, sizeof p->rx_buf);
+
+    ts_ina228_calibration cal;
+    int rc = ts_ina228_calibrate(&cal, config->shunt_micro_ohm, config->max_current_ma,
+                                 config->adc_range);
+    if (rc != TS_OK) {
+        memset(&cal, 0, sizeof cal);
+    }
+    ts_ina228_init(&p->ina, bus, &cal);
+    ts_sampler_init(&p->sampler, &p->ina);
+    if (rc == TS_OK) {
+        rc = ts_ina228_check_identity(&p->ina, NULL);
+    }
+    if (rc == TS_OK) {
+        rc = ts_ina228_reset(&p->ina);
+    }
+    p->sensor_status = rc;
+    return rc;
+}
+
+static const char *sensor_fault_text(int status)
+{
+    switch (status) {
+    case TS_ERR_RANGE:
+        return "shunt/max current outside the INA228 range";
+    case TS_ERR_IDENTITY:
+        return "no INA228 at the configured address (wrong id)";
+    default:
+        return "INA228 not answering on the bus";
+    }
+}
+
+static void handle_start(ts_probe *p, const throttlescope_v1_Start *s, uint32_t request_id)
+{
+    if (p->sensor_status != TS_OK) {
+        send_error(p, throttlescope_v1_ErrorCode_ERROR_CODE_SENSOR_FAULT,
+                   sensor_fault_text(p->sensor_status), request_id);
+        return;
+    }
+    if ((unsigned)s->vbus_ct > 7u || (unsigned)s->vshunt_ct > 7u || (unsigned)s->temp_ct > 7u ||
+        (unsigned)s->averaging > 7u) {
+        send_error(p, throttlescope_v1_ErrorCode_ERROR_CODE_BAD_ARGUMENT,
+                   "conversion time or averaging code above 7", request_id);
+        return;
+    }
+    if (s->batch_samples > TS_MAX_BATCH_SAMPLES) {
+        send_error(p, throttlescope_v1_ErrorCode_ERROR_CODE_BAD_ARGUMENT,
+                   "batch_samples above 64", request_id);
+        return;
+    }
+    if ((s->channels & ~(uint32_t)ALL_CHANNELS) != 0u) {
+        send_error(p, throttlescope_v1_ErrorCode_ERROR_CODE_BAD_ARGUMENT,
+                   "unknown bit in channels", request_id);
+        return;
+    }
+    ts_ina228_adc adc;
+    adc.vbus_ct = (ts_ina228_ct)s->vbus_ct;
+    adc.vshunt_ct = (ts_ina228_ct)s->vshunt_ct;
+    adc.temp_ct = (ts_ina228_ct)s->temp_ct;
+    adc.avg = (ts_ina228_avg)s->averaging;
+    adc.die_temp = s->die_temp;
+    adc.alert_on_ready = p->config.alert_pin;
+    uint32_t conv_rate = 1000000u / ts_ina228_conversion_period_us(&adc);
+    uint32_t rate = s->rate_hz;
+    if (rate == 0u) {
+        rate = conv_rate < p->config.max_rate_hz ? conv_rate : p->config.max_rate_hz;
+        if (rate == 0u) {
+            rate = 1u;
+        }
+    }
+    if (rate > p->config.max_rate_hz) {
+        send_error(p, throttlescope_v1_ErrorCode_ERROR_CODE_BAD_ARGUMENT,
+                   "rate_hz above DeviceInfo.max_rate_hz", request_id);
+        return;
+    }
+    if (rate > conv_rate) {
+        send_error(p, throttlescope_v1_ErrorCode_ERROR_CODE_BAD_ARGUMENT,
+                   "rate_hz faster than the conversion time x averaging", request_id);
+        return;
+    }
+    if (ts_ina228_configure_adc(&p->ina, &adc) != TS_OK) {
+        p->sampler.counters.i2c_errors++;
+        send_error(p, throttlescope_v1_ErrorCode_ERROR_CODE_SENSOR_FAULT,
+                   "INA228 ADC_CONFIG write failed", request_id);
+        return;
+    }
+
+    /* Samples still queued from a previous run are lost: count them. */
+    p->sampler.counters.samples_dropped += ts_ring_count(&p->sampler.samples);
+    ts_sampler_config sc;
+    sc.channels = (s->channels != 0u ? s->channels : ALL_CHANNELS) |
+                  (s->die_temp ? TS_CH_DIE_TEMP : 0u);
+    sc.accumulators_every =
+        s->accumulators_every != 0u ? s->accumulators_every : TS_DEFAULT_ACCUMULATORS_EVERY;
+    p->has_pending = false;
+    p->expected_seq = 0;
+    p->rate_hz = rate;
+    p->batch_samples = s->batch_samples != 0u ? s->batch_samples : TS_DEFAULT_BATCH_SAMPLES;
+    p->max_batch_age_us = p->config.max_batch_age_us;
+    ts_sampler_start(&p->sampler, &sc);
+    p->running = true;
+    send_ack(p, request_id);
+    send_info(p);
+    if (p->platform.sampling_changed != NULL) {
+        p->platform.sampling_changed(p->platform.ctx, true, rate);
+    }
+}
+
+static void handle_stop(ts_probe *p, uint32_t request_id)
+{
+    bool was_running = p->running;
+    ts_sampler_stop(&p->sampler);
+    p->running = false;
+    if (was_running) {
+        (void)ts_ina228_shutdown(&p->ina);
+    }
+    send_ack(p, request_id);
+    if (was_running && p->platform.sampling_changed != NULL) {
+        p->platform.sampling_changed(p->platform.ctx, false, 0u);
+    }
+}
+
+static void handle_sync(ts_probe *p, const throttlescope_v1_SyncRequest *req,
+                        uint64_t rx_time_us)
+{
+    clear_msg(p, throttlescope_v1_ProbeToHost_sync_tag);
+    p->msg.msg.sync.sync_id = req->sync_id;
+    p->msg.msg.sync.host_time_ns = req->host_time_ns;
+    p->msg.msg.sync.probe_rx_us = rx_time_us;
+    p->msg.msg.sync.probe_tx_us = now_us(p);
+    (void)send_msg(p);
+}
+
+static void handle_reset_accumulators(ts_probe *p, uint32_t request_id)
+{
+    if (p->sensor_status != TS_OK) {
+        send_error(p, throttlescope_v1_ErrorCode_ERROR_CODE_SENSOR_FAULT,
+                   sensor_fault_text(p->sensor_status), request_id);
+        return;
+    }
+    if (ts_ina228_reset_accumulators(&p->ina) != TS_OK) {
+        p->sampler.counters.i2c_errors++;
+        send_error(p, throttlescope_v1_ErrorCode_ERROR_CODE_SENSOR_FAULT,
+                   "INA228 CONFIG write failed", request_id);
+        return;
+    }
+    send_ack(p, request_id);
+}
+
+static void handle_command(ts_probe *p, const throttlescope_v1_HostToProbe *m,
+                           uint64_t rx_time_us)
+{
+    switch (m->which_cmd) {
+    case throttlescope_v1_HostToProbe_start_tag:
+        handle_start(p, &m->cmd.start, m->request_id);
+        break;
+    case throttlescope_v1_HostToProbe_stop_tag:
+        handle_stop(p, m->request_id);
+        break;
+    case throttlescope_v1_HostToProbe_sync_tag:
+        handle_sync(p, &m->cmd.sync, rx_time_us);
+        break;
+    case throttlescope_v1_HostToProbe_get_info_tag:
+        send_info(p);
+        break;
+    case throttlescope_v1_HostToProbe_get_status_tag:
+        send_status(p);
+        break;
+    case throttlescope_v1_HostToProbe_reset_accumulators_tag:
+        handle_reset_accumulators(p, m->request_id);
+        break;
+    default:
+        p->counters.rx_bad_messages++;
+        send_error(p, throttlescope_v1_ErrorCode_ERROR_CODE_BAD_MESSAGE,
+                   "no known command in HostToProbe", m->request_id);
+        break;
+    }
+}
+
+void ts_probe_rx(ts_probe *p, const uint8_t *data, size_t len, uint64_t rx_time_us)
+{
+    for (size_t i = 0; i < len; i++) {
+        const uint8_t *body = NULL;
+        size_t body_len = 0;
+        if (!ts_deframer_push(&p->deframer, data[i], &body, &body_len)) {
+            continue;
+        }
+        size_t payload_len = 0;
+        if (ts_frame_decode(body, body_len, p->rx_payload, sizeof p->rx_payload,
+                            &payload_len) != TS_OK) {
+            p->counters.rx_bad_frames++;
+            send_error(p, throttlescope_v1_ErrorCode_ERROR_CODE_BAD_FRAME,
+                       "COBS or CRC-32C check failed", 0u);
+            continue;
+        }
+        throttlescope_v1_HostToProbe m;
+        if (ts_proto_decode_host_msg(p->rx_payload, payload_len, &m) != TS_OK) {
+            p->counters.rx_bad_messages++;
+            send_error(p, throttlescope_v1_ErrorCode_ERROR_CODE_BAD_MESSAGE,
+                       "not a HostToProbe message", 0u);
+            continue;
+        }
+        handle_command(p, &m, rx_time_us);
+    }
+}
+
+void ts_probe_sample(ts_probe *p)
+{
+    if (p->running) {
+        (void)ts_sampler_tick(&p->sampler, now_us(p));
+    }
+}
+
+bool ts_probe_poll_ready(ts_probe *p)
+{
+    bool ready = false;
+    if (!p->running) {
+        return false;
+    }
+    if (ts_ina228_conversion_ready(&p->ina, &ready, NULL) != TS_OK) {
+        p->sampler.counters.i2c_errors++;
+        return false;
+    }
+    if (ready) {
+        ts_probe_sample(p);
+    }
+    return ready;
+}
+
+void ts_probe_temp(ts_probe *p, uint32_t sensor, int32_t milli_c)
+{
+    ts_sampler_temp(&p->sampler, sensor, milli_c);
+}
+
+void ts_probe_temp_error(ts_probe *p)
+{
+    ts_sampler_temp_error(&p->sampler);
+}
+
+/* Build the next batch from the rings into p->pending. Returns false when
+ * nothing is due. */
+static bool build_batch(ts_probe *p, uint64_t now)
+{
+    ts_ring *ring = &p->sampler.samples;
+    ts_ring *temps = &p->sampler.temps;
+    uint32_t n = ts_ring_count(ring);
+    uint32_t nt = ts_ring_count(temps);
+    const ts_sample *first = (const ts_sample *)ts_ring_peek(ring, 0);
+
+    if (n == 0u) {
+        /* Temperatures alone go out only once sampling stopped (otherwise
+         * they ride with the next samples). */
+        if (nt == 0u || p->running) {
+            return false;
+        }
+    } else if (p->running && n < p->batch_samples &&
+               now - first->time_us < p->max_batch_age_us) {
+        return false;
+    }
+
+    clear_msg(p, throttlescope_v1_ProbeToHost_batch_tag);
+    throttlescope_v1_SampleBatch *b = &p->msg.msg.batch;
+    uint32_t k = 0;
+    uint64_t last_seq;
+    if (n == 0u) {
+        b->first_seq = p->expected_seq;
+        b->first_time_us = now;
+        last_seq = UINT64_MAX;
+    } else {
+        b->first_seq = first->seq;
+        b->first_time_us = first->time_us;
+        b->dropped_before = (uint32_t)(first->seq - p->expected_seq);
+        uint32_t limit = p->batch_samples;
+        const ts_sample *prev = NULL;
+        for (k = 0; k < limit && k < n; k++) {
+            const ts_sample *s = (const ts_sample *)ts_ring_peek(ring, k);
+            /* A batch holds consecutive samples of one channel set. */
+            if (s->seq != first->seq + k || s->channels != first->channels) {
+                break;
+            }
+            if ((s->flags & TS_SAMPLE_HAS_ACCUMULATORS) &&
+                b->accumulators_count >= TS_MAX_BATCH_ACCUMULATORS) {
+                break;
+            }
+            uint64_t dt = prev != NULL ? s->time_us - prev->time_us : 0u;
+            b->dt_us[k] = dt > UINT32_MAX ? UINT32_MAX : (uint32_t)dt;
+            if (s->channels & TS_CH_VBUS) {
+                b->vbus[k] = s->raw.vbus;
+            }
+            if (s->channels & TS_CH_VSHUNT) {
+                b->vshunt[k] = s->raw.vshunt;
+            }
+            if (s->channels & TS_CH_CURRENT) {
+                b->current[k] = s->raw.current;
+            }
+            if (s->channels & TS_CH_POWER) {
+                b->power[k] = s->raw.power;
+            }
+            if (s->channels & TS_CH_DIE_TEMP) {
+                b->die_temp[k] = s->raw.die_temp;
+            }
+            if (s->flags & TS_SAMPLE_HAS_ACCUMULATORS) {
+                throttlescope_v1_Accumulators *a = &b->accumulators[b->accumulators_count++];
+                a->seq = s->seq;
+                a->energy = s->energy;
+                a->charge = s->charge;
+            }
+            prev = s;
+        }
+        b->dt_us_count = (pb_size_t)k;
+        b->vbus_count = (first->channels & TS_CH_VBUS) ? (pb_size_t)k : 0u;
+        b->vshunt_count = (first->channels & TS_CH_VSHUNT) ? (pb_size_t)k : 0u;
+        b->current_count = (first->channels & TS_CH_CURRENT) ? (pb_size_t)k : 0u;
+        b->power_count = (first->channels & TS_CH_POWER) ? (pb_size_t)k : 0u;
+        b->die_temp_count = (first->channels & TS_CH_DIE_TEMP) ? (pb_size_t)k : 0u;
+        last_seq = first->seq + k - 1u;
+    }
+    uint32_t t = 0;
+    while (t < nt && t < TS_MAX_BATCH_TEMPS) {
+        const ts_temp_sample *ts = (const ts_temp_sample *)ts_ring_peek(temps, t);
+        if (ts->seq > last_seq) {
+            break;
+        }
+        throttlescope_v1_TempReading *r = &b->temps[t];
+        r->seq = ts->seq;
+        r->sensor = ts->sensor;
+        r->milli_c = ts->milli_c;
+        t++;
+    }
+    b->temps_count = (pb_size_t)t;
+    if (k == 0u && t == 0u) {
+        return false;
+    }
+
+    size_t len = 0;
+    if (ts_proto_frame_probe_msg(&p->msg, p->pending.frame, sizeof p->pending.frame, &len) !=
+        TS_OK) {
+        return false; /* unreachable: sizes are bounded by the .options */
+    }
+    p->pending.len = len;
+    p->pending.samples = k;
+    p->pending.temps = t;
+    p->pending.next_seq = k > 0u ? first->seq + k : p->expected_seq;
+    return true;
+}
+
+static bool send_pending(ts_probe *p)
+{
+    if (!p->platform.tx_frame(p->platform.ctx, p->pending.frame, p->pending.len)) {
+        return false;
+    }
+    ts_ring_pop(&p->sampler.samples, p->pending.samples);
+    ts_ring_pop(&p->sampler.temps, p->pending.temps);
+    p->expected_seq = p->pending.next_seq;
+    p->counters.batches_sent++;
+    p->has_pending = false;
+    return true;
+}
+
+void ts_probe_service(ts_probe *p)
+{
+    /* Bounded: at most as many batches as the ring can hold. */
+    for (uint32_t round = 0; round <= TS_SAMPLE_RING_CAPACITY; round++) {
+        if (!p->has_pending) {
+            if (!build_batch(p, now_us(p))) {
+                return;
+            }
+            p->has_pending = true;
+            if (!send_pending(p)) {
+                p->counters.tx_overflows++; /* kept and retried; samples not lost yet */
+                return;
+            }
+        } else if (!send_pending(p)) {
+            return;
+        }
+    }
+}
+
+bool ts_probe_running(const ts_probe *p)
+{
+    return p->running;
+}
+
+uint32_t ts_probe_rate_hz(const ts_probe *p)
+{
+    return p->running ? p->rate_hz : 0u;
+}
+
+void ts_probe_counters_get(const ts_probe *p, ts_probe_counters *out)
+{
+    *out = p->counters;
+    out->sampler = p->sampler.counters;
+    out->rx_bad_frames += p->deframer.overflows;
+}
