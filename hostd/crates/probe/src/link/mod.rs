@@ -1,0 +1,1 @@
+//! Serial link (being built).
