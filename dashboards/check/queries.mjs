@@ -1,0 +1,290 @@
+#!/usr/bin/env node
+// Run every query of the dashboards — variables, panel targets, annotations — against a real
+// InfluxDB over its InfluxQL /query API (InfluxDB 2.x through the DBRP mapping), with the
+// variables filled in as Grafana would, and check each answer has the shape its panel needs:
+// no error, at least one row, every returned column non-empty (numeric for charts and
+// stats), and every field the panel names (XY axes, overrides, annotation columns) present.
+//
+// Usage: INFLUX_TOKEN=… node queries.mjs --url http://127.0.0.1:PORT --run RUN_ID
+//          [--rig RIG] [--from MS --to MS] [--db throttlescope] [--dashboards DIR]
+// Without --from/--to the time range is the run's own, found from its data.
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+/** Panel types that plot numbers: every value column they get must hold numbers. */
+const NUMERIC_PANELS = new Set(['timeseries', 'xychart', 'stat', 'barchart']);
+
+/** A client of InfluxDB's InfluxQL endpoint. */
+export class InfluxQL {
+  /** `url` is the server's base URL, `token` an API token (sent as `Authorization: Token`). */
+  constructor(url, token, db = 'throttlescope') {
+    if (!token) throw new Error('no InfluxDB token: set INFLUX_TOKEN');
+    this.url = url.replace(/\/+$/, '');
+    this.token = token;
+    this.db = db;
+  }
+
+  /** Runs one InfluxQL statement; returns its result ({ series: [...] }) or throws with the server's error. */
+  async query(q) {
+    const u = `${this.url}/query?${new URLSearchParams({ db: this.db, q, epoch: 'ms' })}`;
+    const res = await fetch(u, { headers: { Authorization: `Token ${this.token}`, Accept: 'application/json' } });
+    const body = await res.text();
+    if (!res.ok) throw new Error(`HTTP ${res.status} from /query: ${body.trim()}`);
+    const json = JSON.parse(body);
+    if (json.error) throw new Error(json.error);
+    const r = json.results?.[0] ?? {};
+    if (r.error) throw new Error(r.error);
+    return { series: r.series ?? [] };
+  }
+}
+
+/** Grafana's rounding of a raw interval (ms) to a readable one (rangeutil.roundInterval). */
+export function roundInterval(ms) {
+  const steps = [
+    [15, '10ms'], [35, '20ms'], [75, '50ms'], [150, '100ms'], [350, '200ms'], [750, '500ms'],
+    [1500, '1s'], [3500, '2s'], [7500, '5s'], [12500, '10s'], [17500, '15s'], [25000, '20s'],
+    [45000, '30s'], [90000, '1m'], [210000, '2m'], [450000, '5m'], [750000, '10m'],
+    [1050000, '15m'], [1500000, '20m'], [2700000, '30m'], [5400000, '1h'], [9000000, '2h'],
+    [16200000, '3h'], [24300000, '6h'], [64800000, '12h'],
+  ];
+  for (const [limit, text] of steps) if (ms < limit) return text;
+  return '1d';
+}
+
+/** Grafana's regex escaping of a variable value (InfluxDB datasource, multi-value variables). */
+export function escapeRegex(value) {
+  return value.replace(/[\\^$*+?.()|[\]{}/]/g, '\\$&');
+}
+
+/** A variable's value as Grafana puts it into an InfluxQL query. */
+export function formatValue(variable, values) {
+  if (!variable.multi && !variable.includeAll) return values[0];
+  const escaped = values.map(escapeRegex);
+  return escaped.length === 1 ? escaped[0] : `(${escaped.join('|')})`;
+}
+
+/** Fills `$timeFilter`, `$__interval` and dashboard variables into `text`. */
+export function interpolate(text, ctx) {
+  return text.replace(/\$(\w+)|\$\{(\w+)\}|\[\[(\w+)\]\]/g, (whole, a, b, c) => {
+    const name = a ?? b ?? c;
+    if (name === 'timeFilter') return `time >= ${ctx.from}ms and time <= ${ctx.to}ms`;
+    if (name === '__interval') return ctx.interval;
+    if (name === '__interval_ms') return String(ctx.intervalMs);
+    const v = ctx.variables.get(name);
+    if (!v) throw new Error(`variable $${name} is not defined`);
+    return formatValue(v.variable, v.values);
+  });
+}
+
+/** Field names Grafana gives the answer of one target (time_series: alias or measurement.column; table: columns). */
+export function fieldNames(target, series) {
+  const names = new Set();
+  for (const s of series) {
+    const cols = s.columns.filter((c) => c !== 'time');
+    if (target.resultFormat === 'table') {
+      cols.forEach((c) => names.add(c));
+      Object.keys(s.tags ?? {}).forEach((t) => names.add(t));
+      continue;
+    }
+    for (const col of cols) {
+      if (target.alias) {
+        names.add(
+          target.alias.replace(/\$(\w+)|\[\[(\w+)\]\]/g, (w, a, b) => {
+            const n = a ?? b;
+            if (n === 'col') return col;
+            if (n === 'm' || n === 'measurement') return s.name;
+            const tag = /^tag_(\w+)$/.exec(n)?.[1];
+            return tag !== undefined ? (s.tags?.[tag] ?? '') : w;
+          }),
+        );
+      } else {
+        const tags = Object.entries(s.tags ?? {}).map(([k, v]) => `${k}: ${v}`);
+        names.add(`${s.name}.${col}${tags.length ? ` {${tags.join(', ')}}` : ''}`);
+      }
+    }
+  }
+  return names;
+}
+
+/** Problems with the shape of one answer (empty list = fine). */
+export function shapeProblems(series, { numeric = false, required = [] } = {}) {
+  const problems = [];
+  const rows = series.reduce((n, s) => n + (s.values?.length ?? 0), 0);
+  if (rows === 0) return ['no rows'];
+  const columns = new Map();
+  for (const s of series) {
+    s.columns.forEach((c, i) => {
+      if (c === 'time') return;
+      const seen = columns.get(c) ?? { nonNull: 0, numeric: 0 };
+      for (const row of s.values ?? []) {
+        if (row[i] !== null && row[i] !== undefined && row[i] !== '') seen.nonNull++;
+        if (typeof row[i] === 'number' && Number.isFinite(row[i])) seen.numeric++;
+      }
+      columns.set(c, seen);
+    });
+  }
+  for (const [c, seen] of columns) {
+    if (seen.nonNull === 0) problems.push(`column ${c} is empty`);
+    else if (numeric && seen.numeric === 0) problems.push(`column ${c} holds no numbers`);
+  }
+  for (const r of required) if (!columns.has(r)) problems.push(`column ${r} is missing (have ${[...columns.keys()].join(', ')})`);
+  return problems;
+}
+
+/** Names a panel refers to: XY chart axes and override matchers ({ byName: [...], byRegexp: [...] }). */
+export function panelReferences(panel) {
+  const byName = [];
+  const byRegexp = [];
+  const add = (m) => {
+    if (m?.id === 'byName' && typeof m.options === 'string') byName.push(m.options);
+    if (m?.id === 'byRegexp' && typeof m.options === 'string') byRegexp.push(m.options);
+  };
+  for (const s of panel.options?.series ?? []) {
+    add(s.x?.matcher);
+    add(s.y?.matcher);
+  }
+  for (const o of panel.fieldConfig?.overrides ?? []) add(o.matcher);
+  return { byName, byRegexp };
+}
+
+/** Runs `SHOW TAG VALUES`-style variable queries in order, choosing `choose[name]` or All/the first value. */
+export async function resolveVariables(dashboard, influx, ctx, choose = {}) {
+  const variables = new Map();
+  const report = [];
+  for (const variable of dashboard.templating?.list ?? []) {
+    const where = `variable $${variable.name}`;
+    const raw = typeof variable.query === 'string' ? variable.query : variable.query?.query;
+    let values = [];
+    let q = raw;
+    try {
+      if (variable.type !== 'query') throw new Error(`variables of type ${variable.type} are not supported by this check`);
+      q = interpolate(raw, { ...ctx, variables });
+      const { series } = await influx.query(q);
+      values = [...new Set(series.flatMap((s) => s.values.map((row) => String(row[s.columns.indexOf('value')]))))];
+      if (values.length === 0) throw new Error('no values');
+      const wanted = choose[variable.name];
+      if (wanted !== undefined) {
+        if (!values.includes(wanted)) throw new Error(`${JSON.stringify(wanted)} is not among its values ${JSON.stringify(values)}`);
+        values = [wanted];
+      } else if (!variable.includeAll) {
+        values = [values[0]];
+      }
+      report.push({ where, query: q, problems: [], rows: values.length });
+    } catch (e) {
+      report.push({ where, query: q, problems: [e.message], rows: 0 });
+    }
+    variables.set(variable.name, { variable, values });
+  }
+  return { variables, report };
+}
+
+/** Runs every panel target and annotation query of a dashboard; returns one report entry per query. */
+export async function checkDashboardQueries(dashboard, influx, range, choose = {}) {
+  const ctx = { ...range, interval: roundInterval((range.to - range.from) / 1000), intervalMs: 0 };
+  ctx.intervalMs = Math.max(10, Math.round((range.to - range.from) / 1000));
+  const { variables, report } = await resolveVariables(dashboard, influx, ctx, choose);
+  const full = { ...ctx, variables };
+
+  for (const panel of (dashboard.panels ?? []).flatMap((p) => [p, ...(p.panels ?? [])])) {
+    if (!panel.targets?.length) continue;
+    const names = new Set();
+    let allAnswered = true;
+    for (const target of panel.targets) {
+      const where = `panel ${panel.id} "${panel.title}" ${target.refId}`;
+      let q = target.query;
+      try {
+        q = interpolate(target.query, full);
+        const { series } = await influx.query(q);
+        const problems = shapeProblems(series, { numeric: NUMERIC_PANELS.has(panel.type) });
+        fieldNames(target, series).forEach((n) => names.add(n));
+        report.push({ where, query: q, problems, rows: series.reduce((n, s) => n + s.values.length, 0) });
+      } catch (e) {
+        allAnswered = false;
+        report.push({ where, query: q, problems: [e.message], rows: 0 });
+      }
+    }
+    if (!allAnswered) continue;
+    const { byName, byRegexp } = panelReferences(panel);
+    const problems = [];
+    for (const n of byName) if (!names.has(n)) problems.push(`field "${n}" the panel refers to is not in the answer (${[...names].join(', ')})`);
+    for (const r of byRegexp) if (![...names].some((n) => new RegExp(r).test(n))) problems.push(`no field matches /${r}/ (${[...names].join(', ')})`);
+    if (byName.length || byRegexp.length) report.push({ where: `panel ${panel.id} "${panel.title}" fields`, query: '', problems, rows: names.size });
+  }
+
+  for (const a of dashboard.annotations?.list ?? []) {
+    if (a.builtIn) continue;
+    const t = a.target ?? {};
+    const where = `annotation "${a.name}"`;
+    let q = t.query;
+    try {
+      q = interpolate(t.query, full);
+      const { series } = await influx.query(q);
+      const required = [t.textColumn, t.timeEndColumn, t.titleColumn, ...(t.tagsColumn ?? '').split(',')]
+        .map((c) => (c ?? '').trim())
+        .filter(Boolean);
+      report.push({ where, query: q, problems: shapeProblems(series, { required }), rows: series.reduce((n, s) => n + s.values.length, 0) });
+    } catch (e) {
+      report.push({ where, query: q, problems: [e.message], rows: 0 });
+    }
+  }
+  return report;
+}
+
+/** The time range (ms) of a run's data, padded by a minute on each side. */
+export async function runRange(influx, run) {
+  const times = [];
+  for (const [m, f] of [['file', 'mbps'], ['probe_agg', 'power_w_mean'], ['interval', 'mbps']]) {
+    for (const sel of ['first', 'last']) {
+      const { series } = await influx.query(`SELECT ${sel}("${f}") FROM "${m}" WHERE "run" = '${run.replace(/'/g, "\\'")}'`);
+      for (const s of series) for (const row of s.values) times.push(row[0]);
+    }
+  }
+  if (times.length === 0) throw new Error(`run ${run} has no file, probe_agg or interval points`);
+  return { from: Math.min(...times) - 60_000, to: Math.max(...times) + 60_000 };
+}
+
+/** Loads the dashboards of `dir` and checks all their queries; returns [{ file, report }]. */
+export async function checkAllQueries(dir, influx, { run, rig, from, to }) {
+  const range = from !== undefined && to !== undefined ? { from, to } : await runRange(influx, run);
+  const choose = { run };
+  if (rig !== undefined) choose.rig = rig;
+  const out = [];
+  for (const f of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+    const dashboard = JSON.parse(readFileSync(join(dir, f), 'utf8'));
+    out.push({ file: f, report: await checkDashboardQueries(dashboard, influx, range, choose) });
+  }
+  return out;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const args = process.argv.slice(2);
+  const opt = (name) => {
+    const i = args.indexOf(name);
+    return i >= 0 ? args[i + 1] : undefined;
+  };
+  const url = opt('--url');
+  const run = opt('--run');
+  if (!url || !run) {
+    console.error('usage: INFLUX_TOKEN=… node queries.mjs --url URL --run RUN_ID [--rig RIG] [--from MS --to MS] [--db DB] [--dashboards DIR]');
+    process.exit(2);
+  }
+  const influx = new InfluxQL(url, process.env.INFLUX_TOKEN, opt('--db') ?? 'throttlescope');
+  const from = opt('--from') !== undefined ? Number(opt('--from')) : undefined;
+  const to = opt('--to') !== undefined ? Number(opt('--to')) : undefined;
+  const results = await checkAllQueries(resolve(opt('--dashboards') ?? join(here, '..')), influx, { run, rig: opt('--rig'), from, to });
+  let passed = 0;
+  let failed = 0;
+  for (const { file, report } of results) {
+    for (const r of report) {
+      const ok = r.problems.length === 0;
+      ok ? passed++ : failed++;
+      console.log(`${ok ? 'ok  ' : 'FAIL'} ${file} ${r.where}: ${ok ? `${r.rows} rows` : r.problems.join('; ')}`);
+      if (!ok && r.query) console.log(`       ${r.query}`);
+    }
+  }
+  console.log(`queries: ${passed} passed, ${failed} failed`);
+  process.exit(failed ? 1 : 0);
+}
