@@ -4,6 +4,7 @@
 # pb_decode.c, pb_common.c) is not in Debian's packages, so it is not part of
 # this figure; the Zephyr build links it from the west module.
 string(REPLACE "|" ";" INCLUDES "${INCLUDES}")
+string(REPLACE "|" ";" SOURCES "${SOURCES}")
 file(REMOVE_RECURSE ${OUT_DIR})
 file(MAKE_DIRECTORY ${OUT_DIR}/nanopb)
 # Only nanopb's own headers, not the host's /usr/include.

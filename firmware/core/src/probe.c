@@ -215,6 +215,12 @@ static void handle_start(ts_probe *p, const throttlescope_v1_Start *s, uint32_t 
     p->expected_seq = 0;
     p->rate_hz = rate;
     p->batch_samples = s->batch_samples != 0u ? s->batch_samples : TS_DEFAULT_BATCH_SAMPLES;
+    /* Any run of 8N consecutive samples holds exactly 8 ENERGY/CHARGE readings
+     * taken every N samples: cap the batch there so it fills completely. */
+    if (sc.accumulators_every < TS_MAX_BATCH_SAMPLES &&
+        p->batch_samples > sc.accumulators_every * TS_MAX_BATCH_ACCUMULATORS) {
+        p->batch_samples = sc.accumulators_every * TS_MAX_BATCH_ACCUMULATORS;
+    }
     p->max_batch_age_us = p->config.max_batch_age_us;
     ts_sampler_start(&p->sampler, &sc);
     p->running = true;

@@ -138,6 +138,6 @@ static int ina228_probe_init(const struct device *dev)
 	};                                                                                         \
 	DEVICE_DT_INST_DEFINE(inst, ina228_probe_init, NULL, &ina228_probe_data_##inst,            \
 			      &ina228_probe_config_##inst, POST_KERNEL,                            \
-			      CONFIG_I2C_INIT_PRIORITY, NULL);
+			      CONFIG_INA228_PROBE_INIT_PRIORITY, NULL);
 
 DT_INST_FOREACH_STATUS_OKAY(INA228_PROBE_DEFINE)

@@ -1,0 +1,484 @@
+/* The probe core end to end on the host: commands, replies, batching, flow
+ * control and drop accounting, with the real core over the simulated INA228. */
+#include "probe_rig.h"
+
+#define TAG(x) throttlescope_v1_ProbeToHost_##x##_tag
+#define CMD(x) throttlescope_v1_HostToProbe_##x##_tag
+
+static probe_rig g;
+static throttlescope_v1_ProbeToHost msg;
+
+static void expect_error(throttlescope_v1_ErrorCode code, uint32_t request_id)
+{
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_I(msg.which_msg, TAG(error));
+    CHECK_EQ_I(msg.msg.error.code, code);
+    CHECK_EQ_U(msg.msg.error.request_id, request_id);
+    CHECK(msg.msg.error.detail[0] != '\0');
+}
+
+static void start_ok(uint32_t rate, uint32_t batch, uint32_t acc_every)
+{
+    throttlescope_v1_HostToProbe m = rig_start(rate, batch, acc_every);
+    rig_send(&g, &m);
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_I(msg.which_msg, TAG(ack));
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_I(msg.which_msg, TAG(info));
+}
+
+TS_CASE(get_info_reports_calibration_and_sensors)
+{
+    rig_init(&g);
+    throttlescope_v1_HostToProbe m = rig_cmd(CMD(get_info), 1);
+    rig_send(&g, &m);
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_I(msg.which_msg, TAG(info));
+    const throttlescope_v1_DeviceInfo *i = &msg.msg.info;
+    CHECK_EQ_U(i->protocol_version, 1u);
+    CHECK(strcmp(i->firmware_version, "0.1.0-test") == 0);
+    CHECK(strcmp(i->probe_id, "rig-1") == 0);
+    CHECK_EQ_U(i->shunt_micro_ohm, 5000u);
+    CHECK_EQ_U(i->shunt_cal, 625u); /* 25000 x 5 A x 5 mohm */
+    CHECK_NEAR(i->current_lsb_a, 5.0 / 524288.0, 1e-12);
+    CHECK_EQ_U(i->sensors_count, 1u);
+    CHECK_EQ_I(i->sensors[0].kind, throttlescope_v1_SensorKind_SENSOR_KIND_NTC);
+    CHECK(strcmp(i->sensors[0].name, "enclosure") == 0);
+    CHECK_EQ_U(i->max_batch_samples, 64u);
+    CHECK(!rig_next(&g, &msg));
+}
+
+TS_CASE(start_acks_sends_device_info_and_arms_the_sample_timer)
+{
+    rig_init(&g);
+    start_ok(1000, 0, 0);
+    CHECK_EQ_U(msg.msg.info.max_rate_hz, 10000u);
+    CHECK(ts_probe_running(&g.probe));
+    CHECK_EQ_U(ts_probe_rate_hz(&g.probe), 1000u);
+    CHECK(g.sampling_running);
+    CHECK_EQ_U(g.sampling_rate, 1000u);
+    /* Default ADC setup: 50 us conversions, no averaging, bus + shunt. */
+    CHECK_EQ_U(g.model.adc_config, 0xB000u);
+}
+
+TS_CASE(full_batches_carry_consecutive_samples_with_model_values)
+{
+    rig_init(&g);
+    start_ok(1000, 32, 16);
+    rig_run(&g, 64, 1000);
+    ts_probe_service(&g.probe);
+    for (uint32_t b = 0; b < 2; b++) {
+        CHECK(rig_next(&g, &msg));
+        CHECK_EQ_I(msg.which_msg, TAG(batch));
+        const throttlescope_v1_SampleBatch *sb = &msg.msg.batch;
+        CHECK_EQ_U(sb->first_seq, 32u * b);
+        CHECK_EQ_U(sb->dropped_before, 0u);
+        CHECK_EQ_U(sb->first_time_us, 1000000u + 1000u * (32u * b + 1u));
+        CHECK_EQ_U(sb->dt_us_count, 32u);
+        CHECK_EQ_U(sb->dt_us[0], 0u);
+        CHECK_EQ_U(sb->dt_us[31], 1000u);
+        CHECK_EQ_U(sb->vbus_count, 32u);
+        CHECK_EQ_U(sb->current_count, 32u);
+        CHECK_EQ_U(sb->power_count, 32u);
+        CHECK_EQ_U(sb->vshunt_count, 32u);
+        CHECK_EQ_U(sb->die_temp_count, 0u);
+        double lsb = 5.0 / 524288.0;
+        CHECK_NEAR(ts_ina228_vbus_v(sb->vbus[5]), 5.0, 2e-4);
+        CHECK_NEAR(ts_ina228_current_a(sb->current[5], lsb), 1.2, lsb);
+        CHECK_NEAR(ts_ina228_power_w(sb->power[5], lsb), 6.0, 3.2 * lsb);
+        CHECK_EQ_U(sb->accumulators_count, 2u);
+        CHECK_EQ_U(sb->accumulators[0].seq, 32u * b);
+        CHECK_EQ_U(sb->accumulators[1].seq, 32u * b + 16u);
+    }
+    CHECK(!rig_next(&g, &msg));
+    /* Energy grows: 6 W for 64 ms at the last reading is ~0.288 J. */
+    CHECK_NEAR(ts_ina228_energy_j(msg.msg.batch.accumulators[1].energy, 5.0 / 524288.0),
+               6.0 * 0.049, 0.01);
+}
+
+TS_CASE(partial_batch_goes_out_when_its_oldest_sample_ages)
+{
+    rig_init(&g);
+    start_ok(100, 32, 0);
+    rig_run(&g, 3, 10000);
+    ts_probe_service(&g.probe);
+    CHECK(!rig_next(&g, &msg));
+    g.clock_us += TS_DEFAULT_MAX_BATCH_AGE_US;
+    ts_probe_service(&g.probe);
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_I(msg.which_msg, TAG(batch));
+    CHECK_EQ_U(msg.msg.batch.dt_us_count, 3u);
+    CHECK_EQ_U(msg.msg.batch.dt_us[1], 10000u);
+}
+
+TS_CASE(host_not_reading_drops_new_samples_counts_them_and_reports_the_gap)
+{
+    rig_init(&g);
+    start_ok(1000, 32, 0);
+    g.link_full = true;
+    uint32_t extra = 100;
+    rig_run(&g, TS_SAMPLE_RING_CAPACITY + extra, 1000);
+    ts_probe_service(&g.probe); /* refused: kept for a retry, not lost */
+    CHECK(g.refused >= 1u);
+    g.link_full = false;
+    ts_probe_service(&g.probe); /* the host reads again: the ring drains */
+    rig_run(&g, 10, 1000);      /* and new samples flow */
+    g.clock_us += TS_DEFAULT_MAX_BATCH_AGE_US;
+    ts_probe_service(&g.probe);
+
+    uint64_t delivered = 0, gaps = 0, expected = 0;
+    while (rig_next(&g, &msg)) {
+        CHECK_EQ_I(msg.which_msg, TAG(batch));
+        CHECK_EQ_U(msg.msg.batch.first_seq, expected + msg.msg.batch.dropped_before);
+        gaps += msg.msg.batch.dropped_before;
+        delivered += msg.msg.batch.dt_us_count;
+        expected = msg.msg.batch.first_seq + msg.msg.batch.dt_us_count;
+    }
+    ts_probe_counters c;
+    ts_probe_counters_get(&g.probe, &c);
+    CHECK_EQ_U(c.sampler.samples_dropped, extra);
+    CHECK_EQ_U(gaps, extra);
+    CHECK_EQ_U(delivered, TS_SAMPLE_RING_CAPACITY + 10u);
+    CHECK_EQ_U(delivered + gaps, c.sampler.samples_taken);
+    CHECK_EQ_U(c.sampler.ring_overflows, 1u);
+    CHECK(c.tx_overflows >= 1u);
+
+    throttlescope_v1_HostToProbe m = rig_cmd(CMD(get_status), 3);
+    rig_send(&g, &m);
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_I(msg.which_msg, TAG(status));
+    CHECK_EQ_U(msg.msg.status.samples_dropped, extra);
+    CHECK_EQ_U(msg.msg.status.ring_overflows, 1u);
+    CHECK(msg.msg.status.running);
+    CHECK_EQ_U(msg.msg.status.rate_hz, 1000u);
+    CHECK_EQ_U(msg.msg.status.batches_sent, c.batches_sent);
+}
+
+TS_CASE(sync_reply_echoes_the_request_and_stamps_probe_rx_and_tx)
+{
+    rig_init(&g);
+    throttlescope_v1_HostToProbe m = rig_cmd(CMD(sync), 0);
+    m.cmd.sync.sync_id = 42;
+    m.cmd.sync.host_time_ns = 1763740000123456789ull;
+    uint8_t frame[TS_HOST_FRAME_MAX];
+    size_t n = 0;
+    CHECK_EQ_I(ts_proto_frame_host_msg(&m, frame, sizeof frame, &n), TS_OK);
+    g.clock_us = 5000250u;
+    ts_probe_rx(&g.probe, frame, n, 5000000u); /* received 250 us before handling */
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_I(msg.which_msg, TAG(sync));
+    CHECK_EQ_U(msg.msg.sync.sync_id, 42u);
+    CHECK_EQ_U(msg.msg.sync.host_time_ns, 1763740000123456789ull);
+    CHECK_EQ_U(msg.msg.sync.probe_rx_us, 5000000u);
+    CHECK_EQ_U(msg.msg.sync.probe_tx_us, 5000250u);
+}
+
+TS_CASE(sync_reply_is_not_held_back_by_a_refused_batch)
+{
+    rig_init(&g);
+    start_ok(1000, 32, 0);
+    g.link_full = true;
+    rig_run(&g, 40, 1000);
+    ts_probe_service(&g.probe);
+    g.link_full = false;
+    throttlescope_v1_HostToProbe m = rig_cmd(CMD(sync), 0);
+    m.cmd.sync.sync_id = 9;
+    rig_send(&g, &m);
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_I(msg.which_msg, TAG(sync));
+    ts_probe_service(&g.probe);
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_I(msg.which_msg, TAG(batch));
+    CHECK_EQ_U(msg.msg.batch.first_seq, 0u);
+}
+
+TS_CASE(garbage_and_bad_crc_frames_are_counted_and_answered)
+{
+    rig_init(&g);
+    const uint8_t garbage[] = {0x05, 0x01, 0x02, 0x00};     /* COBS says 4 more bytes */
+    ts_probe_rx(&g.probe, garbage, sizeof garbage, 1);
+    expect_error(throttlescope_v1_ErrorCode_ERROR_CODE_BAD_FRAME, 0);
+
+    throttlescope_v1_HostToProbe m = rig_cmd(CMD(get_info), 5);
+    uint8_t frame[TS_HOST_FRAME_MAX];
+    size_t n = 0;
+    CHECK_EQ_I(ts_proto_frame_host_msg(&m, frame, sizeof frame, &n), TS_OK);
+    frame[1] ^= 0x01u; /* still nonzero, now the CRC fails */
+    ts_probe_rx(&g.probe, frame, n, 1);
+    expect_error(throttlescope_v1_ErrorCode_ERROR_CODE_BAD_FRAME, 0);
+    ts_probe_counters c;
+    ts_probe_counters_get(&g.probe, &c);
+    CHECK_EQ_U(c.rx_bad_frames, 2u);
+}
+
+TS_CASE(valid_frame_with_undecodable_payload_is_a_bad_message)
+{
+    rig_init(&g);
+    /* Field 2 (start) with wire type 2 and a length running past the end. */
+    const uint8_t payload[] = {0x12, 0x7F, 0x08};
+    uint8_t frame[32];
+    size_t n = 0;
+    CHECK_EQ_I(ts_frame_encode(payload, sizeof payload, frame, sizeof frame, &n), TS_OK);
+    ts_probe_rx(&g.probe, frame, n, 1);
+    expect_error(throttlescope_v1_ErrorCode_ERROR_CODE_BAD_MESSAGE, 0);
+    ts_probe_counters c;
+    ts_probe_counters_get(&g.probe, &c);
+    CHECK_EQ_U(c.rx_bad_messages, 1u);
+    CHECK(!ts_probe_running(&g.probe));
+}
+
+TS_CASE(truncated_frame_is_rejected_and_the_next_command_still_works)
+{
+    rig_init(&g);
+    throttlescope_v1_HostToProbe m = rig_start(500, 0, 0);
+    uint8_t frame[TS_HOST_FRAME_MAX];
+    size_t n = 0;
+    CHECK_EQ_I(ts_proto_frame_host_msg(&m, frame, sizeof frame, &n), TS_OK);
+    ts_probe_rx(&g.probe, frame, n / 2, 1); /* cut short ... */
+    const uint8_t delim = 0;
+    ts_probe_rx(&g.probe, &delim, 1, 1);    /* ... and ended by a delimiter */
+    expect_error(throttlescope_v1_ErrorCode_ERROR_CODE_BAD_FRAME, 0);
+    CHECK(!ts_probe_running(&g.probe));
+    for (size_t i = 0; i < n; i++) {        /* one byte at a time */
+        ts_probe_rx(&g.probe, frame + i, 1, 2);
+    }
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_I(msg.which_msg, TAG(ack));
+    CHECK(ts_probe_running(&g.probe));
+}
+
+TS_CASE(overlong_frame_is_dropped_and_counted)
+{
+    rig_init(&g);
+    uint8_t junk[TS_HOST_FRAME_MAX + 50];
+    memset(junk, 0x41, sizeof junk);
+    ts_probe_rx(&g.probe, junk, sizeof junk, 1);
+    const uint8_t delim = 0;
+    ts_probe_rx(&g.probe, &delim, 1, 1);
+    CHECK(!rig_next(&g, &msg)); /* nothing decodable: no reply */
+    ts_probe_counters c;
+    ts_probe_counters_get(&g.probe, &c);
+    CHECK_EQ_U(c.rx_bad_frames, 1u);
+    throttlescope_v1_HostToProbe m = rig_cmd(CMD(get_status), 2);
+    rig_send(&g, &m);
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_U(msg.msg.status.rx_bad_frames, 1u);
+}
+
+TS_CASE(message_without_a_command_is_answered_with_an_error)
+{
+    rig_init(&g);
+    throttlescope_v1_HostToProbe m = rig_cmd(0, 77);
+    rig_send(&g, &m);
+    expect_error(throttlescope_v1_ErrorCode_ERROR_CODE_BAD_MESSAGE, 77);
+}
+
+TS_CASE(start_rejects_out_of_range_arguments)
+{
+    rig_init(&g);
+    throttlescope_v1_HostToProbe m = rig_start(20000, 0, 0); /* above max_rate_hz */
+    rig_send(&g, &m);
+    expect_error(throttlescope_v1_ErrorCode_ERROR_CODE_BAD_ARGUMENT, 7);
+    m = rig_start(1000, 0, 0);
+    m.cmd.start.averaging = throttlescope_v1_Averaging_AVG_1024; /* 102 ms per result */
+    rig_send(&g, &m);
+    expect_error(throttlescope_v1_ErrorCode_ERROR_CODE_BAD_ARGUMENT, 7);
+    m = rig_start(1000, 65, 0);
+    rig_send(&g, &m);
+    expect_error(throttlescope_v1_ErrorCode_ERROR_CODE_BAD_ARGUMENT, 7);
+    m = rig_start(1000, 0, 0);
+    m.cmd.start.channels = 0x100u;
+    rig_send(&g, &m);
+    expect_error(throttlescope_v1_ErrorCode_ERROR_CODE_BAD_ARGUMENT, 7);
+    m = rig_start(1000, 0, 0);
+    m.cmd.start.vbus_ct = (throttlescope_v1_ConversionTime)9;
+    rig_send(&g, &m);
+    expect_error(throttlescope_v1_ErrorCode_ERROR_CODE_BAD_ARGUMENT, 7);
+    CHECK(!ts_probe_running(&g.probe));
+    CHECK_EQ_I(g.sampling_calls, 0);
+}
+
+TS_CASE(rate_zero_runs_at_the_fastest_the_conversions_allow)
+{
+    rig_init(&g);
+    throttlescope_v1_HostToProbe m = rig_start(0, 0, 0);
+    m.cmd.start.averaging = throttlescope_v1_Averaging_AVG_4; /* 4 x 100 us */
+    rig_send(&g, &m);
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_I(msg.which_msg, TAG(ack));
+    CHECK_EQ_U(ts_probe_rate_hz(&g.probe), 2500u);
+}
+
+TS_CASE(missing_ina228_makes_start_report_a_sensor_fault)
+{
+    ts_ina228_model_init(&g.model, 0.005);
+    memset(&g, 0, sizeof g);
+    /* Build by hand with a wrong device id in the register file. */
+    ts_ina228_model_init(&g.model, 0.005);
+    g.model.device_id = 0x2380u;
+    ts_bus bus = ts_ina228_model_bus(&g.model);
+    ts_platform plat = {rig_now, rig_tx, rig_sampling, &g};
+    ts_probe_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.shunt_micro_ohm = 5000;
+    cfg.max_current_ma = 5000;
+    cfg.max_rate_hz = 1000;
+    CHECK_EQ_I(ts_probe_init(&g.probe, &cfg, &plat, &bus), TS_ERR_IDENTITY);
+    throttlescope_v1_HostToProbe m = rig_start(100, 0, 0);
+    rig_send(&g, &m);
+    expect_error(throttlescope_v1_ErrorCode_ERROR_CODE_SENSOR_FAULT, 7);
+    CHECK(!ts_probe_running(&g.probe));
+}
+
+TS_CASE(shunt_too_large_for_the_range_is_a_sensor_fault_on_start)
+{
+    CHECK_EQ_I(rig_init_with(&g, 100000u, 5000u), TS_ERR_RANGE); /* 0.5 V at 5 A */
+    throttlescope_v1_HostToProbe m = rig_start(100, 0, 0);
+    rig_send(&g, &m);
+    expect_error(throttlescope_v1_ErrorCode_ERROR_CODE_SENSOR_FAULT, 7);
+}
+
+TS_CASE(stop_acks_and_flushes_the_queued_samples)
+{
+    rig_init(&g);
+    start_ok(1000, 32, 0);
+    rig_run(&g, 10, 1000);
+    throttlescope_v1_HostToProbe m = rig_cmd(CMD(stop), 8);
+    rig_send(&g, &m);
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_I(msg.which_msg, TAG(ack));
+    CHECK_EQ_U(msg.msg.ack.request_id, 8u);
+    CHECK(!ts_probe_running(&g.probe));
+    CHECK(!g.sampling_running);
+    CHECK_EQ_U(g.model.adc_config >> 12, 0u); /* ADC shut down */
+    rig_run(&g, 5, 1000);                     /* ignored while stopped */
+    ts_probe_service(&g.probe);
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_I(msg.which_msg, TAG(batch));
+    CHECK_EQ_U(msg.msg.batch.dt_us_count, 10u);
+    CHECK(!rig_next(&g, &msg));
+}
+
+TS_CASE(channel_mask_limits_the_fields_and_the_bus_reads)
+{
+    rig_init(&g);
+    throttlescope_v1_HostToProbe m = rig_start(1000, 8, 0);
+    m.cmd.start.channels = throttlescope_v1_Channel_CHANNEL_VBUS |
+                           throttlescope_v1_Channel_CHANNEL_CURRENT;
+    rig_send(&g, &m);
+    rig_next(&g, &msg);
+    rig_next(&g, &msg);
+    uint32_t before = g.model.reads[TS_INA228_REG_POWER];
+    rig_run(&g, 8, 1000);
+    ts_probe_service(&g.probe);
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_U(msg.msg.batch.vbus_count, 8u);
+    CHECK_EQ_U(msg.msg.batch.current_count, 8u);
+    CHECK_EQ_U(msg.msg.batch.vshunt_count, 0u);
+    CHECK_EQ_U(msg.msg.batch.power_count, 0u);
+    CHECK_EQ_U(g.model.reads[TS_INA228_REG_POWER], before);
+}
+
+TS_CASE(die_temperature_is_sent_when_requested)
+{
+    rig_init(&g);
+    throttlescope_v1_HostToProbe m = rig_start(1000, 4, 0);
+    m.cmd.start.die_temp = true;
+    rig_send(&g, &m);
+    rig_next(&g, &msg);
+    rig_next(&g, &msg);
+    CHECK_EQ_U(g.model.adc_config >> 12, 0xFu);
+    rig_run(&g, 4, 1000);
+    ts_probe_service(&g.probe);
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_U(msg.msg.batch.die_temp_count, 4u);
+    CHECK_NEAR(ts_ina228_die_temp_c((int16_t)msg.msg.batch.die_temp[3]), 35.0, 0.01);
+}
+
+TS_CASE(enclosure_temperatures_ride_with_the_batch_of_their_sample)
+{
+    rig_init(&g);
+    start_ok(1000, 10, 0);
+    rig_run(&g, 3, 1000);
+    ts_probe_temp(&g.probe, 0, 41250);  /* aligned to seq 2 */
+    rig_run(&g, 10, 1000);
+    ts_probe_temp(&g.probe, 0, 41500);  /* aligned to seq 12: next batch */
+    ts_probe_service(&g.probe);
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_U(msg.msg.batch.temps_count, 1u);
+    CHECK_EQ_U(msg.msg.batch.temps[0].seq, 2u);
+    CHECK_EQ_I(msg.msg.batch.temps[0].milli_c, 41250);
+    CHECK(!rig_next(&g, &msg));
+    g.clock_us += TS_DEFAULT_MAX_BATCH_AGE_US;
+    ts_probe_service(&g.probe);
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_U(msg.msg.batch.temps_count, 1u);
+    CHECK_EQ_U(msg.msg.batch.temps[0].seq, 12u);
+}
+
+TS_CASE(batch_closes_early_when_its_accumulator_list_is_full)
+{
+    rig_init(&g);
+    start_ok(1000, 32, 1); /* ENERGY/CHARGE on every sample */
+    rig_run(&g, 32, 1000);
+    ts_probe_service(&g.probe);
+    uint32_t batches = 0;
+    while (rig_next(&g, &msg)) {
+        CHECK_EQ_U(msg.msg.batch.dt_us_count, TS_MAX_BATCH_ACCUMULATORS);
+        CHECK_EQ_U(msg.msg.batch.accumulators_count, TS_MAX_BATCH_ACCUMULATORS);
+        batches++;
+    }
+    CHECK_EQ_U(batches, 4u);
+}
+
+TS_CASE(reset_accumulators_acks_and_zeroes_energy)
+{
+    rig_init(&g);
+    start_ok(1000, 32, 0);
+    ts_ina228_model_advance(&g.model, 100.0);
+    CHECK(g.model.energy_j > 0.0);
+    throttlescope_v1_HostToProbe m = rig_cmd(CMD(reset_accumulators), 11);
+    rig_send(&g, &m);
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_I(msg.which_msg, TAG(ack));
+    CHECK_EQ_U(msg.msg.ack.request_id, 11u);
+    CHECK_EQ_U(g.model.energy_j, 0.0);
+}
+
+TS_CASE(poll_ready_samples_only_after_a_conversion)
+{
+    rig_init(&g);
+    start_ok(1000, 32, 0);
+    CHECK(!ts_probe_poll_ready(&g.probe));
+    ts_ina228_model_advance(&g.model, 1e-3);
+    CHECK(ts_probe_poll_ready(&g.probe));
+    CHECK(!ts_probe_poll_ready(&g.probe));
+    CHECK_EQ_U(g.probe.sampler.counters.samples_taken, 1u);
+}
+
+static const ts_test_case cases[] = {
+    TS_ENTRY(get_info_reports_calibration_and_sensors),
+    TS_ENTRY(start_acks_sends_device_info_and_arms_the_sample_timer),
+    TS_ENTRY(full_batches_carry_consecutive_samples_with_model_values),
+    TS_ENTRY(partial_batch_goes_out_when_its_oldest_sample_ages),
+    TS_ENTRY(host_not_reading_drops_new_samples_counts_them_and_reports_the_gap),
+    TS_ENTRY(sync_reply_echoes_the_request_and_stamps_probe_rx_and_tx),
+    TS_ENTRY(sync_reply_is_not_held_back_by_a_refused_batch),
+    TS_ENTRY(garbage_and_bad_crc_frames_are_counted_and_answered),
+    TS_ENTRY(valid_frame_with_undecodable_payload_is_a_bad_message),
+    TS_ENTRY(truncated_frame_is_rejected_and_the_next_command_still_works),
+    TS_ENTRY(overlong_frame_is_dropped_and_counted),
+    TS_ENTRY(message_without_a_command_is_answered_with_an_error),
+    TS_ENTRY(start_rejects_out_of_range_arguments),
+    TS_ENTRY(rate_zero_runs_at_the_fastest_the_conversions_allow),
+    TS_ENTRY(missing_ina228_makes_start_report_a_sensor_fault),
+    TS_ENTRY(shunt_too_large_for_the_range_is_a_sensor_fault_on_start),
+    TS_ENTRY(stop_acks_and_flushes_the_queued_samples),
+    TS_ENTRY(channel_mask_limits_the_fields_and_the_bus_reads),
+    TS_ENTRY(die_temperature_is_sent_when_requested),
+    TS_ENTRY(enclosure_temperatures_ride_with_the_batch_of_their_sample),
+    TS_ENTRY(batch_closes_early_when_its_accumulator_list_is_full),
+    TS_ENTRY(reset_accumulators_acks_and_zeroes_energy),
+    TS_ENTRY(poll_ready_samples_only_after_a_conversion),
+};
+TS_TEST_MAIN(cases)
