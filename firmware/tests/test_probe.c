@@ -309,6 +309,22 @@ TS_CASE(rate_zero_runs_at_the_fastest_the_conversions_allow)
     CHECK_EQ_U(ts_probe_rate_hz(&g.probe), 2500u);
 }
 
+TS_CASE(rate_zero_uses_the_configured_default_capped_by_the_conversions)
+{
+    rig_init(&g);
+    g.probe.config.default_rate_hz = 1000;
+    throttlescope_v1_HostToProbe m = rig_start(0, 0, 0);
+    rig_send(&g, &m);
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_U(ts_probe_rate_hz(&g.probe), 1000u);
+    CHECK(rig_next(&g, &msg)); /* DeviceInfo */
+    m.cmd.start.averaging = throttlescope_v1_Averaging_AVG_16; /* 1600 us per result */
+    rig_send(&g, &m);
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_I(msg.which_msg, TAG(ack));
+    CHECK_EQ_U(ts_probe_rate_hz(&g.probe), 625u);
+}
+
 TS_CASE(missing_ina228_makes_start_report_a_sensor_fault)
 {
     ts_ina228_model_init(&g.model, 0.005);
@@ -471,6 +487,7 @@ static const ts_test_case cases[] = {
     TS_ENTRY(message_without_a_command_is_answered_with_an_error),
     TS_ENTRY(start_rejects_out_of_range_arguments),
     TS_ENTRY(rate_zero_runs_at_the_fastest_the_conversions_allow),
+    TS_ENTRY(rate_zero_uses_the_configured_default_capped_by_the_conversions),
     TS_ENTRY(missing_ina228_makes_start_report_a_sensor_fault),
     TS_ENTRY(shunt_too_large_for_the_range_is_a_sensor_fault_on_start),
     TS_ENTRY(stop_acks_and_flushes_the_queued_samples),

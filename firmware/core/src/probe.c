@@ -182,7 +182,9 @@ static void handle_start(ts_probe *p, const throttlescope_v1_Start *s, uint32_t 
     uint32_t conv_rate = 1000000u / ts_ina228_conversion_period_us(&adc);
     uint32_t rate = s->rate_hz;
     if (rate == 0u) {
-        rate = conv_rate < p->config.max_rate_hz ? conv_rate : p->config.max_rate_hz;
+        rate = p->config.default_rate_hz != 0u ? p->config.default_rate_hz : conv_rate;
+        rate = rate < conv_rate ? rate : conv_rate;
+        rate = rate < p->config.max_rate_hz ? rate : p->config.max_rate_hz;
         if (rate == 0u) {
             rate = 1u;
         }

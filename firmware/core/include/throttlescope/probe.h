@@ -52,6 +52,7 @@ typedef struct ts_probe_config {
     uint32_t max_rate_hz;               /**< highest Start.rate_hz accepted */
     uint32_t max_batch_age_us;          /**< 0: TS_DEFAULT_MAX_BATCH_AGE_US */
     bool alert_pin;                     /**< ALERT wired: enable CNVR on it */
+    uint32_t default_rate_hz;           /**< Start.rate_hz 0 means this; 0: fastest */
 } ts_probe_config;
 
 /** Everything the probe counts (mirrors the Status message). */
