@@ -1,0 +1,363 @@
+/* The probe simulator driven over its real pseudo-terminal: spawn it, read
+ * its `pty` line, speak the protocol, check replies and the sample stream. */
+#define _GNU_SOURCE
+#include "harness.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "throttlescope/ina228.h"
+#include "throttlescope/protocol.h"
+
+#define TAG(x) throttlescope_v1_ProbeToHost_##x##_tag
+#define CMD(x) throttlescope_v1_HostToProbe_##x##_tag
+
+typedef struct simproc {
+    pid_t pid;
+    int in_fd;   /* sim stdin */
+    int out_fd;  /* sim stdout */
+    int pty;
+    char path[128];
+    uint8_t buf[1 << 16];
+    size_t len;
+} simproc;
+
+static simproc P;
+
+static uint64_t mono_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
+}
+
+/* Read one line from the sim's stdout within timeout_ms. */
+static bool read_line(char *out, size_t cap, int timeout_ms)
+{
+    size_t n = 0;
+    uint64_t end = mono_us() + (uint64_t)timeout_ms * 1000u;
+    while (mono_us() < end && n + 1 < cap) {
+        struct pollfd p = {P.out_fd, POLLIN, 0};
+        if (poll(&p, 1, 50) <= 0) {
+            continue;
+        }
+        char c;
+        if (read(P.out_fd, &c, 1) != 1) {
+            return false;
+        }
+        if (c == '\n') {
+            out[n] = '\0';
+            return true;
+        }
+        out[n++] = c;
+    }
+    return false;
+}
+
+static void open_slave(void)
+{
+    char line[160];
+    CHECK(read_line(line, sizeof line, 5000));
+    CHECK(strncmp(line, "pty ", 4) == 0);
+    strcpy(P.path, line + 4);
+    P.pty = open(P.path, O_RDWR | O_NOCTTY | O_NONBLOCK);
+    CHECK(P.pty >= 0);
+    struct termios tio;
+    CHECK(tcgetattr(P.pty, &tio) == 0);
+    cfmakeraw(&tio);
+    CHECK(tcsetattr(P.pty, TCSANOW, &tio) == 0);
+    P.len = 0;
+}
+
+static void spawn(const char *const *extra)
+{
+    int in[2], out[2];
+    CHECK(pipe(in) == 0 && pipe(out) == 0);
+    const char *argv[24];
+    int a = 0;
+    argv[a++] = TS_SIM_PATH;
+    for (int i = 0; extra != NULL && extra[i] != NULL; i++) {
+        argv[a++] = extra[i];
+    }
+    argv[a] = NULL;
+    P.pid = fork();
+    CHECK(P.pid >= 0);
+    if (P.pid == 0) {
+        dup2(in[0], STDIN_FILENO);
+        dup2(out[1], STDOUT_FILENO);
+        close(in[1]);
+        close(out[0]);
+        execv(TS_SIM_PATH, (char *const *)argv);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    P.in_fd = in[1];
+    P.out_fd = out[0];
+    open_slave();
+}
+
+static void sim_cmd(const char *line)
+{
+    CHECK(write(P.in_fd, line, strlen(line)) == (ssize_t)strlen(line));
+}
+
+static void finish(void)
+{
+    sim_cmd("quit\n");
+    int status = 0;
+    uint64_t end = mono_us() + 5000000u;
+    pid_t r = 0;
+    while ((r = waitpid(P.pid, &status, WNOHANG)) == 0 && mono_us() < end) {
+        usleep(10000);
+    }
+    if (r == 0) {
+        kill(P.pid, SIGKILL);
+        waitpid(P.pid, &status, 0);
+        CHECK(!"simulator did not quit within 5 s");
+    }
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    close(P.pty);
+    close(P.in_fd);
+    close(P.out_fd);
+}
+
+static void send_cmd(const throttlescope_v1_HostToProbe *m)
+{
+    uint8_t frame[TS_HOST_FRAME_MAX];
+    size_t n = 0;
+    CHECK_EQ_I(ts_proto_frame_host_msg(m, frame, sizeof frame, &n), TS_OK);
+    CHECK(write(P.pty, frame, n) == (ssize_t)n);
+}
+
+/* Next message from the probe within timeout_ms; false on timeout. */
+static bool next_msg(throttlescope_v1_ProbeToHost *msg, int timeout_ms)
+{
+    uint64_t end = mono_us() + (uint64_t)timeout_ms * 1000u;
+    for (;;) {
+        uint8_t *z = memchr(P.buf, 0, P.len);
+        if (z != NULL) {
+            size_t body = (size_t)(z - P.buf);
+            static uint8_t payload[TS_PROBE_FRAME_MAX];
+            size_t n = 0;
+            CHECK_EQ_I(ts_frame_decode(P.buf, body, payload, sizeof payload, &n), TS_OK);
+            CHECK_EQ_I(ts_proto_decode_probe_msg(payload, n, msg), TS_OK);
+            memmove(P.buf, z + 1, P.len - body - 1);
+            P.len -= body + 1;
+            return true;
+        }
+        uint64_t now = mono_us();
+        if (now >= end) {
+            return false;
+        }
+        struct pollfd p = {P.pty, POLLIN, 0};
+        if (poll(&p, 1, (int)((end - now) / 1000u) + 1) > 0) {
+            ssize_t n = read(P.pty, P.buf + P.len, sizeof P.buf - P.len);
+            if (n > 0) {
+                P.len += (size_t)n;
+            }
+        }
+    }
+}
+
+static throttlescope_v1_HostToProbe cmd(pb_size_t which, uint32_t id)
+{
+    throttlescope_v1_HostToProbe m = throttlescope_v1_HostToProbe_init_zero;
+    m.which_cmd = which;
+    m.request_id = id;
+    return m;
+}
+
+static throttlescope_v1_ProbeToHost msg;
+
+/* Start at rate_hz and wait for the Ack and DeviceInfo. */
+static void start(uint32_t rate_hz)
+{
+    throttlescope_v1_HostToProbe m = cmd(CMD(start), 2);
+    m.cmd.start.rate_hz = rate_hz;
+    send_cmd(&m);
+    CHECK(next_msg(&msg, 2000));
+    CHECK_EQ_I(msg.which_msg, TAG(ack));
+    CHECK_EQ_U(msg.msg.ack.request_id, 2u);
+    CHECK(next_msg(&msg, 2000));
+    CHECK_EQ_I(msg.which_msg, TAG(info));
+}
+
+TS_CASE(sim_answers_get_info_over_its_pty)
+{
+    const char *args[] = {"--probe-id", "bench-7", NULL};
+    spawn(args);
+    throttlescope_v1_HostToProbe m = cmd(CMD(get_info), 1);
+    send_cmd(&m);
+    CHECK(next_msg(&msg, 2000));
+    CHECK_EQ_I(msg.which_msg, TAG(info));
+    CHECK(strcmp(msg.msg.info.probe_id, "bench-7") == 0);
+    CHECK_EQ_U(msg.msg.info.protocol_version, 1u);
+    CHECK_EQ_U(msg.msg.info.shunt_cal, 1250u);
+    CHECK_EQ_U(msg.msg.info.sensors_count, 1u);
+    finish();
+}
+
+TS_CASE(sim_streams_consecutive_samples_and_answers_sync)
+{
+    const char *args[] = {"--vbus-v", "5.0", "--idle-w", "2.5", NULL};
+    spawn(args);
+    start(1000);
+    uint64_t expected = 0, samples = 0, last_time = 0;
+    int temps = 0;
+    bool synced = false;
+    uint64_t t_end = mono_us() + 700000u;
+    throttlescope_v1_HostToProbe s = cmd(CMD(sync), 0);
+    s.cmd.sync.sync_id = 77;
+    s.cmd.sync.host_time_ns = 1763740000000000000ull;
+    send_cmd(&s);
+    while (mono_us() < t_end && next_msg(&msg, 500)) {
+        if (msg.which_msg == TAG(sync)) {
+            CHECK_EQ_U(msg.msg.sync.sync_id, 77u);
+            CHECK_EQ_U(msg.msg.sync.host_time_ns, 1763740000000000000ull);
+            CHECK(msg.msg.sync.probe_rx_us <= msg.msg.sync.probe_tx_us);
+            synced = true;
+            continue;
+        }
+        CHECK_EQ_I(msg.which_msg, TAG(batch));
+        const throttlescope_v1_SampleBatch *b = &msg.msg.batch;
+        CHECK_EQ_U(b->dropped_before, 0u);
+        CHECK_EQ_U(b->first_seq, expected);
+        CHECK(b->first_time_us > last_time);
+        uint64_t t = b->first_time_us;
+        for (pb_size_t i = 1; i < b->dt_us_count; i++) {
+            CHECK_NEAR(b->dt_us[i], 1000.0, 1.0);
+            t += b->dt_us[i];
+        }
+        last_time = t;
+        CHECK_EQ_U(b->vbus_count, b->dt_us_count);
+        CHECK_NEAR(ts_ina228_vbus_v(b->vbus[0]), 5.0, 0.01);
+        double lsb = 10.0 / 524288.0;
+        CHECK_NEAR(ts_ina228_power_w(b->power[0], lsb), 2.5, 0.05);
+        temps += b->temps_count;
+        expected = b->first_seq + b->dt_us_count;
+        samples += b->dt_us_count;
+    }
+    CHECK(synced);
+    CHECK(samples >= 300u); /* ~700 expected at 1 kHz; loose on a busy machine */
+    CHECK(temps >= 3);      /* enclosure sensor at 10 Hz */
+    finish();
+}
+
+TS_CASE(sim_load_command_raises_bus_power)
+{
+    const char *args[] = {"--idle-w", "1.0", "--active-w", "8.0", NULL};
+    spawn(args);
+    start(200);
+    double lsb = 10.0 / 524288.0;
+    double before = 0.0, after = 0.0;
+    while (next_msg(&msg, 500) && msg.which_msg == TAG(batch)) {
+        before = ts_ina228_power_w(msg.msg.batch.power[0], lsb);
+        if (msg.msg.batch.first_seq > 20u) {
+            break;
+        }
+    }
+    sim_cmd("load 1\n");
+    uint64_t t_end = mono_us() + 400000u;
+    while (mono_us() < t_end && next_msg(&msg, 500)) {
+        if (msg.which_msg == TAG(batch) && msg.msg.batch.power_count > 0u) {
+            after = ts_ina228_power_w(msg.msg.batch.power[msg.msg.batch.power_count - 1], lsb);
+        }
+    }
+    CHECK_NEAR(before, 1.0, 0.05);
+    CHECK_NEAR(after, 8.0, 0.1);
+    finish();
+}
+
+TS_CASE(sim_unplug_reopens_a_new_pty_and_keeps_counting)
+{
+    char link[64];
+    snprintf(link, sizeof link, "/tmp/ts-sim-link-%d", (int)getpid());
+    const char *args[] = {"--link", link, NULL};
+    spawn(args);
+    char target[128] = {0};
+    CHECK(readlink(link, target, sizeof target - 1) > 0);
+    CHECK(strcmp(target, P.path) == 0);
+    start(500);
+    sim_cmd("unplug 200\n");
+    close(P.pty);
+    open_slave(); /* a new `pty` line arrives after ~200 ms */
+    memset(target, 0, sizeof target);
+    CHECK(readlink(link, target, sizeof target - 1) > 0);
+    CHECK(strcmp(target, P.path) == 0);
+    throttlescope_v1_HostToProbe m = cmd(CMD(get_status), 4);
+    send_cmd(&m);
+    bool got = false;
+    while (!got && next_msg(&msg, 2000)) {
+        if (msg.which_msg == TAG(status)) {
+            got = true;
+            CHECK(msg.msg.status.running);
+            CHECK(msg.msg.status.samples_taken >= 50u);
+            CHECK(msg.msg.status.uptime_us >= 200000u);
+        }
+    }
+    CHECK(got);
+    finish();
+    CHECK(access(link, F_OK) != 0); /* the sim removed the link it made */
+}
+
+TS_CASE(sim_probe_clock_runs_fast_by_the_drift)
+{
+    const char *args[] = {"--drift-ppm", "50000", NULL}; /* +5 % */
+    spawn(args);
+    uint64_t host[2], probe[2];
+    for (int k = 0; k < 2; k++) {
+        if (k == 1) {
+            usleep(500000);
+        }
+        throttlescope_v1_HostToProbe m = cmd(CMD(sync), 0);
+        m.cmd.sync.sync_id = (uint32_t)k + 1u;
+        uint64_t t0 = mono_us();
+        send_cmd(&m);
+        CHECK(next_msg(&msg, 2000));
+        uint64_t t1 = mono_us();
+        CHECK_EQ_I(msg.which_msg, TAG(sync));
+        host[k] = (t0 + t1) / 2u;
+        probe[k] = msg.msg.sync.probe_rx_us;
+    }
+    double ratio = (double)(probe[1] - probe[0]) / (double)(host[1] - host[0]);
+    CHECK_NEAR(ratio, 1.05, 0.02);
+    finish();
+}
+
+TS_CASE(sim_rejects_unknown_flags_with_a_message)
+{
+    int err[2];
+    CHECK(pipe(err) == 0);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        dup2(err[1], STDERR_FILENO);
+        execl(TS_SIM_PATH, TS_SIM_PATH, "--volts", "5", (char *)NULL);
+        _exit(127);
+    }
+    close(err[1]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    char text[512] = {0};
+    ssize_t n = read(err[0], text, sizeof text - 1);
+    close(err[0]);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 2);
+    CHECK(n > 0 && strstr(text, "--volts") != NULL);
+}
+
+static const ts_test_case cases[] = {
+    TS_ENTRY(sim_answers_get_info_over_its_pty),
+    TS_ENTRY(sim_streams_consecutive_samples_and_answers_sync),
+    TS_ENTRY(sim_load_command_raises_bus_power),
+    TS_ENTRY(sim_unplug_reopens_a_new_pty_and_keeps_counting),
+    TS_ENTRY(sim_probe_clock_runs_fast_by_the_drift),
+    TS_ENTRY(sim_rejects_unknown_flags_with_a_message),
+};
+TS_TEST_MAIN(cases)
