@@ -25,12 +25,24 @@
 #include "throttlescope/protocol.h"
 #include "throttlescope/sampler.h"
 
-/** Default samples per batch when Start.batch_samples is 0. */
+#ifndef TS_DEFAULT_BATCH_SAMPLES
+/** Default samples per batch when Start.batch_samples is 0 (1..64). */
 #define TS_DEFAULT_BATCH_SAMPLES 32u
+#endif
+#ifndef TS_DEFAULT_ACCUMULATORS_EVERY
 /** Default ENERGY/CHARGE period in samples when Start.accumulators_every is 0. */
 #define TS_DEFAULT_ACCUMULATORS_EVERY 16u
+#endif
+#ifndef TS_DEFAULT_MAX_BATCH_AGE_US
 /** A partial batch is sent when its oldest sample is this old (us). */
 #define TS_DEFAULT_MAX_BATCH_AGE_US 50000u
+#endif
+#if TS_DEFAULT_BATCH_SAMPLES < 1 || TS_DEFAULT_BATCH_SAMPLES > 64
+#error "TS_DEFAULT_BATCH_SAMPLES must be 1..64 (SampleBatch max_count)"
+#endif
+#if TS_DEFAULT_ACCUMULATORS_EVERY < 1
+#error "TS_DEFAULT_ACCUMULATORS_EVERY must be at least 1"
+#endif
 /** Sensors listed in DeviceInfo at most. */
 #define TS_MAX_TEMP_SENSORS 4u
 
