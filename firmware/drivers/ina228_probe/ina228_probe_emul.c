@@ -84,7 +84,11 @@ static const uint16_t avg_n[8] = {1, 4, 16, 64, 128, 256, 512, 1024};
 
 static uint64_t emul_now_us(void)
 {
+#if defined(CONFIG_TIMER_HAS_64BIT_CYCLE_COUNTER)
+	return k_cyc_to_us_floor64(k_cycle_get_64());
+#else
 	return k_ticks_to_us_floor64(k_uptime_ticks());
+#endif
 }
 
 static uint32_t mode_of(const struct ina228_emul_data *d)
