@@ -43,6 +43,10 @@ firmware-build:
 test-firmware: firmware-build
     ctest --test-dir {{fw_build}} --output-on-failure
 
+# Firmware core: host encode cost per sample and frame bytes per sample at the default batch.
+bench-firmware: firmware-build
+    {{fw_build}}/bench/bench-firmware-encode
+
 # hostd: formatting, lints and the Rust tests.
 test-hostd: firmware-build
     {{cargo}} fmt --all --check
