@@ -4,7 +4,9 @@
  *
  *   ts_probe_rx()      bytes from the host (any chunking), with their rx time
  *   ts_probe_sample()  once per sample period while ts_probe_running(),
- *                      from a timer or when the ALERT pin / CNVRF says ready
+ *                      from a timer; or ts_probe_poll_ready() when the ALERT
+ *                      pin fires (it reads DIAG_ALRT, which clears CNVRF and
+ *                      releases a latched pin, and samples only if CNVRF was set)
  *   ts_probe_temp()    an enclosure temperature reading, >= 10 Hz
  *   ts_probe_service() often (e.g. every 1-5 ms): batches queued samples and
  *                      hands frames to platform.tx_frame; never blocks
