@@ -1,0 +1,119 @@
+//! Where the probe is: `--probe PORT|auto[:SERIAL]|sim|none`.
+
+use std::path::PathBuf;
+use std::str::FromStr;
+
+/// USB vendor id of the probe (pid.codes, shared with firmware/app).
+pub const PROBE_USB_VID: u16 = 0x1209;
+/// USB product id of the probe (pid.codes test PID until one is allocated).
+pub const PROBE_USB_PID: u16 = 0x0001;
+
+/// Environment variable naming the probe simulator binary.
+pub const SIM_ENV: &str = "THROTTLESCOPE_PROBE_SIM";
+
+/// The probe a run uses.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum ProbeSource {
+    /// No probe: the run has no power or temperature data.
+    #[default]
+    None,
+    /// A serial device path (e.g. `/dev/ttyACM0`).
+    Port(PathBuf),
+    /// The first USB serial device with the probe's VID/PID (and serial, if given).
+    Auto {
+        /// USB serial number to match, if any.
+        serial: Option<String>,
+    },
+    /// The probe simulator from `$THROTTLESCOPE_PROBE_SIM` on a pseudo-terminal.
+    Sim,
+}
+
+impl FromStr for ProbeSource {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(match s {
+            "" => {
+                return Err("empty --probe value (use PORT, auto, auto:SERIAL, sim or none)".into())
+            }
+            "none" => Self::None,
+            "sim" => Self::Sim,
+            "auto" => Self::Auto { serial: None },
+            _ => match s.strip_prefix("auto:") {
+                Some(serial) => Self::Auto {
+                    serial: Some(serial.to_string()),
+                },
+                None => Self::Port(PathBuf::from(s)),
+            },
+        })
+    }
+}
+
+impl std::fmt::Display for ProbeSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::None => f.write_str("none"),
+            Self::Sim => f.write_str("sim"),
+            Self::Auto { serial: None } => f.write_str("auto"),
+            Self::Auto { serial: Some(s) } => write!(f, "auto:{s}"),
+            Self::Port(p) => write!(f, "{}", p.display()),
+        }
+    }
+}
+
+/// Finds the probe's serial device by USB VID/PID (and serial number).
+/// Uses serialport's enumeration, which on Linux reads sysfs (no libudev).
+pub fn discover(serial: Option<&str>) -> anyhow::Result<PathBuf> {
+    let ports = serialport::available_ports()
+        .map_err(|e| anyhow::anyhow!("could not list serial ports: {e}"))?;
+    let mut seen = Vec::new();
+    for port in ports {
+        if let serialport::SerialPortType::UsbPort(usb) = &port.port_type {
+            seen.push(format!(
+                "{} ({:04x}:{:04x})",
+                port.port_name, usb.vid, usb.pid
+            ));
+            let id_matches = usb.vid == PROBE_USB_VID && usb.pid == PROBE_USB_PID;
+            let serial_matches =
+                serial.is_none_or(|want| usb.serial_number.as_deref() == Some(want));
+            if id_matches && serial_matches {
+                return Ok(PathBuf::from(port.port_name));
+            }
+        }
+    }
+    anyhow::bail!(
+        "no throttlescope probe (USB {PROBE_USB_VID:04x}:{PROBE_USB_PID:04x}{}) found; USB serial ports seen: {} — is it plugged in and flashed?",
+        serial.map(|s| format!(", serial {s}")).unwrap_or_default(),
+        if seen.is_empty() { "none".to_string() } else { seen.join(", ") }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_form() {
+        assert_eq!("none".parse(), Ok(ProbeSource::None));
+        assert_eq!("sim".parse(), Ok(ProbeSource::Sim));
+        assert_eq!("auto".parse(), Ok(ProbeSource::Auto { serial: None }));
+        assert_eq!(
+            "auto:TS-42".parse(),
+            Ok(ProbeSource::Auto {
+                serial: Some("TS-42".into())
+            })
+        );
+        assert_eq!(
+            "/dev/ttyACM0".parse(),
+            Ok(ProbeSource::Port("/dev/ttyACM0".into()))
+        );
+        assert!("".parse::<ProbeSource>().is_err());
+        assert_eq!(
+            ProbeSource::Auto {
+                serial: Some("x".into())
+            }
+            .to_string(),
+            "auto:x"
+        );
+    }
+}

@@ -1,0 +1,111 @@
+//! The link over real pseudo-terminals against a protocol peer.
+
+mod common;
+
+use common::{drain, PeerProbe, POWER_W};
+use hostd_probe::link::{LinkConfig, LinkEvent, ProbeLink, ProbeSource};
+use std::sync::mpsc;
+use std::time::Duration;
+
+fn link_to(peer: &PeerProbe) -> (ProbeLink, mpsc::Receiver<hostd_probe::link::LinkOutput>) {
+    let (tx, rx) = mpsc::channel();
+    let config = LinkConfig {
+        source: ProbeSource::Port(peer.link.clone()),
+        sync_interval: Duration::from_millis(200),
+        ..Default::default()
+    };
+    let link = ProbeLink::start(config, tx).expect("link starts");
+    link.wait_for_samples(Duration::from_secs(5))
+        .expect("samples flow");
+    (link, rx)
+}
+
+#[test]
+fn streams_every_sample_aligned_to_host_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let peer = PeerProbe::start(dir.path(), 150.0);
+    let (link, rx) = link_to(&peer);
+    std::thread::sleep(Duration::from_secs(3));
+    let report = link.stop();
+    let (samples, _) = drain(&rx);
+
+    assert!(samples.len() > 2000, "only {} samples", samples.len());
+    for pair in samples.windows(2) {
+        assert_eq!(pair[1].seq, pair[0].seq + 1, "sequence broken");
+        assert!(pair[1].time_ns > pair[0].time_ns, "time not increasing");
+    }
+    let seq = report.stats.sequence;
+    assert_eq!((seq.gaps, seq.missing), (0, 0));
+    assert_eq!(report.stats.frames.rejected(), 0);
+    let alignment = report.stats.alignment.expect("aligned");
+    eprintln!("alignment: {alignment:?}");
+    assert!(
+        alignment.uncertainty_ns < 1e6,
+        "uncertainty {} ns",
+        alignment.uncertainty_ns
+    );
+    // Samples are stamped near "now": the last one within 0.5 s of the stop.
+    let last = samples.last().unwrap();
+    let lag_ms = (hostd_probe::link::host_now_ns() - last.time_ns) as f64 / 1e6;
+    assert!(
+        (0.0..500.0).contains(&lag_ms),
+        "last sample {lag_ms} ms old"
+    );
+    assert!((last.power_w.unwrap() - POWER_W).abs() < 0.01);
+    // The accumulator advanced by about 5 W × the time between its readings.
+    let with_energy: Vec<_> = samples
+        .iter()
+        .filter_map(|s| s.energy_j.map(|e| (s.time_ns, e)))
+        .collect();
+    let (t0, e0) = with_energy[0];
+    let (t1, e1) = *with_energy.last().unwrap();
+    let expected = POWER_W * (t1 - t0) as f64 / 1e9;
+    assert!(
+        (e1 - e0 - expected).abs() < 0.05 * expected + 0.1,
+        "energy {} vs {expected}",
+        e1 - e0
+    );
+}
+
+#[test]
+fn reconnects_after_the_port_vanishes_and_records_the_gap() {
+    let dir = tempfile::tempdir().unwrap();
+    let peer = PeerProbe::start(dir.path(), 0.0);
+    let (link, rx) = link_to(&peer);
+    std::thread::sleep(Duration::from_millis(500));
+    peer.unplug(600);
+    std::thread::sleep(Duration::from_millis(2500));
+    let report = link.stop();
+    let (samples, events) = drain(&rx);
+
+    assert_eq!(report.reconnects.len(), 1, "{:?}", report.reconnects);
+    let r = &report.reconnects[0];
+    eprintln!("reconnect: {r:?}");
+    assert!(
+        r.gap_ms >= 550.0 && r.gap_ms < 600.0 + 2000.0,
+        "gap {} ms",
+        r.gap_ms
+    );
+    assert!(
+        r.resume_after_reopen_ms < 2000.0,
+        "resume {} ms",
+        r.resume_after_reopen_ms
+    );
+    assert!(
+        !r.samples_lost_estimated,
+        "the peer kept running, so loss is counted"
+    );
+    assert!(r.samples_lost > 0);
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, LinkEvent::Disconnected { .. })));
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, LinkEvent::Reconnected(_))));
+    // Everything after the reconnect is contiguous again, and the counted
+    // loss equals the hole in the sequence numbers.
+    let holes: u64 = samples.windows(2).map(|p| p[1].seq - p[0].seq - 1).sum();
+    assert_eq!(holes, r.samples_lost);
+    assert_eq!(report.stats.sequence.missing, r.samples_lost);
+    assert!(samples.last().unwrap().time_ns > r.resumed_ns - 100_000_000);
+}
