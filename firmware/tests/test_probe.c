@@ -447,6 +447,28 @@ TS_CASE(batch_closes_early_when_its_accumulator_list_is_full)
     CHECK_EQ_U(batches, 4u);
 }
 
+TS_CASE(restart_discards_and_counts_what_is_left_of_the_previous_run)
+{
+    rig_init(&g);
+    start_ok(1000, 32, 0);
+    rig_run(&g, 20, 1000); /* queued, not yet sent (batch of 32 not full) */
+    ts_probe_temp(&g.probe, 0, 30000);
+    start_ok(1000, 32, 0);
+    rig_run(&g, 5, 1000);
+    g.clock_us += TS_DEFAULT_MAX_BATCH_AGE_US;
+    ts_probe_service(&g.probe);
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_I(msg.which_msg, TAG(batch));
+    CHECK_EQ_U(msg.msg.batch.first_seq, 0u);
+    CHECK_EQ_U(msg.msg.batch.dropped_before, 0u);
+    CHECK_EQ_U(msg.msg.batch.dt_us_count, 5u);
+    CHECK_EQ_U(msg.msg.batch.temps_count, 0u);
+    ts_probe_counters c;
+    ts_probe_counters_get(&g.probe, &c);
+    CHECK_EQ_U(c.sampler.samples_dropped, 20u);
+    CHECK_EQ_U(c.sampler.temps_dropped, 1u);
+}
+
 TS_CASE(reset_accumulators_acks_and_zeroes_energy)
 {
     rig_init(&g);
@@ -495,6 +517,7 @@ static const ts_test_case cases[] = {
     TS_ENTRY(die_temperature_is_sent_when_requested),
     TS_ENTRY(enclosure_temperatures_ride_with_the_batch_of_their_sample),
     TS_ENTRY(batch_closes_early_when_its_accumulator_list_is_full),
+    TS_ENTRY(restart_discards_and_counts_what_is_left_of_the_previous_run),
     TS_ENTRY(reset_accumulators_acks_and_zeroes_energy),
     TS_ENTRY(poll_ready_samples_only_after_a_conversion),
 };

@@ -126,19 +126,26 @@ TS_CASE(accumulators_are_read_every_n_samples)
     }
 }
 
-TS_CASE(start_restarts_sequence_numbers_and_empties_the_rings)
+TS_CASE(start_restarts_sequence_numbers_at_the_next_tick_and_tags_the_run)
 {
     static rig g;
     rig_init(&g);
     ts_sampler_config cfg = {TS_CH_DEFAULT, 1};
     ts_sampler_start(&g.s, &cfg);
     ts_sampler_tick(&g.s, 1);
+    ts_sampler_tick(&g.s, 2);
     ts_sampler_temp(&g.s, 0, 25000);
     ts_sampler_start(&g.s, &cfg);
-    CHECK_EQ_U(ts_ring_count(&g.s.samples), 0u);
-    CHECK_EQ_U(ts_ring_count(&g.s.temps), 0u);
-    ts_sampler_tick(&g.s, 2);
-    CHECK_EQ_U(((const ts_sample *)ts_ring_peek(&g.s.samples, 0))->seq, 0u);
+    ts_sampler_temp(&g.s, 0, 26000); /* no sample of the new run yet: not queued */
+    ts_sampler_tick(&g.s, 3);
+    CHECK_EQ_U(ts_ring_count(&g.s.samples), 3u);
+    const ts_sample *old = (const ts_sample *)ts_ring_peek(&g.s.samples, 1);
+    const ts_sample *fresh = (const ts_sample *)ts_ring_peek(&g.s.samples, 2);
+    CHECK_EQ_U(old->seq, 1u);
+    CHECK(old->run != fresh->run);
+    CHECK_EQ_U(fresh->seq, 0u);
+    CHECK_EQ_U(fresh->run, g.s.requested_run);
+    CHECK_EQ_U(ts_ring_count(&g.s.temps), 1u);
 }
 
 TS_CASE(temperature_readings_overflow_is_counted)
@@ -147,6 +154,7 @@ TS_CASE(temperature_readings_overflow_is_counted)
     rig_init(&g);
     ts_sampler_config cfg = {TS_CH_DEFAULT, 1};
     ts_sampler_start(&g.s, &cfg);
+    ts_sampler_tick(&g.s, 1);
     for (int i = 0; i < (int)TS_TEMP_RING_CAPACITY + 3; i++) {
         ts_sampler_temp(&g.s, 0, 20000 + i);
     }
@@ -162,7 +170,7 @@ static const ts_test_case cases[] = {
     TS_ENTRY(full_ring_drops_new_samples_and_counts_each_one),
     TS_ENTRY(bus_error_drops_the_sample_and_counts_it),
     TS_ENTRY(accumulators_are_read_every_n_samples),
-    TS_ENTRY(start_restarts_sequence_numbers_and_empties_the_rings),
+    TS_ENTRY(start_restarts_sequence_numbers_at_the_next_tick_and_tags_the_run),
     TS_ENTRY(temperature_readings_overflow_is_counted),
 };
 TS_TEST_MAIN(cases)

@@ -148,20 +148,18 @@ static void autostart(void)
 	size_t len = 0;
 
 	cmd.which_cmd = throttlescope_v1_HostToProbe_start_tag;
-	cmd.cmd.start.rate_hz = CONFIG_THROTTLESCOPE_DEFAULT_RATE_HZ;
+	/* Every field 0: the configured defaults (Kconfig). */
 	cmd.cmd.start.vbus_ct = throttlescope_v1_ConversionTime_CT_150US;
 	cmd.cmd.start.vshunt_ct = throttlescope_v1_ConversionTime_CT_150US;
 	cmd.cmd.start.temp_ct = throttlescope_v1_ConversionTime_CT_150US;
 	cmd.cmd.start.averaging = throttlescope_v1_Averaging_AVG_1;
-	cmd.cmd.start.batch_samples = CONFIG_THROTTLESCOPE_BATCH_SAMPLES;
-	cmd.cmd.start.accumulators_every = CONFIG_THROTTLESCOPE_ACCUMULATORS_EVERY;
 	if (ts_proto_frame_host_msg(&cmd, frame, sizeof(frame), &len) != TS_OK) {
 		LOG_ERR("could not encode the autostart command");
 		return;
 	}
 	ts_probe_rx(probe, frame, len, sampling_now_us(NULL));
 	LOG_INF("autostart: %u Hz, %u samples per batch", ts_probe_rate_hz(probe),
-		CONFIG_THROTTLESCOPE_BATCH_SAMPLES);
+		CONFIG_THROTTLESCOPE_DEFAULT_BATCH_SAMPLES);
 }
 #endif
 

@@ -134,6 +134,7 @@ int main(void)
 		.max_rate_hz = CONFIG_THROTTLESCOPE_MAX_RATE_HZ,
 		.max_batch_age_us = CONFIG_THROTTLESCOPE_MAX_BATCH_AGE_MS * 1000u,
 		.alert_pin = ina228_probe_has_alert(ina_dev),
+		.default_rate_hz = CONFIG_THROTTLESCOPE_DEFAULT_RATE_HZ,
 	};
 	const ts_platform platform = {
 		.now_us = sampling_now_us,

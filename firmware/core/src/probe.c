@@ -200,14 +200,12 @@ static void handle_start(ts_probe *p, const throttlescope_v1_Start *s, uint32_t 
         return;
     }
     if (ts_ina228_configure_adc(&p->ina, &adc) != TS_OK) {
-        p->sampler.counters.i2c_errors++;
+        p->link_i2c_errors++;
         send_error(p, throttlescope_v1_ErrorCode_ERROR_CODE_SENSOR_FAULT,
                    "INA228 ADC_CONFIG write failed", request_id);
         return;
     }
 
-    /* Samples still queued from a previous run are lost: count them. */
-    p->sampler.counters.samples_dropped += ts_ring_count(&p->sampler.samples);
     ts_sampler_config sc;
     sc.channels = (s->channels != 0u ? s->channels : ALL_CHANNELS) |
                   (s->die_temp ? TS_CH_DIE_TEMP : 0u);
@@ -266,7 +264,7 @@ static void handle_reset_accumulators(ts_probe *p, uint32_t request_id)
         return;
     }
     if (ts_ina228_reset_accumulators(&p->ina) != TS_OK) {
-        p->sampler.counters.i2c_errors++;
+        p->link_i2c_errors++;
         send_error(p, throttlescope_v1_ErrorCode_ERROR_CODE_SENSOR_FAULT,
                    "INA228 CONFIG write failed", request_id);
         return;
@@ -370,9 +368,23 @@ static bool build_batch(ts_probe *p, uint64_t now)
 {
     ts_ring *ring = &p->sampler.samples;
     ts_ring *temps = &p->sampler.temps;
+    /* What is left of a previous run (queued before a new Start) is lost:
+     * discard and count it. */
+    uint32_t run = p->sampler.requested_run;
+    const ts_sample *first = (const ts_sample *)ts_ring_peek(ring, 0);
+    while (first != NULL && first->run != run) {
+        ts_ring_pop(ring, 1);
+        p->stale_dropped++;
+        first = (const ts_sample *)ts_ring_peek(ring, 0);
+    }
+    const ts_temp_sample *t0 = (const ts_temp_sample *)ts_ring_peek(temps, 0);
+    while (t0 != NULL && t0->run != run) {
+        ts_ring_pop(temps, 1);
+        p->stale_temps++;
+        t0 = (const ts_temp_sample *)ts_ring_peek(temps, 0);
+    }
     uint32_t n = ts_ring_count(ring);
     uint32_t nt = ts_ring_count(temps);
-    const ts_sample *first = (const ts_sample *)ts_ring_peek(ring, 0);
 
     if (n == 0u) {
         /* Temperatures alone go out only once sampling stopped (otherwise
@@ -517,5 +529,8 @@ void ts_probe_counters_get(const ts_probe *p, ts_probe_counters *out)
 {
     *out = p->counters;
     out->sampler = p->sampler.counters;
+    out->sampler.samples_dropped += p->stale_dropped;
+    out->sampler.temps_dropped += p->stale_temps;
+    out->sampler.i2c_errors += p->link_i2c_errors;
     out->rx_bad_frames += p->deframer.overflows;
 }

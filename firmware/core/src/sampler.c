@@ -3,6 +3,13 @@
 
 #include <string.h>
 
+/* Publish next_config before the run number that announces it. */
+#if defined(__GNUC__)
+#define TS_SAMPLER_BARRIER() __asm__ __volatile__("" ::: "memory")
+#else
+#define TS_SAMPLER_BARRIER() ((void)0)
+#endif
+
 void ts_sampler_init(ts_sampler *s, ts_ina228 *ina)
 {
     memset(s, 0, sizeof *s);
@@ -17,15 +24,12 @@ void ts_sampler_init(ts_sampler *s, ts_ina228 *ina)
 
 void ts_sampler_start(ts_sampler *s, const ts_sampler_config *cfg)
 {
-    s->running = false;
-    s->config = *cfg;
-    if (s->config.accumulators_every == 0u) {
-        s->config.accumulators_every = 1u;
+    s->next_config = *cfg;
+    if (s->next_config.accumulators_every == 0u) {
+        s->next_config.accumulators_every = 1u;
     }
-    ts_ring_clear(&s->samples);
-    ts_ring_clear(&s->temps);
-    s->next_seq = 0;
-    s->ring_was_full = false;
+    TS_SAMPLER_BARRIER();
+    s->requested_run = s->requested_run + 1u;
     s->running = true;
 }
 
@@ -44,7 +48,16 @@ int ts_sampler_tick(ts_sampler *s, uint64_t now_us)
     if (!s->running) {
         return TS_OK;
     }
+    uint32_t requested = s->requested_run;
+    if (requested != s->run) {
+        TS_SAMPLER_BARRIER();
+        s->config = s->next_config;
+        s->run = requested;
+        s->next_seq = 0;
+        s->ring_was_full = false;
+    }
     ts_sample smp;
+    smp.run = s->run;
     smp.seq = s->next_seq++;
     smp.time_us = now_us;
     smp.channels = s->config.channels;
@@ -84,6 +97,10 @@ int ts_sampler_tick(ts_sampler *s, uint64_t now_us)
 void ts_sampler_temp(ts_sampler *s, uint32_t sensor, int32_t milli_c)
 {
     ts_temp_sample t;
+    if (s->requested_run != s->run) {
+        return; /* the new run has no sample yet to align the reading to */
+    }
+    t.run = s->run;
     t.seq = s->next_seq > 0u ? s->next_seq - 1u : 0u;
     t.sensor = sensor;
     t.milli_c = milli_c;

@@ -108,6 +108,10 @@ typedef struct ts_probe {
     uint8_t tx_buf[TS_PROBE_FRAME_MAX];
     throttlescope_v1_ProbeToHost msg;   /**< scratch for encoding */
     ts_probe_counters counters;
+    /* Counted by the link context (the sampler's own counters have one writer). */
+    uint64_t stale_dropped;             /**< samples of a previous run discarded */
+    uint32_t stale_temps;               /**< readings of a previous run discarded */
+    uint32_t link_i2c_errors;           /**< bus errors on commands */
 } ts_probe;
 
 /**

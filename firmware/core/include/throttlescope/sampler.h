@@ -31,6 +31,7 @@ typedef struct ts_sample {
     uint64_t energy;    /**< valid with TS_SAMPLE_HAS_ACCUMULATORS */
     int64_t charge;
     uint8_t flags;
+    uint32_t run;       /**< run (Start) the sample belongs to */
 } ts_sample;
 
 /** One enclosure temperature reading as it waits in the ring. */
@@ -38,6 +39,7 @@ typedef struct ts_temp_sample {
     uint64_t seq;       /**< sequence number of the latest sample at reading time */
     uint32_t sensor;
     int32_t milli_c;
+    uint32_t run;       /**< run (Start) the reading belongs to */
 } ts_temp_sample;
 
 /** What to read on each tick. */
@@ -62,7 +64,10 @@ typedef struct ts_sampler {
     ts_ring temps;
     ts_sample sample_storage[TS_SAMPLE_RING_CAPACITY];
     ts_temp_sample temp_storage[TS_TEMP_RING_CAPACITY];
-    ts_sampler_config config;
+    ts_sampler_config config;      /**< in force (sampling context) */
+    ts_sampler_config next_config; /**< from the last start, applied at the next tick */
+    volatile uint32_t requested_run; /**< bumped by start (link context) */
+    uint32_t run;                  /**< run in force (sampling context) */
     volatile bool running;
     bool ring_was_full;
     uint64_t next_seq;
@@ -71,7 +76,12 @@ typedef struct ts_sampler {
 
 /** Set up empty rings over the sampler's own storage. */
 void ts_sampler_init(ts_sampler *s, ts_ina228 *ina);
-/** Start a run: sequence numbers restart at 0, both rings are emptied. */
+/**
+ * Start a new run. It takes effect at the next tick, in the sampling context
+ * (so a tick running concurrently never mixes runs): sequence numbers restart
+ * at 0 and every queued item carries its run number, so the consumer can
+ * discard (and count) what is left of the previous run.
+ */
 void ts_sampler_start(ts_sampler *s, const ts_sampler_config *cfg);
 /** Stop taking samples (queued ones stay for the link). */
 void ts_sampler_stop(ts_sampler *s);
