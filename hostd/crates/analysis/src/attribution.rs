@@ -226,9 +226,15 @@ pub fn attribute(
             }
             r.check(0.15, alone, "no other target active".to_string());
         } else {
-            if let (Some(b), Some(t), Some(hi)) = (sb, ev.temp_at_onset_c, ev.temp_max_c) {
+            let peak_before = ctx
+                .probe
+                .and_then(|p| {
+                    smoothed_min_max(p, &p.enclosure_temp_c, series.start_ns(), change.onset_ns)
+                })
+                .map(|m| m.1);
+            if let (Some(b), Some(t), Some(hi)) = (sb, ev.temp_at_onset_c, peak_before) {
                 let cooled = b < -0.005 || t < hi - 2.0;
-                r.check(0.5, cooled, format!("recovered at {t:.1} °C after cooling (slope before {b:+.3} °C/s, peak {hi:.1} °C)"));
+                r.check(0.5, cooled, format!("enclosure {t:.1} °C at recovery, peak before it {hi:.1} °C, slope before {b:+.3} °C/s (cooling means a thermal limit released)"));
             }
             if let (Some(pb), Some(pa), Some(rises)) =
                 (ev.power_before_w, ev.power_after_w, power_falls)
@@ -286,7 +292,20 @@ pub fn attribute(
                 )
             },
         );
-        let agg = rate_in_window(ctx.all.iter().flat_map(|s| s.files.iter()), slow.0, slow.1);
+        // Aggregate while the others were still there: up to the last end, inside the slow
+        // part, of the other targets active during it.
+        let others_end = others
+            .iter()
+            .filter(|s| ev.other_targets_active.contains(&s.target))
+            .map(|s| s.end_ns())
+            .filter(|&e| e > slow.0 && e < slow.1)
+            .max()
+            .unwrap_or(slow.1);
+        let agg = rate_in_window(
+            ctx.all.iter().flat_map(|s| s.files.iter()),
+            slow.0,
+            others_end,
+        );
         ev.aggregate_bps = Some(agg);
         ev.link_ceiling_bps = ctx.link_ceiling_bps;
         if let Some(ceiling) = ctx.link_ceiling_bps {

@@ -46,48 +46,90 @@ pub fn noise_sigma(x: &[f64]) -> f64 {
     stats::mad_sigma(&d).unwrap_or(0.0) / std::f64::consts::SQRT_2
 }
 
+/// Half-width (in differences) of the window for the local noise estimate.
+const LOCAL_NOISE_HALF_WINDOW: usize = 15;
+
+/// Local robust noise σ at each point: the larger of `noise_sigma` over the ±15 first
+/// differences before and after it. Throughput noise differs between regimes (a contended
+/// drive jitters far more than a free one), so one global σ would under-penalise the
+/// noisy regime; taking the larger side keeps a point next to a noisy regime from
+/// looking precise.
+pub fn local_noise_sigma(x: &[f64]) -> Vec<f64> {
+    let n = x.len();
+    if n < 3 {
+        return vec![0.0; n];
+    }
+    let d: Vec<f64> = x.windows(2).map(|w| w[1] - w[0]).collect();
+    let h = LOCAL_NOISE_HALF_WINDOW;
+    let sigma = |lo: usize, hi: usize| {
+        // At least h differences, shifted inside the series.
+        let (lo, hi) = if hi - lo < h {
+            (lo.min(d.len().saturating_sub(h)), (lo + h).min(d.len()))
+        } else {
+            (lo, hi)
+        };
+        stats::mad_sigma(&d[lo..hi]).unwrap_or(0.0) / std::f64::consts::SQRT_2
+    };
+    (0..n)
+        .map(|i| {
+            let before = sigma(i.saturating_sub(h), i.min(d.len()));
+            let after = sigma(i.min(d.len()), (i + h).min(d.len()));
+            before.max(after)
+        })
+        .collect()
+}
+
+/// Weighted prefix sums for the cost Σ wᵢ(xᵢ − μ)² with wᵢ = 1/σᵢ².
 struct Prefix {
-    s1: Vec<f64>,
-    s2: Vec<f64>,
+    w: Vec<f64>,
+    wx: Vec<f64>,
+    wx2: Vec<f64>,
 }
 
 impl Prefix {
-    fn new(x: &[f64]) -> Self {
-        let mut s1 = Vec::with_capacity(x.len() + 1);
-        let mut s2 = Vec::with_capacity(x.len() + 1);
-        let (mut a, mut b) = (0.0, 0.0);
-        s1.push(0.0);
-        s2.push(0.0);
-        for v in x {
-            a += v;
-            b += v * v;
-            s1.push(a);
-            s2.push(b);
+    fn new(x: &[f64], weights: &[f64]) -> Self {
+        let n = x.len();
+        let (mut w, mut wx, mut wx2) = (
+            Vec::with_capacity(n + 1),
+            Vec::with_capacity(n + 1),
+            Vec::with_capacity(n + 1),
+        );
+        let (mut a, mut b, mut c) = (0.0, 0.0, 0.0);
+        w.push(0.0);
+        wx.push(0.0);
+        wx2.push(0.0);
+        for (v, k) in x.iter().zip(weights) {
+            a += k;
+            b += k * v;
+            c += k * v * v;
+            w.push(a);
+            wx.push(b);
+            wx2.push(c);
         }
-        Prefix { s1, s2 }
+        Prefix { w, wx, wx2 }
     }
 
-    /// Sum of squared deviations from the mean on `[s, t)`.
+    /// Weighted sum of squared deviations from the weighted mean on `[s, t)`.
     fn cost(&self, s: usize, t: usize) -> f64 {
-        let n = (t - s) as f64;
-        let a = self.s1[t] - self.s1[s];
-        ((self.s2[t] - self.s2[s]) - a * a / n).max(0.0)
-    }
-
-    fn mean(&self, s: usize, t: usize) -> f64 {
-        (self.s1[t] - self.s1[s]) / (t - s) as f64
+        let w = self.w[t] - self.w[s];
+        let a = self.wx[t] - self.wx[s];
+        ((self.wx2[t] - self.wx2[s]) - a * a / w.max(f64::MIN_POSITIVE)).max(0.0)
     }
 }
 
-/// PELT: the segmentation minimising Σ cost + β·(number of changes) exactly, with
-/// pruning. Returns the segment boundaries (the first index of each new segment).
-pub fn pelt(x: &[f64], beta: f64, min_segment: usize) -> Vec<usize> {
+fn plain_mean(x: &[f64], s: usize, t: usize) -> f64 {
+    x[s..t].iter().sum::<f64>() / (t - s) as f64
+}
+
+/// PELT on the cost Σ wᵢ(xᵢ − μ)²: the segmentation minimising Σ cost + β·(number of
+/// changes) exactly, with pruning. Returns the first index of each new segment.
+pub fn pelt(x: &[f64], weights: &[f64], beta: f64, min_segment: usize) -> Vec<usize> {
     let n = x.len();
     let m = min_segment.max(1);
     if n < 2 * m {
         return Vec::new();
     }
-    let p = Prefix::new(x);
+    let p = Prefix::new(x, weights);
     let mut f = vec![f64::INFINITY; n + 1];
     let mut last = vec![0usize; n + 1];
     f[0] = -beta;
@@ -124,26 +166,78 @@ pub fn pelt(x: &[f64], beta: f64, min_segment: usize) -> Vec<usize> {
     cps
 }
 
-/// Segments of `x` after PELT with β = `penalty_log_n`·σ̂²·ln n and the merging of
-/// neighbours that differ by less than `min_relative_change`.
+/// Segments of `x`: PELT on the locally studentised cost with β = `penalty_log_n`·ln n,
+/// then (1) short transition segments whose level lies between their neighbours' are
+/// split between those neighbours (a file that straddles a change sits between the two
+/// levels), (2) each change must still beat β with σ re-estimated from the two segments
+/// it separates, (3) neighbours differing by less than `min_relative_change` merge.
 pub fn segments(x: &[f64], settings: &Settings) -> Vec<Segment> {
     let n = x.len();
     if n == 0 {
         return Vec::new();
     }
-    let p = Prefix::new(x);
     let level = stats::median(x).unwrap_or(0.0).abs();
-    let sigma = noise_sigma(x).max(1e-3 * level).max(f64::MIN_POSITIVE);
-    let beta = settings.penalty_log_n * sigma * sigma * (n as f64).ln().max(1.0);
+    let floor = (1e-3 * level).max(0.25 * noise_sigma(x)).max(1e-12);
+    let weights: Vec<f64> = local_noise_sigma(x)
+        .into_iter()
+        .map(|s| 1.0 / s.max(floor).powi(2))
+        .collect();
+    let beta = settings.penalty_log_n * (n as f64).ln().max(1.0);
+    let p = Prefix::new(x, &weights);
     let mut bounds = vec![0];
-    bounds.extend(pelt(x, beta, settings.min_segment));
+    bounds.extend(pelt(x, &weights, beta, settings.min_segment));
     bounds.push(n);
+    // (1) Dissolve short in-between segments.
+    let mut k = 1;
+    while k + 2 < bounds.len() {
+        let (a, b, c, d) = (bounds[k - 1], bounds[k], bounds[k + 1], bounds[k + 2]);
+        let (left, mid, right) = (
+            plain_mean(x, a, b),
+            plain_mean(x, b, c),
+            plain_mean(x, c, d),
+        );
+        let between = (left - mid) * (mid - right) > 0.0;
+        if between && c - b <= 2 * settings.min_segment {
+            let split = (b..=c).min_by(|&i, &j| {
+                (p.cost(a, i) + p.cost(i, d)).total_cmp(&(p.cost(a, j) + p.cost(j, d)))
+            });
+            let split = split.unwrap_or(b);
+            bounds.splice(k..k + 2, [split]);
+        } else {
+            k += 1;
+        }
+    }
+    bounds.dedup();
+    // (2) Check each change against the noise of the two segments it separates (σ from
+    // the differences inside them, so many more than the local window) and drop the
+    // weakest one below the penalty, until all pass.
     loop {
-        // Merge the closest neighbouring pair while it is below the practical effect.
+        let mut weakest: Option<(usize, f64)> = None;
+        for k in 1..bounds.len() - 1 {
+            let (a, b, c) = (bounds[k - 1], bounds[k], bounds[k + 1]);
+            let mut d: Vec<f64> = x[a..b].windows(2).map(|w| w[1] - w[0]).collect();
+            d.extend(x[b..c].windows(2).map(|w| w[1] - w[0]));
+            let sigma = (stats::mad_sigma(&d).unwrap_or(0.0) / std::f64::consts::SQRT_2).max(floor);
+            let (n1, n2) = ((b - a) as f64, (c - b) as f64);
+            let gain = n1 * n2 / (n1 + n2) * (plain_mean(x, a, b) - plain_mean(x, b, c)).powi(2)
+                / (sigma * sigma);
+            if gain < beta && weakest.is_none_or(|(_, g)| gain < g) {
+                weakest = Some((k, gain));
+            }
+        }
+        match weakest {
+            Some((k, _)) => {
+                bounds.remove(k);
+            }
+            None => break,
+        }
+    }
+    // (3) Merge the closest neighbouring pair while it is below the practical effect.
+    loop {
         let mut worst: Option<(usize, f64)> = None;
         for k in 1..bounds.len() - 1 {
-            let a = p.mean(bounds[k - 1], bounds[k]);
-            let b = p.mean(bounds[k], bounds[k + 1]);
+            let a = plain_mean(x, bounds[k - 1], bounds[k]);
+            let b = plain_mean(x, bounds[k], bounds[k + 1]);
             let rel = (b - a).abs() / a.abs().max(b.abs()).max(f64::MIN_POSITIVE);
             if rel < settings.min_relative_change && worst.is_none_or(|(_, r)| rel < r) {
                 worst = Some((k, rel));
@@ -161,7 +255,7 @@ pub fn segments(x: &[f64], settings: &Settings) -> Vec<Segment> {
         .map(|w| Segment {
             start: w[0],
             end: w[1],
-            mean: p.mean(w[0], w[1]),
+            mean: plain_mean(x, w[0], w[1]),
         })
         .collect()
 }
@@ -185,7 +279,7 @@ mod tests {
     #[test]
     fn pelt_finds_a_clean_step_exactly() {
         let x: Vec<f64> = (0..40).map(|i| if i < 25 { 2.0 } else { 1.0 }).collect();
-        assert_eq!(pelt(&x, 1.0, 2), vec![25]);
+        assert_eq!(pelt(&x, &[1.0; 40], 1.0, 2), vec![25]);
     }
 
     #[test]
@@ -203,6 +297,31 @@ mod tests {
         let s = segments(&x, &Settings::default());
         let starts: Vec<usize> = s.iter().map(|g| g.start).collect();
         assert_eq!(starts, vec![0, 30, 70], "{s:?}");
+    }
+
+    #[test]
+    fn noisy_regime_next_to_a_quiet_one_is_not_split() {
+        for seed in 0..30 {
+            let mut x = noisy(&[(25, 0.55)], 0.27, seed);
+            x.extend(noisy(&[(30, 1.4)], 0.05, seed + 100));
+            let starts: Vec<usize> = segments(&x, &Settings::default())
+                .iter()
+                .map(|g| g.start)
+                .collect();
+            assert_eq!(starts, vec![0, 25], "seed {seed}");
+        }
+    }
+
+    #[test]
+    fn a_file_straddling_the_change_does_not_make_its_own_segment() {
+        let mut x = noisy(&[(30, 2.3)], 0.05, 9);
+        x.push(1.2);
+        x.extend(noisy(&[(40, 0.65)], 0.08, 10));
+        let starts: Vec<usize> = segments(&x, &Settings::default())
+            .iter()
+            .map(|g| g.start)
+            .collect();
+        assert!(starts == vec![0, 30] || starts == vec![0, 31], "{starts:?}");
     }
 
     #[test]

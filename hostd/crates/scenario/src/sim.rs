@@ -1,0 +1,279 @@
+//! Playing a scenario in virtual time: which files each target moves when, the true
+//! throughput changes, and the probed device's activity over time.
+
+use crate::model::{Scenario, Stage};
+use rand::{Rng, SeedableRng};
+
+/// Virtual time step of the simulation, ns (1 ms: 2 MB at 2 GB/s).
+const STEP_NS: i64 = 1_000_000;
+
+/// One file as the simulated target moved it (times relative to the run start).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimFile {
+    /// Target name.
+    pub target: String,
+    /// Phase name.
+    pub phase: String,
+    /// Index within the target.
+    pub index: u64,
+    /// Start, ns since run start.
+    pub start_ns: i64,
+    /// End, ns since run start.
+    pub end_ns: i64,
+    /// Bytes.
+    pub bytes: u64,
+}
+
+/// A true change of throughput (a stage boundary).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TruthEvent {
+    /// Target.
+    pub target: String,
+    /// Phase.
+    pub phase: String,
+    /// "drop" or "recovery".
+    pub kind: String,
+    /// Bytes of the target moved before the change.
+    pub onset_bytes: u64,
+    /// ns since run start.
+    pub onset_ns: i64,
+    /// Cause named by the scenario.
+    pub cause: String,
+    /// All bytes the target moves in the run (the 2 % tolerance's base).
+    pub total_bytes: u64,
+}
+
+/// From `t_ns` on (since run start) the probed device works at `load` (0..1).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct LoadStep {
+    /// ns since run start.
+    pub t_ns: i64,
+    /// Activity 0..1.
+    pub load: f64,
+}
+
+/// Everything a scenario produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trace {
+    /// Files in order of completion.
+    pub files: Vec<SimFile>,
+    /// True events in onset order.
+    pub truth: Vec<TruthEvent>,
+    /// The probed device's activity over time (first step at 0).
+    pub load: Vec<LoadStep>,
+    /// End of the last file, ns since run start.
+    pub end_ns: i64,
+}
+
+struct Current {
+    start_ns: i64,
+    bytes: u64,
+    bytes_left: f64,
+    overhead_left_ns: f64,
+    jitter_u: f64,
+}
+
+struct TargetState {
+    sizes: Vec<u64>,
+    next_file: usize,
+    stage: usize,
+    cum: f64,
+    current: Option<Current>,
+    done_ns: Option<i64>,
+    hold_load: Option<f64>,
+}
+
+fn stage_load(st: &Stage, hold: Option<f64>) -> f64 {
+    if st.hold_temperature {
+        hold.unwrap_or(1.0)
+    } else {
+        st.load.unwrap_or(1.0)
+    }
+}
+
+/// File sizes for a target: uniform in [min, max] MB until the total is reached.
+fn draw_sizes(rng: &mut impl Rng, min_mb: f64, max_mb: f64, total_gb: f64) -> Vec<u64> {
+    let total = (total_gb * 1e9) as u64;
+    let mut v = Vec::new();
+    let mut sum = 0u64;
+    while sum < total {
+        let b = (rng.gen_range(min_mb..=max_mb) * 1e6) as u64;
+        let b = b.min(total - sum).max(1);
+        sum += b;
+        v.push(b);
+    }
+    v
+}
+
+/// Plays the scenario; the same scenario and seed always give the same trace.
+pub fn simulate(sc: &Scenario) -> Trace {
+    let dev = &sc.device;
+    let mut rngs: Vec<rand_chacha::ChaCha8Rng> = (0..sc.targets.len())
+        .map(|i| {
+            rand_chacha::ChaCha8Rng::seed_from_u64(
+                sc.seed.wrapping_mul(1_000_003).wrapping_add(i as u64),
+            )
+        })
+        .collect();
+    let mut st: Vec<TargetState> = sc
+        .targets
+        .iter()
+        .zip(rngs.iter_mut())
+        .map(|(t, rng)| TargetState {
+            sizes: draw_sizes(rng, t.file_min_mb, t.file_max_mb, t.total_gb),
+            next_file: 0,
+            stage: 0,
+            cum: 0.0,
+            current: None,
+            done_ns: None,
+            hold_load: None,
+        })
+        .collect();
+    let probe_idx = sc
+        .targets
+        .iter()
+        .position(|t| t.name == sc.probe_target)
+        .unwrap_or(0);
+    let mut temp = dev.start_temp_c();
+    let mut files = Vec::new();
+    let mut truth = Vec::new();
+    let mut load = vec![LoadStep { t_ns: 0, load: 0.0 }];
+    let dt_s = STEP_NS as f64 * 1e-9;
+    let mut t: i64 = 0;
+    while st.iter().any(|s| s.done_ns.is_none()) && t < 1_000_000 * 1_000_000_000 {
+        let done_at: Vec<Option<i64>> = st.iter().map(|s| s.done_ns).collect();
+        for (k, spec) in sc.targets.iter().enumerate() {
+            let s = &mut st[k];
+            if s.done_ns.is_some() || (t as f64) < spec.start_s * 1e9 {
+                continue;
+            }
+            let advance =
+                |s: &mut TargetState, at_ns: i64, truth: &mut Vec<TruthEvent>, temp: f64| {
+                    let old = &spec.stages[s.stage];
+                    s.stage += 1;
+                    let new = &spec.stages[s.stage];
+                    if new.hold_temperature {
+                        s.hold_load = Some(dev.load_holding(temp));
+                    }
+                    truth.push(TruthEvent {
+                        target: spec.name.clone(),
+                        phase: spec.phase.clone(),
+                        kind: if new.rate_gbps < old.rate_gbps {
+                            "drop"
+                        } else {
+                            "recovery"
+                        }
+                        .to_string(),
+                        onset_bytes: s.cum.round() as u64,
+                        onset_ns: at_ns,
+                        cause: new.cause.clone().unwrap_or_else(|| "unknown".to_string()),
+                        total_bytes: s.sizes.iter().sum(),
+                    });
+                };
+            // Time-triggered stage ends.
+            if let Some(other) = &spec.stages[s.stage].after_target_done {
+                let oi = sc
+                    .targets
+                    .iter()
+                    .position(|o| &o.name == other)
+                    .unwrap_or(k);
+                if let Some(end) = done_at[oi] {
+                    if s.stage + 1 < spec.stages.len()
+                        && t as f64 >= end as f64 + spec.stages[s.stage].lag_s * 1e9
+                    {
+                        advance(s, t, &mut truth, temp);
+                    }
+                }
+            }
+            let mut avail = STEP_NS as f64;
+            while avail > 0.0 && s.done_ns.is_none() {
+                let now = t + (STEP_NS as f64 - avail) as i64;
+                if s.current.is_none() {
+                    if s.next_file >= s.sizes.len() {
+                        s.done_ns = Some(now);
+                        break;
+                    }
+                    let b = s.sizes[s.next_file];
+                    s.current = Some(Current {
+                        start_ns: now,
+                        bytes: b,
+                        bytes_left: b as f64,
+                        overhead_left_ns: spec.overhead_ms * 1e6,
+                        jitter_u: rngs[k].gen_range(-1.0..=1.0),
+                    });
+                }
+                let stage = &spec.stages[s.stage];
+                let cur = s.current.as_mut().expect("set above");
+                if cur.bytes_left > 0.0 {
+                    let rate = stage.rate_gbps * (1.0 + cur.jitter_u * stage.jitter); // bytes per ns
+                    let to_boundary = match stage.until_gb {
+                        Some(g) if s.stage + 1 < spec.stages.len() => (g * 1e9 - s.cum).max(0.0),
+                        _ => f64::INFINITY,
+                    };
+                    let take = cur.bytes_left.min(rate * avail).min(to_boundary);
+                    avail -= take / rate;
+                    cur.bytes_left -= take;
+                    s.cum += take;
+                    if cur.bytes_left < 0.5 {
+                        cur.bytes_left = 0.0;
+                    }
+                    if to_boundary.is_finite() && take >= to_boundary - 0.5 {
+                        let at = t + (STEP_NS as f64 - avail) as i64;
+                        advance(s, at, &mut truth, temp);
+                    }
+                } else {
+                    let used = cur.overhead_left_ns.min(avail);
+                    cur.overhead_left_ns -= used;
+                    avail -= used;
+                    if cur.overhead_left_ns <= 0.0 {
+                        let end = t + (STEP_NS as f64 - avail).round() as i64;
+                        files.push(SimFile {
+                            target: spec.name.clone(),
+                            phase: spec.phase.clone(),
+                            index: s.next_file as u64,
+                            start_ns: cur.start_ns,
+                            end_ns: end.max(cur.start_ns + 1),
+                            bytes: cur.bytes,
+                        });
+                        s.current = None;
+                        s.next_file += 1;
+                    }
+                }
+            }
+        }
+        // The probed device's activity and temperature over this step.
+        let ps = &st[probe_idx];
+        let active = ps.current.is_some();
+        let l = if active {
+            stage_load(&sc.targets[probe_idx].stages[ps.stage], ps.hold_load)
+        } else {
+            0.0
+        };
+        if load.last().is_some_and(|x| (x.load - l).abs() > 1e-9) {
+            load.push(LoadStep { t_ns: t, load: l });
+        }
+        let eq = dev.equilibrium_c(dev.power_w(l));
+        temp += (eq - temp) * (1.0 - (-dt_s / dev.tau_s).exp());
+        t += STEP_NS;
+    }
+    let end_ns = files.iter().map(|f| f.end_ns).max().unwrap_or(0);
+    truth.sort_by_key(|e| e.onset_ns);
+    Trace {
+        files,
+        truth,
+        load,
+        end_ns,
+    }
+}
+
+impl Trace {
+    /// The probed device's activity at `t_ns` (since run start).
+    pub fn load_at(&self, t_ns: i64) -> f64 {
+        let i = self.load.partition_point(|s| s.t_ns <= t_ns);
+        if i == 0 {
+            0.0
+        } else {
+            self.load[i - 1].load
+        }
+    }
+}
