@@ -265,6 +265,44 @@ TS_CASE(overlong_frame_is_dropped_and_counted)
     CHECK_EQ_U(msg.msg.status.rx_bad_frames, 1u);
 }
 
+TS_CASE(random_bytes_are_all_counted_as_bad_frames_and_the_probe_still_answers)
+{
+    rig_init(&g);
+    static uint8_t noise[200000];
+    uint32_t x = 2463534242u;
+    uint64_t segments = 0;
+    size_t run = 0;
+    for (size_t i = 0; i < sizeof noise; i++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        noise[i] = (x % 97u == 0u) ? 0u : (uint8_t)(x >> 24);
+        if (noise[i] == 0u) {
+            segments += run > 0u;
+            run = 0;
+        } else {
+            run++;
+        }
+    }
+    const uint8_t delim = 0;
+    for (size_t i = 0; i < sizeof noise; i += 777) { /* odd chunking */
+        size_t n = sizeof noise - i < 777 ? sizeof noise - i : 777;
+        ts_probe_rx(&g.probe, noise + i, n, 1);
+    }
+    ts_probe_rx(&g.probe, &delim, 1, 1);
+    segments += run > 0u;
+    ts_probe_counters c;
+    ts_probe_counters_get(&g.probe, &c);
+    CHECK(segments > 1000u);
+    CHECK_EQ_U(c.rx_bad_frames + c.rx_bad_messages, segments);
+    CHECK(!ts_probe_running(&g.probe));
+    g.tx_len = g.rx_pos = 0; /* the host drops the error replies */
+    throttlescope_v1_HostToProbe m = rig_cmd(CMD(get_info), 12);
+    rig_send(&g, &m);
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_I(msg.which_msg, TAG(info));
+}
+
 TS_CASE(message_without_a_command_is_answered_with_an_error)
 {
     rig_init(&g);
@@ -506,6 +544,7 @@ static const ts_test_case cases[] = {
     TS_ENTRY(valid_frame_with_undecodable_payload_is_a_bad_message),
     TS_ENTRY(truncated_frame_is_rejected_and_the_next_command_still_works),
     TS_ENTRY(overlong_frame_is_dropped_and_counted),
+    TS_ENTRY(random_bytes_are_all_counted_as_bad_frames_and_the_probe_still_answers),
     TS_ENTRY(message_without_a_command_is_answered_with_an_error),
     TS_ENTRY(start_rejects_out_of_range_arguments),
     TS_ENTRY(rate_zero_runs_at_the_fastest_the_conversions_allow),
