@@ -242,7 +242,9 @@ static void advance_models(uint64_t t_ns)
     double i = v > 0.1 ? p / v : 0.0;
     double die = S.opt.ambient_c + 3.0 + 0.2 * (S.dut.temp_c - S.opt.ambient_c);
     ts_ina228_model_set(&S.ina, v, i, die);
-    ts_ina228_model_advance(&S.ina, dt * S.opt.time_scale);
+    /* Only the thermal model runs in scaled time; ENERGY/CHARGE integrate in
+     * real (probe) time so they close against power x time on the host. */
+    ts_ina228_model_advance(&S.ina, dt);
 }
 
 static void take_samples(uint64_t now)
