@@ -250,6 +250,55 @@ TS_CASE(sim_streams_consecutive_samples_and_answers_sync)
     finish();
 }
 
+TS_CASE(sim_energy_accumulator_closes_against_power_times_time)
+{
+    const char *args[] = {"--idle-w", "5.0", "--vbus-v", "5.0", NULL};
+    spawn(args);
+    throttlescope_v1_HostToProbe m = cmd(CMD(start), 2);
+    m.cmd.start.rate_hz = 1000;
+    m.cmd.start.accumulators_every = 100;
+    send_cmd(&m);
+    double lsb = 10.0 / 524288.0;
+    bool have_first = false;
+    uint64_t e0 = 0, e1 = 0, s0 = 0, s1 = 0;
+    double integral = 0.0;  /* sum of POWER x dt since the first ENERGY reading */
+    double integral_at_s1 = 0.0;
+    uint64_t t_end = mono_us() + 800000u;
+    while (mono_us() < t_end && next_msg(&msg, 500)) {
+        if (msg.which_msg != TAG(batch)) {
+            continue;
+        }
+        const throttlescope_v1_SampleBatch *b = &msg.msg.batch;
+        CHECK_EQ_U(b->dropped_before, 0u);
+        pb_size_t a = 0;
+        for (pb_size_t i = 0; i < b->dt_us_count; i++) {
+            uint64_t seq = b->first_seq + i;
+            if (have_first) {
+                /* Each sample's power over the interval that ends at it. */
+                integral += ts_ina228_power_w(b->power[i], lsb) * 1e-3;
+            }
+            if (a < b->accumulators_count && b->accumulators[a].seq == seq) {
+                if (!have_first) {
+                    have_first = true;
+                    e0 = b->accumulators[a].energy;
+                    s0 = seq;
+                } else {
+                    e1 = b->accumulators[a].energy;
+                    s1 = seq;
+                    integral_at_s1 = integral;
+                }
+                a++;
+            }
+        }
+    }
+    finish();
+    CHECK(have_first && s1 >= s0 + 300u);
+    double measured = ts_ina228_energy_j(e1 - e0, lsb);
+    /* ENERGY integrates continuously; the samples see the same power at 1 kHz. */
+    CHECK_NEAR(measured, integral_at_s1, integral_at_s1 * 0.005);
+    CHECK_NEAR(measured, 5.0 * (double)(s1 - s0) * 1e-3, 0.02 * measured);
+}
+
 TS_CASE(sim_load_command_raises_bus_power)
 {
     const char *args[] = {"--idle-w", "1.0", "--active-w", "8.0", NULL};
@@ -355,6 +404,7 @@ TS_CASE(sim_rejects_unknown_flags_with_a_message)
 static const ts_test_case cases[] = {
     TS_ENTRY(sim_answers_get_info_over_its_pty),
     TS_ENTRY(sim_streams_consecutive_samples_and_answers_sync),
+    TS_ENTRY(sim_energy_accumulator_closes_against_power_times_time),
     TS_ENTRY(sim_load_command_raises_bus_power),
     TS_ENTRY(sim_unplug_reopens_a_new_pty_and_keeps_counting),
     TS_ENTRY(sim_probe_clock_runs_fast_by_the_drift),
