@@ -299,6 +299,47 @@ TS_CASE(sim_energy_accumulator_closes_against_power_times_time)
     CHECK_NEAR(measured, 5.0 * (double)(s1 - s0) * 1e-3, 0.02 * measured);
 }
 
+TS_CASE(sim_host_that_stops_reading_loses_samples_that_are_all_counted)
+{
+    spawn(NULL);
+    start(10000);           /* ~160 kB/s of frames */
+    usleep(1500000);        /* the host stops reading: pty, tx queue and ring fill */
+    uint64_t delivered = 0, gaps = 0, expected = 0;
+    bool acked = false;
+    uint64_t resume_end = mono_us() + 500000u; /* it reads again while sampling goes on */
+    bool stopped = false;
+    while (next_msg(&msg, 500)) { /* then stops the probe and drains until quiet */
+        if (!stopped && mono_us() >= resume_end) {
+            throttlescope_v1_HostToProbe stop = cmd(CMD(stop), 3);
+            send_cmd(&stop);
+            stopped = true;
+        }
+        if (msg.which_msg == TAG(ack)) {
+            acked = true;
+            continue;
+        }
+        CHECK_EQ_I(msg.which_msg, TAG(batch));
+        const throttlescope_v1_SampleBatch *b = &msg.msg.batch;
+        CHECK_EQ_U(b->first_seq, expected + b->dropped_before);
+        gaps += b->dropped_before;
+        delivered += b->dt_us_count;
+        expected = b->first_seq + b->dt_us_count;
+    }
+    CHECK(stopped && acked);
+    throttlescope_v1_HostToProbe st = cmd(CMD(get_status), 4);
+    send_cmd(&st);
+    CHECK(next_msg(&msg, 2000));
+    CHECK_EQ_I(msg.which_msg, TAG(status));
+    const throttlescope_v1_Status *s = &msg.msg.status;
+    CHECK(!s->running);
+    CHECK(gaps > 0u);
+    CHECK(s->ring_overflows >= 1u);
+    /* Every sequence number is delivered or counted, none in between. */
+    CHECK_EQ_U(delivered + s->samples_dropped, s->samples_taken);
+    CHECK(gaps <= s->samples_dropped);
+    finish();
+}
+
 TS_CASE(sim_load_command_raises_bus_power)
 {
     const char *args[] = {"--idle-w", "1.0", "--active-w", "8.0", NULL};
@@ -405,6 +446,7 @@ static const ts_test_case cases[] = {
     TS_ENTRY(sim_answers_get_info_over_its_pty),
     TS_ENTRY(sim_streams_consecutive_samples_and_answers_sync),
     TS_ENTRY(sim_energy_accumulator_closes_against_power_times_time),
+    TS_ENTRY(sim_host_that_stops_reading_loses_samples_that_are_all_counted),
     TS_ENTRY(sim_load_command_raises_bus_power),
     TS_ENTRY(sim_unplug_reopens_a_new_pty_and_keeps_counting),
     TS_ENTRY(sim_probe_clock_runs_fast_by_the_drift),
