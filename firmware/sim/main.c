@@ -63,6 +63,8 @@ typedef struct sim {
     uint64_t override_us;
     uint64_t model_ns;       /* time up to which the models have advanced */
     uint64_t next_sample_ns;
+    uint64_t run_start_ns;   /* host time of sample 0 of the current schedule */
+    uint64_t sample_index;   /* samples since run_start_ns */
     uint64_t next_temp_ns;
     uint32_t rate_hz;
     ts_ntc_divider divider;
@@ -114,7 +116,8 @@ static void plat_sampling(void *ctx, bool running, uint32_t rate_hz)
 {
     (void)ctx;
     S.rate_hz = running ? rate_hz : 0u;
-    S.next_sample_ns = mono_ns();
+    S.next_sample_ns = S.run_start_ns = mono_ns();
+    S.sample_index = 0;
 }
 
 static void flush_txq(void)
@@ -252,9 +255,13 @@ static void take_samples(uint64_t now)
     if (!ts_probe_running(&S.probe) || S.rate_hz == 0u) {
         return;
     }
-    uint64_t period = 1000000000ull / S.rate_hz;
+    /* The probe's sample timer runs on the probe clock: the period is exact
+     * in probe time, so in host time it is shorter by the drift. */
+    double period_ns = 1e9 / (double)S.rate_hz / (1.0 + S.opt.drift_ppm * 1e-6);
     if (now > S.next_sample_ns + SIM_MAX_CATCH_UP_NS) {
-        S.next_sample_ns = now; /* the host process stalled; do not replay a second */
+        /* The host process stalled; do not replay a second of samples. */
+        S.run_start_ns = S.next_sample_ns = now;
+        S.sample_index = 0;
     }
     while (S.next_sample_ns <= now) {
         advance_models(S.next_sample_ns);
@@ -262,7 +269,8 @@ static void take_samples(uint64_t now)
         S.override_us = probe_us_at(S.next_sample_ns);
         ts_probe_sample(&S.probe);
         S.override = false;
-        S.next_sample_ns += period;
+        S.sample_index++;
+        S.next_sample_ns = S.run_start_ns + (uint64_t)((double)S.sample_index * period_ns);
     }
 }
 

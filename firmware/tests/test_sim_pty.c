@@ -418,6 +418,14 @@ TS_CASE(sim_probe_clock_runs_fast_by_the_drift)
     }
     double ratio = (double)(probe[1] - probe[0]) / (double)(host[1] - host[0]);
     CHECK_NEAR(ratio, 1.05, 0.02);
+    /* The sample timer runs on the probe clock: 1 kHz is 1000 us of probe time. */
+    start(1000);
+    CHECK(next_msg(&msg, 2000));
+    CHECK_EQ_I(msg.which_msg, TAG(batch));
+    CHECK(msg.msg.batch.dt_us_count > 2u);
+    for (pb_size_t i = 1; i < msg.msg.batch.dt_us_count; i++) {
+        CHECK_NEAR(msg.msg.batch.dt_us[i], 1000.0, 1.0);
+    }
     finish();
 }
 
