@@ -42,6 +42,7 @@ firmware-build:
 # Firmware core host tests (ctest) and the freestanding Cortex-M0+ compile.
 test-firmware: firmware-build
     ctest --test-dir {{fw_build}} --output-on-failure
+    @cat {{fw_build}}/freestanding/size.txt
 
 # Firmware core: host encode cost per sample and frame bytes per sample at the default batch.
 bench-firmware: firmware-build
