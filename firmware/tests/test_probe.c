@@ -303,6 +303,19 @@ TS_CASE(random_bytes_are_all_counted_as_bad_frames_and_the_probe_still_answers)
     CHECK_EQ_I(msg.which_msg, TAG(info));
 }
 
+TS_CASE(unknown_fields_from_a_newer_host_are_ignored)
+{
+    rig_init(&g);
+    /* GetInfo (request 5) plus field 100 (varint 1) and field 101 (bytes "xy"). */
+    const uint8_t payload[] = {0x08, 0x05, 0x2A, 0x00, 0xA0, 0x06, 0x01, 0xAA, 0x06, 0x02, 'x', 'y'};
+    uint8_t frame[64];
+    size_t n = 0;
+    CHECK_EQ_I(ts_frame_encode(payload, sizeof payload, frame, sizeof frame, &n), TS_OK);
+    ts_probe_rx(&g.probe, frame, n, 1);
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_I(msg.which_msg, TAG(info));
+}
+
 TS_CASE(message_without_a_command_is_answered_with_an_error)
 {
     rig_init(&g);
@@ -545,6 +558,7 @@ static const ts_test_case cases[] = {
     TS_ENTRY(truncated_frame_is_rejected_and_the_next_command_still_works),
     TS_ENTRY(overlong_frame_is_dropped_and_counted),
     TS_ENTRY(random_bytes_are_all_counted_as_bad_frames_and_the_probe_still_answers),
+    TS_ENTRY(unknown_fields_from_a_newer_host_are_ignored),
     TS_ENTRY(message_without_a_command_is_answered_with_an_error),
     TS_ENTRY(start_rejects_out_of_range_arguments),
     TS_ENTRY(rate_zero_runs_at_the_fastest_the_conversions_allow),
