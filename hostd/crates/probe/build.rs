@@ -10,6 +10,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed={}", proto.display());
     let descriptors = protox::compile([&proto], [&proto_dir])
         .map_err(|e| format!("could not compile {}: {e}", proto.display()))?;
-    prost_build::Config::new().compile_fds(descriptors)?;
+    prost_build::Config::new()
+        // Serialize mirrors the proto field names (fixtures/protocol JSON).
+        .type_attribute(".", "#[derive(serde::Serialize)]")
+        .type_attribute(
+            ".throttlescope.v1.ProbeToHost.msg",
+            "#[serde(rename_all = \"snake_case\")]",
+        )
+        .type_attribute(
+            ".throttlescope.v1.HostToProbe.cmd",
+            "#[serde(rename_all = \"snake_case\")]",
+        )
+        .compile_fds(descriptors)?;
     Ok(())
 }
