@@ -44,6 +44,16 @@ test-firmware: firmware-build
     ctest --test-dir {{fw_build}} --output-on-failure
     @cat {{fw_build}}/freestanding/size.txt
 
+# Not part of `just test`: needs west and `west init -l firmware && west update` once.
+# Build the Zephyr probe firmware for BOARD (rpi_pico, native_sim) into build/zephyr/BOARD.
+firmware-zephyr BOARD="rpi_pico" *CMAKE_ARGS="":
+    {{root}}/firmware/scripts/zephyr-build.sh {{BOARD}} {{CMAKE_ARGS}}
+
+# Needs west, a west workspace and the Zephyr SDK or gcc-arm-none-eabi (docs/firmware.md).
+# Build the probe firmware for the Raspberry Pi Pico and flash it (UF2 in BOOTSEL mode, or west flash).
+flash:
+    {{root}}/firmware/scripts/zephyr-build.sh --flash rpi_pico
+
 # Firmware core: host encode cost per sample and frame bytes per sample at the default batch.
 bench-firmware: firmware-build
     {{fw_build}}/bench/bench-firmware-encode
