@@ -1,8 +1,9 @@
 # Compile every core source for Cortex-M0+ (RP2040) with Debian's
 # arm-none-eabi-gcc and picolibc headers, warnings as errors, then print the
 # code size. Run by ctest via `cmake -P`. The nanopb runtime (pb_encode.c,
-# pb_decode.c, pb_common.c) is not in Debian's packages, so it is not part of
-# this figure; the Zephyr build links it from the west module.
+# pb_decode.c, pb_common.c) is not in Debian's packages, so it is part of the
+# figure only when TS_NANOPB_RUNTIME_DIR names a nanopb source tree; the Zephyr
+# build links it from the west module.
 string(REPLACE "|" ";" INCLUDES "${INCLUDES}")
 string(REPLACE "|" ";" SOURCES "${SOURCES}")
 file(REMOVE_RECURSE ${OUT_DIR})
@@ -35,6 +36,11 @@ if(NOT _rc EQUAL 0)
   message(FATAL_ERROR "arm-none-eabi-size failed: ${_err}")
 endif()
 string(REPLACE "${OUT_DIR}/" "" _size "${_size}")
-set(_report "firmware core for cortex-m0plus (-Os, bytes; nanopb runtime not included):\n${_size}")
+if(WITH_RUNTIME)
+  set(_what "nanopb runtime included")
+else()
+  set(_what "nanopb runtime not included")
+endif()
+set(_report "firmware core for cortex-m0plus (-Os, bytes; ${_what}):\n${_size}")
 file(WRITE ${OUT_DIR}/size.txt "${_report}")
 message("${_report}")
