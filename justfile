@@ -98,4 +98,4 @@ grafana-up:
     if [[ "$(basename "$bin")" == grafana ]]; then exec "$bin" server --homepath "$home"; else exec "$bin" --homepath "$home"; fi
 
 # All benchmarks.
-bench: bench-io bench-firmware
+bench: bench-firmware
