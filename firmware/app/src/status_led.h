@@ -9,7 +9,7 @@
 enum status_led_state {
 	STATUS_LED_IDLE,     /**< on: ready, waiting for a host Start */
 	STATUS_LED_SAMPLING, /**< 1 Hz blink (500 ms on, 500 ms off) */
-	STATUS_LED_DROPPING, /**< sampling, but samples were dropped in the last second: 4 Hz */
+	STATUS_LED_DROPPING, /**< sampling, samples dropped in the last ~250 ms: 4 Hz */
 	STATUS_LED_FAULT,    /**< INA228 missing or wrong: 10 Hz */
 };
 
