@@ -72,14 +72,15 @@ fn every_vector_decodes_to_its_json_and_reencodes_to_its_bytes() {
             "host_to_probe" => {
                 let m = pb::HostToProbe::decode(&payload[..]).unwrap();
                 // {request_id, cmd: {start: …}} → {request_id, start: …}
-                let mut v = serde_json::to_value(&m).unwrap();
+                let bytes = m.encode_to_vec();
+                let mut v = serde_json::to_value(m).unwrap();
                 let cmd = v["cmd"].take();
                 let obj = v.as_object_mut().unwrap();
                 obj.remove("cmd");
                 if let Value::Object(cmd) = cmd {
                     obj.extend(cmd);
                 }
-                (v, m.encode_to_vec())
+                (v, bytes)
             }
             other => panic!("{name}: unknown direction {other}"),
         };

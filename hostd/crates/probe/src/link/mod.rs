@@ -388,6 +388,8 @@ struct Resuming {
     start_deadline: Instant,
     gap: Option<u64>,
     restarted: bool,
+    /// Arrival time and first sample after the re-open.
+    resumed: Option<(i64, ProbeSample)>,
 }
 
 struct Worker {
@@ -472,11 +474,9 @@ impl Worker {
             self.on_stream_event(&event);
             let _ = self.out.send(LinkOutput::Event(LinkEvent::Stream(event)));
         }
-        if let Some(first) = samples.first().copied() {
-            if self.resuming.is_some() {
-                self.finish_reconnect(&first, recv_ns);
-            }
-            self.last_sample = samples.last().copied();
+        if let Some(last) = samples.last().copied() {
+            self.track_resume(&samples[0], &last, recv_ns);
+            self.last_sample = Some(last);
         }
         let mut snap = self.snapshot.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(last) = samples.last() {
@@ -523,8 +523,31 @@ impl Worker {
         }
     }
 
-    fn finish_reconnect(&mut self, first: &ProbeSample, resumed_ns: i64) {
+    /// After a re-open the probe first delivers what its ring kept from the
+    /// outage, then reports what it dropped; the episode is complete once
+    /// the samples have caught up with the re-open time (or after 5 s).
+    fn track_resume(&mut self, first: &ProbeSample, last: &ProbeSample, recv_ns: i64) {
+        let Some(r) = &mut self.resuming else { return };
+        if r.resumed.is_none() {
+            r.resumed = Some((recv_ns, *first));
+        }
+        let reopened_ns = self
+            .down
+            .as_ref()
+            .and_then(|d| d.reopened_ns)
+            .unwrap_or(recv_ns);
+        let caught_up = last.time_ns >= reopened_ns;
+        let too_long = recv_ns - reopened_ns > 5_000_000_000;
+        if caught_up || too_long {
+            self.finish_reconnect();
+        }
+    }
+
+    fn finish_reconnect(&mut self) {
         let (Some(resuming), Some(down)) = (self.resuming.take(), self.down.take()) else {
+            return;
+        };
+        let Some((resumed_ns, first)) = resuming.resumed else {
             return;
         };
         let (samples_lost, estimated) = match (resuming.gap, resuming.restarted, down.last_before) {
@@ -610,6 +633,7 @@ impl Worker {
             start_deadline: Instant::now() + Duration::from_millis(300),
             gap: None,
             restarted: false,
+            resumed: None,
         });
         self.handshake(false);
     }
