@@ -1,1 +1,28 @@
-//! hostd-influx
+//! `hostd-influx`: the InfluxDB v2 sink of hostd.
+//!
+//! - [`line`]: line protocol — [`Point`], its builders and correct escaping;
+//! - [`client`]: one gzip-compressed `POST /api/v2/write`, failures classified;
+//! - [`spool`]: batches waiting for the server, in `RUN_DIR/spool/*.lp`;
+//! - [`writer`]: the batching [`Writer`] with retry, backoff, spool and in-order backfill;
+//! - [`args`]: the shared `--influx-*` command-line flags ([`InfluxArgs`]);
+//! - [`schema`]: run records → measurements and tags (`docs/data-model.md`);
+//! - [`admin`]: onboarding and DBRP mapping for a fresh local server;
+//! - `testing` (feature `testing`): a private `influxd` for tests.
+
+pub mod admin;
+pub mod args;
+pub mod client;
+pub mod line;
+pub mod schema;
+pub mod spool;
+pub mod token;
+pub mod writer;
+
+#[cfg(feature = "testing")]
+pub mod testing;
+
+pub use args::InfluxArgs;
+pub use client::{Target, WriteClient, WriteFailure};
+pub use line::{FieldValue, LineError, Point};
+pub use token::Token;
+pub use writer::{Report, Stats, Writer, WriterConfig};

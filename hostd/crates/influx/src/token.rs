@@ -1,0 +1,96 @@
+//! The API token: read from `INFLUX_TOKEN` or a file, never printed.
+
+use std::fmt;
+use std::path::Path;
+
+/// Environment variable holding the InfluxDB API token.
+pub const TOKEN_ENV: &str = "INFLUX_TOKEN";
+
+/// An InfluxDB API token. `Debug` and `Display` print `Token(<redacted>)`, so a token can
+/// be kept in configuration structs that are logged without leaking it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Token(String);
+
+impl Token {
+    /// Wraps a token string (surrounding whitespace is trimmed).
+    pub fn new(secret: impl Into<String>) -> Self {
+        Token(secret.into().trim().to_owned())
+    }
+
+    /// Reads the token from `file` if given, else from `INFLUX_TOKEN`.
+    pub fn resolve(file: Option<&Path>) -> anyhow::Result<Token> {
+        if let Some(path) = file {
+            return Token::from_file(path);
+        }
+        match std::env::var(TOKEN_ENV) {
+            Ok(v) if !v.trim().is_empty() => Ok(Token::new(v)),
+            _ => anyhow::bail!(
+                "no InfluxDB token: set {TOKEN_ENV} or pass --influx-token-file FILE \
+                 (`hostd influx setup` writes one)"
+            ),
+        }
+    }
+
+    /// Reads the token from a file (first non-empty line).
+    pub fn from_file(path: &Path) -> anyhow::Result<Token> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            anyhow::anyhow!("cannot read InfluxDB token file {}: {e}", path.display())
+        })?;
+        let line = text.lines().map(str::trim).find(|l| !l.is_empty());
+        match line {
+            Some(l) => Ok(Token::new(l)),
+            None => anyhow::bail!("InfluxDB token file {} is empty", path.display()),
+        }
+    }
+
+    /// The secret itself, for the `Authorization` header only.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// The `Authorization` header value.
+    pub fn header_value(&self) -> String {
+        format!("Token {}", self.0)
+    }
+}
+
+impl fmt::Debug for Token {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Token(<redacted>)")
+    }
+}
+
+impl fmt::Display for Token {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_and_display_never_show_the_secret() {
+        let t = Token::new("s3cr3t-token-value");
+        assert!(!format!("{t:?}").contains("s3cr3t"));
+        assert!(!format!("{t}").contains("s3cr3t"));
+        assert!(!format!("{:#?}", Some(&t)).contains("s3cr3t"));
+        assert_eq!(t.header_value(), "Token s3cr3t-token-value");
+    }
+
+    #[test]
+    fn reads_first_non_empty_line_of_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("token");
+        std::fs::write(&p, "\n  abc==  \nsecond\n").unwrap();
+        assert_eq!(Token::from_file(&p).unwrap().expose(), "abc==");
+        std::fs::write(&p, "\n \n").unwrap();
+        let err = Token::from_file(&p).unwrap_err().to_string();
+        assert!(err.contains("is empty"), "{err}");
+        let err = Token::from_file(&dir.path().join("missing"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("cannot read InfluxDB token file"), "{err}");
+    }
+}
