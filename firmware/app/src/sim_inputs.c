@@ -27,7 +27,7 @@ static void update_load(struct k_timer *t)
 	int64_t current_ma = busy ? 1600 : 400;
 	struct ina228_probe_emul_inputs in = {
 		.vbus_uv = 5100000,
-		.vshunt_nv = current_ma * shunt_uohm / 1000, /* mA x uOhm = nV */
+		.vshunt_nv = current_ma * shunt_uohm, /* mA x uOhm = nV */
 		.die_temp_mc = busy ? 41000 : 33000,
 	};
 
