@@ -7,6 +7,7 @@
 //! - [`message`]: frame payload ↔ message, with counters for bad messages.
 //! - [`convert`]: raw INA228 register values → volts, amperes, watts, joules.
 //! - [`sequence`]: sequence-number accounting (gaps, probe-reported drops).
+//! - [`agg`]: 10 ms min/mean/max bins (`probe_agg.csv`).
 //! - [`align`]: probe clock → host Unix time (offset + drift fit, uncertainty).
 //! - [`stream`]: turns decoded messages into aligned physical samples.
 //! - [`link`]: the serial link thread with reconnect, the simulator, discovery.
@@ -15,6 +16,7 @@
 // field; cloning keeps this crate compiling when fields are added.
 #![allow(clippy::clone_on_copy)]
 
+pub mod agg;
 pub mod align;
 pub mod convert;
 pub mod frame;

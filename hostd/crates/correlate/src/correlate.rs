@@ -1,0 +1,334 @@
+//! Per-file and per-phase figures from the probe timeline, and the energy
+//! balance: per-file energy shares plus idle energy against the accumulator.
+//!
+//! Energy is the difference of the unwrapped ENERGY accumulator at the
+//! file's start and end (linear between readings), so nothing is integrated
+//! on the host. Power and temperature figures come from the 10 ms bins:
+//! mean power = energy / duration; min and peak power are the lowest and
+//! highest 10 ms means; temperatures at start and end are the 10 ms means
+//! nearest those instants. When files of several targets overlap, the
+//! bus energy of an overlapping stretch is shared equally among the files
+//! active in it (`energy_share_j`); `energy_j` is always the whole bus
+//! energy during the file.
+
+use crate::timeline::Timeline;
+use hostd_probe::agg::AGG_BIN_NS;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// A file operation as the workload recorded it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileSpan {
+    /// Target label.
+    pub target: String,
+    /// Phase.
+    pub phase: String,
+    /// Index in the phase.
+    pub index: u32,
+    /// Start, host Unix ns.
+    pub start_ns: i64,
+    /// End, host Unix ns.
+    pub end_ns: i64,
+    /// Bytes moved.
+    pub bytes: u64,
+}
+
+/// Probe figures for one file (`None` where the probe has no data).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FileEnergy {
+    /// Target label.
+    pub target: String,
+    /// Phase.
+    pub phase: String,
+    /// Index in the phase.
+    pub index: u32,
+    /// Bus energy during the file, J.
+    pub energy_j: Option<f64>,
+    /// This file's share of the bus energy when files overlapped, J.
+    pub energy_share_j: Option<f64>,
+    /// Energy per GB (10^9 bytes), J/GB.
+    pub j_per_gb: Option<f64>,
+    /// Mean bus power (energy / duration), W.
+    pub mean_power_w: Option<f64>,
+    /// Highest 10 ms mean bus power, W.
+    pub peak_power_w: Option<f64>,
+    /// Mean bus voltage, V.
+    pub vbus_v: Option<f64>,
+    /// Enclosure temperature at the start, °C.
+    pub temp_start_c: Option<f64>,
+    /// Enclosure temperature at the end, °C.
+    pub temp_end_c: Option<f64>,
+    /// Highest enclosure temperature during the file, °C.
+    pub temp_max_c: Option<f64>,
+    /// Probe die temperature at the start, °C.
+    pub die_temp_start_c: Option<f64>,
+    /// Probe die temperature at the end, °C.
+    pub die_temp_end_c: Option<f64>,
+    /// Highest probe die temperature during the file, °C.
+    pub die_temp_max_c: Option<f64>,
+}
+
+/// Power profile of one phase of one target.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PhasePower {
+    /// Target label.
+    pub target: String,
+    /// Phase.
+    pub phase: String,
+    /// First file start, host Unix ns.
+    pub start_ns: i64,
+    /// Last file end, host Unix ns.
+    pub end_ns: i64,
+    /// Bytes of the phase's files.
+    pub bytes: u64,
+    /// Bus energy from first start to last end, J.
+    pub energy_j: Option<f64>,
+    /// Energy per GB, J/GB.
+    pub j_per_gb: Option<f64>,
+    /// Mean bus power, W.
+    pub mean_power_w: Option<f64>,
+    /// Lowest 10 ms mean bus power, W.
+    pub min_power_w: Option<f64>,
+    /// Highest 10 ms mean bus power, W.
+    pub peak_power_w: Option<f64>,
+    /// Highest enclosure temperature, °C.
+    pub temp_max_c: Option<f64>,
+}
+
+/// The energy balance of the run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EnergyBalance {
+    /// Accumulator difference over the whole probe record, J.
+    pub accumulator_j: f64,
+    /// Sum of the files' energy shares, J.
+    pub files_j: f64,
+    /// Energy while no file was in progress, J.
+    pub idle_j: f64,
+    /// `|files + idle − accumulator| / accumulator`.
+    pub relative_error: f64,
+    /// Sum of 10 ms mean power × 10 ms over the same whole bins, J.
+    pub integrated_power_j: f64,
+    /// Accumulator difference over exactly those bins, J.
+    pub accumulator_over_bins_j: f64,
+    /// `|integrated − accumulator| / accumulator` over those bins: checks the
+    /// POWER and ENERGY scales against each other.
+    pub power_vs_accumulator: f64,
+    /// Files (partly) outside the probe record, not in the balance.
+    pub files_outside_probe: usize,
+}
+
+/// Everything correlation produces.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Correlation {
+    /// One entry per file, in input order.
+    pub files: Vec<FileEnergy>,
+    /// One entry per (target, phase), in order of first appearance.
+    pub phases: Vec<PhasePower>,
+    /// The balance, when the probe recorded energy.
+    pub balance: Option<EnergyBalance>,
+}
+
+/// Correlates `files` with the probe `timeline`.
+pub fn correlate(timeline: &Timeline, files: &[FileSpan]) -> Correlation {
+    let shares = energy_shares(timeline, files);
+    let per_file = files
+        .iter()
+        .zip(&shares.shares)
+        .map(|(f, share)| file_energy(timeline, f, *share))
+        .collect();
+    Correlation {
+        files: per_file,
+        phases: phase_power(timeline, files),
+        balance: shares.balance(timeline, files),
+    }
+}
+
+fn energy_between(t: &Timeline, start: i64, end: i64) -> Option<f64> {
+    Some(t.energy_at(end)? - t.energy_at(start)?)
+}
+
+fn file_energy(t: &Timeline, f: &FileSpan, share: Option<f64>) -> FileEnergy {
+    let energy = energy_between(t, f.start_ns, f.end_ns);
+    let secs = (f.end_ns - f.start_ns) as f64 / 1e9;
+    let bins = t.bins_between(f.start_ns, f.end_ns, AGG_BIN_NS);
+    let max_of = |pick: fn(&hostd_probe::agg::AggRow) -> f64| {
+        bins.iter()
+            .map(pick)
+            .filter(|v| !v.is_nan())
+            .reduce(f64::max)
+    };
+    let at = |time: i64, pick: fn(&hostd_probe::agg::AggRow) -> f64| {
+        t.bin_at(time).map(pick).filter(|v| !v.is_nan())
+    };
+    let (vsum, vn) = bins
+        .iter()
+        .filter(|b| !b.vbus_v.is_empty())
+        .fold((0.0, 0u64), |(s, n), b| {
+            (s + b.vbus_v.mean * b.samples as f64, n + b.samples as u64)
+        });
+    FileEnergy {
+        target: f.target.clone(),
+        phase: f.phase.clone(),
+        index: f.index,
+        energy_j: energy,
+        energy_share_j: share,
+        j_per_gb: energy
+            .filter(|_| f.bytes > 0)
+            .map(|e| e / (f.bytes as f64 / 1e9)),
+        mean_power_w: energy.filter(|_| secs > 0.0).map(|e| e / secs),
+        peak_power_w: max_of(|b| b.power_w.mean),
+        vbus_v: (vn > 0).then(|| vsum / vn as f64),
+        temp_start_c: at(f.start_ns, |b| b.enclosure_temp_c.mean),
+        temp_end_c: at(f.end_ns, |b| b.enclosure_temp_c.mean),
+        temp_max_c: max_of(|b| b.enclosure_temp_c.max),
+        die_temp_start_c: at(f.start_ns, |b| b.die_temp_c.mean),
+        die_temp_end_c: at(f.end_ns, |b| b.die_temp_c.mean),
+        die_temp_max_c: max_of(|b| b.die_temp_c.max),
+    }
+}
+
+fn phase_power(t: &Timeline, files: &[FileSpan]) -> Vec<PhasePower> {
+    let mut order: Vec<(String, String)> = Vec::new();
+    let mut spans: BTreeMap<(String, String), (i64, i64, u64)> = BTreeMap::new();
+    for f in files {
+        let key = (f.target.clone(), f.phase.clone());
+        let e = spans.entry(key.clone()).or_insert_with(|| {
+            order.push(key);
+            (f.start_ns, f.end_ns, 0)
+        });
+        e.0 = e.0.min(f.start_ns);
+        e.1 = e.1.max(f.end_ns);
+        e.2 += f.bytes;
+    }
+    order
+        .into_iter()
+        .map(|key| {
+            let (start, end, bytes) = spans[&key];
+            let energy = energy_between(t, start, end);
+            let bins = t.bins_between(start, end, AGG_BIN_NS);
+            let powers = bins.iter().map(|b| b.power_w.mean).filter(|v| !v.is_nan());
+            let secs = (end - start) as f64 / 1e9;
+            PhasePower {
+                target: key.0,
+                phase: key.1,
+                start_ns: start,
+                end_ns: end,
+                bytes,
+                energy_j: energy,
+                j_per_gb: energy
+                    .filter(|_| bytes > 0)
+                    .map(|e| e / (bytes as f64 / 1e9)),
+                mean_power_w: energy.filter(|_| secs > 0.0).map(|e| e / secs),
+                min_power_w: powers.clone().reduce(f64::min),
+                peak_power_w: powers.reduce(f64::max),
+                temp_max_c: bins
+                    .iter()
+                    .map(|b| b.enclosure_temp_c.max)
+                    .filter(|v| !v.is_nan())
+                    .reduce(f64::max),
+            }
+        })
+        .collect()
+}
+
+struct Shares {
+    shares: Vec<Option<f64>>,
+    idle_j: f64,
+    outside: usize,
+}
+
+/// Splits the record into stretches between file boundaries; each stretch's
+/// energy goes equally to the files active in it, or to idle.
+fn energy_shares(t: &Timeline, files: &[FileSpan]) -> Shares {
+    let mut shares = vec![None; files.len()];
+    let Some((first, last)) = t.energy_span() else {
+        return Shares {
+            shares,
+            idle_j: 0.0,
+            outside: files.len(),
+        };
+    };
+    let inside: Vec<usize> = (0..files.len())
+        .filter(|&i| {
+            files[i].start_ns >= first
+                && files[i].end_ns <= last
+                && files[i].end_ns >= files[i].start_ns
+        })
+        .collect();
+    let mut bounds: Vec<i64> = vec![first, last];
+    for &i in &inside {
+        bounds.push(files[i].start_ns);
+        bounds.push(files[i].end_ns);
+        shares[i] = Some(0.0);
+    }
+    bounds.sort_unstable();
+    bounds.dedup();
+    let mut idle_j = 0.0;
+    for w in bounds.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        let e = t.energy_at(b).unwrap_or(0.0) - t.energy_at(a).unwrap_or(0.0);
+        let active: Vec<usize> = inside
+            .iter()
+            .copied()
+            .filter(|&i| files[i].start_ns <= a && files[i].end_ns >= b)
+            .collect();
+        if active.is_empty() {
+            idle_j += e;
+        } else {
+            for i in &active {
+                if let Some(s) = shares[*i].as_mut() {
+                    *s += e / active.len() as f64;
+                }
+            }
+        }
+    }
+    Shares {
+        shares,
+        idle_j,
+        outside: files.len() - inside.len(),
+    }
+}
+
+impl Shares {
+    fn balance(&self, t: &Timeline, files: &[FileSpan]) -> Option<EnergyBalance> {
+        let (first, last) = t.energy_span()?;
+        let accumulator = t.energy_at(last)? - t.energy_at(first)?;
+        let files_j: f64 = self.shares.iter().flatten().sum();
+        let _ = files;
+        // Power × time over whole bins inside the energy record.
+        let whole: Vec<_> = t
+            .bins
+            .iter()
+            .filter(|b| {
+                b.time_ns >= first && b.time_ns + AGG_BIN_NS <= last && !b.power_w.is_empty()
+            })
+            .collect();
+        let integrated: f64 = whole
+            .iter()
+            .map(|b| b.power_w.mean * AGG_BIN_NS as f64 / 1e9)
+            .sum();
+        let over_bins = match (whole.first(), whole.last()) {
+            (Some(a), Some(b)) => {
+                energy_between(t, a.time_ns, b.time_ns + AGG_BIN_NS).unwrap_or(0.0)
+            }
+            _ => 0.0,
+        };
+        let rel = |x: f64, reference: f64| {
+            if reference.abs() > 0.0 {
+                (x - reference).abs() / reference.abs()
+            } else {
+                0.0
+            }
+        };
+        Some(EnergyBalance {
+            accumulator_j: accumulator,
+            files_j,
+            idle_j: self.idle_j,
+            relative_error: rel(files_j + self.idle_j, accumulator),
+            integrated_power_j: integrated,
+            accumulator_over_bins_j: over_bins,
+            power_vs_accumulator: rel(integrated, over_bins),
+            files_outside_probe: self.outside,
+        })
+    }
+}
