@@ -71,6 +71,19 @@ pub fn changes(series: &Series, settings: &Settings) -> Vec<Change> {
         );
         let (onset_bytes, onset_ns, file_pos) =
             locate_onset(series, &kept, segs[k].start, r1, r2, noise, overhead_s);
+        // Levels without the file the change happened in (it moved at both rates).
+        let without = |a: usize, b: usize| {
+            let (mut bytes, mut t) = (0u64, 0.0);
+            for (i, f) in files[a..b].iter().enumerate() {
+                if a + i != file_pos {
+                    bytes += f.bytes;
+                    t += f.seconds();
+                }
+            }
+            (t > 0.0).then(|| bytes as f64 / t)
+        };
+        let r1 = without(pos_start[k - 1], pos_start[k]).unwrap_or(r1);
+        let r2 = without(pos_start[k], pos_start[k + 1]).unwrap_or(r2);
         out.push(Change {
             kind: if r2 < r1 {
                 EventKind::Drop

@@ -21,6 +21,10 @@ enum Command {
     Run(cmd::run::RunArgs),
     /// List the built-in workload profiles with their parameters.
     Profiles(cmd::profiles::ProfilesArgs),
+    /// Analyse a run directory: statistics, throttle events and causes, report.html.
+    Analyze(cmd::analyze::AnalyzeArgs),
+    /// Compare runs side by side (e.g. direct port against hub).
+    Compare(cmd::compare::CompareArgs),
 }
 
 fn main() -> ExitCode {
@@ -28,6 +32,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => cmd::run::execute(args),
         Command::Profiles(args) => cmd::profiles::execute(args),
+        Command::Analyze(args) => cmd::analyze::execute(args),
+        Command::Compare(args) => cmd::compare::execute(args),
     };
     match result {
         Ok(code) => code,

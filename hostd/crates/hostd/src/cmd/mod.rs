@@ -1,5 +1,7 @@
 //! One module per subcommand. Each exposes a clap `…Args` struct and
 //! `execute(args) -> anyhow::Result<ExitCode>`.
 
+pub mod analyze;
+pub mod compare;
 pub mod profiles;
 pub mod run;
