@@ -4,7 +4,6 @@ set shell := ["bash", "-euo", "pipefail", "-c"]
 
 root := justfile_directory()
 fw_build := root / "build/firmware"
-cargo := "cargo --locked --manifest-path " + root / "hostd/Cargo.toml"
 hostd := root / "hostd/target/release/hostd"
 
 # The probe simulator that `hostd --probe sim` starts.
@@ -20,7 +19,7 @@ setup:
 
 # Build hostd (release) and the probe simulator.
 build: setup firmware-build
-    {{cargo}} build --release -p hostd
+    cd {{root}}/hostd && cargo build --locked --release -p hostd
 
 # The main job on embedded defaults: quick profile, simulated probe, temporary run directory.
 demo: build
@@ -32,7 +31,7 @@ demo: build
     echo "demo results: $work/run"
 
 # The whole test suite (what CI runs).
-test: setup test-firmware test-hostd test-dashboards
+test: setup test-firmware test-hostd test-dashboards test-report
 
 # Configure and build the firmware core, its host tests and the probe simulator.
 firmware-build:
@@ -60,9 +59,9 @@ bench-firmware: firmware-build
 
 # hostd: formatting, lints and the Rust tests.
 test-hostd: firmware-build
-    {{cargo}} fmt --all --check
-    {{cargo}} clippy --workspace --all-targets -- -D warnings
-    {{cargo}} test --workspace
+    cd {{root}}/hostd && cargo fmt --all --check
+    cd {{root}}/hostd && cargo clippy --locked --workspace --all-targets -- -D warnings
+    cd {{root}}/hostd && cargo test --locked --workspace
 
 # Grafana dashboards: type check against @grafana/schema, structural checks, their tests.
 test-dashboards:
@@ -97,5 +96,29 @@ grafana-up:
     echo "grafana-up: http://${GF_SERVER_HTTP_ADDR}:${GF_SERVER_HTTP_PORT:-3000} (InfluxDB ${INFLUX_URL})" >&2
     if [[ "$(basename "$bin")" == grafana ]]; then exec "$bin" server --homepath "$home"; else exec "$bin" --homepath "$home"; fi
 
+# Analysis report in headless Chromium: no console messages, all charts in the DOM, screenshots.
+test-report:
+    cd {{root}}/hostd && cargo test --locked -p hostd-report --test chromium -- --ignored --nocapture
+
+# `hostd analyze` on a synthetic 100 GB run (800 files, 1 000 000 probe samples), release build; target < 1 s.
+bench-analysis:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    cd {{root}}/hostd && cargo build --locked --release -p hostd -p hostd-scenario
+    work=$(mktemp -d -t throttlescope-bench-analysis.XXXXXX)
+    trap 'rm -rf "$work"' EXIT
+    {{root}}/hostd/target/release/scenario-gen --bench "$work/run"
+    echo "files.csv: $(( $(wc -l < "$work/run/files.csv") - 1 )) files; probe.csv: $(( $(wc -l < "$work/run/probe.csv") - 1 )) samples, $(du -m "$work/run/probe.csv" | cut -f1) MB"
+    for what in "--no-report" ""; do
+        times=()
+        for i in 1 2 3 4 5; do
+            t0=$(date +%s%N)
+            {{hostd}} analyze "$work/run" $what >/dev/null
+            times+=($(( ($(date +%s%N) - t0) / 1000000 )))
+        done
+        sorted=$(printf '%s\n' "${times[@]}" | sort -n | tr '\n' ' ')
+        echo "bench-analysis: hostd analyze ${what:-(with report.html)}: runs ${sorted}ms; median $(printf '%s\n' "${times[@]}" | sort -n | sed -n 3p) ms (target < 1000 ms)"
+    done
+
 # All benchmarks.
-bench: bench-firmware
+bench: bench-firmware bench-analysis
