@@ -28,9 +28,12 @@ if ! command -v west >/dev/null; then
     echo "error: west is not installed (pip install west), see docs/firmware.md" >&2
     exit 1
 fi
-if [[ -z ${ZEPHYR_BASE:-} ]] && ! (cd "$root" && west topdir >/dev/null 2>&1); then
+in_workspace=0
+if (cd "$root" && west topdir >/dev/null 2>&1); then
+    in_workspace=1
+elif [[ -z ${ZEPHYR_BASE:-} ]]; then
     echo "error: no Zephyr workspace: run 'west init -l firmware && west update' in $root," >&2
-    echo "       or set ZEPHYR_BASE to a Zephyr 4.1 tree (see docs/firmware.md)" >&2
+    echo "       or set ZEPHYR_BASE to a Zephyr 4.1 tree that has nanopb (see docs/firmware.md)" >&2
     exit 1
 fi
 
@@ -55,7 +58,13 @@ if [[ ${ZEPHYR_TOOLCHAIN_VARIANT:-} == gnuarmemb ]]; then
 fi
 
 cd "$root"
-west build -b "$board" "$app" -d "$build" -- "${cmake_args[@]}" "$@"
+if [[ $in_workspace == 1 ]]; then
+    west build -b "$board" "$app" -d "$build" -- "${cmake_args[@]}" "$@"
+else
+    # A Zephyr tree outside a west workspace: plain CMake (flashing needs west).
+    cmake -S "$app" -B "$build" -G Ninja -DBOARD="$board" "${cmake_args[@]}" "$@"
+    cmake --build "$build"
+fi
 echo "built: $build/zephyr (zephyr.elf; zephyr.uf2 on the Pico; zephyr.exe on native_sim)"
 
 if [[ $flash == 1 ]]; then
