@@ -1,1 +1,20 @@
-//! hostd-store
+//! hostd-store: where a run's records go.
+//!
+//! [`sink::RecordSink`] is the one trait every destination implements (the run
+//! directory here; InfluxDB in `hostd-influx`); [`sink::SinkSet`] feeds them
+//! all from the runner's events. [`manifest`] describes the run,
+//! [`summary`] computes the per-phase statistics and the all-targets-active
+//! window, [`stats`] holds the small robust statistics they use.
+
+pub mod component;
+pub mod manifest;
+pub mod rundir;
+pub mod sink;
+pub mod stats;
+pub mod summary;
+
+pub use component::RunComponent;
+pub use manifest::Manifest;
+pub use rundir::RunDirSink;
+pub use sink::{RecordSink, SinkSet};
+pub use summary::Summary;

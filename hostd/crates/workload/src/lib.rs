@@ -1,1 +1,39 @@
-//! hostd-workload
+//! hostd-workload: the disk workload engine.
+//!
+//! A [`profile::Profile`] (TOML, built in or a user file) and a seed become a
+//! [`plan::Plan`]: per target, the files with their sizes and the phases to run.
+//! The [`runner`] executes a plan on one [`backend::TargetBackend`] per target,
+//! concurrently, through an [`engine::IoEngine`] (io_uring or threads), and
+//! reports everything it does as [`events::RunEvent`]s to observers (sinks,
+//! live view, probe link). Blocks carry a header and CRC-32C ([`block`]) so the
+//! read phase can locate corruption.
+
+pub mod backend;
+pub mod block;
+pub mod buffer;
+pub mod crc32c;
+pub mod direct;
+pub mod engine;
+pub mod events;
+pub mod fault;
+pub mod fsinfo;
+pub mod jobloop;
+pub mod plan;
+pub mod profile;
+pub mod runner;
+pub mod sizes;
+pub mod target;
+pub mod units;
+
+pub use events::{FileRecord, RunEvent, RunObserver};
+pub use plan::Plan;
+pub use profile::Profile;
+pub use target::{TargetMode, TargetSpec};
+
+/// Time on the host's Unix clock in nanoseconds (the time base of all records).
+pub fn unix_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}

@@ -1,12 +1,75 @@
-//! `hostd profiles` (being built; see issue tracker).
+//! `hostd profiles`: the built-in workload profiles with their parameters.
 
+use hostd_workload::Profile;
 use std::process::ExitCode;
 
 /// Arguments of `hostd profiles`.
 #[derive(clap::Args)]
-pub struct ProfilesArgs {}
+pub struct ProfilesArgs {
+    /// Print one profile's full TOML (a starting point for your own file).
+    pub name: Option<String>,
+}
 
 /// Runs `hostd profiles`.
-pub fn execute(_args: ProfilesArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("hostd profiles is not implemented yet")
+pub fn execute(args: ProfilesArgs) -> anyhow::Result<ExitCode> {
+    if let Some(name) = args.name {
+        let p = Profile::load(&name)?;
+        print!("{}", p.to_toml());
+        return Ok(ExitCode::SUCCESS);
+    }
+    for p in Profile::builtins() {
+        println!("{:<16} {}", p.name, p.description);
+        println!("{:<16} {}", "", parameters(&p));
+    }
+    println!();
+    println!("`hostd profiles NAME` prints a profile's TOML; `hostd run --profile FILE.toml` runs your own.");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn parameters(p: &Profile) -> String {
+    use hostd_workload::profile::Kind;
+    let io = &p.io;
+    let phases: Vec<String> = io
+        .phases
+        .iter()
+        .map(|x| format!("{x:?}").to_lowercase())
+        .collect();
+    let what = match p.kind {
+        Kind::Files => {
+            let f = p.files.as_ref().expect("validated");
+            let n = match (f.count, f.total) {
+                (Some(c), _) => format!("{c} files"),
+                (_, Some(t)) => format!("files until {t}"),
+                _ => String::new(),
+            };
+            format!("{n} of {}-{} (uniform)", f.min_size, f.max_size)
+        }
+        Kind::Fill => {
+            let f = p.fill.as_ref().expect("validated");
+            format!(
+                "fill to {:.0} % in {} files",
+                f.fraction * 100.0,
+                f.file_size
+            )
+        }
+        Kind::Diskmark => {
+            let d = p.diskmark.as_ref().expect("validated");
+            let tests: Vec<&str> = d.tests.iter().map(|t| t.name.as_str()).collect();
+            format!("{} x{} on {}", tests.join(", "), d.repetitions, d.file_size)
+        }
+        Kind::Video => {
+            let v = p.video.as_ref().expect("validated");
+            format!(
+                "{} frames at {} fps, {} clips of {} s",
+                v.frame_size, v.fps, v.clips, v.seconds
+            )
+        }
+    };
+    format!(
+        "{what}; bs {} qd {}; phases {}; verify {}",
+        io.block_size,
+        io.queue_depth,
+        phases.join("+"),
+        io.verify
+    )
 }

@@ -1,12 +1,342 @@
-//! `hostd run` (being built; see issue tracker).
+//! `hostd run`: plan a workload, run it on every target at once, record it in
+//! a run directory, print the summary. Optional components (probe link,
+//! InfluxDB sink, analysis) attach in [`components`]; extra target kinds
+//! (e.g. `sim:SCENARIO`) register in [`backends`].
 
+mod live;
+
+use anyhow::{bail, Context};
+use hostd_store::manifest::{HostInfo, FORMAT_VERSION};
+use hostd_store::{Manifest, RecordSink, RunComponent, RunDirSink, SinkSet, Summary};
+use hostd_workload::backend::{BackendOptions, BackendRegistry, TargetBackend};
+use hostd_workload::block::DataPool;
+use hostd_workload::engine::EngineChoice;
+use hostd_workload::events::{Observers, RunEvent, RunObserver};
+use hostd_workload::fault::FaultPlan;
+use hostd_workload::runner::{self, RunConfig, RunStatus};
+use hostd_workload::{Plan, Profile, TargetSpec};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
 
 /// Arguments of `hostd run`.
-#[derive(clap::Args)]
-pub struct RunArgs {}
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// Built-in profile name (see `hostd profiles`) or a TOML file.
+    #[arg(long, short = 'p')]
+    pub profile: String,
+    /// Target directory, optionally with a mode: DIR[:write|:read|:rw]. Repeat for concurrent targets.
+    #[arg(long = "target", short = 't', required = true)]
+    pub targets: Vec<String>,
+    /// Seed of file sizes, offsets and data (default: random, printed and recorded).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Run directory to create (default: ./runs/<run-id>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Keep the test files after the run.
+    #[arg(long)]
+    pub keep: bool,
+    /// Print the plan and the free-space check; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Run even where direct I/O is refused or ineffective (tmpfs); recorded in the manifest.
+    #[arg(long)]
+    pub allow_cached: bool,
+    /// I/O engine: auto (io_uring, else threads), io_uring, threads.
+    #[arg(long, default_value = "auto")]
+    pub engine: EngineChoice,
+    /// The target is a raw block device (fill profiles only; needs --destroy-data).
+    #[arg(long)]
+    pub raw_device: bool,
+    /// Allow overwriting a raw block device.
+    #[arg(long)]
+    pub destroy_data: bool,
+    /// Probe to record alongside: PORT, auto[:SERIAL] (by USB id), sim (the simulator), none.
+    #[arg(long, default_value = "none")]
+    pub probe: String,
+    /// No live view.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// The target kinds of this build. Other crates register extra schemes here
+/// (e.g. `registry.register("sim", hostd_analysis::sim::factory())`).
+pub fn backends() -> BackendRegistry {
+    BackendRegistry::with_builtins()
+}
+
+/// Optional components of a run, chosen from the arguments. Each component
+/// owner adds one line here (probe link, InfluxDB sink, analysis).
+pub fn components(args: &RunArgs) -> anyhow::Result<Vec<Box<dyn RunComponent>>> {
+    let mut list: Vec<Box<dyn RunComponent>> = Vec::new();
+    let probe: hostd_probe::link::ProbeSource = args.probe.parse().map_err(anyhow::Error::msg)?;
+    if probe != hostd_probe::link::ProbeSource::None {
+        let opts = hostd_correlate::ProbeOptions { source: probe, ..Default::default() };
+        list.push(Box::new(hostd_correlate::ProbeComponent::new(opts)));
+    }
+    Ok(list)
+}
+
+/// Record sinks besides the run directory (e.g. InfluxDB).
+pub fn extra_sinks(_args: &RunArgs) -> anyhow::Result<Vec<Box<dyn RecordSink>>> {
+    Ok(Vec::new())
+}
 
 /// Runs `hostd run`.
-pub fn execute(_args: RunArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("hostd run is not implemented yet")
+pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let profile = Profile::load(&args.profile)?;
+    let registry = backends();
+    let schemes = registry.schemes();
+    let specs: Vec<TargetSpec> = args
+        .targets
+        .iter()
+        .map(|t| TargetSpec::parse(t, &schemes).map_err(anyhow::Error::msg))
+        .collect::<anyhow::Result<_>>()?;
+    if args.raw_device && profile.kind != hostd_workload::profile::Kind::Fill {
+        bail!(
+            "--raw-device works only with fill profiles (e.g. fill-90); profile {} is {:?}",
+            profile.name,
+            profile.kind
+        );
+    }
+    let seed = args.seed.unwrap_or_else(random_seed);
+    let run_id = run_id();
+    let fault = FaultPlan::from_env();
+    let opts = BackendOptions {
+        run_id: run_id.clone(),
+        seed,
+        engine: args.engine,
+        allow_cached: args.allow_cached,
+        raw_device: args.raw_device,
+        destroy_data: args.destroy_data,
+        fault: fault.clone(),
+        pool: DataPool::new(seed),
+    };
+    let mut backends: Vec<Box<dyn TargetBackend>> = specs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| registry.open(s, i, &opts))
+        .collect::<anyhow::Result<_>>()?;
+    let capacity: Vec<_> = backends
+        .iter()
+        .map(|b| {
+            b.capacity().unwrap_or(hostd_workload::plan::Capacity {
+                total: 0,
+                available: 0,
+            })
+        })
+        .collect();
+    let plan = Plan::build(&profile, &specs, seed, &capacity);
+    let space = runner::check_space(&plan, &backends);
+
+    if args.dry_run {
+        print!("{}", plan.render());
+        match &space {
+            Ok(lines) => lines.iter().for_each(|l| println!("{l}")),
+            Err(e) => println!("{e}"),
+        }
+        match hostd_workload::engine::probe_io_uring() {
+            Ok(()) => println!("engine: io_uring available"),
+            Err(e) => println!("engine: io_uring unavailable ({e}); threads would run"),
+        }
+        println!("dry run: nothing written");
+        return Ok(if space.is_ok() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        });
+    }
+    space.map_err(anyhow::Error::msg)?;
+
+    let out_dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("runs").join(&run_id));
+    let run_dir = RunDirSink::create(&out_dir)?;
+    runner::prepare_all(&plan, &mut backends)?;
+
+    let mut manifest = Manifest {
+        format_version: FORMAT_VERSION,
+        run_id: run_id.clone(),
+        hostd_version: env!("CARGO_PKG_VERSION").to_string(),
+        command_line: std::env::args().collect(),
+        start_ns: hostd_workload::unix_ns(),
+        host: HostInfo::collect(),
+        targets: backends.iter().map(|b| b.info()).collect(),
+        profile: profile.clone(),
+        seed,
+        keep: args.keep,
+        allow_cached: args.allow_cached,
+        extra: serde_json::Map::new(),
+    };
+    if !fault.is_empty() {
+        manifest.extra.insert(
+            "injected_fault".into(),
+            serde_json::json!({ "enospc_after_bytes": fault.enospc_after_bytes }),
+        );
+    }
+    for t in &manifest.targets {
+        if !t.direct_io.is_direct() {
+            eprintln!("hostd: WARNING: target {}: direct I/O NOT in force ({:?}); the numbers measure the page cache", t.label, t.direct_io);
+        }
+    }
+    let mut comps = components(&args)?;
+    for c in comps.iter_mut() {
+        if let Some(section) = c
+            .start(&manifest, &out_dir)
+            .with_context(|| format!("cannot start {}", c.name()))?
+        {
+            manifest.extra.insert(c.name().to_string(), section);
+        }
+    }
+
+    let sinks = SinkSet::new();
+    sinks.add(Box::new(run_dir));
+    for s in extra_sinks(&args)? {
+        sinks.add(s);
+    }
+    sinks.begin(&manifest);
+
+    let stop = Arc::new(AtomicBool::new(false));
+    install_signal_handlers(&stop)?;
+    let progress = runner::progress_for(&plan);
+    let view = live::LiveView::start(&plan, &progress, args.quiet);
+    println!(
+        "run {run_id}: profile {} seed {seed}, {} target(s), results in {}",
+        profile.name,
+        specs.len(),
+        out_dir.display()
+    );
+
+    let observers = ComponentObservers {
+        sinks: &sinks,
+        components: &comps,
+        view: &view,
+    };
+    let cfg = RunConfig {
+        run_id: run_id.clone(),
+        keep: args.keep,
+        stop,
+        interval: Duration::from_secs(1),
+    };
+    let outcome = runner::execute(&plan, backends, &progress, &cfg, &observers);
+    view.finish();
+
+    manifest.targets = outcome.targets.clone();
+    let mut summary = Summary::compute(&run_id, &outcome);
+    for c in comps.iter_mut() {
+        if let Err(e) = c.finish(&outcome, &mut summary, &out_dir) {
+            summary.warnings.push(format!("{}: {e:#}", c.name()));
+        }
+    }
+    let failures = sinks.finish(&manifest, &summary);
+    print!("{}", summary.render());
+    for line in &outcome.cleanup {
+        if !line.is_empty() {
+            println!("{line}");
+        }
+    }
+    println!("results: {}", out_dir.display());
+    for f in failures {
+        eprintln!("hostd: warning: {f}");
+    }
+    Ok(match outcome.status {
+        RunStatus::Completed => ExitCode::SUCCESS,
+        RunStatus::Interrupted => {
+            eprintln!(
+                "hostd: interrupted; results so far are in {}",
+                out_dir.display()
+            );
+            ExitCode::from(130)
+        }
+        RunStatus::Failed(reason) => {
+            eprintln!(
+                "hostd: run stopped: {reason}; results so far are in {}",
+                out_dir.display()
+            );
+            ExitCode::from(1)
+        }
+    })
+}
+
+/// Sinks, components and the live view as one observer.
+struct ComponentObservers<'a> {
+    sinks: &'a SinkSet,
+    components: &'a [Box<dyn RunComponent>],
+    view: &'a live::LiveView,
+}
+
+impl RunObserver for ComponentObservers<'_> {
+    fn on_event(&self, ev: &RunEvent) {
+        self.sinks.on_event(ev);
+        for c in self.components {
+            c.on_event(ev);
+        }
+        self.view.on_event(ev);
+    }
+}
+
+// Keep the Observers type reachable for components that fan out further.
+#[allow(dead_code)]
+fn _observers_type(_: Observers) {}
+
+fn install_signal_handlers(stop: &Arc<AtomicBool>) -> anyhow::Result<()> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    for sig in [SIGINT, SIGTERM] {
+        // A second signal while stopping terminates at once.
+        signal_hook::flag::register_conditional_shutdown(sig, 130, stop.clone())
+            .context("cannot install signal handler")?;
+        signal_hook::flag::register(sig, stop.clone()).context("cannot install signal handler")?;
+    }
+    Ok(())
+}
+
+fn random_seed() -> u64 {
+    let t = hostd_workload::unix_ns();
+    (t ^ (std::process::id() as u64).rotate_left(32)) % 1_000_000_000
+}
+
+/// `YYYYmmddTHHMMSSZ-xxxx` from the Unix clock.
+fn run_id() -> String {
+    let ns = hostd_workload::unix_ns();
+    let secs = ns / 1_000_000_000;
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (y, m, d) = civil_from_days(days as i64);
+    format!(
+        "{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z-{:04x}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        (ns / 1000) as u16 ^ std::process::id() as u16
+    )
+}
+
+/// Days since 1970-01-01 to (year, month, day) (Howard Hinnant's algorithm).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+#[allow(dead_code)]
+fn _path_type(_: &Path) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(20_000), (2024, 10, 4));
+    }
 }

@@ -1,0 +1,372 @@
+//! `summary.json` and the terminal summary: per target and phase the robust
+//! statistics of per-file rates, the fit of time against size, a bimodality
+//! warning, corruption totals, and the window in which all targets were
+//! active with each target's and the aggregate throughput in it.
+
+use crate::stats;
+use hostd_workload::events::FileRecord;
+use hostd_workload::runner::RunOutcome;
+use hostd_workload::units::human_bytes;
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// Per-file rates above this (MB/s) cannot come from any external SSD link
+/// today (USB4 v2 / TB5 top out near 10 GB/s); such files are flagged.
+pub const IMPLAUSIBLE_MBPS: f64 = 12_000.0;
+
+/// Statistics of one phase of one target.
+#[derive(Debug, Clone, Serialize)]
+pub struct PhaseStats {
+    /// Target label.
+    pub target: String,
+    /// Phase.
+    pub phase: String,
+    /// Files.
+    pub files: usize,
+    /// Bytes.
+    pub bytes: u64,
+    /// Sum of file times, s.
+    pub seconds: f64,
+    /// Bytes / seconds, MB/s.
+    pub overall_mbps: f64,
+    /// Mean of per-file MB/s.
+    pub mean_mbps: f64,
+    /// Median of per-file MB/s.
+    pub median_mbps: f64,
+    /// 20 % trimmed mean of per-file MB/s.
+    pub trimmed20_mbps: f64,
+    /// Slowest file, MB/s.
+    pub min_mbps: f64,
+    /// Fastest file, MB/s.
+    pub max_mbps: f64,
+    /// Theil–Sen fit time = a + size/rate: the rate, MB/s.
+    pub theil_sen_mbps: Option<f64>,
+    /// … and the per-file overhead a, s.
+    pub theil_sen_overhead_s: Option<f64>,
+    /// Least-squares rate, MB/s (for comparison).
+    pub least_squares_mbps: Option<f64>,
+    /// Sarle's bimodality coefficient of per-file rates.
+    pub bimodality_coefficient: Option<f64>,
+    /// Rates look bimodal: a mean misleads.
+    pub bimodal: bool,
+    /// Corrupt blocks found.
+    pub corrupt_blocks: u64,
+    /// Corrupt bytes found.
+    pub corrupt_bytes: u64,
+    /// Files verified clean.
+    pub verified_files: usize,
+    /// Late paced I/Os (video frames).
+    pub late_ops: u64,
+}
+
+/// Throughput of one target in the all-active window.
+#[derive(Debug, Clone, Serialize)]
+pub struct WindowTarget {
+    /// Target label.
+    pub target: String,
+    /// Bytes in the window.
+    pub bytes: u64,
+    /// MB/s in the window.
+    pub mbps: f64,
+}
+
+/// The window in which every target was doing measured I/O.
+#[derive(Debug, Clone, Serialize)]
+pub struct ActiveWindow {
+    /// Start, host Unix ns.
+    pub start_ns: u64,
+    /// End, host Unix ns.
+    pub end_ns: u64,
+    /// Seconds.
+    pub seconds: f64,
+    /// Per target.
+    pub targets: Vec<WindowTarget>,
+    /// Sum of targets, bytes.
+    pub aggregate_bytes: u64,
+    /// Sum of targets, MB/s.
+    pub aggregate_mbps: f64,
+}
+
+/// `summary.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    /// Run id.
+    pub run_id: String,
+    /// `completed`, `interrupted`, `failed: …`.
+    pub status: String,
+    /// Start and end, host Unix ns.
+    pub start_ns: u64,
+    /// End.
+    pub end_ns: u64,
+    /// Per target and phase.
+    pub phases: Vec<PhaseStats>,
+    /// All-targets-active window (None if it never happened).
+    pub window: Option<ActiveWindow>,
+    /// Warnings (direct I/O, engine fallback, implausible speed, corruption, bimodal).
+    pub warnings: Vec<String>,
+    /// What cleanup did.
+    pub cleanup: Vec<String>,
+    /// Sections added by run components (`analysis`, `probe`, …), keyed by name.
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Summary {
+    /// Computes the summary of a finished run.
+    pub fn compute(run_id: &str, out: &RunOutcome) -> Summary {
+        let mut phases: Vec<PhaseStats> = Vec::new();
+        let mut keys: Vec<(usize, String)> = Vec::new();
+        for f in &out.files {
+            let k = (f.target_index, f.phase.clone());
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+        keys.sort_by_key(|(t, _)| *t);
+        let mut warnings = out.warnings.clone();
+        for (t, phase) in keys {
+            let recs: Vec<&FileRecord> = out
+                .files
+                .iter()
+                .filter(|f| f.target_index == t && f.phase == phase && f.status == "ok")
+                .collect();
+            if recs.is_empty() {
+                continue;
+            }
+            let s = phase_stats(&recs);
+            if s.bimodal {
+                warnings.push(format!(
+                    "{} {}: per-file rates look bimodal (coefficient {:.2}); the mean {:.0} MB/s describes neither group — see files.csv",
+                    s.target, s.phase, s.bimodality_coefficient.unwrap_or(0.0), s.mean_mbps
+                ));
+            }
+            if s.corrupt_blocks > 0 {
+                warnings.push(format!(
+                    "{} {}: {} corrupt blocks, {} corrupt bytes",
+                    s.target, s.phase, s.corrupt_blocks, s.corrupt_bytes
+                ));
+            }
+            if s.max_mbps > IMPLAUSIBLE_MBPS {
+                warnings.push(format!("{} {}: {:.0} MB/s is faster than any external link: the page cache, not the disk, was measured", s.target, s.phase, s.max_mbps));
+            }
+            phases.push(s);
+        }
+        Summary {
+            run_id: run_id.to_string(),
+            status: out.status.describe(),
+            start_ns: out.start_ns,
+            end_ns: out.end_ns,
+            phases,
+            window: active_window(out),
+            warnings,
+            cleanup: out.cleanup.clone(),
+            extra: serde_json::Map::new(),
+        }
+    }
+
+    /// The concise terminal summary.
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "run {}: {}", self.run_id, self.status);
+        let _ = writeln!(
+            s,
+            "{:<24} {:<16} {:>5} {:>9} {:>8} {:>8} {:>8} {:>9} {:>8} {:>8}",
+            "target",
+            "phase",
+            "files",
+            "bytes",
+            "mean",
+            "median",
+            "trim20",
+            "theil-sen",
+            "min",
+            "max"
+        );
+        for p in &self.phases {
+            let _ = writeln!(
+                s,
+                "{:<24} {:<16} {:>5} {:>9} {:>8.0} {:>8.0} {:>8.0} {:>9} {:>8.0} {:>8.0}{}",
+                truncate(&p.target, 24),
+                truncate(&p.phase, 16),
+                p.files,
+                human_bytes(p.bytes),
+                p.mean_mbps,
+                p.median_mbps,
+                p.trimmed20_mbps,
+                p.theil_sen_mbps
+                    .map(|v| format!("{v:.0}"))
+                    .unwrap_or_else(|| "-".into()),
+                p.min_mbps,
+                p.max_mbps,
+                if p.corrupt_blocks > 0 {
+                    format!("  CORRUPT {} blocks", p.corrupt_blocks)
+                } else {
+                    String::new()
+                }
+            );
+        }
+        let _ = writeln!(
+            s,
+            "(rates in MB/s = 10^6 bytes/s; theil-sen = robust rate from time against file size)"
+        );
+        if let Some(w) = &self.window {
+            if w.targets.len() > 1 {
+                let _ = writeln!(
+                    s,
+                    "all {} targets active for {:.1} s: aggregate {:.0} MB/s ({})",
+                    w.targets.len(),
+                    w.seconds,
+                    w.aggregate_mbps,
+                    human_bytes(w.aggregate_bytes)
+                );
+                for t in &w.targets {
+                    let _ = writeln!(
+                        s,
+                        "  {:<24} {:>8.0} MB/s  {}",
+                        t.target,
+                        t.mbps,
+                        human_bytes(t.bytes)
+                    );
+                }
+            }
+        }
+        for w in &self.warnings {
+            let _ = writeln!(s, "warning: {w}");
+        }
+        s
+    }
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let tail: String = s
+            .chars()
+            .rev()
+            .take(n - 1)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        format!("…{tail}")
+    }
+}
+
+fn phase_stats(recs: &[&FileRecord]) -> PhaseStats {
+    let rates: Vec<f64> = recs.iter().map(|r| r.mbps).collect();
+    let sizes: Vec<f64> = recs.iter().map(|r| r.bytes as f64).collect();
+    let times: Vec<f64> = recs.iter().map(|r| r.seconds()).collect();
+    let bytes: u64 = recs.iter().map(|r| r.bytes).sum();
+    let seconds: f64 = times.iter().sum();
+    let ts = stats::theil_sen(&sizes, &times);
+    let ls = stats::least_squares(&sizes, &times);
+    let rate = |l: stats::Line| {
+        if l.slope > 0.0 {
+            Some(1.0 / l.slope / 1e6)
+        } else {
+            None
+        }
+    };
+    let (min, max) = stats::min_max(&rates);
+    PhaseStats {
+        target: recs[0].target.clone(),
+        phase: recs[0].phase.clone(),
+        files: recs.len(),
+        bytes,
+        seconds,
+        overall_mbps: if seconds > 0.0 {
+            bytes as f64 / seconds / 1e6
+        } else {
+            0.0
+        },
+        mean_mbps: stats::mean(&rates),
+        median_mbps: stats::median(&rates),
+        trimmed20_mbps: stats::trimmed_mean(&rates, 0.2),
+        min_mbps: min,
+        max_mbps: max,
+        theil_sen_mbps: ts.and_then(rate),
+        theil_sen_overhead_s: ts.map(|l| l.intercept),
+        least_squares_mbps: ls.and_then(rate),
+        bimodality_coefficient: stats::bimodality_coefficient(&rates),
+        bimodal: stats::looks_bimodal(&rates),
+        corrupt_blocks: recs.iter().map(|r| r.corrupt_blocks).sum(),
+        corrupt_bytes: recs.iter().map(|r| r.corrupt_bytes).sum(),
+        verified_files: recs.iter().filter(|r| r.verified == Some(true)).count(),
+        late_ops: recs.iter().map(|r| r.late_ops).sum(),
+    }
+}
+
+/// Cumulative bytes of a sampled series at time `t` (linear interpolation).
+pub fn bytes_at(samples: &[(u64, u64)], t: u64) -> u64 {
+    match samples.iter().position(|&(ts, _)| ts >= t) {
+        None => samples.last().map(|s| s.1).unwrap_or(0),
+        Some(0) => samples[0].1,
+        Some(i) => {
+            let (t0, b0) = samples[i - 1];
+            let (t1, b1) = samples[i];
+            if t1 == t0 {
+                return b1;
+            }
+            b0 + ((b1 - b0) as f64 * (t - t0) as f64 / (t1 - t0) as f64) as u64
+        }
+    }
+}
+
+/// The window in which every target was in its measured steps, from the file
+/// records; bytes per target from the 100 ms samples.
+pub fn active_window(out: &RunOutcome) -> Option<ActiveWindow> {
+    let n = out.targets.len();
+    if n == 0 {
+        return None;
+    }
+    let mut start = 0u64;
+    let mut end = u64::MAX;
+    for t in 0..n {
+        let measured: Vec<&FileRecord> = out
+            .files
+            .iter()
+            .filter(|f| f.target_index == t && f.phase != "prepare")
+            .collect();
+        let first = measured.iter().map(|f| f.start_ns).min()?;
+        let last = measured.iter().map(|f| f.end_ns).max()?;
+        start = start.max(first);
+        end = end.min(last);
+    }
+    if end <= start {
+        return None;
+    }
+    let seconds = (end - start) as f64 / 1e9;
+    let targets: Vec<WindowTarget> = (0..n)
+        .map(|t| {
+            let s = out.samples.get(t).map(|v| v.as_slice()).unwrap_or(&[]);
+            let bytes = bytes_at(s, end).saturating_sub(bytes_at(s, start));
+            WindowTarget {
+                target: out.targets[t].label.clone(),
+                bytes,
+                mbps: bytes as f64 / seconds / 1e6,
+            }
+        })
+        .collect();
+    let aggregate_bytes = targets.iter().map(|t| t.bytes).sum();
+    Some(ActiveWindow {
+        start_ns: start,
+        end_ns: end,
+        seconds,
+        aggregate_mbps: aggregate_bytes as f64 / seconds / 1e6,
+        aggregate_bytes,
+        targets,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interpolation_between_samples() {
+        let s = [(0, 0), (10, 100), (20, 300)];
+        assert_eq!(bytes_at(&s, 5), 50);
+        assert_eq!(bytes_at(&s, 15), 200);
+        assert_eq!(bytes_at(&s, 25), 300);
+    }
+}

@@ -1,0 +1,387 @@
+//! The directory backend: test files in a fresh subdirectory
+//! `TARGET/throttlescope-<run-id>/` (refused if it exists), direct I/O, fsync
+//! at file end. Only files it created are ever removed. With `--raw-device`
+//! the target is a block device written from offset 0 (fill only).
+
+use super::{BackendOptions, StepContext, StepError, StepOutput, TargetBackend};
+use crate::block::BlockCodec;
+use crate::direct::{self, DirectIo, OpenMode};
+use crate::engine::{self, IoEngine};
+use crate::events::TargetInfo;
+use crate::fault::FaultyEngine;
+use crate::fsinfo::{self, FsInfo};
+use crate::jobloop::{run_job, JobIo};
+use crate::plan::{Capacity, Step, TargetPlan};
+use crate::target::TargetSpec;
+use anyhow::{bail, Context};
+use std::collections::{BTreeSet, HashMap};
+use std::fs::File;
+use std::os::unix::fs::FileTypeExt;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
+/// A directory (or raw device) target.
+pub struct DirBackend {
+    spec: TargetSpec,
+    index: usize,
+    opts: BackendOptions,
+    root: PathBuf,
+    test_dir: Option<PathBuf>,
+    created_dir: bool,
+    created: BTreeSet<u32>,
+    fs: FsInfo,
+    direct: DirectIo,
+    engine_name: String,
+    engine_note: Option<String>,
+    engines: HashMap<usize, Box<dyn IoEngine>>,
+    capacity: Option<Capacity>,
+    free_before: Option<u64>,
+    injected_written: Arc<AtomicU64>,
+    raw_offsets: Vec<u64>,
+}
+
+impl DirBackend {
+    /// Checks the target exists and is the right kind of thing.
+    pub fn new(
+        spec: &TargetSpec,
+        index: usize,
+        opts: &BackendOptions,
+    ) -> anyhow::Result<DirBackend> {
+        let root = spec.path();
+        let meta = std::fs::metadata(&root)
+            .with_context(|| format!("target {}: cannot use it", root.display()))?;
+        let capacity = if opts.raw_device {
+            if !meta.file_type().is_block_device() {
+                bail!(
+                    "target {}: --raw-device given but it is not a block device",
+                    root.display()
+                );
+            }
+            if !opts.destroy_data {
+                bail!("target {}: writing a raw device destroys everything on it; add --destroy-data if that is what you want", root.display());
+            }
+            if fsinfo::is_mounted(&root) {
+                bail!("target {}: the device is mounted; unmount it first (refusing to write a mounted device)", root.display());
+            }
+            let f = File::open(&root)
+                .with_context(|| format!("target {}: cannot open device", root.display()))?;
+            let size = device_size(&f)
+                .with_context(|| format!("target {}: cannot read device size", root.display()))?;
+            Some(Capacity {
+                total: size,
+                available: size,
+            })
+        } else {
+            if meta.file_type().is_block_device() {
+                bail!(
+                    "target {} is a block device; to write it raw use --raw-device --destroy-data",
+                    root.display()
+                );
+            }
+            if !meta.is_dir() {
+                bail!("target {} is not a directory", root.display());
+            }
+            let s = fsinfo::space(&root)
+                .with_context(|| format!("target {}: statvfs failed", root.display()))?;
+            Some(Capacity {
+                total: s.total,
+                available: s.available,
+            })
+        };
+        Ok(DirBackend {
+            spec: spec.clone(),
+            index,
+            opts: opts.clone(),
+            fs: if opts.raw_device {
+                FsInfo {
+                    source: Some(root.display().to_string()),
+                    ..FsInfo::default()
+                }
+            } else {
+                fsinfo::fs_info(&root)
+            },
+            root,
+            test_dir: None,
+            created_dir: false,
+            created: BTreeSet::new(),
+            direct: DirectIo::Direct,
+            engine_name: String::new(),
+            engine_note: None,
+            engines: HashMap::new(),
+            free_before: capacity.map(|c| c.available),
+            capacity,
+            injected_written: Arc::new(AtomicU64::new(0)),
+            raw_offsets: Vec::new(),
+        })
+    }
+
+    fn file_path(&self, file: u32) -> PathBuf {
+        match &self.test_dir {
+            Some(d) => d.join(format!("f{file:05}.dat")),
+            None => self.root.clone(),
+        }
+    }
+
+    fn engine(&mut self, qd: usize) -> std::io::Result<&mut Box<dyn IoEngine>> {
+        if !self.engines.contains_key(&qd) {
+            let (e, note) = engine::open(self.opts.engine, qd)?;
+            if note.is_some() {
+                self.engine_note = note;
+            }
+            self.engine_name = e.name().to_string();
+            let e: Box<dyn IoEngine> = match self.opts.fault.enospc_after_bytes {
+                Some(b) => Box::new(FaultyEngine::new(e, b, self.injected_written.clone())),
+                None => e,
+            };
+            self.engines.insert(qd, e);
+        }
+        Ok(self.engines.get_mut(&qd).expect("inserted"))
+    }
+
+    fn probe_direct(&mut self, dir: &Path) -> anyhow::Result<()> {
+        let probe = dir.join(".direct-io-probe");
+        let result = direct::open(&probe, OpenMode::CreateNew, true);
+        let _ = std::fs::remove_file(&probe);
+        let (_, status) =
+            result.with_context(|| format!("cannot create a file in {}", dir.display()))?;
+        self.direct = match (status, self.fs.fs_type.as_deref()) {
+            (DirectIo::Direct, Some(fs)) if fsinfo::is_memory_fs(fs) => DirectIo::Ineffective {
+                reason: format!(
+                    "{fs} keeps file data in memory; direct I/O there measures RAM, not a disk"
+                ),
+            },
+            (s, _) => s,
+        };
+        Ok(())
+    }
+}
+
+impl TargetBackend for DirBackend {
+    fn info(&self) -> TargetInfo {
+        TargetInfo {
+            label: self.spec.label.clone(),
+            scheme: if self.opts.raw_device {
+                "raw".into()
+            } else {
+                "dir".into()
+            },
+            mode: self.spec.mode.as_str().into(),
+            path: self.root.display().to_string(),
+            test_dir: self.test_dir.as_ref().map(|d| d.display().to_string()),
+            fs_type: self.fs.fs_type.clone(),
+            mount_point: self.fs.mount_point.clone(),
+            device: self.fs.source.clone(),
+            device_model: self.fs.device_model.clone(),
+            capacity_bytes: self.capacity.map(|c| c.total),
+            free_bytes: self.free_before,
+            direct_io: self.direct.clone(),
+            engine: self.engine_name.clone(),
+            engine_note: self.engine_note.clone(),
+        }
+    }
+
+    fn capacity(&self) -> Option<Capacity> {
+        self.capacity
+    }
+
+    fn storage_key(&self) -> Option<String> {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(&self.root).ok().map(|m| {
+            if self.opts.raw_device {
+                format!("rdev:{}", m.rdev())
+            } else {
+                format!("dev:{}", m.dev())
+            }
+        })
+    }
+
+    fn prepare(&mut self, plan: &TargetPlan) -> anyhow::Result<()> {
+        // Decide the engine now so the manifest is right even for dry runs.
+        let max_qd = plan
+            .prepare
+            .iter()
+            .chain(&plan.measured)
+            .map(|s| s.job.queue_depth)
+            .max()
+            .unwrap_or(1);
+        self.engine(max_qd)
+            .map_err(|e| anyhow::anyhow!("cannot start an I/O engine: {e}"))?;
+        if self.opts.raw_device {
+            let mut off = 0;
+            for s in &plan.file_sizes {
+                self.raw_offsets.push(off);
+                off += s;
+            }
+            let f = direct::open(&self.root, OpenMode::Write, false);
+            match f {
+                Ok((_, d)) => self.direct = d,
+                Err(e) => bail!(
+                    "target {}: cannot open the device for direct I/O: {e}",
+                    self.root.display()
+                ),
+            }
+            return Ok(());
+        }
+        let dir = self
+            .root
+            .join(format!("throttlescope-{}", self.opts.run_id));
+        if dir.exists() {
+            bail!(
+                "target {}: {} already exists; refusing to touch files this run did not create",
+                self.root.display(),
+                dir.display()
+            );
+        }
+        std::fs::create_dir(&dir).with_context(|| {
+            format!(
+                "target {} is not writable: cannot create {}",
+                self.root.display(),
+                dir.display()
+            )
+        })?;
+        self.created_dir = true;
+        self.test_dir = Some(dir.clone());
+        self.probe_direct(&dir)?;
+        if !self.direct.is_direct() && !self.opts.allow_cached {
+            let why = match &self.direct {
+                DirectIo::Refused { reason } | DirectIo::Ineffective { reason } => reason.clone(),
+                DirectIo::Direct => unreachable!(),
+            };
+            bail!("DIRECT I/O NOT AVAILABLE on target {}: {why}. The results would measure the page cache, not the disk. Rerun with --allow-cached to accept that (it is recorded in the manifest).", self.root.display());
+        }
+        Ok(())
+    }
+
+    fn run_step(&mut self, step: &Step, ctx: &StepContext<'_>) -> Result<StepOutput, StepError> {
+        let path = self.file_path(step.file);
+        let pstr = path.display().to_string();
+        let write = step.job.rw.is_write();
+        let mode = if self.opts.raw_device {
+            if write {
+                OpenMode::Write
+            } else {
+                OpenMode::Read
+            }
+        } else if write && !self.created.contains(&step.file) {
+            OpenMode::CreateNew
+        } else if write {
+            OpenMode::Write
+        } else {
+            OpenMode::Read
+        };
+        let (file, status) = direct::open(&path, mode, self.opts.allow_cached)
+            .map_err(|e| StepError::Other(anyhow::anyhow!("cannot open {pstr}: {e}")))?;
+        if mode == OpenMode::CreateNew {
+            self.created.insert(step.file);
+        }
+        let is_direct = status.is_direct() && self.direct.is_direct();
+        let base = self
+            .raw_offsets
+            .get(step.file as usize)
+            .copied()
+            .unwrap_or(0);
+        let codec = BlockCodec::new(self.opts.pool.clone(), self.index as u32, step.file);
+        let qd = step.job.queue_depth;
+        let engine = self
+            .engine(qd)
+            .map_err(|e| StepError::Other(anyhow::anyhow!("cannot start an I/O engine: {e}")))?;
+        let fd = file.as_raw_fd();
+        let result = run_job(
+            engine.as_mut(),
+            JobIo {
+                fd,
+                base_offset: base,
+                job: &step.job,
+                codec: &codec,
+                progress: ctx.progress,
+                stop: ctx.stop,
+            },
+        );
+        let outcome = match result {
+            Ok(o) => o,
+            Err(e) if e.source.raw_os_error() == Some(libc::ENOSPC) => {
+                return Err(StepError::DiskFull {
+                    path: pstr,
+                    bytes_done: e.bytes_done,
+                })
+            }
+            Err(e) => {
+                return Err(StepError::Io {
+                    path: pstr,
+                    source: e,
+                })
+            }
+        };
+        if write {
+            direct::sync(&file).map_err(|e| match e.raw_os_error() {
+                Some(libc::ENOSPC) => StepError::DiskFull {
+                    path: pstr.clone(),
+                    bytes_done: outcome.bytes,
+                },
+                _ => StepError::Other(anyhow::anyhow!("fsync {pstr}: {e}")),
+            })?;
+        }
+        Ok(StepOutput {
+            outcome,
+            timing: None,
+            direct_io: is_direct,
+        })
+    }
+
+    fn cleanup(&mut self, keep: bool) -> anyhow::Result<String> {
+        let Some(dir) = self.test_dir.clone() else {
+            return Ok(String::new());
+        };
+        if keep {
+            return Ok(format!(
+                "kept {} test files in {}",
+                self.created.len(),
+                dir.display()
+            ));
+        }
+        let mut removed = 0;
+        for f in self.created.clone() {
+            let p = self.file_path(f);
+            match std::fs::remove_file(&p) {
+                Ok(()) => removed += 1,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(e)
+                        .with_context(|| format!("cannot remove test file {}", p.display()))
+                }
+            }
+        }
+        self.created.clear();
+        if self.created_dir {
+            // remove_dir (not remove_dir_all): anything someone else put there stays.
+            std::fs::remove_dir(&dir)
+                .with_context(|| format!("cannot remove {} (not empty?)", dir.display()))?;
+            self.created_dir = false;
+        }
+        Ok(format!(
+            "removed {removed} test files and {}",
+            dir.display()
+        ))
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn device_size(f: &File) -> std::io::Result<u64> {
+    let mut size: u64 = 0;
+    // BLKGETSIZE64 = _IOR(0x12, 114, size_t)
+    const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+    // SAFETY: ioctl with a valid out pointer.
+    if unsafe { libc::ioctl(f.as_raw_fd(), BLKGETSIZE64 as _, &mut size) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(size)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn device_size(f: &File) -> std::io::Result<u64> {
+    use std::io::{Seek, SeekFrom};
+    let mut f = f.try_clone()?;
+    f.seek(SeekFrom::End(0))
+}

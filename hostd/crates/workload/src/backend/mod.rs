@@ -1,0 +1,179 @@
+//! Target backends: what a `--target` is. A backend runs plan steps (one file
+//! operation each) and describes its target. Built in: `dir` (a directory on a
+//! mounted filesystem) and raw block devices (`--raw-device`). Other crates add
+//! schemes (e.g. `sim:SCENARIO`) with [`BackendRegistry::register`]; the
+//! runner never knows which kind it drives.
+
+mod dir;
+
+use crate::block::DataPool;
+use crate::engine::EngineChoice;
+use crate::events::TargetInfo;
+use crate::fault::FaultPlan;
+use crate::jobloop::{JobError, JobOutcome};
+use crate::plan::{Capacity, Step, TargetPlan};
+use crate::target::TargetSpec;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::Arc;
+
+pub use dir::DirBackend;
+
+/// Options shared by all targets of a run.
+#[derive(Clone)]
+pub struct BackendOptions {
+    /// Run id (names the test subdirectory `throttlescope-<run_id>`).
+    pub run_id: String,
+    /// Seed of the data pool and offsets.
+    pub seed: u64,
+    /// Engine choice.
+    pub engine: EngineChoice,
+    /// Accept cached I/O where direct I/O is refused or ineffective.
+    pub allow_cached: bool,
+    /// The target is a raw block device (`--raw-device`).
+    pub raw_device: bool,
+    /// Permission to overwrite a raw device (`--destroy-data`).
+    pub destroy_data: bool,
+    /// Injected faults (tests).
+    pub fault: FaultPlan,
+    /// Block contents, shared by all targets.
+    pub pool: Arc<DataPool>,
+}
+
+/// Shared per-run state a step needs.
+pub struct StepContext<'a> {
+    /// Index of the target.
+    pub target_index: usize,
+    /// Bytes done by this target (live view, intervals).
+    pub progress: &'a AtomicU64,
+    /// Stop request (Ctrl-C or a fault elsewhere).
+    pub stop: &'a AtomicBool,
+}
+
+/// Why a step failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StepError {
+    /// The filesystem or device is full (ENOSPC).
+    #[error("disk full after {bytes_done} bytes of this file ({path})")]
+    DiskFull {
+        /// File path.
+        path: String,
+        /// Bytes completed in this file.
+        bytes_done: u64,
+    },
+    /// Any other I/O error.
+    #[error("{path}: {source}")]
+    Io {
+        /// File path.
+        path: String,
+        /// Error with offset.
+        #[source]
+        source: JobError,
+    },
+    /// Could not open/sync/etc.
+    #[error("{0:#}")]
+    Other(anyhow::Error),
+}
+
+impl StepError {
+    /// Bytes moved before the failure.
+    pub fn bytes_done(&self) -> u64 {
+        match self {
+            StepError::DiskFull { bytes_done, .. } => *bytes_done,
+            StepError::Io { source, .. } => source.bytes_done,
+            StepError::Other(_) => 0,
+        }
+    }
+}
+
+/// What a step did. Backends that do not run in real time (simulators) may
+/// report their own times in `timing` (host Unix ns); otherwise the runner's
+/// wall-clock measurement is used.
+#[derive(Debug)]
+pub struct StepOutput {
+    /// The job loop's outcome.
+    pub outcome: JobOutcome,
+    /// Start and end override, host Unix ns.
+    pub timing: Option<(u64, u64)>,
+    /// Whether this step's I/O bypassed the page cache.
+    pub direct_io: bool,
+}
+
+/// One target.
+pub trait TargetBackend: Send {
+    /// Facts for the manifest (valid after `prepare`).
+    fn info(&self) -> TargetInfo;
+    /// Size and free space, for plans and the free-space check.
+    fn capacity(&self) -> Option<Capacity>;
+    /// Identity of the storage (targets on the same one share free space).
+    fn storage_key(&self) -> Option<String>;
+    /// Called once before any step: create the test directory, probe direct I/O.
+    fn prepare(&mut self, plan: &TargetPlan) -> anyhow::Result<()>;
+    /// Runs one step.
+    fn run_step(&mut self, step: &Step, ctx: &StepContext<'_>) -> Result<StepOutput, StepError>;
+    /// Removes what the backend created (unless `keep`); returns what it did.
+    fn cleanup(&mut self, keep: bool) -> anyhow::Result<String>;
+}
+
+/// Builds a backend for a target spec (its index among the run's targets).
+pub type BackendFactory = Box<
+    dyn Fn(&TargetSpec, usize, &BackendOptions) -> anyhow::Result<Box<dyn TargetBackend>>
+        + Send
+        + Sync,
+>;
+
+/// Maps target schemes to backend factories.
+pub struct BackendRegistry {
+    factories: Vec<(String, BackendFactory)>,
+}
+
+impl BackendRegistry {
+    /// The built-in `dir` backend (which also handles `--raw-device`).
+    pub fn with_builtins() -> BackendRegistry {
+        let mut r = BackendRegistry {
+            factories: Vec::new(),
+        };
+        r.register(
+            "dir",
+            Box::new(|spec, idx, opts| {
+                Ok(Box::new(DirBackend::new(spec, idx, opts)?) as Box<dyn TargetBackend>)
+            }),
+        );
+        r
+    }
+
+    /// Adds (or replaces) the factory of `scheme` (e.g. `sim`).
+    pub fn register(&mut self, scheme: &str, factory: BackendFactory) {
+        self.factories.retain(|(s, _)| s != scheme);
+        self.factories.push((scheme.to_string(), factory));
+    }
+
+    /// Registered schemes other than `dir` (for [`TargetSpec::parse`]).
+    pub fn schemes(&self) -> Vec<&str> {
+        self.factories
+            .iter()
+            .map(|(s, _)| s.as_str())
+            .filter(|s| *s != "dir")
+            .collect()
+    }
+
+    /// Opens the backend of `spec`.
+    pub fn open(
+        &self,
+        spec: &TargetSpec,
+        index: usize,
+        opts: &BackendOptions,
+    ) -> anyhow::Result<Box<dyn TargetBackend>> {
+        let (_, f) = self
+            .factories
+            .iter()
+            .find(|(s, _)| *s == spec.scheme)
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "target {}: no backend for scheme `{}`",
+                    spec.label,
+                    spec.scheme
+                )
+            })?;
+        f(spec, index, opts)
+    }
+}

@@ -1,0 +1,78 @@
+//! Opening files so that I/O bypasses the page cache: `O_DIRECT` on Linux
+//! (`linux.rs`), `F_NOCACHE` on macOS (`macos.rs`). Nothing else in the crate
+//! asks which OS it runs on.
+
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(target_os = "linux")]
+use linux as os;
+#[cfg(target_os = "macos")]
+mod macos;
+#[cfg(target_os = "macos")]
+use macos as os;
+
+use serde::Serialize;
+use std::fs::File;
+use std::io;
+use std::path::Path;
+
+/// Whether a file's I/O bypasses the page cache.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum DirectIo {
+    /// Direct I/O is in force.
+    Direct,
+    /// The filesystem refused direct I/O (e.g. `O_DIRECT` → EINVAL).
+    Refused {
+        /// What the OS said.
+        reason: String,
+    },
+    /// Accepted, but the filesystem keeps data in memory anyway (tmpfs, ramfs).
+    Ineffective {
+        /// Why the numbers are not the disk's.
+        reason: String,
+    },
+}
+
+impl DirectIo {
+    /// True when the numbers measure the device.
+    pub fn is_direct(&self) -> bool {
+        matches!(self, DirectIo::Direct)
+    }
+}
+
+/// How to open a test file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenMode {
+    /// Create a new file (fails if it exists) for writing.
+    CreateNew,
+    /// Open an existing file for writing (random-write tests).
+    Write,
+    /// Open for reading.
+    Read,
+}
+
+/// Opens `path` with direct I/O. With `allow_cached`, falls back to cached
+/// I/O when direct I/O is refused and says so in the second value.
+pub fn open(path: &Path, mode: OpenMode, allow_cached: bool) -> io::Result<(File, DirectIo)> {
+    match os::open_direct(path, mode) {
+        Ok(f) => Ok((f, DirectIo::Direct)),
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+            let reason = format!("direct I/O refused by the filesystem ({e})");
+            if !allow_cached {
+                return Err(io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    format!("{reason}; results would measure the page cache, not the disk — rerun with --allow-cached to accept that"),
+                ));
+            }
+            let f = os::open_cached(path, mode)?;
+            Ok((f, DirectIo::Refused { reason }))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Flushes file data to the device (fsync).
+pub fn sync(file: &File) -> io::Result<()> {
+    file.sync_all()
+}

@@ -1,0 +1,120 @@
+//! I/O engines as a table of operations (after fio's `ioengine_ops`): queue,
+//! commit, reap. The job loop ([`crate::jobloop`]) drives any engine the same
+//! way, so every workload runs on every engine.
+//!
+//! - `uring.rs`: io_uring (Linux), one ring per job, no extra threads.
+//! - `threads.rs`: portable; `queue_depth` worker threads doing pread/pwrite.
+
+mod threads;
+#[cfg(target_os = "linux")]
+mod uring;
+
+use serde::Serialize;
+use std::io;
+use std::os::unix::io::RawFd;
+
+/// One I/O to perform. The buffer belongs to the job loop's slot `slot` and
+/// stays valid and untouched until its completion is reaped.
+#[derive(Debug, Clone, Copy)]
+pub struct IoRequest {
+    /// Slot number, returned in the completion.
+    pub slot: usize,
+    /// Open file.
+    pub fd: RawFd,
+    /// Byte offset in the file.
+    pub offset: u64,
+    /// Buffer start.
+    pub buf: *mut u8,
+    /// Bytes.
+    pub len: usize,
+    /// Write (true) or read.
+    pub write: bool,
+}
+
+// The pointer refers to a buffer the job loop keeps alive until completion.
+unsafe impl Send for IoRequest {}
+
+/// A finished I/O.
+#[derive(Debug)]
+pub struct IoCompletion {
+    /// Slot of the request.
+    pub slot: usize,
+    /// Bytes transferred, or the error.
+    pub result: io::Result<usize>,
+}
+
+/// The operations every engine provides.
+pub trait IoEngine: Send {
+    /// Engine name as recorded in the manifest (`io_uring`, `threads`).
+    fn name(&self) -> &'static str;
+    /// Queues one request (not yet submitted).
+    fn queue(&mut self, req: IoRequest) -> io::Result<()>;
+    /// Submits everything queued.
+    fn commit(&mut self) -> io::Result<()>;
+    /// Waits until at least `min` completions are available and appends them.
+    fn reap(&mut self, min: usize, out: &mut Vec<IoCompletion>) -> io::Result<()>;
+}
+
+/// Which engine to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineChoice {
+    /// io_uring where it works, else threads.
+    #[default]
+    Auto,
+    /// io_uring only (error if unavailable).
+    IoUring,
+    /// Portable threads.
+    Threads,
+}
+
+impl std::str::FromStr for EngineChoice {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(EngineChoice::Auto),
+            "io_uring" | "io-uring" | "uring" => Ok(EngineChoice::IoUring),
+            "threads" | "psync" => Ok(EngineChoice::Threads),
+            other => Err(format!(
+                "unknown engine `{other}` (auto, io_uring, threads)"
+            )),
+        }
+    }
+}
+
+/// Opens an engine for `queue_depth` I/Os in flight. The string says why the
+/// automatic choice fell back, if it did.
+pub fn open(
+    choice: EngineChoice,
+    queue_depth: usize,
+) -> io::Result<(Box<dyn IoEngine>, Option<String>)> {
+    match choice {
+        EngineChoice::Threads => Ok((Box::new(threads::Threads::new(queue_depth)), None)),
+        EngineChoice::IoUring => open_uring(queue_depth).map(|e| (e, None)),
+        EngineChoice::Auto => match open_uring(queue_depth) {
+            Ok(e) => Ok((e, None)),
+            Err(err) => Ok((
+                Box::new(threads::Threads::new(queue_depth)),
+                Some(format!("io_uring unavailable ({err}); using threads")),
+            )),
+        },
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn open_uring(queue_depth: usize) -> io::Result<Box<dyn IoEngine>> {
+    Ok(Box::new(uring::Uring::new(queue_depth)?))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn open_uring(_queue_depth: usize) -> io::Result<Box<dyn IoEngine>> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "io_uring exists only on Linux",
+    ))
+}
+
+/// Checks once whether io_uring can be used here (kernel, seccomp, sysctl).
+pub fn probe_io_uring() -> Result<(), String> {
+    open_uring(1).map(|_| ()).map_err(|e| e.to_string())
+}

@@ -1,0 +1,217 @@
+//! Run lifecycle events and the records they carry. The runner calls every
+//! [`RunObserver`] synchronously from the target threads, so observers must
+//! be quick (forward to a channel with [`ChannelObserver`] if in doubt).
+
+use crate::block::CorruptBlock;
+use crate::direct::DirectIo;
+use serde::Serialize;
+use std::sync::mpsc::Sender;
+use std::sync::Mutex;
+
+/// One row of `files.csv`: one file operation.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileRecord {
+    /// Target label.
+    pub target: String,
+    /// Target index (command-line order).
+    pub target_index: usize,
+    /// Phase (`write`, `read`, `prepare`, `SEQ1M-QD8-read`, …).
+    pub phase: String,
+    /// Index within the phase.
+    pub index: u32,
+    /// Start, host Unix ns.
+    pub start_ns: u64,
+    /// End (after fsync for writes), host Unix ns.
+    pub end_ns: u64,
+    /// Bytes transferred.
+    pub bytes: u64,
+    /// Throughput in MB/s (10^6 bytes per second).
+    pub mbps: f64,
+    /// `Some(true)` verified clean, `Some(false)` corruption found, `None` not verified.
+    pub verified: Option<bool>,
+    /// Corrupt 4 KiB blocks found.
+    pub corrupt_blocks: u64,
+    /// Corrupt bytes found.
+    pub corrupt_bytes: u64,
+    /// Paced I/Os that missed their slot (video).
+    pub late_ops: u64,
+    /// The first corrupt blocks.
+    pub corrupt: Vec<CorruptBlock>,
+    /// Whether this file's I/O bypassed the page cache.
+    pub direct_io: bool,
+    /// `ok`, `interrupted`, `error: …`.
+    pub status: String,
+}
+
+impl FileRecord {
+    /// Seconds from start to end.
+    pub fn seconds(&self) -> f64 {
+        self.end_ns.saturating_sub(self.start_ns) as f64 / 1e9
+    }
+}
+
+/// One row of `intervals.csv`: throughput of one target in one interval.
+#[derive(Debug, Clone, Serialize)]
+pub struct IntervalRecord {
+    /// Target label.
+    pub target: String,
+    /// Target index.
+    pub target_index: usize,
+    /// Interval start, host Unix ns.
+    pub start_ns: u64,
+    /// Interval end, host Unix ns.
+    pub end_ns: u64,
+    /// Bytes completed in the interval.
+    pub bytes: u64,
+    /// MB/s in the interval.
+    pub mbps: f64,
+    /// Phase the target was in at the interval's end.
+    pub phase: String,
+}
+
+/// Facts about one target established before any I/O.
+#[derive(Debug, Clone, Serialize)]
+pub struct TargetInfo {
+    /// Label as given on the command line.
+    pub label: String,
+    /// Backend scheme (`dir`, `raw`, `sim`, …).
+    pub scheme: String,
+    /// Mode (`write`, `read`, `rw`).
+    pub mode: String,
+    /// Path (or scheme argument).
+    pub path: String,
+    /// The fresh subdirectory holding the test files, if any.
+    pub test_dir: Option<String>,
+    /// Filesystem type.
+    pub fs_type: Option<String>,
+    /// Mount point.
+    pub mount_point: Option<String>,
+    /// Device (mount source).
+    pub device: Option<String>,
+    /// Device model, where readable.
+    pub device_model: Option<String>,
+    /// Total bytes of the filesystem.
+    pub capacity_bytes: Option<u64>,
+    /// Free bytes before the run.
+    pub free_bytes: Option<u64>,
+    /// Direct-I/O status.
+    pub direct_io: DirectIo,
+    /// Engine that ran (`io_uring`, `threads`, `simulated`).
+    pub engine: String,
+    /// Why the engine differs from the one asked for, if it does.
+    pub engine_note: Option<String>,
+}
+
+/// Everything the runner reports, in order per target.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum RunEvent {
+    /// The run starts; targets are described.
+    RunStart {
+        /// Run id.
+        run_id: String,
+        /// Host Unix ns.
+        time_ns: u64,
+        /// All targets.
+        targets: Vec<TargetInfo>,
+    },
+    /// A target enters a phase.
+    PhaseStart {
+        /// Target index.
+        target_index: usize,
+        /// Phase name.
+        phase: String,
+        /// Host Unix ns.
+        time_ns: u64,
+        /// Whether the phase is measured (false for `prepare`).
+        measured: bool,
+    },
+    /// A target leaves a phase.
+    PhaseEnd {
+        /// Target index.
+        target_index: usize,
+        /// Phase name.
+        phase: String,
+        /// Host Unix ns.
+        time_ns: u64,
+    },
+    /// A file operation begins.
+    FileStart {
+        /// Target index.
+        target_index: usize,
+        /// Phase name.
+        phase: String,
+        /// Index in the phase.
+        index: u32,
+        /// Bytes it will move.
+        bytes: u64,
+        /// Host Unix ns.
+        time_ns: u64,
+    },
+    /// A file operation ended (successfully or not).
+    FileEnd(FileRecord),
+    /// One second of throughput of one target.
+    Interval(IntervalRecord),
+    /// The set of targets doing measured I/O changed.
+    ActiveTargets {
+        /// Indices of the targets now active.
+        active: Vec<usize>,
+        /// Host Unix ns.
+        time_ns: u64,
+    },
+    /// A warning for the user (also recorded in the summary).
+    Warning {
+        /// Target index, if specific.
+        target_index: Option<usize>,
+        /// Text.
+        message: String,
+    },
+    /// The run ended.
+    RunEnd {
+        /// Host Unix ns.
+        time_ns: u64,
+        /// `completed`, `interrupted`, `failed: …`.
+        status: String,
+    },
+}
+
+/// Receives run events. Implementations: sinks (store), live view, probe link.
+pub trait RunObserver: Send + Sync {
+    /// Called for every event, from the thread that produced it.
+    fn on_event(&self, event: &RunEvent);
+}
+
+/// Forwards events to a channel (for observers that do slow work elsewhere).
+pub struct ChannelObserver(Mutex<Sender<RunEvent>>);
+
+impl ChannelObserver {
+    /// Wraps a sender.
+    pub fn new(tx: Sender<RunEvent>) -> ChannelObserver {
+        ChannelObserver(Mutex::new(tx))
+    }
+}
+
+impl RunObserver for ChannelObserver {
+    fn on_event(&self, event: &RunEvent) {
+        let _ = self.0.lock().unwrap().send(event.clone());
+    }
+}
+
+/// A list of observers that is itself an observer.
+#[derive(Default)]
+pub struct Observers(Vec<Box<dyn RunObserver>>);
+
+impl Observers {
+    /// Adds one.
+    pub fn push(&mut self, o: Box<dyn RunObserver>) {
+        self.0.push(o);
+    }
+}
+
+impl RunObserver for Observers {
+    fn on_event(&self, event: &RunEvent) {
+        for o in &self.0 {
+            o.on_event(event);
+        }
+    }
+}

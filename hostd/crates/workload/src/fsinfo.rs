@@ -1,0 +1,166 @@
+//! What a target directory lives on: free space (statvfs), filesystem type and
+//! device (mountinfo), device model (/sys), whether it is mounted.
+
+use serde::Serialize;
+use std::ffi::CString;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// Space on a filesystem.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Space {
+    /// Total bytes.
+    pub total: u64,
+    /// Bytes available to unprivileged writers.
+    pub available: u64,
+}
+
+/// statvfs of `path`.
+pub fn space(path: &Path) -> io::Result<Space> {
+    let c = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: valid C string and out pointer.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let frsize = if st.f_frsize > 0 {
+        st.f_frsize as u64
+    } else {
+        st.f_bsize as u64
+    };
+    Ok(Space {
+        total: st.f_blocks as u64 * frsize,
+        available: st.f_bavail as u64 * frsize,
+    })
+}
+
+/// Filesystem facts for the manifest.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct FsInfo {
+    /// Mount point containing the path.
+    pub mount_point: Option<String>,
+    /// Filesystem type (`ext4`, `apfs`, `tmpfs`, …).
+    pub fs_type: Option<String>,
+    /// Mount source (`/dev/sda1`).
+    pub source: Option<String>,
+    /// Device model from /sys, where readable.
+    pub device_model: Option<String>,
+}
+
+/// Filesystems whose "direct" I/O still goes to memory.
+pub fn is_memory_fs(fs_type: &str) -> bool {
+    matches!(fs_type, "tmpfs" | "ramfs" | "devtmpfs" | "hugetlbfs")
+}
+
+/// Looks up the mount containing `path` (Linux: /proc/self/mountinfo).
+pub fn fs_info(path: &Path) -> FsInfo {
+    let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let Ok(text) = std::fs::read_to_string("/proc/self/mountinfo") else {
+        return FsInfo::default();
+    };
+    let mut best: Option<(usize, FsInfo, String)> = None;
+    for line in text.lines() {
+        // id parent maj:min root mountpoint opts ... - fstype source superopts
+        let (left, right) = match line.split_once(" - ") {
+            Some(x) => x,
+            None => continue,
+        };
+        let l: Vec<&str> = left.split(' ').collect();
+        let r: Vec<&str> = right.split(' ').collect();
+        if l.len() < 5 || r.len() < 2 {
+            continue;
+        }
+        let mp = unescape(l[4]);
+        if canon.starts_with(&mp) && best.as_ref().is_none_or(|(len, _, _)| mp.len() >= *len) {
+            best = Some((
+                mp.len(),
+                FsInfo {
+                    mount_point: Some(mp.clone()),
+                    fs_type: Some(r[0].to_string()),
+                    source: Some(r[1].to_string()),
+                    device_model: None,
+                },
+                l[2].to_string(),
+            ));
+        }
+    }
+    match best {
+        Some((_, mut info, majmin)) => {
+            info.device_model = device_model(&majmin);
+            info
+        }
+        None => FsInfo::default(),
+    }
+}
+
+fn unescape(s: &str) -> String {
+    s.replace("\\040", " ")
+        .replace("\\011", "\t")
+        .replace("\\134", "\\")
+}
+
+/// Model (and vendor) of the block device `MAJ:MIN`, or of its parent disk.
+pub fn device_model(majmin: &str) -> Option<String> {
+    let dev = PathBuf::from(format!("/sys/dev/block/{majmin}"));
+    let real = std::fs::canonicalize(&dev).ok()?;
+    for dir in [real.clone(), real.parent()?.to_path_buf()] {
+        let read = |name: &str| {
+            std::fs::read_to_string(dir.join("device").join(name))
+                .ok()
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+        };
+        let model = read("model");
+        let vendor = read("vendor");
+        match (vendor, model) {
+            (Some(v), Some(m)) => return Some(format!("{v} {m}")),
+            (None, Some(m)) => return Some(m),
+            _ => {}
+        }
+        if let Some(name) = dir.file_name() {
+            let name = name.to_string_lossy();
+            if name.starts_with("vd") {
+                return Some(format!("virtio disk {name}"));
+            }
+        }
+    }
+    None
+}
+
+/// True when `device` (a block device path) is mounted anywhere.
+pub fn is_mounted(device: &Path) -> bool {
+    let canon = std::fs::canonicalize(device).unwrap_or_else(|_| device.to_path_buf());
+    let Ok(text) = std::fs::read_to_string("/proc/self/mountinfo") else {
+        return false;
+    };
+    text.lines().any(|line| {
+        line.split_once(" - ")
+            .and_then(|(_, r)| r.split(' ').nth(1))
+            .map(|src| {
+                Path::new(src) == canon
+                    || std::fs::canonicalize(src).ok().as_deref() == Some(canon.as_path())
+            })
+            .unwrap_or(false)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn root_has_space_and_a_filesystem() {
+        let s = space(Path::new("/")).unwrap();
+        assert!(s.total > 0 && s.available <= s.total);
+        let info = fs_info(Path::new("/"));
+        assert_eq!(info.mount_point.as_deref(), Some("/"));
+        assert!(info.fs_type.is_some());
+    }
+
+    #[test]
+    fn space_of_missing_path_is_an_error() {
+        assert!(space(Path::new("/nonexistent/throttlescope")).is_err());
+    }
+}

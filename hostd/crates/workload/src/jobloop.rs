@@ -1,0 +1,222 @@
+//! The job loop: keeps `queue_depth` I/Os in flight on one file through any
+//! [`IoEngine`], fills blocks before writes and verifies them after reads.
+
+use crate::block::{BlockCodec, VerifyReport, BLOCK};
+use crate::buffer::AlignedBuf;
+use crate::engine::{IoCompletion, IoEngine, IoRequest};
+use crate::plan::IoJob;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::io;
+use std::os::unix::io::RawFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// What the loop needs besides the engine.
+pub struct JobIo<'a> {
+    /// The open file.
+    pub fd: RawFd,
+    /// Added to every file offset (raw devices hold several "files").
+    pub base_offset: u64,
+    /// What to do.
+    pub job: &'a IoJob,
+    /// Block contents of this file.
+    pub codec: &'a BlockCodec,
+    /// Bytes completed, shared with the live view and interval recorder.
+    pub progress: &'a AtomicU64,
+    /// Set to stop early (Ctrl-C).
+    pub stop: &'a AtomicBool,
+}
+
+/// What the loop did.
+#[derive(Debug, Default)]
+pub struct JobOutcome {
+    /// Bytes transferred.
+    pub bytes: u64,
+    /// Verification result of reads (None for writes or verify off).
+    pub verify: Option<VerifyReport>,
+    /// Paced I/Os issued after their slot had passed (video: dropped frames).
+    pub late_ops: u64,
+    /// Stopped by the stop flag before the end.
+    pub interrupted: bool,
+}
+
+/// An I/O error, where it happened, and what had been done.
+#[derive(Debug, thiserror::Error)]
+#[error("I/O error at offset {offset}: {source}")]
+pub struct JobError {
+    /// File offset of the failed I/O.
+    pub offset: u64,
+    /// The OS error.
+    #[source]
+    pub source: io::Error,
+    /// Bytes completed before the error.
+    pub bytes_done: u64,
+}
+
+struct Slot {
+    buf: AlignedBuf,
+    offset: u64,
+    len: usize,
+    done: usize,
+}
+
+/// Runs `io.job` to completion (or stop, or the first error).
+pub fn run_job(engine: &mut dyn IoEngine, io: JobIo<'_>) -> Result<JobOutcome, JobError> {
+    let job = io.job;
+    let bs = job.block_size;
+    let qd = job.queue_depth.max(1);
+    let write = job.rw.is_write();
+    let total_ops = if job.rw.is_random() {
+        job.bytes / bs as u64
+    } else {
+        job.bytes.div_ceil(bs as u64)
+    };
+    let blocks_in_file = (job.file_size / bs as u64).max(1);
+    let mut rng = ChaCha8Rng::seed_from_u64(job.seed);
+    let mut slots: Vec<Slot> = (0..qd.min(total_ops.max(1) as usize))
+        .map(|_| Slot {
+            buf: AlignedBuf::new(bs),
+            offset: 0,
+            len: 0,
+            done: 0,
+        })
+        .collect();
+    let mut free: Vec<usize> = (0..slots.len()).rev().collect();
+    let mut issued = 0u64;
+    let mut in_flight = 0usize;
+    let mut out = JobOutcome::default();
+    let mut verify = VerifyReport::default();
+    let mut error: Option<(u64, io::Error)> = None;
+    let mut comps: Vec<IoCompletion> = Vec::with_capacity(qd);
+    let started = Instant::now();
+
+    loop {
+        // Queue as much as the depth allows.
+        let stopping = error.is_some() || io.stop.load(Ordering::Relaxed);
+        if stopping && error.is_none() && issued < total_ops {
+            out.interrupted = true;
+        }
+        let mut queued_any = false;
+        while !stopping && issued < total_ops {
+            let Some(s) = free.pop() else { break };
+            if let Some(pace) = job.pace_ns {
+                let due = Duration::from_nanos(pace * issued);
+                let now = started.elapsed();
+                if now < due {
+                    if in_flight > 0 || queued_any {
+                        free.push(s);
+                        break;
+                    }
+                    std::thread::sleep(due - now);
+                } else if now > due + Duration::from_nanos(pace) {
+                    out.late_ops += 1;
+                }
+            }
+            let offset = if job.rw.is_random() {
+                rng.gen_range(0..blocks_in_file) * bs as u64
+            } else {
+                issued * bs as u64
+            };
+            let len = (job.file_size - offset).min(bs as u64) as usize;
+            let slot = &mut slots[s];
+            slot.offset = offset;
+            slot.len = len;
+            slot.done = 0;
+            if write {
+                io.codec.fill(&mut slot.buf.as_mut_slice()[..len], offset);
+            }
+            submit(engine, io.fd, io.base_offset, s, slot, write).map_err(|e| JobError {
+                offset,
+                source: e,
+                bytes_done: out.bytes,
+            })?;
+            issued += 1;
+            in_flight += 1;
+            queued_any = true;
+        }
+        engine.commit().map_err(|e| JobError {
+            offset: issued * bs as u64,
+            source: e,
+            bytes_done: out.bytes,
+        })?;
+        if in_flight == 0 {
+            break;
+        }
+        comps.clear();
+        engine.reap(1, &mut comps).map_err(|e| JobError {
+            offset: 0,
+            source: e,
+            bytes_done: out.bytes,
+        })?;
+        for c in comps.drain(..) {
+            in_flight -= 1;
+            let slot = &mut slots[c.slot];
+            match c.result {
+                Err(e) => {
+                    error.get_or_insert((slot.offset + slot.done as u64, e));
+                    free.push(c.slot);
+                }
+                Ok(0) if slot.done < slot.len => {
+                    let e = io::Error::new(io::ErrorKind::UnexpectedEof, "file ended early");
+                    error.get_or_insert((slot.offset + slot.done as u64, e));
+                    free.push(c.slot);
+                }
+                Ok(n) => {
+                    slot.done += n;
+                    io.progress.fetch_add(n as u64, Ordering::Relaxed);
+                    out.bytes += n as u64;
+                    if slot.done < slot.len && error.is_none() {
+                        // Short transfer: resubmit the rest from the same buffer.
+                        submit(engine, io.fd, io.base_offset, c.slot, slot, write).map_err(
+                            |e| JobError {
+                                offset: slot.offset,
+                                source: e,
+                                bytes_done: out.bytes,
+                            },
+                        )?;
+                        in_flight += 1;
+                        continue;
+                    }
+                    if !write && job.verify {
+                        let full = slot.len / BLOCK * BLOCK;
+                        verify.merge(io.codec.verify(&slot.buf.as_slice()[..full], slot.offset));
+                    }
+                    free.push(c.slot);
+                }
+            }
+        }
+    }
+    if let Some((offset, source)) = error {
+        return Err(JobError {
+            offset,
+            source,
+            bytes_done: out.bytes,
+        });
+    }
+    if !write && job.verify {
+        out.verify = Some(verify);
+    }
+    Ok(out)
+}
+
+fn submit(
+    engine: &mut dyn IoEngine,
+    fd: RawFd,
+    base: u64,
+    s: usize,
+    slot: &mut Slot,
+    write: bool,
+) -> io::Result<()> {
+    // SAFETY of the pointer: slot buffers live until the loop returns, and a
+    // slot is not reused before its completion is reaped.
+    let buf = unsafe { slot.buf.as_mut_ptr().add(slot.done) };
+    engine.queue(IoRequest {
+        slot: s,
+        fd,
+        offset: base + slot.offset + slot.done as u64,
+        buf,
+        len: slot.len - slot.done,
+        write,
+    })
+}

@@ -1,0 +1,527 @@
+//! The run orchestrator: one thread per target, all targets start their
+//! measured steps together, events go to the observer, a sampler thread turns
+//! byte counters into 1 s intervals, and on stop or fault every target stops
+//! cleanly and removes its test files (unless `keep`).
+
+use crate::backend::{StepContext, StepError, TargetBackend};
+use crate::events::{FileRecord, IntervalRecord, RunEvent, RunObserver, TargetInfo};
+use crate::plan::{Plan, Step};
+use crate::unix_ns;
+use serde::Serialize;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// Live counters of one target (read by the live view and the sampler).
+#[derive(Debug, Default)]
+pub struct TargetProgress {
+    /// Bytes completed so far (all phases).
+    pub bytes: AtomicU64,
+    /// Bytes the plan will move in total.
+    pub total: u64,
+    /// Current phase name.
+    pub phase: Mutex<String>,
+    /// Set when the target has finished (or failed).
+    pub done: AtomicBool,
+}
+
+/// How the run ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", content = "reason", rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Every step ran.
+    Completed,
+    /// Stopped by the user (Ctrl-C / SIGTERM).
+    Interrupted,
+    /// Stopped by a fault (disk full, I/O error, …).
+    Failed(String),
+}
+
+impl RunStatus {
+    /// Short text for events and summaries.
+    pub fn describe(&self) -> String {
+        match self {
+            RunStatus::Completed => "completed".into(),
+            RunStatus::Interrupted => "interrupted".into(),
+            RunStatus::Failed(r) => format!("failed: {r}"),
+        }
+    }
+}
+
+/// Run parameters that are not in the plan.
+pub struct RunConfig {
+    /// Run id.
+    pub run_id: String,
+    /// Keep test files afterwards.
+    pub keep: bool,
+    /// Set by the signal handler to stop.
+    pub stop: Arc<AtomicBool>,
+    /// Interval length (1 s by default).
+    pub interval: Duration,
+}
+
+/// Everything the run produced.
+#[derive(Debug, Serialize)]
+pub struct RunOutcome {
+    /// How it ended.
+    pub status: RunStatus,
+    /// Start, host Unix ns.
+    pub start_ns: u64,
+    /// End, host Unix ns.
+    pub end_ns: u64,
+    /// Targets as described after preparation.
+    pub targets: Vec<TargetInfo>,
+    /// One record per file operation, in completion order.
+    pub files: Vec<FileRecord>,
+    /// 1 s intervals.
+    pub intervals: Vec<IntervalRecord>,
+    /// Per target: (host Unix ns, cumulative bytes) every 100 ms.
+    pub samples: Vec<Vec<(u64, u64)>>,
+    /// Warnings shown to the user.
+    pub warnings: Vec<String>,
+    /// What cleanup did, per target.
+    pub cleanup: Vec<String>,
+}
+
+/// Makes the progress counters for a plan.
+pub fn progress_for(plan: &Plan) -> Vec<Arc<TargetProgress>> {
+    plan.targets
+        .iter()
+        .map(|t| {
+            Arc::new(TargetProgress {
+                total: t.bytes_moved(),
+                ..Default::default()
+            })
+        })
+        .collect()
+}
+
+/// A barrier that can be broken (a target that fails in prepare must not leave
+/// the others waiting).
+struct StartGate {
+    state: Mutex<(usize, bool)>,
+    cv: Condvar,
+    parties: usize,
+}
+
+impl StartGate {
+    fn wait(&self) -> bool {
+        let mut s = self.state.lock().unwrap();
+        s.0 += 1;
+        if s.0 >= self.parties {
+            self.cv.notify_all();
+        }
+        while s.0 < self.parties && !s.1 {
+            s = self.cv.wait(s).unwrap();
+        }
+        !s.1
+    }
+    fn breaks(&self) {
+        self.state.lock().unwrap().1 = true;
+        self.cv.notify_all();
+    }
+}
+
+/// Prepares every backend (test directory, direct-I/O probe, engine).
+/// Returns the first error; backends prepared so far are cleaned up.
+pub fn prepare_all(plan: &Plan, backends: &mut [Box<dyn TargetBackend>]) -> anyhow::Result<()> {
+    for i in 0..backends.len() {
+        if let Err(e) = backends[i].prepare(&plan.targets[i]) {
+            for b in backends.iter_mut().take(i + 1) {
+                let _ = b.cleanup(false);
+            }
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// Runs a prepared plan. Backends must have been through [`prepare_all`].
+pub fn execute(
+    plan: &Plan,
+    backends: Vec<Box<dyn TargetBackend>>,
+    progress: &[Arc<TargetProgress>],
+    cfg: &RunConfig,
+    observer: &dyn RunObserver,
+) -> RunOutcome {
+    let n = backends.len();
+    let start_ns = unix_ns();
+    let targets: Vec<TargetInfo> = backends.iter().map(|b| b.info()).collect();
+    observer.on_event(&RunEvent::RunStart {
+        run_id: cfg.run_id.clone(),
+        time_ns: start_ns,
+        targets: targets.clone(),
+    });
+    let mut warnings = Vec::new();
+    for (i, t) in targets.iter().enumerate() {
+        if let Some(note) = &t.engine_note {
+            warnings.push(format!("target {}: {note}", t.label));
+            observer.on_event(&RunEvent::Warning {
+                target_index: Some(i),
+                message: note.clone(),
+            });
+        }
+        if !t.direct_io.is_direct() {
+            let m = format!(
+                "target {}: NOT DIRECT I/O ({:?}); throughput reflects the page cache",
+                t.label, t.direct_io
+            );
+            observer.on_event(&RunEvent::Warning {
+                target_index: Some(i),
+                message: m.clone(),
+            });
+            warnings.push(m);
+        }
+    }
+
+    let gate = StartGate {
+        state: Mutex::new((0, false)),
+        cv: Condvar::new(),
+        parties: n,
+    };
+    let halt = AtomicBool::new(false); // stop because of a fault somewhere
+    let stop_all = AtomicBool::new(false); // what the job loops watch
+    let failure: Mutex<Option<String>> = Mutex::new(None);
+    let files: Mutex<Vec<FileRecord>> = Mutex::new(Vec::new());
+    let active: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+    let finished = AtomicBool::new(false);
+    let intervals: Mutex<Vec<IntervalRecord>> = Mutex::new(Vec::new());
+    let samples: Mutex<Vec<Vec<(u64, u64)>>> = Mutex::new(vec![Vec::new(); n]);
+    let mut backends = backends;
+    let cleanup: Mutex<Vec<String>> = Mutex::new(vec![String::new(); n]);
+
+    std::thread::scope(|scope| {
+        // Sampler: 100 ms samples, 1 s intervals.
+        scope.spawn(|| {
+            sampler(
+                plan, progress, cfg, &finished, &stop_all, observer, &intervals, &samples,
+            );
+        });
+        // Stop watcher: the user's stop flag reaches the job loops.
+        scope.spawn(|| {
+            while !finished.load(Ordering::Relaxed) {
+                if cfg.stop.load(Ordering::Relaxed) || halt.load(Ordering::Relaxed) {
+                    stop_all.store(true, Ordering::SeqCst);
+                    gate.breaks();
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
+        let mut handles = Vec::new();
+        for (i, backend) in backends.iter_mut().enumerate() {
+            let tp = &plan.targets[i];
+            let prog = progress[i].clone();
+            let (gate, halt, stop_all, failure, files, active, observer, label) = (
+                &gate,
+                &halt,
+                &stop_all,
+                &failure,
+                &files,
+                &active,
+                observer,
+                tp.spec.label.clone(),
+            );
+            handles.push(scope.spawn(move || {
+                let ctx = StepContext {
+                    target_index: i,
+                    progress: &prog.bytes,
+                    stop: stop_all,
+                };
+                let mut run_steps = |steps: &[Step], measured: bool| -> bool {
+                    let mut current = String::new();
+                    for step in steps {
+                        if stop_all.load(Ordering::Relaxed) {
+                            return false;
+                        }
+                        if step.phase != current {
+                            if !current.is_empty() {
+                                observer.on_event(&RunEvent::PhaseEnd {
+                                    target_index: i,
+                                    phase: current.clone(),
+                                    time_ns: unix_ns(),
+                                });
+                            }
+                            current = step.phase.clone();
+                            *prog.phase.lock().unwrap() = current.clone();
+                            observer.on_event(&RunEvent::PhaseStart {
+                                target_index: i,
+                                phase: current.clone(),
+                                time_ns: unix_ns(),
+                                measured,
+                            });
+                        }
+                        let t0 = unix_ns();
+                        let clock = Instant::now();
+                        observer.on_event(&RunEvent::FileStart {
+                            target_index: i,
+                            phase: step.phase.clone(),
+                            index: step.index,
+                            bytes: step.job.bytes,
+                            time_ns: t0,
+                        });
+                        let result = backend.run_step(step, &ctx);
+                        let t1 = t0 + clock.elapsed().as_nanos() as u64;
+                        let (rec, ok) = file_record(&label, i, step, t0, t1, result, halt, failure);
+                        observer.on_event(&RunEvent::FileEnd(rec.clone()));
+                        files.lock().unwrap().push(rec);
+                        if !ok {
+                            return false;
+                        }
+                    }
+                    if !current.is_empty() {
+                        observer.on_event(&RunEvent::PhaseEnd {
+                            target_index: i,
+                            phase: current,
+                            time_ns: unix_ns(),
+                        });
+                    }
+                    true
+                };
+                let ok = run_steps(&tp.prepare, false);
+                if !ok {
+                    gate.breaks();
+                } else if gate.wait() {
+                    set_active(active, observer, i, true);
+                    run_steps(&tp.measured, true);
+                    set_active(active, observer, i, false);
+                }
+                prog.done.store(true, Ordering::SeqCst);
+            }));
+        }
+        for h in handles {
+            let _ = h.join();
+        }
+        finished.store(true, Ordering::SeqCst);
+    });
+
+    for (i, b) in backends.iter_mut().enumerate() {
+        let msg = match b.cleanup(cfg.keep) {
+            Ok(m) => m,
+            Err(e) => {
+                let m = format!(
+                    "target {}: cleanup failed: {e:#}",
+                    plan.targets[i].spec.label
+                );
+                warnings.push(m.clone());
+                m
+            }
+        };
+        cleanup.lock().unwrap()[i] = msg;
+    }
+    let status = if let Some(f) = failure.into_inner().unwrap() {
+        RunStatus::Failed(f)
+    } else if cfg.stop.load(Ordering::Relaxed) {
+        RunStatus::Interrupted
+    } else {
+        RunStatus::Completed
+    };
+    let end_ns = unix_ns();
+    observer.on_event(&RunEvent::RunEnd {
+        time_ns: end_ns,
+        status: status.describe(),
+    });
+    RunOutcome {
+        status,
+        start_ns,
+        end_ns,
+        targets: backends.iter().map(|b| b.info()).collect(),
+        files: files.into_inner().unwrap(),
+        intervals: intervals.into_inner().unwrap(),
+        samples: samples.into_inner().unwrap(),
+        warnings,
+        cleanup: cleanup.into_inner().unwrap(),
+    }
+}
+
+fn set_active(active: &Mutex<Vec<usize>>, observer: &dyn RunObserver, i: usize, on: bool) {
+    let mut a = active.lock().unwrap();
+    if on {
+        a.push(i);
+        a.sort_unstable();
+    } else {
+        a.retain(|&x| x != i);
+    }
+    observer.on_event(&RunEvent::ActiveTargets {
+        active: a.clone(),
+        time_ns: unix_ns(),
+    });
+}
+
+#[allow(clippy::too_many_arguments)]
+fn file_record(
+    label: &str,
+    i: usize,
+    step: &Step,
+    t0: u64,
+    t1: u64,
+    result: Result<crate::backend::StepOutput, StepError>,
+    halt: &AtomicBool,
+    failure: &Mutex<Option<String>>,
+) -> (FileRecord, bool) {
+    let mut rec = FileRecord {
+        target: label.to_string(),
+        target_index: i,
+        phase: step.phase.clone(),
+        index: step.index,
+        start_ns: t0,
+        end_ns: t1,
+        bytes: 0,
+        mbps: 0.0,
+        verified: None,
+        corrupt_blocks: 0,
+        corrupt_bytes: 0,
+        late_ops: 0,
+        corrupt: Vec::new(),
+        direct_io: false,
+        status: "ok".into(),
+    };
+    let ok = match result {
+        Ok(out) => {
+            if let Some((a, b)) = out.timing {
+                rec.start_ns = a;
+                rec.end_ns = b;
+            }
+            rec.bytes = out.outcome.bytes;
+            rec.late_ops = out.outcome.late_ops;
+            rec.direct_io = out.direct_io;
+            if let Some(v) = out.outcome.verify {
+                rec.verified = Some(v.corrupt_blocks == 0);
+                rec.corrupt_blocks = v.corrupt_blocks;
+                rec.corrupt_bytes = v.corrupt_bytes;
+                rec.corrupt = v.corrupt;
+            }
+            if out.outcome.interrupted {
+                rec.status = "interrupted".into();
+                false
+            } else {
+                true
+            }
+        }
+        Err(e) => {
+            rec.bytes = e.bytes_done();
+            let msg = format!("target {label}, {} #{}: {e}", step.phase, step.index);
+            rec.status = format!("error: {e}");
+            failure.lock().unwrap().get_or_insert(msg);
+            halt.store(true, Ordering::SeqCst);
+            false
+        }
+    };
+    let secs = rec.seconds();
+    rec.mbps = if secs > 0.0 {
+        rec.bytes as f64 / secs / 1e6
+    } else {
+        0.0
+    };
+    (rec, ok)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn sampler(
+    plan: &Plan,
+    progress: &[Arc<TargetProgress>],
+    cfg: &RunConfig,
+    finished: &AtomicBool,
+    _stop: &AtomicBool,
+    observer: &dyn RunObserver,
+    intervals: &Mutex<Vec<IntervalRecord>>,
+    samples: &Mutex<Vec<Vec<(u64, u64)>>>,
+) {
+    let tick = Duration::from_millis(100);
+    let n = progress.len();
+    let start = Instant::now();
+    let start_ns = unix_ns();
+    let mut last_bytes = vec![0u64; n];
+    let mut last_ns = start_ns;
+    let mut k: u64 = 1;
+    let record = |now_ns: u64, bytes: &[u64]| {
+        let mut s = samples.lock().unwrap();
+        for (i, &b) in bytes.iter().enumerate() {
+            s[i].push((now_ns, b));
+        }
+    };
+    record(start_ns, &last_bytes);
+    loop {
+        let done = finished.load(Ordering::Relaxed);
+        std::thread::sleep(tick);
+        let now_ns = start_ns + start.elapsed().as_nanos() as u64;
+        let bytes: Vec<u64> = progress
+            .iter()
+            .map(|p| p.bytes.load(Ordering::Relaxed))
+            .collect();
+        record(now_ns, &bytes);
+        let boundary = start.elapsed() >= cfg.interval * k as u32;
+        if boundary || done {
+            for i in 0..n {
+                let b = bytes[i] - last_bytes[i];
+                let secs = (now_ns - last_ns) as f64 / 1e9;
+                let rec = IntervalRecord {
+                    target: plan.targets[i].spec.label.clone(),
+                    target_index: i,
+                    start_ns: last_ns,
+                    end_ns: now_ns,
+                    bytes: b,
+                    mbps: if secs > 0.0 {
+                        b as f64 / secs / 1e6
+                    } else {
+                        0.0
+                    },
+                    phase: progress[i].phase.lock().unwrap().clone(),
+                };
+                observer.on_event(&RunEvent::Interval(rec.clone()));
+                intervals.lock().unwrap().push(rec);
+            }
+            last_bytes = bytes;
+            last_ns = now_ns;
+            k += 1;
+        }
+        if done {
+            return;
+        }
+    }
+}
+
+/// Checks, before any write, that each filesystem has room for the files of
+/// all targets on it (plus 1 % and 64 MiB of headroom). Returns one line per
+/// storage for `--dry-run`, or the error.
+pub fn check_space(
+    plan: &Plan,
+    backends: &[Box<dyn TargetBackend>],
+) -> Result<Vec<String>, String> {
+    use crate::units::human_bytes;
+    let mut groups: Vec<(String, u64, u64, Vec<String>)> = Vec::new();
+    for (i, b) in backends.iter().enumerate() {
+        let Some(cap) = b.capacity() else { continue };
+        let key = b.storage_key().unwrap_or_else(|| format!("target{i}"));
+        let need = plan.targets[i].footprint();
+        match groups.iter_mut().find(|g| g.0 == key) {
+            Some(g) => {
+                g.1 += need;
+                g.3.push(plan.targets[i].spec.label.clone());
+            }
+            None => groups.push((
+                key,
+                need,
+                cap.available,
+                vec![plan.targets[i].spec.label.clone()],
+            )),
+        }
+    }
+    let mut lines = Vec::new();
+    for (_, need, avail, labels) in groups {
+        let headroom = need / 100 + (64 << 20);
+        let line = format!(
+            "free space on {}: need {} (+{} headroom), available {}",
+            labels.join(", "),
+            human_bytes(need),
+            human_bytes(headroom),
+            human_bytes(avail)
+        );
+        if need + headroom > avail {
+            return Err(format!(
+                "too little free space — {line}; use a smaller profile or free some space"
+            ));
+        }
+        lines.push(format!("{line}: ok"));
+    }
+    Ok(lines)
+}
