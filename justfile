@@ -25,8 +25,9 @@ build: setup firmware-build
 demo: build
     #!/usr/bin/env bash
     set -euo pipefail
-    work=$(mktemp -d -t throttlescope-demo.XXXXXX)
-    {{hostd}} run --profile quick --probe sim --target "$work/target" --out "$work/run"
+    work=$(mktemp -d -p /var/tmp throttlescope-demo.XXXXXX)  # /var/tmp: on disk (tmpfs has no direct I/O)
+    mkdir -p "$work/target"
+    {{hostd}} run --profile quick --target "$work/target" --out "$work/run"
     echo
     echo "demo results: $work/run"
 

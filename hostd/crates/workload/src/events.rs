@@ -152,6 +152,16 @@ pub enum RunEvent {
     FileEnd(FileRecord),
     /// One second of throughput of one target.
     Interval(IntervalRecord),
+    /// Device activity of one target changed (0 idle … 1 full load). The
+    /// probe link drives the simulator with `load` = min(1, Σ levels).
+    Activity {
+        /// Target index.
+        target_index: usize,
+        /// Activity level 0..1.
+        level: f64,
+        /// Host Unix ns.
+        time_ns: u64,
+    },
     /// The set of targets doing measured I/O changed.
     ActiveTargets {
         /// Indices of the targets now active.

@@ -226,6 +226,17 @@ pub fn execute(
                     target_index: i,
                     progress: &prog.bytes,
                     stop: stop_all,
+                    observer,
+                };
+                let own_activity = backend.reports_activity();
+                let activity = |level: f64| {
+                    if !own_activity {
+                        observer.on_event(&RunEvent::Activity {
+                            target_index: i,
+                            level,
+                            time_ns: unix_ns(),
+                        });
+                    }
                 };
                 let mut run_steps = |steps: &[Step], measured: bool| -> bool {
                     let mut current = String::new();
@@ -277,12 +288,20 @@ pub fn execute(
                     }
                     true
                 };
+                if !tp.prepare.is_empty() {
+                    activity(1.0);
+                }
                 let ok = run_steps(&tp.prepare, false);
+                if !tp.prepare.is_empty() {
+                    activity(0.0);
+                }
                 if !ok {
                     gate.breaks();
                 } else if gate.wait() {
                     set_active(active, observer, i, true);
+                    activity(1.0);
                     run_steps(&tp.measured, true);
+                    activity(0.0);
                     set_active(active, observer, i, false);
                 }
                 prog.done.store(true, Ordering::SeqCst);

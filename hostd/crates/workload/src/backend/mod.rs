@@ -8,7 +8,7 @@ mod dir;
 
 use crate::block::DataPool;
 use crate::engine::EngineChoice;
-use crate::events::TargetInfo;
+use crate::events::{RunEvent, RunObserver, TargetInfo};
 use crate::fault::FaultPlan;
 use crate::jobloop::{JobError, JobOutcome};
 use crate::plan::{Capacity, Step, TargetPlan};
@@ -47,6 +47,21 @@ pub struct StepContext<'a> {
     pub progress: &'a AtomicU64,
     /// Stop request (Ctrl-C or a fault elsewhere).
     pub stop: &'a AtomicBool,
+    /// The run's observers (for backends that report their own activity).
+    pub observer: &'a dyn RunObserver,
+}
+
+impl StepContext<'_> {
+    /// Reports this target's device activity (0..1) — what the probe
+    /// simulator's `load` follows. Only backends whose
+    /// [`TargetBackend::reports_activity`] is true call this.
+    pub fn activity(&self, level: f64) {
+        self.observer.on_event(&RunEvent::Activity {
+            target_index: self.target_index,
+            level,
+            time_ns: crate::unix_ns(),
+        });
+    }
 }
 
 /// Why a step failed.
@@ -110,6 +125,12 @@ pub trait TargetBackend: Send {
     fn prepare(&mut self, plan: &TargetPlan) -> anyhow::Result<()>;
     /// Runs one step.
     fn run_step(&mut self, step: &Step, ctx: &StepContext<'_>) -> Result<StepOutput, StepError>;
+    /// True when the backend emits its own [`RunEvent::Activity`] through
+    /// [`StepContext::activity`] (a simulator). Otherwise the runner emits 1.0
+    /// when the target starts I/O and 0.0 when it goes idle.
+    fn reports_activity(&self) -> bool {
+        false
+    }
     /// Removes what the backend created (unless `keep`); returns what it did.
     fn cleanup(&mut self, keep: bool) -> anyhow::Result<String>;
 }
