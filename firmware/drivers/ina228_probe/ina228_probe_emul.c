@@ -10,11 +10,16 @@
 
 #include <zephyr/device.h>
 #include <zephyr/drivers/emul.h>
+#include <zephyr/drivers/gpio.h>
 #include <zephyr/drivers/i2c.h>
 #include <zephyr/drivers/i2c_emul.h>
 #include <zephyr/kernel.h>
 #include <zephyr/logging/log.h>
 #include <zephyr/spinlock.h>
+
+#if defined(CONFIG_GPIO_EMUL)
+#include <zephyr/drivers/gpio/gpio_emul.h>
+#endif
 
 #include <throttlescope_zephyr/ina228_probe.h>
 
@@ -46,6 +51,7 @@ enum {
 #define CONFIG_RST BIT(15)
 #define CONFIG_RSTACC BIT(14)
 #define CONFIG_ADCRANGE BIT(4)
+#define DIAG_CNVR BIT(14)
 #define DIAG_CNVRF BIT(1)
 #define DIAG_MEMSTAT BIT(0)
 #define DIAG_WRITABLE 0xF000u /* ALATCH, CNVR, SLOWALERT, APOL */
@@ -59,8 +65,14 @@ enum {
 #define RAW20_MIN (-(1 << 19))
 #define MASK40 ((UINT64_C(1) << 40) - 1)
 
+struct ina228_emul_cfg {
+	struct gpio_dt_spec alert; /* driven on conversion ready when DIAG_ALRT.CNVR is set */
+};
+
 struct ina228_emul_data {
 	struct k_spinlock lock;
+	const struct emul *self;
+	struct k_timer alert_timer;
 	struct ina228_probe_emul_inputs in;
 	uint16_t config;
 	uint16_t adc_config;
@@ -206,6 +218,39 @@ static void reset_chip(struct ina228_emul_data *d)
 	d->conversions_seen = 0;
 }
 
+/* Conversion ready on the ALERT pin: a falling (active) edge per completed
+ * conversion cycle while CNVR is set, as the chip does in transparent mode. */
+static void alert_tick(struct k_timer *timer)
+{
+	struct ina228_emul_data *d = CONTAINER_OF(timer, struct ina228_emul_data, alert_timer);
+	const struct ina228_emul_cfg *cfg = d->self->cfg;
+
+#if defined(CONFIG_GPIO_EMUL)
+	int active = (cfg->alert.dt_flags & GPIO_ACTIVE_LOW) ? 0 : 1;
+
+	(void)gpio_emul_input_set(cfg->alert.port, cfg->alert.pin, !active);
+	(void)gpio_emul_input_set(cfg->alert.port, cfg->alert.pin, active);
+#else
+	ARG_UNUSED(cfg);
+#endif
+}
+
+/* Start or stop the ALERT pulses after ADC_CONFIG or DIAG_ALRT changed. */
+static void alert_rearm(struct ina228_emul_data *d)
+{
+	const struct ina228_emul_cfg *cfg = d->self->cfg;
+	uint64_t period = conversion_period_us(d);
+
+	if (cfg->alert.port == NULL) {
+		return;
+	}
+	if ((d->diag & DIAG_CNVR) && period != 0u) {
+		k_timer_start(&d->alert_timer, K_USEC(period), K_USEC(period));
+	} else {
+		k_timer_stop(&d->alert_timer);
+	}
+}
+
 static void put_be(uint8_t *buf, uint64_t v, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -338,6 +383,7 @@ static int reg_write(struct ina228_emul_data *d, uint8_t reg, const uint8_t *buf
 	case REG_CONFIG:
 		if (v & CONFIG_RST) {
 			reset_chip(d);
+			alert_rearm(d);
 			return 0;
 		}
 		if (v & CONFIG_RSTACC) {
@@ -352,6 +398,7 @@ static int reg_write(struct ina228_emul_data *d, uint8_t reg, const uint8_t *buf
 		d->adc_config = v;
 		d->adc_epoch_us = emul_now_us();
 		d->conversions_seen = 0;
+		alert_rearm(d);
 		return 0;
 	case REG_SHUNT_CAL:
 		d->shunt_cal = v & 0x7FFFu;
@@ -361,6 +408,7 @@ static int reg_write(struct ina228_emul_data *d, uint8_t reg, const uint8_t *buf
 		return 0;
 	case REG_DIAG_ALRT:
 		d->diag = (uint16_t)((v & DIAG_WRITABLE) | DIAG_MEMSTAT);
+		alert_rearm(d);
 		return 0;
 	case REG_MANUFACTURER_ID:
 	case REG_DEVICE_ID:
@@ -433,6 +481,8 @@ static int ina228_emul_init(const struct emul *target, const struct device *pare
 	struct ina228_emul_data *d = target->data;
 
 	ARG_UNUSED(parent);
+	d->self = target;
+	k_timer_init(&d->alert_timer, alert_tick, NULL);
 	reset_chip(d);
 	/* A plausible idle bus until a test says otherwise: 5 V, 0 A, 25 degC. */
 	d->in.vbus_uv = 5000000;
@@ -447,7 +497,10 @@ static const struct i2c_emul_api ina228_emul_api = {
 
 #define INA228_EMUL_DEFINE(inst)                                                                   \
 	static struct ina228_emul_data ina228_emul_data_##inst;                                    \
-	EMUL_DT_INST_DEFINE(inst, ina228_emul_init, &ina228_emul_data_##inst, NULL,                \
-			    &ina228_emul_api, NULL);
+	static const struct ina228_emul_cfg ina228_emul_cfg_##inst = {                             \
+		.alert = GPIO_DT_SPEC_INST_GET_OR(inst, alert_gpios, {0}),                         \
+	};                                                                                         \
+	EMUL_DT_INST_DEFINE(inst, ina228_emul_init, &ina228_emul_data_##inst,                      \
+			    &ina228_emul_cfg_##inst, &ina228_emul_api, NULL);
 
 DT_INST_FOREACH_STATUS_OKAY(INA228_EMUL_DEFINE)

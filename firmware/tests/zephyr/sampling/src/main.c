@@ -243,6 +243,7 @@ static void before(void *f)
 		.adc_range = 0,
 		.max_rate_hz = 4000,
 		.default_rate_hz = 1000,
+		.alert_pin = ina228_probe_has_alert(ina_dev),
 	};
 	ts_bus bus;
 
@@ -265,6 +266,13 @@ static void after(void *f)
 	serve_link_for(20);
 }
 
+ZTEST(sampling, test_pacing_follows_devicetree)
+{
+	/* The "alert" scenario adds alert-gpios: samples must then be paced by
+	 * the ALERT pin, else by the timer polling DIAG_ALRT. */
+	zassert_equal(sampling_uses_alert(), DT_NODE_HAS_PROP(INA_NODE, alert_gpios));
+}
+
 ZTEST(sampling, test_device_info_reports_calibration_from_devicetree)
 {
 	throttlescope_v1_HostToProbe cmd = throttlescope_v1_HostToProbe_init_zero;
@@ -281,7 +289,7 @@ ZTEST(sampling, test_device_info_reports_calibration_from_devicetree)
 	zassert_equal(view.info.max_rate_hz, 4000);
 }
 
-ZTEST(sampling, test_timer_paced_samples_match_the_emulated_bus)
+ZTEST(sampling, test_paced_samples_match_the_emulated_bus)
 {
 	const double lsb = 5.0 / 524288.0;
 
