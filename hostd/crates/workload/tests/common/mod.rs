@@ -1,0 +1,131 @@
+//! Helpers shared by the workload integration tests.
+#![allow(dead_code)]
+
+use hostd_workload::backend::{BackendOptions, BackendRegistry, TargetBackend};
+use hostd_workload::block::DataPool;
+use hostd_workload::engine::EngineChoice;
+use hostd_workload::events::{RunEvent, RunObserver};
+use hostd_workload::fault::FaultPlan;
+use hostd_workload::runner::{self, RunConfig, RunOutcome};
+use hostd_workload::{Plan, Profile, TargetSpec};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// A temporary directory on a real disk (not tmpfs), for direct-I/O tests.
+pub fn disk_tempdir() -> tempfile::TempDir {
+    for base in [
+        std::env::var("THROTTLESCOPE_TEST_DIR").ok(),
+        Some("/var/tmp".into()),
+        Some("/tmp".into()),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        let p = Path::new(&base);
+        let fs = hostd_workload::fsinfo::fs_info(p)
+            .fs_type
+            .unwrap_or_default();
+        if p.is_dir() && !hostd_workload::fsinfo::is_memory_fs(&fs) {
+            return tempfile::tempdir_in(p).expect("tempdir");
+        }
+    }
+    panic!("no disk-backed temporary directory (set THROTTLESCOPE_TEST_DIR)");
+}
+
+/// A small files profile: `count` files of `min`..`max`.
+pub fn small_profile(count: u32, min: &str, max: &str, qd: usize) -> Profile {
+    Profile::parse(
+        &format!(
+            "name = \"small\"\nkind = \"files\"\n[files]\ncount = {count}\nmin_size = \"{min}\"\nmax_size = \"{max}\"\n[io]\nblock_size = \"1MiB\"\nqueue_depth = {qd}\nphases = [\"write\", \"read\"]\n"
+        ),
+        "test",
+    )
+    .unwrap()
+}
+
+/// Backend options for tests.
+pub fn options(seed: u64, engine: EngineChoice) -> BackendOptions {
+    BackendOptions {
+        run_id: format!("test-{seed}-{}", std::process::id()),
+        seed,
+        engine,
+        allow_cached: false,
+        raw_device: false,
+        destroy_data: false,
+        fault: FaultPlan::default(),
+        pool: DataPool::new(seed),
+    }
+}
+
+/// Records every event.
+#[derive(Default)]
+pub struct Recorder(pub Mutex<Vec<RunEvent>>);
+
+impl RunObserver for Recorder {
+    fn on_event(&self, e: &RunEvent) {
+        self.0.lock().unwrap().push(e.clone());
+    }
+}
+
+/// An observer that runs a closure on every event.
+pub struct Hook<F: Fn(&RunEvent) + Send + Sync>(pub F);
+
+impl<F: Fn(&RunEvent) + Send + Sync> RunObserver for Hook<F> {
+    fn on_event(&self, e: &RunEvent) {
+        (self.0)(e)
+    }
+}
+
+/// Plans, prepares and runs `profile` on `targets`.
+pub fn run(
+    profile: &Profile,
+    targets: &[&str],
+    opts: &BackendOptions,
+    keep: bool,
+    stop: Arc<AtomicBool>,
+    observer: &dyn RunObserver,
+) -> anyhow::Result<(Plan, RunOutcome)> {
+    let registry = BackendRegistry::with_builtins();
+    let specs: Vec<TargetSpec> = targets
+        .iter()
+        .map(|t| TargetSpec::parse(t, &registry.schemes()).unwrap())
+        .collect();
+    let mut backends: Vec<Box<dyn TargetBackend>> = specs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| registry.open(s, i, opts))
+        .collect::<anyhow::Result<_>>()?;
+    let caps: Vec<_> = backends.iter().map(|b| b.capacity().unwrap()).collect();
+    let plan = Plan::build(profile, &specs, opts.seed, &caps);
+    runner::check_space(&plan, &backends).map_err(anyhow::Error::msg)?;
+    runner::prepare_all(&plan, &mut backends)?;
+    let progress = runner::progress_for(&plan);
+    let cfg = RunConfig {
+        run_id: opts.run_id.clone(),
+        keep,
+        stop,
+        interval: Duration::from_millis(200),
+    };
+    let out = runner::execute(&plan, backends, &progress, &cfg, observer);
+    Ok((plan, out))
+}
+
+/// Entries of a directory.
+pub fn entries(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|d| d.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default()
+}
+
+/// True when running as root and `mount` works here.
+pub fn can_mount() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    root && std::process::Command::new("mount")
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}

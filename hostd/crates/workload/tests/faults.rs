@@ -1,0 +1,327 @@
+//! Bad input and faults: each gives a clear error, keeps the records so far,
+//! removes only the files the run created.
+
+mod common;
+
+use common::*;
+use hostd_workload::engine::EngineChoice;
+use hostd_workload::events::RunEvent;
+use hostd_workload::fault::FaultPlan;
+use hostd_workload::runner::RunStatus;
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+fn no_stop() -> Arc<AtomicBool> {
+    Arc::new(AtomicBool::new(false))
+}
+
+#[test]
+fn injected_disk_full_stops_the_run_keeps_records_and_cleans_up() {
+    let dir = disk_tempdir();
+    let mut opts = options(7, EngineChoice::Auto);
+    opts.fault = FaultPlan {
+        enospc_after_bytes: Some(10 << 20),
+    };
+    let (_, out) = run(
+        &small_profile(6, "4MB", "4MB", 4),
+        &[dir.path().to_str().unwrap()],
+        &opts,
+        false,
+        no_stop(),
+        &Recorder::default(),
+    )
+    .unwrap();
+    match &out.status {
+        RunStatus::Failed(r) => assert!(r.contains("disk full"), "{r}"),
+        s => panic!("expected failure, got {s:?}"),
+    }
+    // Two 4 MB files fit in 10 MB; the third fails.
+    assert_eq!(out.files.iter().filter(|f| f.status == "ok").count(), 2);
+    assert!(
+        out.files[2].status.starts_with("error: disk full"),
+        "{:?}",
+        out.files[2]
+    );
+    assert!(
+        entries(dir.path()).is_empty(),
+        "test files left: {:?}",
+        entries(dir.path())
+    );
+}
+
+#[test]
+fn real_disk_full_on_a_tiny_loop_ext4() {
+    if !can_mount() {
+        eprintln!("skipped: needs root and mount (the injected-ENOSPC test covers the path)");
+        return;
+    }
+    let work = disk_tempdir();
+    let img = work.path().join("tiny.img");
+    let mnt = work.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    let sh = |cmd: &str| {
+        Command::new("sh")
+            .arg("-c")
+            .arg(cmd)
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false)
+    };
+    assert!(sh(&format!(
+        "truncate -s 24M {0} && mkfs.ext4 -q -F {0}",
+        img.display()
+    )));
+    if !sh(&format!(
+        "mount -o loop {} {}",
+        img.display(),
+        mnt.display()
+    )) {
+        eprintln!("skipped: loop mount not possible here");
+        return;
+    }
+    struct Unmount(std::path::PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _guard = Unmount(mnt.clone());
+    // A file of ours and a file that is not ours: only ours may go.
+    std::fs::write(mnt.join("not-ours.txt"), b"user data").unwrap();
+    // 8 files of 4 MB = 32 MB > 24 MB: bypass the free-space check by planning
+    // against a fake capacity, as if the disk filled up from elsewhere.
+    use hostd_workload::backend::{BackendRegistry, TargetBackend};
+    use hostd_workload::runner::{self, RunConfig};
+    use hostd_workload::{Plan, TargetSpec};
+    let opts = options(9, EngineChoice::Auto);
+    let reg = BackendRegistry::with_builtins();
+    let spec = TargetSpec::parse(mnt.to_str().unwrap(), &[]).unwrap();
+    let mut backends: Vec<Box<dyn TargetBackend>> = vec![reg.open(&spec, 0, &opts).unwrap()];
+    let plan = Plan::build(&small_profile(8, "4MB", "4MB", 4), &[spec], 9, &[]);
+    assert!(
+        runner::check_space(&plan, &backends).is_err(),
+        "the free-space check would refuse this run"
+    );
+    runner::prepare_all(&plan, &mut backends).unwrap();
+    let progress = runner::progress_for(&plan);
+    let cfg = RunConfig {
+        run_id: opts.run_id.clone(),
+        keep: false,
+        stop: no_stop(),
+        interval: std::time::Duration::from_millis(200),
+    };
+    let out = runner::execute(&plan, backends, &progress, &cfg, &Recorder::default());
+    match &out.status {
+        RunStatus::Failed(r) => assert!(r.contains("disk full"), "{r}"),
+        s => panic!("expected disk full, got {s:?}"),
+    }
+    assert!(out.files.iter().any(|f| f.status == "ok"));
+    let left: Vec<String> = entries(&mnt)
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    let mut left = left;
+    left.sort();
+    assert_eq!(
+        left,
+        vec!["lost+found".to_string(), "not-ours.txt".to_string()]
+    );
+}
+
+#[test]
+fn too_little_free_space_is_refused_before_writing() {
+    let dir = disk_tempdir();
+    let giant = small_profile(100_000, "2GB", "2GB", 4);
+    let err = run(
+        &giant,
+        &[dir.path().to_str().unwrap()],
+        &options(1, EngineChoice::Auto),
+        false,
+        no_stop(),
+        &Recorder::default(),
+    )
+    .unwrap_err();
+    let msg = format!("{err:#}");
+    assert!(msg.contains("too little free space"), "{msg}");
+    assert!(entries(dir.path()).is_empty(), "nothing may be written");
+}
+
+#[test]
+fn stop_request_ends_cleanly_keeps_records_and_removes_files() {
+    let dir = disk_tempdir();
+    let stop = no_stop();
+    let s2 = stop.clone();
+    let hook = Hook(move |e: &RunEvent| {
+        if let RunEvent::FileEnd(r) = e {
+            if r.index == 1 {
+                s2.store(true, Ordering::SeqCst);
+            }
+        }
+    });
+    let (_, out) = run(
+        &small_profile(20, "2MB", "4MB", 4),
+        &[dir.path().to_str().unwrap()],
+        &options(2, EngineChoice::Auto),
+        false,
+        stop,
+        &hook,
+    )
+    .unwrap();
+    assert_eq!(out.status, RunStatus::Interrupted);
+    assert!(
+        out.files.len() >= 2 && out.files.len() < 40,
+        "{}",
+        out.files.len()
+    );
+    assert!(entries(dir.path()).is_empty());
+}
+
+#[test]
+fn an_existing_test_directory_is_refused_and_left_alone() {
+    let dir = disk_tempdir();
+    let opts = options(4, EngineChoice::Auto);
+    let existing = dir.path().join(format!("throttlescope-{}", opts.run_id));
+    std::fs::create_dir(&existing).unwrap();
+    std::fs::write(existing.join("precious"), b"x").unwrap();
+    let err = run(
+        &small_profile(2, "1MB", "1MB", 1),
+        &[dir.path().to_str().unwrap()],
+        &opts,
+        false,
+        no_stop(),
+        &Recorder::default(),
+    )
+    .unwrap_err();
+    assert!(format!("{err:#}").contains("already exists"), "{err:#}");
+    assert_eq!(std::fs::read(existing.join("precious")).unwrap(), b"x");
+}
+
+#[test]
+fn missing_or_non_directory_targets_are_refused() {
+    let dir = disk_tempdir();
+    let file = dir.path().join("plain-file");
+    std::fs::write(&file, b"x").unwrap();
+    let opts = options(4, EngineChoice::Auto);
+    let e1 = run(
+        &small_profile(1, "1MB", "1MB", 1),
+        &[file.to_str().unwrap()],
+        &opts,
+        false,
+        no_stop(),
+        &Recorder::default(),
+    )
+    .unwrap_err();
+    assert!(format!("{e1:#}").contains("is not a directory"), "{e1:#}");
+    let e2 = run(
+        &small_profile(1, "1MB", "1MB", 1),
+        &[dir.path().join("nope").to_str().unwrap()],
+        &opts,
+        false,
+        no_stop(),
+        &Recorder::default(),
+    )
+    .unwrap_err();
+    assert!(format!("{e2:#}").contains("No such file"), "{e2:#}");
+}
+
+#[test]
+fn unwritable_target_gives_a_clear_error() {
+    let dir = disk_tempdir();
+    let ro = dir.path().join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    let mounted = can_mount()
+        && Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "ro,size=512m", "tmpfs"])
+            .arg(&ro)
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+    if !mounted {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    }
+    let err = run(
+        &small_profile(1, "1MB", "1MB", 1),
+        &[ro.to_str().unwrap()],
+        &options(4, EngineChoice::Auto),
+        false,
+        no_stop(),
+        &Recorder::default(),
+    );
+    if mounted {
+        let _ = Command::new("umount").arg(&ro).status();
+    }
+    let msg = format!("{:#}", err.unwrap_err());
+    assert!(msg.contains("is not writable"), "{msg}");
+}
+
+#[test]
+fn memory_filesystem_is_refused_unless_cached_io_is_allowed() {
+    let shm = std::path::Path::new("/dev/shm");
+    let is_tmpfs = hostd_workload::fsinfo::fs_info(shm).fs_type.as_deref() == Some("tmpfs");
+    if !is_tmpfs {
+        eprintln!("skipped: /dev/shm is not tmpfs here");
+        return;
+    }
+    let dir = tempfile::tempdir_in(shm).unwrap();
+    let err = run(
+        &small_profile(2, "1MB", "1MB", 1),
+        &[dir.path().to_str().unwrap()],
+        &options(6, EngineChoice::Auto),
+        false,
+        no_stop(),
+        &Recorder::default(),
+    )
+    .unwrap_err();
+    let msg = format!("{err:#}");
+    assert!(
+        msg.contains("DIRECT I/O NOT AVAILABLE") && msg.contains("--allow-cached"),
+        "{msg}"
+    );
+    assert!(entries(dir.path()).is_empty());
+    let mut opts = options(6, EngineChoice::Auto);
+    opts.allow_cached = true;
+    let (_, out) = run(
+        &small_profile(2, "1MB", "1MB", 1),
+        &[dir.path().to_str().unwrap()],
+        &opts,
+        false,
+        no_stop(),
+        &Recorder::default(),
+    )
+    .unwrap();
+    assert_eq!(out.status, RunStatus::Completed);
+    assert!(!out.targets[0].direct_io.is_direct());
+    assert!(out.files.iter().all(|f| !f.direct_io));
+    assert!(
+        out.warnings.iter().any(|w| w.contains("NOT DIRECT I/O")),
+        "{:?}",
+        out.warnings
+    );
+}
+
+#[test]
+fn raw_device_needs_both_flags_and_refuses_a_mounted_device() {
+    let mut opts = options(1, EngineChoice::Auto);
+    opts.raw_device = true;
+    let reg = hostd_workload::backend::BackendRegistry::with_builtins();
+    // A directory is not a block device.
+    let spec = hostd_workload::TargetSpec::parse("/tmp", &[]).unwrap();
+    let e = reg.open(&spec, 0, &opts).err().unwrap();
+    assert!(format!("{e:#}").contains("not a block device"));
+    // The root filesystem's device is mounted.
+    let root = hostd_workload::fsinfo::fs_info(std::path::Path::new("/"))
+        .source
+        .unwrap_or_default();
+    if std::path::Path::new(&root).exists() {
+        let spec = hostd_workload::TargetSpec::parse(&root, &[]).unwrap();
+        let e = reg.open(&spec, 0, &opts).err().unwrap();
+        assert!(format!("{e:#}").contains("--destroy-data"), "{e:#}");
+        opts.destroy_data = true;
+        let e = reg.open(&spec, 0, &opts).err().unwrap();
+        assert!(format!("{e:#}").contains("mounted"), "{e:#}");
+    } else {
+        eprintln!("root device {root} not visible; mounted-device check skipped");
+    }
+}
