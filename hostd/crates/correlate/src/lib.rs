@@ -1,12 +1,24 @@
 //! hostd-correlate: joins the probe's aligned samples with the workload's
-//! file records.
+//! file records, and runs the probe as a part of `hostd run`.
 //!
 //! - [`timeline`]: the compact probe record correlation reads.
 //! - [`correlate`]: per-file energy, J/GB, power, temperature; per-phase
 //!   power profile; the energy balance.
+//! - [`recorder`]: writes `probe.csv`, `probe_agg.csv`, `probe-link.jsonl`.
+//! - [`filescsv`]: the probe columns of `files.csv`.
+//! - [`smart`]: the drive's own SMART view before and after each phase.
+//! - [`monitor`]: `hostd monitor`, the probe alone until stopped.
+//! - [`component`]: the `hostd run` component tying them together.
 
+pub mod component;
 pub mod correlate;
+pub mod filescsv;
+pub mod monitor;
+pub mod recorder;
+pub mod smart;
 pub mod timeline;
 
+pub use component::{ProbeComponent, ProbeOptions};
 pub use correlate::{correlate, Correlation, EnergyBalance, FileEnergy, FileSpan, PhasePower};
+pub use recorder::{ProbeRecorder, Recording, SampleListener};
 pub use timeline::Timeline;

@@ -25,6 +25,8 @@ enum Command {
     Analyze(cmd::analyze::AnalyzeArgs),
     /// Compare runs side by side (e.g. direct port against hub).
     Compare(cmd::compare::CompareArgs),
+    /// Record the probe alone until stopped (idle power, cool-down curves).
+    Monitor(cmd::monitor::MonitorArgs),
 }
 
 fn main() -> ExitCode {
@@ -34,6 +36,7 @@ fn main() -> ExitCode {
         Command::Profiles(args) => cmd::profiles::execute(args),
         Command::Analyze(args) => cmd::analyze::execute(args),
         Command::Compare(args) => cmd::compare::execute(args),
+        Command::Monitor(args) => cmd::monitor::execute(args),
     };
     match result {
         Ok(code) => code,

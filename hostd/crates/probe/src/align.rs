@@ -5,7 +5,8 @@
 //! `(t4 − t1) − (t3 − t2)`; the probe's clock at the host midpoint
 //! `(t1 + t4)/2` is the probe midpoint `(t2 + t3)/2`, wrong by at most half
 //! the round trip. The aligner keeps a window of recent exchanges, picks the
-//! half with the smallest round trips, and fits host time against probe time
+//! half with the smallest round trips (and of those only the ones within
+//! twice the smallest plus 50 µs), and fits host time against probe time
 //! by least squares (offset and drift). Its uncertainty is half the smallest
 //! round trip in use plus the RMS residual of the fit.
 
@@ -151,9 +152,18 @@ impl ClockAligner {
     fn refit(&mut self) {
         let mut chosen: Vec<SyncExchange> = self.window.iter().copied().collect();
         chosen.sort_by_key(|e| e.round_trip_ns());
-        let keep = chosen.len().div_ceil(2).max(2.min(chosen.len()));
-        chosen.truncate(keep);
+        // The faster half, and of it only those within twice the fastest
+        // round trip (+50 µs): a stalled exchange never enters the fit,
+        // however few there are.
         let min_rtt = chosen[0].round_trip_ns();
+        let limit = 2 * min_rtt + 50_000;
+        let keep = chosen.len().div_ceil(2).max(2.min(chosen.len())).min(
+            chosen
+                .iter()
+                .take_while(|e| e.round_trip_ns() <= limit)
+                .count(),
+        );
+        chosen.truncate(keep);
 
         // Reference: the newest chosen exchange, so extrapolation starts near now.
         let newest = chosen

@@ -3,5 +3,6 @@
 
 pub mod analyze;
 pub mod compare;
+pub mod monitor;
 pub mod profiles;
 pub mod run;

@@ -1,0 +1,406 @@
+//! The probe as a part of `hostd run`: starts the link and the recorder
+//! before the workload, follows the run's events (simulator load, SMART
+//! before/after each phase), and at the end correlates every file with the
+//! probe record (extra `files.csv` columns, `summary.json` section, the
+//! manifest's final alignment and link counters).
+
+use crate::correlate::{correlate, Correlation, FileSpan};
+use crate::filescsv::add_probe_columns;
+use crate::recorder::{ProbeRecorder, Recording, SampleListener};
+use crate::smart::{read_smart, SmartReading};
+use anyhow::Context;
+use hostd_probe::link::{LinkConfig, LinkReport, ProbeLink, ProbeSource};
+use hostd_probe::pb;
+use hostd_store::{Manifest, RunComponent, Summary};
+use hostd_workload::events::{RunEvent, RunObserver};
+use hostd_workload::runner::RunOutcome;
+use serde_json::{json, Value};
+use std::path::Path;
+use std::sync::{mpsc, Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// Largest alignment uncertainty the run accepts without a warning.
+pub const ALIGNMENT_TARGET_NS: f64 = 1e6;
+/// Largest energy-balance error accepted without a warning.
+pub const BALANCE_TARGET: f64 = 1e-3;
+
+/// How to run the probe.
+#[derive(Debug, Clone)]
+pub struct ProbeOptions {
+    /// Which probe.
+    pub source: ProbeSource,
+    /// Simulator device-model flags.
+    pub sim_args: Vec<String>,
+    /// Sample rate in Hz (0: the probe's default).
+    pub rate_hz: u32,
+    /// Read SMART before and after each phase.
+    pub smart: bool,
+}
+
+impl Default for ProbeOptions {
+    fn default() -> Self {
+        Self {
+            source: ProbeSource::None,
+            sim_args: Vec::new(),
+            rate_hz: 1000,
+            smart: true,
+        }
+    }
+}
+
+/// Starts a link and its recorder into `dir`; waits up to 5 s for samples.
+pub fn start_probe(
+    opts: &ProbeOptions,
+    dir: &Path,
+    listeners: Vec<Box<dyn SampleListener>>,
+) -> anyhow::Result<(ProbeLink, ProbeRecorder)> {
+    let (tx, rx) = mpsc::channel();
+    let config = LinkConfig {
+        source: opts.source.clone(),
+        sim_args: opts.sim_args.clone(),
+        start: pb::Start {
+            rate_hz: opts.rate_hz,
+            die_temp: true,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let link = ProbeLink::start(config, tx)?;
+    let recorder = ProbeRecorder::spawn(rx, dir, listeners)?;
+    link.wait_for_samples(Duration::from_secs(5))?;
+    Ok((link, recorder))
+}
+
+#[derive(Default)]
+struct Activity {
+    levels: Vec<f64>,
+    sent: Option<f64>,
+}
+
+/// The probe run component; see the module documentation.
+pub struct ProbeComponent {
+    opts: ProbeOptions,
+    listeners: Mutex<Vec<Box<dyn SampleListener>>>,
+    link: Option<ProbeLink>,
+    recorder: Option<ProbeRecorder>,
+    devices: Vec<(String, Option<String>)>,
+    activity: Mutex<Activity>,
+    smart: Arc<Mutex<Vec<SmartReading>>>,
+    smart_threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl ProbeComponent {
+    /// A component for `opts`.
+    pub fn new(opts: ProbeOptions) -> Self {
+        Self {
+            opts,
+            listeners: Mutex::new(Vec::new()),
+            link: None,
+            recorder: None,
+            devices: Vec::new(),
+            activity: Mutex::new(Activity::default()),
+            smart: Arc::new(Mutex::new(Vec::new())),
+            smart_threads: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Adds a listener that gets the probe stream too (e.g. InfluxDB).
+    pub fn with_listener(mut self, listener: Box<dyn SampleListener>) -> Self {
+        self.listeners
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(listener);
+        self
+    }
+
+    /// One line for the live view: bus power, voltage, temperatures, link state.
+    pub fn live_status(&self) -> Option<String> {
+        let snap = self.link.as_ref()?.snapshot();
+        Some(live_line(&snap))
+    }
+
+    fn set_activity(&self, target: usize, level: f64) {
+        let mut a = self.activity.lock().unwrap_or_else(|e| e.into_inner());
+        if a.levels.len() <= target {
+            a.levels.resize(target + 1, 0.0);
+        }
+        a.levels[target] = level;
+        let load = a.levels.iter().sum::<f64>().min(1.0);
+        if a.sent != Some(load) {
+            a.sent = Some(load);
+            if let Some(link) = &self.link {
+                link.set_load(load);
+            }
+        }
+    }
+
+    fn read_smart_later(&self, target: usize, phase: &str, when: &str) {
+        if !self.opts.smart {
+            return;
+        }
+        let Some((label, device)) = self.devices.get(target).cloned() else {
+            return;
+        };
+        let (phase, when, out) = (phase.to_string(), when.to_string(), Arc::clone(&self.smart));
+        let handle = std::thread::spawn(move || {
+            let reading = read_smart(device.as_deref(), &label, &phase, &when);
+            out.lock().unwrap_or_else(|e| e.into_inner()).push(reading);
+        });
+        self.smart_threads
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(handle);
+    }
+}
+
+/// The live-view line for a link snapshot.
+pub fn live_line(snap: &hostd_probe::link::LinkSnapshot) -> String {
+    let fmt = |v: Option<f64>, unit: &str, prec: usize| {
+        v.map_or("–".to_string(), |v| format!("{v:.prec$} {unit}"))
+    };
+    let latest = snap.latest;
+    let state = if snap.connected {
+        String::new()
+    } else {
+        "  PROBE DISCONNECTED (reconnecting)".to_string()
+    };
+    format!(
+        "probe: {}  {}  enclosure {}  die {}  gaps {}  reconnects {}{state}",
+        fmt(latest.and_then(|s| s.power_w), "W", 2),
+        fmt(latest.and_then(|s| s.vbus_v), "V", 2),
+        fmt(latest.and_then(|s| s.enclosure_temp_c), "°C", 1),
+        fmt(latest.and_then(|s| s.die_temp_c), "°C", 1),
+        snap.stats.sequence.gaps,
+        snap.reconnects
+    )
+}
+
+impl RunObserver for ProbeComponent {
+    fn on_event(&self, event: &RunEvent) {
+        match event {
+            RunEvent::PhaseStart {
+                target_index,
+                phase,
+                measured,
+                ..
+            } => {
+                self.set_activity(*target_index, 1.0);
+                if *measured {
+                    self.read_smart_later(*target_index, phase, "before");
+                }
+            }
+            RunEvent::FileStart { target_index, .. } => self.set_activity(*target_index, 1.0),
+            RunEvent::PhaseEnd {
+                target_index,
+                phase,
+                ..
+            } => {
+                self.set_activity(*target_index, 0.0);
+                self.read_smart_later(*target_index, phase, "after");
+            }
+            RunEvent::RunEnd { .. } => {
+                let n = self
+                    .activity
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .levels
+                    .len();
+                (0..n).for_each(|t| self.set_activity(t, 0.0));
+            }
+            _ => {}
+        }
+    }
+}
+
+impl RunComponent for ProbeComponent {
+    fn name(&self) -> &str {
+        "probe"
+    }
+
+    fn start(&mut self, manifest: &Manifest, run_dir: &Path) -> anyhow::Result<Option<Value>> {
+        self.devices = manifest
+            .targets
+            .iter()
+            .map(|t| (t.label.clone(), t.device.clone()))
+            .collect();
+        let (link, recorder) = start_probe(
+            &self.opts,
+            run_dir,
+            std::mem::take(self.listeners.get_mut().unwrap_or_else(|e| e.into_inner())),
+        )
+        .with_context(|| format!("probe {}", self.opts.source))?;
+        let snap = link.snapshot();
+        self.link = Some(link);
+        self.recorder = Some(recorder);
+        Ok(Some(json!({
+            "source": self.opts.source.to_string(),
+            "port": snap.port,
+            "probe_id": snap.identity.as_ref().map(|i| i.probe_id.clone()),
+            "identity": snap.identity,
+            "rate_hz": self.opts.rate_hz,
+            "sim_args": self.opts.sim_args,
+        })))
+    }
+
+    fn finish(
+        &mut self,
+        outcome: &RunOutcome,
+        summary: &mut Summary,
+        run_dir: &Path,
+    ) -> anyhow::Result<()> {
+        let report = self.link.take().map(ProbeLink::stop).unwrap_or_default();
+        let recording = match self.recorder.take() {
+            Some(r) => r.finish()?,
+            None => Recording::default(),
+        };
+        for t in std::mem::take(&mut *self.smart_threads.lock().unwrap_or_else(|e| e.into_inner()))
+        {
+            let _ = t.join();
+        }
+        let files: Vec<FileSpan> = outcome
+            .files
+            .iter()
+            .map(|f| FileSpan {
+                target: f.target.clone(),
+                phase: f.phase.clone(),
+                index: f.index,
+                start_ns: f.start_ns as i64,
+                end_ns: f.end_ns as i64,
+                bytes: f.bytes,
+            })
+            .collect();
+        let correlation = correlate(&recording.timeline, &files);
+        add_probe_columns(&run_dir.join("files.csv"), &correlation.files)
+            .context("cannot add probe columns to files.csv")?;
+        let mut smart = std::mem::take(&mut *self.smart.lock().unwrap_or_else(|e| e.into_inner()));
+        smart.sort_by_key(|r| r.time_ns);
+
+        let mut section = probe_section(&report, &recording, &correlation, &smart);
+        // For the manifest's probe section once the run can merge it there.
+        section["manifest"] = final_manifest_section(&report);
+        summary
+            .warnings
+            .extend(probe_warnings(&report, &correlation));
+        summary.extra.insert("probe".into(), section);
+        Ok(())
+    }
+}
+
+/// The `summary.json` `probe` section.
+pub fn probe_section(
+    report: &LinkReport,
+    rec: &Recording,
+    c: &Correlation,
+    smart: &[SmartReading],
+) -> Value {
+    json!({
+        "link": report,
+        "alignment_uncertainty_ns": alignment_uncertainty_ns(report),
+        "samples": rec.samples,
+        "agg_rows": rec.agg_rows,
+        "energy_balance": c.balance,
+        "phases": c.phases,
+        "smart": smart,
+        "listener_errors": rec.listener_errors,
+        "text": summary_lines(report, c),
+    })
+}
+
+/// The run's alignment uncertainty: the largest the fit reported once it
+/// had drift, else the latest.
+pub fn alignment_uncertainty_ns(report: &LinkReport) -> Option<f64> {
+    report
+        .stats
+        .alignment_uncertainty_max_ns
+        .or(report.stats.alignment.map(|a| a.uncertainty_ns))
+}
+
+/// Human summary lines (also printed by `hostd run`).
+pub fn summary_lines(report: &LinkReport, c: &Correlation) -> Vec<String> {
+    let mut lines = Vec::new();
+    for p in &c.phases {
+        let f = |v: Option<f64>, prec: usize| v.map_or("–".into(), |v| format!("{v:.prec$}"));
+        lines.push(format!(
+            "probe {} {}: {} J, {} J/GB, power mean {} W (min {} W, peak {} W), enclosure max {} °C",
+            p.target,
+            p.phase,
+            f(p.energy_j, 1),
+            f(p.j_per_gb, 2),
+            f(p.mean_power_w, 2),
+            f(p.min_power_w, 2),
+            f(p.peak_power_w, 2),
+            f(p.temp_max_c, 1)
+        ));
+    }
+    let seq = report.stats.sequence;
+    lines.push(format!(
+        "probe link: {} samples, {} gaps ({} missing, {} reported dropped by the probe), {} CRC failures, {} reconnects, alignment ±{}",
+        seq.received,
+        seq.gaps,
+        seq.missing,
+        seq.probe_reported_drops,
+        report.stats.frames.crc_errors,
+        report.reconnects.len(),
+        alignment_uncertainty_ns(report).map_or("unknown".into(), |u| format!("{:.3} ms", u / 1e6))
+    ));
+    if let Some(b) = &c.balance {
+        lines.push(format!(
+            "energy: {:.1} J total = {:.1} J files + {:.1} J idle (closes to {:.4} %)",
+            b.accumulator_j,
+            b.files_j,
+            b.idle_j,
+            b.relative_error * 100.0
+        ));
+    }
+    lines
+}
+
+fn probe_warnings(report: &LinkReport, c: &Correlation) -> Vec<String> {
+    let mut w = Vec::new();
+    if let Some(u) = alignment_uncertainty_ns(report) {
+        if u > ALIGNMENT_TARGET_NS {
+            w.push(format!(
+                "probe alignment uncertainty {:.2} ms exceeds 1 ms",
+                u / 1e6
+            ));
+        }
+    } else {
+        w.push("probe clock was never aligned (no sync replies)".into());
+    }
+    let seq = report.stats.sequence;
+    if seq.gaps > 0 {
+        w.push(format!(
+            "probe stream had {} gaps ({} samples missing)",
+            seq.gaps, seq.missing
+        ));
+    }
+    for r in &report.reconnects {
+        w.push(format!(
+            "probe disconnected for {:.0} ms ({} samples lost): {}",
+            r.gap_ms, r.samples_lost, r.reason
+        ));
+    }
+    if let Some(b) = &c.balance {
+        if b.relative_error > BALANCE_TARGET {
+            w.push(format!(
+                "energy balance off by {:.3} %",
+                b.relative_error * 100.0
+            ));
+        }
+    }
+    w
+}
+
+/// Final alignment and link counters for the manifest's `probe` section.
+pub fn final_manifest_section(report: &LinkReport) -> Value {
+    json!({
+        "alignment_uncertainty_ns": alignment_uncertainty_ns(report),
+        "alignment": report.stats.alignment,
+        "frames": report.stats.frames,
+        "messages": report.stats.messages,
+        "sequence": report.stats.sequence,
+        "probe": report.probe,
+        "reconnects": report.reconnects.len(),
+    })
+}

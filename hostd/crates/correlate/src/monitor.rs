@@ -1,0 +1,133 @@
+//! `hostd monitor`: the probe alone, recorded into a directory until
+//! stopped — idle power and cool-down curves between runs.
+
+use crate::component::{
+    alignment_uncertainty_ns, final_manifest_section, live_line, start_probe, ProbeOptions,
+};
+use crate::recorder::SampleListener;
+use anyhow::Context;
+use hostd_probe::link::{host_now_ns, LinkReport};
+use serde::Serialize;
+use serde_json::json;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What a monitor session recorded.
+#[derive(Debug, Clone, Serialize)]
+pub struct MonitorSummary {
+    /// Start, host Unix ns.
+    pub start_ns: i64,
+    /// End, host Unix ns.
+    pub end_ns: i64,
+    /// Samples recorded.
+    pub samples: u64,
+    /// Accumulator energy over the session, J.
+    pub energy_j: Option<f64>,
+    /// Mean bus power (energy / time between the first and last reading), W.
+    pub mean_power_w: Option<f64>,
+    /// Lowest and highest 10 ms mean power, W.
+    pub min_power_w: Option<f64>,
+    /// Highest 10 ms mean power, W.
+    pub peak_power_w: Option<f64>,
+    /// Enclosure temperature at the start and end, °C.
+    pub enclosure_temp_start_c: Option<f64>,
+    /// Enclosure temperature at the end, °C.
+    pub enclosure_temp_end_c: Option<f64>,
+    /// Alignment uncertainty, ns.
+    pub alignment_uncertainty_ns: Option<f64>,
+    /// The link's counters and reconnects.
+    pub link: LinkReport,
+}
+
+/// Records the probe into `dir` (created if missing; must be empty) until
+/// `stop` is set or `duration` passes. Calls `status` with a one-line
+/// status every `status_every` (if set).
+pub fn run_monitor(
+    opts: &ProbeOptions,
+    dir: &Path,
+    stop: Arc<AtomicBool>,
+    duration: Option<Duration>,
+    status_every: Option<Duration>,
+    listeners: Vec<Box<dyn SampleListener>>,
+    mut status: impl FnMut(&str),
+) -> anyhow::Result<MonitorSummary> {
+    if dir.exists()
+        && std::fs::read_dir(dir)
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(true)
+    {
+        anyhow::bail!(
+            "{} already exists and is not empty; choose another --out",
+            dir.display()
+        );
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let start_ns = host_now_ns();
+    let manifest = json!({
+        "kind": "monitor",
+        "hostd_version": env!("CARGO_PKG_VERSION"),
+        "command_line": std::env::args().collect::<Vec<_>>(),
+        "start_ns": start_ns,
+        "probe": { "source": opts.source.to_string(), "rate_hz": opts.rate_hz, "sim_args": opts.sim_args },
+    });
+    write_json(&dir.join("manifest.json"), &manifest)?;
+
+    let (link, recorder) = start_probe(opts, dir, listeners)?;
+    let started = Instant::now();
+    let mut next_status = Instant::now();
+    while !stop.load(Ordering::SeqCst) && duration.is_none_or(|d| started.elapsed() < d) {
+        if let Some(every) = status_every {
+            if Instant::now() >= next_status {
+                next_status += every;
+                status(&live_line(&link.snapshot()));
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let report = link.stop();
+    let rec = recorder.finish()?;
+    let end_ns = host_now_ns();
+    let t = &rec.timeline;
+    let energy = t
+        .energy_span()
+        .and_then(|(a, b)| Some((t.energy_at(b)? - t.energy_at(a)?, (b - a) as f64 / 1e9)));
+    let powers = t
+        .bins
+        .iter()
+        .map(|b| b.power_w.mean)
+        .filter(|v| !v.is_nan());
+    let temps: Vec<f64> = t
+        .bins
+        .iter()
+        .map(|b| b.enclosure_temp_c.mean)
+        .filter(|v| !v.is_nan())
+        .collect();
+    let summary = MonitorSummary {
+        start_ns,
+        end_ns,
+        samples: rec.samples,
+        energy_j: energy.map(|e| e.0),
+        mean_power_w: energy.filter(|e| e.1 > 0.0).map(|e| e.0 / e.1),
+        min_power_w: powers.clone().reduce(f64::min),
+        peak_power_w: powers.reduce(f64::max),
+        enclosure_temp_start_c: temps.first().copied(),
+        enclosure_temp_end_c: temps.last().copied(),
+        alignment_uncertainty_ns: alignment_uncertainty_ns(&report),
+        link: report,
+    };
+    let mut manifest = manifest;
+    manifest["probe"]["final"] = final_manifest_section(&summary.link);
+    manifest["end_ns"] = json!(end_ns);
+    write_json(&dir.join("manifest.json"), &manifest)?;
+    write_json(&dir.join("summary.json"), &summary)?;
+    Ok(summary)
+}
+
+fn write_json(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, serde_json::to_vec_pretty(value)?)
+        .with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+}
