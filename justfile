@@ -27,7 +27,7 @@ demo: build
     set -euo pipefail
     work=$(mktemp -d -p /var/tmp throttlescope-demo.XXXXXX)  # /var/tmp: on disk (tmpfs has no direct I/O)
     mkdir -p "$work/target"
-    {{hostd}} run --profile quick --target "$work/target" --out "$work/run"
+    {{hostd}} run --profile quick --probe sim --target "$work/target" --out "$work/run"
     echo
     echo "demo results: $work/run"
 
@@ -58,8 +58,8 @@ flash:
 bench-firmware: firmware-build
     {{fw_build}}/bench/bench-firmware-encode
 
-# hostd: formatting, lints and the Rust tests.
-test-hostd: firmware-build
+# hostd: formatting, lints and the Rust tests (InfluxDB tests start a private influxd).
+test-hostd: firmware-build influx-build
     cd {{root}}/hostd && cargo fmt --all --check
     cd {{root}}/hostd && cargo clippy --locked --workspace --all-targets -- -D warnings
     cd {{root}}/hostd && cargo test --locked --workspace
@@ -122,4 +122,25 @@ bench-analysis:
     done
 
 # All benchmarks.
-bench: bench-firmware bench-analysis
+bench: bench-firmware bench-analysis bench-influx
+
+# Build influxd 2.7 from its Go module into ~/.cache/throttlescope/influxd (reused when built).
+influx-build:
+    @{{root}}/scripts/build-influxd.sh >/dev/null
+
+# Start a local influxd on 127.0.0.1:8086 (data under the cache) and onboard it.
+influx-up: influx-build
+    {{root}}/scripts/influxd-dev.sh start
+    cd {{root}}/hostd && cargo run --locked --quiet --release -p hostd -- influx setup
+
+# Stop the local influxd that influx-up started.
+influx-down:
+    {{root}}/scripts/influxd-dev.sh stop
+
+# InfluxDB writer only: line protocol, gzip, retry, spool and the 30 s outage, on a real influxd.
+test-influx: influx-build
+    cd {{root}}/hostd && cargo test --locked -p hostd-influx
+
+# InfluxDB write throughput (points/s, batches of 5 000, gzip) against a private local influxd.
+bench-influx: influx-build
+    cd {{root}}/hostd && cargo run --locked --quiet --release -p hostd-influx --features testing --example bench-influx

@@ -27,7 +27,10 @@ pub fn analyze_and_report(dir: &Path) -> anyhow::Result<String> {
 
 /// Writes `report.html` into the run directory.
 pub fn write_report(dir: &Path, run: &RunData, analysis: &Analysis) -> anyhow::Result<()> {
-    let title = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "run".into());
+    let title = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_else(|| "run".into());
     let html = render(run, analysis, &title);
     let path = dir.join("report.html");
     let tmp = dir.join(".report.html.tmp");
@@ -48,7 +51,12 @@ fn series_views(run: &RunData) -> Vec<SeriesView> {
     for f in &run.files {
         if !v.iter().any(|s| s.target == f.target && s.phase == f.phase) {
             let color = PALETTE[v.len() % PALETTE.len()];
-            v.push(SeriesView { label: format!("{} {}", f.target, f.phase), color, target: f.target.clone(), phase: f.phase.clone() });
+            v.push(SeriesView {
+                label: format!("{} {}", f.target, f.phase),
+                color,
+                target: f.target.clone(),
+                phase: f.phase.clone(),
+            });
         }
     }
     v
@@ -118,23 +126,53 @@ fn chart_by_bytes(run: &RunData, a: &Analysis, views: &[SeriesView]) -> String {
     files.sort_by_key(|f| (f.start_ns, f.index));
     let (mut xmax, mut ymax) = (0.0f64, 0.0f64);
     for f in files {
-        let k = views.iter().position(|v| v.target == f.target && v.phase == f.phase).unwrap_or(0);
+        let k = views
+            .iter()
+            .position(|v| v.target == f.target && v.phase == f.phase)
+            .unwrap_or(0);
         cum[k] += f.bytes;
         let (x, y) = (cum[k] as f64 / 1e9, f.rate_bps() / 1e9);
         xmax = xmax.max(x);
         ymax = ymax.max(y);
-        pts_by[k].push((x, y, format!("{} file {}: {:.3} GB at {:.2} GB/s, {:.1} GB written", views[k].label, f.index, f.bytes as f64 / 1e9, y, x)));
+        pts_by[k].push((
+            x,
+            y,
+            format!(
+                "{} file {}: {:.3} GB at {:.2} GB/s, {:.1} GB written",
+                views[k].label,
+                f.index,
+                f.bytes as f64 / 1e9,
+                y,
+                x
+            ),
+        ));
     }
-    let mut c = Chart::new("chart-throughput-gb", WIDTH, 340.0, (0.0, xmax * 1.02), (0.0, ymax * 1.1));
+    let mut c = Chart::new(
+        "chart-throughput-gb",
+        WIDTH,
+        340.0,
+        (0.0, xmax * 1.02),
+        (0.0, ymax * 1.1),
+    );
     for (k, v) in views.iter().enumerate() {
         c.points(&pts_by[k], v.color, "series");
         c.legend(&v.label, v.color);
     }
     for e in &a.events {
-        let color = views.iter().find(|v| v.target == e.target && v.phase == e.phase).map_or("#000", |v| v.color);
-        c.marker(e.evidence.onset_gb, &format!("{} {} {}", e.target, kind_word(e.kind), e.cause.as_str()), color);
+        let color = views
+            .iter()
+            .find(|v| v.target == e.target && v.phase == e.phase)
+            .map_or("#000", |v| v.color);
+        c.marker(
+            e.evidence.onset_gb,
+            &format!("{} {} {}", e.target, kind_word(e.kind), e.cause.as_str()),
+            color,
+        );
     }
-    c.finish("cumulative data of the target and phase, GB", "per-file throughput, GB/s")
+    c.finish(
+        "cumulative data of the target and phase, GB",
+        "per-file throughput, GB/s",
+    )
 }
 
 fn kind_word(k: EventKind) -> &'static str {
@@ -145,7 +183,13 @@ fn kind_word(k: EventKind) -> &'static str {
 }
 
 /// Mean, min and max of `values` in `n` equal time buckets over [a, b).
-fn bucketed(time_ns: &[i64], values: &[f64], a: i64, b: i64, n: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>) {
+fn bucketed(
+    time_ns: &[i64],
+    values: &[f64],
+    a: i64,
+    b: i64,
+    n: usize,
+) -> (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>) {
     let mut sum = vec![0.0; n];
     let mut cnt = vec![0usize; n];
     let mut lo = vec![f64::INFINITY; n];
@@ -162,10 +206,26 @@ fn bucketed(time_ns: &[i64], values: &[f64], a: i64, b: i64, n: usize) -> (Vec<f
         lo[k] = lo[k].min(*v);
         hi[k] = hi[k].max(*v);
     }
-    let xs = (0..n).map(|k| (a as f64 + (k as f64 + 0.5) * span / n as f64) / NS).collect();
-    let mean = (0..n).map(|k| if cnt[k] > 0 { sum[k] / cnt[k] as f64 } else { f64::NAN }).collect();
-    let lo = lo.into_iter().map(|v| if v.is_finite() { v } else { f64::NAN }).collect();
-    let hi = hi.into_iter().map(|v| if v.is_finite() { v } else { f64::NAN }).collect();
+    let xs = (0..n)
+        .map(|k| (a as f64 + (k as f64 + 0.5) * span / n as f64) / NS)
+        .collect();
+    let mean = (0..n)
+        .map(|k| {
+            if cnt[k] > 0 {
+                sum[k] / cnt[k] as f64
+            } else {
+                f64::NAN
+            }
+        })
+        .collect();
+    let lo = lo
+        .into_iter()
+        .map(|v| if v.is_finite() { v } else { f64::NAN })
+        .collect();
+    let hi = hi
+        .into_iter()
+        .map(|v| if v.is_finite() { v } else { f64::NAN })
+        .collect();
     (xs, mean, lo, hi)
 }
 
@@ -187,7 +247,19 @@ fn chart_time(run: &RunData, a: &Analysis, views: &[SeriesView], t0: i64) -> Str
             .filter(|f| f.target == v.target && f.phase == v.phase)
             .map(|f| {
                 let (s, e) = ((f.start_ns - t0) as f64 / NS, (f.end_ns - t0) as f64 / NS);
-                (s, e, f.rate_bps() / 1e9, format!("{} file {}: {:.2} GB/s, {:.1}–{:.1} s", v.label, f.index, f.rate_bps() / 1e9, s, e))
+                (
+                    s,
+                    e,
+                    f.rate_bps() / 1e9,
+                    format!(
+                        "{} file {}: {:.2} GB/s, {:.1}–{:.1} s",
+                        v.label,
+                        f.index,
+                        f.rate_bps() / 1e9,
+                        s,
+                        e
+                    ),
+                )
             })
             .collect();
         c.segments(&segs, v.color, "series");
@@ -221,8 +293,15 @@ fn chart_time(run: &RunData, a: &Analysis, views: &[SeriesView], t0: i64) -> Str
 
 fn mark_events(c: &mut Chart, a: &Analysis, views: &[SeriesView], t0: i64) {
     for e in &a.events {
-        let color = views.iter().find(|v| v.target == e.target && v.phase == e.phase).map_or("#000", |v| v.color);
-        c.marker((e.onset_ns - t0) as f64 / NS, &format!("{} {}", e.target, kind_word(e.kind)), color);
+        let color = views
+            .iter()
+            .find(|v| v.target == e.target && v.phase == e.phase)
+            .map_or("#000", |v| v.color);
+        c.marker(
+            (e.onset_ns - t0) as f64 / NS,
+            &format!("{} {}", e.target, kind_word(e.kind)),
+            color,
+        );
     }
 }
 
@@ -233,14 +312,25 @@ fn chart_histogram(run: &RunData, views: &[SeriesView]) -> String {
     let width = (max / bins as f64).max(1e-9);
     let mut counts = vec![vec![0.0; bins]; views.len()];
     for f in &run.files {
-        let k = views.iter().position(|v| v.target == f.target && v.phase == f.phase).unwrap_or(0);
+        let k = views
+            .iter()
+            .position(|v| v.target == f.target && v.phase == f.phase)
+            .unwrap_or(0);
         let b = ((f.rate_bps() / 1e9 / width) as usize).min(bins - 1);
         counts[k][b] += 1.0;
     }
     let ymax = counts.iter().flatten().copied().fold(0.0, f64::max);
-    let mut c = Chart::new("chart-histogram", WIDTH, 240.0, (0.0, max), (0.0, ymax * 1.1 + 1.0));
+    let mut c = Chart::new(
+        "chart-histogram",
+        WIDTH,
+        240.0,
+        (0.0, max),
+        (0.0, ymax * 1.1 + 1.0),
+    );
     for (k, v) in views.iter().enumerate() {
-        let bars: Vec<(f64, f64, f64)> = (0..bins).map(|b| (b as f64 * width, (b + 1) as f64 * width, counts[k][b])).collect();
+        let bars: Vec<(f64, f64, f64)> = (0..bins)
+            .map(|b| (b as f64 * width, (b + 1) as f64 * width, counts[k][b]))
+            .collect();
         c.bars(&bars, v.color, "series");
         c.legend(&v.label, v.color);
     }
@@ -269,7 +359,11 @@ fn stats_table(a: &Analysis) -> String {
             opt(p.theil_sen_overhead_s.map(|s| s * 1e3), 1),
             opt(p.j_per_gb, 2),
             if p.bimodal {
-                format!(r#"<span class="bimodal">yes</span> (split at {} GB/s, gap {:.1} spreads)"#, p.bimodality.map_or("–".into(), |b| gbps(b.split_at)), p.bimodality.map_or(0.0, |b| b.separation))
+                format!(
+                    r#"<span class="bimodal">yes</span> (split at {} GB/s, gap {:.1} spreads)"#,
+                    p.bimodality.map_or("–".into(), |b| gbps(b.split_at)),
+                    p.bimodality.map_or(0.0, |b| b.separation)
+                )
             } else {
                 "no".into()
             }
@@ -296,7 +390,11 @@ fn attribution(a: &Analysis) -> String {
             let _ = write!(h, "<li>{}</li>", esc(r));
         }
         let s = &e.evidence.scores;
-        let _ = write!(h, "<li>scores: thermal {:.2}, SLC cache {:.2}, contention {:.2}</li></ul></div>", s.thermal, s.slc_cache, s.contention);
+        let _ = write!(
+            h,
+            "<li>scores: thermal {:.2}, SLC cache {:.2}, contention {:.2}</li></ul></div>",
+            s.thermal, s.slc_cache, s.contention
+        );
     }
     h.push_str("</section>");
     h
@@ -318,11 +416,23 @@ fn overlap(a: &Analysis, t0: i64) -> String {
                 o.peak_aggregate_bps.map_or(String::new(), |p| format!(" (peak 1 s aggregate of the run {} GB/s)", gbps(p)))
             );
             for t in &o.per_target {
-                let _ = write!(h, r#"<tr><td class="l">{}</td><td>{:.2}</td><td>{}</td></tr>"#, esc(&t.target), t.bytes / 1e9, gbps(t.rate_bps));
+                let _ = write!(
+                    h,
+                    r#"<tr><td class="l">{}</td><td>{:.2}</td><td>{}</td></tr>"#,
+                    esc(&t.target),
+                    t.bytes / 1e9,
+                    gbps(t.rate_bps)
+                );
             }
             h.push_str("</table>");
             for l in &o.lags {
-                let _ = write!(h, "<p>{} recovered {:.1} s after {} finished.</p>", esc(&l.recovered_target), l.lag_s, esc(&l.ended_target));
+                let _ = write!(
+                    h,
+                    "<p>{} recovered {:.1} s after {} finished.</p>",
+                    esc(&l.recovered_target),
+                    l.lag_s,
+                    esc(&l.ended_target)
+                );
             }
         }
         _ => h.push_str("<p>One target (or no common time): no overlap window.</p>"),

@@ -47,7 +47,12 @@ fn main() {
 fn run() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let usage = "usage: scenario-gen NAME|FILE OUT_DIR [--probe-hz HZ] [--seed-offset N] [--no-probe] | scenario-gen --bench OUT_DIR";
-    let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
+    let flag = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
     let positional: Vec<&String> = {
         let mut v = Vec::new();
         let mut skip = false;
@@ -64,18 +69,27 @@ fn run() -> anyhow::Result<()> {
     };
     let bench = args.iter().any(|a| a == "--bench");
     let (mut sc, out): (Scenario, &String) = if bench {
-        (Scenario::from_toml(BENCH)?, positional.first().ok_or_else(|| anyhow::anyhow!("{usage}"))?)
+        (
+            Scenario::from_toml(BENCH)?,
+            positional
+                .first()
+                .ok_or_else(|| anyhow::anyhow!("{usage}"))?,
+        )
     } else {
         anyhow::ensure!(positional.len() == 2, "{usage}");
         (load(positional[0])?, positional[1])
     };
     if let Some(n) = flag("--seed-offset") {
-        sc.seed += n.parse::<u64>().map_err(|_| anyhow::anyhow!("--seed-offset: not a whole number: {n}"))?;
+        sc.seed += n
+            .parse::<u64>()
+            .map_err(|_| anyhow::anyhow!("--seed-offset: not a whole number: {n}"))?;
     }
     let trace = simulate(&sc);
     let mut probe = ProbeOptions::default();
     if let Some(hz) = flag("--probe-hz") {
-        probe.rate_hz = hz.parse().map_err(|_| anyhow::anyhow!("--probe-hz: not a number: {hz}"))?;
+        probe.rate_hz = hz
+            .parse()
+            .map_err(|_| anyhow::anyhow!("--probe-hz: not a number: {hz}"))?;
     }
     if bench {
         // Exactly 1 000 000 samples over the run plus lead and tail.
@@ -84,6 +98,12 @@ fn run() -> anyhow::Result<()> {
     }
     let probe = (!args.iter().any(|a| a == "--no-probe")).then_some(probe);
     write_run(std::path::Path::new(out), &sc, &trace, probe)?;
-    println!("{}: {} files, {:.1} GB, {:.1} s → {out}", sc.name, trace.files.len(), trace.files.iter().map(|f| f.bytes).sum::<u64>() as f64 / 1e9, trace.end_ns as f64 * 1e-9);
+    println!(
+        "{}: {} files, {:.1} GB, {:.1} s → {out}",
+        sc.name,
+        trace.files.len(),
+        trace.files.iter().map(|f| f.bytes).sum::<u64>() as f64 / 1e9,
+        trace.end_ns as f64 * 1e-9
+    );
     Ok(())
 }
