@@ -1,7 +1,10 @@
 //! hostd-report: the run's self-contained `report.html` (inline SVG, no script, no
 //! network) and the one call `hostd run` and `hostd analyze` make at the end of a run.
 
+pub mod component;
 pub mod svg;
+
+pub use component::AnalysisComponent;
 
 use anyhow::Context;
 use hostd_analysis::{Analysis, EventKind, Options, RunData};

@@ -2,6 +2,7 @@
 //! seeded simulator that plays them into per-file records, probe samples and the true
 //! events, and writers for the run-directory files `hostd analyze` reads.
 
+pub mod backend;
 pub mod device;
 pub mod model;
 pub mod sim;

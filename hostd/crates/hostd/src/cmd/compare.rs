@@ -31,7 +31,12 @@ pub fn table(names: &[String], analyses: &[Analysis]) -> String {
             }
         }
     }
-    let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(8).clamp(12, 40);
+    let width = names
+        .iter()
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(8)
+        .clamp(12, 40);
     let mut s = String::new();
     let _ = write!(s, "{:<28}", "");
     for n in names {
@@ -48,23 +53,41 @@ pub fn table(names: &[String], analyses: &[Analysis]) -> String {
         ("20% trimmed GB/s", |p| gbps(Some(p.trimmed_mean_bps))),
         ("Theil–Sen GB/s", |p| gbps(p.theil_sen_bps)),
         ("least squares GB/s", |p| gbps(p.least_squares_bps)),
-        ("bimodal", |p| if p.bimodal { "yes".into() } else { "no".into() }),
-        ("J/GB", |p| p.j_per_gb.map_or("–".into(), |j| format!("{j:.2}"))),
-        ("mean power W", |p| p.mean_power_w.map_or("–".into(), |w| format!("{w:.2}"))),
+        ("bimodal", |p| {
+            if p.bimodal {
+                "yes".into()
+            } else {
+                "no".into()
+            }
+        }),
+        ("J/GB", |p| {
+            p.j_per_gb.map_or("–".into(), |j| format!("{j:.2}"))
+        }),
+        ("mean power W", |p| {
+            p.mean_power_w.map_or("–".into(), |w| format!("{w:.2}"))
+        }),
     ];
     for (target, phase) in &keys {
         let _ = writeln!(s, "{target} {phase}");
         for (label, f) in rows {
             let _ = write!(s, "  {label:<26}");
             for a in analyses {
-                let cell = a.phases.iter().find(|p| &p.target == target && &p.phase == phase).map_or("–".into(), f);
+                let cell = a
+                    .phases
+                    .iter()
+                    .find(|p| &p.target == target && &p.phase == phase)
+                    .map_or("–".into(), f);
                 let _ = write!(s, " {cell:>width$}");
             }
             s.push('\n');
         }
         let _ = write!(s, "  {:<26}", "events");
         for a in analyses {
-            let n = a.events.iter().filter(|e| &e.target == target && &e.phase == phase).count();
+            let n = a
+                .events
+                .iter()
+                .filter(|e| &e.target == target && &e.phase == phase)
+                .count();
             let _ = write!(s, " {n:>width$}");
         }
         s.push('\n');
@@ -78,7 +101,12 @@ pub fn table(names: &[String], analyses: &[Analysis]) -> String {
             let _ = writeln!(s, "  {}", e.evidence.text);
         }
         if let (Some(w), Some(agg)) = (&a.overlap.window, a.overlap.aggregate_bps) {
-            let _ = writeln!(s, "  all targets active {:.1} s, aggregate {:.2} GB/s", w.duration_s, agg / 1e9);
+            let _ = writeln!(
+                s,
+                "  all targets active {:.1} s, aggregate {:.2} GB/s",
+                w.duration_s,
+                agg / 1e9
+            );
         }
     }
     s
@@ -93,8 +121,11 @@ pub fn execute(args: CompareArgs) -> anyhow::Result<ExitCode> {
     }
     let names: Vec<String> = args.runs.iter().map(|p| p.display().to_string()).collect();
     if args.json {
-        let v: Vec<serde_json::Value> =
-            names.iter().zip(&analyses).map(|(n, a)| serde_json::json!({ "run": n, "analysis": a })).collect();
+        let v: Vec<serde_json::Value> = names
+            .iter()
+            .zip(&analyses)
+            .map(|(n, a)| serde_json::json!({ "run": n, "analysis": a }))
+            .collect();
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         print!("{}", table(&names, &analyses));

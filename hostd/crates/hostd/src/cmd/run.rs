@@ -65,7 +65,9 @@ pub struct RunArgs {
 /// The target kinds of this build. Other crates register extra schemes here
 /// (e.g. `registry.register("sim", hostd_analysis::sim::factory())`).
 pub fn backends() -> BackendRegistry {
-    BackendRegistry::with_builtins()
+    let mut registry = BackendRegistry::with_builtins();
+    hostd_scenario::backend::register(&mut registry);
+    registry
 }
 
 /// Optional components of a run, chosen from the arguments. Each component
@@ -74,9 +76,15 @@ pub fn components(args: &RunArgs) -> anyhow::Result<Vec<Box<dyn RunComponent>>> 
     let mut list: Vec<Box<dyn RunComponent>> = Vec::new();
     let probe: hostd_probe::link::ProbeSource = args.probe.parse().map_err(anyhow::Error::msg)?;
     if probe != hostd_probe::link::ProbeSource::None {
-        let opts = hostd_correlate::ProbeOptions { source: probe, ..Default::default() };
+        let opts = hostd_correlate::ProbeOptions {
+            source: probe,
+            sim_args: hostd_scenario::backend::probe_sim_args(&args.targets)?.unwrap_or_default(),
+            ..Default::default()
+        };
         list.push(Box::new(hostd_correlate::ProbeComponent::new(opts)));
     }
+    // Last: reads the files.csv and probe.csv the others finish.
+    list.push(Box::new(hostd_report::AnalysisComponent));
     Ok(list)
 }
 

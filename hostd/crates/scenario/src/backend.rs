@@ -1,0 +1,413 @@
+//! The `sim:SCENARIO[@TARGET][*SCALE]` target backend: plays one target of a scenario
+//! through the real run pipeline in real (optionally accelerated) time, and reports the
+//! device activity the probe simulator's `load` follows.
+//!
+//! - `SCENARIO`: a built-in scenario name or a TOML path; `@TARGET` picks one of its targets
+//!   (default: its probed target); `*SCALE` plays SCALE× faster than real time (default 1).
+//! - File sizes come from the run's profile; each file's rate follows the scenario's stage
+//!   at that point (bytes moved by this target, or time since another target finished).
+//! - Times recorded are host time: with SCALE > 1, recorded rates are SCALE× the
+//!   scenario's and lags 1/SCALE; onsets in bytes are unchanged. Start the probe simulator
+//!   with the same `--time-scale` ([`probe_sim_args`]).
+//! - Targets of one scenario in one run share a clock (`after_target_done` stages).
+
+use crate::model::{DeviceModel, Scenario, TargetSpec as ScenarioTarget};
+use hostd_workload::backend::{BackendRegistry, StepContext, StepError, StepOutput, TargetBackend};
+use hostd_workload::direct::DirectIo;
+use hostd_workload::events::TargetInfo;
+use hostd_workload::jobloop::JobOutcome;
+use hostd_workload::plan::{Capacity, Step, TargetPlan};
+use hostd_workload::TargetSpec;
+use rand::{Rng, SeedableRng};
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+/// Virtual time step of the stage integration, s.
+const STEP_S: f64 = 0.001;
+/// Longest single sleep, so a stop request is seen quickly.
+const MAX_SLEEP: Duration = Duration::from_millis(50);
+
+/// A parsed `sim:` location.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimLocation {
+    /// Scenario name or path.
+    pub scenario: String,
+    /// Scenario target name, if given.
+    pub target: Option<String>,
+    /// Speed-up over real time.
+    pub scale: f64,
+}
+
+impl SimLocation {
+    /// Parses `SCENARIO[@TARGET][*SCALE]`.
+    pub fn parse(text: &str) -> anyhow::Result<SimLocation> {
+        let (rest, scale) = match text.rsplit_once('*') {
+            Some((r, s)) => {
+                let v: f64 = s
+                    .parse()
+                    .map_err(|_| anyhow::anyhow!("sim:{text}: time scale `{s}` is not a number"))?;
+                anyhow::ensure!(
+                    v > 0.0 && v <= 1000.0,
+                    "sim:{text}: time scale must be in (0, 1000]"
+                );
+                (r, v)
+            }
+            None => (text, 1.0),
+        };
+        let (scenario, target) = match rest.split_once('@') {
+            Some((s, t)) => (s.to_string(), Some(t.to_string())),
+            None => (rest.to_string(), None),
+        };
+        anyhow::ensure!(!scenario.is_empty(), "sim:{text}: no scenario name");
+        Ok(SimLocation {
+            scenario,
+            target,
+            scale,
+        })
+    }
+}
+
+/// Registers the `sim` scheme.
+pub fn register(registry: &mut BackendRegistry) {
+    registry.register(
+        "sim",
+        Box::new(|spec, index, opts| {
+            Ok(Box::new(SimBackend::open(spec, index, &opts.run_id)?) as Box<dyn TargetBackend>)
+        }),
+    );
+}
+
+/// The probe simulator's flags for a run whose targets are `target_texts` (as on the
+/// command line): the first `sim:` target's device model, its time scale and seed.
+/// None when no target is simulated.
+pub fn probe_sim_args(target_texts: &[String]) -> anyhow::Result<Option<Vec<String>>> {
+    let Some(text) = target_texts.iter().find(|t| t.starts_with("sim:")) else {
+        return Ok(None);
+    };
+    let body = text.trim_start_matches("sim:");
+    let body = ["write", "read", "rw"]
+        .iter()
+        .find_map(|m| body.strip_suffix(&format!(":{m}")))
+        .unwrap_or(body);
+    let loc = SimLocation::parse(body)?;
+    let sc = crate::load(&loc.scenario)?;
+    let mut args = sc.device.probe_sim_args();
+    args.extend([
+        "--time-scale".to_string(),
+        loc.scale.to_string(),
+        "--seed".to_string(),
+        sc.seed.to_string(),
+    ]);
+    Ok(Some(args))
+}
+
+/// State shared by the targets of one scenario in one run.
+#[derive(Default)]
+struct Shared {
+    /// Host ns at virtual time 0 (the first measured step of any of them).
+    origin_ns: OnceLock<u64>,
+    /// Virtual s at which each scenario target finished its measured steps.
+    done_s: Mutex<HashMap<String, f64>>,
+}
+
+fn shared(key: &str) -> Arc<Shared> {
+    static ALL: OnceLock<Mutex<HashMap<String, Arc<Shared>>>> = OnceLock::new();
+    let mut map = ALL
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    map.entry(key.to_string()).or_default().clone()
+}
+
+/// One simulated target.
+pub struct SimBackend {
+    spec: TargetSpec,
+    loc: SimLocation,
+    device: DeviceModel,
+    target: ScenarioTarget,
+    probed: bool,
+    shared: Arc<Shared>,
+    rng: rand_chacha::ChaCha8Rng,
+    stage: usize,
+    cum_bytes: f64,
+    cursor_s: f64,
+    temp_c: f64,
+    hold_load: Option<f64>,
+    measured_total: usize,
+    measured_done: usize,
+}
+
+impl SimBackend {
+    /// Opens `sim:…` for target `spec` (index `index`) of run `run_id`.
+    pub fn open(spec: &TargetSpec, index: usize, run_id: &str) -> anyhow::Result<SimBackend> {
+        let loc = SimLocation::parse(&spec.location)?;
+        let sc: Scenario = crate::load(&loc.scenario)?;
+        let name = loc
+            .target
+            .clone()
+            .unwrap_or_else(|| sc.probe_target.clone());
+        let target = sc
+            .targets
+            .iter()
+            .find(|t| t.name == name)
+            .cloned()
+            .ok_or_else(|| {
+                let names: Vec<&str> = sc.targets.iter().map(|t| t.name.as_str()).collect();
+                anyhow::anyhow!(
+                    "sim:{}: scenario {} has no target `{name}` (it has {})",
+                    spec.location,
+                    sc.name,
+                    names.join(", ")
+                )
+            })?;
+        Ok(SimBackend {
+            spec: spec.clone(),
+            device: sc.device,
+            probed: target.name == sc.probe_target,
+            shared: shared(&format!("{run_id}/{}*{}", loc.scenario, loc.scale)),
+            rng: rand_chacha::ChaCha8Rng::seed_from_u64(
+                sc.seed.wrapping_mul(7919).wrapping_add(index as u64),
+            ),
+            temp_c: sc.device.start_temp_c(),
+            target,
+            loc,
+            stage: 0,
+            cum_bytes: 0.0,
+            cursor_s: 0.0,
+            hold_load: None,
+            measured_total: 0,
+            measured_done: 0,
+        })
+    }
+
+    fn load(&self) -> f64 {
+        let st = &self.target.stages[self.stage];
+        if st.hold_temperature {
+            self.hold_load.unwrap_or(1.0)
+        } else {
+            st.load.unwrap_or(1.0)
+        }
+    }
+
+    fn advance_stage(&mut self) {
+        self.stage += 1;
+        if self.target.stages[self.stage].hold_temperature {
+            self.hold_load = Some(self.device.load_holding(self.temp_c));
+        }
+    }
+
+    /// Plays `bytes` from virtual time `start_s`; returns the end and the (virtual time,
+    /// load) points where the activity changed.
+    fn play(&mut self, bytes: f64, start_s: f64) -> (f64, Vec<(f64, f64)>) {
+        let u: f64 = self.rng.gen_range(-1.0..=1.0);
+        let mut t = start_s;
+        let mut left = bytes;
+        let mut changes = vec![(t, self.load())];
+        let k = 1.0 - (-STEP_S / self.device.tau_s).exp();
+        while left > 0.5 {
+            let st = &self.target.stages[self.stage];
+            let last = self.stage + 1 >= self.target.stages.len();
+            if !last {
+                if let Some(other) = &st.after_target_done {
+                    let done = self
+                        .shared
+                        .done_s
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .get(other)
+                        .copied();
+                    if done.is_some_and(|d| t >= d + st.lag_s) {
+                        self.advance_stage();
+                        changes.push((t, self.load()));
+                        continue;
+                    }
+                }
+            }
+            let rate = st.rate_gbps * 1e9 * (1.0 + u * st.jitter);
+            let to_boundary = match st.until_gb {
+                Some(g) if !last => (g * 1e9 - self.cum_bytes).max(0.0),
+                _ => f64::INFINITY,
+            };
+            let take = left.min(rate * STEP_S).min(to_boundary);
+            t += take / rate;
+            left -= take;
+            self.cum_bytes += take;
+            let p = self.device.power_w(self.load());
+            self.temp_c +=
+                (self.device.equilibrium_c(p) - self.temp_c) * k * (take / rate / STEP_S);
+            if to_boundary.is_finite() && take >= to_boundary - 0.5 {
+                self.advance_stage();
+                changes.push((t, self.load()));
+            }
+        }
+        (t + self.target.overhead_ms * 1e-3, changes)
+    }
+
+    fn host_ns(&self, origin: u64, virtual_s: f64) -> u64 {
+        origin + (virtual_s / self.loc.scale * 1e9) as u64
+    }
+
+    /// Sleeps until host time `until_ns`; false if a stop was requested.
+    fn sleep_until(until_ns: u64, ctx: &StepContext<'_>) -> bool {
+        loop {
+            if ctx.stop.load(Ordering::Relaxed) {
+                return false;
+            }
+            let now = hostd_workload::unix_ns();
+            if now >= until_ns {
+                return true;
+            }
+            std::thread::sleep(Duration::from_nanos(until_ns - now).min(MAX_SLEEP));
+        }
+    }
+}
+
+impl TargetBackend for SimBackend {
+    fn info(&self) -> TargetInfo {
+        TargetInfo {
+            label: self.spec.label.clone(),
+            scheme: "sim".into(),
+            mode: self.spec.mode.as_str().into(),
+            path: self.spec.location.clone(),
+            test_dir: None,
+            fs_type: None,
+            mount_point: None,
+            device: None,
+            device_model: Some(format!(
+                "simulated: scenario {} target {}{}",
+                self.loc.scenario,
+                self.target.name,
+                if self.probed { " (probed)" } else { "" }
+            )),
+            capacity_bytes: Some(4_000_000_000_000),
+            free_bytes: Some(4_000_000_000_000),
+            direct_io: DirectIo::Direct,
+            engine: "simulated".into(),
+            engine_note: (self.loc.scale != 1.0).then(|| {
+                format!(
+                    "played {}× faster than real time: rates ×{}",
+                    self.loc.scale, self.loc.scale
+                )
+            }),
+        }
+    }
+
+    fn capacity(&self) -> Option<Capacity> {
+        Some(Capacity {
+            total: 4_000_000_000_000,
+            available: 4_000_000_000_000,
+        })
+    }
+
+    fn storage_key(&self) -> Option<String> {
+        Some(format!("sim:{}", self.spec.location))
+    }
+
+    fn prepare(&mut self, plan: &TargetPlan) -> anyhow::Result<()> {
+        self.measured_total = plan.measured.len();
+        Ok(())
+    }
+
+    fn reports_activity(&self) -> bool {
+        true
+    }
+
+    fn run_step(&mut self, step: &Step, ctx: &StepContext<'_>) -> Result<StepOutput, StepError> {
+        let bytes = step.job.bytes;
+        if step.phase == "prepare" {
+            return Ok(StepOutput {
+                outcome: JobOutcome {
+                    bytes,
+                    verify: None,
+                    late_ops: 0,
+                    interrupted: false,
+                },
+                timing: None,
+                direct_io: true,
+            });
+        }
+        let now = hostd_workload::unix_ns();
+        let origin = *self.shared.origin_ns.get_or_init(|| now);
+        let start_s = self
+            .cursor_s
+            .max((now.saturating_sub(origin)) as f64 * 1e-9 * self.loc.scale);
+        let (end_s, changes) = if step.phase == self.target.phase {
+            self.play(bytes as f64, start_s)
+        } else {
+            // Other phases (read-back) at the first stage's rate, no stages.
+            let st = &self.target.stages[0];
+            let rate = st.rate_gbps * 1e9 * (1.0 + self.rng.gen_range(-1.0..=1.0) * st.jitter);
+            (
+                start_s + bytes as f64 / rate + self.target.overhead_ms * 1e-3,
+                vec![(start_s, st.load.unwrap_or(1.0))],
+            )
+        };
+        let mut interrupted = false;
+        for (t, load) in changes {
+            if !Self::sleep_until(self.host_ns(origin, t), ctx) {
+                interrupted = true;
+                break;
+            }
+            ctx.activity(load);
+        }
+        interrupted |= !Self::sleep_until(self.host_ns(origin, end_s), ctx);
+        self.cursor_s = end_s;
+        self.measured_done += 1;
+        if self.measured_done >= self.measured_total || interrupted {
+            self.shared
+                .done_s
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(self.target.name.clone(), end_s);
+            ctx.activity(0.0);
+        }
+        Ok(StepOutput {
+            outcome: JobOutcome {
+                bytes,
+                verify: None,
+                late_ops: 0,
+                interrupted,
+            },
+            timing: Some((self.host_ns(origin, start_s), self.host_ns(origin, end_s))),
+            direct_io: true,
+        })
+    }
+
+    fn cleanup(&mut self, _keep: bool) -> anyhow::Result<String> {
+        Ok(String::new())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn location_parses_scenario_target_and_scale() {
+        let l = SimLocation::parse("hub-www-contention@A*20").unwrap();
+        assert_eq!(
+            (l.scenario.as_str(), l.target.as_deref(), l.scale),
+            ("hub-www-contention", Some("A"), 20.0)
+        );
+        assert_eq!(SimLocation::parse("x5-thermal").unwrap().scale, 1.0);
+        assert!(SimLocation::parse("x5*fast")
+            .unwrap_err()
+            .to_string()
+            .contains("not a number"));
+    }
+
+    #[test]
+    fn probe_sim_args_carry_the_device_model_and_scale() {
+        let a = probe_sim_args(&["/mnt/x".into(), "sim:x5-thermal*10:write".into()])
+            .unwrap()
+            .unwrap();
+        let s = a.join(" ");
+        assert!(
+            s.contains("--idle-w 2.9") && s.contains("--tau-s 20") && s.contains("--time-scale 10"),
+            "{s}"
+        );
+        assert!(probe_sim_args(&["/mnt/x".into()]).unwrap().is_none());
+    }
+}
