@@ -25,6 +25,10 @@ enum Command {
     Analyze(cmd::analyze::AnalyzeArgs),
     /// Compare runs side by side (e.g. direct port against hub).
     Compare(cmd::compare::CompareArgs),
+    /// Push a finished run directory to InfluxDB.
+    Import(cmd::import::ImportArgs),
+    /// Local InfluxDB helpers (`setup` onboards a fresh server).
+    Influx(cmd::influx::InfluxArgs),
     /// Record the probe alone until stopped (idle power, cool-down curves).
     Monitor(cmd::monitor::MonitorArgs),
 }
@@ -36,6 +40,8 @@ fn main() -> ExitCode {
         Command::Profiles(args) => cmd::profiles::execute(args),
         Command::Analyze(args) => cmd::analyze::execute(args),
         Command::Compare(args) => cmd::compare::execute(args),
+        Command::Import(args) => cmd::import::execute(args),
+        Command::Influx(args) => cmd::influx::execute(args),
         Command::Monitor(args) => cmd::monitor::execute(args),
     };
     match result {

@@ -5,6 +5,7 @@
 use crate::Token;
 use anyhow::{anyhow, bail, Context as _};
 use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// IDs of an organisation and one of its buckets.
@@ -270,4 +271,83 @@ pub fn influxql_rows(answer: &Value) -> Vec<Vec<Value>> {
         .as_array()
         .map(|rows| rows.iter().filter_map(|r| r.as_array().cloned()).collect())
         .unwrap_or_default()
+}
+
+/// What `hostd influx setup` did.
+#[derive(Debug, Clone)]
+pub struct SetupOutcome {
+    /// True when this call onboarded the server (false: it was already set up).
+    pub onboarded: bool,
+    /// Organisation and bucket IDs.
+    pub ids: BucketIds,
+    /// Where the token is.
+    pub token_file: PathBuf,
+}
+
+/// Onboards a fresh server at `url` (user `username`, organisation `org`, bucket `bucket`),
+/// writes the issued token to `token_file` (mode 0600; the generated password beside it
+/// as `<token_file>.password`), and maps InfluxQL database `bucket`/autogen to the bucket.
+/// Idempotent: on a server already onboarded it uses the token from `token_file` (or
+/// `INFLUX_TOKEN`), creates the bucket if missing and ensures the mapping.
+pub fn setup(
+    url: &str,
+    org: &str,
+    bucket: &str,
+    username: &str,
+    token_file: &Path,
+) -> anyhow::Result<SetupOutcome> {
+    let mut api = Api::new(url, None)?;
+    api.wait_healthy(Duration::from_secs(10)).with_context(|| {
+        format!("is influxd running at {url}? (`just influx-up` starts a local one)")
+    })?;
+    if let Some(parent) = token_file.parent() {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create {}", parent.display()))?;
+    }
+    let onboarded = api.setup_allowed()?;
+    let ids = if onboarded {
+        let password = random_hex(16)?;
+        let (token, ids) = api.onboard(username, &password, org, bucket)?;
+        token.write_to(token_file)?;
+        let pw_file = PathBuf::from(format!("{}.password", token_file.display()));
+        crate::token::write_secret(&pw_file, &password)?;
+        ids
+    } else {
+        let file = token_file.is_file().then_some(token_file);
+        let token = Token::resolve(file).with_context(|| {
+            format!("InfluxDB at {url} is already onboarded; hostd needs its token")
+        })?;
+        api.set_token(token);
+        api.bucket(org, bucket, true)?
+    };
+    api.ensure_dbrp(&ids, bucket)?;
+    Ok(SetupOutcome {
+        onboarded,
+        ids,
+        token_file: token_file.to_owned(),
+    })
+}
+
+fn random_hex(bytes: usize) -> anyhow::Result<String> {
+    use std::io::Read as _;
+    let mut buf = vec![0u8; bytes];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut buf))
+        .context("cannot read /dev/urandom")?;
+    Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The default cache directory: `$THROTTLESCOPE_CACHE` or `~/.cache/throttlescope`.
+pub fn cache_dir() -> PathBuf {
+    match std::env::var_os("THROTTLESCOPE_CACHE") {
+        Some(c) => PathBuf::from(c),
+        None => {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/throttlescope")
+        }
+    }
+}
+
+/// Where `hostd influx setup` keeps the local server's token by default.
+pub fn default_token_file() -> PathBuf {
+    cache_dir().join("influxd/token")
 }

@@ -6,14 +6,18 @@
 //! - [`writer`]: the batching [`Writer`] with retry, backoff, spool and in-order backfill;
 //! - [`args`]: the shared `--influx-*` command-line flags ([`InfluxArgs`]);
 //! - [`schema`]: run records → measurements and tags (`docs/data-model.md`);
-//! - [`admin`]: onboarding and DBRP mapping for a fresh local server;
+//! - [`sink`]: [`sink::InfluxSink`], the `hostd_store::RecordSink` for live runs;
+//! - [`admin`]: onboarding and DBRP mapping for a fresh local server, queries;
+//! - [`import`]: a finished run directory → InfluxDB (`hostd import`);
 //! - `testing` (feature `testing`): a private `influxd` for tests.
 
 pub mod admin;
 pub mod args;
 pub mod client;
+pub mod import;
 pub mod line;
 pub mod schema;
+pub mod sink;
 pub mod spool;
 pub mod token;
 pub mod writer;
@@ -25,4 +29,4 @@ pub use args::InfluxArgs;
 pub use client::{Target, WriteClient, WriteFailure};
 pub use line::{FieldValue, LineError, Point};
 pub use token::Token;
-pub use writer::{Report, Stats, Writer, WriterConfig};
+pub use writer::{Report, Stats, Writer, WriterConfig, WriterHandle};

@@ -166,7 +166,7 @@ impl InfluxServer {
     /// A token file (mode 0600) holding the operator token, inside the data directory.
     pub fn token_file(&self) -> anyhow::Result<PathBuf> {
         let p = self.dir.path().join("token");
-        write_secret(&p, self.token.expose())?;
+        self.token.write_to(&p)?;
         Ok(p)
     }
 
@@ -268,22 +268,6 @@ impl Drop for InfluxServer {
     fn drop(&mut self) {
         let _ = self.kill();
     }
-}
-
-/// Writes `secret` to `path` with mode 0600 (created or truncated).
-pub fn write_secret(path: &Path, secret: &str) -> anyhow::Result<()> {
-    use std::io::Write as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    f.write_all(secret.as_bytes())?;
-    f.write_all(b"\n")?;
-    Ok(())
 }
 
 /// Starts influxd and waits for `/health`; on failure kills it and returns its log tail.

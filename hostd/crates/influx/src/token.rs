@@ -48,10 +48,33 @@ impl Token {
         &self.0
     }
 
+    /// Writes the token to `path` (one line) with mode 0600, creating or truncating it.
+    pub fn write_to(&self, path: &Path) -> anyhow::Result<()> {
+        write_secret(path, &self.0)
+    }
+
     /// The `Authorization` header value.
     pub fn header_value(&self) -> String {
         format!("Token {}", self.0)
     }
+}
+
+/// Writes `secret` and a newline to `path` with mode 0600 (created or truncated; an
+/// existing file's mode is tightened to 0600 too).
+pub fn write_secret(path: &Path, secret: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    f.write_all(secret.as_bytes())?;
+    f.write_all(b"\n")?;
+    Ok(())
 }
 
 impl fmt::Debug for Token {
@@ -77,6 +100,19 @@ mod tests {
         assert!(!format!("{t}").contains("s3cr3t"));
         assert!(!format!("{:#?}", Some(&t)).contains("s3cr3t"));
         assert_eq!(t.header_value(), "Token s3cr3t-token-value");
+    }
+
+    #[test]
+    fn written_token_files_are_private_and_read_back() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("token");
+        std::fs::write(&p, "old").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+        Token::new("abc").write_to(&p).unwrap();
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        assert_eq!(Token::from_file(&p).unwrap().expose(), "abc");
     }
 
     #[test]

@@ -167,10 +167,15 @@ impl Report {
 }
 
 enum Msg {
-    Lines { body: String, points: usize },
+    Lines {
+        body: String,
+        points: usize,
+    },
     Flush(mpsc::Sender<()>),
     Sync(Instant, mpsc::Sender<Report>),
     Close(Instant, mpsc::Sender<Report>),
+    /// The writer was dropped without close: spool what is pending and stop.
+    Shutdown,
 }
 
 /// An InfluxDB writer. Cheap to call from any thread; see the module docs for behaviour.
@@ -306,6 +311,16 @@ impl Writer {
         report
     }
 
+    /// A cloneable handle that queues points into this writer from other components
+    /// (e.g. the probe link), so one run has one spool and one ordered stream. Points
+    /// queued through a handle after the writer closed are dropped with an error log.
+    pub fn handle(&self) -> WriterHandle {
+        WriterHandle {
+            tx: self.tx.clone(),
+            counters: self.counters.clone(),
+        }
+    }
+
     /// Current counters.
     pub fn stats(&self) -> Stats {
         self.counters.snapshot()
@@ -326,10 +341,64 @@ impl Writer {
     }
 }
 
+/// A cloneable sender of points into a [`Writer`] (see [`Writer::handle`]).
+#[derive(Clone)]
+pub struct WriterHandle {
+    tx: Option<mpsc::Sender<Msg>>,
+    counters: Arc<Counters>,
+}
+
+impl std::fmt::Debug for WriterHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WriterHandle")
+    }
+}
+
+impl WriterHandle {
+    /// Queues one point (see [`Writer::write`]).
+    pub fn write(&self, point: &Point) -> Result<(), LineError> {
+        let mut body = point.to_line()?;
+        body.push('\n');
+        self.send(body, 1);
+        Ok(())
+    }
+
+    /// Queues many points as one unit (see [`Writer::write_all`]).
+    pub fn write_all<'a>(
+        &self,
+        points: impl IntoIterator<Item = &'a Point>,
+    ) -> Result<(), LineError> {
+        let mut body = String::new();
+        let mut n = 0;
+        for p in points {
+            p.write_line(&mut body)?;
+            body.push('\n');
+            n += 1;
+        }
+        if n > 0 {
+            self.send(body, n);
+        }
+        Ok(())
+    }
+
+    fn send(&self, body: String, points: usize) {
+        add(&self.counters.accepted, points);
+        let sent = self
+            .tx
+            .as_ref()
+            .is_some_and(|tx| tx.send(Msg::Lines { body, points }).is_ok());
+        if !sent {
+            tracing::error!("InfluxDB writer is closed; {points} points not queued");
+        }
+    }
+}
+
 impl Drop for Writer {
     fn drop(&mut self) {
-        // Closing the channel makes the thread spool what is pending and stop.
-        self.tx = None;
+        // The thread spools what is pending and stops (handles may keep the channel open).
+        if let Some(tx) = self.tx.take() {
+            let _ = tx.send(Msg::Shutdown);
+        }
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -393,7 +462,7 @@ impl Worker {
                     return;
                 }
                 Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => {
+                Ok(Msg::Shutdown) | Err(RecvTimeoutError::Disconnected) => {
                     // Dropped without close: keep everything, wait for nobody.
                     if !self.pending.is_empty() {
                         let body = std::mem::take(&mut self.pending);

@@ -3,6 +3,8 @@
 
 pub mod analyze;
 pub mod compare;
+pub mod import;
+pub mod influx;
 pub mod monitor;
 pub mod profiles;
 pub mod run;
