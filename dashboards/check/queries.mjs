@@ -43,6 +43,11 @@ export class InfluxQL {
 
 /** Grafana's rounding of a raw interval (ms) to a readable one (rangeutil.roundInterval). */
 export function roundInterval(ms) {
+  return roundedInterval(ms).text;
+}
+
+/** The rounded interval as { text, ms }. */
+export function roundedInterval(ms) {
   const steps = [
     [15, '10ms'], [35, '20ms'], [75, '50ms'], [150, '100ms'], [350, '200ms'], [750, '500ms'],
     [1500, '1s'], [3500, '2s'], [7500, '5s'], [12500, '10s'], [17500, '15s'], [25000, '20s'],
@@ -50,8 +55,9 @@ export function roundInterval(ms) {
     [1050000, '15m'], [1500000, '20m'], [2700000, '30m'], [5400000, '1h'], [9000000, '2h'],
     [16200000, '3h'], [24300000, '6h'], [64800000, '12h'],
   ];
-  for (const [limit, text] of steps) if (ms < limit) return text;
-  return '1d';
+  const toMs = (t) => Number.parseInt(t, 10) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[t.replace(/^\d+/, '')];
+  for (const [limit, text] of steps) if (ms < limit) return { text, ms: toMs(text) };
+  return { text: '1d', ms: 86_400_000 };
 }
 
 /** Grafana's regex escaping of a variable value (InfluxDB datasource, multi-value variables). */
@@ -183,8 +189,9 @@ export async function resolveVariables(dashboard, influx, ctx, choose = {}) {
 
 /** Runs every panel target and annotation query of a dashboard; returns one report entry per query. */
 export async function checkDashboardQueries(dashboard, influx, range, choose = {}) {
-  const ctx = { ...range, interval: roundInterval((range.to - range.from) / 1000), intervalMs: 0 };
-  ctx.intervalMs = Math.max(10, Math.round((range.to - range.from) / 1000));
+  // Grafana: range / max data points (≈ panel width), rounded, no finer than the datasource's 10 ms.
+  const { text, ms } = roundedInterval(Math.max(10, (range.to - range.from) / 1000));
+  const ctx = { ...range, interval: text, intervalMs: ms };
   const { variables, report } = await resolveVariables(dashboard, influx, ctx, choose);
   const full = { ...ctx, variables };
 
