@@ -11,7 +11,8 @@ use crate::stats;
 const NS: f64 = 1e9;
 /// Probe windows around an onset are at most this long, s.
 const WINDOW_S: f64 = 60.0;
-/// Samples this close to the onset are left out of before/after means, s.
+/// Samples this close to the onset are left out of before/after means, s (at most a tenth
+/// of the shorter segment).
 const SETTLE_S: f64 = 1.0;
 /// A cause needs at least this score; below it the event is `unknown`.
 const MIN_SCORE: f64 = 0.5;
@@ -144,7 +145,11 @@ pub fn attribute(
     let mut power_falls = None;
     if let Some(p) = ctx.probe {
         let w = (WINDOW_S * NS) as i64;
-        let settle = (SETTLE_S * NS) as i64;
+        // Short segments (accelerated simulations, quick runs) get a proportionally short
+        // settling margin so both windows keep samples.
+        let shorter =
+            (change.before_ns.1 - change.before_ns.0).min(change.after_ns.1 - change.after_ns.0);
+        let settle = ((SETTLE_S * NS) as i64).min(shorter / 10);
         let before = (
             change.before_ns.0.max(change.onset_ns - w),
             change.onset_ns - settle / 2,

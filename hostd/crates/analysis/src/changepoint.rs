@@ -209,15 +209,23 @@ pub fn segments(x: &[f64], settings: &Settings) -> Vec<Segment> {
     }
     bounds.dedup();
     // (2) Check each change against the noise of the two segments it separates (σ from
-    // the differences inside them, so many more than the local window) and drop the
-    // weakest one below the penalty, until all pass.
+    // all the points inside them, many more than the local window) and drop the weakest
+    // one below the penalty, until all pass.
     loop {
         let mut weakest: Option<(usize, f64)> = None;
         for k in 1..bounds.len() - 1 {
             let (a, b, c) = (bounds[k - 1], bounds[k], bounds[k + 1]);
             let mut d: Vec<f64> = x[a..b].windows(2).map(|w| w[1] - w[0]).collect();
             d.extend(x[b..c].windows(2).map(|w| w[1] - w[0]));
-            let sigma = (stats::mad_sigma(&d).unwrap_or(0.0) / std::f64::consts::SQRT_2).max(floor);
+            // The larger of the robust (MAD of differences) and the plain (residual SD about
+            // the two means) estimates: with few points either can come out low by chance.
+            let (ma, mb) = (plain_mean(x, a, b), plain_mean(x, b, c));
+            let ss: f64 = x[a..b].iter().map(|v| (v - ma).powi(2)).sum::<f64>()
+                + x[b..c].iter().map(|v| (v - mb).powi(2)).sum::<f64>();
+            let residual_sd = (ss / ((c - a) as f64 - 2.0).max(1.0)).sqrt();
+            let sigma = (stats::mad_sigma(&d).unwrap_or(0.0) / std::f64::consts::SQRT_2)
+                .max(residual_sd)
+                .max(floor);
             let (n1, n2) = ((b - a) as f64, (c - b) as f64);
             let gain = n1 * n2 / (n1 + n2) * (plain_mean(x, a, b) - plain_mean(x, b, c)).powi(2)
                 / (sigma * sigma);

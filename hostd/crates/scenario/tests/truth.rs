@@ -70,9 +70,12 @@ fn check(name: &str, seed_offset: u64) -> Outcome {
     out
 }
 
+/// Seeds per scenario.
+const SEEDS: u64 = 10;
+
 fn run(name: &str) {
     let mut failures = Vec::new();
-    for seed_offset in 0..5 {
+    for seed_offset in 0..SEEDS {
         let o = check(name, seed_offset);
         for l in &o.lines {
             println!("{l}");
