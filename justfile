@@ -144,3 +144,17 @@ test-influx: influx-build
 # InfluxDB write throughput (points/s, batches of 5 000, gzip) against a private local influxd.
 bench-influx: influx-build
     cd {{root}}/hostd && cargo run --locked --quiet --release -p hostd-influx --features testing --example bench-influx
+
+# Host probe decode + clock alignment throughput in samples/s on one core (target >= 200 000).
+bench-probe:
+    cd {{root}}/hostd && cargo run --locked --quiet --release -p hostd-probe --example bench_decode
+
+# Fuzz the probe frame + message decoder for SECONDS (needs the nightly toolchain; installs cargo-fuzz). Not part of `just test`.
+fuzz seconds="60":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz
+    corpus={{root}}/hostd/fuzz/corpus/frame_decoder
+    mkdir -p "$corpus"
+    cp {{root}}/fixtures/protocol/*.bin "$corpus"/   # seeded from the shared protocol vectors
+    cd {{root}}/hostd && cargo +nightly fuzz run --fuzz-dir fuzz frame_decoder "$corpus" -- -max_total_time={{seconds}}

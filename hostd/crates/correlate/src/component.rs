@@ -1,5 +1,6 @@
 //! The probe as a part of `hostd run`: starts the link and the recorder
-//! before the workload, follows the run's events (simulator load, SMART
+//! before the workload, follows the run's events (simulator `load` =
+//! min(1, Σ activity levels of the targets), SMART
 //! before/after each phase), and at the end correlates every file with the
 //! probe record (extra `files.csv` columns, `summary.json` section, the
 //! manifest's final alignment and link counters).
@@ -179,26 +180,22 @@ pub fn live_line(snap: &hostd_probe::link::LinkSnapshot) -> String {
 impl RunObserver for ProbeComponent {
     fn on_event(&self, event: &RunEvent) {
         match event {
+            RunEvent::Activity {
+                target_index,
+                level,
+                ..
+            } => self.set_activity(*target_index, *level),
             RunEvent::PhaseStart {
                 target_index,
                 phase,
-                measured,
+                measured: true,
                 ..
-            } => {
-                self.set_activity(*target_index, 1.0);
-                if *measured {
-                    self.read_smart_later(*target_index, phase, "before");
-                }
-            }
-            RunEvent::FileStart { target_index, .. } => self.set_activity(*target_index, 1.0),
+            } => self.read_smart_later(*target_index, phase, "before"),
             RunEvent::PhaseEnd {
                 target_index,
                 phase,
                 ..
-            } => {
-                self.set_activity(*target_index, 0.0);
-                self.read_smart_later(*target_index, phase, "after");
-            }
+            } => self.read_smart_later(*target_index, phase, "after"),
             RunEvent::RunEnd { .. } => {
                 let n = self
                     .activity

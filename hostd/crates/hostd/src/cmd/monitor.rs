@@ -36,14 +36,18 @@ pub struct MonitorArgs {
 /// Runs `hostd monitor`.
 pub fn execute(args: MonitorArgs) -> anyhow::Result<ExitCode> {
     let source: ProbeSource = args.probe.parse().map_err(anyhow::Error::msg)?;
-    anyhow::ensure!(source != ProbeSource::None, "hostd monitor needs a probe (--probe PORT|auto|sim)");
+    anyhow::ensure!(
+        source != ProbeSource::None,
+        "hostd monitor needs a probe (--probe PORT|auto|sim)"
+    );
     let out = args.out.unwrap_or_else(|| {
         let secs = hostd_probe::link::host_now_ns() / 1_000_000_000;
         PathBuf::from("monitor").join(format!("{secs}"))
     });
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register_conditional_shutdown(sig, 130, stop.clone()).context("cannot install signal handler")?;
+        signal_hook::flag::register_conditional_shutdown(sig, 130, stop.clone())
+            .context("cannot install signal handler")?;
         signal_hook::flag::register(sig, stop.clone()).context("cannot install signal handler")?;
     }
     let opts = ProbeOptions {
@@ -52,7 +56,11 @@ pub fn execute(args: MonitorArgs) -> anyhow::Result<ExitCode> {
         rate_hz: args.rate_hz,
         smart: false,
     };
-    eprintln!("hostd monitor: recording {} into {} (Ctrl-C to stop)", opts.source, out.display());
+    eprintln!(
+        "hostd monitor: recording {} into {} (Ctrl-C to stop)",
+        opts.source,
+        out.display()
+    );
     let summary = hostd_correlate::monitor::run_monitor(
         &opts,
         &out,

@@ -1,0 +1,208 @@
+//! `hostd run` with the probe simulator on a real pseudo-terminal: every
+//! file correlated, zero gaps, alignment within 1 ms, energy closes; and an
+//! unplug in the middle of a run is survived and recorded.
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+fn sim_path() -> PathBuf {
+    let path = std::env::var_os("THROTTLESCOPE_PROBE_SIM").map(PathBuf::from).unwrap_or_else(|| {
+        panic!("THROTTLESCOPE_PROBE_SIM is not set; build the simulator with `just firmware-build` (the justfile exports it)")
+    });
+    assert!(
+        path.is_file(),
+        "{} missing; run `just firmware-build`",
+        path.display()
+    );
+    path
+}
+
+/// A scratch directory on a real disk (tmpfs has no direct I/O).
+fn scratch() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("hostd-probe-run")
+        .tempdir_in("/var/tmp")
+        .unwrap()
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn csv_rows(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap().split(',').map(String::from).collect();
+    (
+        header,
+        lines
+            .map(|l| l.split(',').map(String::from).collect())
+            .collect(),
+    )
+}
+
+fn hostd(args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hostd"));
+    cmd.args(args).env("THROTTLESCOPE_PROBE_SIM", sim_path());
+    cmd
+}
+
+#[test]
+fn run_with_the_simulated_probe_correlates_every_file() {
+    let work = scratch();
+    let (target, run) = (work.path().join("target"), work.path().join("run"));
+    std::fs::create_dir(&target).unwrap();
+    let out = hostd(&[
+        "run",
+        "--profile",
+        "quick",
+        "--probe",
+        "sim",
+        "-q",
+        "--target",
+    ])
+    .arg(&target)
+    .arg("--out")
+    .arg(&run)
+    .output()
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "hostd run failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let summary = read_json(&run.join("summary.json"));
+    let probe = &summary["extra"]["probe"];
+    let seq = &probe["link"]["stats"]["sequence"];
+    assert_eq!(seq["gaps"], 0, "{seq}");
+    assert_eq!(probe["link"]["stats"]["frames"]["crc_errors"], 0);
+    let uncertainty = probe["alignment_uncertainty_ns"].as_f64().unwrap();
+    assert!(uncertainty <= 1e6, "alignment uncertainty {uncertainty} ns");
+    let balance = &probe["energy_balance"];
+    assert!(
+        balance["relative_error"].as_f64().unwrap() < 1e-3,
+        "{balance}"
+    );
+    assert!(balance["accumulator_j"].as_f64().unwrap() > 0.0);
+    assert!(
+        balance["power_vs_accumulator"].as_f64().unwrap() < 1e-2,
+        "{balance}"
+    );
+
+    // Every file has its energy; probe.csv holds every received sample.
+    let (header, rows) = csv_rows(&run.join("files.csv"));
+    let energy = header
+        .iter()
+        .position(|h| h == "energy_j")
+        .expect("energy_j column");
+    let jpg = header.iter().position(|h| h == "j_per_gb").unwrap();
+    assert_eq!(rows.len(), 24);
+    for row in &rows {
+        let e: f64 = row[energy]
+            .parse()
+            .unwrap_or_else(|_| panic!("no energy in {row:?}"));
+        assert!(e > 0.0);
+        assert!(row[jpg].parse::<f64>().unwrap() > 0.0);
+    }
+    let (_, samples) = csv_rows(&run.join("probe.csv"));
+    assert_eq!(samples.len() as u64, seq["received"].as_u64().unwrap());
+    let (_, agg) = csv_rows(&run.join("probe_agg.csv"));
+    assert!(agg.len() > 50);
+    assert!(probe["phases"].as_array().unwrap().len() == 2);
+}
+
+#[test]
+fn unplug_in_the_middle_of_a_run_is_recorded_and_the_run_completes() {
+    let work = scratch();
+    let (target, run, link) = (
+        work.path().join("target"),
+        work.path().join("run"),
+        work.path().join("probe"),
+    );
+    std::fs::create_dir(&target).unwrap();
+    // Paced writes: about 6 s of run time whatever the disk.
+    let profile = work.path().join("paced.toml");
+    std::fs::write(
+        &profile,
+        "name = \"paced\"\ndescription = \"paced frames\"\nkind = \"video\"\n[video]\nframe_size = \"256KB\"\nfps = 50.0\nseconds = 3.0\nclips = 2\n[io]\nblock_size = \"256KiB\"\nqueue_depth = 1\nphases = [\"write\"]\nverify = false\n",
+    )
+    .unwrap();
+    let mut sim = Command::new(sim_path())
+        .arg("--link")
+        .arg(&link)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut sim_out = BufReader::new(sim.stdout.take().unwrap());
+    let mut line = String::new();
+    sim_out.read_line(&mut line).unwrap();
+    assert!(line.starts_with("pty "), "simulator said {line:?}");
+    let drain = std::thread::spawn(move || sim_out.lines().count());
+
+    let child = hostd(&[
+        "run",
+        "--probe",
+        link.to_str().unwrap(),
+        "-q",
+        "--profile",
+        profile.to_str().unwrap(),
+        "--target",
+    ])
+    .arg(&target)
+    .arg("--out")
+    .arg(&run)
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    let mut stdin = sim.stdin.take().unwrap();
+    writeln!(stdin, "unplug 500").unwrap();
+    stdin.flush().unwrap();
+    let out = child.wait_with_output().unwrap();
+    writeln!(stdin, "quit").unwrap();
+    drop(stdin);
+    let _ = sim.wait();
+    let _ = drain.join();
+    assert!(
+        out.status.success(),
+        "hostd run failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let summary = read_json(&run.join("summary.json"));
+    let probe = &summary["extra"]["probe"];
+    let reconnects = probe["link"]["reconnects"].as_array().unwrap();
+    assert_eq!(reconnects.len(), 1, "{reconnects:?}");
+    let r = &reconnects[0];
+    assert!(r["gap_ms"].as_f64().unwrap() < 500.0 + 2000.0, "{r}");
+    assert!(
+        r["resume_after_reopen_ms"].as_f64().unwrap() < 2000.0,
+        "{r}"
+    );
+    assert!(r["samples_lost"].as_u64().unwrap() > 0);
+    // The gap is in the record: warnings, link events, and the sample stream resumes.
+    assert!(summary["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w.as_str().unwrap().contains("disconnected")));
+    let events = std::fs::read_to_string(run.join("probe-link.jsonl")).unwrap();
+    assert!(events.contains("\"disconnected\"") && events.contains("\"reconnected\""));
+    let resumed_ns = r["resumed_ns"].as_i64().unwrap();
+    let (_, samples) = csv_rows(&run.join("probe.csv"));
+    let after = samples
+        .iter()
+        .filter(|s| s[0].parse::<i64>().unwrap() > resumed_ns)
+        .count();
+    assert!(after > 1000, "only {after} samples after the reconnect");
+    let (_, files) = csv_rows(&run.join("files.csv"));
+    assert!(!files.is_empty());
+}
