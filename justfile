@@ -64,11 +64,14 @@ test-hostd: firmware-build influx-build
     cd {{root}}/hostd && cargo clippy --locked --workspace --all-targets -- -D warnings
     cd {{root}}/hostd && cargo test --locked --workspace
 
-# Grafana dashboards: type check against @grafana/schema, structural checks, their tests.
-test-dashboards:
+# Grafana dashboards: type check against @grafana/schema, structural checks, and every query
+# run against a private influxd holding a real `hostd run --probe sim` (docs/dashboards.md).
+test-dashboards: firmware-build influx-build
     #!/usr/bin/env bash
     set -euo pipefail
     command -v npm >/dev/null || { echo "test-dashboards: Node.js >= 20 with npm is needed" >&2; exit 1; }
+    cd {{root}}/hostd && cargo build --locked --quiet -p hostd
+    export THROTTLESCOPE_HOSTD={{root}}/hostd/target/debug/hostd
     cd {{root}}/dashboards/check
     npm ci --no-audit --no-fund --loglevel=error
     node --test test/

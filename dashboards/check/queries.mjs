@@ -156,6 +156,11 @@ export function panelReferences(panel) {
   return { byName, byRegexp };
 }
 
+/** Measurements a raw InfluxQL query reads (`FROM "name"` / `FROM name`). */
+export function measurementsOf(query) {
+  return [...new Set([...(query ?? '').matchAll(/\bFROM\s+(?:"([^"]+)"|([A-Za-z_][\w]*))/gi)].map((m) => m[1] ?? m[2]))];
+}
+
 /** Runs `SHOW TAG VALUES`-style variable queries in order, choosing `choose[name]` or All/the first value. */
 export async function resolveVariables(dashboard, influx, ctx, choose = {}) {
   const variables = new Map();
@@ -178,9 +183,9 @@ export async function resolveVariables(dashboard, influx, ctx, choose = {}) {
       } else if (!variable.includeAll) {
         values = [values[0]];
       }
-      report.push({ where, query: q, problems: [], rows: values.length });
+      report.push({ where, query: q, problems: [], rows: values.length, measurements: measurementsOf(raw) });
     } catch (e) {
-      report.push({ where, query: q, problems: [e.message], rows: 0 });
+      report.push({ where, query: q, problems: [e.message], rows: 0, measurements: measurementsOf(raw) });
     }
     variables.set(variable.name, { variable, values });
   }
@@ -207,10 +212,10 @@ export async function checkDashboardQueries(dashboard, influx, range, choose = {
         const { series } = await influx.query(q);
         const problems = shapeProblems(series, { numeric: NUMERIC_PANELS.has(panel.type) });
         fieldNames(target, series).forEach((n) => names.add(n));
-        report.push({ where, query: q, problems, rows: series.reduce((n, s) => n + s.values.length, 0) });
+        report.push({ where, query: q, problems, rows: series.reduce((n, s) => n + s.values.length, 0), measurements: measurementsOf(target.query) });
       } catch (e) {
         allAnswered = false;
-        report.push({ where, query: q, problems: [e.message], rows: 0 });
+        report.push({ where, query: q, problems: [e.message], rows: 0, measurements: measurementsOf(target.query) });
       }
     }
     if (!allAnswered) continue;
@@ -218,7 +223,10 @@ export async function checkDashboardQueries(dashboard, influx, range, choose = {
     const problems = [];
     for (const n of byName) if (!names.has(n)) problems.push(`field "${n}" the panel refers to is not in the answer (${[...names].join(', ')})`);
     for (const r of byRegexp) if (![...names].some((n) => new RegExp(r).test(n))) problems.push(`no field matches /${r}/ (${[...names].join(', ')})`);
-    if (byName.length || byRegexp.length) report.push({ where: `panel ${panel.id} "${panel.title}" fields`, query: '', problems, rows: names.size });
+    if (byName.length || byRegexp.length) {
+      const measurements = [...new Set(panel.targets.flatMap((t) => measurementsOf(t.query)))];
+      report.push({ where: `panel ${panel.id} "${panel.title}" fields`, query: '', problems, rows: names.size, measurements });
+    }
   }
 
   for (const a of dashboard.annotations?.list ?? []) {
@@ -232,9 +240,9 @@ export async function checkDashboardQueries(dashboard, influx, range, choose = {
       const required = [t.textColumn, t.timeEndColumn, t.titleColumn, ...(t.tagsColumn ?? '').split(',')]
         .map((c) => (c ?? '').trim())
         .filter(Boolean);
-      report.push({ where, query: q, problems: shapeProblems(series, { required }), rows: series.reduce((n, s) => n + s.values.length, 0) });
+      report.push({ where, query: q, problems: shapeProblems(series, { required }), rows: series.reduce((n, s) => n + s.values.length, 0), measurements: measurementsOf(t.query) });
     } catch (e) {
-      report.push({ where, query: q, problems: [e.message], rows: 0 });
+      report.push({ where, query: q, problems: [e.message], rows: 0, measurements: measurementsOf(t.query) });
     }
   }
   return report;

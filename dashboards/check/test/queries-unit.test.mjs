@@ -54,3 +54,10 @@ test('panel references: XY axes and override matchers', () => {
   };
   assert.deepEqual(panelReferences(panel), { byName: ['gb', 'mbps'], byRegexp: ['^m'] });
 });
+
+test('measurements a query reads, subqueries and SHOW statements included', async () => {
+  const { measurementsOf } = await import('../queries.mjs');
+  assert.deepEqual(measurementsOf('SELECT mean("a") FROM (SELECT sum("mbps") AS "a" FROM "interval" GROUP BY time(1s)) WHERE $timeFilter'), ['interval']);
+  assert.deepEqual(measurementsOf('SHOW TAG VALUES FROM "probe_agg" WITH KEY = "probe"'), ['probe_agg']);
+  assert.deepEqual(measurementsOf('SELECT * FROM run WHERE "x" = 1'), ['run']);
+});

@@ -29,13 +29,27 @@ function runHostd(args, server) {
   return r;
 }
 
-/** Records one run into `server`; returns its run id (the only `run` tag value). */
-async function recordRun(server, work) {
-  runHostd(
-    ['run', '--profile', 'quick', '--probe', 'sim', '--target', join(work, 'a'), '--target', join(work, 'b'),
-      '--out', join(work, 'run'), '--influx-url', server.url],
-    server,
-  );
+/**
+ * The run every query is checked against: the probe simulator inline on two simulated drives
+ * of the shared scenarios, played 25x faster than real time — the X5 that throttles at
+ * 23.9 GB (a drop event) and hub drive C writing at the same time (a multi-target overlap).
+ */
+const RUN_TARGETS = ['sim:x5-thermal*25', 'sim:hub-www-contention@C*25'];
+
+/**
+ * Records the run into `server` — live with `hostd run --influx-url` when hostd has it, else
+ * `hostd run` and then `hostd import` of its run directory — and returns its run id (the only
+ * `run` tag value in the fresh database).
+ */
+async function recordRun(server, work, live) {
+  const out = join(work, 'run');
+  const run = ['run', '--profile', 'sustained-100GB', '--probe', 'sim', '--seed', '2', '--quiet', '--out', out];
+  for (const t of RUN_TARGETS) run.push('--target', t);
+  if (live) runHostd([...run, '--influx-url', server.url], server);
+  else {
+    runHostd(run, server);
+    runHostd(['import', out, '--influx-url', server.url], server);
+  }
   const influx = new InfluxQL(server.url, server.token);
   const { series } = await influx.query('SHOW TAG VALUES FROM "run" WITH KEY = "run"');
   const runs = series.flatMap((s) => s.values.map((v) => v[1]));
@@ -51,13 +65,13 @@ describe('dashboard queries against a real InfluxDB and a real sim run', () => {
 
   before(async () => {
     if (!existsSync(hostd)) skip = `no hostd at ${hostd} (build it, or set THROTTLESCOPE_HOSTD)`;
-    else if (!spawnSync(hostd, ['run', '--help'], { encoding: 'utf8' }).stdout.includes('--influx-url')) {
-      skip = 'hostd run has no --influx-url yet';
-    }
+    else if (!process.env.THROTTLESCOPE_PROBE_SIM) skip = 'THROTTLESCOPE_PROBE_SIM is not set (run through `just test-dashboards`)';
     if (skip) return;
+    const live = spawnSync(hostd, ['run', '--help'], { encoding: 'utf8' }).stdout.includes('--influx-url');
     server = await startInfluxd();
     work = mkdtempSync(join(tmpdir(), 'throttlescope-dashboards-'));
-    run = await recordRun(server, work);
+    run = await recordRun(server, work, live);
+    console.log(`# recorded run ${run} ${live ? 'live (hostd run --influx-url)' : 'with hostd run + hostd import'}`);
   });
 
   after(async () => {
@@ -69,12 +83,26 @@ describe('dashboard queries against a real InfluxDB and a real sim run', () => {
     if (skip) return t.skip(skip);
     const influx = new InfluxQL(server.url, server.token);
     const results = await checkAllQueries(dashboardsDir, influx, { run });
-    const failures = results.flatMap(({ file, report }) =>
-      report.filter((r) => r.problems.length).map((r) => `${file} ${r.where}: ${r.problems.join('; ')}\n    ${r.query}`),
-    );
-    const total = results.reduce((n, r) => n + r.report.length, 0);
-    t.diagnostic(`${total - failures.length} of ${total} queries returned the expected shape for run ${run}`);
+    // A query of a measurement hostd does not write (yet) cannot be checked; it is listed, not
+    // hidden. Once hostd writes the measurement, the query is checked like every other.
+    const written = new Set((await influx.query('SHOW MEASUREMENTS')).series.flatMap((s) => s.values.map((v) => v[0])));
+    const entries = results.flatMap(({ file, report }) => report.map((r) => ({ file, ...r })));
+    const unwritten = (r) => r.measurements.filter((m) => !written.has(m));
+    const pending = entries.filter((r) => unwritten(r).length > 0);
+    const checked = entries.filter((r) => unwritten(r).length === 0);
+    const failures = checked
+      .filter((r) => r.problems.length)
+      .map((r) => `${r.file} ${r.where}: ${r.problems.join('; ')}\n    ${r.query}`);
+    t.diagnostic(`${checked.length - failures.length} of ${checked.length} queries returned the expected shape for run ${run}`);
+    if (pending.length) {
+      const missing = [...new Set(pending.flatMap(unwritten))].join(', ');
+      t.diagnostic(`${pending.length} queries NOT checked: hostd wrote no ${missing}: ${pending.map((r) => `${r.file} ${r.where}`).join('; ')}`);
+    }
     assert.deepEqual(failures, []);
+    for (const m of ['file', 'interval', 'probe', 'probe_agg', 'event', 'run']) {
+      assert.ok(written.has(m), `hostd wrote no ${m} measurement: the dashboards' core data is missing`);
+    }
+    assert.ok(checked.length >= 45, `only ${checked.length} queries could be checked`);
   });
 
   test('the runner catches a broken query, a missing field and a missing annotation column', async (t) => {
