@@ -62,18 +62,29 @@ fn slope(p: &ProbeSeries, values: &[f64], a: i64, b: i64) -> Option<f64> {
         .map(|l| l.slope)
 }
 
-/// Min and max of 1 s means of `values` on `[a, b)`.
+/// Min and max of the means of `values` over bins on `[a, b)`: 1 s bins, or a hundredth of
+/// the span for short (accelerated) series.
 fn smoothed_min_max(p: &ProbeSeries, values: &[f64], a: i64, b: i64) -> Option<(f64, f64)> {
+    let bin = (NS as i64).min((b - a) / 100).max(1);
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     let mut t = a;
     while t < b {
-        if let Some(m) = p.mean_in(values, t, (t + NS as i64).min(b)) {
+        if let Some(m) = p.mean_in(values, t, (t + bin).min(b)) {
             lo = lo.min(m);
             hi = hi.max(m);
         }
-        t += NS as i64;
+        t += bin;
     }
     (lo.is_finite() && hi.is_finite()).then_some((lo, hi))
+}
+
+/// The finite sample of `values` nearest to `t` within `max_ns` (temperature sensors are
+/// slower than the power channel, so most rows have no temperature).
+fn nearest(p: &ProbeSeries, values: &[f64], t: i64, max_ns: i64) -> Option<f64> {
+    let r = p.range(t - max_ns, t + max_ns);
+    r.filter(|&i| values[i].is_finite())
+        .min_by_key(|&i| (p.time_ns[i] - t).abs())
+        .map(|i| values[i])
 }
 
 struct Rule<'a> {
@@ -159,11 +170,20 @@ pub fn attribute(
             change.after_ns.1.min(change.onset_ns + w),
         );
         let half = settle / 2;
-        ev.temp_at_onset_c = p.mean_in(
-            &p.enclosure_temp_c,
-            change.onset_ns - half,
-            change.onset_ns + half,
-        );
+        ev.temp_at_onset_c = p
+            .mean_in(
+                &p.enclosure_temp_c,
+                change.onset_ns - half,
+                change.onset_ns + half,
+            )
+            .or_else(|| {
+                nearest(
+                    p,
+                    &p.enclosure_temp_c,
+                    change.onset_ns,
+                    (SETTLE_S * NS) as i64,
+                )
+            });
         if let Some((lo, hi)) =
             smoothed_min_max(p, &p.enclosure_temp_c, series.start_ns(), series.end_ns())
         {

@@ -107,7 +107,6 @@ fn single_drop(scenario: &str, onset_gb: f64, cause: &str) {
 }
 
 #[test]
-#[ignore = "the probe simulator starts at ambient, not at the idle equilibrium the scenario assumes (asked firmware-core, NOTES 17:17)"]
 fn x5_thermal_through_the_pipeline() {
     single_drop("x5-thermal", 23.9, "thermal");
 }

@@ -26,6 +26,8 @@ use std::time::Duration;
 
 /// Virtual time step of the stage integration, s.
 const STEP_S: f64 = 0.001;
+/// Idle time constants before a thermal-plateau scenario starts (see `needs_settle`).
+const SETTLE_TAUS: f64 = 5.0;
 /// Longest single sleep, so a stop request is seen quickly.
 const MAX_SLEEP: Duration = Duration::from_millis(50);
 
@@ -182,6 +184,14 @@ impl SimBackend {
         })
     }
 
+    /// A thermal-plateau stage needs the simulator's temperature to start where this
+    /// model does (the idle equilibrium).
+    fn needs_settle(&self) -> bool {
+        self.probed
+            && self.device.initial_temp_c.is_none()
+            && self.target.stages.iter().any(|s| s.hold_temperature)
+    }
+
     fn load(&self) -> f64 {
         let st = &self.target.stages[self.stage];
         if st.hold_temperature {
@@ -327,6 +337,24 @@ impl TargetBackend for SimBackend {
                 timing: None,
                 direct_io: true,
             });
+        }
+        if self.measured_done == 0 && self.needs_settle() {
+            // Let the probe simulator's enclosure reach the idle equilibrium this model
+            // starts from (the simulator may start at ambient): 5 time constants idle.
+            ctx.activity(0.0);
+            let settle_ns = (SETTLE_TAUS * self.device.tau_s / self.loc.scale * 1e9) as u64;
+            if !Self::sleep_until(hostd_workload::unix_ns() + settle_ns, ctx) {
+                return Ok(StepOutput {
+                    outcome: JobOutcome {
+                        bytes: 0,
+                        verify: None,
+                        late_ops: 0,
+                        interrupted: true,
+                    },
+                    timing: None,
+                    direct_io: true,
+                });
+            }
         }
         let now = hostd_workload::unix_ns();
         let origin = *self.shared.origin_ns.get_or_init(|| now);
