@@ -125,7 +125,7 @@ bench-analysis:
     done
 
 # All benchmarks.
-bench: bench-firmware bench-analysis bench-influx
+bench: bench-firmware bench-analysis bench-probe
 
 # Build influxd 2.7 from its Go module into ~/.cache/throttlescope/influxd (reused when built).
 influx-build:
@@ -148,8 +148,8 @@ test-influx: influx-build
 bench-influx: influx-build
     cd {{root}}/hostd && cargo run --locked --quiet --release -p hostd-influx --features testing --example bench-influx
 
-# Host probe decode + clock alignment throughput in samples/s on one core (target >= 200 000).
-bench-probe:
+# Host probe decode + clock alignment throughput in samples/s on one core (target >= 200 000), after the InfluxDB write throughput.
+bench-probe: bench-influx
     cd {{root}}/hostd && cargo run --locked --quiet --release -p hostd-probe --example bench_decode
 
 # Fuzz the probe frame + message decoder for SECONDS (needs the nightly toolchain; installs cargo-fuzz). Not part of `just test`.

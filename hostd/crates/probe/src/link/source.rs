@@ -64,6 +64,12 @@ impl std::fmt::Display for ProbeSource {
 /// Finds the probe's serial device by USB VID/PID (and serial number).
 /// Uses serialport's enumeration, which on Linux reads sysfs (no libudev).
 pub fn discover(serial: Option<&str>) -> anyhow::Result<PathBuf> {
+    // serialport's sysfs scan (no libudev) panics where /sys/class/tty is missing.
+    #[cfg(target_os = "linux")]
+    anyhow::ensure!(
+        std::path::Path::new("/sys/class/tty").is_dir(),
+        "cannot look for the probe: /sys/class/tty is missing (give the port with --probe PORT)"
+    );
     let ports = serialport::available_ports()
         .map_err(|e| anyhow::anyhow!("could not list serial ports: {e}"))?;
     let mut seen = Vec::new();
@@ -114,6 +120,17 @@ mod tests {
             }
             .to_string(),
             "auto:x"
+        );
+    }
+
+    #[test]
+    fn discovery_without_a_probe_says_what_it_looked_for() {
+        let err = discover(Some("no-such-probe-serial"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("1209:0001") || err.contains("/sys/class/tty"),
+            "{err}"
         );
     }
 }
