@@ -1,0 +1,165 @@
+//! `hostd analyze` and `hostd compare` as a user runs them: on generated scenario runs, and
+//! on malformed input (clear error naming file, row and column; nothing written).
+
+use hostd_scenario::write::{write_run, ProbeOptions};
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn hostd(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hostd"))
+        .args(args)
+        .output()
+        .expect("hostd runs")
+}
+
+fn generate(name: &str, dir: &Path) {
+    let sc = hostd_scenario::load(name).unwrap();
+    write_run(
+        dir,
+        &sc,
+        &hostd_scenario::simulate(&sc),
+        Some(ProbeOptions::default()),
+    )
+    .unwrap();
+}
+
+#[test]
+fn analyze_json_has_the_documented_shape_and_writes_events_and_report() {
+    let d = tempfile::tempdir().unwrap();
+    generate("x5-thermal", d.path());
+    let out = hostd(&["analyze", d.path().to_str().unwrap(), "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("stdout is exactly one JSON document");
+    let mut keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(keys, ["events", "overlap", "phases"]);
+    let e = &v["events"][0];
+    for k in [
+        "target",
+        "phase",
+        "kind",
+        "onset_bytes",
+        "onset_ns",
+        "rate_before_bps",
+        "rate_after_bps",
+        "cause",
+        "confidence",
+        "evidence",
+    ] {
+        assert!(!e[k].is_null(), "event field {k} missing: {e}");
+    }
+    assert_eq!(e["kind"], "drop");
+    assert_eq!(e["cause"], "thermal");
+    assert!(v["phases"][0]["bimodal"].as_bool().unwrap());
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.path().join("events.json")).unwrap())
+            .unwrap();
+    assert_eq!(written, v, "events.json is the same document");
+    assert!(std::fs::read_to_string(d.path().join("report.html"))
+        .unwrap()
+        .contains("chart-throughput-gb"));
+}
+
+#[test]
+fn analyze_summary_names_the_throttle() {
+    let d = tempfile::tempdir().unwrap();
+    generate("p50-slc-13gb", d.path());
+    let out = hostd(&["analyze", d.path().to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(
+        text.contains("p50 write dropped at 13.") && text.contains("slc_cache"),
+        "{text}"
+    );
+}
+
+#[test]
+fn analyze_works_without_probe_csv() {
+    let d = tempfile::tempdir().unwrap();
+    let sc = hostd_scenario::load("steady").unwrap();
+    write_run(d.path(), &sc, &hostd_scenario::simulate(&sc), None).unwrap();
+    let out = hostd(&["analyze", d.path().to_str().unwrap(), "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["events"].as_array().unwrap().len(), 0);
+    assert!(v["phases"][0]["j_per_gb"].is_null());
+}
+
+#[test]
+fn malformed_files_csv_is_refused_with_row_and_column_and_nothing_written() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("files.csv"),
+        "target,phase,index,start_ns,end_ns,bytes\nA,write,0,0,1000,5\nA,write,1,1000,2000,5x\n",
+    )
+    .unwrap();
+    let out = hostd(&["analyze", d.path().to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("row 3, column `bytes`") && err.contains("5x"),
+        "{err}"
+    );
+    assert!(!d.path().join("events.json").exists() && !d.path().join("report.html").exists());
+}
+
+#[test]
+fn missing_column_and_missing_file_are_named() {
+    let d = tempfile::tempdir().unwrap();
+    let out = hostd(&["analyze", d.path().to_str().unwrap()]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("files.csv"),
+        "missing files.csv is named"
+    );
+    std::fs::write(
+        d.path().join("files.csv"),
+        "target,phase,index,start_ns,end_ns,bytes\nA,write,0,0,1000,5\n",
+    )
+    .unwrap();
+    std::fs::write(d.path().join("probe.csv"), "time_ns,power_w\n1,2\n").unwrap();
+    let out = hostd(&["analyze", d.path().to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("probe.csv") && err.contains("enclosure_temp_c"),
+        "{err}"
+    );
+}
+
+#[test]
+fn compare_puts_runs_side_by_side() {
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    generate("x5-thermal", a.path());
+    generate("steady", b.path());
+    let out = hostd(&[
+        "compare",
+        a.path().to_str().unwrap(),
+        b.path().to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("Theil–Sen GB/s")
+            && text.contains("x5 write")
+            && text.contains("steady write"),
+        "{text}"
+    );
+    assert!(
+        text.contains("thermal") && text.contains("no throughput changes beyond noise"),
+        "{text}"
+    );
+    let out = hostd(&["compare", a.path().to_str().unwrap()]);
+    assert!(!out.status.success(), "one run is not a comparison");
+}
