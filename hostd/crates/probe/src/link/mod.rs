@@ -258,6 +258,7 @@ impl ProbeLink {
             request_id: 0,
             sync_id: 0,
             next_sync: Instant::now(),
+            fast_syncs: 0,
             next_status: Instant::now() + Duration::from_millis(500),
             reconnects: Vec::new(),
             down: None,
@@ -403,6 +404,7 @@ struct Worker {
     request_id: u32,
     sync_id: u32,
     next_sync: Instant,
+    fast_syncs: u32,
     next_status: Instant,
     reconnects: Vec<Reconnect>,
     down: Option<Down>,
@@ -435,7 +437,14 @@ impl Worker {
     fn service_port(&mut self, buf: &mut [u8]) {
         let now = Instant::now();
         if now >= self.next_sync {
-            self.next_sync = now + self.config.sync_interval;
+            // A quick burst after (re)connecting pins the offset down early.
+            let interval = if self.fast_syncs > 0 {
+                self.fast_syncs -= 1;
+                Duration::from_millis(100).min(self.config.sync_interval)
+            } else {
+                self.config.sync_interval
+            };
+            self.next_sync = now + interval;
             self.send_sync();
         }
         if now >= self.next_status {
@@ -648,7 +657,8 @@ impl Worker {
             let start = self.config.start.clone();
             self.send(Cmd::Start(start));
         }
-        self.next_sync = Instant::now() + Duration::from_millis(200);
+        self.next_sync = Instant::now() + Duration::from_millis(100);
+        self.fast_syncs = 5;
     }
 
     fn send_sync(&mut self) {
