@@ -85,7 +85,7 @@ export RUSTUP_TOOLCHAIN=stable
 export RUSTC_WORKSPACE_WRAPPER="$wrapper"
 
 log "building influxd $version (cold: ~5 min on 2 cores; warm: seconds)"
-(cd "$src" && go build -ldflags "-s -w" -o "$bin.tmp" ./cmd/influxd)
+(cd "$src" && go build -ldflags "-s -w -X main.version=${version#v} -X main.commit=gomod" -o "$bin.tmp" ./cmd/influxd)
 mv -f "$bin.tmp" "$bin"
 printf '%s\n' "$version" >"$stamp"
 

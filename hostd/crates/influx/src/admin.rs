@@ -158,11 +158,22 @@ impl Api {
     /// Finds the bucket, creating it (infinite retention) when `create` and it is absent.
     pub fn bucket(&self, org: &str, bucket: &str, create: bool) -> anyhow::Result<BucketIds> {
         let org_id = self.org_id(org)?;
-        let v = self.json(
-            self.req(reqwest::Method::GET, "/api/v2/buckets")
-                .query(&[("orgID", org_id.as_str()), ("name", bucket)]),
-            "bucket lookup",
-        )?;
+        // InfluxDB answers 404 (not an empty list) when no bucket has the name.
+        let resp = self
+            .req(reqwest::Method::GET, "/api/v2/buckets")
+            .query(&[("orgID", org_id.as_str()), ("name", bucket)])
+            .send()
+            .with_context(|| format!("bucket lookup: InfluxDB at {} unreachable", self.base))?;
+        let v = if resp.status() == reqwest::StatusCode::NOT_FOUND {
+            Value::Null
+        } else {
+            let status = resp.status();
+            let text = resp.text().unwrap_or_default();
+            if !status.is_success() {
+                bail!("bucket lookup: InfluxDB answered {status}: {text}");
+            }
+            serde_json::from_str(&text).context("bucket lookup: response is not JSON")?
+        };
         if let Some(id) = v["buckets"]
             .as_array()
             .and_then(|a| a.iter().find(|b| b["name"] == bucket))

@@ -6,7 +6,9 @@
 //! - [`writer`]: the batching [`Writer`] with retry, backoff, spool and in-order backfill;
 //! - [`args`]: the shared `--influx-*` command-line flags ([`InfluxArgs`]);
 //! - [`schema`]: run records → measurements and tags (`docs/data-model.md`);
-//! - [`sink`]: [`sink::InfluxSink`], the `hostd_store::RecordSink` for live runs;
+//! - [`component`]: [`InfluxComponent`], InfluxDB as a `hostd run` component (live
+//!   records, then the run directory's probe, aggregate and event files);
+//! - [`sink`]: [`sink::InfluxSink`], the same as a plain `hostd_store::RecordSink`;
 //! - [`admin`]: onboarding and DBRP mapping for a fresh local server, queries;
 //! - [`import`]: a finished run directory → InfluxDB (`hostd import`);
 //! - `testing` (feature `testing`): a private `influxd` for tests.
@@ -14,6 +16,7 @@
 pub mod admin;
 pub mod args;
 pub mod client;
+pub mod component;
 pub mod import;
 pub mod line;
 pub mod schema;
@@ -27,6 +30,7 @@ pub mod testing;
 
 pub use args::InfluxArgs;
 pub use client::{Target, WriteClient, WriteFailure};
+pub use component::InfluxComponent;
 pub use line::{FieldValue, LineError, Point};
 pub use token::Token;
 pub use writer::{Report, Stats, Writer, WriterConfig, WriterHandle};

@@ -84,6 +84,26 @@ impl InfluxServer {
     /// Starts, onboards and maps a fresh server. Fails (with how to fix it) when the
     /// influxd binary is missing.
     pub fn start() -> anyhow::Result<InfluxServer> {
+        InfluxServer::start_with(true)
+    }
+
+    /// Starts a server that is not onboarded yet (for testing onboarding itself); its
+    /// [`InfluxServer::token`] is empty until [`InfluxServer::set_token`].
+    pub fn start_fresh() -> anyhow::Result<InfluxServer> {
+        InfluxServer::start_with(false)
+    }
+
+    /// Uses `token` (and looks up the `throttlescope` org and bucket) from now on, e.g.
+    /// after onboarding a fresh server by other means.
+    pub fn set_token(&mut self, token: Token) -> anyhow::Result<()> {
+        let url = self.url();
+        let t = token.clone();
+        self.ids = off_runtime(|| Api::new(&url, Some(t))?.bucket(NAME, NAME, false))?;
+        self.token = token;
+        Ok(())
+    }
+
+    fn start_with(onboard: bool) -> anyhow::Result<InfluxServer> {
         let binary = influxd_binary()?;
         let dir = tempfile::Builder::new()
             .prefix("throttlescope-influxd-")
@@ -106,7 +126,9 @@ impl InfluxServer {
                             bucket_id: String::new(),
                         },
                     };
-                    server.onboard()?;
+                    if onboard {
+                        server.onboard()?;
+                    }
                     return Ok(server);
                 }
                 Err(e) => last_err = Some(e),

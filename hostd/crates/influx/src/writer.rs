@@ -218,6 +218,7 @@ impl Writer {
             pending_points: 0,
             batch_started: None,
             next_attempt: Instant::now(),
+            refused: false,
         };
         let thread = std::thread::Builder::new()
             .name("influx-writer".into())
@@ -416,6 +417,8 @@ struct Worker {
     batch_started: Option<Instant>,
     next_attempt: Instant,
     backoff: Duration,
+    /// The last attempt was refused (401/403/404): waiting will not help a sync.
+    refused: bool,
 }
 
 enum Attempt {
@@ -551,6 +554,7 @@ impl Worker {
                 add(&self.counters.bytes_raw, sent.raw_bytes);
                 add(&self.counters.bytes_sent, sent.body_bytes);
                 self.backoff = self.config.backoff_initial;
+                self.refused = false;
                 self.set_error(None);
                 Attempt::Written
             }
@@ -566,9 +570,13 @@ impl Worker {
                             .min(self.config.retry_after_max);
                         let d = self.backoff.max(ra);
                         self.backoff = (self.backoff * 2).min(self.config.backoff_max);
+                        self.refused = false;
                         d
                     }
-                    _ => self.config.backoff_max,
+                    _ => {
+                        self.refused = true;
+                        self.config.backoff_max
+                    }
                 };
                 self.next_attempt = Instant::now() + delay;
                 self.set_error(Some(failure.to_string()));
@@ -609,8 +617,17 @@ impl Worker {
     }
 
     /// Backfills until the spool is empty or `deadline`, waiting out the retry delays.
+    /// Gives up early when the server refuses the token or the target.
     fn drain_spool(&mut self, deadline: Instant) {
         while !self.spool.is_empty() {
+            if self.refused {
+                // One fresh try (the cause may have been fixed), else stop waiting.
+                self.backfill();
+                if self.refused {
+                    return;
+                }
+                continue;
+            }
             let now = Instant::now();
             if self.next_attempt > now {
                 if self.next_attempt >= deadline {

@@ -1,0 +1,213 @@
+//! [`InfluxComponent`]: InfluxDB as a `hostd run` component.
+//!
+//! While the run goes, every file and 1 s interval record is written as it happens (so a
+//! dashboard follows the run live). When the run ends — after the probe and analysis
+//! components have finished the run directory — it pushes what they wrote there with the
+//! same mapping as `hostd import`: `files.csv` again (now with the probe's energy and
+//! temperature columns; same series and time, so fields merge), `probe.csv`,
+//! `probe_agg.csv` and `events.json`. Everything goes through one [`Writer`] spooling to
+//! `RUN_DIR/spool/`, so an outage at any time loses nothing and keeps the order.
+//! List it after the analysis component in `hostd run`.
+
+use crate::schema::{self, RunTags, CSV_SPECS};
+use crate::sink::{InfluxSink, FINISH_TIMEOUT};
+use crate::{Point, Target, Writer, WriterConfig};
+use hostd_store::{Manifest, RunComponent, Summary};
+use hostd_workload::events::{RunEvent, RunObserver};
+use hostd_workload::runner::RunOutcome;
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Mutex;
+
+struct Live {
+    writer: Writer,
+    tags: RunTags,
+    cum_bytes: HashMap<(String, String), u64>,
+}
+
+/// The InfluxDB component of a run (see the module docs).
+pub struct InfluxComponent {
+    target: Target,
+    rig: Option<String>,
+    live: Mutex<Option<Live>>,
+}
+
+impl std::fmt::Debug for InfluxComponent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InfluxComponent")
+            .field("target", &self.target)
+            .finish()
+    }
+}
+
+impl InfluxComponent {
+    /// A component writing to `target`; `rig` overrides the host name as the `rig` tag.
+    pub fn new(target: Target, rig: Option<String>) -> Self {
+        InfluxComponent {
+            target,
+            rig,
+            live: Mutex::new(None),
+        }
+    }
+
+    fn with_live(&self, f: impl FnOnce(&mut Live) -> anyhow::Result<()>) {
+        if let Ok(mut g) = self.live.lock() {
+            if let Some(live) = g.as_mut() {
+                if let Err(e) = f(live) {
+                    tracing::error!("InfluxDB: {e:#}");
+                }
+            }
+        }
+    }
+}
+
+impl RunObserver for InfluxComponent {
+    fn on_event(&self, ev: &RunEvent) {
+        match ev {
+            RunEvent::FileEnd(rec) => self.with_live(|l| {
+                let total = l
+                    .cum_bytes
+                    .entry((rec.target.clone(), rec.phase.clone()))
+                    .or_default();
+                *total += rec.bytes;
+                l.writer
+                    .write(&InfluxSink::file_point(&l.tags, rec, *total))?;
+                Ok(())
+            }),
+            RunEvent::Interval(rec) => self.with_live(|l| {
+                l.writer.write(&InfluxSink::interval_point(&l.tags, rec))?;
+                Ok(())
+            }),
+            _ => {}
+        }
+    }
+}
+
+impl RunComponent for InfluxComponent {
+    fn name(&self) -> &str {
+        "influx"
+    }
+
+    fn start(
+        &mut self,
+        manifest: &Manifest,
+        run_dir: &Path,
+    ) -> anyhow::Result<Option<serde_json::Value>> {
+        let v = serde_json::to_value(manifest)?;
+        let mut tags = RunTags::from_manifest(&v, &manifest.run_id);
+        if let Some(r) = &self.rig {
+            tags.rig = r.clone();
+        }
+        let writer = Writer::start(WriterConfig::new(
+            self.target.clone(),
+            Some(run_dir.join("spool")),
+        ))?;
+        writer.write(&schema::run_point(&v, &tags)?)?;
+        let section = serde_json::json!({
+            "url": self.target.url,
+            "org": self.target.org,
+            "bucket": self.target.bucket,
+            "rig": tags.rig,
+            "run": tags.run,
+        });
+        *self
+            .live
+            .lock()
+            .map_err(|_| anyhow::anyhow!("lock poisoned"))? = Some(Live {
+            writer,
+            tags,
+            cum_bytes: HashMap::new(),
+        });
+        Ok(Some(section))
+    }
+
+    fn finish(
+        &mut self,
+        _outcome: &RunOutcome,
+        summary: &mut Summary,
+        run_dir: &Path,
+    ) -> anyhow::Result<()> {
+        let live = self
+            .live
+            .lock()
+            .map_err(|_| anyhow::anyhow!("lock poisoned"))?
+            .take();
+        let Some(mut live) = live else {
+            return Ok(());
+        };
+        // What the other components wrote into the run directory.
+        let mut tags = live.tags.clone();
+        if let Ok(text) = std::fs::read_to_string(run_dir.join("manifest.json")) {
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
+                let fresh = RunTags::from_manifest(&v, &tags.run);
+                tags.probe = fresh.probe;
+            }
+        }
+        live.tags = tags;
+        let mut pushed = serde_json::Map::new();
+        let mut problems = Vec::new();
+        for spec in CSV_SPECS {
+            let mut batch: Vec<Point> = Vec::with_capacity(5_000);
+            let res = schema::csv_points(run_dir, spec, &live.tags, |p| {
+                batch.push(p);
+                if batch.len() == 5_000 {
+                    live.writer.write_all(&batch)?;
+                    batch.clear();
+                }
+                Ok(())
+            });
+            let flushed = live.writer.write_all(&batch);
+            match (res, flushed) {
+                (Ok(Some(n)), Ok(())) => {
+                    pushed.insert(spec.file.into(), n.into());
+                }
+                (Ok(None), Ok(())) => {}
+                (Err(e), _) => problems.push(format!("{}: {e:#}", spec.file)),
+                (_, Err(e)) => problems.push(format!("{}: {e}", spec.file)),
+            }
+        }
+        let events = run_dir.join("events.json");
+        if events.is_file() {
+            let res = std::fs::read_to_string(&events)
+                .map_err(anyhow::Error::from)
+                .and_then(|t| Ok(serde_json::from_str::<serde_json::Value>(&t)?))
+                .and_then(|v| schema::event_points(&v, &live.tags))
+                .and_then(|pts| {
+                    live.writer.write_all(&pts)?;
+                    Ok(pts.len())
+                });
+            match res {
+                Ok(n) => {
+                    pushed.insert("events.json".into(), n.into());
+                }
+                Err(e) => problems.push(format!("events.json: {e:#}")),
+            }
+        }
+
+        let report = live.writer.close(FINISH_TIMEOUT);
+        let s = report.stats;
+        summary.extra.insert(
+            "influx".into(),
+            serde_json::json!({
+                "url": self.target.url,
+                "bucket": self.target.bucket,
+                "points_written": s.written,
+                "points_backfilled": s.backfilled,
+                "points_retried": s.retried,
+                "points_spooled": s.spooled,
+                "points_rejected": s.rejected,
+                "points_waiting_in_spool": report.spooled_remaining,
+                "pushed_at_end": pushed,
+                "complete": report.is_complete(),
+            }),
+        );
+        if !report.is_complete() {
+            problems.push(report.summary());
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            anyhow::bail!("{}", problems.join("; "))
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! InfluxComponent through a whole (synthetic) run: live records while influxd goes away
+//! and comes back, then the run directory's probe, aggregate and event files at the end.
+
+use hostd_influx::testing::InfluxServer;
+use hostd_influx::InfluxComponent;
+use hostd_store::manifest::{HostInfo, FORMAT_VERSION};
+use hostd_store::{Manifest, RecordSink, RunComponent, RunDirSink, Summary};
+use hostd_workload::events::{FileRecord, IntervalRecord, RunEvent, RunObserver};
+use hostd_workload::runner::{RunOutcome, RunStatus};
+use hostd_workload::Profile;
+use std::time::Duration;
+
+const T0: u64 = 1_763_800_000_000_000_000;
+
+fn file(index: u32) -> FileRecord {
+    FileRecord {
+        target: "t0".into(),
+        target_index: 0,
+        phase: "write".into(),
+        index,
+        start_ns: T0 + u64::from(index) * 100_000_000,
+        end_ns: T0 + u64::from(index + 1) * 100_000_000,
+        bytes: 8 << 20,
+        mbps: 83.886,
+        verified: None,
+        corrupt_blocks: 0,
+        corrupt_bytes: 0,
+        late_ops: 0,
+        corrupt: Vec::new(),
+        direct_io: true,
+        status: "ok".into(),
+    }
+}
+
+#[test]
+fn live_records_survive_an_outage_and_run_files_follow_at_the_end() {
+    let mut s = InfluxServer::start().unwrap_or_else(|e| panic!("{e:#}"));
+    let dir = tempfile::tempdir().unwrap();
+    let run_dir = dir.path().join("run");
+    let mut rundir = RunDirSink::create(&run_dir).unwrap();
+    let manifest = Manifest {
+        format_version: FORMAT_VERSION,
+        run_id: "comp-run".into(),
+        hostd_version: "test".into(),
+        command_line: vec!["hostd".into(), "run".into()],
+        start_ns: T0,
+        host: HostInfo::collect(),
+        targets: Vec::new(),
+        profile: Profile::load("quick").unwrap(),
+        seed: 1,
+        keep: false,
+        allow_cached: false,
+        extra: serde_json::Map::new(),
+    };
+    let mut comp = InfluxComponent::new(s.target(), Some("rig-c".into()));
+    let section = comp.start(&manifest, &run_dir).unwrap().unwrap();
+    assert_eq!(section["bucket"], "throttlescope");
+    assert!(!section.to_string().contains(s.token().expose()));
+
+    let mut files = Vec::new();
+    let mut intervals = Vec::new();
+    for i in 0..60u32 {
+        if i == 20 {
+            s.stop().unwrap();
+        }
+        if i == 40 {
+            s.restart().unwrap();
+        }
+        let f = file(i);
+        rundir.file(&f).unwrap();
+        comp.on_event(&RunEvent::FileEnd(f.clone()));
+        files.push(f);
+        if i % 10 == 9 {
+            let iv = IntervalRecord {
+                target: "t0".into(),
+                target_index: 0,
+                start_ns: T0 + u64::from(i / 10) * 1_000_000_000,
+                end_ns: T0 + u64::from(i / 10 + 1) * 1_000_000_000,
+                bytes: 80 << 20,
+                mbps: 83.886,
+                phase: "write".into(),
+            };
+            rundir.interval(&iv).unwrap();
+            comp.on_event(&RunEvent::Interval(iv.clone()));
+            intervals.push(iv);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(rundir);
+    // What the probe and analysis components leave in the run directory.
+    let mut probe = String::from("time_ns,seq,power_w\n");
+    for i in 0..6_000u64 {
+        probe.push_str(&format!("{},{i},6.5\n", T0 + i * 1_000_000));
+    }
+    std::fs::write(run_dir.join("probe.csv"), probe).unwrap();
+    std::fs::write(
+        run_dir.join("events.json"),
+        format!(
+            r#"[{{"kind":"drop","onset_ns":{},"cause":"unknown","confidence":0.2}}]"#,
+            T0 + 1
+        ),
+    )
+    .unwrap();
+
+    let outcome = RunOutcome {
+        status: RunStatus::Completed,
+        start_ns: T0,
+        end_ns: T0 + 6_000_000_000,
+        targets: Vec::new(),
+        files,
+        intervals,
+        samples: Vec::new(),
+        warnings: Vec::new(),
+        cleanup: Vec::new(),
+    };
+    let mut summary = Summary::compute("comp-run", &outcome);
+    comp.finish(&outcome, &mut summary, &run_dir).unwrap();
+    let inf = &summary.extra["influx"];
+    assert_eq!(inf["complete"], true, "{inf}");
+    assert!(inf["points_backfilled"].as_u64().unwrap() > 0, "{inf}");
+    assert_eq!(inf["pushed_at_end"]["probe.csv"], 6_000);
+
+    assert_eq!(s.count("run", "profile").unwrap(), 1);
+    assert_eq!(s.count("file", "bytes").unwrap(), 60);
+    assert_eq!(s.count("interval", "mbps").unwrap(), 6);
+    assert_eq!(s.count("probe", "seq").unwrap(), 6_000);
+    assert_eq!(s.count("event", "confidence").unwrap(), 1);
+    let rows = s
+        .rows(
+            r#"SELECT last("cum_bytes") FROM "file" WHERE "rig" = 'rig-c' AND "run" = 'comp-run'"#,
+        )
+        .unwrap();
+    assert_eq!(rows[0][1], 60 * (8 << 20));
+    assert_eq!(std::fs::read_dir(run_dir.join("spool")).unwrap().count(), 0);
+}

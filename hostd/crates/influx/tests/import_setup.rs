@@ -1,0 +1,286 @@
+//! `hostd influx setup` (admin::setup) on a fresh influxd and `hostd import` of a run
+//! directory (import::import_run), against real servers.
+
+use hostd_influx::testing::InfluxServer;
+use hostd_influx::{admin, import, Token};
+use hostd_store::{RecordSink, RunDirSink};
+use hostd_workload::events::{FileRecord, IntervalRecord};
+use std::io::Write as _;
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::Path;
+
+#[test]
+fn setup_onboards_once_writes_a_private_token_and_maps_influxql() {
+    let mut s = InfluxServer::start_fresh().unwrap_or_else(|e| panic!("{e:#}"));
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("cfg/token");
+
+    let out = admin::setup(
+        &s.url(),
+        "throttlescope",
+        "throttlescope",
+        "me",
+        &token_file,
+    )
+    .unwrap();
+    assert!(out.onboarded);
+    let mode = std::fs::metadata(&token_file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let pw = dir.path().join("cfg/token.password");
+    assert_eq!(
+        std::fs::metadata(&pw).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    s.set_token(Token::from_file(&token_file).unwrap()).unwrap();
+    // InfluxQL works through the DBRP mapping.
+    s.api()
+        .unwrap()
+        .influxql("throttlescope", "SHOW MEASUREMENTS")
+        .unwrap();
+
+    // Idempotent: a second run uses the token file and changes nothing.
+    let again = admin::setup(
+        &s.url(),
+        "throttlescope",
+        "throttlescope",
+        "me",
+        &token_file,
+    )
+    .unwrap();
+    assert!(!again.onboarded);
+    assert_eq!(again.ids, out.ids);
+    s.api()
+        .unwrap()
+        .influxql("throttlescope", "SHOW MEASUREMENTS")
+        .unwrap();
+
+    // A second bucket is created on an onboarded server.
+    let other = admin::setup(&s.url(), "throttlescope", "second", "me", &token_file).unwrap();
+    assert!(!other.onboarded);
+    assert_ne!(other.ids.bucket_id, out.ids.bucket_id);
+
+    // Without a token for an onboarded server: a clear error.
+    let err = admin::setup(
+        &s.url(),
+        "throttlescope",
+        "throttlescope",
+        "me",
+        &dir.path().join("missing"),
+    );
+    if std::env::var_os("INFLUX_TOKEN").is_none() {
+        let err = format!("{:#}", err.unwrap_err());
+        assert!(err.contains("already onboarded"), "{err}");
+    }
+
+    // No server: says how to start one.
+    s.stop().unwrap();
+    let err = format!(
+        "{:#}",
+        admin::setup(&s.url(), "o", "b", "me", &token_file).unwrap_err()
+    );
+    assert!(err.contains("just influx-up"), "{err}");
+}
+
+fn file_rec(index: u32, phase: &str, t0: u64) -> FileRecord {
+    FileRecord {
+        target: "t0".into(),
+        target_index: 0,
+        phase: phase.into(),
+        index,
+        start_ns: t0 + u64::from(index) * 1_000_000_000,
+        end_ns: t0 + u64::from(index) * 1_000_000_000 + 500_000_000,
+        bytes: 64 << 20,
+        mbps: 134.218,
+        verified: (phase == "read").then_some(true),
+        corrupt_blocks: 0,
+        corrupt_bytes: 0,
+        late_ops: 0,
+        corrupt: Vec::new(),
+        direct_io: true,
+        status: "ok".into(),
+    }
+}
+
+/// A run directory as hostd writes it: files.csv and intervals.csv by the real run-dir
+/// sink, the rest as documented in docs/run-directory.md.
+fn make_run(dir: &Path) {
+    let t0 = 1_763_700_000_000_000_000u64;
+    let mut sink = RunDirSink::create(dir).unwrap();
+    for i in 0..10 {
+        sink.file(&file_rec(i, "write", t0)).unwrap();
+    }
+    for i in 0..5 {
+        sink.file(&file_rec(i, "read", t0 + 20_000_000_000))
+            .unwrap();
+    }
+    for i in 0..12u64 {
+        sink.interval(&IntervalRecord {
+            target: "t0".into(),
+            target_index: 0,
+            start_ns: t0 + i * 1_000_000_000,
+            end_ns: t0 + (i + 1) * 1_000_000_000,
+            bytes: 128 << 20,
+            mbps: 134.2,
+            phase: "write".into(),
+        })
+        .unwrap();
+    }
+    drop(sink);
+    std::fs::write(
+        dir.join("manifest.json"),
+        format!(
+            r#"{{"format_version":1,"run_id":"run-import-1","hostd_version":"0.1.0","start_ns":{t0},
+               "host":{{"hostname":"rig-a"}},"profile":{{"name":"quick"}},"seed":7,
+               "targets":[{{"label":"t0","direct_io":true}}],
+               "extra":{{"probe":{{"probe_id":"P1"}}}}}}"#
+        ),
+    )
+    .unwrap();
+    // probe.csv gzipped (20 000 samples), probe_agg.csv plain.
+    let f = std::fs::File::create(dir.join("probe.csv.gz")).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(f, flate2::Compression::fast());
+    writeln!(
+        gz,
+        "time_ns,seq,vbus_v,current_a,power_w,energy_j,charge_c,die_temp_c,enclosure_temp_c"
+    )
+    .unwrap();
+    for i in 0..20_000u64 {
+        writeln!(
+            gz,
+            "{},{i},5.01,1.2,6.01,{},{},40.5,38.25",
+            t0 + i * 500_000,
+            i as f64 * 0.003,
+            i as f64 * 0.0006
+        )
+        .unwrap();
+    }
+    gz.finish().unwrap();
+    let mut agg = String::from("time_ns,power_w_min,power_w_mean,power_w_max\n");
+    for i in 0..1_000u64 {
+        agg.push_str(&format!("{},5.9,6.0,6.1\n", t0 + i * 10_000_000));
+    }
+    std::fs::write(dir.join("probe_agg.csv"), agg).unwrap();
+    std::fs::write(
+        dir.join("events.json"),
+        format!(
+            r#"{{"events":[{{"kind":"drop","target":"t0","onset_ns":{},"onset_bytes":400000000,
+                 "rate_before_bps":1.3e8,"rate_after_bps":6.0e7,"cause":"thermal","confidence":0.8,
+                 "evidence":{{"text":"thermal at 0.4 GB"}}}}]}}"#,
+            t0 + 3_000_000_000
+        ),
+    )
+    .unwrap();
+    // A spool batch left by a run whose InfluxDB was away at the end.
+    std::fs::create_dir(dir.join("spool")).unwrap();
+    std::fs::write(
+        dir.join("spool/0000000001.lp"),
+        format!("probe_health,rig=rig-a,run=run-import-1,probe=P1 samples=5i,dropped=0i {t0}\n"),
+    )
+    .unwrap();
+}
+
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for e in walk(dir) {
+        out.push((e.display().to_string(), std::fs::read(&e).unwrap()));
+    }
+    out.sort();
+    out
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            v.extend(walk(&p));
+        } else {
+            v.push(p);
+        }
+    }
+    v
+}
+
+#[test]
+fn import_pushes_every_record_reads_only_and_is_idempotent() {
+    let s = InfluxServer::start().unwrap_or_else(|e| panic!("{e:#}"));
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    make_run(&run);
+    let before = snapshot(&run);
+
+    let sum = import::import_run(&run, s.target(), None).unwrap();
+    assert!(sum.report.is_complete(), "{}", sum.report.summary());
+    let got: Vec<(String, Option<usize>)> = sum
+        .sources
+        .iter()
+        .map(|c| (c.source.clone(), c.points))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("manifest.json".into(), Some(1)),
+            ("files.csv".into(), Some(15)),
+            ("intervals.csv".into(), Some(12)),
+            ("probe.csv".into(), Some(20_000)),
+            ("probe_agg.csv".into(), Some(1_000)),
+            ("events.json".into(), Some(1)),
+            ("spool/".into(), Some(1)),
+        ]
+    );
+    let counts = |s: &InfluxServer| {
+        [
+            s.count("run", "profile").unwrap(),
+            s.count("file", "bytes").unwrap(),
+            s.count("interval", "mbps").unwrap(),
+            s.count("probe", "seq").unwrap(),
+            s.count("probe_agg", "power_w_mean").unwrap(),
+            s.count("event", "confidence").unwrap(),
+            s.count("probe_health", "samples").unwrap(),
+        ]
+    };
+    assert_eq!(counts(&s), [1, 15, 12, 20_000, 1_000, 1, 1]);
+    // Tags and derived fields as docs/data-model.md says.
+    let rows = s
+        .rows(r#"SELECT last("cum_bytes") FROM "file" WHERE "phase" = 'write' AND "run" = 'run-import-1' AND "rig" = 'rig-a'"#)
+        .unwrap();
+    assert_eq!(rows[0][1], 10 * (64 << 20));
+    let rows = s
+        .rows(r#"SELECT count("seq") FROM "probe" WHERE "probe" = 'P1'"#)
+        .unwrap();
+    assert_eq!(rows[0][1], 20_000);
+    let rows = s
+        .rows(r#"SELECT "rate_after_mbps", "text" FROM "event""#)
+        .unwrap();
+    assert_eq!(rows[0][1], 60.0);
+    assert_eq!(rows[0][2], "thermal at 0.4 GB");
+
+    // Read only, and a second import changes no count.
+    assert_eq!(snapshot(&run), before, "the run directory was not changed");
+    import::import_run(&run, s.target(), Some("rig-a")).unwrap();
+    assert_eq!(counts(&s), [1, 15, 12, 20_000, 1_000, 1, 1]);
+}
+
+#[test]
+fn import_with_a_refused_token_fails_clearly_and_changes_nothing() {
+    let s = InfluxServer::start().unwrap_or_else(|e| panic!("{e:#}"));
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    make_run(&run);
+    let before = snapshot(&run);
+    let mut target = s.target();
+    target.token = Token::new("nope");
+    let err = format!("{:#}", import::import_run(&run, target, None).unwrap_err());
+    assert!(
+        err.contains("401") && err.contains("manifest.json"),
+        "{err}"
+    );
+    assert!(err.contains("Nothing in"), "{err}");
+    assert_eq!(snapshot(&run), before);
+
+    let err = format!(
+        "{:#}",
+        import::import_run(dir.path(), s.target(), None).unwrap_err()
+    );
+    assert!(err.contains("not a run directory"), "{err}");
+}
