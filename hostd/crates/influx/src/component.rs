@@ -5,13 +5,14 @@
 //! components have finished the run directory — it pushes what they wrote there with the
 //! same mapping as `hostd import`: `files.csv` again (now with the probe's energy and
 //! temperature columns; same series and time, so fields merge), `probe.csv`,
-//! `probe_agg.csv` and `events.json`. Everything goes through one [`Writer`] spooling to
+//! `probe_agg.csv`, `events.json` (events, overlap, phase statistics), `summary.json`
+//! (probe health, from the summary being finished) and `probe-link.jsonl`. Everything goes through one [`Writer`] spooling to
 //! `RUN_DIR/spool/`, so an outage at any time loses nothing and keeps the order.
 //! List it after the analysis component in `hostd run`.
 
-use crate::schema::{self, RunTags, CSV_SPECS};
+use crate::schema::{self, RunTags};
 use crate::sink::{InfluxSink, FINISH_TIMEOUT};
-use crate::{Point, Target, Writer, WriterConfig};
+use crate::{Target, Writer, WriterConfig};
 use hostd_store::{Manifest, RunComponent, Summary};
 use hostd_workload::events::{RunEvent, RunObserver};
 use hostd_workload::runner::RunOutcome;
@@ -146,41 +147,31 @@ impl RunComponent for InfluxComponent {
         live.tags = tags;
         let mut pushed = serde_json::Map::new();
         let mut problems = Vec::new();
-        for spec in CSV_SPECS {
-            let mut batch: Vec<Point> = Vec::with_capacity(5_000);
-            let res = schema::csv_points(run_dir, spec, &live.tags, |p| {
-                batch.push(p);
-                if batch.len() == 5_000 {
-                    live.writer.write_all(&batch)?;
-                    batch.clear();
+        let manifest: serde_json::Value = std::fs::read_to_string(run_dir.join("manifest.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default();
+        let writer = &live.writer;
+        if let Err(e) = schema::run_dir_points(
+            run_dir,
+            &manifest,
+            &live.tags,
+            |pts| Ok(writer.write_all(pts)?),
+            |source, n| {
+                if let Some(n) = n {
+                    pushed.insert(source.into(), n.into());
                 }
                 Ok(())
-            });
-            let flushed = live.writer.write_all(&batch);
-            match (res, flushed) {
-                (Ok(Some(n)), Ok(())) => {
-                    pushed.insert(spec.file.into(), n.into());
-                }
-                (Ok(None), Ok(())) => {}
-                (Err(e), _) => problems.push(format!("{}: {e:#}", spec.file)),
-                (_, Err(e)) => problems.push(format!("{}: {e}", spec.file)),
-            }
+            },
+        ) {
+            problems.push(format!("{e:#}"));
         }
-        let events = run_dir.join("events.json");
-        if events.is_file() {
-            let res = std::fs::read_to_string(&events)
-                .map_err(anyhow::Error::from)
-                .and_then(|t| Ok(serde_json::from_str::<serde_json::Value>(&t)?))
-                .and_then(|v| schema::event_points(&v, &live.tags))
-                .and_then(|pts| {
-                    live.writer.write_all(&pts)?;
-                    Ok(pts.len())
-                });
-            match res {
-                Ok(n) => {
-                    pushed.insert("events.json".into(), n.into());
-                }
-                Err(e) => problems.push(format!("events.json: {e:#}")),
+        // summary.json is written after the components finish: use the summary itself.
+        if !pushed.contains_key("summary.json") {
+            let sv = serde_json::to_value(&*summary)?;
+            if let Some(p) = schema::probe_health_point(&sv, &manifest, &live.tags) {
+                live.writer.write(&p)?;
+                pushed.insert("summary.json".into(), 1.into());
             }
         }
 

@@ -1,13 +1,15 @@
 //! `hostd import RUN_DIR`: push a finished run directory to InfluxDB.
 //!
 //! Reads `manifest.json` (required), `files.csv`, `intervals.csv`, `probe.csv`,
-//! `probe_agg.csv` (each also as `.gz`), `events.json`, and the batches left in `spool/`.
+//! `probe_agg.csv` (each also as `.gz`), `events.json` (events, overlap, phase
+//! statistics), `summary.json` (probe health), `probe-link.jsonl`, and the batches left
+//! in `spool/`.
 //! The run directory is only read, never changed. Importing twice is harmless: InfluxDB
 //! keeps one point per series and timestamp.
 
-use crate::schema::{self, RunTags, CSV_SPECS};
+use crate::schema::{self, RunTags};
 use crate::spool::batch_seq;
-use crate::{Point, Report, Target, Writer, WriterConfig};
+use crate::{Report, Target, Writer, WriterConfig};
 use anyhow::{bail, Context as _};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -89,43 +91,26 @@ pub fn import_run(dir: &Path, target: Target, rig: Option<&str>) -> anyhow::Resu
     });
     check(&writer, "manifest.json", &sources)?;
 
-    for spec in CSV_SPECS {
-        let mut batch: Vec<Point> = Vec::with_capacity(5_000);
-        let n = schema::csv_points(dir, spec, &tags, |p| {
-            batch.push(p);
-            if batch.len() == 5_000 {
-                writer.write_all(&batch)?;
-                batch.clear();
-            }
-            Ok(())
-        })
-        .with_context(|| format!("importing {}", dir.join(spec.file).display()))?;
-        writer.write_all(&batch)?;
-        sources.push(SourceCount {
-            source: spec.file.into(),
-            points: n,
-        });
-        check(&writer, spec.file, &sources)?;
+    {
+        let sources_cell = std::cell::RefCell::new(&mut sources);
+        schema::run_dir_points(
+            dir,
+            &manifest,
+            &tags,
+            |pts| Ok(writer.write_all(pts)?),
+            |source, points| {
+                let mut list = sources_cell.borrow_mut();
+                list.push(SourceCount {
+                    source: source.into(),
+                    points,
+                });
+                if points.is_some() {
+                    check(&writer, source, list.as_slice())?;
+                }
+                Ok(())
+            },
+        )?;
     }
-
-    let events_path = dir.join("events.json");
-    let events = if events_path.is_file() {
-        let v: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(&events_path)
-                .with_context(|| format!("cannot read {}", events_path.display()))?,
-        )
-        .with_context(|| format!("{}: not valid JSON", events_path.display()))?;
-        let pts = schema::event_points(&v, &tags)?;
-        writer.write_all(&pts)?;
-        Some(pts.len())
-    } else {
-        None
-    };
-    sources.push(SourceCount {
-        source: "events.json".into(),
-        points: events,
-    });
-    check(&writer, "events.json", &sources)?;
 
     let spool = spool_batches(&dir.join("spool"))?;
     let spooled = if spool.is_empty() {

@@ -26,6 +26,14 @@ pub mod m {
     pub const PROBE_AGG: &str = "probe_agg";
     /// Analysis events (onset/recovery), Grafana annotations.
     pub const EVENT: &str = "event";
+    /// Multi-target window: one point per target and one with `target=all`.
+    pub const OVERLAP: &str = "overlap";
+    /// Robust statistics per target and phase (events.json `phases`).
+    pub const STATS: &str = "stats";
+    /// Probe link health totals, one point per run (summary.json `extra.probe`).
+    pub const PROBE_HEALTH: &str = "probe_health";
+    /// Probe link events (probe-link.jsonl: connected, disconnected, …).
+    pub const PROBE_LINK: &str = "probe_link";
 }
 
 /// Tags every point of a run carries.
@@ -116,8 +124,9 @@ pub fn typed_field(name: &str, text: &str) -> Option<FieldValue> {
             return Some(FieldValue::Int(n));
         }
         if let Ok(f) = t.parse::<f64>() {
-            if f.is_finite() && f.fract() == 0.0 && f.abs() < 9.0e18 {
-                return Some(FieldValue::Int(f as i64));
+            // An integer field stays an integer (rounded) so its type never changes.
+            if f.is_finite() && f.abs() < 9.0e18 {
+                return Some(FieldValue::Int(f.round() as i64));
             }
         }
     }
@@ -420,6 +429,236 @@ pub fn event_points(events: &Value, tags: &RunTags) -> anyhow::Result<Vec<Point>
     Ok(out)
 }
 
+/// Converts `*_bps` keys to `*_mbps` (÷ 10⁶) and types the other scalars of `obj`.
+fn scalar_fields(obj: &serde_json::Map<String, Value>, skip: &[&str]) -> Vec<(String, FieldValue)> {
+    let mut out = Vec::new();
+    for (k, v) in obj {
+        if skip.contains(&k.as_str()) {
+            continue;
+        }
+        if let Some(stem) = k.strip_suffix("_bps") {
+            if let Some(f) = v.as_f64().filter(|f| f.is_finite()) {
+                out.push((format!("{stem}_mbps"), FieldValue::Float(f / 1e6)));
+            }
+        } else if let Some(fv) = json_field(k, v) {
+            out.push((k.clone(), fv));
+        }
+    }
+    out
+}
+
+fn with_fields(mut p: Point, fields: Vec<(String, FieldValue)>) -> Point {
+    for (k, v) in fields {
+        p = p.field(k, v);
+    }
+    p
+}
+
+/// `overlap` points of events.json's `overlap` object when it has a window: one per
+/// target at the window start (tags `target`; fields `end_ns`, `duration_s`, `bytes`,
+/// `mbps`) and one with `target=all` (`mbps` = aggregate, `peak_mbps`).
+pub fn overlap_points(events: &Value, tags: &RunTags) -> Vec<Point> {
+    let o = &events["overlap"];
+    let w = &o["window"];
+    let (Some(start), Some(end)) = (w["start_ns"].as_i64(), w["end_ns"].as_i64()) else {
+        return Vec::new();
+    };
+    let duration = w["duration_s"]
+        .as_f64()
+        .unwrap_or((end - start) as f64 / 1e9);
+    let base = |target: &str| {
+        tags.apply(Point::new(m::OVERLAP))
+            .timestamp_ns(start)
+            .tag("target", target)
+            .field("end_ns", end)
+            .field("duration_s", duration)
+    };
+    let mut out = Vec::new();
+    for t in o["per_target"].as_array().into_iter().flatten() {
+        let Some(name) = t["target"].as_str() else {
+            continue;
+        };
+        let mut p = base(name);
+        if let Some(b) = json_field("bytes", &t["bytes"]) {
+            p = p.field("bytes", b);
+        }
+        if let Some(r) = t["rate_bps"].as_f64() {
+            p = p.field("mbps", r / 1e6);
+        }
+        out.push(p);
+    }
+    if let Some(a) = o["aggregate_bps"].as_f64() {
+        let mut p = base("all").field("mbps", a / 1e6);
+        if let Some(pk) = o["peak_aggregate_bps"].as_f64() {
+            p = p.field("peak_mbps", pk / 1e6);
+        }
+        out.push(p);
+    }
+    out
+}
+
+/// `stats` points of events.json's `phases` array: per target and phase at the phase
+/// start, every scalar (`files`, `bytes`, `seconds`, `bimodal`, …) with `*_bps` given as
+/// `*_mbps` (`mean_mbps`, `median_mbps`, `trimmed_mean_mbps`, `theil_sen_mbps`, …).
+pub fn stats_points(events: &Value, tags: &RunTags) -> Vec<Point> {
+    let mut out = Vec::new();
+    for ph in events["phases"].as_array().into_iter().flatten() {
+        let (Some(obj), Some(start)) = (ph.as_object(), ph["start_ns"].as_i64()) else {
+            continue;
+        };
+        let fields = scalar_fields(obj, &["target", "phase"]);
+        if fields.is_empty() {
+            continue;
+        }
+        let mut p = tags.apply(Point::new(m::STATS)).timestamp_ns(start);
+        for t in ["target", "phase"] {
+            if let Some(v) = ph[t].as_str() {
+                p = p.tag(t, v);
+            }
+        }
+        out.push(with_fields(p, fields));
+    }
+    out
+}
+
+/// The `probe_health` point of a run: totals from summary.json `extra.probe` at the run's
+/// end (`samples`, `dropped`, `i2c_errors`, `overflows`, `crc_errors`, `seq_gaps`,
+/// `reconnects`, `alignment_uncertainty_us`) and `sample_rate_hz` from the manifest.
+/// `None` without a probe section.
+pub fn probe_health_point(summary: &Value, manifest: &Value, tags: &RunTags) -> Option<Point> {
+    let pr = &summary["extra"]["probe"];
+    if !pr.is_object() {
+        return None;
+    }
+    let end = summary["end_ns"].as_i64()?;
+    let link = &pr["link"];
+    let int = |v: &Value| v.as_i64().or_else(|| v.as_f64().map(|f| f.round() as i64));
+    let mut p = tags
+        .apply_probe(Point::new(m::PROBE_HEALTH))
+        .timestamp_ns(end);
+    let probe = &link["probe"];
+    for (field, v) in [
+        ("samples", &probe["samples_taken"]),
+        ("dropped", &probe["samples_dropped"]),
+        ("i2c_errors", &probe["i2c_errors"]),
+        ("crc_errors", &link["stats"]["frames"]["crc_errors"]),
+        ("seq_gaps", &link["stats"]["sequence"]["gaps"]),
+    ] {
+        if let Some(n) = int(v) {
+            p = p.field(field, n);
+        }
+    }
+    if let (Some(a), Some(b)) = (int(&probe["ring_overflows"]), int(&probe["tx_overflows"])) {
+        p = p.field("overflows", a + b);
+    }
+    if let Some(r) = link["reconnects"].as_array() {
+        p = p.field("reconnects", r.len() as i64);
+    }
+    if let Some(u) = pr["alignment_uncertainty_ns"].as_f64() {
+        p = p.field("alignment_uncertainty_us", u / 1e3);
+    }
+    let rate = &manifest["extra"]["probe"]["rate_hz"];
+    if let Some(r) = rate.as_f64() {
+        p = p.field("sample_rate_hz", r);
+    }
+    (!p.fields().is_empty()).then_some(p)
+}
+
+/// `probe_link` points of probe-link.jsonl (one JSON object per line with `time_ns` and
+/// `event`); the other scalars become fields, nested objects are left out.
+pub fn probe_link_points(text: &str, tags: &RunTags) -> anyhow::Result<Vec<Point>> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: Value = serde_json::from_str(line)
+            .with_context(|| format!("probe-link.jsonl: line {} is not JSON", i + 1))?;
+        let (Some(obj), Some(t)) = (v.as_object(), v["time_ns"].as_i64()) else {
+            anyhow::bail!("probe-link.jsonl: line {} has no time_ns", i + 1);
+        };
+        let fields = scalar_fields(obj, &["time_ns"]);
+        if fields.is_empty() {
+            continue;
+        }
+        let p = tags.apply_probe(Point::new(m::PROBE_LINK)).timestamp_ns(t);
+        out.push(with_fields(p, fields));
+    }
+    Ok(out)
+}
+
+/// Streams the points of everything a finished run directory holds besides the manifest
+/// and the spool: the CSV files, `events.json` (events, overlap, stats), `summary.json`
+/// (probe health) and `probe-link.jsonl`. `emit` gets the points in chunks of at most
+/// 5 000; `done` is called after each source with its point count (`None`: absent).
+pub fn run_dir_points(
+    dir: &Path,
+    manifest: &Value,
+    tags: &RunTags,
+    mut emit: impl FnMut(&[Point]) -> anyhow::Result<()>,
+    mut done: impl FnMut(&str, Option<usize>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    for spec in CSV_SPECS {
+        let mut batch: Vec<Point> = Vec::with_capacity(5_000);
+        let n = csv_points(dir, spec, tags, |p| {
+            batch.push(p);
+            if batch.len() == 5_000 {
+                emit(&batch)?;
+                batch.clear();
+            }
+            Ok(())
+        })
+        .with_context(|| format!("reading {}", dir.join(spec.file).display()))?;
+        emit(&batch)?;
+        done(spec.file, n)?;
+    }
+    let read_json = |name: &str| -> anyhow::Result<Option<Value>> {
+        let p = dir.join(name);
+        if !p.is_file() {
+            return Ok(None);
+        }
+        let text =
+            std::fs::read_to_string(&p).with_context(|| format!("cannot read {}", p.display()))?;
+        Ok(Some(serde_json::from_str(&text).with_context(|| {
+            format!("{}: not valid JSON", p.display())
+        })?))
+    };
+    match read_json("events.json")? {
+        Some(v) => {
+            let mut pts = event_points(&v, tags)?;
+            let n = pts.len();
+            emit(&pts)?;
+            done("events.json", Some(n))?;
+            pts = overlap_points(&v, tags);
+            emit(&pts)?;
+            done("events.json overlap", Some(pts.len()))?;
+            pts = stats_points(&v, tags);
+            emit(&pts)?;
+            done("events.json phases", Some(pts.len()))?;
+        }
+        None => done("events.json", None)?,
+    }
+    match read_json("summary.json")? {
+        Some(v) => {
+            let pts: Vec<Point> = probe_health_point(&v, manifest, tags).into_iter().collect();
+            emit(&pts)?;
+            done("summary.json", Some(pts.len()))?;
+        }
+        None => done("summary.json", None)?,
+    }
+    let link = dir.join("probe-link.jsonl");
+    if link.is_file() {
+        let text = std::fs::read_to_string(&link)
+            .with_context(|| format!("cannot read {}", link.display()))?;
+        let pts = probe_link_points(&text, tags)?;
+        emit(&pts)?;
+        done("probe-link.jsonl", Some(pts.len()))?;
+    } else {
+        done("probe-link.jsonl", None)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -559,5 +798,74 @@ mod tests {
         }
         assert!(event_points(&json!({"x": 1}), &tags()).is_err());
         assert!(event_points(&json!([{"kind": "drop"}]), &tags()).is_err());
+    }
+
+    #[test]
+    fn overlap_stats_probe_health_and_link_events() {
+        let ev = json!({
+            "events": [],
+            "phases": [{"target": "A", "phase": "write", "files": 107, "bytes": 1.0e11,
+                        "start_ns": 10, "mean_bps": 2.1e10, "trimmed_mean_bps": 1.6e10,
+                        "bimodal": true, "bimodality": {"gap": 1.0}}],
+            "overlap": {"window": {"start_ns": 100, "end_ns": 300, "duration_s": 2e-7},
+                        "per_target": [{"target": "A", "bytes": 3.01e10, "rate_bps": 1.1e10},
+                                       {"target": "B", "bytes": 5.0, "rate_bps": 2.0e6}],
+                        "aggregate_bps": 5.7e10, "peak_aggregate_bps": 5.8e10}
+        });
+        let lines =
+            |pts: Vec<Point>| -> Vec<String> { pts.iter().map(|p| p.to_line().unwrap()).collect() };
+        assert_eq!(
+            lines(overlap_points(&ev, &tags())),
+            [
+                "overlap,rig=bench,run=r1,target=A end_ns=300i,duration_s=0.0000002,bytes=30100000000i,mbps=11000 100",
+                "overlap,rig=bench,run=r1,target=B end_ns=300i,duration_s=0.0000002,bytes=5i,mbps=2 100",
+                "overlap,rig=bench,run=r1,target=all end_ns=300i,duration_s=0.0000002,mbps=57000,peak_mbps=58000 100",
+            ]
+        );
+        assert!(overlap_points(&json!({"overlap": {"window": null}}), &tags()).is_empty());
+        let st = lines(stats_points(&ev, &tags()));
+        assert_eq!(st.len(), 1);
+        for want in [
+            "stats,phase=write,rig=bench,run=r1,target=A ",
+            "files=107i",
+            "bytes=100000000000i",
+            "mean_mbps=21000",
+            "trimmed_mean_mbps=16000",
+            "bimodal=true",
+            "start_ns=10i",
+        ] {
+            assert!(st[0].contains(want), "{want} in {}", st[0]);
+        }
+        assert!(!st[0].contains("gap"));
+
+        let summary = json!({"end_ns": 999, "extra": {"probe": {
+            "alignment_uncertainty_ns": 40105.3,
+            "link": {"probe": {"samples_taken": 11835, "samples_dropped": 2, "i2c_errors": 0,
+                               "ring_overflows": 1, "tx_overflows": 3},
+                     "reconnects": [{}, {}],
+                     "stats": {"frames": {"crc_errors": 4}, "sequence": {"gaps": 1}}}}}});
+        let man = json!({"extra": {"probe": {"rate_hz": 1000}}});
+        let ph = probe_health_point(&summary, &man, &tags())
+            .unwrap()
+            .to_line()
+            .unwrap();
+        assert_eq!(
+            ph,
+            "probe_health,probe=p7,rig=bench,run=r1 samples=11835i,dropped=2i,i2c_errors=0i,\
+             crc_errors=4i,seq_gaps=1i,overflows=4i,reconnects=2i,alignment_uncertainty_us=40.1053,\
+             sample_rate_hz=1000 999"
+        );
+        assert!(probe_health_point(&json!({"end_ns": 1, "extra": {}}), &man, &tags()).is_none());
+
+        let jsonl = "{\"event\":\"connected\",\"port\":\"/dev/pts/0\",\"time_ns\":5}\n\
+                     {\"event\":\"device_info\",\"info\":{\"x\":1},\"time_ns\":6}\n";
+        assert_eq!(
+            lines(probe_link_points(jsonl, &tags()).unwrap()),
+            [
+                "probe_link,probe=p7,rig=bench,run=r1 event=\"connected\",port=\"/dev/pts/0\" 5",
+                "probe_link,probe=p7,rig=bench,run=r1 event=\"device_info\" 6",
+            ]
+        );
+        assert!(probe_link_points("{\"event\":\"x\"}", &tags()).is_err());
     }
 }

@@ -19,7 +19,9 @@ pub struct ImportArgs {
 /// Runs `hostd import`.
 pub fn execute(args: ImportArgs) -> anyhow::Result<ExitCode> {
     let Some(target) = args.influx.target()? else {
-        anyhow::bail!("hostd import needs --influx-url (and a token: INFLUX_TOKEN or --influx-token-file)");
+        anyhow::bail!(
+            "hostd import needs --influx-url (and a token: INFLUX_TOKEN or --influx-token-file)"
+        );
     };
     let summary = hostd_influx::import::import_run(&args.run_dir, target, args.rig.as_deref())?;
     println!(
@@ -30,8 +32,8 @@ pub fn execute(args: ImportArgs) -> anyhow::Result<ExitCode> {
     );
     for s in &summary.sources {
         match s.points {
-            Some(n) => println!("  {:<14} {n} points", s.source),
-            None => println!("  {:<14} absent", s.source),
+            Some(n) => println!("  {:<20} {n} points", s.source),
+            None => println!("  {:<20} absent", s.source),
         }
     }
     println!("{}", summary.report.summary());

@@ -22,7 +22,11 @@ enum InfluxCommand {
 #[derive(clap::Args)]
 struct SetupArgs {
     /// InfluxDB base URL.
-    #[arg(long = "influx-url", value_name = "URL", default_value = "http://127.0.0.1:8086")]
+    #[arg(
+        long = "influx-url",
+        value_name = "URL",
+        default_value = "http://127.0.0.1:8086"
+    )]
     url: String,
     /// Organisation to create.
     #[arg(long = "influx-org", value_name = "ORG", default_value = hostd_influx::args::DEFAULT_ORG)]
@@ -45,11 +49,20 @@ pub fn execute(args: InfluxArgs) -> anyhow::Result<ExitCode> {
             let token_file = a.token_file.unwrap_or_else(admin::default_token_file);
             let out = admin::setup(&a.url, &a.org, &a.bucket, &a.username, &token_file)?;
             if out.onboarded {
-                println!("onboarded InfluxDB at {}: org '{}', bucket '{}'", a.url, a.org, a.bucket);
+                println!(
+                    "onboarded InfluxDB at {}: org '{}', bucket '{}'",
+                    a.url, a.org, a.bucket
+                );
             } else {
-                println!("InfluxDB at {} was already set up; bucket '{}' checked", a.url, a.bucket);
+                println!(
+                    "InfluxDB at {} was already set up; bucket '{}' checked",
+                    a.url, a.bucket
+                );
             }
-            println!("InfluxQL database '{}' maps to bucket '{}'", a.bucket, a.bucket);
+            println!(
+                "InfluxQL database '{}' maps to bucket '{}'",
+                a.bucket, a.bucket
+            );
             println!("token: {}", out.token_file.display());
             println!(
                 "use: hostd run … --influx-url {} --influx-token-file {}",
