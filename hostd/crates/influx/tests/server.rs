@@ -276,3 +276,59 @@ fn rejected_data_is_counted_kept_and_does_not_block_later_points() {
     );
     assert_eq!(s.count("conflict", "v").unwrap(), 2);
 }
+
+#[test]
+fn random_tag_values_and_strings_round_trip_exactly() {
+    // Deterministic pseudo-random text over the characters line protocol must escape.
+    let alphabet: Vec<char> = "ab Z,=\"\\ü°\t'{}#".chars().collect();
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    let s = server();
+    let w = Writer::start(fast_config(s.target(), None)).unwrap();
+    let mut sent = Vec::new();
+    let mut refused = 0;
+    for i in 0..300i64 {
+        let mut text =
+            |len: usize| -> String { (0..len).map(|_| alphabet[next(alphabet.len())]).collect() };
+        let tag = text(1 + i as usize % 9);
+        let mut string = text(i as usize % 12);
+        if i % 5 == 0 {
+            string.push('\n');
+        }
+        let p = Point::new("fuzz")
+            .tag("t", tag.clone())
+            .field("s", string.clone())
+            .field("i", i)
+            .timestamp_ns(1_000_000 + i);
+        match w.write(&p) {
+            Ok(()) => sent.push((1_000_000 + i, tag, string)),
+            Err(e) => {
+                // Only what line protocol cannot carry is refused, with the reason.
+                assert!(tag.ends_with('\\'), "refused {tag:?}: {e}");
+                refused += 1;
+            }
+        }
+    }
+    let report = w.close(Duration::from_secs(20));
+    assert!(report.is_complete(), "{}", report.summary());
+    assert!(refused < 100 && sent.len() > 200);
+    let rows = s.rows(r#"SELECT "s", "t" FROM "fuzz""#).unwrap();
+    let mut got: Vec<(i64, String, String)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r[0].as_i64().unwrap(),
+                r[2].as_str().unwrap().to_owned(),
+                r[1].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    got.sort();
+    sent.sort();
+    assert_eq!(got, sent);
+}
