@@ -93,6 +93,9 @@ pub struct TargetSpec {
     pub phase: String,
     /// Stop after this many GB (10⁹ bytes).
     pub total_gb: f64,
+    /// Exactly this many files (sizes drawn as usual, then scaled to `total_gb`).
+    #[serde(default)]
+    pub file_count: Option<usize>,
     /// Smallest file, MB (10⁶ bytes); sizes are uniform between min and max.
     pub file_min_mb: f64,
     /// Largest file, MB.

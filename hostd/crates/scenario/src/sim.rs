@@ -105,6 +105,15 @@ fn draw_sizes(rng: &mut impl Rng, min_mb: f64, max_mb: f64, total_gb: f64) -> Ve
     v
 }
 
+/// Exactly `n` file sizes, uniform in [min, max] MB, scaled to sum to the total.
+fn draw_count(rng: &mut impl Rng, n: usize, min_mb: f64, max_mb: f64, total_gb: f64) -> Vec<u64> {
+    let raw: Vec<f64> = (0..n.max(1))
+        .map(|_| rng.gen_range(min_mb..=max_mb))
+        .collect();
+    let k = total_gb * 1e9 / raw.iter().sum::<f64>();
+    raw.into_iter().map(|r| ((r * k) as u64).max(1)).collect()
+}
+
 /// Plays the scenario; the same scenario and seed always give the same trace.
 pub fn simulate(sc: &Scenario) -> Trace {
     let dev = &sc.device;
@@ -120,7 +129,10 @@ pub fn simulate(sc: &Scenario) -> Trace {
         .iter()
         .zip(rngs.iter_mut())
         .map(|(t, rng)| TargetState {
-            sizes: draw_sizes(rng, t.file_min_mb, t.file_max_mb, t.total_gb),
+            sizes: match t.file_count {
+                Some(n) => draw_count(rng, n, t.file_min_mb, t.file_max_mb, t.total_gb),
+                None => draw_sizes(rng, t.file_min_mb, t.file_max_mb, t.total_gb),
+            },
             next_file: 0,
             stage: 0,
             cum: 0.0,

@@ -23,6 +23,7 @@ tau_s = 20.0
 name = "bench"
 phase = "write"
 total_gb = 100.0
+file_count = 800
 file_min_mb = 2.0
 file_max_mb = 248.0
 overhead_ms = 1.0
