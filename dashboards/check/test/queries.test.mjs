@@ -83,26 +83,18 @@ describe('dashboard queries against a real InfluxDB and a real sim run', () => {
     if (skip) return t.skip(skip);
     const influx = new InfluxQL(server.url, server.token);
     const results = await checkAllQueries(dashboardsDir, influx, { run });
-    // A query of a measurement hostd does not write (yet) cannot be checked; it is listed, not
-    // hidden. Once hostd writes the measurement, the query is checked like every other.
     const written = new Set((await influx.query('SHOW MEASUREMENTS')).series.flatMap((s) => s.values.map((v) => v[0])));
     const entries = results.flatMap(({ file, report }) => report.map((r) => ({ file, ...r })));
-    const unwritten = (r) => r.measurements.filter((m) => !written.has(m));
-    const pending = entries.filter((r) => unwritten(r).length > 0);
-    const checked = entries.filter((r) => unwritten(r).length === 0);
-    const failures = checked
+    const failures = entries
       .filter((r) => r.problems.length)
-      .map((r) => `${r.file} ${r.where}: ${r.problems.join('; ')}\n    ${r.query}`);
-    t.diagnostic(`${checked.length - failures.length} of ${checked.length} queries returned the expected shape for run ${run}`);
-    if (pending.length) {
-      const missing = [...new Set(pending.flatMap(unwritten))].join(', ');
-      t.diagnostic(`${pending.length} queries NOT checked: hostd wrote no ${missing}: ${pending.map((r) => `${r.file} ${r.where}`).join('; ')}`);
-    }
+      .map((r) => {
+        const unwritten = r.measurements.filter((m) => !written.has(m));
+        const why = unwritten.length ? ` (hostd wrote no ${unwritten.join(', ')})` : '';
+        return `${r.file} ${r.where}: ${r.problems.join('; ')}${why}\n    ${r.query}`;
+      });
+    t.diagnostic(`${entries.length - failures.length} of ${entries.length} queries returned the expected shape for run ${run}`);
     assert.deepEqual(failures, []);
-    for (const m of ['file', 'interval', 'probe', 'probe_agg', 'event', 'run']) {
-      assert.ok(written.has(m), `hostd wrote no ${m} measurement: the dashboards' core data is missing`);
-    }
-    assert.ok(checked.length >= 45, `only ${checked.length} queries could be checked`);
+    assert.ok(entries.length >= 70, `only ${entries.length} queries were found in the dashboards`);
   });
 
   test('the runner catches a broken query, a missing field and a missing annotation column', async (t) => {
