@@ -213,6 +213,9 @@ fn event_json(event: &LinkEvent) -> Option<serde_json::Value> {
         LinkEvent::Stream(StreamEvent::ProbeError(e)) => {
             json!({"event": "probe_error", "time_ns": now, "code": e.code, "detail": e.detail})
         }
+        LinkEvent::Stream(StreamEvent::Aligned(a)) => {
+            json!({"event": "alignment", "time_ns": now, "alignment": a})
+        }
         LinkEvent::Stream(StreamEvent::Info(i)) => {
             json!({"event": "device_info", "time_ns": now, "info": i})
         }

@@ -16,6 +16,10 @@ use std::collections::VecDeque;
 /// Batches held while the probe's calibration or the first clock fit is
 /// still missing; older ones are dropped (and counted) beyond this.
 const MAX_PENDING_BATCHES: usize = 4096;
+/// Samples are held at the start until the clock fit is this good…
+pub const HOLD_UNTIL_UNCERTAINTY_NS: f64 = 250_000.0;
+/// …or for at most this long (host time).
+pub const MAX_HOLD_NS: i64 = 3_000_000_000;
 
 /// Something the stream reports besides samples.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,7 +76,7 @@ pub struct StreamStats {
     pub sync_rejected: u64,
     /// Latest clock fit.
     pub alignment: Option<AlignmentEstimate>,
-    /// Largest alignment uncertainty reported since the fit had drift (ns).
+    /// Largest alignment uncertainty of the clock fits samples were mapped with (ns).
     pub alignment_uncertainty_max_ns: Option<f64>,
 }
 
@@ -100,6 +104,8 @@ pub struct ProbeStream {
     malformed_batches: u64,
     unaligned_dropped: u64,
     uncertainty_max_ns: Option<f64>,
+    released: bool,
+    pending_since: Option<i64>,
 }
 
 impl ProbeStream {
@@ -163,10 +169,10 @@ impl ProbeStream {
                 self.calibration = Calibration::from_info(&info).or(self.calibration);
                 self.info = Some(info.clone());
                 out(StreamItem::Event(StreamEvent::Info(info)));
-                self.drain_pending(out);
+                self.drain_pending(recv_ns, out);
             }
             Msg::Batch(batch) => {
-                if self.ready() {
+                if self.released && self.ready(recv_ns) {
                     self.emit_batch(&batch, out);
                 } else {
                     if self.pending.len() == MAX_PENDING_BATCHES {
@@ -174,7 +180,9 @@ impl ProbeStream {
                             self.unaligned_dropped += batch_len(&old) as u64;
                         }
                     }
+                    self.pending_since.get_or_insert(recv_ns);
                     self.pending.push_back(batch);
+                    self.drain_pending(recv_ns, out);
                 }
             }
             Msg::Sync(reply) => {
@@ -186,13 +194,9 @@ impl ProbeStream {
                 };
                 if self.aligner.add(exchange) {
                     if let Some(est) = self.aligner.estimate() {
-                        if est.exchanges_used >= 2 {
-                            let max = self.uncertainty_max_ns.unwrap_or(0.0);
-                            self.uncertainty_max_ns = Some(max.max(est.uncertainty_ns));
-                        }
                         out(StreamItem::Event(StreamEvent::Aligned(est)));
                     }
-                    self.drain_pending(out);
+                    self.drain_pending(recv_ns, out);
                 }
             }
             Msg::Status(status) => {
@@ -204,21 +208,58 @@ impl ProbeStream {
         }
     }
 
-    fn ready(&self) -> bool {
-        self.calibration.is_some() && self.aligner.estimate().is_some()
+    /// Samples flow once the probe's calibration is known and the clock fit
+    /// is good (uncertainty ≤ [`HOLD_UNTIL_UNCERTAINTY_NS`]) — or has been
+    /// waited for [`MAX_HOLD_NS`]. After that they always flow.
+    fn ready(&self, now_ns: i64) -> bool {
+        let Some(est) = self.aligner.estimate() else {
+            return false;
+        };
+        if self.calibration.is_none() {
+            return false;
+        }
+        self.released
+            || est.uncertainty_ns <= HOLD_UNTIL_UNCERTAINTY_NS
+            || self
+                .pending_since
+                .is_some_and(|t| now_ns - t >= MAX_HOLD_NS)
     }
 
-    fn drain_pending(&mut self, out: &mut impl FnMut(StreamItem)) {
-        if !self.ready() {
+    fn drain_pending(&mut self, now_ns: i64, out: &mut impl FnMut(StreamItem)) {
+        if !self.ready(now_ns) {
             return;
         }
+        self.release(out);
+    }
+
+    fn release(&mut self, out: &mut impl FnMut(StreamItem)) {
+        self.released = true;
+        self.pending_since = None;
         while let Some(batch) = self.pending.pop_front() {
             self.emit_batch(&batch, out);
         }
     }
 
+    /// Emits held samples with whatever clock fit there is (end of stream);
+    /// without any fit they stay unaligned and are counted as dropped.
+    pub fn flush(&mut self, out: &mut impl FnMut(StreamItem)) {
+        if self.calibration.is_some() && self.aligner.estimate().is_some() {
+            self.release(out);
+        } else {
+            self.unaligned_dropped += self
+                .pending
+                .drain(..)
+                .map(|b| batch_len(&b) as u64)
+                .sum::<u64>();
+        }
+    }
+
     fn emit_batch(&mut self, batch: &pb::SampleBatch, out: &mut impl FnMut(StreamItem)) {
         let Some(cal) = self.calibration else { return };
+        if let Some(est) = self.aligner.estimate() {
+            let max = self.uncertainty_max_ns.unwrap_or(0.0);
+            self.uncertainty_max_ns = Some(max.max(est.uncertainty_ns));
+        }
         let n = batch_len(batch);
         if n == 0 {
             return;

@@ -23,7 +23,7 @@ fn info() -> Msg {
 fn sync() -> Msg {
     Msg::Sync(pb::SyncReply {
         sync_id: 1,
-        host_time_ns: 1_000_000_000,
+        host_time_ns: 1_999_900_000,
         probe_rx_us: 10,
         probe_tx_us: 11,
     })
@@ -172,29 +172,75 @@ fn random_bytes_never_panic_and_are_all_rejected_or_ignored() {
     assert!(stats.frames.rejected() > 1000);
 }
 
+/// Feeds one message at host time `recv_ns`; returns the samples it released.
+fn feed(d: &mut ProbeStream, msg: Msg, recv_ns: i64) -> Vec<hostd_probe::ProbeSample> {
+    let mut samples = Vec::new();
+    d.push(&encode_probe_message(msg), recv_ns, &mut |i| {
+        if let StreamItem::Sample(s) = i {
+            samples.push(s)
+        }
+    });
+    samples
+}
+
+fn sync_at(host_send_ns: u64, probe_us: u64) -> Msg {
+    Msg::Sync(pb::SyncReply {
+        sync_id: 1,
+        host_time_ns: host_send_ns,
+        probe_rx_us: probe_us,
+        probe_tx_us: probe_us + 1,
+    })
+}
+
 #[test]
 fn samples_wait_for_calibration_and_alignment_then_flow() {
     let mut rng = ChaCha8Rng::seed_from_u64(1);
-    let mut decoder = ProbeStream::new();
-    let mut samples = Vec::new();
-    let mut push = |d: &mut ProbeStream, msg: Msg| {
-        d.push(&encode_probe_message(msg), 5_000_000_000, &mut |i| {
-            if let StreamItem::Sample(s) = i {
-                samples.push(s)
-            }
-        })
-    };
-    push(&mut decoder, batch(&mut rng, 0));
-    push(&mut decoder, info());
-    push(&mut decoder, batch(&mut rng, 1));
-    push(&mut decoder, sync());
-    let n = samples.len();
-    assert_eq!(n, 2 * BATCH as usize);
-    // Probe time 10.5 µs ↔ host midpoint (1 s + 5 s)/2 = 3 s; sample 0 at 1000 µs.
-    let expected = 3_000_000_000 + (1_000 - 10) * 1000 - 500;
+    let mut d = ProbeStream::new();
+    assert!(feed(&mut d, batch(&mut rng, 0), 2_000_000_000).is_empty());
+    assert!(feed(&mut d, info(), 2_000_000_000).is_empty());
+    assert!(
+        feed(&mut d, batch(&mut rng, 1), 2_000_000_000).is_empty(),
+        "no samples before the clock is aligned"
+    );
+    let samples = feed(&mut d, sync(), 2_000_000_000);
+    assert_eq!(samples.len(), 2 * BATCH as usize);
+    // Probe time 10.5 µs ↔ host midpoint (1.9999 s + 2 s)/2; sample 0 at 1000 µs.
+    let expected = 1_999_950_000 + (1_000 - 10) * 1000 - 500;
     assert!(
         (samples[0].time_ns - expected).abs() <= 1000,
         "{}",
         samples[0].time_ns
     );
+}
+
+#[test]
+fn a_slow_first_sync_holds_samples_until_a_good_one_arrives() {
+    let mut rng = ChaCha8Rng::seed_from_u64(2);
+    let mut d = ProbeStream::new();
+    feed(&mut d, info(), 1_000_000_000);
+    // Round trip 4 ms: ±2 ms is not good enough to stamp samples with.
+    assert!(feed(&mut d, sync_at(996_000_000, 0), 1_000_000_000).is_empty());
+    assert!(feed(&mut d, batch(&mut rng, 0), 1_100_000_000).is_empty());
+    // A 100 µs round trip releases them, all stamped with the good fit.
+    let released = feed(&mut d, sync_at(1_199_900_000, 199_950), 1_200_000_000);
+    assert_eq!(released.len(), BATCH as usize);
+    assert!(d.stats().alignment_uncertainty_max_ns.unwrap() < 250_000.0);
+    // Afterwards batches flow at once.
+    assert_eq!(
+        feed(&mut d, batch(&mut rng, 1), 1_300_000_000).len(),
+        BATCH as usize
+    );
+}
+
+#[test]
+fn without_a_good_sync_samples_flow_after_the_hold_limit() {
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    let mut d = ProbeStream::new();
+    feed(&mut d, info(), 1_000_000_000);
+    feed(&mut d, sync_at(990_000_000, 0), 1_000_000_000); // ±5 ms
+    assert!(feed(&mut d, batch(&mut rng, 0), 1_000_000_000).is_empty());
+    let late = feed(&mut d, batch(&mut rng, 1), 4_100_000_000);
+    assert_eq!(late.len(), 2 * BATCH as usize);
+    let max = d.stats().alignment_uncertainty_max_ns.unwrap();
+    assert!(max > 1e6, "the poor fit is reported: {max}");
 }

@@ -431,6 +431,7 @@ impl Worker {
             }
         }
         self.shutdown(&mut buf);
+        self.flush_held();
         self.report()
     }
 
@@ -702,6 +703,19 @@ impl Worker {
                 Err(e) if e.kind() == ErrorKind::TimedOut => {}
                 Err(_) => break,
             }
+        }
+    }
+
+    /// Samples still held for a better clock fit go out with the fit there is.
+    fn flush_held(&mut self) {
+        let mut samples = Vec::new();
+        self.stream.flush(&mut |item| {
+            if let StreamItem::Sample(s) = item {
+                samples.push(s);
+            }
+        });
+        if !samples.is_empty() {
+            let _ = self.out.send(LinkOutput::Samples(samples));
         }
     }
 
