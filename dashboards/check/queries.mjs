@@ -14,6 +14,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isMain, options } from './cli.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -277,23 +278,20 @@ export async function checkAllQueries(dir, influx, { run, rig, from, to }) {
   return out;
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const args = process.argv.slice(2);
-  const opt = (name) => {
-    const i = args.indexOf(name);
-    return i >= 0 ? args[i + 1] : undefined;
-  };
-  const url = opt('--url');
-  const run = opt('--run');
-  if (!url || !run) {
-    console.error('usage: INFLUX_TOKEN=… node queries.mjs --url URL --run RUN_ID [--rig RIG] [--from MS --to MS] [--db DB] [--dashboards DIR] [--allow-empty M1,M2]');
+if (isMain(import.meta.url)) {
+  const usage =
+    'INFLUX_TOKEN=… node queries.mjs --url URL --run RUN_ID [--rig RIG] [--from MS --to MS] [--db DB] [--dashboards DIR] [--allow-empty M1,M2]';
+  const opt = options(['url', 'run', 'rig', 'from', 'to', 'db', 'dashboards', 'allow-empty'], usage);
+  if (!opt.url || !opt.run) {
+    console.error(`usage: ${usage}`);
     process.exit(2);
   }
-  const influx = new InfluxQL(url, process.env.INFLUX_TOKEN, opt('--db') ?? 'throttlescope');
-  const from = opt('--from') !== undefined ? Number(opt('--from')) : undefined;
-  const to = opt('--to') !== undefined ? Number(opt('--to')) : undefined;
-  const results = await checkAllQueries(resolve(opt('--dashboards') ?? join(here, '..')), influx, { run, rig: opt('--rig'), from, to });
-  const allowEmpty = new Set((opt('--allow-empty') ?? '').split(',').filter(Boolean));
+  const influx = new InfluxQL(opt.url, process.env.INFLUX_TOKEN, opt.db ?? 'throttlescope');
+  const from = opt.from !== undefined ? Number(opt.from) : undefined;
+  const to = opt.to !== undefined ? Number(opt.to) : undefined;
+  const dir = resolve(opt.dashboards ?? join(here, '..'));
+  const results = await checkAllQueries(dir, influx, { run: opt.run, rig: opt.rig, from, to });
+  const allowEmpty = new Set((opt['allow-empty'] ?? '').split(',').filter(Boolean));
   let passed = 0;
   let failed = 0;
   let empty = 0;

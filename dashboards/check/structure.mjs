@@ -13,6 +13,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
+import { isMain, options } from './cli.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -196,14 +197,10 @@ export function checkAll(dashboards, datasources) {
   });
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const args = process.argv.slice(2);
-  const opt = (name, dflt) => {
-    const i = args.indexOf(name);
-    return i >= 0 ? resolve(args[i + 1]) : dflt;
-  };
-  const dashboardsDir = opt('--dashboards', resolve(here, '..'));
-  const provisioningDir = opt('--provisioning', resolve(here, '..', 'provisioning'));
+if (isMain(import.meta.url)) {
+  const opt = options(['dashboards', 'provisioning'], 'node structure.mjs [--dashboards DIR] [--provisioning DIR]');
+  const dashboardsDir = resolve(opt.dashboards ?? join(here, '..'));
+  const provisioningDir = resolve(opt.provisioning ?? join(here, '..', 'provisioning'));
   const results = checkAll(loadDashboards(dashboardsDir), provisionedDatasources(provisioningDir));
   let failed = 0;
   for (const { file, errors } of results) {

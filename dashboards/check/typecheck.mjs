@@ -13,6 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isMain, options } from './cli.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -77,14 +78,10 @@ export function check(dashboardsDir, outDir) {
   return { ok: r.status === 0, output, files: [...map.values()].map((m) => m.json) };
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const args = process.argv.slice(2);
-  const opt = (name, dflt) => {
-    const i = args.indexOf(name);
-    return i >= 0 ? resolve(args[i + 1]) : dflt;
-  };
-  const dashboardsDir = opt('--dashboards', resolve(here, '..'));
-  const outDir = opt('--workdir', join(here, 'generated'));
+if (isMain(import.meta.url)) {
+  const opt = options(['dashboards', 'workdir'], 'node typecheck.mjs [--dashboards DIR] [--workdir DIR]');
+  const dashboardsDir = resolve(opt.dashboards ?? join(here, '..'));
+  const outDir = resolve(opt.workdir ?? join(here, 'generated'));
   const { ok, output, files } = check(dashboardsDir, outDir);
   if (!ok) {
     process.stderr.write(output);
