@@ -71,7 +71,7 @@ test-dashboards: firmware-build influx-build
     set -euo pipefail
     command -v npm >/dev/null || { echo "test-dashboards: Node.js >= 20 with npm is needed" >&2; exit 1; }
     cd {{root}}/hostd && cargo build --locked --quiet -p hostd
-    export THROTTLESCOPE_HOSTD={{root}}/hostd/target/debug/hostd
+    export THROTTLESCOPE_HOSTD={{root}}/hostd/target/debug/hostd THROTTLESCOPE_REQUIRE_QUERIES=1
     cd {{root}}/dashboards/check
     npm ci --no-audit --no-fund --loglevel=error
     node --test test/

@@ -37,6 +37,22 @@ test('the committed dashboards type-check against @grafana/schema', () => {
   }
 });
 
+test('a work directory holding other files is refused and left as it was', () => {
+  const work = mkdtempSync(join(checkDir, '.tmp-foreign-'));
+  try {
+    writeFileSync(join(work, 'notes.txt'), 'mine');
+    assert.throws(() => check(dashboardsDir, work), /holds notes\.txt, which typecheck did not write/);
+    assert.equal(readFileSync(join(work, 'notes.txt'), 'utf8'), 'mine');
+    assert.throws(() => check(dashboardsDir, checkDir), /must be a directory inside/);
+    // a directory it generated before is reused
+    rmSync(join(work, 'notes.txt'));
+    assert.ok(check(dashboardsDir, work).ok);
+    assert.ok(check(dashboardsDir, work).ok);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+});
+
 test('every deliberately broken copy fails the type check at its own JSON line', () => {
   const broken = mkdtempSync(join(checkDir, '.tmp-broken-'));
   try {
