@@ -160,12 +160,19 @@ export function panelReferences(panel) {
   return { byName, byRegexp };
 }
 
+/** The values each GROUP BY tag took in an answer: { tag: [values] }. */
+export function tagValues(series) {
+  const out = {};
+  for (const s of series) for (const [k, v] of Object.entries(s.tags ?? {})) (out[k] ??= new Set()).add(v);
+  return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, [...v].sort()]));
+}
+
 /** Measurements a raw InfluxQL query reads (`FROM "name"` / `FROM name`). */
 export function measurementsOf(query) {
   return [...new Set([...(query ?? '').matchAll(/\bFROM\s+(?:"([^"]+)"|([A-Za-z_][\w]*))/gi)].map((m) => m[1] ?? m[2]))];
 }
 
-/** Runs `SHOW TAG VALUES`-style variable queries in order, choosing `choose[name]` or All/the first value. */
+/** Runs `SHOW TAG VALUES`-style variable queries in order: All where offered, else `choose[name]` or the first value. */
 export async function resolveVariables(dashboard, influx, ctx, choose = {}) {
   const variables = new Map();
   const report = [];
@@ -180,13 +187,13 @@ export async function resolveVariables(dashboard, influx, ctx, choose = {}) {
       const { series } = await influx.query(q);
       values = [...new Set(series.flatMap((s) => s.values.map((row) => String(row[s.columns.indexOf('value')]))))];
       if (values.length === 0) throw new Error('no values');
+      // A chosen value must be offered; a single-value variable takes it, a multi-value
+      // one with All keeps All (so the comparison dashboard sees every run).
       const wanted = choose[variable.name];
-      if (wanted !== undefined) {
-        if (!values.includes(wanted)) throw new Error(`${JSON.stringify(wanted)} is not among its values ${JSON.stringify(values)}`);
-        values = [wanted];
-      } else if (!variable.includeAll) {
-        values = [values[0]];
+      if (wanted !== undefined && !values.includes(wanted)) {
+        throw new Error(`${JSON.stringify(wanted)} is not among its values ${JSON.stringify(values)}`);
       }
+      if (!variable.includeAll) values = [wanted ?? values[0]];
       report.push({ where, query: q, problems: [], rows: values.length, measurements: measurementsOf(raw) });
     } catch (e) {
       report.push({ where, query: q, problems: [e.message], rows: 0, measurements: measurementsOf(raw) });
@@ -216,7 +223,14 @@ export async function checkDashboardQueries(dashboard, influx, range, choose = {
         const { series } = await influx.query(q);
         const problems = shapeProblems(series, { numeric: NUMERIC_PANELS.has(panel.type) });
         fieldNames(target, series).forEach((n) => names.add(n));
-        report.push({ where, query: q, problems, rows: series.reduce((n, s) => n + s.values.length, 0), measurements: measurementsOf(target.query) });
+        report.push({
+          where,
+          query: q,
+          problems,
+          rows: series.reduce((n, s) => n + s.values.length, 0),
+          measurements: measurementsOf(target.query),
+          tags: tagValues(series),
+        });
       } catch (e) {
         allAnswered = false;
         report.push({ where, query: q, problems: [e.message], rows: 0, measurements: measurementsOf(target.query) });

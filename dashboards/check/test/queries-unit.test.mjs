@@ -1,7 +1,7 @@
 // The query runner's own logic: Grafana-like interpolation, field naming and shape checks.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { escapeRegex, fieldNames, formatValue, interpolate, panelReferences, roundInterval, shapeProblems } from '../queries.mjs';
+import { escapeRegex, fieldNames, formatValue, interpolate, panelReferences, roundInterval, shapeProblems, tagValues } from '../queries.mjs';
 
 const ctx = (vars) => ({
   from: 1000,
@@ -45,6 +45,15 @@ test('shape problems: no rows, empty or non-numeric columns, missing columns', (
   assert.deepEqual(shapeProblems(s, { numeric: true }), ['column b is empty', 'column c holds no numbers']);
   assert.deepEqual(shapeProblems(s, { required: ['a', 'text'] }), ['column b is empty', 'column text is missing (have a, b, c)']);
   assert.deepEqual(shapeProblems([{ columns: ['time', 'a'], values: [[1, 0]] }], { numeric: true }), []);
+});
+
+test('tag values of an answer', () => {
+  const series = [
+    { tags: { run: 'b', target: 'x' } },
+    { tags: { run: 'a', target: 'x' } },
+    { name: 'no tags' },
+  ];
+  assert.deepEqual(tagValues(series), { run: ['a', 'b'], target: ['x'] });
 });
 
 test('panel references: XY axes and override matchers', () => {

@@ -11,7 +11,7 @@ import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { startInfluxd } from '../influxd.mjs';
-import { InfluxQL, checkAllQueries } from '../queries.mjs';
+import { InfluxQL, checkAllQueries, runRange } from '../queries.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..', '..', '..');
@@ -30,37 +30,35 @@ function runHostd(args, server) {
 }
 
 /**
- * The run every query is checked against: the probe simulator inline on two simulated drives
- * of the shared scenarios, played 25x faster than real time — the X5 that throttles at
- * 23.9 GB (a drop event) and hub drive C writing at the same time (a multi-target overlap).
+ * The runs the queries are checked against, all with the probe simulator inline and the
+ * shared scenarios' simulated drives played 25x faster than real time. The main run: the X5
+ * that throttles at 23.9 GB (a drop event) and hub drive C writing at the same time (a
+ * multi-target overlap). The second, for the comparison dashboard: a P50 whose SLC cache
+ * runs out at 13 GB.
  */
-const RUN_TARGETS = ['sim:x5-thermal*25', 'sim:hub-www-contention@C*25'];
+const MAIN_TARGETS = ['sim:x5-thermal*25', 'sim:hub-www-contention@C*25'];
+const SECOND_TARGETS = ['sim:p50-slc-13gb*25'];
 
 /**
- * Records the run into `server` — live with `hostd run --influx-url` when hostd has it, else
- * `hostd run` and then `hostd import` of its run directory — and returns its run id (the only
- * `run` tag value in the fresh database).
+ * Records one run into `server` — live with `hostd run --influx-url` when hostd has it, else
+ * `hostd run` and then `hostd import` of its run directory — and returns its run id.
  */
-async function recordRun(server, work, live) {
-  const out = join(work, 'run');
+function recordRun(server, out, targets, live) {
   const run = ['run', '--profile', 'sustained-100GB', '--probe', 'sim', '--seed', '2', '--quiet', '--out', out];
-  for (const t of RUN_TARGETS) run.push('--target', t);
+  for (const t of targets) run.push('--target', t);
   if (live) runHostd([...run, '--influx-url', server.url], server);
   else {
     runHostd(run, server);
     runHostd(['import', out, '--influx-url', server.url], server);
   }
-  const influx = new InfluxQL(server.url, server.token);
-  const { series } = await influx.query('SHOW TAG VALUES FROM "run" WITH KEY = "run"');
-  const runs = series.flatMap((s) => s.values.map((v) => v[1]));
-  assert.equal(runs.length, 1, `expected one run in the fresh InfluxDB, got ${JSON.stringify(runs)}`);
-  return runs[0];
+  return JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')).run_id;
 }
 
 describe('dashboard queries against a real InfluxDB and a real sim run', () => {
   let server;
   let work;
   let run;
+  let second;
   let skip = null;
 
   before(async () => {
@@ -73,8 +71,9 @@ describe('dashboard queries against a real InfluxDB and a real sim run', () => {
     const live = spawnSync(hostd, ['run', '--help'], { encoding: 'utf8' }).stdout.includes('--influx-url');
     server = await startInfluxd();
     work = mkdtempSync(join(tmpdir(), 'throttlescope-dashboards-'));
-    run = await recordRun(server, work, live);
-    console.log(`# recorded run ${run} ${live ? 'live (hostd run --influx-url)' : 'with hostd run + hostd import'}`);
+    run = recordRun(server, join(work, 'main'), MAIN_TARGETS, live);
+    second = recordRun(server, join(work, 'second'), SECOND_TARGETS, live);
+    console.log(`# recorded runs ${run} and ${second} ${live ? 'live (hostd run --influx-url)' : 'with hostd run + hostd import'}`);
   });
 
   after(async () => {
@@ -85,7 +84,11 @@ describe('dashboard queries against a real InfluxDB and a real sim run', () => {
   test('every variable, panel and annotation query returns data of the expected shape', async (t) => {
     if (skip) return t.skip(skip);
     const influx = new InfluxQL(server.url, server.token);
-    const results = await checkAllQueries(dashboardsDir, influx, { run });
+    // The time range covers both runs; single-run dashboards show the main run, the
+    // comparison dashboard (run = All) both.
+    const [a, b] = [await runRange(influx, run), await runRange(influx, second)];
+    const range = { from: Math.min(a.from, b.from), to: Math.max(a.to, b.to) };
+    const results = await checkAllQueries(dashboardsDir, influx, { run, ...range });
     const written = new Set((await influx.query('SHOW MEASUREMENTS')).series.flatMap((s) => s.values.map((v) => v[0])));
     const entries = results.flatMap(({ file, report }) => report.map((r) => ({ file, ...r })));
     const failures = entries
@@ -98,6 +101,13 @@ describe('dashboard queries against a real InfluxDB and a real sim run', () => {
     t.diagnostic(`${entries.length - failures.length} of ${entries.length} queries returned the expected shape for run ${run}`);
     assert.deepEqual(failures, []);
     assert.ok(entries.length >= 70, `only ${entries.length} queries were found in the dashboards`);
+
+    // Side by side: every comparison query grouped by run shows both runs (the overlap
+    // window exists only in the main run, which has two targets).
+    const both = [run, second].sort();
+    const grouped = entries.filter((r) => r.file === 'comparison.json' && r.tags?.run && !r.measurements.includes('overlap'));
+    assert.ok(grouped.length >= 6, `only ${grouped.length} comparison queries group by run`);
+    for (const r of grouped) assert.deepEqual(r.tags.run, both, `${r.where} does not show both runs`);
   });
 
   test('the runner catches a broken query, a missing field and a missing annotation column', async (t) => {
