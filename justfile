@@ -58,6 +58,12 @@ flash:
 bench-firmware: firmware-build
     {{fw_build}}/bench/bench-firmware-encode
 
+# Disk engine against fio on the same file: SEQ1M QD8 write/read, SEQ1M QD1 read, RND4K QD64 read
+# (ratios hostd/fio and CPU s/GB; BENCH_IO_DIR picks the disk, default /var/tmp).
+bench-io: setup
+    cd {{root}}/hostd && cargo build --locked --release -p hostd
+    {{root}}/scripts/bench-io.sh
+
 # hostd: formatting, lints and the Rust tests (InfluxDB tests start a private influxd).
 test-hostd: firmware-build influx-build
     cd {{root}}/hostd && cargo fmt --all --check
@@ -125,7 +131,7 @@ bench-analysis:
     done
 
 # All benchmarks.
-bench: bench-firmware bench-analysis bench-probe
+bench: bench-firmware bench-analysis bench-probe bench-io
 
 # Build influxd 2.7 from its Go module into ~/.cache/throttlescope/influxd (reused when built).
 influx-build:

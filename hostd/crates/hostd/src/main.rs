@@ -21,6 +21,8 @@ enum Command {
     Run(cmd::run::RunArgs),
     /// List the built-in workload profiles with their parameters.
     Profiles(cmd::profiles::ProfilesArgs),
+    /// One fio-like I/O job on one file (used by `just bench-io`).
+    BenchJob(cmd::bench_job::BenchJobArgs),
     /// Analyse a run directory: statistics, throttle events and causes, report.html.
     Analyze(cmd::analyze::AnalyzeArgs),
     /// Compare runs side by side (e.g. direct port against hub).
@@ -38,6 +40,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => cmd::run::execute(args),
         Command::Profiles(args) => cmd::profiles::execute(args),
+        Command::BenchJob(args) => cmd::bench_job::execute(args),
         Command::Analyze(args) => cmd::analyze::execute(args),
         Command::Compare(args) => cmd::compare::execute(args),
         Command::Import(args) => cmd::import::execute(args),

@@ -72,6 +72,22 @@ impl RunDirSink {
         &self.dir
     }
 
+    /// Removes what `create` made (for a run that failed before any I/O):
+    /// its files, then the directory if it is empty.
+    pub fn discard(self) {
+        let dir = self.dir.clone();
+        drop(self);
+        for name in [
+            "files.csv",
+            "intervals.csv",
+            "run-events.jsonl",
+            "manifest.json",
+        ] {
+            let _ = std::fs::remove_file(dir.join(name));
+        }
+        let _ = std::fs::remove_dir(&dir);
+    }
+
     fn write_json(&self, name: &str, value: &impl serde::Serialize) -> anyhow::Result<()> {
         let path = self.dir.join(name);
         let tmp = self.dir.join(format!(".{name}.tmp"));

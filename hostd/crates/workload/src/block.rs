@@ -11,11 +11,14 @@
 //! | 24..32   | run tag (from the seed)                        |
 //! | 32..4096 | payload: one of 256 random 4064-byte chunks    |
 //!
-//! The payload chunks come from ChaCha8 (incompressible), and the header makes
-//! every block unique (no deduplication). The chunk is chosen by hashing the
-//! header, so the expected content of any block can be regenerated to count
-//! the corrupt bytes of a block whose CRC fails. Writes cost one copy: the
-//! CRC is assembled from the chunk's precomputed CRC and the 24 header bytes.
+//! The payload chunks come from ChaCha8 (incompressible within a block and
+//! within any 1 MiB), and the header makes every block unique (no
+//! deduplication). Block `k` of a file carries chunk `(r + k) mod 256`, with a
+//! rotation `r` per file, so the expected content of any block can be
+//! regenerated to count the corrupt bytes of a block whose CRC fails. The CRC
+//! is assembled from the chunk's precomputed CRC and the 24 header bytes, and
+//! an I/O buffer refilled for an offset a multiple of 1 MiB away keeps its
+//! payloads: a write costs 32 bytes per block, like fio's buffer scrambling.
 
 use crate::crc32c::{self, Interleaved3, Shift};
 use rand::{RngCore, SeedableRng};
@@ -130,9 +133,12 @@ impl BlockCodec {
         self.file_id
     }
 
+    /// Payload chunk of the block at `offset`: a per-file rotation of the
+    /// 256 chunks, so 256 consecutive blocks all differ and a buffer filled
+    /// for one offset keeps the right payloads for any offset 1 MiB away.
     fn chunk_index(&self, offset: u64) -> usize {
-        (splitmix(self.file_id ^ offset.rotate_left(23) ^ self.pool.run_tag) % CHUNKS as u64)
-            as usize
+        let rotation = splitmix(self.file_id ^ self.pool.run_tag);
+        ((rotation.wrapping_add(offset / BLOCK as u64)) % CHUNKS as u64) as usize
     }
 
     fn header_rest(&self, offset: u64) -> [u8; 24] {
@@ -156,6 +162,38 @@ impl BlockCodec {
         out[4..8].copy_from_slice(&(!reg).to_le_bytes());
         out[8..HEADER].copy_from_slice(&rest);
         out[HEADER..BLOCK].copy_from_slice(self.pool.chunk(chunk));
+    }
+
+    /// Fills `buf` for `file_offset`, reusing the payloads already in it when
+    /// `primed` (what the buffer last held: file id, offset, length) says they
+    /// are the same chunks — then only the 32-byte headers are rewritten.
+    pub fn fill_reusing(
+        &self,
+        buf: &mut [u8],
+        file_offset: u64,
+        primed: &mut Option<(u64, u64, usize)>,
+    ) {
+        let same_payload = matches!(*primed, Some((id, off, len))
+            if id == self.file_id && len == buf.len()
+                && (file_offset.abs_diff(off) / BLOCK as u64).is_multiple_of(CHUNKS as u64)
+                && file_offset.abs_diff(off).is_multiple_of(BLOCK as u64));
+        if !same_payload {
+            self.fill(buf, file_offset);
+        } else {
+            for (i, block) in buf.chunks_exact_mut(BLOCK).enumerate() {
+                let offset = file_offset + (i * BLOCK) as u64;
+                let rest = self.header_rest(offset);
+                let reg = crc32c::combine(
+                    crc32c::raw(!0, &rest),
+                    self.pool.chunk_reg[self.chunk_index(offset)],
+                    &self.pool.shift_data,
+                );
+                block[..4].copy_from_slice(&MAGIC);
+                block[4..8].copy_from_slice(&(!reg).to_le_bytes());
+                block[8..HEADER].copy_from_slice(&rest);
+            }
+        }
+        *primed = Some((self.file_id, file_offset, buf.len()));
     }
 
     /// Fills `buf` (a multiple of 4 KiB) with the blocks at `file_offset`.
@@ -236,6 +274,23 @@ mod tests {
                 first_bad_byte: 3 * BLOCK as u64 + 1000
             }
         );
+    }
+
+    #[test]
+    fn reused_buffers_hold_exactly_what_a_fresh_fill_gives() {
+        let codec = BlockCodec::new(DataPool::new(5), 0, 3);
+        let mut primed = None;
+        let mut reused = vec![0u8; 256 * BLOCK];
+        for off in [0u64, 1 << 20, 3 << 20, (3 << 20) + 4096, 7 << 20] {
+            codec.fill_reusing(&mut reused, off, &mut primed);
+            let mut fresh = vec![0u8; 256 * BLOCK];
+            codec.fill(&mut fresh, off);
+            assert!(reused == fresh, "offset {off}");
+        }
+        // A buffer primed by another file is refilled.
+        let other = BlockCodec::new(DataPool::new(5), 0, 4);
+        other.fill_reusing(&mut reused, 7 << 20, &mut primed);
+        assert_eq!(other.verify(&reused, 7 << 20).corrupt_blocks, 0);
     }
 
     #[test]

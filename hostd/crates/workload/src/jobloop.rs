@@ -59,6 +59,8 @@ struct Slot {
     offset: u64,
     len: usize,
     done: usize,
+    /// What the buffer's payload was last filled for (file id, offset, length).
+    primed: Option<(u64, u64, usize)>,
 }
 
 /// Runs `io.job` to completion (or stop, or the first error).
@@ -74,12 +76,18 @@ pub fn run_job(engine: &mut dyn IoEngine, io: JobIo<'_>) -> Result<JobOutcome, J
     };
     let blocks_in_file = (job.file_size / bs as u64).max(1);
     let mut rng = ChaCha8Rng::seed_from_u64(job.seed);
-    let mut slots: Vec<Slot> = (0..qd.min(total_ops.max(1) as usize))
+    // Verified reads get spare buffers: a completed read is verified while the
+    // next I/O is already in flight, so verification never stalls the queue
+    // (at QD1 it would otherwise add its time to every I/O).
+    let verifying = !write && job.verify;
+    let spare = if verifying { qd.min(8) } else { 0 };
+    let mut slots: Vec<Slot> = (0..(qd + spare).min(total_ops.max(1) as usize))
         .map(|_| Slot {
             buf: AlignedBuf::new(bs),
             offset: 0,
             len: 0,
             done: 0,
+            primed: None,
         })
         .collect();
     let mut free: Vec<usize> = (0..slots.len()).rev().collect();
@@ -89,6 +97,7 @@ pub fn run_job(engine: &mut dyn IoEngine, io: JobIo<'_>) -> Result<JobOutcome, J
     let mut verify = VerifyReport::default();
     let mut error: Option<(u64, io::Error)> = None;
     let mut comps: Vec<IoCompletion> = Vec::with_capacity(qd);
+    let mut to_verify: Vec<usize> = Vec::with_capacity(qd);
     let started = Instant::now();
 
     loop {
@@ -98,7 +107,7 @@ pub fn run_job(engine: &mut dyn IoEngine, io: JobIo<'_>) -> Result<JobOutcome, J
             out.interrupted = true;
         }
         let mut queued_any = false;
-        while !stopping && issued < total_ops {
+        while !stopping && issued < total_ops && in_flight < qd {
             let Some(s) = free.pop() else { break };
             if let Some(pace) = job.pace_ns {
                 let due = Duration::from_nanos(pace * issued);
@@ -124,7 +133,11 @@ pub fn run_job(engine: &mut dyn IoEngine, io: JobIo<'_>) -> Result<JobOutcome, J
             slot.len = len;
             slot.done = 0;
             if write {
-                io.codec.fill(&mut slot.buf.as_mut_slice()[..len], offset);
+                io.codec.fill_reusing(
+                    &mut slot.buf.as_mut_slice()[..len],
+                    offset,
+                    &mut slot.primed,
+                );
             }
             submit(engine, io.fd, io.base_offset, s, slot, write).map_err(|e| JobError {
                 offset,
@@ -140,6 +153,12 @@ pub fn run_job(engine: &mut dyn IoEngine, io: JobIo<'_>) -> Result<JobOutcome, J
             source: e,
             bytes_done: out.bytes,
         })?;
+        for s in to_verify.drain(..) {
+            let slot = &slots[s];
+            let full = slot.len / BLOCK * BLOCK;
+            verify.merge(io.codec.verify(&slot.buf.as_slice()[..full], slot.offset));
+            free.push(s);
+        }
         if in_flight == 0 {
             break;
         }
@@ -178,11 +197,11 @@ pub fn run_job(engine: &mut dyn IoEngine, io: JobIo<'_>) -> Result<JobOutcome, J
                         in_flight += 1;
                         continue;
                     }
-                    if !write && job.verify {
-                        let full = slot.len / BLOCK * BLOCK;
-                        verify.merge(io.codec.verify(&slot.buf.as_slice()[..full], slot.offset));
+                    if verifying {
+                        to_verify.push(c.slot);
+                    } else {
+                        free.push(c.slot);
                     }
-                    free.push(c.slot);
                 }
             }
         }

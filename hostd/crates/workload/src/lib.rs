@@ -9,6 +9,7 @@
 //! read phase can locate corruption.
 
 pub mod backend;
+pub mod bench;
 pub mod block;
 pub mod buffer;
 pub mod crc32c;

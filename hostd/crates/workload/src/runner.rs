@@ -500,7 +500,7 @@ fn sampler(
 }
 
 /// Checks, before any write, that each filesystem has room for the files of
-/// all targets on it (plus 1 % and 64 MiB of headroom). Returns one line per
+/// all targets on it (plus 1 % and up to 64 MiB of headroom for metadata). Returns one line per
 /// storage for `--dry-run`, or the error.
 pub fn check_space(
     plan: &Plan,
@@ -527,7 +527,7 @@ pub fn check_space(
     }
     let mut lines = Vec::new();
     for (_, need, avail, labels) in groups {
-        let headroom = need / 100 + (64 << 20);
+        let headroom = need / 100 + (64u64 << 20).min(avail / 50);
         let line = format!(
             "free space on {}: need {} (+{} headroom), available {}",
             labels.join(", "),

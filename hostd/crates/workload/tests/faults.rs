@@ -325,3 +325,60 @@ fn raw_device_needs_both_flags_and_refuses_a_mounted_device() {
         eprintln!("root device {root} not visible; mounted-device check skipped");
     }
 }
+
+#[test]
+fn raw_device_fill_writes_and_verifies_an_unmounted_loop_device() {
+    if !can_mount() {
+        eprintln!("skipped: needs root and losetup");
+        return;
+    }
+    let work = disk_tempdir();
+    let img = work.path().join("raw.img");
+    std::fs::write(&img, vec![0u8; 16 << 20]).unwrap();
+    let out = Command::new("losetup")
+        .args(["-f", "--show"])
+        .arg(&img)
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        eprintln!("skipped: losetup not possible here");
+        return;
+    }
+    let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    struct Detach(String);
+    impl Drop for Detach {
+        fn drop(&mut self) {
+            let _ = Command::new("losetup").args(["-d", &self.0]).status();
+        }
+    }
+    let _guard = Detach(dev.clone());
+    let profile = hostd_workload::Profile::parse(
+        "name = \"fill-test\"\nkind = \"fill\"\n[fill]\nfraction = 0.5\nfile_size = \"4MiB\"\n[io]\nblock_size = \"128KiB\"\nqueue_depth = 32\nphases = [\"write\", \"read\"]\n",
+        "test",
+    )
+    .unwrap();
+    let mut opts = options(12, EngineChoice::Auto);
+    opts.raw_device = true;
+    opts.destroy_data = true;
+    let (plan, out) = run(
+        &profile,
+        &[&dev],
+        &opts,
+        false,
+        no_stop(),
+        &Recorder::default(),
+    )
+    .unwrap();
+    assert_eq!(out.status, RunStatus::Completed);
+    assert_eq!(plan.targets[0].footprint(), 8 << 20, "half of 16 MiB");
+    assert_eq!(out.files.iter().filter(|f| f.phase == "write").count(), 2);
+    assert!(out
+        .files
+        .iter()
+        .filter(|f| f.phase == "read")
+        .all(|f| f.verified == Some(true)));
+    // The second "file" landed at 4 MiB on the device, the rest is untouched.
+    let data = std::fs::read(&img).unwrap();
+    assert_eq!(&data[4 << 20..(4 << 20) + 4], b"TSB1");
+    assert!(data[8 << 20..].iter().all(|&b| b == 0));
+}

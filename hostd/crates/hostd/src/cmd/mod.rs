@@ -2,6 +2,7 @@
 //! `execute(args) -> anyhow::Result<ExitCode>`.
 
 pub mod analyze;
+pub mod bench_job;
 pub mod compare;
 pub mod import;
 pub mod influx;

@@ -164,7 +164,10 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("runs").join(&run_id));
     let run_dir = RunDirSink::create(&out_dir)?;
-    runner::prepare_all(&plan, &mut backends)?;
+    if let Err(e) = runner::prepare_all(&plan, &mut backends) {
+        run_dir.discard();
+        return Err(e);
+    }
 
     let mut manifest = Manifest {
         format_version: FORMAT_VERSION,

@@ -1,0 +1,373 @@
+//! `hostd run` and `hostd profiles` through the built binary: real files with
+//! direct I/O, the run directory, and the faults a user meets.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn hostd() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_hostd"))
+}
+
+/// A temporary directory on a real disk (direct I/O needs one).
+fn disk_tempdir() -> tempfile::TempDir {
+    let base = std::env::var("THROTTLESCOPE_TEST_DIR").unwrap_or_else(|_| "/var/tmp".into());
+    tempfile::tempdir_in(base).expect("tempdir on disk")
+}
+
+fn small_profile(dir: &Path, count: u32, max: &str) -> PathBuf {
+    let p = dir.join("small.toml");
+    std::fs::write(
+        &p,
+        format!("name = \"small\"\ndescription = \"test\"\nkind = \"files\"\n[files]\ncount = {count}\nmin_size = \"1MB\"\nmax_size = \"{max}\"\n[io]\nblock_size = \"1MiB\"\nqueue_depth = 4\nphases = [\"write\", \"read\"]\n"),
+    )
+    .unwrap();
+    p
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn csv_rows(path: &Path) -> Vec<Vec<String>> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| l.split(',').map(String::from).collect())
+        .collect()
+}
+
+fn dir_is_empty(p: &Path) -> bool {
+    std::fs::read_dir(p).unwrap().next().is_none()
+}
+
+#[test]
+fn profiles_lists_every_builtin_with_parameters() {
+    let o = hostd().arg("profiles").output().unwrap();
+    assert!(o.status.success());
+    let t = text(&o);
+    for name in [
+        "quick",
+        "stibium-160",
+        "sustained-100GB",
+        "fill-90",
+        "diskmark",
+        "video",
+    ] {
+        assert!(t.contains(name), "{name} missing:\n{t}");
+    }
+    assert!(
+        t.contains("160 files of 2MB-2GB") && t.contains("qd 32"),
+        "{t}"
+    );
+    let o = hostd().args(["profiles", "quick"]).output().unwrap();
+    assert!(text(&o).contains("[files]"));
+}
+
+#[test]
+fn run_writes_a_complete_run_directory_and_removes_its_test_files() {
+    let work = disk_tempdir();
+    let target = work.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let out = work.path().join("run");
+    let prof = small_profile(work.path(), 4, "3MB");
+    let o = hostd()
+        .args(["run", "--profile"])
+        .arg(&prof)
+        .arg("--target")
+        .arg(&target)
+        .arg("--out")
+        .arg(&out)
+        .args(["--seed", "42"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let t = text(&o);
+    assert!(
+        t.contains("completed") && t.contains("trim20") && t.contains("theil-sen"),
+        "{t}"
+    );
+    for f in [
+        "manifest.json",
+        "files.csv",
+        "intervals.csv",
+        "summary.json",
+        "run-events.jsonl",
+    ] {
+        assert!(out.join(f).exists(), "{f} missing");
+    }
+    let rows = csv_rows(&out.join("files.csv"));
+    assert_eq!(
+        &rows[0][..8],
+        ["target", "phase", "index", "start_ns", "end_ns", "bytes", "mbps", "verified"]
+    );
+    assert_eq!(rows.len(), 1 + 8);
+    assert!(rows[5..].iter().all(|r| r[1] == "read" && r[7] == "true"));
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["seed"], 42);
+    assert_eq!(manifest["profile"]["files"]["count"], 4);
+    assert_eq!(manifest["targets"][0]["direct_io"]["status"], "direct");
+    assert!(manifest["targets"][0]["engine"].as_str().unwrap().len() > 2);
+    assert!(manifest["host"]["kernel"].as_str().unwrap().len() > 2);
+    assert!(manifest["targets"][0]["fs_type"].is_string());
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["status"], "completed");
+    assert_eq!(summary["phases"].as_array().unwrap().len(), 2);
+    assert!(dir_is_empty(&target), "test files left behind");
+    // Same seed, same sizes.
+    let out2 = work.path().join("run2");
+    let o = hostd()
+        .args(["run", "--profile"])
+        .arg(&prof)
+        .arg("--target")
+        .arg(&target)
+        .arg("--out")
+        .arg(&out2)
+        .args(["--seed", "42", "-q"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let sizes = |p: &Path| {
+        csv_rows(&p.join("files.csv"))
+            .iter()
+            .skip(1)
+            .map(|r| r[5].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(sizes(&out), sizes(&out2));
+}
+
+#[test]
+fn dry_run_prints_the_plan_and_writes_nothing() {
+    let work = disk_tempdir();
+    let o = hostd()
+        .args([
+            "run",
+            "--profile",
+            "stibium-160",
+            "--dry-run",
+            "--seed",
+            "7",
+            "--target",
+        ])
+        .arg(work.path())
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert!(
+        t.contains("160 files") && t.contains("free space") && t.contains("nothing written"),
+        "{t}"
+    );
+    assert!(dir_is_empty(work.path()));
+}
+
+#[test]
+fn unknown_profile_is_a_clear_error() {
+    let work = disk_tempdir();
+    let o = hostd()
+        .args(["run", "--profile", "nonesuch", "--target"])
+        .arg(work.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let t = text(&o);
+    assert!(
+        t.contains("unknown profile `nonesuch`") && t.contains("quick"),
+        "{t}"
+    );
+}
+
+#[test]
+fn too_little_free_space_is_refused_before_writing() {
+    let work = disk_tempdir();
+    let p = work.path().join("huge.toml");
+    std::fs::write(&p, "name = \"huge\"\nkind = \"files\"\n[files]\ncount = 50000\nmin_size = \"2GB\"\nmax_size = \"2GB\"\n[io]\nblock_size = \"1MiB\"\nqueue_depth = 4\nphases = [\"write\"]\n").unwrap();
+    let target = work.path().join("t");
+    std::fs::create_dir(&target).unwrap();
+    let o = hostd()
+        .args(["run", "--profile"])
+        .arg(&p)
+        .arg("--target")
+        .arg(&target)
+        .arg("--out")
+        .arg(work.path().join("run"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("too little free space"), "{}", text(&o));
+    assert!(dir_is_empty(&target));
+}
+
+#[test]
+fn disk_full_mid_run_keeps_the_records_and_removes_the_files() {
+    let work = disk_tempdir();
+    let target = work.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let out = work.path().join("run");
+    let prof = small_profile(work.path(), 6, "3MB");
+    let o = hostd()
+        .args(["run", "-q", "--profile"])
+        .arg(&prof)
+        .arg("--target")
+        .arg(&target)
+        .arg("--out")
+        .arg(&out)
+        .env("HOSTD_INJECT_ENOSPC_AFTER", "5MB")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("disk full"), "{}", text(&o));
+    let rows = csv_rows(&out.join("files.csv"));
+    assert!(
+        rows.iter().any(|r| r[12] == "ok")
+            && rows.iter().any(|r| r[12].starts_with("error: disk full"))
+    );
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert!(summary["status"].as_str().unwrap().starts_with("failed: "));
+    assert!(dir_is_empty(&target));
+}
+
+#[test]
+fn sigterm_stops_cleanly_keeps_results_and_removes_test_files() {
+    let work = disk_tempdir();
+    let target = work.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let out = work.path().join("run");
+    let prof = small_profile(work.path(), 400, "8MB");
+    let child = hostd()
+        .args(["run", "-q", "--profile"])
+        .arg(&prof)
+        .arg("--target")
+        .arg(&target)
+        .arg("--out")
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until at least one file is recorded.
+    let start = Instant::now();
+    while std::fs::read_to_string(out.join("files.csv"))
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+        < 3
+    {
+        assert!(start.elapsed() < Duration::from_secs(60), "no progress");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: kill on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", text(&o));
+    assert!(text(&o).contains("interrupted"));
+    let rows = csv_rows(&out.join("files.csv"));
+    assert!(rows.len() >= 3 && rows.len() < 801, "{}", rows.len());
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["status"], "interrupted");
+    assert!(dir_is_empty(&target), "test files left behind");
+}
+
+#[test]
+fn tmpfs_target_needs_allow_cached_and_is_recorded_as_not_direct() {
+    let shm = Path::new("/dev/shm");
+    if !shm.is_dir() {
+        eprintln!("skipped: no /dev/shm");
+        return;
+    }
+    let t = tempfile::tempdir_in(shm).unwrap();
+    let work = disk_tempdir();
+    let prof = small_profile(work.path(), 2, "2MB");
+    let o = hostd()
+        .args(["run", "-q", "--profile"])
+        .arg(&prof)
+        .arg("--target")
+        .arg(t.path())
+        .arg("--out")
+        .arg(work.path().join("r1"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("--allow-cached"), "{}", text(&o));
+    let o = hostd()
+        .args(["run", "-q", "--allow-cached", "--profile"])
+        .arg(&prof)
+        .arg("--target")
+        .arg(t.path())
+        .arg("--out")
+        .arg(work.path().join("r2"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("NOT in force"), "{}", text(&o));
+    let m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(work.path().join("r2/manifest.json")).unwrap())
+            .unwrap();
+    assert_ne!(m["targets"][0]["direct_io"]["status"], "direct");
+    assert_eq!(m["allow_cached"], true);
+}
+
+#[test]
+fn two_targets_report_the_all_active_window() {
+    let work = disk_tempdir();
+    let (a, b) = (work.path().join("a"), work.path().join("b"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    let out = work.path().join("run");
+    let prof = small_profile(work.path(), 8, "6MB");
+    let o = hostd()
+        .args(["run", "-q", "--profile"])
+        .arg(&prof)
+        .arg("--target")
+        .arg(format!("{}:write", a.display()))
+        .arg("--target")
+        .arg(format!("{}:read", b.display()))
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("targets active for"), "{}", text(&o));
+    let s: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let w = &s["window"];
+    assert!(w["seconds"].as_f64().unwrap() > 0.0);
+    let per: f64 = w["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["mbps"].as_f64().unwrap())
+        .sum();
+    assert!((per - w["aggregate_mbps"].as_f64().unwrap()).abs() < 1e-6 * per.max(1.0));
+    let targets: Vec<&str> = csv_rows(&out.join("intervals.csv"))
+        .iter()
+        .skip(1)
+        .map(|r| if r[0].ends_with("/a") { "a" } else { "b" })
+        .collect();
+    assert!(targets.contains(&"a") && targets.contains(&"b"));
+}
+
+#[test]
+fn existing_run_directory_is_not_overwritten() {
+    let work = disk_tempdir();
+    let out = work.path().join("run");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("notes.txt"), b"mine").unwrap();
+    let o = hostd()
+        .args(["run", "--profile", "quick", "--target"])
+        .arg(work.path())
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("not empty"), "{}", text(&o));
+    assert_eq!(std::fs::read(out.join("notes.txt")).unwrap(), b"mine");
+}

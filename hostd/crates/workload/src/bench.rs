@@ -1,0 +1,129 @@
+//! One I/O job on one given file, measured like fio measures it (for
+//! `hostd bench-job` and `just bench-io`): throughput, IOPS and the CPU
+//! seconds the process spent (getrusage), verification included.
+
+use crate::block::{BlockCodec, DataPool};
+use crate::direct::{self, OpenMode};
+use crate::engine::{self, EngineChoice};
+use crate::jobloop::{run_job, JobIo};
+use crate::plan::IoJob;
+use anyhow::{bail, Context};
+use serde::Serialize;
+use std::os::unix::io::AsRawFd;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::time::Instant;
+
+/// What one job did.
+#[derive(Debug, Serialize)]
+pub struct BenchResult {
+    /// Engine that ran.
+    pub engine: String,
+    /// Job as run.
+    pub job: IoJob,
+    /// Bytes moved.
+    pub bytes: u64,
+    /// Wall-clock seconds (including the final fsync of writes).
+    pub seconds: f64,
+    /// MB/s (10^6 bytes/s).
+    pub mbps: f64,
+    /// I/Os per second.
+    pub iops: f64,
+    /// User CPU seconds of the process during the job.
+    pub usr_s: f64,
+    /// System CPU seconds of the process during the job.
+    pub sys_s: f64,
+    /// (usr + sys) per 10^9 bytes.
+    pub cpu_s_per_gb: f64,
+    /// Corrupt blocks found (reads with verification).
+    pub corrupt_blocks: u64,
+    /// Blocks verified.
+    pub verified_blocks: u64,
+}
+
+fn cpu_seconds() -> (f64, f64) {
+    // SAFETY: getrusage fills a zeroed struct.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    (tv(u.ru_utime), tv(u.ru_stime))
+}
+
+/// Runs `job` on `path`. Writes create the file, or overwrite it only with
+/// `overwrite`; reads expect a file written by a previous write job with the
+/// same `seed` (so verification passes).
+pub fn run_bench_job(
+    path: &Path,
+    job: &IoJob,
+    choice: EngineChoice,
+    seed: u64,
+    overwrite: bool,
+) -> anyhow::Result<BenchResult> {
+    let write = job.rw.is_write();
+    let mode = if write {
+        if path.exists() {
+            if !overwrite {
+                bail!(
+                    "{} exists; pass --overwrite to write over it",
+                    path.display()
+                );
+            }
+            OpenMode::Write
+        } else {
+            OpenMode::CreateNew
+        }
+    } else {
+        OpenMode::Read
+    };
+    let (file, status) = direct::open(path, mode, false)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    if !status.is_direct() {
+        bail!("{}: direct I/O not in force", path.display());
+    }
+    if !write {
+        let len = file.metadata()?.len();
+        if len < job.file_size {
+            bail!(
+                "{} holds {len} bytes, the job needs {}",
+                path.display(),
+                job.file_size
+            );
+        }
+    }
+    let (mut eng, _) = engine::open(choice, job.queue_depth)?;
+    let codec = BlockCodec::new(DataPool::new(seed), 0, 0);
+    let progress = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let (u0, s0) = cpu_seconds();
+    let t0 = Instant::now();
+    let out = run_job(
+        eng.as_mut(),
+        JobIo {
+            fd: file.as_raw_fd(),
+            base_offset: 0,
+            job,
+            codec: &codec,
+            progress: &progress,
+            stop: &stop,
+        },
+    )?;
+    if write {
+        direct::sync(&file)?;
+    }
+    let seconds = t0.elapsed().as_secs_f64();
+    let (u1, s1) = cpu_seconds();
+    let verify = out.verify.unwrap_or_default();
+    Ok(BenchResult {
+        engine: eng.name().to_string(),
+        job: job.clone(),
+        bytes: out.bytes,
+        seconds,
+        mbps: out.bytes as f64 / seconds / 1e6,
+        iops: (out.bytes / job.block_size as u64) as f64 / seconds,
+        usr_s: u1 - u0,
+        sys_s: s1 - s0,
+        cpu_s_per_gb: (u1 - u0 + s1 - s0) / (out.bytes as f64 / 1e9),
+        corrupt_blocks: verify.corrupt_blocks,
+        verified_blocks: verify.blocks,
+    })
+}
