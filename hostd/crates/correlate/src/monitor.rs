@@ -42,15 +42,16 @@ pub struct MonitorSummary {
 }
 
 /// Records the probe into `dir` (created if missing; must be empty) until
-/// `stop` is set or `duration` passes. Calls `status` with a one-line
-/// status every `status_every` (if set).
+/// `stop` is set or `duration` passes. `listeners` makes the extra sinks
+/// (e.g. InfluxDB) once `dir` exists. Calls `status` with a one-line status
+/// every `status_every` (if set).
 pub fn run_monitor(
     opts: &ProbeOptions,
     dir: &Path,
     stop: Arc<AtomicBool>,
     duration: Option<Duration>,
     status_every: Option<Duration>,
-    listeners: Vec<Box<dyn SampleListener>>,
+    listeners: impl FnOnce(&Path) -> anyhow::Result<Vec<Box<dyn SampleListener>>>,
     mut status: impl FnMut(&str),
 ) -> anyhow::Result<MonitorSummary> {
     if dir.exists()
@@ -74,7 +75,7 @@ pub fn run_monitor(
     });
     write_json(&dir.join("manifest.json"), &manifest)?;
 
-    let (link, recorder) = start_probe(opts, dir, listeners)?;
+    let (link, recorder) = start_probe(opts, dir, listeners(dir)?)?;
     let started = Instant::now();
     let mut next_status = Instant::now();
     while !stop.load(Ordering::SeqCst) && duration.is_none_or(|d| started.elapsed() < d) {

@@ -104,3 +104,67 @@ fn probe_run_reaches_influxdb_complete() {
         - 1;
     assert_eq!(server.count("probe_agg", "power_w_mean").unwrap(), agg);
 }
+
+#[test]
+fn monitor_streams_the_idle_probe_to_influxdb() {
+    let server = InfluxServer::start().expect("private influxd (run `just influx-build` first)");
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("mon");
+    let out = Command::new(env!("CARGO_BIN_EXE_hostd"))
+        .args([
+            "monitor",
+            "--probe",
+            "sim",
+            "--duration",
+            "2.5",
+            "--status-every",
+            "0",
+        ])
+        .args([
+            "--sim-arg=--idle-w",
+            "--sim-arg=1.5",
+            "--influx-url",
+            &server.url(),
+            "--influx-token-file",
+        ])
+        .arg(server.token_file().unwrap())
+        .arg("--out")
+        .arg(&dir)
+        .env("THROTTLESCOPE_PROBE_SIM", sim_path())
+        .env_remove("INFLUX_TOKEN")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "hostd monitor failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    let samples = summary["samples"].as_u64().unwrap();
+    assert!(samples > 1500, "{samples} samples in 2.5 s");
+    let idle = summary["mean_power_w"].as_f64().unwrap();
+    assert!(
+        (idle - 1.5).abs() < 0.05,
+        "idle power {idle} W, simulator idles at 1.5 W"
+    );
+    assert_eq!(summary["link"]["stats"]["sequence"]["gaps"], 0);
+    let csv_rows = std::fs::read_to_string(dir.join("probe.csv"))
+        .unwrap()
+        .lines()
+        .count() as u64
+        - 1;
+    assert_eq!(csv_rows, samples);
+    assert_eq!(
+        server.count("probe", "seq").unwrap(),
+        samples,
+        "every sample streamed to InfluxDB"
+    );
+    let agg = std::fs::read_to_string(dir.join("probe_agg.csv"))
+        .unwrap()
+        .lines()
+        .count() as u64
+        - 1;
+    assert_eq!(server.count("probe_agg", "samples").unwrap(), agg);
+}
