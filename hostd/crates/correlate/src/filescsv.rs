@@ -61,9 +61,7 @@ pub fn add_probe_columns(path: &Path, files: &[FileEnergy]) -> anyhow::Result<()
             .with_context(|| format!("{} has no column {name}", path.display()))
     };
     let (ti, pi, ii) = (col("target")?, col("phase")?, col("index")?);
-    let tmp = path.with_extension("csv.tmp");
-    let mut writer =
-        csv::Writer::from_path(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
+    let mut writer = csv::Writer::from_writer(Vec::new());
     let mut out: Vec<String> = keep.iter().map(|&i| header[i].to_string()).collect();
     out.extend(PROBE_FILE_COLUMNS.iter().map(|c| c.to_string()));
     writer.write_record(&out)?;
@@ -82,9 +80,10 @@ pub fn add_probe_columns(path: &Path, files: &[FileEnergy]) -> anyhow::Result<()
         }
         writer.write_record(&out)?;
     }
-    writer.flush()?;
-    drop(writer);
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))?;
+    let bytes = writer
+        .into_inner()
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    crate::write_atomic(path, &bytes)?;
     Ok(())
 }
 

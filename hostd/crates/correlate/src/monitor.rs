@@ -127,8 +127,5 @@ pub fn run_monitor(
 }
 
 fn write_json(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, serde_json::to_vec_pretty(value)?)
-        .with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+    crate::write_atomic(path, &serde_json::to_vec_pretty(value)?)
 }
