@@ -317,11 +317,22 @@ pub fn setup(
     }
     let onboarded = api.setup_allowed()?;
     let ids = if onboarded {
+        // Never overwrite a file we did not write: check before the server hands out the
+        // one operator token (it cannot be fetched again).
+        let pw_file = PathBuf::from(format!("{}.password", token_file.display()));
+        for f in [token_file, pw_file.as_path()] {
+            if f.exists() {
+                bail!(
+                    "{} already exists; move it away or choose another --influx-token-file \
+                     (nothing was changed on the server)",
+                    f.display()
+                );
+            }
+        }
         let password = random_hex(16)?;
         let (token, ids) = api.onboard(username, &password, org, bucket)?;
-        token.write_to(token_file)?;
-        let pw_file = PathBuf::from(format!("{}.password", token_file.display()));
-        crate::token::write_secret(&pw_file, &password)?;
+        crate::token::write_secret_new(token_file, token.expose())?;
+        crate::token::write_secret_new(&pw_file, &password)?;
         ids
     } else {
         let file = token_file.is_file().then_some(token_file);

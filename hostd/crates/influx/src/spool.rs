@@ -189,14 +189,18 @@ pub fn count_lines(body: &[u8]) -> usize {
         .count()
 }
 
+/// Writes `data` to a fresh temporary file in the same directory, syncs it and renames
+/// it to `path`, so a reader sees the whole batch or nothing.
 fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension("lp.tmp");
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(data)?;
-        f.sync_data()?;
-    }
-    std::fs::rename(&tmp, path)
+    let dir = path.parent().unwrap_or_else(|| Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".spool-")
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    tmp.write_all(data)?;
+    tmp.as_file().sync_data()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
 
 #[cfg(test)]

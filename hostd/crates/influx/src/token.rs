@@ -59,16 +59,29 @@ impl Token {
     }
 }
 
+/// Writes `secret` and a newline to a new file `path` with mode 0600; fails if the file
+/// exists.
+pub fn write_secret_new(path: &Path, secret: &str) -> anyhow::Result<()> {
+    write_secret_impl(path, secret, true)
+}
+
 /// Writes `secret` and a newline to `path` with mode 0600 (created or truncated; an
-/// existing file's mode is tightened to 0600 too).
+/// existing file's mode is tightened to 0600 too). For files the caller owns.
 pub fn write_secret(path: &Path, secret: &str) -> anyhow::Result<()> {
+    write_secret_impl(path, secret, false)
+}
+
+fn write_secret_impl(path: &Path, secret: &str, new: bool) -> anyhow::Result<()> {
     use std::io::Write as _;
     use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).mode(0o600);
+    if new {
+        opts.create_new(true);
+    } else {
+        opts.create(true).truncate(true);
+    }
+    let mut f = opts
         .open(path)
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
     f.set_permissions(std::fs::Permissions::from_mode(0o600))?;

@@ -234,10 +234,7 @@ impl Writer {
 
     /// Queues one point. Fails only if the point cannot be encoded.
     pub fn write(&self, point: &Point) -> Result<(), LineError> {
-        let mut body = point.to_line()?;
-        body.push('\n');
-        self.send(Msg::Lines { body, points: 1 });
-        Ok(())
+        self.write_all(std::iter::once(point))
     }
 
     /// Queues many points as one unit; none is queued if any cannot be encoded.
@@ -245,15 +242,8 @@ impl Writer {
         &self,
         points: impl IntoIterator<Item = &'a Point>,
     ) -> Result<(), LineError> {
-        let mut body = String::new();
-        let mut n = 0;
-        for p in points {
-            p.write_line(&mut body)?;
-            body.push('\n');
-            n += 1;
-        }
-        if n > 0 {
-            self.send(Msg::Lines { body, points: n });
+        if let Some((body, points)) = encode(points)? {
+            self.send(Msg::Lines { body, points });
         }
         Ok(())
     }
@@ -342,6 +332,20 @@ impl Writer {
     }
 }
 
+/// Encodes points as newline-terminated line protocol; `None` when there are none.
+fn encode<'a>(
+    points: impl IntoIterator<Item = &'a Point>,
+) -> Result<Option<(String, usize)>, LineError> {
+    let mut body = String::new();
+    let mut n = 0;
+    for p in points {
+        p.write_line(&mut body)?;
+        body.push('\n');
+        n += 1;
+    }
+    Ok((n > 0).then_some((body, n)))
+}
+
 /// A cloneable sender of points into a [`Writer`] (see [`Writer::handle`]).
 #[derive(Clone)]
 pub struct WriterHandle {
@@ -358,10 +362,7 @@ impl std::fmt::Debug for WriterHandle {
 impl WriterHandle {
     /// Queues one point (see [`Writer::write`]).
     pub fn write(&self, point: &Point) -> Result<(), LineError> {
-        let mut body = point.to_line()?;
-        body.push('\n');
-        self.send(body, 1);
-        Ok(())
+        self.write_all(std::iter::once(point))
     }
 
     /// Queues many points as one unit (see [`Writer::write_all`]).
@@ -369,14 +370,7 @@ impl WriterHandle {
         &self,
         points: impl IntoIterator<Item = &'a Point>,
     ) -> Result<(), LineError> {
-        let mut body = String::new();
-        let mut n = 0;
-        for p in points {
-            p.write_line(&mut body)?;
-            body.push('\n');
-            n += 1;
-        }
-        if n > 0 {
+        if let Some((body, n)) = encode(points)? {
             self.send(body, n);
         }
         Ok(())

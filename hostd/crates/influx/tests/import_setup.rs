@@ -15,6 +15,24 @@ fn setup_onboards_once_writes_a_private_token_and_maps_influxql() {
     let dir = tempfile::tempdir().unwrap();
     let token_file = dir.path().join("cfg/token");
 
+    // An existing file at the token path is never overwritten, and the server stays fresh.
+    std::fs::create_dir_all(dir.path().join("cfg")).unwrap();
+    std::fs::write(&token_file, "mine").unwrap();
+    let err = format!(
+        "{:#}",
+        admin::setup(
+            &s.url(),
+            "throttlescope",
+            "throttlescope",
+            "me",
+            &token_file
+        )
+        .unwrap_err()
+    );
+    assert!(err.contains("already exists"), "{err}");
+    assert_eq!(std::fs::read_to_string(&token_file).unwrap(), "mine");
+    std::fs::remove_file(&token_file).unwrap();
+
     let out = admin::setup(
         &s.url(),
         "throttlescope",

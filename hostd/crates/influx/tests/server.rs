@@ -94,7 +94,9 @@ fn writes_batches_and_every_point_is_counted_back_gzip_used() {
     let proxy = Proxy::start(s.port());
     let mut target = s.target();
     target.url = proxy.url();
-    let w = Writer::start(fast_config(target, None)).unwrap();
+    let mut cfg = fast_config(target, None);
+    cfg.flush_interval = Duration::from_secs(600); // batches by size only in this test
+    let w = Writer::start(cfg).unwrap();
     const N: i64 = 12_345;
     for i in 0..N {
         w.write(
@@ -141,7 +143,9 @@ fn retry_after_on_429_and_503_is_honoured_and_nothing_lost() {
     proxy.inject(429, Some(1));
     proxy.inject(503, Some(1));
     let spool = tempfile::tempdir().unwrap();
-    let w = Writer::start(fast_config(target, Some(spool.path().join("spool")))).unwrap();
+    let mut cfg = fast_config(target, Some(spool.path().join("spool")));
+    cfg.flush_interval = Duration::from_secs(600); // one batch, sent by close()
+    let w = Writer::start(cfg).unwrap();
     for i in 0..100i64 {
         w.write(&Point::new("ra").field("seq", i).timestamp_ns(1_000 + i))
             .unwrap();

@@ -1,0 +1,208 @@
+//! Tests of the run-record mapping.
+use super::*;
+use serde_json::json;
+
+fn tags() -> RunTags {
+    RunTags {
+        rig: "bench".into(),
+        run: "r1".into(),
+        probe: Some("p7".into()),
+    }
+}
+
+#[test]
+fn field_types_are_fixed_by_name() {
+    assert_eq!(
+        typed_field("bytes", "1048576"),
+        Some(FieldValue::Int(1_048_576))
+    );
+    assert_eq!(typed_field("start_ns", "17"), Some(FieldValue::Int(17)));
+    assert_eq!(typed_field("mbps", "500"), Some(FieldValue::Float(500.0)));
+    assert_eq!(
+        typed_field("verified", "true"),
+        Some(FieldValue::Bool(true))
+    );
+    assert_eq!(
+        typed_field("status", "ok"),
+        Some(FieldValue::Str("ok".into()))
+    );
+    assert_eq!(typed_field("mbps", ""), None);
+    assert_eq!(typed_field("mbps", "NaN"), None);
+    assert_eq!(json_field("seq", &json!(3)), Some(FieldValue::Int(3)));
+    assert_eq!(
+        json_field("power_w", &json!(3)),
+        Some(FieldValue::Float(3.0))
+    );
+}
+
+#[test]
+fn files_csv_gets_tags_cumulative_bytes_and_seconds() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("files.csv"),
+        "target,phase,index,start_ns,end_ns,bytes,mbps,verified,status\n\
+         /mnt/x,write,0,1000000000,2000000000,100,0.0001,,ok\n\
+         /mnt/x,write,1,2000000000,2500000000,50,0.0001,,ok\n\
+         /mnt/x,read,0,3000000000,4000000000,100,0.0001,true,ok\n",
+    )
+    .unwrap();
+    let mut pts = Vec::new();
+    let n = csv_points(dir.path(), &CSV_SPECS[0], &tags(), |p| {
+        pts.push(p.to_line()?);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(n, Some(3));
+    assert_eq!(
+        pts[1],
+        "file,phase=write,rig=bench,run=r1,target=/mnt/x index=1i,start_ns=2000000000i,\
+         end_ns=2500000000i,bytes=50i,mbps=0.0001,status=\"ok\",cum_bytes=150i,seconds=0.5 2500000000"
+    );
+    assert!(pts[2].contains("verified=true") && pts[2].contains("cum_bytes=100i"));
+}
+
+#[test]
+fn gzipped_probe_csv_is_read_and_bad_time_is_a_clear_error() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let f = std::fs::File::create(dir.path().join("probe.csv.gz")).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(f, flate2::Compression::fast());
+    gz.write_all(b"time_ns,seq,power_w\n10,0,4.5\nx,1,4.6\n")
+        .unwrap();
+    gz.finish().unwrap();
+    let mut lines = Vec::new();
+    let err = csv_points(dir.path(), &CSV_SPECS[2], &tags(), |p| {
+        lines.push(p.to_line()?);
+        Ok(())
+    })
+    .unwrap_err();
+    assert_eq!(
+        lines,
+        ["probe,probe=p7,rig=bench,run=r1 seq=0i,power_w=4.5 10"]
+    );
+    assert!(format!("{err:#}").contains("probe.csv: line 3"), "{err:#}");
+    assert_eq!(
+        csv_points(dir.path(), &CSV_SPECS[3], &tags(), |_| Ok(())).unwrap(),
+        None
+    );
+}
+
+#[test]
+fn manifest_gives_tags_and_run_point() {
+    let man = json!({
+        "run_id": "2026-11-21T16-00-00Z-ab12", "start_ns": 5, "hostd_version": "0.1.0",
+        "format_version": 1, "seed": 42, "host": {"hostname": "rig1"},
+        "profile": {"name": "quick"}, "command_line": ["hostd", "run"],
+        "targets": [{"label": "t0", "direct_io": true}],
+        "extra": {"probe": {"probe_id": "abc"}}
+    });
+    let t = RunTags::from_manifest(&man, "dir");
+    assert_eq!(
+        (t.rig.as_str(), t.run.as_str(), t.probe.as_deref()),
+        ("rig1", "2026-11-21T16-00-00Z-ab12", Some("abc"))
+    );
+    let line = run_point(&man, &t).unwrap().to_line().unwrap();
+    assert_eq!(
+        line,
+        "run,rig=rig1,run=2026-11-21T16-00-00Z-ab12 profile=\"quick\",hostd_version=\"0.1.0\",\
+         format_version=1i,seed=42i,command_line=\"hostd run\",hostname=\"rig1\",targets=\"t0\",direct_io=true 5"
+    );
+    assert!(run_point(&json!({}), &t).is_err());
+}
+
+#[test]
+fn events_map_with_units_and_evidence() {
+    let ev = json!({"events": [{
+        "kind": "drop", "target": "t0", "onset_ns": 99, "onset_bytes": 23900000000u64,
+        "rate_before_bps": 2.31e9, "rate_after_bps": 6.6e8, "cause": "thermal",
+        "confidence": 0.9, "evidence": {"duration_s": 12.5, "text": "thermal at 23.9 GB"}
+    }]});
+    let pts = event_points(&ev, &tags()).unwrap();
+    let line = pts[0].to_line().unwrap();
+    for want in [
+        "event,rig=bench,run=r1,target=t0 ",
+        "kind=\"drop\"",
+        "cause=\"thermal\"",
+        "confidence=0.9",
+        "onset_bytes=23900000000i",
+        "rate_before_mbps=2310",
+        "rate_after_mbps=660",
+        "onset_gb=23.9",
+        "duration_s=12.5",
+        "text=\"thermal at 23.9 GB\"",
+        " 99",
+    ] {
+        assert!(line.contains(want), "{want} missing in {line}");
+    }
+    assert!(event_points(&json!({"x": 1}), &tags()).is_err());
+    assert!(event_points(&json!([{"kind": "drop"}]), &tags()).is_err());
+}
+
+#[test]
+fn overlap_stats_probe_health_and_link_events() {
+    let ev = json!({
+        "events": [],
+        "phases": [{"target": "A", "phase": "write", "files": 107, "bytes": 1.0e11,
+                    "start_ns": 10, "mean_bps": 2.1e10, "trimmed_mean_bps": 1.6e10,
+                    "bimodal": true, "bimodality": {"gap": 1.0}}],
+        "overlap": {"window": {"start_ns": 100, "end_ns": 300, "duration_s": 2e-7},
+                    "per_target": [{"target": "A", "bytes": 3.01e10, "rate_bps": 1.1e10},
+                                   {"target": "B", "bytes": 5.0, "rate_bps": 2.0e6}],
+                    "aggregate_bps": 5.7e10, "peak_aggregate_bps": 5.8e10}
+    });
+    let lines =
+        |pts: Vec<Point>| -> Vec<String> { pts.iter().map(|p| p.to_line().unwrap()).collect() };
+    assert_eq!(
+        lines(overlap_points(&ev, &tags())),
+        [
+            "overlap,rig=bench,run=r1,target=A end_ns=300i,duration_s=0.0000002,bytes=30100000000i,mbps=11000 100",
+            "overlap,rig=bench,run=r1,target=B end_ns=300i,duration_s=0.0000002,bytes=5i,mbps=2 100",
+            "overlap,rig=bench,run=r1,target=all end_ns=300i,duration_s=0.0000002,mbps=57000,peak_mbps=58000 100",
+        ]
+    );
+    assert!(overlap_points(&json!({"overlap": {"window": null}}), &tags()).is_empty());
+    let st = lines(stats_points(&ev, &tags()));
+    assert_eq!(st.len(), 1);
+    for want in [
+        "stats,phase=write,rig=bench,run=r1,target=A ",
+        "files=107i",
+        "bytes=100000000000i",
+        "mean_mbps=21000",
+        "trimmed_mean_mbps=16000",
+        "bimodal=true",
+        "start_ns=10i",
+    ] {
+        assert!(st[0].contains(want), "{want} in {}", st[0]);
+    }
+    assert!(!st[0].contains("gap"));
+
+    let summary = json!({"end_ns": 999, "extra": {"probe": {
+        "alignment_uncertainty_ns": 40105.3,
+        "link": {"probe": {"samples_taken": 11835, "samples_dropped": 2, "i2c_errors": 0,
+                           "ring_overflows": 1, "tx_overflows": 3},
+                 "reconnects": [{}, {}],
+                 "stats": {"frames": {"crc_errors": 4}, "sequence": {"gaps": 1}}}}}});
+    let man = json!({"extra": {"probe": {"rate_hz": 1000}}});
+    let ph = probe_health_point(&summary, &man, &tags())
+        .unwrap()
+        .to_line()
+        .unwrap();
+    assert_eq!(
+        ph,
+        "probe_health,probe=p7,rig=bench,run=r1 samples=11835i,dropped=2i,i2c_errors=0i,\
+         crc_errors=4i,seq_gaps=1i,overflows=4i,reconnects=2i,alignment_uncertainty_us=40.1053,\
+         sample_rate_hz=1000 999"
+    );
+    assert!(probe_health_point(&json!({"end_ns": 1, "extra": {}}), &man, &tags()).is_none());
+
+    let jsonl = "{\"event\":\"connected\",\"port\":\"/dev/pts/0\",\"time_ns\":5}\n\
+                 {\"event\":\"device_info\",\"info\":{\"x\":1},\"time_ns\":6}\n";
+    assert_eq!(
+        lines(probe_link_points(jsonl, &tags()).unwrap()),
+        [
+            "probe_link,probe=p7,rig=bench,run=r1 event=\"connected\",port=\"/dev/pts/0\" 5",
+            "probe_link,probe=p7,rig=bench,run=r1 event=\"device_info\" 6",
+        ]
+    );
+    assert!(probe_link_points("{\"event\":\"x\"}", &tags()).is_err());
+}
