@@ -279,6 +279,11 @@ impl RunComponent for ProbeComponent {
         summary
             .warnings
             .extend(probe_warnings(&report, &correlation));
+        // The terminal summary does not render component sections (yet):
+        // print the probe's lines, as the analysis component does.
+        for line in summary_lines(&report, &correlation) {
+            println!("{line}");
+        }
         summary.extra.insert("probe".into(), section);
         Ok(())
     }
