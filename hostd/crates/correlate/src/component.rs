@@ -50,6 +50,28 @@ impl Default for ProbeOptions {
     }
 }
 
+impl ProbeOptions {
+    /// Checks, before anything is written, that the probe can be reached:
+    /// the simulator binary exists, the port exists, or `auto` finds one.
+    pub fn check(&self) -> anyhow::Result<()> {
+        match &self.source {
+            ProbeSource::None => Ok(()),
+            ProbeSource::Sim => hostd_probe::link::sim::sim_program().map(|_| ()),
+            ProbeSource::Port(p) => {
+                anyhow::ensure!(
+                    p.exists(),
+                    "probe port {} does not exist — is the probe plugged in? (`--probe auto` finds it by USB id)",
+                    p.display()
+                );
+                Ok(())
+            }
+            ProbeSource::Auto { serial } => {
+                hostd_probe::link::discover(serial.as_deref()).map(|_| ())
+            }
+        }
+    }
+}
+
 /// Starts a link and its recorder into `dir`; waits up to 5 s for samples.
 pub fn start_probe(
     opts: &ProbeOptions,

@@ -217,3 +217,36 @@ fn monitor_refuses_durations_that_are_not_finite_positive_numbers() {
         );
     }
 }
+
+#[test]
+fn an_unreachable_probe_is_refused_before_anything_is_written() {
+    let work = scratch();
+    let (target, run) = (work.path().join("target"), work.path().join("run"));
+    std::fs::create_dir(&target).unwrap();
+    let out = hostd(&[
+        "run",
+        "--profile",
+        "quick",
+        "-q",
+        "--probe",
+        "/dev/no-such-probe",
+        "--target",
+    ])
+    .arg(&target)
+    .arg("--out")
+    .arg(&run)
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("/dev/no-such-probe") && err.contains("does not exist"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_dir(&target).unwrap().count(),
+        0,
+        "nothing left on the target"
+    );
+    assert!(!run.join("manifest.json").exists());
+}

@@ -81,6 +81,7 @@ pub fn components(args: &RunArgs) -> anyhow::Result<Vec<Box<dyn RunComponent>>> 
             sim_args: hostd_scenario::backend::probe_sim_args(&args.targets)?.unwrap_or_default(),
             ..Default::default()
         };
+        opts.check()?;
         list.push(Box::new(hostd_correlate::ProbeComponent::new(opts)));
     }
     // Last: reads the files.csv and probe.csv the others finish.
@@ -158,6 +159,8 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         });
     }
     space.map_err(anyhow::Error::msg)?;
+    // Built before anything is written: a probe that cannot be reached is refused here.
+    let mut comps = components(&args)?;
 
     let out_dir = args
         .out
@@ -194,7 +197,6 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             eprintln!("hostd: WARNING: target {}: direct I/O NOT in force ({:?}); the numbers measure the page cache", t.label, t.direct_io);
         }
     }
-    let mut comps = components(&args)?;
     for c in comps.iter_mut() {
         if let Some(section) = c
             .start(&manifest, &out_dir)
