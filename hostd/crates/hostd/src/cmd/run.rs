@@ -11,11 +11,11 @@ use hostd_store::{Manifest, RecordSink, RunComponent, RunDirSink, SinkSet, Summa
 use hostd_workload::backend::{BackendOptions, BackendRegistry, TargetBackend};
 use hostd_workload::block::DataPool;
 use hostd_workload::engine::EngineChoice;
-use hostd_workload::events::{Observers, RunEvent, RunObserver};
+use hostd_workload::events::{RunEvent, RunObserver};
 use hostd_workload::fault::FaultPlan;
 use hostd_workload::runner::{self, RunConfig, RunStatus};
 use hostd_workload::{Plan, Profile, TargetSpec};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -292,10 +292,6 @@ impl RunObserver for ComponentObservers<'_> {
     }
 }
 
-// Keep the Observers type reachable for components that fan out further.
-#[allow(dead_code)]
-fn _observers_type(_: Observers) {}
-
 fn install_signal_handlers(stop: &Arc<AtomicBool>) -> anyhow::Result<()> {
     use signal_hook::consts::{SIGINT, SIGTERM};
     for sig in [SIGINT, SIGTERM] {
@@ -339,9 +335,6 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
     (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
-
-#[allow(dead_code)]
-fn _path_type(_: &Path) {}
 
 #[cfg(test)]
 mod tests {
