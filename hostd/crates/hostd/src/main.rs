@@ -8,7 +8,11 @@ use std::process::ExitCode;
 
 /// Command-line interface of hostd.
 #[derive(Parser)]
-#[command(name = "hostd", version, about = "Benchmark external SSDs and attribute their slowdowns")]
+#[command(
+    name = "hostd",
+    version,
+    about = "Benchmark external SSDs and attribute their slowdowns"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
