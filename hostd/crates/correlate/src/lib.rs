@@ -10,6 +10,8 @@
 //! - [`monitor`]: `hostd monitor`, the probe alone until stopped.
 //! - [`component`]: the `hostd run` component tying them together.
 
+#![warn(missing_docs)]
+
 pub mod component;
 pub mod correlate;
 pub mod filescsv;

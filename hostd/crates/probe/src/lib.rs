@@ -12,6 +12,7 @@
 //! - [`stream`]: turns decoded messages into aligned physical samples.
 //! - [`link`]: the serial link thread with reconnect, the simulator, discovery.
 
+#![warn(missing_docs)]
 // Protocol messages are `Copy` only while they have no string or repeated
 // field; cloning keeps this crate compiling when fields are added.
 #![allow(clippy::clone_on_copy)]
