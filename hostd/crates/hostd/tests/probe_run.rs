@@ -79,6 +79,14 @@ fn run_with_the_simulated_probe_correlates_every_file() {
     let summary = read_json(&run.join("summary.json"));
     let probe = &summary["extra"]["probe"];
     let seq = &probe["link"]["stats"]["sequence"];
+    let manifest = read_json(&run.join("manifest.json"));
+    let final_probe = &manifest["extra"]["probe"]["final"];
+    assert_eq!(
+        final_probe["alignment_uncertainty_ns"], probe["alignment_uncertainty_ns"],
+        "manifest has the final alignment"
+    );
+    assert_eq!(final_probe["sequence"]["gaps"], 0);
+    assert_eq!(manifest["extra"]["probe"]["source"], "sim");
     assert_eq!(seq["gaps"], 0, "{seq}");
     assert_eq!(probe["link"]["stats"]["frames"]["crc_errors"], 0);
     let uncertainty = probe["alignment_uncertainty_ns"].as_f64().unwrap();

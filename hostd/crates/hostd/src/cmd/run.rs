@@ -161,6 +161,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     space.map_err(anyhow::Error::msg)?;
     // Built before anything is written: a probe that cannot be reached is refused here.
     let mut comps = components(&args)?;
+    // Built before anything is written: a probe that cannot be reached is refused here.
 
     let out_dir = args
         .out
@@ -243,6 +244,15 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     for c in comps.iter_mut() {
         if let Err(e) = c.finish(&outcome, &mut summary, &out_dir) {
             summary.warnings.push(format!("{}: {e:#}", c.name()));
+        }
+    }
+    // Final figures a component keeps under `manifest` in its summary section
+    // (the probe's alignment uncertainty and link counters) go into the manifest too.
+    for (name, section) in &summary.extra {
+        if let (Some(last), Some(serde_json::Value::Object(m))) =
+            (section.get("manifest"), manifest.extra.get_mut(name))
+        {
+            m.insert("final".into(), last.clone());
         }
     }
     let failures = sinks.finish(&manifest, &summary);
