@@ -60,6 +60,9 @@ pub struct RunArgs {
     /// No live view.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Also write the run to InfluxDB (live, spooled to RUN_DIR/spool/ while it is away).
+    #[command(flatten)]
+    pub influx: hostd_influx::InfluxArgs,
 }
 
 /// The target kinds of this build. Other crates register extra schemes here
@@ -86,6 +89,10 @@ pub fn components(args: &RunArgs) -> anyhow::Result<Vec<Box<dyn RunComponent>>> 
     }
     // Last: reads the files.csv and probe.csv the others finish.
     list.push(Box::new(hostd_report::AnalysisComponent));
+    // After analysis: at the end it pushes what probe and analysis wrote (data-model.md).
+    if let Some(target) = args.influx.target()? {
+        list.push(Box::new(hostd_influx::InfluxComponent::new(target, None)));
+    }
     Ok(list)
 }
 
@@ -161,7 +168,6 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     space.map_err(anyhow::Error::msg)?;
     // Built before anything is written: a probe that cannot be reached is refused here.
     let mut comps = components(&args)?;
-    // Built before anything is written: a probe that cannot be reached is refused here.
 
     let out_dir = args
         .out
