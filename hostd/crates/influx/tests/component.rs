@@ -64,6 +64,8 @@ fn live_records_survive_an_outage_and_run_files_follow_at_the_end() {
             s.stop().unwrap();
         }
         if i == 40 {
+            // Longer than the 1 s flush interval: a batch certainly meets the outage.
+            std::thread::sleep(Duration::from_millis(2_500));
             s.restart().unwrap();
         }
         let f = file(i);
