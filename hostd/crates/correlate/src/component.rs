@@ -404,6 +404,12 @@ fn probe_warnings(report: &LinkReport, c: &Correlation) -> Vec<String> {
             seq.gaps, seq.missing
         ));
     }
+    if let Some(o) = &report.disconnected_at_end {
+        w.push(format!(
+            "probe still disconnected when the run ended: {}",
+            o.reason
+        ));
+    }
     for r in &report.reconnects {
         w.push(format!(
             "probe disconnected for {:.0} ms ({} samples lost): {}",

@@ -109,3 +109,38 @@ fn reconnects_after_the_port_vanishes_and_records_the_gap() {
     assert_eq!(report.stats.sequence.missing, r.samples_lost);
     assert!(samples.last().unwrap().time_ns > r.resumed_ns - 100_000_000);
 }
+
+#[test]
+fn a_probe_that_goes_silent_is_reopened_and_the_outage_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let peer = PeerProbe::start(dir.path(), 0.0);
+    let (tx, rx) = mpsc::channel();
+    let config = LinkConfig {
+        source: ProbeSource::Port(peer.link.clone()),
+        sync_interval: Duration::from_millis(200),
+        status_interval: Duration::from_millis(300),
+        silence_timeout: Duration::from_millis(800),
+        ..Default::default()
+    };
+    let link = ProbeLink::start(config, tx).expect("link starts");
+    link.wait_for_samples(Duration::from_secs(5))
+        .expect("samples flow");
+    std::thread::sleep(Duration::from_millis(300));
+    peer.freeze(1500);
+    std::thread::sleep(Duration::from_millis(3500));
+    let report = link.stop();
+    let (samples, events) = drain(&rx);
+    assert!(
+        events.iter().any(
+            |e| matches!(e, LinkEvent::Disconnected { reason, .. } if reason.contains("no data"))
+        ),
+        "the silence was noticed"
+    );
+    assert_eq!(report.reconnects.len(), 1, "{:?}", report.reconnects);
+    assert!(report.disconnected_at_end.is_none());
+    let r = &report.reconnects[0];
+    assert!(r.gap_ms < 1500.0 + 2000.0, "{r:?}");
+    let holes: u64 = samples.windows(2).map(|p| p[1].seq - p[0].seq - 1).sum();
+    assert_eq!(holes, report.stats.sequence.missing);
+    assert!(samples.last().unwrap().time_ns > r.resumed_ns);
+}

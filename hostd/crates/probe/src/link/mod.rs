@@ -47,6 +47,10 @@ pub struct LinkConfig {
     pub status_interval: Duration,
     /// Interval between attempts to re-open a vanished port.
     pub reopen_interval: Duration,
+    /// A port that stays silent this long (no sync replies, no status, no
+    /// samples) is treated as lost and re-opened: a hung USB device gives
+    /// no error of its own.
+    pub silence_timeout: Duration,
 }
 
 impl Default for LinkConfig {
@@ -62,6 +66,7 @@ impl Default for LinkConfig {
             sync_interval: Duration::from_secs(1),
             status_interval: Duration::from_secs(2),
             reopen_interval: Duration::from_millis(50),
+            silence_timeout: Duration::from_secs(5),
         }
     }
 }
@@ -215,6 +220,17 @@ pub struct LinkReport {
     pub probe: Option<ProbeCounters>,
     /// Reconnect episodes.
     pub reconnects: Vec<Reconnect>,
+    /// A disconnect still unresolved when the link stopped.
+    pub disconnected_at_end: Option<Outage>,
+}
+
+/// A disconnect that had not recovered when the link stopped.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Outage {
+    /// Host Unix ns when the port failed.
+    pub disconnected_ns: i64,
+    /// Why.
+    pub reason: String,
 }
 
 enum Control {
@@ -259,6 +275,7 @@ impl ProbeLink {
             sync_id: 0,
             next_sync: Instant::now(),
             fast_syncs: 0,
+            last_rx: Instant::now(),
             next_status: Instant::now() + Duration::from_millis(500),
             reconnects: Vec::new(),
             down: None,
@@ -385,8 +402,8 @@ struct Down {
 
 /// Waiting for samples after a re-open (to decide whether to re-send Start).
 struct Resuming {
+    /// The Start decision was made (from the probe's Status).
     start_sent: bool,
-    start_deadline: Instant,
     gap: Option<u64>,
     restarted: bool,
     /// Arrival time and first sample after the re-open.
@@ -405,6 +422,7 @@ struct Worker {
     sync_id: u32,
     next_sync: Instant,
     fast_syncs: u32,
+    last_rx: Instant,
     next_status: Instant,
     reconnects: Vec<Reconnect>,
     down: Option<Down>,
@@ -452,12 +470,14 @@ impl Worker {
             self.next_status = now + self.config.status_interval;
             self.send(Cmd::GetStatus(pb::GetStatus {}));
         }
-        if let Some(r) = &mut self.resuming {
-            if !r.start_sent && now >= r.start_deadline {
-                r.start_sent = true;
-                let start = self.config.start.clone();
-                self.send(Cmd::Start(start));
-            }
+        if now.duration_since(self.last_rx) > self.config.silence_timeout {
+            let silent = now.duration_since(self.last_rx);
+            self.last_rx = now;
+            self.lose_port(format!(
+                "no data from the probe for {:.1} s",
+                silent.as_secs_f64()
+            ));
+            return;
         }
         let Some(port) = self.port.as_mut() else {
             return;
@@ -466,6 +486,7 @@ impl Worker {
             Ok(0) => self.lose_port("end of file on the probe port".into()),
             Ok(n) => {
                 let recv_ns = host_now_ns();
+                self.last_rx = Instant::now();
                 self.ingest(&buf[..n], recv_ns);
             }
             Err(e) if e.kind() == ErrorKind::TimedOut || e.kind() == ErrorKind::Interrupted => {}
@@ -629,6 +650,7 @@ impl Worker {
         };
         let Ok(port) = open_port(&path) else { return };
         self.port = Some(port);
+        self.last_rx = Instant::now();
         self.port_name = path.display().to_string();
         if let Some(down) = &mut self.down {
             down.reopened_ns = Some(host_now_ns());
@@ -640,7 +662,6 @@ impl Worker {
         }
         self.resuming = Some(Resuming {
             start_sent: false,
-            start_deadline: Instant::now() + Duration::from_millis(300),
             gap: None,
             restarted: false,
             resumed: None,
@@ -728,6 +749,10 @@ impl Worker {
             stats: self.stream.stats(),
             probe: snap.probe,
             reconnects: self.reconnects.clone(),
+            disconnected_at_end: self.down.as_ref().map(|d| Outage {
+                disconnected_ns: d.at_ns,
+                reason: d.reason.clone(),
+            }),
         }
     }
 }

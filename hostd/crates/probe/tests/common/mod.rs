@@ -24,6 +24,7 @@ pub struct PeerProbe {
     pub link: PathBuf,
     stop: Arc<AtomicBool>,
     unplug_ms: Arc<AtomicU64>,
+    freeze_ms: Arc<AtomicU64>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -33,13 +34,20 @@ impl PeerProbe {
         let link = dir.join("probe");
         let stop = Arc::new(AtomicBool::new(false));
         let unplug_ms = Arc::new(AtomicU64::new(0));
+        let freeze_ms = Arc::new(AtomicU64::new(0));
         let (master, slave) = open_pair(&link);
-        let (s, u, l) = (stop.clone(), unplug_ms.clone(), link.clone());
-        let thread = std::thread::spawn(move || run(master, slave, l, drift_ppm, s, u));
+        let (s, u, f, l) = (
+            stop.clone(),
+            unplug_ms.clone(),
+            freeze_ms.clone(),
+            link.clone(),
+        );
+        let thread = std::thread::spawn(move || run(master, slave, l, drift_ppm, s, u, f));
         Self {
             link,
             stop,
             unplug_ms,
+            freeze_ms,
             thread: Some(thread),
         }
     }
@@ -47,6 +55,12 @@ impl PeerProbe {
     /// Closes the pty for `ms` milliseconds, then reappears behind the link.
     pub fn unplug(&self, ms: u64) {
         self.unplug_ms.store(ms, Ordering::SeqCst);
+    }
+
+    /// Hangs for `ms` milliseconds with the pty open: reads and sends
+    /// nothing (a wedged USB device), then carries on.
+    pub fn freeze(&self, ms: u64) {
+        self.freeze_ms.store(ms, Ordering::SeqCst);
     }
 }
 
@@ -95,6 +109,7 @@ fn run(
     drift: f64,
     stop: Arc<AtomicBool>,
     unplug: Arc<AtomicU64>,
+    freeze: Arc<AtomicU64>,
 ) {
     let mut st = State {
         epoch: Instant::now(),
@@ -111,6 +126,10 @@ fn run(
     let mut decoder = FrameDecoder::default();
     let mut buf = [0u8; 4096];
     while !stop.load(Ordering::SeqCst) {
+        let frozen = freeze.swap(0, Ordering::SeqCst);
+        if frozen > 0 {
+            std::thread::sleep(Duration::from_millis(frozen));
+        }
         let ms = unplug.swap(0, Ordering::SeqCst);
         if ms > 0 {
             drop(master);
