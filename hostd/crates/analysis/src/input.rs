@@ -44,13 +44,13 @@ pub struct ProbeSeries {
     pub power_w: Vec<f64>,
     /// Enclosure temperature, °C (NaN where the sensor gave nothing).
     pub enclosure_temp_c: Vec<f64>,
-    /// Bus voltage, V (optional).
+    /// Bus voltage, V (not read by `read_probe_csv`: unused by the analysis).
     pub vbus_v: Vec<f64>,
-    /// Bus current, A (optional).
+    /// Bus current, A (not read by `read_probe_csv`: unused by the analysis).
     pub current_a: Vec<f64>,
     /// INA228 energy accumulator, J (optional).
     pub energy_j: Vec<f64>,
-    /// INA228 die temperature, °C (optional).
+    /// INA228 die temperature, °C (not read by `read_probe_csv`: unused by the analysis).
     pub die_temp_c: Vec<f64>,
 }
 
@@ -342,58 +342,253 @@ pub fn read_files_csv(path: &Path) -> Result<Vec<FileRecord>, InputError> {
 }
 
 /// Reads `probe.csv`: required `time_ns,power_w,enclosure_temp_c`; optional
-/// `vbus_v,current_a,energy_j,die_temp_c`. Rows are sorted by time if they are not.
+/// `energy_j`; `vbus_v,current_a,die_temp_c` may be present but are not read (the
+/// analysis does not use them). Rows out of time order are sorted. Plain files (no quoting) take a fast
+/// path parsed on two threads; anything else goes through the full CSV reader.
 pub fn read_probe_csv(path: &Path) -> Result<ProbeSeries, InputError> {
     let buf = open(path)?;
     let mut rdr = reader(&buf);
     let cols = Columns::new(path, rdr.byte_headers().map_err(|e| csv_error(path, e))?);
-    let c_time = cols.required("time_ns")?;
-    let c_power = cols.required("power_w")?;
-    let c_temp = cols.required("enclosure_temp_c")?;
-    let optional: Vec<(&str, Option<usize>)> = ["vbus_v", "current_a", "energy_j", "die_temp_c"]
-        .into_iter()
-        .map(|n| (n, cols.optional(n)))
-        .collect();
-    let rows_hint = buf.len() / 64;
-    let mut s = ProbeSeries {
-        time_ns: Vec::with_capacity(rows_hint),
-        power_w: Vec::with_capacity(rows_hint),
-        enclosure_temp_c: Vec::with_capacity(rows_hint),
-        ..Default::default()
+    let spec = ProbeColumns {
+        time: cols.required("time_ns")?,
+        power: cols.required("power_w")?,
+        temp: cols.required("enclosure_temp_c")?,
+        // The analysis uses only the energy accumulator among the optional columns; the
+        // others are not read (their fields stay empty), which keeps a 1 M-row file fast.
+        optional: [None, None, cols.optional("energy_j"), None],
     };
-    let mut opt_cols: Vec<Vec<f64>> = vec![Vec::new(); optional.len()];
+    let mut s = if buf.contains(&b'"') || buf.contains(&b'\r') {
+        read_probe_rows_csv(path, &mut rdr, &spec)?
+    } else {
+        read_probe_rows_fast(path, &buf, &spec)?
+    };
+    if s.time_ns.windows(2).any(|w| w[1] < w[0]) {
+        sort_by_time(&mut s);
+    }
+    Ok(s)
+}
+
+/// Column positions of probe.csv.
+struct ProbeColumns {
+    time: usize,
+    power: usize,
+    temp: usize,
+    optional: [Option<usize>; 4],
+}
+
+const OPTIONAL_PROBE: [&str; 4] = ["vbus_v", "current_a", "energy_j", "die_temp_c"];
+
+/// Parsed columns of a run of rows (the four optional ones in OPTIONAL_PROBE order).
+#[derive(Default)]
+struct ProbeChunk {
+    time: Vec<i64>,
+    power: Vec<f64>,
+    temp: Vec<f64>,
+    optional: [Vec<f64>; 4],
+}
+
+impl ProbeChunk {
+    fn into_series(self) -> ProbeSeries {
+        let [vbus_v, current_a, energy_j, die_temp_c] = self.optional;
+        ProbeSeries {
+            time_ns: self.time,
+            power_w: self.power,
+            enclosure_temp_c: self.temp,
+            vbus_v,
+            current_a,
+            energy_j,
+            die_temp_c,
+        }
+    }
+
+    fn append(&mut self, other: ProbeChunk) {
+        self.time.extend(other.time);
+        self.power.extend(other.power);
+        self.temp.extend(other.temp);
+        for (a, b) in self.optional.iter_mut().zip(other.optional) {
+            a.extend(b);
+        }
+    }
+}
+
+fn read_probe_rows_csv(
+    path: &Path,
+    rdr: &mut csv::Reader<&[u8]>,
+    spec: &ProbeColumns,
+) -> Result<ProbeSeries, InputError> {
+    let mut c = ProbeChunk::default();
     let mut rec = csv::ByteRecord::new();
     let mut row = 1u64;
-    let mut sorted = true;
     while rdr
         .read_byte_record(&mut rec)
         .map_err(|e| csv_error(path, e))?
     {
         row += 1;
         let cell = Cell { path, row };
-        let t: i64 = cell.int(&rec, c_time, "time_ns")?;
-        if let Some(&last) = s.time_ns.last() {
-            sorted &= t >= last;
-        }
-        s.time_ns.push(t);
-        s.power_w.push(cell.float(&rec, c_power, "power_w")?);
-        s.enclosure_temp_c
-            .push(cell.float(&rec, c_temp, "enclosure_temp_c")?);
-        for (k, (name, col)) in optional.iter().enumerate() {
-            if let Some(c) = col {
-                opt_cols[k].push(cell.float(&rec, *c, name)?);
+        c.time.push(cell.int(&rec, spec.time, "time_ns")?);
+        c.power.push(cell.float(&rec, spec.power, "power_w")?);
+        c.temp
+            .push(cell.float(&rec, spec.temp, "enclosure_temp_c")?);
+        for (k, col) in spec.optional.iter().enumerate() {
+            if let Some(col) = col {
+                c.optional[k].push(cell.float(&rec, *col, OPTIONAL_PROBE[k])?);
             }
         }
     }
-    let mut it = opt_cols.into_iter();
-    s.vbus_v = it.next().unwrap_or_default();
-    s.current_a = it.next().unwrap_or_default();
-    s.energy_j = it.next().unwrap_or_default();
-    s.die_temp_c = it.next().unwrap_or_default();
-    if !sorted {
-        sort_by_time(&mut s);
+    Ok(c.into_series())
+}
+
+/// Parses rows of a quote-free file: `lines` starts at 1-based file line `first_row`.
+fn parse_probe_lines(
+    path: &Path,
+    lines: &[u8],
+    first_row: u64,
+    spec: &ProbeColumns,
+) -> Result<ProbeChunk, InputError> {
+    let mut c = ProbeChunk::default();
+    let hint = lines.len() / 70;
+    c.time.reserve(hint);
+    c.power.reserve(hint);
+    c.temp.reserve(hint);
+    for (k, col) in spec.optional.iter().enumerate() {
+        if col.is_some() {
+            c.optional[k].reserve(hint);
+        }
     }
-    Ok(s)
+    let max_col = [spec.time, spec.power, spec.temp]
+        .into_iter()
+        .chain(spec.optional.iter().flatten().copied())
+        .max()
+        .unwrap_or(0);
+    let mut fields: Vec<&[u8]> = Vec::with_capacity(max_col + 1);
+    for (i, line) in lines.split(|&b| b == b'\n').enumerate() {
+        if line.is_empty() {
+            continue;
+        }
+        let row = first_row + i as u64;
+        fields.clear();
+        fields.extend(line.split(|&b| b == b',').take(max_col + 1));
+        let get = |col: usize| fields.get(col).copied().unwrap_or(b"");
+        let bad = |column: &str, v: &[u8], message: &str| InputError::BadValue {
+            path: path.to_path_buf(),
+            row,
+            column: column.to_string(),
+            value: String::from_utf8_lossy(v).into_owned(),
+            message: message.to_string(),
+        };
+        let float = |col: usize, name: &str| -> Result<f64, InputError> {
+            let v = get(col);
+            if let Some(x) = fast_decimal(v) {
+                return Ok(x);
+            }
+            let t = std::str::from_utf8(v)
+                .map_err(|_| bad(name, v, "not UTF-8"))?
+                .trim();
+            if t.is_empty() {
+                return Ok(f64::NAN);
+            }
+            t.parse::<f64>()
+                .map_err(|_| bad(name, v, "expected a number"))
+        };
+        let tv = get(spec.time);
+        let t = fast_int(tv)
+            .or_else(|| {
+                std::str::from_utf8(tv)
+                    .ok()
+                    .and_then(|t| t.trim().parse::<i64>().ok())
+            })
+            .ok_or_else(|| bad("time_ns", tv, "expected a whole number"))?;
+        c.time.push(t);
+        c.power.push(float(spec.power, "power_w")?);
+        c.temp.push(float(spec.temp, "enclosure_temp_c")?);
+        for (k, col) in spec.optional.iter().enumerate() {
+            if let Some(col) = col {
+                c.optional[k].push(float(*col, OPTIONAL_PROBE[k])?);
+            }
+        }
+    }
+    Ok(c)
+}
+
+/// Powers of ten exactly representable as f64.
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// Plain decimals (`-12.345`, at most 15 significant digits, no exponent) parsed exactly:
+/// the digits form an integer below 2⁵³ and one division by an exact power of ten is
+/// correctly rounded (Clinger's fast path). None for anything else (the caller falls back
+/// to the standard parser).
+fn fast_decimal(v: &[u8]) -> Option<f64> {
+    let (neg, digits) = match v.first()? {
+        b'-' => (true, &v[1..]),
+        _ => (false, v),
+    };
+    let (mut mant, mut n, mut frac, mut dot) = (0u64, 0usize, 0usize, false);
+    for &b in digits {
+        match b {
+            b'0'..=b'9' => {
+                mant = mant * 10 + u64::from(b - b'0');
+                n += 1;
+                frac += usize::from(dot);
+            }
+            b'.' if !dot => dot = true,
+            _ => return None,
+        }
+    }
+    if n == 0 || n > 15 {
+        return None;
+    }
+    let x = mant as f64 / POW10[frac];
+    Some(if neg { -x } else { x })
+}
+
+/// Plain whole numbers that fit an i64.
+fn fast_int(v: &[u8]) -> Option<i64> {
+    let (neg, digits) = match v.first()? {
+        b'-' => (true, &v[1..]),
+        _ => (false, v),
+    };
+    if digits.is_empty() || digits.len() > 19 {
+        return None;
+    }
+    let mut x = 0i64;
+    for &b in digits {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        x = x.checked_mul(10)?.checked_add(i64::from(b - b'0'))?;
+    }
+    Some(if neg { -x } else { x })
+}
+
+fn read_probe_rows_fast(
+    path: &Path,
+    buf: &[u8],
+    spec: &ProbeColumns,
+) -> Result<ProbeSeries, InputError> {
+    let body_start = buf
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(buf.len(), |p| p + 1);
+    let body = &buf[body_start..];
+    // Two halves split at a line boundary, parsed in parallel.
+    let mid = body.len() / 2;
+    let cut = body[mid..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(body.len(), |p| mid + p + 1);
+    let (first, second) = body.split_at(cut);
+    let second_row = 2 + first.iter().filter(|&&b| b == b'\n').count() as u64;
+    let (a, b) = std::thread::scope(|scope| {
+        let h = scope.spawn(|| parse_probe_lines(path, second, second_row, spec));
+        let a = parse_probe_lines(path, first, 2, spec);
+        (a, h.join().expect("probe parser thread"))
+    });
+    let mut a = a?;
+    a.append(b?);
+    Ok(a.into_series())
 }
 
 fn sort_by_time(s: &mut ProbeSeries) {
@@ -464,6 +659,57 @@ mod tests {
     }
 
     #[test]
+    fn probe_fast_path_reports_the_right_row_in_its_second_half_and_matches_the_csv_path() {
+        let d = tempfile::tempdir().unwrap();
+        let mut text = String::from("time_ns,power_w,enclosure_temp_c,energy_j\n");
+        for i in 0..1000 {
+            text.push_str(&format!("{i},{}.5,40.0,{i}\n", i % 7));
+        }
+        let plain = read_probe_csv(&write(d.path(), "a.csv", &text)).unwrap();
+        let quoted = read_probe_csv(&write(
+            d.path(),
+            "b.csv",
+            &text.replacen("time_ns", "\"time_ns\"", 1),
+        ))
+        .unwrap();
+        assert_eq!(plain, quoted);
+        assert_eq!(plain.len(), 1000);
+        assert_eq!(plain.power_w[999], 5.5);
+        let broken = text.replace("\n900,", "\n900x,");
+        let e = read_probe_csv(&write(d.path(), "c.csv", &broken))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("row 902, column `time_ns`"), "{e}");
+    }
+
+    #[test]
+    fn fast_number_parsing_is_exact_or_declines() {
+        for t in [
+            "0",
+            "4.99921875",
+            "-12.5",
+            "123456.789",
+            "0.00012",
+            "8.2149658203125",
+        ] {
+            assert_eq!(
+                fast_decimal(t.as_bytes()),
+                Some(t.parse::<f64>().unwrap()),
+                "{t}"
+            );
+        }
+        for t in ["1e3", "", "-", "1.2.3", "nan", "1234567890123456.7", " 1"] {
+            assert_eq!(fast_decimal(t.as_bytes()), None, "{t}");
+        }
+        assert_eq!(
+            fast_int(b"1795281402842177466"),
+            Some(1_795_281_402_842_177_466)
+        );
+        assert_eq!(fast_int(b"-5"), Some(-5));
+        assert_eq!(fast_int(b"5x"), None);
+    }
+
+    #[test]
     fn probe_optional_columns_and_gaps() {
         let d = tempfile::tempdir().unwrap();
         let p = write(
@@ -476,7 +722,7 @@ mod tests {
         assert_eq!(s.power_w, vec![4.0, 5.0]);
         assert!(s.enclosure_temp_c[1].is_nan());
         assert_eq!(s.energy_j, vec![1.0, 1.5]);
-        assert!(s.vbus_v.is_empty());
+        assert!(s.vbus_v.is_empty() && s.die_temp_c.is_empty());
         let e = read_probe_csv(&write(
             d.path(),
             "p2.csv",
