@@ -125,12 +125,12 @@ pub struct RunData {
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
     /// The file could not be opened or read.
-    #[error("could not read {path}: {source}")]
+    #[error("could not read {path}: {error}")]
     Io {
         /// File concerned.
         path: PathBuf,
-        /// Underlying error.
-        source: std::io::Error,
+        /// Underlying error (in the message, not chained, so it is printed once).
+        error: std::io::Error,
     },
     /// The CSV structure itself is broken.
     #[error("{path}: malformed CSV: {message}")]
@@ -189,9 +189,9 @@ fn open(path: &Path) -> Result<Vec<u8>, InputError> {
     let mut buf = Vec::new();
     File::open(path)
         .and_then(|mut f| f.read_to_end(&mut buf))
-        .map_err(|source| InputError::Io {
+        .map_err(|error| InputError::Io {
             path: path.to_path_buf(),
-            source,
+            error,
         })?;
     Ok(buf)
 }
@@ -286,6 +286,43 @@ impl Cell<'_> {
     }
 }
 
+/// 1-based file line of each record, counted from the record's byte offset (the CSV
+/// reader's own line count skips blank lines).
+struct LineCounter<'a> {
+    buf: &'a [u8],
+    offset: usize,
+    line: u64,
+}
+
+impl<'a> LineCounter<'a> {
+    fn new(buf: &'a [u8]) -> Self {
+        LineCounter {
+            buf,
+            offset: 0,
+            line: 1,
+        }
+    }
+
+    fn line_of(&mut self, rec: &csv::ByteRecord) -> u64 {
+        let mut to = rec
+            .position()
+            .map_or(self.offset, |p| p.byte() as usize)
+            .min(self.buf.len());
+        // The position may point at blank lines the reader skipped before the record.
+        while to < self.buf.len() && (self.buf[to] == b'\n' || self.buf[to] == b'\r') {
+            to += 1;
+        }
+        if to > self.offset {
+            self.line += self.buf[self.offset..to]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count() as u64;
+            self.offset = to;
+        }
+        self.line
+    }
+}
+
 fn reader(buf: &[u8]) -> csv::Reader<&[u8]> {
     csv::ReaderBuilder::new()
         .has_headers(true)
@@ -313,12 +350,12 @@ pub fn read_files_csv(path: &Path) -> Result<Vec<FileRecord>, InputError> {
     let c_bytes = cols.required("bytes")?;
     let mut out = Vec::new();
     let mut rec = csv::ByteRecord::new();
-    let mut row = 1u64;
+    let mut lines = LineCounter::new(&buf);
     while rdr
         .read_byte_record(&mut rec)
         .map_err(|e| csv_error(path, e))?
     {
-        row += 1;
+        let row = lines.line_of(&rec);
         let cell = Cell { path, row };
         let f = FileRecord {
             target: cell.text(&rec, c_target, "target")?.to_string(),
@@ -347,7 +384,14 @@ pub fn read_files_csv(path: &Path) -> Result<Vec<FileRecord>, InputError> {
 /// path parsed on two threads; anything else goes through the full CSV reader.
 pub fn read_probe_csv(path: &Path) -> Result<ProbeSeries, InputError> {
     let buf = open(path)?;
-    let mut rdr = reader(&buf);
+    let plain = !buf.contains(&b'"') && !buf.contains(&b'\r');
+    parse_probe(path, &buf, plain)
+}
+
+/// Parses probe.csv bytes; `fast` chooses the two-thread reader (plain files only).
+/// Both readers give identical series and identical errors (tested).
+fn parse_probe(path: &Path, buf: &[u8], fast: bool) -> Result<ProbeSeries, InputError> {
+    let mut rdr = reader(buf);
     let cols = Columns::new(path, rdr.byte_headers().map_err(|e| csv_error(path, e))?);
     let spec = ProbeColumns {
         time: cols.required("time_ns")?,
@@ -357,10 +401,10 @@ pub fn read_probe_csv(path: &Path) -> Result<ProbeSeries, InputError> {
         // others are not read (their fields stay empty), which keeps a 1 M-row file fast.
         optional: [None, None, cols.optional("energy_j"), None],
     };
-    let mut s = if buf.contains(&b'"') || buf.contains(&b'\r') {
-        read_probe_rows_csv(path, &mut rdr, &spec)?
+    let mut s = if fast {
+        read_probe_rows_fast(path, buf, &spec)?
     } else {
-        read_probe_rows_fast(path, &buf, &spec)?
+        read_probe_rows_csv(path, buf, &mut rdr, &spec)?
     };
     if s.time_ns.windows(2).any(|w| w[1] < w[0]) {
         sort_by_time(&mut s);
@@ -413,17 +457,18 @@ impl ProbeChunk {
 
 fn read_probe_rows_csv(
     path: &Path,
+    buf: &[u8],
     rdr: &mut csv::Reader<&[u8]>,
     spec: &ProbeColumns,
 ) -> Result<ProbeSeries, InputError> {
     let mut c = ProbeChunk::default();
     let mut rec = csv::ByteRecord::new();
-    let mut row = 1u64;
+    let mut lines = LineCounter::new(buf);
     while rdr
         .read_byte_record(&mut rec)
         .map_err(|e| csv_error(path, e))?
     {
-        row += 1;
+        let row = lines.line_of(&rec);
         let cell = Cell { path, row };
         c.time.push(cell.int(&rec, spec.time, "time_ns")?);
         c.power.push(cell.float(&rec, spec.power, "power_w")?);
@@ -473,7 +518,7 @@ fn parse_probe_lines(
             path: path.to_path_buf(),
             row,
             column: column.to_string(),
-            value: String::from_utf8_lossy(v).into_owned(),
+            value: String::from_utf8_lossy(v).trim().to_string(),
             message: message.to_string(),
         };
         let float = |col: usize, name: &str| -> Result<f64, InputError> {
@@ -680,6 +725,35 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("row 902, column `time_ns`"), "{e}");
+    }
+
+    #[test]
+    fn both_probe_readers_agree_on_awkward_files() {
+        let header = "time_ns,power_w,enclosure_temp_c,energy_j\n";
+        let bodies = [
+            "1,2.5,40,0.1\n2,2.6,40.1,0.2\n",       // plain
+            "1,2.5,40,0.1\n2,2.6,40.1,0.2",         // no trailing newline
+            "1,2.5\n2,2.6,40.1\n",                  // short rows
+            "1,2.5,40,0.1,extra,cells\n",           // long row
+            "1,,,\n2,2.6,,0.2\n",                   // empty cells
+            "1, 2.5 ,40 , 0.1\n 2,2.6,40.1,0.2\n",  // spaces
+            "1,2.5,40,0.1\n\n\n2,2.6,40.1,0.2\n\n", // blank lines
+            "1,2.5,40,0.1\n2,2.x,40.1,0.2\n",       // bad number
+            "1,2.5,40,0.1\n\n2x,2.6,40.1,0.2\n",    // bad time after a blank line
+            "2,2.5,40,1e-3\n1,-2.6,4E1,0.2\n",      // exponents, negative, unsorted
+        ];
+        let p = Path::new("probe.csv");
+        for body in bodies {
+            let buf = format!("{header}{body}").into_bytes();
+            let fast = parse_probe(p, &buf, true).map_err(|e| e.to_string());
+            let full = parse_probe(p, &buf, false).map_err(|e| e.to_string());
+            let same = match (&fast, &full) {
+                (Ok(a), Ok(b)) => format!("{a:?}") == format!("{b:?}"), // NaN-aware equality
+                (Err(a), Err(b)) => a == b,
+                _ => false,
+            };
+            assert!(same, "{body:?}: fast {fast:?} vs csv {full:?}");
+        }
     }
 
     #[test]

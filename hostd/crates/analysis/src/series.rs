@@ -39,10 +39,14 @@ impl Series {
     }
 }
 
-/// Splits the records into series, in order of first appearance of (target, phase).
+/// Phase of unmeasured preparation writes (before a read phase); not analysed.
+pub const UNMEASURED_PHASE: &str = "prepare";
+
+/// Splits the records into series, in order of first appearance of (target, phase),
+/// leaving out the unmeasured `prepare` phase.
 pub fn group(files: &[FileRecord]) -> Vec<Series> {
     let mut out: Vec<Series> = Vec::new();
-    for f in files {
+    for f in files.iter().filter(|f| f.phase != UNMEASURED_PHASE) {
         match out
             .iter_mut()
             .find(|s| s.target == f.target && s.phase == f.phase)
