@@ -58,18 +58,20 @@ def fio_job(rw, bs, qd, engine):
     cpu = (j["usr_cpu"] + j["sys_cpu"]) / 100.0 * secs
     return side["io_bytes"] / secs, cpu, side["io_bytes"]
 
-# The file starts with hostd's data so that hostd's reads verify; fio's writes
-# come before hostd's in each round for the same reason.
+# The file starts with hostd's data so that hostd's reads verify; in write
+# jobs hostd runs last for the same reason; read jobs rotate the order.
 run([hostd, "bench-job", "--file", f, "--rw", "write", "--bs", "1M", "--qd", "8", "--size", size, "--json"])
 results = {}
 for r in range(rounds):
     for name, rw, bs, qd in jobs:
-        runs = []
-        for eng in ("io_uring", "libaio"):
-            runs.append((f"fio/{eng}", fio_job(rw, bs, qd, eng)))
-        runs.append(("hostd", hostd_job(rw, bs, qd)))
+        todo = [("fio/io_uring", lambda: fio_job(rw, bs, qd, "io_uring")),
+                ("fio/libaio", lambda: fio_job(rw, bs, qd, "libaio")),
+                ("hostd", lambda: hostd_job(rw, bs, qd))]  # writes: hostd last, its data stays
         if rw != "write":
-            runs.append(("hostd/noverify", hostd_job(rw, bs, qd, "off")))
+            todo.append(("hostd/noverify", lambda: hostd_job(rw, bs, qd, "off")))
+            k = r % len(todo)  # reads: rotate so no runner always goes first
+            todo = todo[k:] + todo[:k]
+        runs = [(who, fn()) for who, fn in todo]
         for who, (rate, cpu, nbytes) in runs:
             best = results.setdefault((name, who), (0.0, 0.0))
             if rate > best[0]:
