@@ -1,12 +1,14 @@
-//! End to end with a real InfluxDB: a `hostd run --profile quick --probe sim`
-//! lands in a private influxd with every file record and every probe sample
+//! End to end with a real InfluxDB: `hostd run --profile quick --probe sim
+//! --influx-url …` lands in a private influxd with every file record and every probe sample
 //! (counted by InfluxQL), zero gaps, alignment within 1 ms and the energy
 //! closing to 0.1 %.
 
 use hostd_influx::testing::InfluxServer;
 use serde_json::Value;
+use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 fn sim_path() -> PathBuf {
     let path = std::env::var_os("THROTTLESCOPE_PROBE_SIM").map(PathBuf::from).unwrap_or_else(|| {
@@ -37,33 +39,22 @@ fn probe_run_reaches_influxdb_complete() {
             "--probe",
             "sim",
             "-q",
-            "--target",
+            "--influx-url",
+            &server.url(),
+            "--influx-token-file",
         ])
+        .arg(server.token_file().unwrap())
+        .arg("--target")
         .arg(&target)
         .arg("--out")
         .arg(&run)
         .env("THROTTLESCOPE_PROBE_SIM", sim_path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "hostd run failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-
-    let token_file = server.token_file().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_hostd"))
-        .arg("import")
-        .arg(&run)
-        .args(["--influx-url", &server.url(), "--influx-token-file"])
-        .arg(&token_file)
         .env_remove("INFLUX_TOKEN")
         .output()
         .unwrap();
     assert!(
         out.status.success(),
-        "hostd import failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
+        "hostd run failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
 
@@ -167,4 +158,92 @@ fn monitor_streams_the_idle_probe_to_influxdb() {
         .count() as u64
         - 1;
     assert_eq!(server.count("probe_agg", "samples").unwrap(), agg);
+}
+
+#[test]
+fn unplug_mid_run_loses_no_received_sample_on_the_way_to_influxdb() {
+    let server = InfluxServer::start().expect("private influxd (run `just influx-build` first)");
+    let work = tempfile::Builder::new()
+        .prefix("hostd-probe-influx")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let (target, run, link) = (
+        work.path().join("target"),
+        work.path().join("run"),
+        work.path().join("probe"),
+    );
+    std::fs::create_dir(&target).unwrap();
+    let profile = work.path().join("paced.toml");
+    std::fs::write(
+        &profile,
+        "name = \"paced\"\ndescription = \"paced frames\"\nkind = \"video\"\n[video]\nframe_size = \"256KB\"\nfps = 50.0\nseconds = 3.0\nclips = 2\n[io]\nblock_size = \"256KiB\"\nqueue_depth = 1\nphases = [\"write\"]\nverify = false\n",
+    )
+    .unwrap();
+    let mut sim = Command::new(sim_path())
+        .arg("--link")
+        .arg(&link)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut sim_out = BufReader::new(sim.stdout.take().unwrap());
+    let mut line = String::new();
+    sim_out.read_line(&mut line).unwrap();
+    assert!(line.starts_with("pty "), "simulator said {line:?}");
+    let drain = std::thread::spawn(move || sim_out.lines().count());
+    let child = Command::new(env!("CARGO_BIN_EXE_hostd"))
+        .args([
+            "run",
+            "-q",
+            "--probe",
+            link.to_str().unwrap(),
+            "--profile",
+            profile.to_str().unwrap(),
+        ])
+        .args(["--influx-url", &server.url(), "--influx-token-file"])
+        .arg(server.token_file().unwrap())
+        .arg("--target")
+        .arg(&target)
+        .arg("--out")
+        .arg(&run)
+        .env_remove("INFLUX_TOKEN")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    let mut stdin = sim.stdin.take().unwrap();
+    writeln!(stdin, "unplug 500").unwrap();
+    stdin.flush().unwrap();
+    let out = child.wait_with_output().unwrap();
+    writeln!(stdin, "quit").unwrap();
+    drop(stdin);
+    let _ = sim.wait();
+    let _ = drain.join();
+    assert!(
+        out.status.success(),
+        "hostd run failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap()).unwrap();
+    let probe = &summary["extra"]["probe"];
+    let reconnects = probe["link"]["reconnects"].as_array().unwrap();
+    assert_eq!(reconnects.len(), 1, "{reconnects:?}");
+    assert!(reconnects[0]["gap_ms"].as_f64().unwrap() < 500.0 + 2000.0);
+    let received = probe["link"]["stats"]["sequence"]["received"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(
+        server.count("probe", "seq").unwrap(),
+        received,
+        "every received sample in InfluxDB"
+    );
+    let files = std::fs::read_to_string(run.join("files.csv"))
+        .unwrap()
+        .lines()
+        .count() as u64
+        - 1;
+    assert_eq!(server.count("file", "bytes").unwrap(), files);
 }
