@@ -96,6 +96,15 @@ pub fn analyze_run_dir(dir: &Path, options: &Options) -> anyhow::Result<(RunData
     Ok((run, analysis))
 }
 
+/// True when `path` does not exist or holds an events.json hostd wrote (it parses as an
+/// [`Analysis`]); `hostd analyze` replaces only such files unless forced.
+pub fn events_replaceable(path: &Path) -> bool {
+    match std::fs::read_to_string(path) {
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+        Ok(text) => serde_json::from_str::<Analysis>(&text).is_ok(),
+    }
+}
+
 /// Writes `events.json` (the `hostd analyze --json` document) into the run directory.
 pub fn write_events(dir: &Path, analysis: &Analysis) -> anyhow::Result<()> {
     let path = dir.join("events.json");

@@ -163,3 +163,36 @@ fn compare_puts_runs_side_by_side() {
     let out = hostd(&["compare", a.path().to_str().unwrap()]);
     assert!(!out.status.success(), "one run is not a comparison");
 }
+
+#[test]
+fn analyze_does_not_replace_files_it_did_not_write_unless_forced() {
+    let d = tempfile::tempdir().unwrap();
+    generate("steady", d.path());
+    std::fs::write(d.path().join("report.html"), "my own notes").unwrap();
+    let dir = d.path().to_str().unwrap();
+    let out = hostd(&["analyze", dir]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("not written by hostd"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.path().join("report.html")).unwrap(),
+        "my own notes"
+    );
+    assert!(
+        !d.path().join("events.json").exists(),
+        "nothing written when refusing"
+    );
+    assert!(
+        hostd(&["analyze", dir, "--no-report"]).status.success(),
+        "events.json alone is fine"
+    );
+    assert!(hostd(&["analyze", dir, "--force"]).status.success());
+    assert!(
+        hostd(&["analyze", dir]).status.success(),
+        "a report hostd wrote is replaced"
+    );
+    let out = hostd(&["analyze", dir, "--link-ceiling-gbps=-3"]);
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("positive"));
+}

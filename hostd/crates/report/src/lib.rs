@@ -28,6 +28,18 @@ pub fn analyze_and_report(dir: &Path) -> anyhow::Result<String> {
     Ok(hostd_analysis::summary::text(&analysis))
 }
 
+/// Marker in every report hostd writes (a `<meta name="generator">`).
+pub const GENERATOR_MARKER: &str = r#"<meta name="generator" content="throttlescope hostd">"#;
+
+/// True when `path` does not exist or holds a report hostd wrote (it carries
+/// [`GENERATOR_MARKER`]); `hostd analyze` replaces only such files unless forced.
+pub fn report_replaceable(path: &Path) -> bool {
+    match std::fs::read_to_string(path) {
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+        Ok(text) => text.contains(GENERATOR_MARKER),
+    }
+}
+
 /// Writes `report.html` into the run directory.
 pub fn write_report(dir: &Path, run: &RunData, analysis: &Analysis) -> anyhow::Result<()> {
     let title = dir
@@ -84,6 +96,7 @@ pub fn render(run: &RunData, a: &Analysis, title: &str) -> String {
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+{marker}
 <title>throttlescope — {t}</title>
 <style>
 body{{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1000px}}
@@ -95,7 +108,8 @@ th{{background:#f4f4f4}} td.l,th.l{{text-align:left}} .event{{margin:10px 0;padd
 </style></head><body>
 <h1>throttlescope run report — {t}</h1>
 "#,
-        t = esc(title)
+        t = esc(title),
+        marker = GENERATOR_MARKER
     );
     // Summary sentences.
     h.push_str(r#"<section id="summary"><h2>Summary</h2>"#);

@@ -14,7 +14,7 @@ pub struct AnalyzeArgs {
     #[arg(long)]
     pub json: bool,
     /// Known link ceiling in GB/s (default: the run's peak 1 s aggregate).
-    #[arg(long, value_name = "GBPS")]
+    #[arg(long, value_name = "GBPS", value_parser = positive_gbps)]
     pub link_ceiling_gbps: Option<f64>,
     /// Target the probe was on (default: the only target, or manifest.json's probe_target).
     #[arg(long, value_name = "TARGET")]
@@ -22,6 +22,17 @@ pub struct AnalyzeArgs {
     /// Do not write report.html.
     #[arg(long)]
     pub no_report: bool,
+    /// Replace events.json / report.html even if hostd did not write them (by default only
+    /// files hostd wrote are replaced).
+    #[arg(long)]
+    pub force: bool,
+}
+
+fn positive_gbps(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("`{text}` is not a positive number of GB/s")),
+    }
 }
 
 /// Runs `hostd analyze`.
@@ -31,6 +42,22 @@ pub fn execute(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         probe_target: args.probe_target.clone(),
         ..Options::default()
     };
+    let events = args.run_dir.join("events.json");
+    let report = args.run_dir.join("report.html");
+    if !args.force {
+        let mut foreign = Vec::new();
+        if !hostd_analysis::events_replaceable(&events) {
+            foreign.push(events.display().to_string());
+        }
+        if !args.no_report && !hostd_report::report_replaceable(&report) {
+            foreign.push(report.display().to_string());
+        }
+        anyhow::ensure!(
+            foreign.is_empty(),
+            "{} exists and was not written by hostd; not replacing it (pass --force to replace, or --no-report)",
+            foreign.join(" and ")
+        );
+    }
     let (run, analysis) = hostd_analysis::analyze_run_dir(&args.run_dir, &options)?;
     hostd_analysis::write_events(&args.run_dir, &analysis)?;
     if !args.no_report {
@@ -40,9 +67,9 @@ pub fn execute(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&analysis)?);
     } else {
         print!("{}", hostd_analysis::summary::text(&analysis));
-        println!("wrote {}", args.run_dir.join("events.json").display());
+        println!("wrote {}", events.display());
         if !args.no_report {
-            println!("wrote {}", args.run_dir.join("report.html").display());
+            println!("wrote {}", report.display());
         }
     }
     Ok(ExitCode::SUCCESS)
