@@ -39,18 +39,11 @@ function runHostd(args, server) {
 const MAIN_TARGETS = ['sim:x5-thermal*25', 'sim:hub-www-contention@C*25'];
 const SECOND_TARGETS = ['sim:p50-slc-13gb*25'];
 
-/**
- * Records one run into `server` — live with `hostd run --influx-url` when hostd has it, else
- * `hostd run` and then `hostd import` of its run directory — and returns its run id.
- */
-function recordRun(server, out, targets, live) {
+/** Records one run live into `server` with `hostd run --influx-url`; returns its run id. */
+function recordRun(server, out, targets) {
   const run = ['run', '--profile', 'sustained-100GB', '--probe', 'sim', '--seed', '2', '--quiet', '--out', out];
   for (const t of targets) run.push('--target', t);
-  if (live) runHostd([...run, '--influx-url', server.url], server);
-  else {
-    runHostd(run, server);
-    runHostd(['import', out, '--influx-url', server.url], server);
-  }
+  runHostd([...run, '--influx-url', server.url], server);
   return JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')).run_id;
 }
 
@@ -68,12 +61,10 @@ describe('dashboard queries against a real InfluxDB and a real sim run', () => {
       throw new Error(`the query check cannot run: ${skip}`);
     }
     if (skip) return;
-    const live = spawnSync(hostd, ['run', '--help'], { encoding: 'utf8' }).stdout.includes('--influx-url');
     server = await startInfluxd();
     work = mkdtempSync(join(tmpdir(), 'throttlescope-dashboards-'));
-    run = recordRun(server, join(work, 'main'), MAIN_TARGETS, live);
-    second = recordRun(server, join(work, 'second'), SECOND_TARGETS, live);
-    console.log(`# recorded runs ${run} and ${second} ${live ? 'live (hostd run --influx-url)' : 'with hostd run + hostd import'}`);
+    run = recordRun(server, join(work, 'main'), MAIN_TARGETS);
+    second = recordRun(server, join(work, 'second'), SECOND_TARGETS);
   });
 
   after(async () => {
