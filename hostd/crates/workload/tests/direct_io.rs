@@ -191,3 +191,84 @@ fn two_targets_run_concurrently_and_overlap() {
         .any(|e| matches!(e, RunEvent::ActiveTargets { active, .. } if active == &vec![0, 1])));
     assert!(entries(a.path()).is_empty() && entries(b.path()).is_empty());
 }
+
+#[test]
+fn diskmark_runs_every_test_and_verifies_random_reads() {
+    let dir = disk_tempdir();
+    let profile = hostd_workload::Profile::parse(
+        "name = \"dm\"\nkind = \"diskmark\"\n[diskmark]\nfile_size = \"16MiB\"\nrepetitions = 2\ntests = [\n { name = \"SEQ1M-QD8\", pattern = \"sequential\", block_size = \"1MiB\", queue_depth = 8 },\n { name = \"RND4K-QD64\", pattern = \"random\", block_size = \"4KiB\", queue_depth = 64, bytes = \"2MiB\" },\n]\n[io]\nblock_size = \"1MiB\"\nqueue_depth = 8\nphases = [\"read\", \"write\"]\n",
+        "test",
+    )
+    .unwrap();
+    let (_, out) = run(
+        &profile,
+        &[dir.path().to_str().unwrap()],
+        &options(8, EngineChoice::Auto),
+        false,
+        Arc::new(AtomicBool::new(false)),
+        &Recorder::default(),
+    )
+    .unwrap();
+    assert_eq!(out.status, RunStatus::Completed);
+    let phases: Vec<(String, u32)> = out
+        .files
+        .iter()
+        .map(|f| (f.phase.clone(), f.index))
+        .collect();
+    let expect: Vec<(String, u32)> = ["prepare"]
+        .iter()
+        .map(|p| (p.to_string(), 0))
+        .chain(
+            [
+                "SEQ1M-QD8-read",
+                "SEQ1M-QD8-write",
+                "RND4K-QD64-read",
+                "RND4K-QD64-write",
+            ]
+            .iter()
+            .flat_map(|p| [(p.to_string(), 0), (p.to_string(), 1)]),
+        )
+        .collect();
+    assert_eq!(phases, expect);
+    for f in &out.files {
+        if f.phase.ends_with("-read") {
+            assert_eq!(f.verified, Some(true), "{f:?}");
+        }
+        let want = if f.phase.starts_with("RND4K") {
+            2 << 20
+        } else {
+            16 << 20
+        };
+        assert_eq!(f.bytes, want, "{}", f.phase);
+    }
+}
+
+#[test]
+fn video_writes_frames_on_the_frame_clock() {
+    let dir = disk_tempdir();
+    let profile = hostd_workload::Profile::parse(
+        "name = \"v\"\nkind = \"video\"\n[video]\nframe_size = \"256KiB\"\nfps = 50.0\nseconds = 0.5\nclips = 2\n[io]\nblock_size = \"1MiB\"\nqueue_depth = 1\nphases = [\"write\"]\n",
+        "test",
+    )
+    .unwrap();
+    let (_, out) = run(
+        &profile,
+        &[dir.path().to_str().unwrap()],
+        &options(9, EngineChoice::Auto),
+        false,
+        Arc::new(AtomicBool::new(false)),
+        &Recorder::default(),
+    )
+    .unwrap();
+    assert_eq!(out.status, RunStatus::Completed);
+    assert_eq!(out.files.len(), 2);
+    for f in &out.files {
+        assert_eq!(f.bytes, 25 * (256 << 10));
+        // 25 frames at 50 fps: the last starts at 0.48 s, so a clip takes at least that.
+        assert!(
+            f.seconds() >= 0.47,
+            "{} s: frames were not paced",
+            f.seconds()
+        );
+    }
+}
