@@ -58,8 +58,7 @@ flash:
 bench-firmware: firmware-build
     {{fw_build}}/bench/bench-firmware-encode
 
-# Disk engine against fio on the same file: SEQ1M QD8 write/read, SEQ1M QD1 read, RND4K QD64 read
-# (ratios hostd/fio and CPU s/GB; BENCH_IO_DIR picks the disk, default /var/tmp).
+# hostd vs fio on one file (SEQ1M QD8 write/read, SEQ1M QD1 read, RND4K QD64 read): ratios and CPU s/GB; BENCH_IO_DIR picks the disk.
 bench-io: setup
     cd {{root}}/hostd && cargo build --locked --release -p hostd
     {{root}}/scripts/bench-io.sh
