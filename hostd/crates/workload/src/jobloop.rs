@@ -100,7 +100,10 @@ pub fn run_job(engine: &mut dyn IoEngine, io: JobIo<'_>) -> Result<JobOutcome, J
     let mut to_verify: Vec<usize> = Vec::with_capacity(qd);
     let started = Instant::now();
 
-    loop {
+    // An engine failure (not an I/O error) ends the loop with I/Os possibly
+    // still owned by the kernel; their buffers are then leaked, never freed.
+    let mut fatal: Option<JobError> = None;
+    'run: loop {
         // Queue as much as the depth allows.
         let stopping = error.is_some() || io.stop.load(Ordering::Relaxed);
         if stopping && error.is_none() && issued < total_ops {
@@ -139,20 +142,26 @@ pub fn run_job(engine: &mut dyn IoEngine, io: JobIo<'_>) -> Result<JobOutcome, J
                     &mut slot.primed,
                 );
             }
-            submit(engine, io.fd, io.base_offset, s, slot, write).map_err(|e| JobError {
-                offset,
-                source: e,
-                bytes_done: out.bytes,
-            })?;
+            if let Err(e) = submit(engine, io.fd, io.base_offset, s, slot, write) {
+                fatal = Some(JobError {
+                    offset,
+                    source: e,
+                    bytes_done: out.bytes,
+                });
+                break 'run;
+            }
             issued += 1;
             in_flight += 1;
             queued_any = true;
         }
-        engine.commit().map_err(|e| JobError {
-            offset: issued * bs as u64,
-            source: e,
-            bytes_done: out.bytes,
-        })?;
+        if let Err(e) = engine.commit() {
+            fatal = Some(JobError {
+                offset: issued * bs as u64,
+                source: e,
+                bytes_done: out.bytes,
+            });
+            break 'run;
+        }
         for s in to_verify.drain(..) {
             let slot = &slots[s];
             let full = slot.len / BLOCK * BLOCK;
@@ -163,11 +172,14 @@ pub fn run_job(engine: &mut dyn IoEngine, io: JobIo<'_>) -> Result<JobOutcome, J
             break;
         }
         comps.clear();
-        engine.reap(1, &mut comps).map_err(|e| JobError {
-            offset: 0,
-            source: e,
-            bytes_done: out.bytes,
-        })?;
+        if let Err(e) = engine.reap(1, &mut comps) {
+            fatal = Some(JobError {
+                offset: 0,
+                source: e,
+                bytes_done: out.bytes,
+            });
+            break 'run;
+        }
         for c in comps.drain(..) {
             in_flight -= 1;
             let slot = &mut slots[c.slot];
@@ -187,13 +199,14 @@ pub fn run_job(engine: &mut dyn IoEngine, io: JobIo<'_>) -> Result<JobOutcome, J
                     out.bytes += n as u64;
                     if slot.done < slot.len && error.is_none() {
                         // Short transfer: resubmit the rest from the same buffer.
-                        submit(engine, io.fd, io.base_offset, c.slot, slot, write).map_err(
-                            |e| JobError {
+                        if let Err(e) = submit(engine, io.fd, io.base_offset, c.slot, slot, write) {
+                            fatal = Some(JobError {
                                 offset: slot.offset,
                                 source: e,
                                 bytes_done: out.bytes,
-                            },
-                        )?;
+                            });
+                            break 'run;
+                        }
                         in_flight += 1;
                         continue;
                     }
@@ -205,6 +218,12 @@ pub fn run_job(engine: &mut dyn IoEngine, io: JobIo<'_>) -> Result<JobOutcome, J
                 }
             }
         }
+    }
+    if let Some(f) = fatal {
+        if in_flight > 0 {
+            std::mem::forget(slots);
+        }
+        return Err(f);
     }
     if let Some((offset, source)) = error {
         return Err(JobError {
