@@ -48,29 +48,36 @@ pub fn write_run(
     probe: Option<ProbeOptions>,
 ) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
+    // Headers come from their owners (store: files.csv, probe link: probe.csv), so a column
+    // change there cannot leave the generator behind; cells are filled by column name.
     let mut f = create(&dir.join("files.csv"))?;
-    writeln!(f, "target,phase,index,start_ns,end_ns,bytes,mbps,verified")?;
+    writeln!(f, "{}", hostd_store::rundir::FILES_HEADER)?;
+    let file_columns: Vec<&str> = hostd_store::rundir::FILES_HEADER.split(',').collect();
     for r in &trace.files {
         let mbps = r.bytes as f64 / 1e6 / ((r.end_ns - r.start_ns) as f64 * 1e-9);
-        writeln!(
-            f,
-            "{},{},{},{},{},{},{:.3},",
-            r.target,
-            r.phase,
-            r.index,
-            BASE_UNIX_NS + r.start_ns,
-            BASE_UNIX_NS + r.end_ns,
-            r.bytes,
-            mbps
-        )?;
+        let cells: Vec<String> = file_columns
+            .iter()
+            .map(|c| match *c {
+                "target" => r.target.clone(),
+                "phase" => r.phase.clone(),
+                "index" => r.index.to_string(),
+                "start_ns" => (BASE_UNIX_NS + r.start_ns).to_string(),
+                "end_ns" => (BASE_UNIX_NS + r.end_ns).to_string(),
+                "bytes" => r.bytes.to_string(),
+                "mbps" => format!("{mbps:.3}"),
+                "corrupt_blocks" | "corrupt_bytes" | "late_ops" => "0".into(),
+                "direct_io" => "true".into(),
+                "status" => "ok".into(),
+                _ => String::new(),
+            })
+            .collect();
+        writeln!(f, "{}", cells.join(","))?;
     }
     f.flush()?;
     if let Some(p) = probe {
         let mut w = create(&dir.join("probe.csv"))?;
-        writeln!(
-            w,
-            "time_ns,seq,vbus_v,current_a,power_w,energy_j,charge_c,die_temp_c,enclosure_temp_c"
-        )?;
+        writeln!(w, "{}", hostd_probe::sample::PROBE_CSV_HEADER)?;
+        let probe_columns: Vec<&str> = hostd_probe::sample::PROBE_CSV_HEADER.split(',').collect();
         let mut seq = 0u64;
         let mut charge = 0.0;
         let dt = 1.0 / p.rate_hz;
@@ -85,19 +92,22 @@ pub fn write_run(
             |s| {
                 charge += s.current_a * dt;
                 if err.is_none() {
-                    if let Err(e) = writeln!(
-                        w,
-                        "{},{},{:.5},{:.5},{:.4},{:.4},{:.4},{:.3},{:.3}",
-                        BASE_UNIX_NS + s.t_ns,
-                        seq,
-                        s.vbus_v,
-                        s.current_a,
-                        s.power_w,
-                        s.energy_j,
-                        charge,
-                        s.die_temp_c,
-                        s.enclosure_temp_c
-                    ) {
+                    let cells: Vec<String> = probe_columns
+                        .iter()
+                        .map(|c| match *c {
+                            "time_ns" => (BASE_UNIX_NS + s.t_ns).to_string(),
+                            "seq" => seq.to_string(),
+                            "vbus_v" => format!("{:.5}", s.vbus_v),
+                            "current_a" => format!("{:.5}", s.current_a),
+                            "power_w" => format!("{:.4}", s.power_w),
+                            "energy_j" => format!("{:.4}", s.energy_j),
+                            "charge_c" => format!("{charge:.4}"),
+                            "die_temp_c" => format!("{:.3}", s.die_temp_c),
+                            "enclosure_temp_c" => format!("{:.3}", s.enclosure_temp_c),
+                            _ => String::new(),
+                        })
+                        .collect();
+                    if let Err(e) = writeln!(w, "{}", cells.join(",")) {
                         err = Some(e);
                     }
                 }
