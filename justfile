@@ -139,7 +139,7 @@ influx-build:
 # Start a local influxd on 127.0.0.1:8086 (data under the cache) and onboard it.
 influx-up: influx-build
     {{root}}/scripts/influxd-dev.sh start
-    cd {{root}}/hostd && cargo run --locked --quiet --release -p hostd -- influx setup
+    cd {{root}}/hostd && cargo run --locked --quiet --release -p hostd -- influx setup --influx-url "http://127.0.0.1:${INFLUXD_PORT:-8086}"
 
 # Stop the local influxd that influx-up started.
 influx-down:
