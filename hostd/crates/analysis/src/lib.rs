@@ -74,13 +74,14 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
     }
 }
 
-/// Reads the `probe_target` a run's `manifest.json` names, if any (top level or
-/// `probe.target`).
+/// Reads the target a run's `manifest.json` says the probe is on, if any: `probe_target`,
+/// `probe.target` or `extra.probe.target` (the probe component's section).
 pub fn manifest_probe_target(dir: &Path) -> Option<String> {
     let text = std::fs::read_to_string(dir.join("manifest.json")).ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
     v.get("probe_target")
         .or_else(|| v.get("probe").and_then(|p| p.get("target")))
+        .or_else(|| v.pointer("/extra/probe/target"))
         .and_then(|t| t.as_str())
         .map(str::to_string)
 }
@@ -114,4 +115,23 @@ pub fn write_events(dir: &Path, analysis: &Analysis) -> anyhow::Result<()> {
         .with_context(|| format!("could not write {}", tmp.display()))?;
     std::fs::rename(&tmp, &path).with_context(|| format!("could not write {}", path.display()))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn manifest_names_the_probed_target_in_any_of_its_places() {
+        let d = tempfile::tempdir().unwrap();
+        for (json, want) in [
+            (r#"{"probe_target":"A"}"#, Some("A")),
+            (r#"{"probe":{"target":"B"}}"#, Some("B")),
+            (r#"{"extra":{"probe":{"target":"C"}}}"#, Some("C")),
+            (r#"{"extra":{"probe":{}}}"#, None),
+        ] {
+            std::fs::write(d.path().join("manifest.json"), json).unwrap();
+            assert_eq!(manifest_probe_target(d.path()).as_deref(), want, "{json}");
+        }
+    }
 }
