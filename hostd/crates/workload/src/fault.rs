@@ -67,6 +67,10 @@ impl IoEngine for FaultyEngine {
     fn commit(&mut self) -> io::Result<()> {
         self.inner.commit()
     }
+    fn commit_and_reap(&mut self, min: usize, out: &mut Vec<IoCompletion>) -> io::Result<()> {
+        self.inner.commit()?;
+        self.reap(min, out)
+    }
     fn reap(&mut self, min: usize, out: &mut Vec<IoCompletion>) -> io::Result<()> {
         let start = out.len();
         self.inner.reap(min, out)?;

@@ -154,7 +154,15 @@ pub fn run_job(engine: &mut dyn IoEngine, io: JobIo<'_>) -> Result<JobOutcome, J
             in_flight += 1;
             queued_any = true;
         }
-        if let Err(e) = engine.commit() {
+        comps.clear();
+        // Nothing to verify in between: submit and wait in one call.
+        let combined = to_verify.is_empty() && in_flight > 0;
+        let committed = if combined {
+            engine.commit_and_reap(1, &mut comps)
+        } else {
+            engine.commit()
+        };
+        if let Err(e) = committed {
             fatal = Some(JobError {
                 offset: issued * bs as u64,
                 source: e,
@@ -171,8 +179,11 @@ pub fn run_job(engine: &mut dyn IoEngine, io: JobIo<'_>) -> Result<JobOutcome, J
         if in_flight == 0 {
             break;
         }
-        comps.clear();
-        if let Err(e) = engine.reap(1, &mut comps) {
+        if let Err(e) = if combined {
+            Ok(())
+        } else {
+            engine.reap(1, &mut comps)
+        } {
             fatal = Some(JobError {
                 offset: 0,
                 source: e,

@@ -53,6 +53,11 @@ pub trait IoEngine: Send {
     fn commit(&mut self) -> io::Result<()>;
     /// Waits until at least `min` completions are available and appends them.
     fn reap(&mut self, min: usize, out: &mut Vec<IoCompletion>) -> io::Result<()>;
+    /// `commit` then `reap`; engines that can do both in one system call do.
+    fn commit_and_reap(&mut self, min: usize, out: &mut Vec<IoCompletion>) -> io::Result<()> {
+        self.commit()?;
+        self.reap(min, out)
+    }
 }
 
 /// Which engine to use.
