@@ -129,21 +129,100 @@ pub fn device_model(majmin: &str) -> Option<String> {
     None
 }
 
-/// True when `device` (a block device path) is mounted anywhere.
-pub fn is_mounted(device: &Path) -> bool {
-    let canon = std::fs::canonicalize(device).unwrap_or_else(|_| device.to_path_buf());
-    let Ok(text) = std::fs::read_to_string("/proc/self/mountinfo") else {
-        return false;
+/// Why a block device must not be written raw, or `None` when nothing uses it.
+///
+/// Fails closed: a device counts as in use when it, any of its partitions or
+/// a device stacked on it (device mapper, md) is mounted, used as swap or held
+/// by the kernel, and an error is returned when that cannot be established
+/// (no mount table, e.g. on macOS), so the caller refuses rather than guesses.
+pub fn device_in_use(device: &Path) -> anyhow::Result<Option<String>> {
+    use anyhow::Context;
+    use std::os::unix::fs::MetadataExt;
+    let meta =
+        std::fs::metadata(device).with_context(|| format!("cannot stat {}", device.display()))?;
+    let own = dev_id(meta.rdev());
+    let sys = PathBuf::from(format!("/sys/dev/block/{own}"));
+    let sys = std::fs::canonicalize(&sys).with_context(|| {
+        format!(
+            "cannot tell whether {} is in use ({} is unreadable); refusing to write it raw",
+            device.display(),
+            sys.display()
+        )
+    })?;
+    // The device itself and every partition on it (sub-directories with a `partition` file).
+    let mut ids = vec![(own.clone(), sys.clone())];
+    for entry in std::fs::read_dir(&sys).into_iter().flatten().flatten() {
+        let dir = entry.path();
+        if dir.join("partition").exists() {
+            if let Ok(id) = std::fs::read_to_string(dir.join("dev")) {
+                ids.push((id.trim().to_string(), dir));
+            }
+        }
+    }
+    for (id, dir) in &ids {
+        let holders: Vec<String> = std::fs::read_dir(dir.join("holders"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        if !holders.is_empty() {
+            return Ok(Some(format!(
+                "{id} is held by {} (device mapper, RAID or LVM)",
+                holders.join(", ")
+            )));
+        }
+    }
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").with_context(|| {
+        format!(
+            "cannot read the mount table to check {}; refusing to write it raw",
+            device.display()
+        )
+    })?;
+    for line in mounts.lines() {
+        let fields: Vec<&str> = line.split(' ').collect();
+        if let (Some(id), Some(at)) = (fields.get(2), fields.get(4)) {
+            if ids.iter().any(|(i, _)| i == id) {
+                return Ok(Some(format!("device {id} is mounted at {}", unescape(at))));
+            }
+        }
+    }
+    let swaps = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
+    for src in swaps
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+    {
+        if let Ok(m) = std::fs::metadata(src) {
+            if ids.iter().any(|(i, _)| *i == dev_id(m.rdev())) {
+                return Ok(Some(format!("{src} is in use as swap")));
+            }
+        }
+    }
+    // Last word to the kernel: an exclusive open fails with EBUSY while a
+    // filesystem, swap or another exclusive user holds the device.
+    let exclusive = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_EXCL)
+            .open(device)
     };
-    text.lines().any(|line| {
-        line.split_once(" - ")
-            .and_then(|(_, r)| r.split(' ').nth(1))
-            .map(|src| {
-                Path::new(src) == canon
-                    || std::fs::canonicalize(src).ok().as_deref() == Some(canon.as_path())
-            })
-            .unwrap_or(false)
-    })
+    match exclusive {
+        Ok(_) => Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::EBUSY) => Ok(Some(format!(
+            "{} is busy (the kernel refuses an exclusive open)",
+            device.display()
+        ))),
+        Err(e) => Err(e).with_context(|| format!("cannot open {}", device.display())),
+    }
+}
+
+/// `MAJ:MIN` of a Linux `dev_t` (glibc encoding), as sysfs and mountinfo write it.
+fn dev_id(rdev: u64) -> String {
+    let major = ((rdev >> 8) & 0xfff) | ((rdev >> 32) & !0xfff);
+    let minor = (rdev & 0xff) | ((rdev >> 12) & !0xff);
+    format!("{major}:{minor}")
 }
 
 #[cfg(test)]

@@ -382,3 +382,83 @@ fn raw_device_fill_writes_and_verifies_an_unmounted_loop_device() {
     assert_eq!(&data[4 << 20..(4 << 20) + 4], b"TSB1");
     assert!(data[8 << 20..].iter().all(|&b| b == 0));
 }
+
+/// A 64 MiB disk image with an MBR holding one Linux partition from 1 MiB.
+fn partitioned_image(path: &std::path::Path) {
+    let mut img = vec![0u8; 64 << 20];
+    let entry = &mut img[0x1BE..0x1CE];
+    entry[4] = 0x83; // Linux
+    entry[8..12].copy_from_slice(&2048u32.to_le_bytes()); // first LBA
+    entry[12..16].copy_from_slice(&(((64u32 << 20) / 512) - 2048).to_le_bytes());
+    img[510] = 0x55;
+    img[511] = 0xAA;
+    std::fs::write(path, img).unwrap();
+}
+
+#[test]
+fn raw_device_refuses_a_disk_whose_partition_is_mounted() {
+    if !can_mount() {
+        eprintln!("skipped: needs root and losetup");
+        return;
+    }
+    let work = disk_tempdir();
+    let img = work.path().join("disk.img");
+    partitioned_image(&img);
+    let out = Command::new("losetup")
+        .args(["-f", "--show", "-P"])
+        .arg(&img)
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        eprintln!("skipped: losetup -P not possible here");
+        return;
+    }
+    let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let mnt = work.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    struct Cleanup(String, std::path::PathBuf);
+    impl Drop for Cleanup {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.1).status();
+            let _ = Command::new("losetup").args(["-d", &self.0]).status();
+        }
+    }
+    let _guard = Cleanup(dev.clone(), mnt.clone());
+    let part = format!("{dev}p1");
+    let appeared = (0..40).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        std::path::Path::new(&part).exists()
+    });
+    let formatted = appeared
+        && Command::new("mkfs.ext4")
+            .args(["-q", "-F", &part])
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+    let mounted = formatted
+        && Command::new("mount")
+            .arg(&part)
+            .arg(&mnt)
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+    if !mounted {
+        eprintln!("skipped: could not make and mount a partition on {dev}");
+        return;
+    }
+    let before = std::fs::read(&img).unwrap();
+    let mut opts = options(13, EngineChoice::Auto);
+    opts.raw_device = true;
+    opts.destroy_data = true;
+    let reg = hostd_workload::backend::BackendRegistry::with_builtins();
+    let spec = hostd_workload::TargetSpec::parse(&dev, &[]).unwrap();
+    let e = reg
+        .open(&spec, 0, &opts)
+        .err()
+        .expect("a disk with a mounted partition must be refused");
+    assert!(format!("{e:#}").contains("mounted"), "{e:#}");
+    assert!(
+        std::fs::read(&img).unwrap()[..1 << 20] == before[..1 << 20],
+        "the partition table must be untouched"
+    );
+}

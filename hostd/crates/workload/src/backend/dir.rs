@@ -62,8 +62,10 @@ impl DirBackend {
             if !opts.destroy_data {
                 bail!("target {}: writing a raw device destroys everything on it; add --destroy-data if that is what you want", root.display());
             }
-            if fsinfo::is_mounted(&root) {
-                bail!("target {}: the device is mounted; unmount it first (refusing to write a mounted device)", root.display());
+            if let Some(why) = fsinfo::device_in_use(&root)
+                .with_context(|| format!("target {}", root.display()))?
+            {
+                bail!("target {}: {why}; unmount it first (refusing to write a device that is mounted or in use)", root.display());
             }
             let f = File::open(&root)
                 .with_context(|| format!("target {}: cannot open device", root.display()))?;
