@@ -293,7 +293,19 @@ impl Profile {
                     (None, Some(t)) if t.0 == 0 => {
                         return Err("[files] total must be more than 0".into())
                     }
+                    (Some(n), _) if n > MAX_FILES => {
+                        return Err(format!("[files] count {n} is above {MAX_FILES}"))
+                    }
+                    (None, Some(t)) if t.0 / f.min_size.0.max(ALIGN) > MAX_FILES as u64 => {
+                        return Err(format!(
+                            "[files] total {t} would take more than {MAX_FILES} files of min_size {}",
+                            f.min_size
+                        ))
+                    }
                     _ => {}
+                }
+                if f.max_size.0 > MAX_FILE_SIZE {
+                    return Err(format!("[files] max_size {} is above 1 TiB", f.max_size));
                 }
                 if f.min_size.0 < ALIGN {
                     return Err(format!("[files] min_size {} is below 4 KiB", f.min_size));
@@ -359,6 +371,21 @@ impl Profile {
                 if v.seconds.is_nan() || v.seconds <= 0.0 || v.clips == 0 || v.frame_size.0 == 0 {
                     return Err("[video] seconds, clips and frame_size must be positive".into());
                 }
+                if v.seconds > MAX_VIDEO_SECONDS || v.clips > MAX_FILES {
+                    return Err(format!(
+                        "[video] seconds must be at most {MAX_VIDEO_SECONDS} and clips at most {MAX_FILES}"
+                    ));
+                }
+                let frames = (v.seconds * v.fps).ceil() as u64;
+                if frames
+                    .checked_mul(v.frame_size.0)
+                    .is_none_or(|clip| clip > MAX_FILE_SIZE)
+                {
+                    return Err(format!(
+                        "[video] a clip of {} s at {} fps with {} frames is above 1 TiB",
+                        v.seconds, v.fps, v.frame_size
+                    ));
+                }
             }
         }
         Ok(())
@@ -369,6 +396,14 @@ impl Profile {
         toml::to_string_pretty(self).unwrap_or_default()
     }
 }
+
+/// Most files (or video clips) one target may plan; keeps a mistyped profile
+/// from allocating gigabytes before the free-space check can refuse it.
+const MAX_FILES: u32 = 1_000_000;
+/// Largest single file (or video clip) a profile may ask for.
+const MAX_FILE_SIZE: u64 = 1 << 40;
+/// Longest video clip: one day.
+const MAX_VIDEO_SECONDS: f64 = 86_400.0;
 
 fn check_block(b: ByteSize, what: &str) -> Result<(), String> {
     if b.0 == 0 || !b.0.is_multiple_of(ALIGN) {

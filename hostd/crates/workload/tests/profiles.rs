@@ -109,3 +109,15 @@ fn unreadable_profile_is_an_error_not_a_panic() {
     let e = Profile::load(dir.path().to_str().unwrap()).unwrap_err();
     assert!(matches!(e, ProfileError::Read { .. }), "{e}");
 }
+
+#[test]
+fn endless_video_clip_is_refused_not_overflowed() {
+    let m = malformed("endless-video.toml");
+    assert!(m.contains("[video] seconds must be at most"), "{m}");
+}
+
+#[test]
+fn file_count_is_bounded() {
+    let m = malformed("billions-of-files.toml");
+    assert!(m.contains("count") && m.contains("1000000"), "{m}");
+}
