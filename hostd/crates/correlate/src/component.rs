@@ -137,12 +137,6 @@ impl ProbeComponent {
         self
     }
 
-    /// One line for the live view: bus power, voltage, temperatures, link state.
-    pub fn live_status(&self) -> Option<String> {
-        let snap = self.link.as_ref()?.snapshot();
-        Some(live_line(&snap))
-    }
-
     fn set_activity(&self, target: usize, level: f64) {
         let mut a = self.activity.lock().unwrap_or_else(|e| e.into_inner());
         if a.levels.len() <= target {
@@ -235,6 +229,12 @@ impl RunObserver for ProbeComponent {
 impl RunComponent for ProbeComponent {
     fn name(&self) -> &str {
         "probe"
+    }
+
+    /// Bus power, voltage, temperatures and link state.
+    fn live_status(&self) -> Option<String> {
+        let snap = self.link.as_ref()?.snapshot();
+        Some(live_line(&snap))
     }
 
     fn start(&mut self, manifest: &Manifest, run_dir: &Path) -> anyhow::Result<Option<Value>> {

@@ -32,4 +32,9 @@ pub trait RunComponent: RunObserver {
     ) -> anyhow::Result<()> {
         Ok(())
     }
+    /// One line for the live view while the run goes on (e.g. the probe's
+    /// bus power and temperatures); `None` shows nothing.
+    fn live_status(&self) -> Option<String> {
+        None
+    }
 }

@@ -305,6 +305,15 @@ impl RunObserver for ComponentObservers<'_> {
             c.on_event(ev);
         }
         self.view.on_event(ev);
+        // Once a second per target is often enough to refresh the status line.
+        if matches!(ev, RunEvent::Interval(_)) {
+            let lines: Vec<String> = self
+                .components
+                .iter()
+                .filter_map(|c| c.live_status())
+                .collect();
+            self.view.set_status(&lines);
+        }
     }
 }
 

@@ -1,7 +1,8 @@
 //! The live view: one progress bar per target with bytes, current rate (last
 //! 2 s), mean rate and an ETA from the last 30 s (so it follows a throttled
-//! drive on capacity-scale runs instead of the fast start). Hidden when
-//! stdout is not a terminal or with `--quiet`.
+//! drive on capacity-scale runs instead of the fast start), and a status line
+//! from the run's components (bus power and temperature from the probe).
+//! Hidden when stdout is not a terminal or with `--quiet`.
 
 use hostd_workload::events::{RunEvent, RunObserver};
 use hostd_workload::runner::TargetProgress;
@@ -17,6 +18,7 @@ use std::time::{Duration, Instant};
 /// Running live view.
 pub struct LiveView {
     multi: Option<MultiProgress>,
+    status: Option<ProgressBar>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
@@ -28,6 +30,7 @@ impl LiveView {
         if quiet || !std::io::stdout().is_terminal() {
             return LiveView {
                 multi: None,
+                status: None,
                 stop,
                 thread: None,
             };
@@ -58,6 +61,8 @@ impl LiveView {
                 b
             })
             .collect();
+        let status = multi.add(ProgressBar::new_spinner());
+        status.set_style(ProgressStyle::with_template("{msg}").expect("valid template"));
         let progress: Vec<Arc<TargetProgress>> = progress.to_vec();
         let stop2 = stop.clone();
         let thread = std::thread::spawn(move || {
@@ -112,14 +117,25 @@ impl LiveView {
         });
         LiveView {
             multi: Some(multi),
+            status: Some(status),
             stop,
             thread: Some(thread),
+        }
+    }
+
+    /// Replaces the status line under the bars (one entry per component).
+    pub fn set_status(&self, lines: &[String]) {
+        if let Some(bar) = &self.status {
+            bar.set_message(lines.join("   "));
         }
     }
 
     /// Stops drawing.
     pub fn finish(&self) {
         self.stop.store(true, Ordering::SeqCst);
+        if let Some(bar) = &self.status {
+            bar.finish();
+        }
     }
 }
 
