@@ -371,3 +371,33 @@ fn existing_run_directory_is_not_overwritten() {
     assert!(text(&o).contains("not empty"), "{}", text(&o));
     assert_eq!(std::fs::read(out.join("notes.txt")).unwrap(), b"mine");
 }
+
+#[test]
+fn a_probe_that_fails_to_start_leaves_nothing_on_the_target() {
+    use std::os::unix::fs::PermissionsExt;
+    let work = disk_tempdir();
+    let target = work.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    // A "simulator" that exits without announcing its pseudo-terminal: the
+    // probe component fails in start(), after the target was prepared.
+    let fake = work.path().join("fake-probe-sim");
+    std::fs::write(&fake, "#!/bin/sh\necho 'not a pty line'\nexit 3\n").unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = work.path().join("run");
+    let o = hostd()
+        .args(["run", "--profile", "quick", "--probe", "sim", "--target"])
+        .arg(&target)
+        .arg("--out")
+        .arg(&out)
+        .env("THROTTLESCOPE_PROBE_SIM", &fake)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("cannot start probe"), "{}", text(&o));
+    assert!(dir_is_empty(&target), "the test directory was left behind");
+    assert!(
+        !out.join("files.csv").exists(),
+        "a refused run keeps no half-made run directory"
+    );
+}

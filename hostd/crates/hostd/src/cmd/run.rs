@@ -204,13 +204,14 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             eprintln!("hostd: WARNING: target {}: direct I/O NOT in force ({:?}); the numbers measure the page cache", t.label, t.direct_io);
         }
     }
-    for c in comps.iter_mut() {
-        if let Some(section) = c
-            .start(&manifest, &out_dir)
-            .with_context(|| format!("cannot start {}", c.name()))?
-        {
-            manifest.extra.insert(c.name().to_string(), section);
+    if let Err(e) = start_components(&mut comps, &mut manifest, &out_dir) {
+        // Nothing was measured: take back the test directories and the run
+        // directory this run created, as a refused run leaves no trace.
+        for b in backends.iter_mut() {
+            let _ = b.cleanup(false);
         }
+        run_dir.discard();
+        return Err(e);
     }
 
     let sinks = SinkSet::new();
@@ -289,6 +290,23 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             ExitCode::from(1)
         }
     })
+}
+
+/// Starts every component, adding each one's manifest section.
+fn start_components(
+    comps: &mut [Box<dyn RunComponent>],
+    manifest: &mut Manifest,
+    out_dir: &std::path::Path,
+) -> anyhow::Result<()> {
+    for c in comps.iter_mut() {
+        if let Some(section) = c
+            .start(manifest, out_dir)
+            .with_context(|| format!("cannot start {}", c.name()))?
+        {
+            manifest.extra.insert(c.name().to_string(), section);
+        }
+    }
+    Ok(())
 }
 
 /// Sinks, components and the live view as one observer.
