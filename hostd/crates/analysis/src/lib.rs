@@ -2,6 +2,8 @@
 //! statistics, located throughput drops and recoveries, their causes with evidence, and
 //! the multi-target overlap. Everything here is offline: it reads a run directory.
 
+#![warn(missing_docs)]
+
 pub mod attribution;
 pub mod changepoint;
 pub mod detect;

@@ -13,6 +13,8 @@
 //! - [`import`]: a finished run directory → InfluxDB (`hostd import`);
 //! - `testing` (feature `testing`): a private `influxd` for tests.
 
+#![warn(missing_docs)]
+
 pub mod admin;
 pub mod args;
 pub mod client;

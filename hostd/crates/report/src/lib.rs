@@ -1,6 +1,8 @@
 //! hostd-report: the run's self-contained `report.html` (inline SVG, no script, no
 //! network) and the one call `hostd run` and `hostd analyze` make at the end of a run.
 
+#![warn(missing_docs)]
+
 pub mod component;
 pub mod svg;
 

@@ -2,6 +2,8 @@
 //! seeded simulator that plays them into per-file records, probe samples and the true
 //! events, and writers for the run-directory files `hostd analyze` reads.
 
+#![warn(missing_docs)]
+
 pub mod backend;
 pub mod device;
 pub mod model;

@@ -6,6 +6,8 @@
 //! [`summary`] computes the per-phase statistics and the all-targets-active
 //! window, [`stats`] holds the small robust statistics they use.
 
+#![warn(missing_docs)]
+
 pub mod component;
 pub mod manifest;
 pub mod rundir;

@@ -8,6 +8,8 @@
 //! live view, probe link). Blocks carry a header and CRC-32C ([`block`]) so the
 //! read phase can locate corruption.
 
+#![warn(missing_docs)]
+
 pub mod backend;
 pub mod bench;
 pub mod block;
