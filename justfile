@@ -14,11 +14,11 @@ default:
     @just --list
 
 # Install the system packages that are missing (idempotent).
-setup:
-    @{{root}}/scripts/setup.sh
+setup for="test":
+    @{{root}}/scripts/setup.sh {{for}}
 
 # Build hostd (release) and the probe simulator.
-build: setup firmware-build
+build: (setup "demo") firmware-build
     cd {{root}}/hostd && cargo build --locked --release -p hostd
 
 # The main job on embedded defaults: quick profile, simulated probe, temporary run directory.

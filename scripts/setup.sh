@@ -2,6 +2,7 @@
 # Installs the system packages throttlescope needs, only those missing.
 # Idempotent and quiet when everything is present; `just demo` and
 # `just test` call it first so both work on a fresh Debian machine.
+# Usage: setup.sh [demo|test] (default test: also checks Go and Node.js).
 set -euo pipefail
 
 packages=(
@@ -27,4 +28,24 @@ if ((${#missing[@]})); then
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-command -v cargo >/dev/null || { echo "setup: cargo not found; install Rust with rustup" >&2; exit 1; }
+# Toolchains that do not come from apt: say which one is missing up front
+# rather than failing deep inside a build.
+need() { # command, minimum "major.minor", how to get it, version command...
+  local cmd=$1 min=$2 how=$3
+  shift 3
+  if ! command -v "$cmd" >/dev/null; then
+    echo "setup: $cmd not found; $how" >&2
+    exit 1
+  fi
+  local have
+  have=$("$@" 2>/dev/null | grep -oE '[0-9]+\.[0-9]+' | head -n 1)
+  if [[ -n $have ]] && [[ $(printf '%s\n%s\n' "$min" "$have" | sort -V | head -n 1) != "$min" ]]; then
+    echo "setup: $cmd $have is older than $min; $how" >&2
+    exit 1
+  fi
+}
+need cargo 1.85 "install Rust with rustup (rustup update stable)" cargo --version
+[[ ${1:-test} == demo ]] && exit 0 # the demo needs neither InfluxDB nor the dashboard checks
+need go 1.23 "install Go 1.23 or newer (the InfluxDB test server is built from its Go module)" go version
+need node 20.0 "install Node.js 20 or newer with npm (dashboard type checks)" node --version
+need npm 9.0 "install npm with Node.js 20 or newer" npm --version
