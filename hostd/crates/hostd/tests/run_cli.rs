@@ -401,3 +401,32 @@ fn a_probe_that_fails_to_start_leaves_nothing_on_the_target() {
         "a refused run keeps no half-made run directory"
     );
 }
+
+#[test]
+fn one_directory_can_be_a_write_and_a_read_target_at_once() {
+    let work = disk_tempdir();
+    let dir = work.path().join("drive");
+    std::fs::create_dir(&dir).unwrap();
+    let out = work.path().join("run");
+    let prof = small_profile(work.path(), 4, "4MB");
+    let o = hostd()
+        .args(["run", "-q", "--profile"])
+        .arg(&prof)
+        .arg("--target")
+        .arg(format!("{}:write", dir.display()))
+        .arg("--target")
+        .arg(format!("{}:read", dir.display()))
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let rows = csv_rows(&out.join("files.csv"));
+    let verified_reads = rows
+        .iter()
+        .skip(1)
+        .filter(|r| r[1] == "read" && r[7] == "true")
+        .count();
+    assert_eq!(verified_reads, 4, "{rows:?}");
+    assert!(dir_is_empty(&dir), "both targets' test files are removed");
+}

@@ -1,5 +1,5 @@
 //! The directory backend: test files in a fresh subdirectory
-//! `TARGET/throttlescope-<run-id>/` (refused if it exists), direct I/O, fsync
+//! `TARGET/throttlescope-<run-id>[-N]/` (refused if it exists), direct I/O, fsync
 //! at file end. Only files it created are ever removed. With `--raw-device`
 //! the target is a block device written from offset 0 (fill only).
 
@@ -226,9 +226,13 @@ impl TargetBackend for DirBackend {
             }
             return Ok(());
         }
-        let dir = self
-            .root
-            .join(format!("throttlescope-{}", self.opts.run_id));
+        // Further targets get their index, so one directory can serve as two
+        // targets (write and read on the same drive) without colliding.
+        let name = match self.index {
+            0 => format!("throttlescope-{}", self.opts.run_id),
+            i => format!("throttlescope-{}-{i}", self.opts.run_id),
+        };
+        let dir = self.root.join(name);
         if dir.exists() {
             bail!(
                 "target {}: {} already exists; refusing to touch files this run did not create",
