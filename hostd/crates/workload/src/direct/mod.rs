@@ -12,7 +12,7 @@ mod macos;
 use macos as os;
 
 use serde::Serialize;
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io;
 use std::path::Path;
 
@@ -65,7 +65,7 @@ pub fn open(path: &Path, mode: OpenMode, allow_cached: bool) -> io::Result<(File
                     format!("{reason}; results would measure the page cache, not the disk — rerun with --allow-cached to accept that"),
                 ));
             }
-            let f = os::open_cached(path, mode)?;
+            let f = open_cached(path, mode)?;
             Ok((f, DirectIo::Refused { reason }))
         }
         Err(e) => Err(e),
@@ -75,4 +75,28 @@ pub fn open(path: &Path, mode: OpenMode, allow_cached: bool) -> io::Result<(File
 /// Flushes file data to the device (fsync).
 pub fn sync(file: &File) -> io::Result<()> {
     file.sync_all()
+}
+
+/// Open options for `mode`; each OS file adds its cache-bypass step.
+pub(crate) fn options(mode: OpenMode) -> OpenOptions {
+    let mut o = OpenOptions::new();
+    match mode {
+        OpenMode::CreateNew => o.write(true).create_new(true),
+        OpenMode::Write => o.write(true),
+        OpenMode::Read => o.read(true),
+    };
+    o
+}
+
+/// Opens through the page cache (`CreateNew` may find the file a refused
+/// direct open already created).
+pub fn open_cached(path: &Path, mode: OpenMode) -> io::Result<File> {
+    match mode {
+        OpenMode::CreateNew => OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path),
+        m => options(m).open(path),
+    }
 }
