@@ -37,6 +37,8 @@ pub struct ProbeOptions {
     pub rate_hz: u32,
     /// Read SMART before and after each phase.
     pub smart: bool,
+    /// Index of the target whose cable the probe sits on (0: the first).
+    pub target_index: usize,
 }
 
 impl Default for ProbeOptions {
@@ -46,6 +48,7 @@ impl Default for ProbeOptions {
             sim_args: Vec::new(),
             rate_hz: 1000,
             smart: true,
+            target_index: 0,
         }
     }
 }
@@ -252,8 +255,14 @@ impl RunComponent for ProbeComponent {
         let snap = link.snapshot();
         self.link = Some(link);
         self.recorder = Some(recorder);
+        // The analysis uses probe evidence only for the target the probe is on.
+        let probed = manifest
+            .targets
+            .get(self.opts.target_index)
+            .map(|t| t.label.clone());
         Ok(Some(json!({
             "source": self.opts.source.to_string(),
+            "target": probed,
             "port": snap.port,
             "probe_id": snap.identity.as_ref().map(|i| i.probe_id.clone()),
             "identity": snap.identity,

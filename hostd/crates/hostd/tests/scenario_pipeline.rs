@@ -192,3 +192,26 @@ fn hub_contention_through_the_pipeline() {
         ev["overlap"]["lags"]
     );
 }
+
+#[test]
+fn with_two_targets_the_probe_evidence_goes_to_the_probed_one() {
+    let root = tempfile::tempdir().unwrap();
+    let x5 = format!("sim:x5-thermal*{SCALE}");
+    let steady = format!("sim:steady*{SCALE}");
+    // The probe sits on the first --target (the default of --probe-on).
+    let (dir, ev) = run(
+        &[format!("{x5}:write"), format!("{steady}:write")],
+        root.path(),
+    );
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["extra"]["probe"]["target"], x5.as_str());
+    let found = events_of(&ev, &x5);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(
+        found[0]["cause"], "thermal",
+        "{:#?}",
+        found[0]["evidence"]["reasons"]
+    );
+    assert!(events_of(&ev, &steady).is_empty(), "{:#?}", ev["events"]);
+}

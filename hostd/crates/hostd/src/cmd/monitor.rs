@@ -83,6 +83,7 @@ pub fn execute(args: MonitorArgs) -> anyhow::Result<ExitCode> {
         sim_args: args.sim_args,
         rate_hz: args.rate_hz,
         smart: false,
+        ..Default::default()
     };
     eprintln!(
         "hostd monitor: recording {} into {} (Ctrl-C to stop)",

@@ -57,6 +57,10 @@ pub struct RunArgs {
     /// Probe to record alongside: PORT, auto[:SERIAL] (by USB id), sim (the simulator), none.
     #[arg(long, default_value = "none")]
     pub probe: String,
+    /// Which --target the probe is inline with (1 = the first); its power and
+    /// temperature are evidence for that target's slowdowns only.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
+    pub probe_on: u16,
     /// No live view.
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -82,8 +86,16 @@ pub fn components(args: &RunArgs) -> anyhow::Result<Vec<Box<dyn RunComponent>>> 
         let opts = hostd_correlate::ProbeOptions {
             source: probe,
             sim_args: hostd_scenario::backend::probe_sim_args(&args.targets)?.unwrap_or_default(),
+            target_index: usize::from(args.probe_on) - 1,
             ..Default::default()
         };
+        if opts.target_index >= args.targets.len() {
+            anyhow::bail!(
+                "--probe-on {} but only {} --target given",
+                args.probe_on,
+                args.targets.len()
+            );
+        }
         opts.check()?;
         list.push(Box::new(hostd_correlate::ProbeComponent::new(opts)));
     }
