@@ -5,23 +5,12 @@
 
 use hostd_influx::testing::InfluxServer;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn sim_path() -> PathBuf {
-    let path = std::env::var_os("THROTTLESCOPE_PROBE_SIM")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            panic!("THROTTLESCOPE_PROBE_SIM is not set; build the simulator with `just firmware-build` (the justfile exports it)")
-        });
-    assert!(
-        path.is_file(),
-        "{} missing; run `just firmware-build`",
-        path.display()
-    );
-    path
-}
+mod common;
+use common::sim_path;
 
 fn csv_rows(path: &Path) -> u64 {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

@@ -6,21 +6,11 @@
 use hostd_influx::testing::InfluxServer;
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-fn sim_path() -> PathBuf {
-    let path = std::env::var_os("THROTTLESCOPE_PROBE_SIM").map(PathBuf::from).unwrap_or_else(|| {
-        panic!("THROTTLESCOPE_PROBE_SIM is not set; build the simulator with `just firmware-build` (the justfile exports it)")
-    });
-    assert!(
-        path.is_file(),
-        "{} missing; run `just firmware-build`",
-        path.display()
-    );
-    path
-}
+mod common;
+use common::sim_path;
 
 #[test]
 fn probe_run_reaches_influxdb_complete() {

@@ -4,21 +4,12 @@
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-fn sim_path() -> PathBuf {
-    let path = std::env::var_os("THROTTLESCOPE_PROBE_SIM").map(PathBuf::from).unwrap_or_else(|| {
-        panic!("THROTTLESCOPE_PROBE_SIM is not set; build the simulator with `just firmware-build` (the justfile exports it)")
-    });
-    assert!(
-        path.is_file(),
-        "{} missing; run `just firmware-build`",
-        path.display()
-    );
-    path
-}
+mod common;
+use common::sim_path;
 
 /// A scratch directory on a real disk (tmpfs has no direct I/O).
 fn scratch() -> tempfile::TempDir {
