@@ -6,6 +6,7 @@
 use crate::engine::{IoCompletion, IoEngine, IoRequest};
 use std::collections::HashMap;
 use std::io;
+use std::os::unix::io::RawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -63,6 +64,12 @@ impl IoEngine for FaultyEngine {
             self.writes.remove(&req.slot);
         }
         self.inner.queue(req)
+    }
+    fn begin_job(&mut self, fd: RawFd, bufs: &[(*mut u8, usize)]) {
+        self.inner.begin_job(fd, bufs)
+    }
+    fn end_job(&mut self) {
+        self.inner.end_job()
     }
     fn commit(&mut self) -> io::Result<()> {
         self.inner.commit()

@@ -272,3 +272,71 @@ fn video_writes_frames_on_the_frame_clock() {
         );
     }
 }
+
+/// After a job the file is closed for real: io_uring's registered file table
+/// must not keep a reference once the job is over (a held file keeps space
+/// allocated after deletion and a filesystem busy). A read lease is granted
+/// only when nobody — the ring included — has the file open for writing.
+#[test]
+fn io_uring_releases_the_registered_file_after_each_job() {
+    use hostd_workload::block::{BlockCodec, DataPool};
+    use hostd_workload::direct::{self, OpenMode};
+    use hostd_workload::jobloop::{run_job, JobIo};
+    use hostd_workload::plan::{IoJob, Rw};
+    use std::os::unix::io::AsRawFd;
+    use std::sync::atomic::AtomicU64;
+
+    if hostd_workload::engine::probe_io_uring().is_err() {
+        eprintln!("io_uring unavailable here; nothing to release");
+        return;
+    }
+    let dir = disk_tempdir();
+    let (mut engine, _) = hostd_workload::engine::open(EngineChoice::IoUring, 4).unwrap();
+    let codec = BlockCodec::new(DataPool::new(1), 0, 0);
+    for (i, rw) in [Rw::Write, Rw::Read].into_iter().enumerate() {
+        let path = dir.path().join("f.dat");
+        let mode = if i == 0 {
+            OpenMode::CreateNew
+        } else {
+            OpenMode::Read
+        };
+        let (file, status) = direct::open(&path, mode, false).unwrap();
+        assert!(status.is_direct());
+        let job = IoJob {
+            rw,
+            file_size: 1 << 20,
+            bytes: 1 << 20,
+            block_size: 256 << 10,
+            queue_depth: 4,
+            verify: true,
+            pace_ns: None,
+            seed: 1,
+        };
+        let out = run_job(
+            engine.as_mut(),
+            JobIo {
+                fd: file.as_raw_fd(),
+                base_offset: 0,
+                job: &job,
+                codec: &codec,
+                progress: &AtomicU64::new(0),
+                stop: &AtomicBool::new(false),
+            },
+        )
+        .unwrap();
+        assert_eq!(out.bytes, 1 << 20);
+        if rw == Rw::Read {
+            assert_eq!(out.verify.unwrap().corrupt_blocks, 0);
+        }
+        drop(file);
+        let probe = std::fs::File::open(&path).unwrap();
+        // SAFETY: plain fcntl calls on a descriptor we own.
+        let rc = unsafe { libc::fcntl(probe.as_raw_fd(), libc::F_SETLEASE, libc::F_RDLCK) };
+        let err = std::io::Error::last_os_error();
+        assert_eq!(
+            rc, 0,
+            "after the {rw:?} job the file is still open elsewhere: {err}"
+        );
+        unsafe { libc::fcntl(probe.as_raw_fd(), libc::F_SETLEASE, libc::F_UNLCK) };
+    }
+}

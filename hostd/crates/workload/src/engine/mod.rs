@@ -53,6 +53,14 @@ pub trait IoEngine: Send {
     fn commit(&mut self) -> io::Result<()>;
     /// Waits until at least `min` completions are available and appends them.
     fn reap(&mut self, min: usize, out: &mut Vec<IoCompletion>) -> io::Result<()>;
+    /// Called before a job's first I/O with the file and the job's buffers
+    /// (slot `i` owns `bufs[i]`, which stays allocated until [`IoEngine::end_job`]).
+    /// Engines that can pre-register them with the kernel do, so that no
+    /// I/O has to look up the file or pin the buffer's pages again.
+    fn begin_job(&mut self, _fd: RawFd, _bufs: &[(*mut u8, usize)]) {}
+    /// Called after a job's last completion has been reaped: undoes
+    /// [`IoEngine::begin_job`].
+    fn end_job(&mut self) {}
     /// `commit` then `reap`; engines that can do both in one system call do.
     fn commit_and_reap(&mut self, min: usize, out: &mut Vec<IoCompletion>) -> io::Result<()> {
         self.commit()?;

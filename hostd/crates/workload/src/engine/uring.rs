@@ -1,13 +1,30 @@
 //! io_uring engine (Linux): one ring sized to the queue depth.
+//!
+//! - Per job the file and the job's buffers are registered with the ring
+//!   (`IORING_REGISTER_FILES` / `IORING_REGISTER_BUFFERS`), so an I/O neither
+//!   looks up the descriptor nor pins its buffer's pages again. Where the
+//!   kernel refuses (memlock limit before Linux 5.12), the job runs on plain
+//!   descriptors and buffers, as fio does by default.
+//! - Each request is submitted as soon as it is queued (fio's default
+//!   `iodepth_batch_submit=1`): the device starts on the first while the next
+//!   are prepared. Submitting a refill of 64 in one call made the first wait
+//!   for the last and cost 8–10 % of RND4K QD64 IOPS on a virtio disk.
 
 use super::{IoCompletion, IoEngine, IoRequest};
 use io_uring::{opcode, types, IoUring};
 use std::io;
+use std::os::unix::io::RawFd;
 
 /// io_uring engine.
 pub struct Uring {
     ring: IoUring,
     queued: usize,
+    /// Whether the ring has a (one-entry) file table.
+    file_table: bool,
+    /// The fd registered at index 0 of that table for the current job.
+    file: Option<RawFd>,
+    /// Registered buffers: start and length per slot.
+    bufs: Vec<(usize, usize)>,
 }
 
 impl Uring {
@@ -15,13 +32,26 @@ impl Uring {
     pub fn new(queue_depth: usize) -> io::Result<Uring> {
         let entries = queue_depth.max(1).next_power_of_two() as u32;
         // COOP_TASKRUN (Linux 5.19+): completions are handled when we enter the
-        // kernel anyway, not by interrupting us — less CPU per I/O. Older
-        // kernels refuse the flag; then a plain ring.
+        // kernel anyway, not by interrupting us. Older kernels refuse the
+        // flag; then a plain ring.
         let ring = match IoUring::builder().setup_coop_taskrun().build(entries) {
             Ok(r) => r,
             Err(_) => IoUring::new(entries)?,
         };
-        Ok(Uring { ring, queued: 0 })
+        Ok(Uring {
+            ring,
+            queued: 0,
+            file_table: false,
+            file: None,
+            bufs: Vec::new(),
+        })
+    }
+
+    /// The registered buffer holding `[buf, buf + len)`, if it is `slot`'s.
+    fn fixed_buf(&self, slot: usize, buf: *const u8, len: usize) -> Option<u16> {
+        let (start, size) = *self.bufs.get(slot)?;
+        let p = buf as usize;
+        (p >= start && p + len <= start + size).then_some(slot as u16)
     }
 }
 
@@ -30,16 +60,69 @@ impl IoEngine for Uring {
         "io_uring"
     }
 
-    fn queue(&mut self, req: IoRequest) -> io::Result<()> {
-        let fd = types::Fd(req.fd);
-        let entry = if req.write {
-            opcode::Write::new(fd, req.buf as *const u8, req.len as u32)
-                .offset(req.offset)
-                .build()
+    fn begin_job(&mut self, fd: RawFd, bufs: &[(*mut u8, usize)]) {
+        let sub = self.ring.submitter();
+        let registered = if self.file_table {
+            sub.register_files_update(0, &[fd]).is_ok()
         } else {
-            opcode::Read::new(fd, req.buf, req.len as u32)
-                .offset(req.offset)
-                .build()
+            self.file_table = sub.register_files(&[fd]).is_ok();
+            self.file_table
+        };
+        self.file = registered.then_some(fd);
+        self.bufs.clear();
+        if bufs.len() <= u16::MAX as usize {
+            let iov: Vec<libc::iovec> = bufs
+                .iter()
+                .map(|&(p, n)| libc::iovec {
+                    iov_base: p.cast(),
+                    iov_len: n,
+                })
+                .collect();
+            // SAFETY: the job loop keeps these buffers allocated until
+            // end_job, which unregisters them.
+            if unsafe { self.ring.submitter().register_buffers(&iov) }.is_ok() {
+                self.bufs = bufs.iter().map(|&(p, n)| (p as usize, n)).collect();
+            }
+        }
+    }
+
+    fn end_job(&mut self) {
+        // The table holds a reference to the file: drop it, so that closing
+        // the job's descriptor really closes the file.
+        if self.file.take().is_some() {
+            let _ = self.ring.submitter().register_files_update(0, &[-1]);
+        }
+        if !self.bufs.is_empty() {
+            let _ = self.ring.submitter().unregister_buffers();
+            self.bufs.clear();
+        }
+    }
+
+    fn queue(&mut self, req: IoRequest) -> io::Result<()> {
+        let fixed = self.fixed_buf(req.slot, req.buf, req.len);
+        let len = req.len as u32;
+        macro_rules! entry {
+            ($fd:expr) => {
+                match (fixed, req.write) {
+                    (Some(i), true) => opcode::WriteFixed::new($fd, req.buf, len, i)
+                        .offset(req.offset)
+                        .build(),
+                    (Some(i), false) => opcode::ReadFixed::new($fd, req.buf, len, i)
+                        .offset(req.offset)
+                        .build(),
+                    (None, true) => opcode::Write::new($fd, req.buf, len)
+                        .offset(req.offset)
+                        .build(),
+                    (None, false) => opcode::Read::new($fd, req.buf, len)
+                        .offset(req.offset)
+                        .build(),
+                }
+            };
+        }
+        let entry = if self.file == Some(req.fd) {
+            entry!(types::Fixed(0))
+        } else {
+            entry!(types::Fd(req.fd))
         }
         .user_data(req.slot as u64);
         // SAFETY: the buffer stays valid until the completion is reaped.
@@ -53,7 +136,7 @@ impl IoEngine for Uring {
             }
         }
         self.queued += 1;
-        Ok(())
+        self.commit()
     }
 
     fn commit(&mut self) -> io::Result<()> {
