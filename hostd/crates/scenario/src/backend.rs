@@ -333,6 +333,7 @@ impl TargetBackend for SimBackend {
                     verify: None,
                     late_ops: 0,
                     interrupted: false,
+                    ..Default::default()
                 },
                 timing: None,
                 direct_io: true,
@@ -350,6 +351,7 @@ impl TargetBackend for SimBackend {
                         verify: None,
                         late_ops: 0,
                         interrupted: true,
+                        ..Default::default()
                     },
                     timing: None,
                     direct_io: true,
@@ -397,6 +399,7 @@ impl TargetBackend for SimBackend {
                 verify: None,
                 late_ops: 0,
                 interrupted,
+                ..Default::default()
             },
             timing: Some((self.host_ns(origin, start_s), self.host_ns(origin, end_s))),
             direct_io: true,

@@ -3,9 +3,10 @@
 //! seconds the process spent (getrusage), verification included.
 
 use crate::block::{BlockCodec, DataPool};
+use crate::buffer::BufferPool;
 use crate::direct::{self, OpenMode};
 use crate::engine::{self, EngineChoice};
-use crate::jobloop::{run_job, JobIo};
+use crate::jobloop::{run_job, slots_for, JobIo};
 use crate::plan::IoJob;
 use anyhow::{bail, Context};
 use serde::Serialize;
@@ -23,8 +24,11 @@ pub struct BenchResult {
     pub job: IoJob,
     /// Bytes moved.
     pub bytes: u64,
-    /// Wall-clock seconds (including the final fsync of writes).
+    /// Seconds from the first I/O to the last completion, plus the final
+    /// fsync of writes (as fio counts a job with `end_fsync=1`).
     pub seconds: f64,
+    /// Wall-clock seconds of the whole job, buffer set-up included.
+    pub wall_seconds: f64,
     /// MB/s (10^6 bytes/s).
     pub mbps: f64,
     /// I/Os per second.
@@ -92,6 +96,8 @@ pub fn run_bench_job(
     }
     let (mut eng, _) = engine::open(choice, job.queue_depth)?;
     let codec = BlockCodec::new(DataPool::new(seed), 0, 0);
+    let mut buffers = BufferPool::new();
+    buffers.reserve(slots_for(job), job.block_size);
     let progress = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
     let (u0, s0) = cpu_seconds();
@@ -105,12 +111,15 @@ pub fn run_bench_job(
             codec: &codec,
             progress: &progress,
             stop: &stop,
+            buffers: &mut buffers,
         },
     )?;
+    let t_sync = Instant::now();
     if write {
         direct::sync(&file)?;
     }
-    let seconds = t0.elapsed().as_secs_f64();
+    let seconds = out.io_seconds + t_sync.elapsed().as_secs_f64();
+    let wall_seconds = t0.elapsed().as_secs_f64();
     let (u1, s1) = cpu_seconds();
     let verify = out.verify.unwrap_or_default();
     Ok(BenchResult {
@@ -118,6 +127,7 @@ pub fn run_bench_job(
         job: job.clone(),
         bytes: out.bytes,
         seconds,
+        wall_seconds,
         mbps: out.bytes as f64 / seconds / 1e6,
         iops: (out.bytes / job.block_size as u64) as f64 / seconds,
         usr_s: u1 - u0,

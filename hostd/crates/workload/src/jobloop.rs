@@ -2,7 +2,7 @@
 //! [`IoEngine`], fills blocks before writes and verifies them after reads.
 
 use crate::block::{BlockCodec, VerifyReport, BLOCK};
-use crate::buffer::AlignedBuf;
+use crate::buffer::{AlignedBuf, BufferPool};
 use crate::engine::{IoCompletion, IoEngine, IoRequest};
 use crate::plan::IoJob;
 use rand::{Rng, SeedableRng};
@@ -26,6 +26,8 @@ pub struct JobIo<'a> {
     pub progress: &'a AtomicU64,
     /// Set to stop early (Ctrl-C).
     pub stop: &'a AtomicBool,
+    /// Where the job's buffers come from and go back to.
+    pub buffers: &'a mut BufferPool,
 }
 
 /// What the loop did.
@@ -39,6 +41,10 @@ pub struct JobOutcome {
     pub late_ops: u64,
     /// Stopped by the stop flag before the end.
     pub interrupted: bool,
+    /// Seconds from the first submission to the last completion (what fio
+    /// calls the job's runtime: buffer set-up and the file's open and fsync
+    /// are outside it).
+    pub io_seconds: f64,
 }
 
 /// An I/O error, where it happened, and what had been done.
@@ -63,34 +69,51 @@ struct Slot {
     primed: Option<(u64, u64, usize)>,
 }
 
+/// Buffers a job uses: one per I/O in flight and, for verified reads, spares.
+///
+/// A completed read is verified while the next I/O is already in flight, so
+/// verification never stalls the queue (at QD1 it would otherwise add its
+/// time to every I/O). Spares for the whole depth where that costs at most
+/// 16 MiB (a burst of QD64 4 KiB completions is then refilled before any is
+/// verified), else 8.
+pub fn slots_for(job: &IoJob) -> usize {
+    const SPARE_BUDGET: usize = 16 << 20;
+    let qd = job.queue_depth.max(1);
+    let bs = job.block_size.max(1);
+    let spare = if !job.rw.is_write() && job.verify {
+        qd.min((SPARE_BUDGET / bs).max(8))
+    } else {
+        0
+    };
+    (qd + spare).min(total_ops(job).max(1) as usize)
+}
+
+/// I/Os in the job (random jobs move whole blocks only).
+fn total_ops(job: &IoJob) -> u64 {
+    let bs = job.block_size.max(1) as u64;
+    if job.rw.is_random() {
+        job.bytes / bs
+    } else {
+        job.bytes.div_ceil(bs)
+    }
+}
+
 /// Runs `io.job` to completion (or stop, or the first error).
 pub fn run_job(engine: &mut dyn IoEngine, io: JobIo<'_>) -> Result<JobOutcome, JobError> {
     let job = io.job;
     let bs = job.block_size;
     let qd = job.queue_depth.max(1);
     let write = job.rw.is_write();
-    let total_ops = if job.rw.is_random() {
-        job.bytes / bs as u64
-    } else {
-        job.bytes.div_ceil(bs as u64)
-    };
+    let total_ops = total_ops(job);
     let blocks_in_file = (job.file_size / bs as u64).max(1);
     let mut rng = ChaCha8Rng::seed_from_u64(job.seed);
-    // Verified reads get spare buffers: a completed read is verified while the
-    // next I/O is already in flight, so verification never stalls the queue
-    // (at QD1 it would otherwise add its time to every I/O). A full set where
-    // that costs at most SPARE_BUDGET (a burst of QD64 4 KiB completions is
-    // then refilled before any is verified), else at least 8.
-    const SPARE_BUDGET: usize = 16 << 20;
     let verifying = !write && job.verify;
-    let spare = if verifying {
-        qd.min((SPARE_BUDGET / bs).max(8))
-    } else {
-        0
-    };
-    let mut slots: Vec<Slot> = (0..(qd + spare).min(total_ops.max(1) as usize))
-        .map(|_| Slot {
-            buf: AlignedBuf::new(bs),
+    let mut slots: Vec<Slot> = io
+        .buffers
+        .take(slots_for(job), bs)
+        .into_iter()
+        .map(|buf| Slot {
+            buf,
             offset: 0,
             len: 0,
             done: 0,
@@ -242,13 +265,17 @@ pub fn run_job(engine: &mut dyn IoEngine, io: JobIo<'_>) -> Result<JobOutcome, J
             }
         }
     }
+    out.io_seconds = started.elapsed().as_secs_f64();
     // Unregistering is safe with I/Os in flight: the kernel keeps the pages
     // of a registered buffer pinned until its last request completes.
     engine.end_job();
+    if fatal.is_some() && in_flight > 0 {
+        // The kernel may still write into these: never reuse or free them.
+        std::mem::forget(slots);
+    } else {
+        io.buffers.give_back(slots.into_iter().map(|s| s.buf));
+    }
     if let Some(f) = fatal {
-        if in_flight > 0 {
-            std::mem::forget(slots);
-        }
         return Err(f);
     }
     if let Some((offset, source)) = error {

@@ -293,6 +293,7 @@ fn io_uring_releases_the_registered_file_after_each_job() {
     let dir = disk_tempdir();
     let (mut engine, _) = hostd_workload::engine::open(EngineChoice::IoUring, 4).unwrap();
     let codec = BlockCodec::new(DataPool::new(1), 0, 0);
+    let mut buffers = hostd_workload::buffer::BufferPool::new();
     for (i, rw) in [Rw::Write, Rw::Read].into_iter().enumerate() {
         let path = dir.path().join("f.dat");
         let mode = if i == 0 {
@@ -321,6 +322,7 @@ fn io_uring_releases_the_registered_file_after_each_job() {
                 codec: &codec,
                 progress: &AtomicU64::new(0),
                 stop: &AtomicBool::new(false),
+                buffers: &mut buffers,
             },
         )
         .unwrap();

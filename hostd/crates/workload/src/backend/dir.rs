@@ -5,12 +5,13 @@
 
 use super::{BackendOptions, StepContext, StepError, StepOutput, TargetBackend};
 use crate::block::BlockCodec;
+use crate::buffer::BufferPool;
 use crate::direct::{self, DirectIo, OpenMode};
 use crate::engine::{self, IoEngine};
 use crate::events::TargetInfo;
 use crate::fault::FaultyEngine;
 use crate::fsinfo::{self, FsInfo};
-use crate::jobloop::{run_job, JobIo};
+use crate::jobloop::{run_job, slots_for, JobIo};
 use crate::plan::{Capacity, Step, TargetPlan};
 use crate::target::TargetSpec;
 use anyhow::{bail, Context};
@@ -36,6 +37,7 @@ pub struct DirBackend {
     engine_name: String,
     engine_note: Option<String>,
     engines: HashMap<usize, Box<dyn IoEngine>>,
+    buffers: BufferPool,
     capacity: Option<Capacity>,
     free_before: Option<u64>,
     injected_written: Arc<AtomicU64>,
@@ -112,6 +114,7 @@ impl DirBackend {
             engine_name: String::new(),
             engine_note: None,
             engines: HashMap::new(),
+            buffers: BufferPool::new(),
             free_before: capacity.map(|c| c.available),
             capacity,
             injected_written: Arc::new(AtomicU64::new(0)),
@@ -210,6 +213,16 @@ impl TargetBackend for DirBackend {
             .unwrap_or(1);
         self.engine(max_qd)
             .map_err(|e| anyhow::anyhow!("cannot start an I/O engine: {e}"))?;
+        // Every buffer the plan will need, allocated and touched now rather
+        // than inside some file's measured time.
+        let mut need: HashMap<usize, usize> = HashMap::new();
+        for s in plan.prepare.iter().chain(&plan.measured) {
+            let n = need.entry(s.job.block_size).or_default();
+            *n = (*n).max(slots_for(&s.job));
+        }
+        for (bs, n) in need {
+            self.buffers.reserve(n, bs);
+        }
         if self.opts.raw_device {
             let mut off = 0;
             for s in &plan.file_sizes {
@@ -290,9 +303,9 @@ impl TargetBackend for DirBackend {
             .unwrap_or(0);
         let codec = BlockCodec::new(self.opts.pool.clone(), self.index as u32, step.file);
         let qd = step.job.queue_depth;
-        let engine = self
-            .engine(qd)
+        self.engine(qd)
             .map_err(|e| StepError::Other(anyhow::anyhow!("cannot start an I/O engine: {e}")))?;
+        let engine = self.engines.get_mut(&qd).expect("opened above");
         let fd = file.as_raw_fd();
         let result = run_job(
             engine.as_mut(),
@@ -303,6 +316,7 @@ impl TargetBackend for DirBackend {
                 codec: &codec,
                 progress: ctx.progress,
                 stop: ctx.stop,
+                buffers: &mut self.buffers,
             },
         );
         let outcome = match result {
