@@ -90,6 +90,8 @@ impl InfluxSink {
             .field("corrupt_blocks", r.corrupt_blocks as i64)
             .field("corrupt_bytes", r.corrupt_bytes as i64)
             .field("late_ops", r.late_ops as i64)
+            .field("block_size", r.block_size as i64)
+            .field("queue_depth", r.queue_depth as i64)
             .field("direct_io", r.direct_io)
             .field("status", r.status.as_str());
         if let Some(c) = r.corrupt.first() {
@@ -178,6 +180,8 @@ mod tests {
             corrupt_blocks: u64::from(index),
             corrupt_bytes: 0,
             late_ops: 0,
+            block_size: 1 << 20,
+            queue_depth: 8,
             corrupt: if index == 2 {
                 vec![CorruptBlock {
                     offset: 8192,

@@ -26,6 +26,8 @@ fn file(index: u32) -> FileRecord {
         corrupt_blocks: 0,
         corrupt_bytes: 0,
         late_ops: 0,
+        block_size: 1 << 20,
+        queue_depth: 8,
         corrupt: Vec::new(),
         direct_io: true,
         status: "ok".into(),

@@ -113,6 +113,8 @@ fn file_rec(index: u32, phase: &str, t0: u64) -> FileRecord {
         corrupt_blocks: 0,
         corrupt_bytes: 0,
         late_ops: 0,
+        block_size: 1 << 20,
+        queue_depth: 8,
         corrupt: Vec::new(),
         direct_io: true,
         status: "ok".into(),

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 /// Header of `files.csv`.
 pub const FILES_HEADER: &str =
-    "target,phase,index,start_ns,end_ns,bytes,mbps,verified,corrupt_blocks,corrupt_bytes,late_ops,direct_io,status,first_corrupt_offset";
+    "target,phase,index,start_ns,end_ns,bytes,mbps,verified,corrupt_blocks,corrupt_bytes,late_ops,direct_io,status,first_corrupt_offset,block_size,queue_depth";
 /// Header of `corrupt.csv` (one row per corrupt 4 KiB block, first 64 per file).
 pub const CORRUPT_HEADER: &str = "target,phase,index,block_offset,bad_bytes,first_bad_byte";
 /// Header of `intervals.csv`.
@@ -130,6 +130,8 @@ impl RecordSink for RunDirSink {
                 .first()
                 .map(|c| c.offset.to_string())
                 .unwrap_or_default(),
+            r.block_size.to_string(),
+            r.queue_depth.to_string(),
         ])?;
         self.files.flush()?;
         if !r.corrupt.is_empty() {

@@ -6,13 +6,16 @@
 use crate::stats;
 use hostd_workload::events::FileRecord;
 use hostd_workload::runner::RunOutcome;
-use hostd_workload::units::human_bytes;
+use hostd_workload::units::{human_bytes, ByteSize};
 use serde::Serialize;
 use std::fmt::Write as _;
 
 /// Per-file rates above this (MB/s) cannot come from any external SSD link
 /// today (USB4 v2 / TB5 top out near 10 GB/s); such files are flagged.
 pub const IMPLAUSIBLE_MBPS: f64 = 12_000.0;
+
+/// Phases whose I/Os are at most this big also get an IOPS line.
+pub const SMALL_IO: usize = 64 << 10;
 
 /// Statistics of one phase of one target.
 #[derive(Debug, Clone, Serialize)]
@@ -57,6 +60,12 @@ pub struct PhaseStats {
     pub verified_files: usize,
     /// Late paced I/Os (video frames).
     pub late_ops: u64,
+    /// I/O size, bytes, when every file of the phase used the same.
+    pub block_size: Option<usize>,
+    /// Queue depth, when every file of the phase used the same.
+    pub queue_depth: Option<usize>,
+    /// I/Os per second over the phase's file time (with `block_size`).
+    pub iops: Option<f64>,
 }
 
 /// Throughput of one target in the all-active window.
@@ -208,6 +217,24 @@ impl Summary {
             s,
             "(rates in MB/s = 10^6 bytes/s; theil-sen = robust rate from time against file size)"
         );
+        // Small-block phases (diskmark's RND4K) are judged in I/Os per second.
+        for p in &self.phases {
+            if let (Some(bs), Some(iops)) = (p.block_size, p.iops) {
+                if bs <= SMALL_IO {
+                    let _ = writeln!(
+                        s,
+                        "{:<24} {:<16} {:>9.1}k IOPS  ({} I/Os{})",
+                        truncate(&p.target, 24),
+                        truncate(&p.phase, 16),
+                        iops / 1e3,
+                        ByteSize(bs as u64),
+                        p.queue_depth
+                            .map(|q| format!(", QD{q}"))
+                            .unwrap_or_default()
+                    );
+                }
+            }
+        }
         if let Some(w) = &self.window {
             if w.targets.len() > 1 {
                 let _ = writeln!(
@@ -268,6 +295,7 @@ fn phase_stats(recs: &[&FileRecord]) -> PhaseStats {
         }
     };
     let (min, max) = stats::min_max(&rates);
+    let block_size = common(recs.iter().map(|r| r.block_size)).filter(|&b| b > 0);
     PhaseStats {
         target: recs[0].target.clone(),
         phase: recs[0].phase.clone(),
@@ -293,7 +321,18 @@ fn phase_stats(recs: &[&FileRecord]) -> PhaseStats {
         corrupt_bytes: recs.iter().map(|r| r.corrupt_bytes).sum(),
         verified_files: recs.iter().filter(|r| r.verified == Some(true)).count(),
         late_ops: recs.iter().map(|r| r.late_ops).sum(),
+        block_size,
+        queue_depth: common(recs.iter().map(|r| r.queue_depth)),
+        iops: block_size
+            .filter(|_| seconds > 0.0)
+            .map(|_| recs.iter().map(|r| r.ios()).sum::<u64>() as f64 / seconds),
     }
+}
+
+/// The value every item shares, if they all share one.
+fn common(mut it: impl Iterator<Item = usize>) -> Option<usize> {
+    let first = it.next()?;
+    it.all(|v| v == first).then_some(first)
 }
 
 /// Cumulative bytes of a sampled series at time `t` (linear interpolation).
@@ -361,6 +400,58 @@ pub fn active_window(out: &RunOutcome) -> Option<ActiveWindow> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn rec(phase: &str, block_size: usize, bytes: u64, seconds: u64) -> FileRecord {
+        FileRecord {
+            target: "/mnt/x".into(),
+            target_index: 0,
+            phase: phase.into(),
+            index: 0,
+            start_ns: 1_000_000_000,
+            end_ns: 1_000_000_000 + seconds * 1_000_000_000,
+            bytes,
+            mbps: bytes as f64 / seconds as f64 / 1e6,
+            verified: None,
+            corrupt_blocks: 0,
+            corrupt_bytes: 0,
+            late_ops: 0,
+            block_size,
+            queue_depth: 64,
+            corrupt: Vec::new(),
+            direct_io: true,
+            status: "ok".into(),
+        }
+    }
+
+    #[test]
+    fn small_block_phases_get_iops_and_mixed_ones_do_not() {
+        let a = rec("RND4K-QD64-read", 4096, 4096 * 300_000, 2);
+        let b = rec("RND4K-QD64-read", 4096, 4096 * 100_000, 2);
+        let s = phase_stats(&[&a, &b]);
+        assert_eq!((s.block_size, s.queue_depth), (Some(4096), Some(64)));
+        assert!((s.iops.unwrap() - 100_000.0).abs() < 1e-6, "{:?}", s.iops);
+        let mixed = rec("RND4K-QD64-read", 1 << 20, 1 << 30, 1);
+        let s = phase_stats(&[&a, &mixed]);
+        assert_eq!((s.block_size, s.iops), (None, None));
+
+        let summary = Summary {
+            run_id: "r".into(),
+            status: "completed".into(),
+            start_ns: 0,
+            end_ns: 0,
+            phases: vec![
+                phase_stats(&[&a, &b]),
+                phase_stats(&[&rec("SEQ1M-QD8-read", 1 << 20, 1 << 30, 1)]),
+            ],
+            window: None,
+            warnings: Vec::new(),
+            cleanup: Vec::new(),
+            extra: serde_json::Map::new(),
+        };
+        let text = summary.render();
+        assert!(text.contains("100.0k IOPS  (4KiB I/Os, QD64)"), "{text}");
+        assert_eq!(text.matches("IOPS").count(), 1, "{text}");
+    }
 
     #[test]
     fn interpolation_between_samples() {

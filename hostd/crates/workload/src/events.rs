@@ -35,6 +35,10 @@ pub struct FileRecord {
     pub corrupt_bytes: u64,
     /// Paced I/Os that missed their slot (video).
     pub late_ops: u64,
+    /// Size of each I/O, bytes.
+    pub block_size: usize,
+    /// I/Os kept in flight.
+    pub queue_depth: usize,
     /// The first corrupt blocks.
     pub corrupt: Vec<CorruptBlock>,
     /// Whether this file's I/O bypassed the page cache.
@@ -47,6 +51,15 @@ impl FileRecord {
     /// Seconds from start to end.
     pub fn seconds(&self) -> f64 {
         self.end_ns.saturating_sub(self.start_ns) as f64 / 1e9
+    }
+
+    /// I/Os transferred (whole blocks; a short last I/O counts as one).
+    pub fn ios(&self) -> u64 {
+        if self.block_size == 0 {
+            0
+        } else {
+            self.bytes.div_ceil(self.block_size as u64)
+        }
     }
 }
 

@@ -390,6 +390,8 @@ fn file_record(
         corrupt_blocks: 0,
         corrupt_bytes: 0,
         late_ops: 0,
+        block_size: step.job.block_size,
+        queue_depth: step.job.queue_depth,
         corrupt: Vec::new(),
         direct_io: false,
         status: "ok".into(),

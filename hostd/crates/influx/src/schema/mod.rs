@@ -100,6 +100,8 @@ pub fn is_int_field(name: &str) -> bool {
         "corrupt_blocks",
         "corrupt_bytes",
         "late_ops",
+        "block_size",
+        "queue_depth",
         "first_corrupt_offset",
         "samples",
         "dropped",
