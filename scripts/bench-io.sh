@@ -46,7 +46,7 @@ jobs = [  # name, hostd/fio rw, bs, qd
     ("SEQ1M QD1 read", "read", "1M", 1),
     ("RND4K QD64 read", "randread", "4k", 64),
 ]
-FIO_VERIFY = ["--verify=crc32c", "--verify_interval=4096", "--do_verify=0"]
+FIO_VERIFY = ["--verify=crc32c", "--verify_interval=4096", "--do_verify=0", "--verify_state_save=0"]
 
 def run(cmd):
     p = subprocess.run(cmd, capture_output=True, text=True)
