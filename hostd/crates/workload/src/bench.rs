@@ -27,7 +27,8 @@ pub struct BenchResult {
     /// Seconds from the first I/O to the last completion, plus the final
     /// fsync of writes (as fio counts a job with `end_fsync=1`).
     pub seconds: f64,
-    /// Wall-clock seconds of the whole job, buffer set-up included.
+    /// Wall-clock seconds of the whole job (buffer registration and the
+    /// fsync included; the buffers themselves are allocated before).
     pub wall_seconds: f64,
     /// MB/s (10^6 bytes/s).
     pub mbps: f64,
@@ -129,7 +130,7 @@ pub fn run_bench_job(
         seconds,
         wall_seconds,
         mbps: out.bytes as f64 / seconds / 1e6,
-        iops: (out.bytes / job.block_size as u64) as f64 / seconds,
+        iops: out.bytes.div_ceil(job.block_size as u64) as f64 / seconds,
         usr_s: u1 - u0,
         sys_s: s1 - s0,
         cpu_s_per_gb: (u1 - u0 + s1 - s0) / (out.bytes as f64 / 1e9),

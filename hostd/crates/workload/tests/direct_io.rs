@@ -275,8 +275,9 @@ fn video_writes_frames_on_the_frame_clock() {
 
 /// After a job the file is closed for real: io_uring's registered file table
 /// must not keep a reference once the job is over (a held file keeps space
-/// allocated after deletion and a filesystem busy). A read lease is granted
-/// only when nobody — the ring included — has the file open for writing.
+/// allocated after deletion and a filesystem busy). A write lease is granted
+/// only when nobody else — the ring included — has the file open. Kernels
+/// 5.10–6.3 drop a replaced table entry up to a second later, hence the wait.
 #[test]
 fn io_uring_releases_the_registered_file_after_each_job() {
     use hostd_workload::block::{BlockCodec, DataPool};
@@ -332,13 +333,20 @@ fn io_uring_releases_the_registered_file_after_each_job() {
         }
         drop(file);
         let probe = std::fs::File::open(&path).unwrap();
-        // SAFETY: plain fcntl calls on a descriptor we own.
-        let rc = unsafe { libc::fcntl(probe.as_raw_fd(), libc::F_SETLEASE, libc::F_RDLCK) };
-        let err = std::io::Error::last_os_error();
-        assert_eq!(
-            rc, 0,
-            "after the {rw:?} job the file is still open elsewhere: {err}"
-        );
-        unsafe { libc::fcntl(probe.as_raw_fd(), libc::F_SETLEASE, libc::F_UNLCK) };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+        loop {
+            // SAFETY: plain fcntl calls on a descriptor we own.
+            let rc = unsafe { libc::fcntl(probe.as_raw_fd(), libc::F_SETLEASE, libc::F_WRLCK) };
+            let err = std::io::Error::last_os_error();
+            if rc == 0 {
+                unsafe { libc::fcntl(probe.as_raw_fd(), libc::F_SETLEASE, libc::F_UNLCK) };
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "3 s after the {rw:?} job the file is still open elsewhere: {err}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
     }
 }

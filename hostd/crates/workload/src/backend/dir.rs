@@ -319,6 +319,13 @@ impl TargetBackend for DirBackend {
                 buffers: &mut self.buffers,
             },
         );
+        if matches!(&result, Err(e) if e.engine_failed) {
+            // A broken ring may still hold requests: never reuse it (a
+            // later step opens a fresh one).
+            if let Some(e) = self.engines.remove(&qd) {
+                drop(e);
+            }
+        }
         let outcome = match result {
             Ok(o) => o,
             Err(e) if e.source.raw_os_error() == Some(libc::ENOSPC) => {

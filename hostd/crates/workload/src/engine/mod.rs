@@ -59,7 +59,8 @@ pub trait IoEngine: Send {
     /// I/O has to look up the file or pin the buffer's pages again.
     fn begin_job(&mut self, _fd: RawFd, _bufs: &[(*mut u8, usize)]) {}
     /// Called after a job's last completion has been reaped: undoes
-    /// [`IoEngine::begin_job`].
+    /// [`IoEngine::begin_job`]. Not called after an engine failure; the
+    /// engine is then dropped instead.
     fn end_job(&mut self) {}
     /// `commit` then `reap`; engines that can do both in one system call do.
     fn commit_and_reap(&mut self, min: usize, out: &mut Vec<IoCompletion>) -> io::Result<()> {

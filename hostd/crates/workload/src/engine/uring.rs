@@ -2,9 +2,10 @@
 //!
 //! - Per job the file and the job's buffers are registered with the ring
 //!   (`IORING_REGISTER_FILES` / `IORING_REGISTER_BUFFERS`), so an I/O neither
-//!   looks up the descriptor nor pins its buffer's pages again. Where the
-//!   kernel refuses (memlock limit before Linux 5.12), the job runs on plain
-//!   descriptors and buffers, as fio does by default.
+//!   looks up the descriptor nor pins its buffer's pages again. Registered
+//!   buffers count against RLIMIT_MEMLOCK for users without CAP_IPC_LOCK
+//!   (often 8 MiB): if all do not fit, the first half, quarter, … are
+//!   registered and the rest run as plain buffers, as fio's do by default.
 //! - Each request is submitted as soon as it is queued (fio's default
 //!   `iodepth_batch_submit=1`): the device starts on the first while the next
 //!   are prepared. Submitting a refill of 64 in one call made the first wait
@@ -70,19 +71,23 @@ impl IoEngine for Uring {
         };
         self.file = registered.then_some(fd);
         self.bufs.clear();
-        if bufs.len() <= u16::MAX as usize {
-            let iov: Vec<libc::iovec> = bufs
-                .iter()
-                .map(|&(p, n)| libc::iovec {
-                    iov_base: p.cast(),
-                    iov_len: n,
-                })
-                .collect();
+        let iov: Vec<libc::iovec> = bufs
+            .iter()
+            .take(u16::MAX as usize)
+            .map(|&(p, n)| libc::iovec {
+                iov_base: p.cast(),
+                iov_len: n,
+            })
+            .collect();
+        let mut n = iov.len();
+        while n > 0 {
             // SAFETY: the job loop keeps these buffers allocated until
             // end_job, which unregisters them.
-            if unsafe { self.ring.submitter().register_buffers(&iov) }.is_ok() {
-                self.bufs = bufs.iter().map(|&(p, n)| (p as usize, n)).collect();
+            if unsafe { self.ring.submitter().register_buffers(&iov[..n]) }.is_ok() {
+                self.bufs = bufs[..n].iter().map(|&(p, l)| (p as usize, l)).collect();
+                break;
             }
+            n /= 2;
         }
     }
 
