@@ -322,9 +322,7 @@ impl TargetBackend for DirBackend {
         if matches!(&result, Err(e) if e.engine_failed) {
             // A broken ring may still hold requests: never reuse it (a
             // later step opens a fresh one).
-            if let Some(e) = self.engines.remove(&qd) {
-                drop(e);
-            }
+            self.engines.remove(&qd);
         }
         let outcome = match result {
             Ok(o) => o,
