@@ -5,12 +5,10 @@
 
 use hostd_influx::testing::InfluxServer;
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::process::Command;
 
 mod common;
-use common::sim_path;
+use common::{run_with_unplug, sim_path, UnplugRun};
 
 #[test]
 fn probe_run_reaches_influxdb_complete() {
@@ -153,68 +151,14 @@ fn monitor_streams_the_idle_probe_to_influxdb() {
 #[test]
 fn unplug_mid_run_loses_no_received_sample_on_the_way_to_influxdb() {
     let server = InfluxServer::start().expect("private influxd (run `just influx-build` first)");
-    let work = tempfile::Builder::new()
-        .prefix("hostd-probe-influx")
-        .tempdir_in("/var/tmp")
-        .unwrap();
-    let (target, run, link) = (
-        work.path().join("target"),
-        work.path().join("run"),
-        work.path().join("probe"),
-    );
-    std::fs::create_dir(&target).unwrap();
-    let profile = work.path().join("paced.toml");
-    std::fs::write(
-        &profile,
-        "name = \"paced\"\ndescription = \"paced frames\"\nkind = \"video\"\n[video]\nframe_size = \"256KB\"\nfps = 50.0\nseconds = 3.0\nclips = 2\n[io]\nblock_size = \"256KiB\"\nqueue_depth = 1\nphases = [\"write\"]\nverify = false\n",
-    )
-    .unwrap();
-    let mut sim = Command::new(sim_path())
-        .arg("--link")
-        .arg(&link)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut sim_out = BufReader::new(sim.stdout.take().unwrap());
-    let mut line = String::new();
-    sim_out.read_line(&mut line).unwrap();
-    assert!(line.starts_with("pty "), "simulator said {line:?}");
-    let drain = std::thread::spawn(move || sim_out.lines().count());
-    let child = Command::new(env!("CARGO_BIN_EXE_hostd"))
-        .args([
-            "run",
-            "-q",
-            "--probe",
-            link.to_str().unwrap(),
-            "--profile",
-            profile.to_str().unwrap(),
-        ])
-        .args(["--influx-url", &server.url(), "--influx-token-file"])
-        .arg(server.token_file().unwrap())
-        .arg("--target")
-        .arg(&target)
-        .arg("--out")
-        .arg(&run)
-        .env_remove("INFLUX_TOKEN")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(2500));
-    let mut stdin = sim.stdin.take().unwrap();
-    writeln!(stdin, "unplug 500").unwrap();
-    stdin.flush().unwrap();
-    let out = child.wait_with_output().unwrap();
-    writeln!(stdin, "quit").unwrap();
-    drop(stdin);
-    let _ = sim.wait();
-    let _ = drain.join();
-    assert!(
-        out.status.success(),
-        "hostd run failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    // `_work` keeps the scratch directory (and the run in it) until the end.
+    let UnplugRun {
+        run, work: _work, ..
+    } = run_with_unplug("hostd-probe-influx", |cmd| {
+        cmd.args(["--influx-url", &server.url(), "--influx-token-file"])
+            .arg(server.token_file().unwrap())
+            .env_remove("INFLUX_TOKEN");
+    });
 
     let summary: Value =
         serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap()).unwrap();

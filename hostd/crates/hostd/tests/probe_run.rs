@@ -3,13 +3,11 @@
 //! unplug in the middle of a run is survived and recorded.
 
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::process::Command;
 
 mod common;
-use common::sim_path;
+use common::{run_with_unplug, sim_path, UnplugRun};
 
 /// A scratch directory on a real disk (tmpfs has no direct I/O).
 fn scratch() -> tempfile::TempDir {
@@ -113,64 +111,12 @@ fn run_with_the_simulated_probe_correlates_every_file() {
 
 #[test]
 fn unplug_in_the_middle_of_a_run_is_recorded_and_the_run_completes() {
-    let work = scratch();
-    let (target, run, link) = (
-        work.path().join("target"),
-        work.path().join("run"),
-        work.path().join("probe"),
-    );
-    std::fs::create_dir(&target).unwrap();
-    // Paced writes: about 6 s of run time whatever the disk.
-    let profile = work.path().join("paced.toml");
-    std::fs::write(
-        &profile,
-        "name = \"paced\"\ndescription = \"paced frames\"\nkind = \"video\"\n[video]\nframe_size = \"256KB\"\nfps = 50.0\nseconds = 3.0\nclips = 2\n[io]\nblock_size = \"256KiB\"\nqueue_depth = 1\nphases = [\"write\"]\nverify = false\n",
-    )
-    .unwrap();
-    let mut sim = Command::new(sim_path())
-        .arg("--link")
-        .arg(&link)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut sim_out = BufReader::new(sim.stdout.take().unwrap());
-    let mut line = String::new();
-    sim_out.read_line(&mut line).unwrap();
-    assert!(line.starts_with("pty "), "simulator said {line:?}");
-    let drain = std::thread::spawn(move || sim_out.lines().count());
-
-    let child = hostd(&[
-        "run",
-        "--probe",
-        link.to_str().unwrap(),
-        "-q",
-        "--profile",
-        profile.to_str().unwrap(),
-        "--target",
-    ])
-    .arg(&target)
-    .arg("--out")
-    .arg(&run)
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
-    std::thread::sleep(Duration::from_millis(2500));
-    let mut stdin = sim.stdin.take().unwrap();
-    writeln!(stdin, "unplug 500").unwrap();
-    stdin.flush().unwrap();
-    let out = child.wait_with_output().unwrap();
-    writeln!(stdin, "quit").unwrap();
-    drop(stdin);
-    let _ = sim.wait();
-    let _ = drain.join();
-    assert!(
-        out.status.success(),
-        "hostd run failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    // `_work` keeps the scratch directory (and the run in it) until the end.
+    let UnplugRun {
+        run, work: _work, ..
+    } = run_with_unplug("hostd-probe-run", |cmd| {
+        cmd.env("THROTTLESCOPE_PROBE_SIM", sim_path());
+    });
 
     let summary = read_json(&run.join("summary.json"));
     let probe = &summary["extra"]["probe"];
