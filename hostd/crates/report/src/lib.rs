@@ -115,7 +115,9 @@ th{{background:#f4f4f4}} td.l,th.l{{text-align:left}} .event{{margin:10px 0;padd
     );
     // Summary sentences.
     h.push_str(r#"<section id="summary"><h2>Summary</h2>"#);
-    if a.events.is_empty() {
+    if let Some(line) = hostd_analysis::summary::too_little_line(a) {
+        let _ = write!(h, "<p>{}</p>", esc(&line));
+    } else if a.events.is_empty() {
         h.push_str("<p>No change in throughput beyond noise.</p>");
     }
     for e in &a.events {
@@ -198,6 +200,7 @@ fn kind_word(k: EventKind) -> &'static str {
     match k {
         EventKind::Drop => "drop",
         EventKind::Recovery => "recovery",
+        EventKind::Stall => "stall",
     }
 }
 
@@ -394,8 +397,13 @@ fn stats_table(a: &Analysis) -> String {
 
 fn attribution(a: &Analysis) -> String {
     let mut h = String::from(r#"<section id="attribution"><h2>Events and their causes</h2>"#);
-    if a.events.is_empty() {
+    if let Some(line) = hostd_analysis::summary::too_little_line(a) {
+        let _ = write!(h, "<p>{}</p>", esc(&line));
+    } else if a.events.is_empty() {
         h.push_str("<p>No events.</p>");
+    }
+    for c in &a.cycles {
+        let _ = write!(h, "<p>{}</p>", esc(&hostd_analysis::summary::cycle_line(c)));
     }
     for e in &a.events {
         let _ = write!(
@@ -404,6 +412,22 @@ fn attribution(a: &Analysis) -> String {
             e.cause.as_str(),
             e.confidence,
             esc(&e.evidence.text)
+        );
+        let _ = write!(
+            h,
+            "<li>onset {:.2} GB, 99.9 % interval {:.2}–{:.2} GB ({:.2}–{:.2} s); {} ({} block permutations){}</li>",
+            e.evidence.onset_gb,
+            e.evidence.onset_interval_gb[0],
+            e.evidence.onset_interval_gb[1],
+            e.evidence.onset_interval_s[0],
+            e.evidence.onset_interval_s[1],
+            esc(&hostd_analysis::summary::strength(e)),
+            e.permutations,
+            if e.gradual {
+                format!("; gradual, settled at {:.2} GB", e.settle_bytes as f64 / 1e9)
+            } else {
+                String::new()
+            }
         );
         for r in &e.evidence.reasons {
             let _ = write!(h, "<li>{}</li>", esc(r));
