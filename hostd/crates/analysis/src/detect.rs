@@ -580,7 +580,7 @@ fn relative_noise(rates: &[f64]) -> f64 {
 
 /// Files before the first file of the new segment searched for the onset (the last file
 /// of the old segment may be a small one left out of the change-point series).
-const ONSET_SPAN_BEFORE: usize = 2;
+const ONSET_SPAN_BEFORE: usize = 3;
 /// Files from the first file of the new segment on searched for the onset.
 const ONSET_SPAN_AFTER: usize = 1;
 
@@ -595,7 +595,7 @@ struct Onset {
 }
 
 /// Locates a step's onset to the byte: the change lies in the files around the boundary
-/// (the two change-point files before it and two from it on). For each candidate byte
+/// (the three change-point files before it and two from it on). For each candidate byte
 /// position a, each file's expected duration is overhead + (its bytes before a)/r1 + (its
 /// bytes after a)/r2 (overhead = Theil–Sen intercept of time against size); the onset is
 /// the a that minimises Σ((measured − expected)/(expected·σ_rel))², and its interval is
@@ -659,14 +659,23 @@ fn locate_onset(
     let f = &files[pos];
     let old_bytes = (onset - series.cum_bytes[pos] as f64).min(f.bytes as f64);
     let ns = f.start_ns + (old_bytes / r1 * 1e9).round() as i64;
+    // An interval reaching the edge of the searched files also covers the small files left
+    // out next to them (the change may lie in one of those): up to the neighbouring kept file.
+    let first = first_new_kept.saturating_sub(ONSET_SPAN_BEFORE);
+    let last = (first_new_kept + ONSET_SPAN_AFTER).min(kept.len() - 1);
+    let outer_lo = first
+        .checked_sub(1)
+        .map_or(0.0, |k| series.cum_bytes[kept[k] + 1] as f64);
+    let outer_hi = kept
+        .get(last + 1)
+        .map_or(series.total_bytes() as f64, |&p| series.cum_bytes[p] as f64);
+    let lo = if lo <= span_start { outer_lo } else { lo };
+    let hi = if hi >= span_end { outer_hi } else { hi };
     Onset {
         bytes: onset.round() as u64,
         ns: ns.min(f.end_ns),
         pos,
-        range: (
-            lo.max(span_start).round() as u64,
-            hi.min(span_end).round() as u64,
-        ),
+        range: (lo.round() as u64, hi.round() as u64),
     }
 }
 

@@ -443,12 +443,12 @@ fn p50_stalls_through_the_pipeline_from_the_byte_counters() {
             }
             for d in e["stall"]["durations_s"].as_array().unwrap() {
                 let d = d.as_f64().unwrap() * scale;
-                if !(2.7..=5.3).contains(&d) {
+                if !(2.5..=5.5).contains(&d) {
                     f.push(format!("stall of {d:.1} s (scenario time)"));
                 }
             }
             if let Some(p) = e["stall"]["period_s"].as_f64() {
-                if !(12.5..=20.5).contains(&(p * scale)) {
+                if !(12.0..=21.0).contains(&(p * scale)) {
                     f.push(format!("period {:.1} s (scenario time)", p * scale));
                 }
             }
