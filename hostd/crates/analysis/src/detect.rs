@@ -570,12 +570,25 @@ fn time_at(series: &Series, bytes: u64) -> i64 {
     f.start_ns + ((f.end_ns - f.start_ns) as f64 * into.clamp(0.0, 1.0)) as i64
 }
 
-/// Relative noise of rates (MAD σ / median), at least 1 %.
+/// Relative noise of rates for the onset's interval: the larger of the robust (MAD) and the
+/// plain standard deviation over the median, raised to its 95 % upper confidence bound
+/// (σ·√((n−1)/χ²₀.₀₅(n−1)), Wilson–Hilferty) — a σ estimated from a dozen files can come out
+/// low by a third, and an interval built on it would be too narrow; at least 1 %.
 fn relative_noise(rates: &[f64]) -> f64 {
-    match (stats::mad_sigma(rates), stats::median(rates)) {
-        (Some(s), Some(m)) if m > 0.0 => (s / m).max(0.01),
-        _ => 0.05,
+    let n = rates.len();
+    let (Some(mad), Some(m)) = (stats::mad_sigma(rates), stats::median(rates)) else {
+        return 0.05;
+    };
+    if m <= 0.0 || n < 3 {
+        return 0.05;
     }
+    let mean = rates.iter().sum::<f64>() / n as f64;
+    let sd = (rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
+    let k = (n - 1) as f64;
+    let h = 2.0 / (9.0 * k);
+    let chi2_05 = k * (1.0 - h - 1.645 * h.sqrt()).powi(3);
+    let upper = (k / chi2_05.max(1e-9)).sqrt();
+    (mad.max(sd) / m * upper).max(0.01)
 }
 
 /// Files before the first file of the new segment searched for the onset (the last file
