@@ -115,12 +115,12 @@ static void send_status(ts_probe *p)
     st->rx_bad_messages = c.rx_bad_messages;
     st->temp_errors = c.sampler.temp_errors;
     st->running = p->running;
-    double achieved = p->running ? ts_sampler_achieved_rate_hz(&p->sampler) : 0.0;
+    /* Rates of the current run, or of the last one once stopped. */
+    double achieved = ts_sampler_achieved_rate_hz(&p->sampler);
     st->rate_hz = (uint32_t)(achieved + 0.5);
     st->achieved_rate_hz = (float)achieved;
-    st->conversion_rate_hz =
-        p->running && p->period_us > 0u ? 1e6f / (float)p->period_us : 0.0f;
-    st->requested_rate_hz = p->running ? p->requested_rate_hz : 0u;
+    st->conversion_rate_hz = p->period_us > 0u ? 1e6f / (float)p->period_us : 0.0f;
+    st->requested_rate_hz = p->requested_rate_hz;
     st->temps_dropped = c.sampler.temps_dropped;
     st->batches_sent = c.batches_sent;
     st->missed_slots = c.sampler.missed_slots;
