@@ -224,7 +224,7 @@ static void handle_start(ts_probe *p, const throttlescope_v1_Start *s, uint32_t 
             return;
         }
         asked = conv;
-    } else if (asked > p->config.max_rate_hz * 2u ||
+    } else if (asked <= ts_probe_max_rate_hz(p, channels) &&
                ts_ina228_match_rate(asked, &adc) != TS_OK) {
         send_error(p, throttlescope_v1_ErrorCode_ERROR_CODE_BAD_ARGUMENT,
                    "no conversion time x averaging matches rate_hz", request_id);
@@ -233,8 +233,11 @@ static void handle_start(ts_probe *p, const throttlescope_v1_Start *s, uint32_t 
     uint32_t period = ts_ina228_conversion_period_us(&adc);
     uint32_t rate = (1000000u + period / 2u) / period;
     uint32_t ceiling = ts_probe_max_rate_hz(p, channels);
+    if (!s->manual_adc && asked > ceiling) {
+        rate = asked; /* refused below, with the ceiling in the message */
+    }
     /* No rate asked: the default, or the fastest these channels allow. */
-    for (uint32_t target = asked; s->rate_hz == 0u && !s->manual_adc && rate > ceiling &&
+    for (uint32_t target = rate; s->rate_hz == 0u && !s->manual_adc && rate > ceiling &&
                                   target > 1u;) {
         target = target * 19u / 20u;
         if (ts_ina228_match_rate(target, &adc) == TS_OK) {
