@@ -566,7 +566,9 @@ TS_CASE(restart_discards_and_counts_what_is_left_of_the_previous_run)
     rig_run(&g, 20); /* queued, not yet sent (batch of 32 not full) */
     ts_probe_temp(&g.probe, 0, 30000);
     start_ok(1000, 32, 0);
-    rig_run(&g, 5);
+    /* Running: the sampling context writes the new setup at the next edge
+     * (that conversion of the old setup is not a sample), then 5 samples. */
+    rig_run(&g, 6);
     g.clock_us += TS_DEFAULT_MAX_BATCH_AGE_US;
     ts_probe_service(&g.probe);
     CHECK(rig_next(&g, &msg));

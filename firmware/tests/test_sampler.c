@@ -67,6 +67,7 @@ static void start(rig *g, uint32_t channels, uint32_t slow_every, bool die_temp)
     cfg.adc = adc;
     cfg.period_us = ts_ina228_conversion_period_us(&adc);
     CHECK_EQ_I(ts_ina228_configure_adc(&g->ina, &adc), TS_OK);
+    cfg.configured = true; /* as the probe does when the sampler was idle */
     ts_sampler_start(&g->s, &cfg);
 }
 
@@ -323,6 +324,33 @@ TS_CASE(start_restarts_sequence_numbers_at_the_next_edge_and_tags_the_run)
     CHECK_EQ_U(ts_ring_count(&g.s.temps), 1u);
 }
 
+TS_CASE(a_start_while_running_is_written_by_the_sampling_context_at_its_next_edge)
+{
+    static rig g;
+    rig_init(&g);
+    start(&g, TS_CH_VBUS | TS_CH_VSHUNT, 1000, false);
+    tick(&g);
+    tick(&g);
+    ts_sampler_config cfg = g.s.config;
+    ts_ina228_adc adc = {TS_INA228_CT_150US, TS_INA228_CT_150US, TS_INA228_CT_84US,
+                         TS_INA228_AVG_4, false, true, true};
+    cfg.adc = adc;
+    cfg.period_us = 1200;
+    cfg.configured = false;
+    ts_sampler_start(&g.s, &cfg);
+    uint16_t before = g.model.adc_config;
+    CHECK_EQ_I(tick(&g), TS_OK); /* a conversion of the old setup: only released */
+    CHECK(g.model.adc_config != before);
+    CHECK_EQ_U(g.model.adc_config, ts_ina228_adc_config_value(&adc));
+    CHECK(!ts_ina228_model_alert(&g.model));
+    CHECK_EQ_U(ts_ring_count(&g.s.samples), 2u);
+    CHECK_NEAR(ts_ina228_model_period_s(&g.model), 1200e-6, 1e-12);
+    tick(&g);
+    CHECK_EQ_U(ts_ring_count(&g.s.samples), 3u);
+    CHECK_EQ_U(at(&g, 2)->seq, 0u);
+    CHECK_EQ_U(g.s.counters.reinits, 0u); /* no health check saw a half-done Start */
+}
+
 TS_CASE(temperature_readings_overflow_is_counted)
 {
     static rig g;
@@ -357,6 +385,7 @@ static const ts_test_case cases[] = {
     TS_ENTRY(health_check_finds_a_reset_shunt_cal_and_reinitialises),
     TS_ENTRY(a_reset_seen_in_diag_alrt_reinitialises_at_once),
     TS_ENTRY(start_restarts_sequence_numbers_at_the_next_edge_and_tags_the_run),
+    TS_ENTRY(a_start_while_running_is_written_by_the_sampling_context_at_its_next_edge),
     TS_ENTRY(temperature_readings_overflow_is_counted),
     TS_ENTRY(ring_holds_one_second_at_the_highest_rate_in_bounded_ram),
 };

@@ -274,15 +274,19 @@ static void handle_start(ts_probe *p, const throttlescope_v1_Start *s, uint32_t 
         send_error(p, throttlescope_v1_ErrorCode_ERROR_CODE_BAD_ARGUMENT, detail, request_id);
         return;
     }
-    if (ts_ina228_configure_adc(&p->ina, &adc) != TS_OK) {
-        p->link_i2c_errors++;
-        send_error(p, throttlescope_v1_ErrorCode_ERROR_CODE_SENSOR_FAULT,
-                   "INA228 ADC_CONFIG write failed", request_id);
-        return;
-    }
-
     ts_sampler_config sc;
     memset(&sc, 0, sizeof sc);
+    /* Idle: write the setup here. Running: the sampling context owns the bus
+     * and writes it at its next edge (no health check sees a half-done Start). */
+    if (!p->running) {
+        if (ts_ina228_configure_adc(&p->ina, &adc) != TS_OK) {
+            p->link_i2c_errors++;
+            send_error(p, throttlescope_v1_ErrorCode_ERROR_CODE_SENSOR_FAULT,
+                       "INA228 ADC_CONFIG write failed", request_id);
+            return;
+        }
+        sc.configured = true;
+    }
     sc.channels = channels;
     sc.die_temp = s->die_temp;
     sc.period_us = period;

@@ -52,11 +52,13 @@ void ts_sampler_reset_accumulators(ts_sampler *s)
     s->reset_accumulators = true;
 }
 
-static void apply_run(ts_sampler *s)
+/* Take up a new run's config; returns true when this wrote the ADC setup
+ * (a Start while running: only the sampling context touches the bus then). */
+static bool apply_run(ts_sampler *s)
 {
     uint32_t requested = s->requested_run;
     if (requested == s->run) {
-        return;
+        return false;
     }
     TS_SAMPLER_BARRIER();
     s->config = s->next_config;
@@ -69,11 +71,21 @@ static void apply_run(ts_sampler *s)
     s->slow_turn = 0;
     s->health_step = 0;
     s->next_health_us = 0;
+    if (s->config.configured) {
+        return false;
+    }
+    if (ts_ina228_configure_adc(s->ina, &s->config.adc) != TS_OK) {
+        s->counters.i2c_errors++;
+    }
+    return true;
 }
 
 /* The chip lost its setup (reset): write it again and start a new epoch. */
 static void reinit(ts_sampler *s)
 {
+    if (!s->running || s->requested_run != s->run) {
+        return; /* stopped, or a new Start is writing its own setup */
+    }
     int rc = ts_ina228_reset(s->ina);
     if (rc == TS_OK) {
         rc = ts_ina228_configure_adc(s->ina, &s->config.adc);
@@ -236,7 +248,13 @@ int ts_sampler_alert(ts_sampler *s, uint64_t edge_us, uint64_t now_us)
     if (!s->running) {
         return TS_OK;
     }
-    apply_run(s);
+    if (apply_run(s)) {
+        /* This edge is a conversion of the previous setup: release the latch
+         * and wait for the first conversion of the new one. */
+        uint16_t diag = 0;
+        (void)ts_ina228_read_reg16(s->ina, TS_INA228_REG_DIAG_ALRT, &diag);
+        return TS_OK;
+    }
     uint32_t period = s->config.period_us;
     if (period > 0u && now_us >= edge_us + period) {
         edge_us += (now_us - edge_us) / period * period;
@@ -265,7 +283,9 @@ bool ts_sampler_check(ts_sampler *s, uint64_t now_us, bool full_check)
     if (!s->running) {
         return false;
     }
-    apply_run(s);
+    if (apply_run(s)) {
+        return false; /* setup written: the next conversion is the run's first */
+    }
     uint16_t diag = 0;
     if (ts_ina228_read_reg16(s->ina, TS_INA228_REG_DIAG_ALRT, &diag) != TS_OK) {
         s->counters.i2c_errors++;

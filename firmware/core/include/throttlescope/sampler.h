@@ -74,6 +74,8 @@ typedef struct ts_sampler_config {
     bool die_temp;       /**< DIETEMP is one of the slow registers */
     uint32_t period_us;  /**< conversion period (CT sum x AVG) */
     ts_ina228_adc adc;   /**< ADC setup in force: re-applied after a chip reset */
+    bool configured;     /**< adc already written (the sampler was idle); else the
+                              sampling context writes it at the next edge */
 } ts_sampler_config;
 
 /** Counters since boot; every sequence number not delivered is in one. */

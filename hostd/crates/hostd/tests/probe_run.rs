@@ -128,6 +128,19 @@ fn run_with_the_simulated_probe_correlates_every_file() {
     let (_, agg) = csv_rows(&run.join("probe_agg.csv"));
     assert!(agg.len() > 50);
     assert!(probe["phases"].as_array().unwrap().len() == 2);
+    // The summary says how the probe sampled: achieved of converted rate,
+    // missed conversions, chip resets, DIAG flags.
+    let text: Vec<&str> = probe["text"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert!(
+        text.iter().any(|l| l.starts_with("probe sampling:")
+            && l.contains("0 missed conversions, 0 chip resets, DIAG flags: none")),
+        "{text:?}"
+    );
 }
 
 #[test]

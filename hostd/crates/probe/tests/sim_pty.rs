@@ -173,9 +173,9 @@ fn a_stalled_sampler_misses_slots_that_are_counted_on_both_ends() {
     let probe = report.probe.expect("status");
     let seq = report.stats.sequence;
     eprintln!("stall: probe {probe:?}, host {seq:?}");
-    // 300 ms at 936 us per conversion: ~320 slots.
+    // 300 ms at 1000 us per conversion (die temperature on): 299-300 slots.
     assert!(
-        (300..=345).contains(&probe.missed_slots),
+        (290..=345).contains(&probe.missed_slots),
         "{}",
         probe.missed_slots
     );
