@@ -180,6 +180,32 @@ static const char *sensor_fault_text(int status)
     }
 }
 
+/* Append text at d (NUL-terminated); returns the new end. */
+static char *put_text(char *d, const char *text)
+{
+    while (*text != '\0') {
+        *d++ = *text++;
+    }
+    *d = '\0';
+    return d;
+}
+
+/* Append v in decimal at d (NUL-terminated); returns the new end. */
+static char *put_u32(char *d, uint32_t v)
+{
+    char digits[10];
+    int n = 0;
+    do {
+        digits[n++] = (char)('0' + v % 10u);
+        v /= 10u;
+    } while (v != 0u);
+    while (n > 0) {
+        *d++ = digits[--n];
+    }
+    *d = '\0';
+    return d;
+}
+
 static void handle_start(ts_probe *p, const throttlescope_v1_Start *s, uint32_t request_id)
 {
     if (p->sensor_status != TS_OK) {
@@ -246,31 +272,16 @@ static void handle_start(ts_probe *p, const throttlescope_v1_Start *s, uint32_t 
         }
     }
     if (rate > ceiling) {
-        /* e.g. "rate 2500 Hz above the 1443 Hz ceiling (692 us I2C/sample)" */
+        /* e.g. "rate 1200 Hz above the 972 Hz ceiling (1028 us I2C/sample)" */
         char detail[96];
-        char *d = detail;
-        const char *parts[] = {"rate ", " Hz above the ", " Hz ceiling (", " us I2C/sample)"};
-        uint32_t nums[] = {rate, ceiling,
-                           ts_ina228_sample_bus_us(channels, p->config.i2c_bus_hz,
-                                                   p->config.i2c_txn_overhead_us)};
-        for (unsigned i = 0; i < 4u; i++) {
-            for (const char *c = parts[i]; *c != '\0'; c++) {
-                *d++ = *c;
-            }
-            if (i < 3u) {
-                char digits[11];
-                int n = 0;
-                uint32_t v = nums[i];
-                do {
-                    digits[n++] = (char)('0' + v % 10u);
-                    v /= 10u;
-                } while (v != 0u && n < 10);
-                while (n > 0) {
-                    *d++ = digits[--n];
-                }
-            }
-        }
-        *d = '\0';
+        char *d = put_text(detail, "rate ");
+        d = put_u32(d, rate);
+        d = put_text(d, " Hz above the ");
+        d = put_u32(d, ceiling);
+        d = put_text(d, " Hz ceiling (");
+        d = put_u32(d, ts_ina228_sample_bus_us(channels, p->config.i2c_bus_hz,
+                                               p->config.i2c_txn_overhead_us));
+        (void)put_text(d, " us I2C/sample)");
         send_error(p, throttlescope_v1_ErrorCode_ERROR_CODE_BAD_ARGUMENT, detail, request_id);
         return;
     }
