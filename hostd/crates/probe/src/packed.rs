@@ -102,7 +102,7 @@ pub fn unpack(batch: &pb::SampleBatch, out: &mut Unpacked) -> Result<(), PackedE
     for i in 0..n {
         let dev = get_zigzag(bytes, &mut pos).ok_or(PackedError::Truncated(i as u32))?;
         if i > 0 {
-            t = t.wrapping_add((i64::from(batch.period_us) + dev) as u64);
+            t = t.wrapping_add(i64::from(batch.period_us).wrapping_add(dev) as u64);
         }
         out.time_us.push(t);
         for c in 0..4 {
@@ -221,6 +221,43 @@ mod tests {
         assert_eq!(unpack(&batch, &mut u), Err(PackedError::Trailing(1)));
         batch.count = 65;
         assert_eq!(unpack(&batch, &mut u), Err(PackedError::TooManySamples(65)));
+    }
+
+    #[test]
+    fn random_bytes_never_panic_and_decode_only_when_exactly_consumed() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(14);
+        let mut u = Unpacked::default();
+        let (mut ok, mut bad) = (0, 0);
+        for _ in 0..20_000 {
+            let len = rng.gen_range(0..64);
+            let batch = pb::SampleBatch {
+                first_time_us: rng.gen(),
+                channels: rng.gen_range(0..32),
+                period_us: rng.gen(),
+                count: rng.gen_range(0..70),
+                packed: (0..len).map(|_| rng.gen()).collect(),
+                ..Default::default()
+            };
+            match unpack(&batch, &mut u) {
+                Ok(()) => {
+                    ok += 1;
+                    assert_eq!(u.time_us.len(), batch.count as usize);
+                }
+                Err(_) => bad += 1,
+            }
+        }
+        assert!(ok > 0 && bad > 0, "{ok} decoded, {bad} refused");
+        // A dt delta at the i64 limit wraps instead of overflowing.
+        let max = [0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]; // i64::MAX
+        let batch = pb::SampleBatch {
+            count: 2,
+            packed: [&[0u8][..], &max[..]].concat(),
+            period_us: u32::MAX,
+            first_time_us: u64::MAX,
+            ..Default::default()
+        };
+        assert!(unpack(&batch, &mut u).is_ok());
     }
 
     #[test]
