@@ -102,7 +102,7 @@ int ts_proto_unpack_batch(const throttlescope_v1_SampleBatch *b, ts_unpacked_bat
             return TS_ERR_DECODE;
         }
         if (i > 0u) {
-            t += (uint64_t)((int64_t)b->period_us + dev);
+            t += (uint64_t)b->period_us + (uint64_t)dev; /* unsigned: wraps, never UB */
         }
         out->time_us[i] = t;
         for (unsigned c = 0; c < TS_PACKED_CHANNELS; c++) {
@@ -114,7 +114,7 @@ int ts_proto_unpack_batch(const throttlescope_v1_SampleBatch *b, ts_unpacked_bat
             if (!get_zigzag(b->packed.bytes, b->packed.size, &pos, &d)) {
                 return TS_ERR_DECODE;
             }
-            prev[c] += d;
+            prev[c] = (int64_t)((uint64_t)prev[c] + (uint64_t)d);
             out->value[c][i] = prev[c];
         }
     }
