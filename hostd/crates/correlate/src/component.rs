@@ -35,6 +35,8 @@ pub struct ProbeOptions {
     pub sim_args: Vec<String>,
     /// Sample rate in Hz (0: the probe's default).
     pub rate_hz: u32,
+    /// Channel bits read on every sample (`hostd_probe::packed::CH_*`; 0: the probe's default).
+    pub channels: u32,
     /// Read SMART before and after each phase.
     pub smart: bool,
     /// Index of the target whose cable the probe sits on (0: the first).
@@ -47,6 +49,7 @@ impl Default for ProbeOptions {
             source: ProbeSource::None,
             sim_args: Vec::new(),
             rate_hz: 1000,
+            channels: hostd_probe::packed::CH_VBUS | hostd_probe::packed::CH_VSHUNT,
             smart: true,
             target_index: 0,
         }
@@ -88,6 +91,7 @@ pub fn start_probe(
         start: pb::Start {
             rate_hz: opts.rate_hz,
             die_temp: true,
+            channels: opts.channels,
             ..Default::default()
         },
         ..Default::default()
@@ -267,6 +271,12 @@ impl RunComponent for ProbeComponent {
             "probe_id": snap.identity.as_ref().map(|i| i.probe_id.clone()),
             "identity": snap.identity,
             "rate_hz": self.opts.rate_hz,
+            "requested_rate_hz": self.opts.rate_hz,
+            "channels": hostd_probe::packed::channel_names(self.opts.channels),
+            // One conversion per sample: the rate the probe chose (DeviceInfo
+            // after Start); `final.achieved_rate_hz` is what it achieved.
+            "conversion_rate_hz": snap.identity.as_ref().map(|i| i.conversion_rate_hz),
+            "max_rate_hz": snap.identity.as_ref().map(|i| i.max_rate_hz),
             "sim_args": self.opts.sim_args,
         })))
     }
@@ -377,6 +387,22 @@ pub fn summary_lines(report: &LinkReport, c: &Correlation) -> Vec<String> {
         report.reconnects.len(),
         alignment_uncertainty_ns(report).map_or("unknown".into(), |u| format!("{:.3} ms", u / 1e6))
     ));
+    if let Some(p) = &report.probe {
+        if p.conversion_rate_hz > 0.0 {
+            lines.push(format!(
+                "probe sampling: {:.0} Hz achieved of {:.0} Hz converted ({} Hz asked), {} missed conversions, {} chip resets, DIAG flags: {}",
+                p.achieved_rate_hz,
+                p.conversion_rate_hz,
+                p.requested_rate_hz,
+                p.missed_slots,
+                report.resets.iter().map(|r| u64::from(r.resets)).sum::<u64>(),
+                match diag_names(report) {
+                    d if d.is_empty() => "none".to_string(),
+                    d => d.join(", "),
+                }
+            ));
+        }
+    }
     if let Some(b) = &c.balance {
         lines.push(format!(
             "energy: accumulator {:.2} J; bus power × time {:.2} J in files + {:.2} J idle: closes to {:.3} %{}",
@@ -413,6 +439,28 @@ fn probe_warnings(report: &LinkReport, c: &Correlation) -> Vec<String> {
             seq.gaps, seq.missing
         ));
     }
+    for r in &report.resets {
+        w.push(format!(
+            "probe INA228 reset {} time(s) at sample {} and was re-initialised (accumulator epoch {}); energy carried across, up to {:.1} ms of it not measured",
+            r.resets,
+            r.first_seq,
+            r.epoch,
+            r.unmeasured_us.unwrap_or(0) as f64 / 1e3
+        ));
+    }
+    let diag = diag_names(report);
+    if !diag.is_empty() {
+        w.push(format!(
+            "probe INA228 raised DIAG flags: {}",
+            diag.join(", ")
+        ));
+    }
+    if let Some(p) = report.probe.filter(|p| p.missed_slots > 0) {
+        w.push(format!(
+            "probe missed {} conversions (its sampling fell behind)",
+            p.missed_slots
+        ));
+    }
     if let Some(o) = &report.disconnected_at_end {
         w.push(format!(
             "probe still disconnected when the run ended: {}",
@@ -446,5 +494,17 @@ pub fn final_manifest_section(report: &LinkReport) -> Value {
         "sequence": report.stats.sequence,
         "probe": report.probe,
         "reconnects": report.reconnects.len(),
+        "achieved_rate_hz": report.probe.map(|p| p.achieved_rate_hz),
+        "conversion_rate_hz": report.probe.map(|p| p.conversion_rate_hz),
+        "delivered_rate_hz": report.stats.delivered_rate_hz,
+        "missed_slots": report.probe.map(|p| p.missed_slots),
+        "chip_resets": report.resets,
+        "diag_flags": diag_names(report),
     })
+}
+
+/// DIAG_ALRT flags seen by the probe (its Status, else the batches).
+fn diag_names(report: &LinkReport) -> Vec<&'static str> {
+    let bits = report.probe.map_or(0, |p| p.diag) | report.stats.diag_flags;
+    hostd_probe::link::diag_flag_names(bits)
 }

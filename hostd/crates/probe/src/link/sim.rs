@@ -148,6 +148,17 @@ impl SimProcess {
         self.command(&format!("unplug {ms}"))
     }
 
+    /// Power-on reset of the simulated INA228 (registers to their defaults,
+    /// accumulators from 0); the probe core re-initialises it.
+    pub fn reset_chip(&self) -> anyhow::Result<()> {
+        self.command("reset")
+    }
+
+    /// The simulated sampling context answers no ALERT for `ms` milliseconds.
+    pub fn stall_sampler(&self, ms: u64) -> anyhow::Result<()> {
+        self.command(&format!("stall {ms}"))
+    }
+
     /// Asks the simulator to quit, then waits (killing it after 2 s).
     pub fn shutdown(&self) {
         let _ = self.command("quit");
