@@ -495,20 +495,29 @@ TS_CASE(sim_probe_clock_runs_fast_by_the_drift)
 {
     const char *args[] = {"--drift-ppm", "50000", NULL}; /* +5 % */
     spawn(args);
+    /* Of several exchanges at each end keep the one with the shortest round
+     * trip, as the host's alignment does: on a loaded machine one exchange can
+     * wait milliseconds for the scheduler, which would skew the ratio. */
     uint64_t host[2], probe[2];
     for (int k = 0; k < 2; k++) {
         if (k == 1) {
-            usleep(500000);
+            usleep(1000000);
         }
-        throttlescope_v1_HostToProbe m = cmd(CMD(sync), 0);
-        m.cmd.sync.sync_id = (uint32_t)k + 1u;
-        uint64_t t0 = mono_us();
-        send_cmd(&m);
-        CHECK(next_msg(&msg, 2000));
-        uint64_t t1 = mono_us();
-        CHECK_EQ_I(msg.which_msg, TAG(sync));
-        host[k] = (t0 + t1) / 2u;
-        probe[k] = msg.msg.sync.probe_rx_us;
+        uint64_t best_rtt = UINT64_MAX;
+        for (uint32_t j = 0; j < 8u; j++) {
+            throttlescope_v1_HostToProbe m = cmd(CMD(sync), 0);
+            m.cmd.sync.sync_id = (uint32_t)k * 100u + j + 1u;
+            uint64_t t0 = mono_us();
+            send_cmd(&m);
+            CHECK(next_msg(&msg, 2000));
+            uint64_t t1 = mono_us();
+            CHECK_EQ_I(msg.which_msg, TAG(sync));
+            if (t1 - t0 < best_rtt) {
+                best_rtt = t1 - t0;
+                host[k] = (t0 + t1) / 2u;
+                probe[k] = msg.msg.sync.probe_rx_us;
+            }
+        }
     }
     double ratio = (double)(probe[1] - probe[0]) / (double)(host[1] - host[0]);
     CHECK_NEAR(ratio, 1.05, 0.02);
