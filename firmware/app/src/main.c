@@ -1,6 +1,6 @@
 /* throttlescope probe: wires the portable core (firmware/core) to Zephyr.
  * Everything board-specific comes from devicetree and Kconfig:
- *   - the INA228: the "ti,ina228-probe" node (I2C address, shunt, current,
+ *   - the INA228: the "throttlescope,ina228-probe" node (I2C address, shunt, current,
  *     ADC range, ALERT pin);
  *   - the host link: chosen "throttlescope,link" (USB CDC-ACM on the Pico);
  *   - enclosure temperature: aliases enclosure-temp0..3;
@@ -29,8 +29,8 @@
 
 LOG_MODULE_REGISTER(probe, CONFIG_LOG_DEFAULT_LEVEL);
 
-#define INA_NODE DT_COMPAT_GET_ANY_STATUS_OKAY(ti_ina228_probe)
-BUILD_ASSERT(DT_NODE_EXISTS(INA_NODE), "devicetree needs an okay \"ti,ina228-probe\" node");
+#define INA_NODE DT_COMPAT_GET_ANY_STATUS_OKAY(throttlescope_ina228_probe)
+BUILD_ASSERT(DT_NODE_EXISTS(INA_NODE), "devicetree needs an okay \"throttlescope,ina228-probe\" node");
 
 #define WDT_NODE DT_ALIAS(watchdog0)
 

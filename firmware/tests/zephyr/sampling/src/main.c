@@ -15,7 +15,7 @@
 #include "throttlescope/probe.h"
 #include "throttlescope/protocol.h"
 
-#define INA_NODE DT_COMPAT_GET_ANY_STATUS_OKAY(ti_ina228_probe)
+#define INA_NODE DT_COMPAT_GET_ANY_STATUS_OKAY(throttlescope_ina228_probe)
 
 static const struct device *const ina_dev = DEVICE_DT_GET(INA_NODE);
 static const struct emul *const ina_emul = EMUL_DT_GET(INA_NODE);
