@@ -320,7 +320,7 @@ static void conversion_done(struct k_timer *timer)
 	}
 }
 
-/* (Re)start the conversion clock: after reset, ADC_CONFIG and DIAG_ALRT writes. */
+/* (Re)start the conversion clock: after a reset and an ADC_CONFIG write. */
 static void conversions_restart(struct ina228_emul_data *d)
 {
 	uint64_t period = conversion_period_us(d);
