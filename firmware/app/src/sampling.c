@@ -38,6 +38,7 @@ static K_SEM_DEFINE(wake, 0, 1);
 static struct k_spinlock edge_lock;
 static uint64_t edge_us; /* probe time of the last ALERT edge */
 static atomic_t heartbeat;
+static bool armed; /* a run is on (sampling_changed only: the link context) */
 
 uint64_t sampling_now_us(void *ctx)
 {
@@ -83,14 +84,20 @@ void sampling_changed(void *ctx, bool run, uint32_t rate_hz)
 {
 	ARG_UNUSED(ctx);
 	if (!run || rate_hz == 0u) {
+		armed = false;
 		k_timer_stop(&poll_timer);
 		if (use_alert) {
 			(void)ina228_probe_alert_disable(ina_dev);
 		}
 		return;
 	}
-	/* A wake-up left from the last run must not pass for a new edge. */
-	k_sem_reset(&wake);
+	/* A wake-up left from a stopped run must not pass for a new edge; a
+	 * Start during a run keeps the pending edge (the latched ALERT gives no
+	 * other, and the core applies the new setup at that edge). */
+	if (!armed) {
+		k_sem_reset(&wake);
+	}
+	armed = true;
 	if (use_alert) {
 		(void)ina228_probe_alert_enable(ina_dev, alert, NULL);
 	} else {
