@@ -16,7 +16,8 @@ pub fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// "Nice" tick positions covering [lo, hi], about `n` of them.
+/// "Nice" tick positions covering [lo, hi], about `n` of them, at a step of
+/// 1, 2, 2.5 or 5 × 10ᵏ.
 pub fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
     if hi <= lo || !lo.is_finite() || !hi.is_finite() {
         return vec![lo];
@@ -28,26 +29,99 @@ pub fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
         .map(|m| m * mag)
         .find(|s| *s >= raw)
         .unwrap_or(10.0 * mag);
-    let first = (lo / step).ceil() * step;
-    let mut v = Vec::new();
-    let mut t = first;
-    while t <= hi + step * 1e-9 {
-        v.push(if t.abs() < step * 1e-9 { 0.0 } else { t });
-        t += step;
-    }
-    v
+    let first = (lo / step).ceil();
+    let last = (hi / step + 1e-9).floor();
+    (first as i64..=last as i64)
+        .map(|k| {
+            let t = k as f64 * step;
+            if t.abs() < step * 1e-9 {
+                0.0
+            } else {
+                t
+            }
+        })
+        .collect()
 }
 
-fn fmt_tick(v: f64) -> String {
-    if v == 0.0 {
-        "0".into()
-    } else if v.abs() >= 10.0 {
-        format!("{v:.0}")
-    } else if (v * 10.0).fract().abs() < 1e-9 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
+/// Decimals needed to print every multiple of `step` exactly (0.5 → 1,
+/// 0.25 → 2, 20 → 0).
+pub fn decimals_for(step: f64) -> usize {
+    if !step.is_finite() || step <= 0.0 {
+        return 0;
     }
+    (0..6)
+        .find(|&d| {
+            let scaled = step * 10f64.powi(d as i32);
+            (scaled - scaled.round()).abs() < 1e-6 * scaled.max(1.0)
+        })
+        .unwrap_or(6)
+}
+
+/// Tick labels: all with the decimals their step needs, so neighbours differ.
+pub fn tick_labels(ticks: &[f64]) -> Vec<String> {
+    let step = ticks.windows(2).map(|w| w[1] - w[0]).next().unwrap_or(1.0);
+    let d = decimals_for(step);
+    ticks
+        .iter()
+        .map(|t| {
+            let text = format!("{t:.d$}");
+            // "-0.0" reads oddly.
+            if text
+                .trim_start_matches('-')
+                .chars()
+                .all(|c| c == '0' || c == '.')
+            {
+                text.trim_start_matches('-').to_string()
+            } else {
+                text
+            }
+        })
+        .collect()
+}
+
+/// An event marked on a chart: a dashed line at the onset, its uncertainty
+/// interval as a band, and a numbered badge that refers to the event list.
+#[derive(Debug, Clone)]
+pub struct Marker {
+    /// Onset, data x.
+    pub x: f64,
+    /// Uncertainty interval of the onset, data x, when known.
+    pub band: Option<(f64, f64)>,
+    /// Number in the event list (1-based).
+    pub number: usize,
+    /// Tooltip.
+    pub title: String,
+    /// Colour of the target's series.
+    pub color: String,
+}
+
+/// Badge radius, px.
+const BADGE_R: f64 = 7.5;
+/// Vertical distance between badge rows, px.
+const BADGE_ROW: f64 = 17.0;
+/// Badge rows that fit in the strip above the plot.
+const BADGE_ROWS_ABOVE: usize = 2;
+
+/// Row of each badge (in order of `xs`, pixel positions) so that no two
+/// badges in a row are closer than a badge's width: greedy, left to right.
+pub fn badge_rows(xs: &[f64]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..xs.len()).collect();
+    order.sort_by(|&a, &b| xs[a].total_cmp(&xs[b]));
+    let mut row_end: Vec<f64> = Vec::new();
+    let mut rows = vec![0; xs.len()];
+    for i in order {
+        let x = xs[i];
+        let free = row_end
+            .iter()
+            .position(|&end| x - end >= 2.0 * BADGE_R + 2.0);
+        let r = free.unwrap_or_else(|| {
+            row_end.push(f64::NEG_INFINITY);
+            row_end.len() - 1
+        });
+        row_end[r] = x;
+        rows[i] = r;
+    }
+    rows
 }
 
 /// One chart being drawn.
@@ -63,7 +137,7 @@ pub struct Chart {
     y: (f64, f64),
     body: String,
     legend: Vec<(String, String)>,
-    markers: usize,
+    markers: Vec<Marker>,
 }
 
 impl Chart {
@@ -74,15 +148,15 @@ impl Chart {
             id: id.into(),
             w,
             h,
-            left: 58.0,
-            right: 14.0,
-            top: 14.0,
+            left: 62.0,
+            right: 18.0,
+            top: 12.0 + BADGE_ROW * BADGE_ROWS_ABOVE as f64,
             bottom: 40.0,
             x: fix(x),
             y: fix(y),
             body: String::new(),
             legend: Vec::new(),
-            markers: 0,
+            markers: Vec::new(),
         }
     }
 
@@ -211,29 +285,65 @@ impl Chart {
         self.body.push_str("</g>");
     }
 
-    /// A labelled vertical marker (an event).
-    pub fn marker(&mut self, x: f64, label: &str, color: &str) {
-        if x < self.x.0 || x > self.x.1 {
+    /// Marks an event (drawn by [`Chart::finish`], which places the badges).
+    pub fn marker(&mut self, m: Marker) {
+        if m.x < self.x.0 || m.x > self.x.1 {
             return;
         }
-        let px = self.px(x);
-        // Stagger labels so markers close together stay readable.
-        let label_y = self.top + 10.0 + 11.0 * (self.markers % 4) as f64;
-        self.markers += 1;
-        let _ = write!(
-            self.body,
-            r#"<g class="event-marker"><line x1="{px:.1}" x2="{px:.1}" y1="{}" y2="{:.1}" stroke="{color}" stroke-dasharray="5 3" stroke-width="1.3"/><text x="{:.1}" y="{}" font-size="10" fill="{color}">{}</text></g>"#,
-            self.top,
-            self.h - self.bottom,
-            px + 3.0,
-            label_y,
-            esc(label)
-        );
+        self.markers.push(m);
     }
 
-    /// Finishes the SVG with axes, grid, labels and legend.
+    fn draw_markers(&self, s: &mut String) {
+        let xs: Vec<f64> = self.markers.iter().map(|m| self.px(m.x)).collect();
+        let rows = badge_rows(&xs);
+        let (y0, y1) = (self.top, self.h - self.bottom);
+        for ((m, &px), &row) in self.markers.iter().zip(&xs).zip(&rows) {
+            // Rows beyond the strip above the plot continue inside it.
+            let cy = BADGE_R + 2.0 + BADGE_ROW * row as f64;
+            let color = &m.color;
+            let _ = write!(
+                s,
+                r#"<g class="event-marker" data-event="{}"><title>{}</title>"#,
+                m.number,
+                esc(&m.title)
+            );
+            if let Some((lo, hi)) = m.band {
+                let (a, b) = (self.px(lo.max(self.x.0)), self.px(hi.min(self.x.1)));
+                if b > a {
+                    let _ = write!(
+                        s,
+                        r#"<rect class="onset-interval" x="{a:.1}" y="{y0:.1}" width="{:.1}" height="{:.1}" fill="{color}" fill-opacity="0.12"/>"#,
+                        b - a,
+                        y1 - y0
+                    );
+                }
+            }
+            let _ = write!(
+                s,
+                r##"<line x1="{px:.1}" x2="{px:.1}" y1="{:.1}" y2="{y1:.1}" stroke="{color}" stroke-dasharray="5 3" stroke-width="1.3"/><circle cx="{px:.1}" cy="{cy:.1}" r="{BADGE_R}" fill="#fff" stroke="{color}" stroke-width="1.5"/><text class="label badge" x="{px:.1}" y="{:.1}" text-anchor="middle" font-size="10" font-weight="bold" fill="{color}">{}</text></g>"##,
+                cy + BADGE_R,
+                cy + 3.5,
+                m.number
+            );
+        }
+    }
+
+    /// Finishes the chart: the legend (HTML, so it wraps on narrow pages and
+    /// never covers data), then the SVG with grid, ticks, axis labels and
+    /// event markers.
     pub fn finish(self, x_label: &str, y_label: &str) -> String {
         let mut s = String::new();
+        if !self.legend.is_empty() {
+            s.push_str(r#"<div class="legend">"#);
+            for (label, color) in &self.legend {
+                let _ = write!(
+                    s,
+                    r#"<span class="key"><span class="swatch" style="background:{color}"></span>{}</span>"#,
+                    esc(label)
+                );
+            }
+            s.push_str("</div>");
+        }
         let _ = write!(
             s,
             r#"<svg id="{}" class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" font-family="sans-serif" font-size="11">"#,
@@ -243,23 +353,24 @@ impl Chart {
         );
         let (x0, x1) = (self.left, self.w - self.right);
         let (y0, y1) = (self.top, self.h - self.bottom);
-        for t in ticks(self.y.0, self.y.1, 5) {
-            let y = self.py(t);
+        let yt = ticks(self.y.0, self.y.1, 5);
+        for (t, label) in yt.iter().zip(tick_labels(&yt)) {
+            let y = self.py(*t);
             let _ = write!(
                 s,
-                r##"<line x1="{x0}" x2="{x1}" y1="{y:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
+                r##"<line x1="{x0}" x2="{x1}" y1="{y:.1}" y2="{y:.1}" stroke="#ddd"/><text class="label tick" x="{:.1}" y="{:.1}" text-anchor="end">{label}</text>"##,
                 x0 - 4.0,
                 y + 4.0,
-                fmt_tick(t)
             );
         }
-        for t in ticks(self.x.0, self.x.1, 8) {
-            let x = self.px(t);
+        // About one x tick per 110 px, so labels never touch.
+        let xt = ticks(self.x.0, self.x.1, (((x1 - x0) / 110.0) as usize).max(2));
+        for (t, label) in xt.iter().zip(tick_labels(&xt)) {
+            let x = self.px(*t);
             let _ = write!(
                 s,
-                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{y0}" y2="{y1}" stroke="#eee"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
-                y1 + 14.0,
-                fmt_tick(t)
+                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{y0}" y2="{y1}" stroke="#eee"/><text class="label tick" x="{x:.1}" y="{:.1}" text-anchor="middle">{label}</text>"##,
+                y1 + 17.0,
             );
         }
         let _ = write!(
@@ -269,31 +380,20 @@ impl Chart {
             y1 - y0
         );
         s.push_str(&self.body);
+        self.draw_markers(&mut s);
         let _ = write!(
             s,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            r#"<text class="label axis" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
             (x0 + x1) / 2.0,
             self.h - 6.0,
             esc(x_label)
         );
         let _ = write!(
             s,
-            r#"<text transform="translate(14 {:.1}) rotate(-90)" text-anchor="middle">{}</text>"#,
+            r#"<text class="label axis" transform="translate(14 {:.1}) rotate(-90)" text-anchor="middle">{}</text>"#,
             (y0 + y1) / 2.0,
             esc(y_label)
         );
-        let mut lx = x0 + 8.0;
-        for (label, color) in &self.legend {
-            let _ = write!(
-                s,
-                r#"<rect x="{lx:.1}" y="{:.1}" width="10" height="10" fill="{color}"/><text x="{:.1}" y="{:.1}">{}</text>"#,
-                y0 + 6.0,
-                lx + 14.0,
-                y0 + 15.0,
-                esc(label)
-            );
-            lx += 24.0 + 6.5 * label.chars().count() as f64;
-        }
         s.push_str("</svg>");
         s
     }
@@ -310,6 +410,28 @@ mod tests {
         assert!(
             t.first().unwrap() >= &0.37 && t.last().unwrap() <= &2.41 && t.len() >= 4,
             "{t:?}"
+        );
+    }
+
+    #[test]
+    fn tick_labels_carry_the_decimals_their_step_needs() {
+        let t = ticks(24.6, 26.4, 5);
+        assert_eq!(tick_labels(&t), ["25.0", "25.5", "26.0"]);
+        let t = ticks(0.0, 1.0, 4);
+        assert_eq!(tick_labels(&t), ["0.00", "0.25", "0.50", "0.75", "1.00"]);
+        let t = ticks(0.0, 400.0, 4);
+        assert_eq!(tick_labels(&t), ["0", "100", "200", "300", "400"]);
+        assert_eq!(
+            tick_labels(&ticks(-0.4, 0.4, 4)),
+            ["-0.4", "-0.2", "0.0", "0.2", "0.4"]
+        );
+    }
+
+    #[test]
+    fn badges_close_together_go_to_separate_rows() {
+        assert_eq!(
+            badge_rows(&[100.0, 105.0, 300.0, 110.0, 130.0]),
+            [0, 1, 0, 2, 0]
         );
     }
 
