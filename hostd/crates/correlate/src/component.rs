@@ -407,13 +407,13 @@ pub fn summary_lines(report: &LinkReport, c: &Correlation, unprobed: &[String]) 
     ));
     if let Some(b) = &c.balance {
         lines.push(format!(
-            "energy: accumulator {:.2} J; bus power × time {:.2} J in files + {:.2} J idle: closes to {:.3} %{}",
+            "energy: accumulator {:.2} J; power × time {:.2} J in files + {:.2} J idle: closes to {:.3} %{}",
             b.covered_accumulator_j,
             b.files_j,
             b.idle_j,
             b.relative_error * 100.0,
             if b.uncovered_s > 0.0 {
-                format!(" ({:.2} s without samples left out; accumulator over the whole run {:.2} J)", b.uncovered_s, b.accumulator_j)
+                format!(" ({:.2} s without samples left out; whole run {:.2} J)", b.uncovered_s, b.accumulator_j)
             } else {
                 String::new()
             }

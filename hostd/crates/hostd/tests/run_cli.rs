@@ -534,3 +534,41 @@ fn files_csv_is_readable_like_every_other_file_of_the_run() {
     assert_eq!(mode("files.csv"), mode("intervals.csv"));
     assert_eq!(mode("files.csv"), mode("manifest.json"));
 }
+
+#[test]
+fn a_quick_run_summary_fits_one_screen_and_says_what_and_where() {
+    let work = disk_tempdir();
+    let target = work.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let out = work.path().join("run");
+    let o = hostd()
+        .args(["run", "--profile", "quick", "--probe", "sim", "--target"])
+        .arg(&target)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let t = String::from_utf8_lossy(&o.stdout).to_string();
+    let lines: Vec<&str> = t.lines().collect();
+    // One screen: 24 lines of at most 160 columns.
+    assert!(lines.len() <= 24, "{} lines:\n{t}", lines.len());
+    let wide: Vec<&&str> = lines.iter().filter(|l| l.chars().count() > 160).collect();
+    assert!(wide.is_empty(), "wider than 160 columns: {wide:#?}");
+    assert!(t.contains("measured: profile quick: "), "{t}");
+    assert!(
+        t.contains(&format!("report: {}", out.join("report.html").display())),
+        "{t}"
+    );
+    // The statistics once (the table), not again from the analysis.
+    assert_eq!(t.matches("trim20").count(), 1, "{t}");
+    assert!(!t.contains("20% trimmed"), "{t}");
+    // The full path once where the targets are named; short labels elsewhere.
+    let full = target.display().to_string();
+    let named: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.contains(&full) && !l.starts_with("removed "))
+        .collect();
+    assert_eq!(named.len(), 1, "{named:#?}");
+    assert!(named[0].starts_with("on: target = "), "{t}");
+}

@@ -4,8 +4,10 @@
 #![warn(missing_docs)]
 
 pub mod component;
-pub mod labels;
 pub mod svg;
+
+/// Short target labels (shared with the terminal summary).
+pub use hostd_store::labels;
 
 pub use component::AnalysisComponent;
 

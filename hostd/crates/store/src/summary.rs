@@ -138,13 +138,22 @@ impl Summary {
         // against real links.
         let simulated: Vec<&TargetInfo> =
             out.targets.iter().filter(|t| t.scheme == "sim").collect();
-        let mut notes = Vec::new();
+        // One note per time scale, naming the targets played at it.
+        let mut scales: Vec<(String, Vec<&str>)> = Vec::new();
         for t in &simulated {
-            notes.push(match &t.engine_note {
-                Some(scale) => format!("{}: simulated, {scale}", t.label),
-                None => format!("{}: simulated in real time", t.label),
-            });
+            let scale = t
+                .engine_note
+                .clone()
+                .unwrap_or_else(|| "in real time".into());
+            match scales.iter_mut().find(|(s, _)| *s == scale) {
+                Some((_, labels)) => labels.push(&t.label),
+                None => scales.push((scale, vec![&t.label])),
+            }
         }
+        let notes: Vec<String> = scales
+            .iter()
+            .map(|(scale, labels)| format!("{}: simulated, {scale}", labels.join(", ")))
+            .collect();
         let mut warnings: Vec<String> = out
             .warnings
             .iter()

@@ -8,11 +8,14 @@ use hostd_workload::Profile;
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// "measured: profile quick (demo: 12 files …) on /mnt/x (write+read, direct I/O, io_uring)".
-pub fn measured_line(profile: &Profile, targets: &[TargetInfo]) -> String {
+/// What was measured, in two lines: "measured: profile quick: demo: 12 files …"
+/// and "on: target = /mnt/x/target (rw, direct I/O, io_uring)"; `short` are
+/// the targets' short labels.
+pub fn measured_lines(profile: &Profile, targets: &[TargetInfo], short: &[String]) -> [String; 2] {
     let on: Vec<String> = targets
         .iter()
-        .map(|t| {
+        .zip(short)
+        .map(|(t, short)| {
             let io = if t.scheme == "sim" {
                 "simulated".to_string()
             } else if t.direct_io.is_direct() {
@@ -20,18 +23,36 @@ pub fn measured_line(profile: &Profile, targets: &[TargetInfo]) -> String {
             } else {
                 format!("NOT direct I/O, {}", t.engine)
             };
-            format!("{} ({}, {io})", t.label, t.mode)
+            let name = if *short == t.label {
+                t.label.clone()
+            } else {
+                format!("{short} = {}", t.label)
+            };
+            format!("{name} ({}, {io})", t.mode)
         })
         .collect();
-    format!(
-        "measured: profile {} ({}) on {}",
-        profile.name,
-        profile.description,
-        on.join(", ")
-    )
+    [
+        format!(
+            "measured: profile {}: {}",
+            profile.name, profile.description
+        ),
+        format!("on: {}", on.join("; ")),
+    ]
 }
 
-/// The closing text.
+/// `text` with every full target label replaced by its short one (longest
+/// first, so no label is replaced inside another).
+fn shorten(text: &str, full: &[String], short: &[String]) -> String {
+    let mut pairs: Vec<(&String, &String)> =
+        full.iter().zip(short).filter(|(f, s)| f != s).collect();
+    pairs.sort_by_key(|(f, _)| std::cmp::Reverse(f.len()));
+    pairs
+        .iter()
+        .fold(text.to_string(), |t, (f, s)| t.replace(f.as_str(), s))
+}
+
+/// The closing text. Targets are called by their short labels after the
+/// "on:" line, which gives each full path once.
 pub fn closing(
     profile: &Profile,
     targets: &[TargetInfo],
@@ -39,9 +60,18 @@ pub fn closing(
     cleanup: &[String],
     out_dir: &Path,
 ) -> String {
+    let full: Vec<String> = targets.iter().map(|t| t.label.clone()).collect();
+    let short = hostd_store::labels::short_labels(&full);
     let mut s = String::new();
-    let _ = writeln!(s, "{}", measured_line(profile, targets));
-    s.push_str(&summary.render());
+    // "run ID: completed" first, then what was measured, then the rest.
+    let body = summary.render();
+    let (first, rest) = body.split_once('\n').unwrap_or((&body, ""));
+    let _ = writeln!(s, "{first}");
+    for line in measured_lines(profile, targets, &short) {
+        let _ = writeln!(s, "{line}");
+    }
+    s.push_str(&shorten(rest, &full, &short));
+    // Cleanup names the directories it removed: in full.
     for line in cleanup.iter().filter(|l| !l.is_empty()) {
         let _ = writeln!(s, "{line}");
     }
@@ -51,4 +81,20 @@ pub fn closing(
     }
     let _ = writeln!(s, "results: {}", out_dir.display());
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_labels_become_short_ones_longest_first() {
+        let full = ["/mnt/a/x".to_string(), "/mnt/a/x2".to_string()];
+        let short = hostd_store::labels::short_labels(&full);
+        assert_eq!(short, ["x", "x2"]);
+        assert_eq!(
+            shorten("/mnt/a/x2 write and /mnt/a/x read", &full, &short),
+            "x2 write and x read"
+        );
+    }
 }

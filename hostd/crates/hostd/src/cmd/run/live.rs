@@ -89,6 +89,9 @@ fn bar_message(p: &TargetProgress, track: &Track, now: Instant, finished: bool) 
             mean_rate(p, bytes) / 1e6
         );
     }
+    if bytes == 0 {
+        return format!("{phase:<10} first file under way");
+    }
     let recent = track.rate_since(now, 30);
     let eta = if recent > 0.0 {
         format_eta(p.total.saturating_sub(bytes) as f64 / recent)
