@@ -185,7 +185,7 @@ fn event_views(a: &Analysis, views: &[SeriesView], targets: &Targets, t0: i64) -
                 p_value: v.get("p_value").and_then(|p| p.as_f64()),
                 rate_before_bps: e.rate_before_bps,
                 rate_after_bps: e.rate_after_bps,
-                cause: e.cause.as_str().to_string(),
+                cause: cause_words(e.cause.as_str()),
                 confidence: e.confidence,
                 color,
                 line: String::new(),
@@ -213,6 +213,14 @@ fn event_line(e: &EventView) -> String {
         gbps(e.rate_before_bps),
         gbps(e.rate_after_bps)
     )
+}
+
+/// A cause as a reader says it: "SLC cache", not "slc_cache".
+fn cause_words(cause: &str) -> String {
+    match cause {
+        "slc_cache" => "SLC cache".into(),
+        other => other.replace('_', " "),
+    }
 }
 
 fn strength(e: &EventView) -> String {

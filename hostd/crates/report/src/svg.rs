@@ -16,19 +16,27 @@ pub fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// "Nice" tick positions covering [lo, hi], about `n` of them, at a step of
-/// 1, 2, 2.5 or 5 × 10ᵏ.
+/// "Nice" tick positions inside [lo, hi], about `n` intervals apart, at a
+/// step of 1, 2 or 5 × 10ᵏ.
 pub fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
     if hi <= lo || !lo.is_finite() || !hi.is_finite() {
         return vec![lo];
     }
-    let raw = (hi - lo) / n.max(1) as f64;
+    let n = n.max(1);
+    let raw = (hi - lo) / n as f64;
     let mag = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
+    // The 1-2-5 step whose tick count is nearest n + 1 (n intervals; the
+    // larger step on a tie).
+    let count = |step: f64| ((hi / step + 1e-9).floor() - (lo / step).ceil() + 1.0).max(0.0);
+    let want = n as f64 + 1.0;
+    let step = [0.5, 1.0, 2.0, 5.0, 10.0]
         .iter()
         .map(|m| m * mag)
-        .find(|s| *s >= raw)
-        .unwrap_or(10.0 * mag);
+        .min_by(|a, b| {
+            let (da, db) = ((count(*a) - want).abs(), (count(*b) - want).abs());
+            da.total_cmp(&db).then(b.total_cmp(a))
+        })
+        .unwrap_or(mag);
     let first = (lo / step).ceil();
     let last = (hi / step + 1e-9).floor();
     (first as i64..=last as i64)
@@ -353,7 +361,12 @@ impl Chart {
         );
         let (x0, x1) = (self.left, self.w - self.right);
         let (y0, y1) = (self.top, self.h - self.bottom);
-        let yt = ticks(self.y.0, self.y.1, 5);
+        // About one y tick per 35 px of plot, 3 to 5 intervals.
+        let yt = ticks(
+            self.y.0,
+            self.y.1,
+            (((y1 - y0) / 35.0) as usize).clamp(3, 5),
+        );
         for (t, label) in yt.iter().zip(tick_labels(&yt)) {
             let y = self.py(*t);
             let _ = write!(
@@ -417,8 +430,9 @@ mod tests {
     fn tick_labels_carry_the_decimals_their_step_needs() {
         let t = ticks(24.6, 26.4, 5);
         assert_eq!(tick_labels(&t), ["25.0", "25.5", "26.0"]);
-        let t = ticks(0.0, 1.0, 4);
-        assert_eq!(tick_labels(&t), ["0.00", "0.25", "0.50", "0.75", "1.00"]);
+        assert_eq!(tick_labels(&[0.0, 0.25, 0.5]), ["0.00", "0.25", "0.50"]);
+        let t = ticks(2.5, 7.7, 5);
+        assert_eq!(tick_labels(&t), ["3", "4", "5", "6", "7"]);
         let t = ticks(0.0, 400.0, 4);
         assert_eq!(tick_labels(&t), ["0", "100", "200", "300", "400"]);
         assert_eq!(
