@@ -158,42 +158,50 @@ fn event_views(a: &Analysis, views: &[SeriesView], targets: &Targets, t0: i64) -
         .enumerate()
         .map(|(k, e)| {
             let v = serde_json::to_value(e).unwrap_or_default();
-            let int = |lo: &str, hi: &str, f: &dyn Fn(f64) -> f64| {
-                let (l, h) = (v.get(lo)?.as_f64()?, v.get(hi)?.as_f64()?);
-                Some((f(l), f(h)))
-            };
-            let gb_interval = int("onset_bytes_low", "onset_bytes_high", &|b| b / 1e9);
-            let s_interval = int("onset_ns_low", "onset_ns_high", &|ns| (ns - t0 as f64) / NS);
-            let kind = v
-                .get("kind")
-                .and_then(|k| k.as_str())
-                .unwrap_or("change")
-                .to_string();
-            let color = views
-                .iter()
-                .find(|s| s.target == e.target && s.phase == e.phase)
-                .map_or("#000", |s| s.color);
-            let mut ev = EventView {
-                number: k + 1,
-                target: targets.short(&e.target).to_string(),
-                phase: e.phase.clone(),
-                kind,
-                onset_gb: e.onset_bytes as f64 / 1e9,
-                onset_s: (e.onset_ns - t0) as f64 / NS,
-                gb_interval,
-                s_interval,
-                p_value: v.get("p_value").and_then(|p| p.as_f64()),
-                rate_before_bps: e.rate_before_bps,
-                rate_after_bps: e.rate_after_bps,
-                cause: cause_words(e.cause.as_str()),
-                confidence: e.confidence,
-                color,
-                line: String::new(),
-            };
-            ev.line = event_line(&ev);
-            ev
+            event_view(k + 1, &v, views, targets, t0)
         })
         .collect()
+}
+
+/// The view of one event from its serialised form (see [`EventView`]).
+fn event_view(
+    number: usize,
+    v: &serde_json::Value,
+    views: &[SeriesView],
+    targets: &Targets,
+    t0: i64,
+) -> EventView {
+    let f = |key: &str| v.get(key).and_then(|x| x.as_f64());
+    let text = |key: &str| v.get(key).and_then(|x| x.as_str()).unwrap_or("");
+    let int = |lo: &str, hi: &str, map: &dyn Fn(f64) -> f64| Some((map(f(lo)?), map(f(hi)?)));
+    let since_t0 = |ns: f64| (ns - t0 as f64) / NS;
+    let (target, phase) = (text("target"), text("phase"));
+    let color = views
+        .iter()
+        .find(|s| s.target == target && s.phase == phase)
+        .map_or("#000", |s| s.color);
+    let mut ev = EventView {
+        number,
+        target: targets.short(target).to_string(),
+        phase: phase.to_string(),
+        kind: Some(text("kind"))
+            .filter(|k| !k.is_empty())
+            .unwrap_or("change")
+            .to_string(),
+        onset_gb: f("onset_bytes").unwrap_or(0.0) / 1e9,
+        onset_s: since_t0(f("onset_ns").unwrap_or(t0 as f64)),
+        gb_interval: int("onset_bytes_low", "onset_bytes_high", &|b| b / 1e9),
+        s_interval: int("onset_ns_low", "onset_ns_high", &since_t0),
+        p_value: f("p_value"),
+        rate_before_bps: f("rate_before_bps").unwrap_or(f64::NAN),
+        rate_after_bps: f("rate_after_bps").unwrap_or(f64::NAN),
+        cause: cause_words(text("cause")),
+        confidence: f("confidence").unwrap_or(0.0),
+        color,
+        line: String::new(),
+    };
+    ev.line = event_line(&ev);
+    ev
 }
 
 /// "target write drop at 23.9 GB (23.5–24.3), 312.0 s (308.2–316.1): 2.31 → 0.66 GB/s".
@@ -706,4 +714,49 @@ fn overlap(a: &Analysis, t0: i64, targets: &Targets) -> String {
     }
     h.push_str("</section>");
     h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An event as the analysis will serialise it with its onset interval,
+    /// p-value and a kind this crate does not know.
+    #[test]
+    fn events_show_their_onset_interval_and_p_value_when_the_analysis_gives_them() {
+        let targets = Targets {
+            full: vec!["/var/tmp/demo.X/target".into()],
+            short: vec!["target".into()],
+        };
+        let views = vec![SeriesView {
+            label: "target write".into(),
+            color: PALETTE[0],
+            target: "/var/tmp/demo.X/target".into(),
+            phase: "write".into(),
+        }];
+        let t0 = 1_000_000_000_000;
+        let v = serde_json::json!({
+            "target": "/var/tmp/demo.X/target", "phase": "write", "kind": "stall",
+            "onset_bytes": 23_900_000_000u64, "onset_ns": t0 + 312_000_000_000i64,
+            "onset_bytes_low": 23_500_000_000u64, "onset_bytes_high": 24_300_000_000u64,
+            "onset_ns_low": t0 + 308_200_000_000i64, "onset_ns_high": t0 + 316_100_000_000i64,
+            "p_value": 0.004, "rate_before_bps": 2.31e9, "rate_after_bps": 0.66e9,
+            "cause": "slc_cache", "confidence": 0.9
+        });
+        let e = event_view(3, &v, &views, &targets, t0);
+        assert_eq!(
+            e.line,
+            "target write stall at 23.90 GB (23.50–24.30), 312.0 s (308.2–316.1): 2.31 → 0.66 GB/s"
+        );
+        assert_eq!(strength(&e), "confidence 0.90, p = 0.004");
+        assert_eq!(e.cause, "SLC cache");
+        let by_gb = &markers_by(std::slice::from_ref(&e), false)[0];
+        assert_eq!(
+            (by_gb.x, by_gb.band, by_gb.number),
+            (23.9, Some((23.5, 24.3)), 3)
+        );
+        let by_time = &markers_by(std::slice::from_ref(&e), true)[0];
+        assert_eq!(by_time.band, Some((308.2, 316.1)));
+        assert_eq!(fmt_p(0.0001), "< 0.001");
+    }
 }
