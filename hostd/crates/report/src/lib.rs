@@ -305,7 +305,7 @@ th{{background:#f4f4f4}} td.l,th.l{{text-align:left}} td.path{{white-space:norma
 .event{{margin:10px 0;padding:8px 12px;border-left:4px solid #888;background:#fafafa}}
 .event ul{{margin:4px 0;font-size:12px}} .cause{{font-weight:bold}} .bimodal{{color:#b00;font-weight:bold}}
 ol.events{{list-style:none;padding:0}} ol.events li{{margin:6px 0;padding-left:28px;text-indent:-28px}}
-.badge{{display:inline-block;box-sizing:border-box;width:20px;height:20px;border:1.5px solid;border-radius:50%;text-align:center;font-size:11px;font-weight:bold;line-height:17px;margin-right:8px;text-indent:0}}
+span.badge{{display:inline-block;box-sizing:border-box;min-width:20px;height:20px;padding:0 3px;border:1.5px solid;border-radius:10px;text-align:center;font-size:11px;font-weight:bold;line-height:17px;margin-right:8px;text-indent:0}}
 .note{{font-size:12px;color:#555}}
 </style></head><body>
 <h1>throttlescope run report — {t}</h1>

@@ -110,26 +110,86 @@ const BADGE_ROW: f64 = 17.0;
 /// Badge rows that fit in the strip above the plot.
 const BADGE_ROWS_ABOVE: usize = 2;
 
-/// Row of each badge (in order of `xs`, pixel positions) so that no two
-/// badges in a row are closer than a badge's width: greedy, left to right.
-pub fn badge_rows(xs: &[f64]) -> Vec<usize> {
+/// Markers closer than this (px) share one badge.
+const BADGE_JOIN: f64 = 2.0 * BADGE_R;
+
+/// Event numbers as a short list: [1, 2, 3, 5] → "1–3,5".
+pub fn number_ranges(numbers: &[usize]) -> String {
+    let mut sorted = numbers.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut parts: Vec<String> = Vec::new();
+    let mut k = 0;
+    while k < sorted.len() {
+        let mut end = k;
+        while end + 1 < sorted.len() && sorted[end + 1] == sorted[end] + 1 {
+            end += 1;
+        }
+        parts.push(match end - k {
+            0 => sorted[k].to_string(),
+            1 => format!("{},{}", sorted[k], sorted[end]),
+            _ => format!("{}–{}", sorted[k], sorted[end]),
+        });
+        k = end + 1;
+    }
+    parts.join(",")
+}
+
+/// One badge: the markers it stands for, its centre and width (px).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Badge {
+    /// Indices of the markers, in order of position.
+    pub members: Vec<usize>,
+    /// Centre, px.
+    pub x: f64,
+    /// Width, px.
+    pub width: f64,
+    /// Row (0 = top).
+    pub row: usize,
+    /// Text: the event numbers.
+    pub text: String,
+}
+
+/// Badges for markers at pixel positions `xs` with event `numbers`: markers
+/// closer than a badge share one (its text lists their numbers, "1–12"),
+/// and badges that would touch go to separate rows (greedy, left to right).
+pub fn badges(xs: &[f64], numbers: &[usize]) -> Vec<Badge> {
     let mut order: Vec<usize> = (0..xs.len()).collect();
     order.sort_by(|&a, &b| xs[a].total_cmp(&xs[b]));
-    let mut row_end: Vec<f64> = Vec::new();
-    let mut rows = vec![0; xs.len()];
+    let mut groups: Vec<Vec<usize>> = Vec::new();
     for i in order {
-        let x = xs[i];
-        let free = row_end
-            .iter()
-            .position(|&end| x - end >= 2.0 * BADGE_R + 2.0);
-        let r = free.unwrap_or_else(|| {
-            row_end.push(f64::NEG_INFINITY);
-            row_end.len() - 1
-        });
-        row_end[r] = x;
-        rows[i] = r;
+        match groups.last_mut() {
+            Some(g) if xs[i] - xs[g[0]] < BADGE_JOIN => g.push(i),
+            _ => groups.push(vec![i]),
+        }
     }
-    rows
+    let mut row_end: Vec<f64> = Vec::new();
+    groups
+        .into_iter()
+        .map(|members| {
+            let nums: Vec<usize> = members.iter().map(|&i| numbers[i]).collect();
+            let text = number_ranges(&nums);
+            let width = (6.2 * text.chars().count() as f64 + 8.0).max(2.0 * BADGE_R);
+            let (lo, hi) = (xs[members[0]], xs[*members.last().expect("non-empty")]);
+            let x = (lo + hi) / 2.0;
+            let left = x - width / 2.0;
+            let row = row_end
+                .iter()
+                .position(|&end| left >= end + 2.0)
+                .unwrap_or_else(|| {
+                    row_end.push(f64::NEG_INFINITY);
+                    row_end.len() - 1
+                });
+            row_end[row] = x + width / 2.0;
+            Badge {
+                members,
+                x,
+                width,
+                row,
+                text,
+            }
+        })
+        .collect()
 }
 
 /// One chart being drawn.
@@ -303,35 +363,60 @@ impl Chart {
 
     fn draw_markers(&self, s: &mut String) {
         let xs: Vec<f64> = self.markers.iter().map(|m| self.px(m.x)).collect();
-        let rows = badge_rows(&xs);
+        let numbers: Vec<usize> = self.markers.iter().map(|m| m.number).collect();
         let (y0, y1) = (self.top, self.h - self.bottom);
-        for ((m, &px), &row) in self.markers.iter().zip(&xs).zip(&rows) {
-            // Rows beyond the strip above the plot continue inside it.
-            let cy = BADGE_R + 2.0 + BADGE_ROW * row as f64;
-            let color = &m.color;
-            let _ = write!(
-                s,
-                r#"<g class="event-marker" data-event="{}"><title>{}</title>"#,
-                m.number,
-                esc(&m.title)
-            );
+        // Bands, then lines, then badges on top of everything.
+        for m in &self.markers {
             if let Some((lo, hi)) = m.band {
                 let (a, b) = (self.px(lo.max(self.x.0)), self.px(hi.min(self.x.1)));
                 if b > a {
                     let _ = write!(
                         s,
-                        r#"<rect class="onset-interval" x="{a:.1}" y="{y0:.1}" width="{:.1}" height="{:.1}" fill="{color}" fill-opacity="0.12"/>"#,
+                        r#"<rect class="onset-interval" x="{a:.1}" y="{y0:.1}" width="{:.1}" height="{:.1}" fill="{}" fill-opacity="0.12"/>"#,
                         b - a,
-                        y1 - y0
+                        y1 - y0,
+                        m.color
                     );
                 }
             }
+        }
+        for (m, px) in self.markers.iter().zip(&xs) {
             let _ = write!(
                 s,
-                r##"<line x1="{px:.1}" x2="{px:.1}" y1="{:.1}" y2="{y1:.1}" stroke="{color}" stroke-dasharray="5 3" stroke-width="1.3"/><circle cx="{px:.1}" cy="{cy:.1}" r="{BADGE_R}" fill="#fff" stroke="{color}" stroke-width="1.5"/><text class="label badge" x="{px:.1}" y="{:.1}" text-anchor="middle" font-size="10" font-weight="bold" fill="{color}">{}</text></g>"##,
-                cy + BADGE_R,
+                r#"<line class="event-line" data-event="{}" x1="{px:.1}" x2="{px:.1}" y1="{y0:.1}" y2="{y1:.1}" stroke="{}" stroke-dasharray="5 3" stroke-width="1.3"/>"#,
+                m.number, m.color
+            );
+        }
+        for b in badges(&xs, &numbers) {
+            let first = &self.markers[b.members[0]];
+            let color = if b
+                .members
+                .iter()
+                .all(|&i| self.markers[i].color == first.color)
+            {
+                first.color.as_str()
+            } else {
+                "#444"
+            };
+            let titles: Vec<&str> = b
+                .members
+                .iter()
+                .map(|&i| self.markers[i].title.as_str())
+                .collect();
+            // Rows beyond the strip above the plot continue inside it.
+            let cy = BADGE_R + 2.0 + BADGE_ROW * b.row as f64;
+            let _ = write!(
+                s,
+                r##"<g class="event-marker" data-event="{}"><title>{}</title><rect class="badge-box" x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" rx="{BADGE_R}" fill="#fff" stroke="{color}" stroke-width="1.5"/><text class="label badge-number" x="{:.1}" y="{:.1}" text-anchor="middle" font-size="10" font-weight="bold" fill="{color}">{}</text></g>"##,
+                esc(&b.text),
+                esc(&titles.join("\n")),
+                b.x - b.width / 2.0,
+                cy - BADGE_R,
+                b.width,
+                2.0 * BADGE_R,
+                b.x,
                 cy + 3.5,
-                m.number
+                esc(&b.text)
             );
         }
     }
@@ -442,11 +527,16 @@ mod tests {
     }
 
     #[test]
-    fn badges_close_together_go_to_separate_rows() {
-        assert_eq!(
-            badge_rows(&[100.0, 105.0, 300.0, 110.0, 130.0]),
-            [0, 1, 0, 2, 0]
+    fn markers_closer_than_a_badge_share_one_and_touching_badges_take_rows() {
+        let b = badges(
+            &[100.0, 105.0, 300.0, 110.0, 122.0, 308.0],
+            &[1, 2, 5, 3, 4, 6],
         );
+        let view: Vec<(&str, usize)> = b.iter().map(|b| (b.text.as_str(), b.row)).collect();
+        // 100, 105, 110 share a badge "1–3"; 122 is its own badge but would touch
+        // it, so it goes one row down; 300 and 308 share "5,6".
+        assert_eq!(view, [("1–3", 0), ("4", 1), ("5,6", 0)]);
+        assert_eq!(number_ranges(&[7, 1, 2, 3, 5]), "1–3,5,7");
     }
 
     #[test]
