@@ -560,6 +560,8 @@ fn a_quick_run_summary_fits_one_screen_and_says_what_and_where() {
         t.contains(&format!("report: {}", out.join("report.html").display())),
         "{t}"
     );
+    // No label cut short.
+    assert!(!t.contains('…'), "{t}");
     // The statistics once (the table), not again from the analysis.
     assert_eq!(t.matches("trim20").count(), 1, "{t}");
     assert!(!t.contains("20% trimmed"), "{t}");

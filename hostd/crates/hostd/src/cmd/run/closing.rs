@@ -63,8 +63,24 @@ pub fn closing(
     let full: Vec<String> = targets.iter().map(|t| t.label.clone()).collect();
     let short = hostd_store::labels::short_labels(&full);
     let mut s = String::new();
+    // The table and the all-active window with short labels (a long path
+    // would be cut to its last 24 characters there).
+    let mut shown = summary.clone();
+    let short_of = |label: &str| {
+        full.iter()
+            .position(|f| f == label)
+            .map_or(label.to_string(), |i| short[i].clone())
+    };
+    for p in &mut shown.phases {
+        p.target = short_of(&p.target);
+    }
+    if let Some(w) = &mut shown.window {
+        for t in &mut w.targets {
+            t.target = short_of(&t.target);
+        }
+    }
     // "run ID: completed" first, then what was measured, then the rest.
-    let body = summary.render();
+    let body = shown.render();
     let (first, rest) = body.split_once('\n').unwrap_or((&body, ""));
     let _ = writeln!(s, "{first}");
     for line in measured_lines(profile, targets, &short) {
