@@ -340,7 +340,12 @@ span.badge{{display:inline-block;box-sizing:border-box;min-width:20px;height:20p
         h.push_str(r#"<p class="note">Numbered markers are the events of the summary; a shaded band is the onset's uncertainty interval.</p>"#);
     }
     h.push_str(&chart_by_bytes(run, &events, &views));
-    h.push_str(r#"<h2>Throughput, bus power and temperature against time</h2><p class="note">Same time axis in all three; dashed lines are events.</p>"#);
+    h.push_str(r#"<h2>Throughput, bus power and temperature against time</h2>"#);
+    h.push_str(if events.is_empty() {
+        r#"<p class="note">Same time axis in all three.</p>"#
+    } else {
+        r#"<p class="note">Same time axis in all three; dashed lines are events.</p>"#
+    });
     h.push_str(&chart_time(
         run,
         &events,
@@ -426,6 +431,9 @@ fn chart_by_bytes(run: &RunData, events: &[EventView], views: &[SeriesView]) -> 
         (0.0, xmax * 1.02),
         (0.0, ymax * 1.1),
     );
+    if events.is_empty() {
+        c = c.without_marker_strip();
+    }
     for (k, v) in views.iter().enumerate() {
         c.points(&pts_by[k], v.color, "series");
         c.legend(&v.label, v.color);
@@ -503,6 +511,9 @@ fn chart_time(
     let ymax = run.files.iter().map(|f| f.rate_bps()).fold(0.0, f64::max) / 1e9;
     let mut out = String::new();
     let mut c = Chart::new("chart-throughput-time", WIDTH, 240.0, xr, (0.0, ymax * 1.1));
+    if events.is_empty() {
+        c = c.without_marker_strip();
+    }
     for v in views {
         let segs: Vec<(f64, f64, f64, String)> = run
             .files
@@ -537,12 +548,19 @@ fn chart_time(
                 ("chart-power", &p.power_w, "bus power, W", "#D55E00"),
                 ("chart-temperature", &p.enclosure_temp_c, "enclosure temperature, °C", "#CC79A7"),
             ] {
-                let (xs, mean, lo, hi) = bucketed(&p.time_ns, values, lo_ns, hi_ns + 1, PROBE_BUCKETS);
+                // No more buckets than about two samples each: empty buckets would
+                // break the line into dashes on a short run.
+                let in_range = p.time_ns.iter().filter(|t| (lo_ns..=hi_ns).contains(*t)).count();
+                let buckets = (in_range / 2).clamp(1, PROBE_BUCKETS);
+                let (xs, mean, lo, hi) = bucketed(&p.time_ns, values, lo_ns, hi_ns + 1, buckets);
                 let xs: Vec<f64> = xs.iter().map(|x| x - t0 as f64 / NS).collect();
                 let fin = |v: &Vec<f64>, f: fn(f64, f64) -> f64, init: f64| v.iter().copied().filter(|x| x.is_finite()).fold(init, f);
                 let (ymin, ymax) = (fin(&lo, f64::min, f64::INFINITY), fin(&hi, f64::max, f64::NEG_INFINITY));
                 let pad = ((ymax - ymin) * 0.08).max(0.5);
                 let mut c = Chart::new(id, WIDTH, 200.0, xr, (ymin - pad, ymax + pad));
+                if events.is_empty() {
+                    c = c.without_marker_strip();
+                }
                 c.band(&xs, &lo, &hi, color);
                 let pts: Vec<(f64, f64)> = xs.iter().copied().zip(mean.iter().copied()).collect();
                 c.line(&pts, color, "series");
@@ -584,7 +602,8 @@ fn chart_histogram(run: &RunData, views: &[SeriesView]) -> String {
         240.0,
         (0.0, max),
         (0.0, ymax * 1.1 + 1.0),
-    );
+    )
+    .without_marker_strip();
     for (k, v) in views.iter().enumerate() {
         let bars: Vec<(f64, f64, f64)> = (0..bins)
             .map(|b| (b as f64 * width, (b + 1) as f64 * width, counts[k][b]))

@@ -228,6 +228,13 @@ impl Chart {
         }
     }
 
+    /// Drops the strip above the plot that holds event badges (for a chart
+    /// that will mark no events). Call before drawing anything.
+    pub fn without_marker_strip(mut self) -> Chart {
+        self.top = 12.0;
+        self
+    }
+
     /// Pixel x of data x.
     pub fn px(&self, x: f64) -> f64 {
         self.left + (x - self.x.0) / (self.x.1 - self.x.0) * (self.w - self.left - self.right)
