@@ -6,7 +6,7 @@
 //! manifest's final alignment and link counters).
 
 use crate::correlate::{correlate, Correlation, FileSpan};
-use crate::filescsv::add_probe_columns;
+use crate::filescsv::{add_probe_columns, ProbedTarget};
 use crate::recorder::{ProbeRecorder, Recording, SampleListener};
 use crate::smart::{read_smart, SmartReading};
 use anyhow::Context;
@@ -115,6 +115,8 @@ pub struct ProbeComponent {
     link: Option<ProbeLink>,
     recorder: Option<ProbeRecorder>,
     devices: Vec<(String, Option<String>)>,
+    /// Label of the target the probe is on, and the probe's name (id or source).
+    probed: Option<(String, String)>,
     activity: Mutex<Activity>,
     smart: Arc<Mutex<Vec<SmartReading>>>,
     smart_threads: Mutex<Vec<JoinHandle<()>>>,
@@ -129,6 +131,7 @@ impl ProbeComponent {
             link: None,
             recorder: None,
             devices: Vec::new(),
+            probed: None,
             activity: Mutex::new(Activity::default()),
             smart: Arc::new(Mutex::new(Vec::new())),
             smart_threads: Mutex::new(Vec::new()),
@@ -264,6 +267,13 @@ impl RunComponent for ProbeComponent {
             .targets
             .get(self.opts.target_index)
             .map(|t| t.label.clone());
+        let probe_name = snap
+            .identity
+            .as_ref()
+            .map(|i| i.probe_id.clone())
+            .filter(|id| !id.is_empty())
+            .unwrap_or_else(|| self.opts.source.to_string());
+        self.probed = probed.clone().map(|t| (t, probe_name));
         Ok(Some(json!({
             "source": self.opts.source.to_string(),
             "target": probed,
@@ -296,9 +306,13 @@ impl RunComponent for ProbeComponent {
         {
             let _ = t.join();
         }
+        // One probe measures one target's cable: only that target's files
+        // get its figures (and share its energy); the others have no probe.
+        let (probed_target, probe_name) = self.probed.clone().unwrap_or_default();
         let files: Vec<FileSpan> = outcome
             .files
             .iter()
+            .filter(|f| f.target == probed_target)
             .map(|f| FileSpan {
                 target: f.target.clone(),
                 phase: f.phase.clone(),
@@ -309,22 +323,29 @@ impl RunComponent for ProbeComponent {
             })
             .collect();
         let correlation = correlate(&recording.timeline, &files);
-        add_probe_columns(&run_dir.join("files.csv"), &correlation.files)
+        let probed = ProbedTarget {
+            target: &probed_target,
+            probe: &probe_name,
+        };
+        add_probe_columns(&run_dir.join("files.csv"), &correlation.files, probed)
             .context("cannot add probe columns to files.csv")?;
+        let unprobed: Vec<String> = outcome
+            .targets
+            .iter()
+            .map(|t| t.label.clone())
+            .filter(|l| *l != probed_target)
+            .collect();
         let mut smart = std::mem::take(&mut *self.smart.lock().unwrap_or_else(|e| e.into_inner()));
         smart.sort_by_key(|r| r.time_ns);
 
         let mut section = probe_section(&report, &recording, &correlation, &smart);
+        section["text"] = json!(summary_lines(&report, &correlation, &unprobed));
+        section["no_probe"] = json!(unprobed);
         // For the manifest's probe section once the run can merge it there.
         section["manifest"] = final_manifest_section(&report);
         summary
             .warnings
             .extend(probe_warnings(&report, &correlation));
-        // The terminal summary does not render component sections (yet):
-        // print the probe's lines, as the analysis component does.
-        for line in summary_lines(&report, &correlation) {
-            println!("{line}");
-        }
         summary.extra.insert("probe".into(), section);
         Ok(())
     }
@@ -346,7 +367,7 @@ pub fn probe_section(
         "phases": c.phases,
         "smart": smart,
         "listener_errors": rec.listener_errors,
-        "text": summary_lines(report, c),
+        "text": summary_lines(report, c, &[]),
     })
 }
 
@@ -359,8 +380,9 @@ pub fn alignment_uncertainty_ns(report: &LinkReport) -> Option<f64> {
         .or(report.stats.alignment.map(|a| a.uncertainty_ns))
 }
 
-/// Human summary lines (also printed by `hostd run`).
-pub fn summary_lines(report: &LinkReport, c: &Correlation) -> Vec<String> {
+/// Human summary lines (also printed by `hostd run`); `unprobed` are the
+/// targets the probe was not on, which get one "no probe" line.
+pub fn summary_lines(report: &LinkReport, c: &Correlation, unprobed: &[String]) -> Vec<String> {
     let mut lines = Vec::new();
     for p in &c.phases {
         let f = |v: Option<f64>, prec: usize| v.map_or("–".into(), |v| format!("{v:.prec$}"));
@@ -374,6 +396,12 @@ pub fn summary_lines(report: &LinkReport, c: &Correlation) -> Vec<String> {
             f(p.min_power_w, 2),
             f(p.peak_power_w, 2),
             f(p.temp_max_c, 1)
+        ));
+    }
+    if !unprobed.is_empty() {
+        lines.push(format!(
+            "probe {}: no probe (it is on another target)",
+            unprobed.join(", ")
         ));
     }
     let seq = report.stats.sequence;
@@ -405,13 +433,13 @@ pub fn summary_lines(report: &LinkReport, c: &Correlation) -> Vec<String> {
     }
     if let Some(b) = &c.balance {
         lines.push(format!(
-            "energy: accumulator {:.2} J; bus power × time {:.2} J in files + {:.2} J idle: closes to {:.3} %{}",
+            "energy: accumulator {:.2} J; power × time {:.2} J in files + {:.2} J idle: closes to {:.3} %{}",
             b.covered_accumulator_j,
             b.files_j,
             b.idle_j,
             b.relative_error * 100.0,
             if b.uncovered_s > 0.0 {
-                format!(" ({:.2} s without samples left out; accumulator over the whole run {:.2} J)", b.uncovered_s, b.accumulator_j)
+                format!(" ({:.2} s without samples left out; whole run {:.2} J)", b.uncovered_s, b.accumulator_j)
             } else {
                 String::new()
             }

@@ -3,6 +3,7 @@
 //! InfluxDB sink, analysis) attach in [`components`]; extra target kinds
 //! (e.g. `sim:SCENARIO`) register in [`backends`].
 
+mod closing;
 mod live;
 
 use anyhow::{bail, Context};
@@ -256,13 +257,13 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     let stop = Arc::new(AtomicBool::new(false));
     install_signal_handlers(&stop)?;
     let progress = runner::progress_for(&plan);
-    let view = live::LiveView::start(&plan, &progress, args.quiet);
-    println!(
+    let header = format!(
         "run {run_id}: profile {} seed {seed}, {} target(s), results in {}",
         profile.name,
         specs.len(),
         out_dir.display()
     );
+    let view = live::LiveView::start(&plan, &progress, args.quiet, &header);
 
     let observers = ComponentObservers {
         sinks: &sinks,
@@ -295,13 +296,16 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let failures = sinks.finish(&manifest, &summary);
-    print!("{}", summary.render());
-    for line in &outcome.cleanup {
-        if !line.is_empty() {
-            println!("{line}");
-        }
-    }
-    println!("results: {}", out_dir.display());
+    print!(
+        "{}",
+        closing::closing(
+            &profile,
+            &manifest.targets,
+            &summary,
+            &outcome.cleanup,
+            &out_dir
+        )
+    );
     for f in failures {
         eprintln!("hostd: warning: {f}");
     }

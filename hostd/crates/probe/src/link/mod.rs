@@ -4,6 +4,7 @@
 //! events go out on a channel, a snapshot is there for the live view.
 
 pub mod sim;
+pub mod sim_locate;
 pub mod source;
 
 pub use sim::SimProcess;
