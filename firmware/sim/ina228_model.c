@@ -1,4 +1,5 @@
-/* Simulated INA228 register file (behaviour per TI SLYS021 section 7.6). */
+/* Simulated INA228 register file and conversion clock (behaviour per TI
+ * SLYS021A sections 7.3.7 and 7.6; see ina228_model.h). */
 #include "ina228_model.h"
 
 #include <math.h>
@@ -10,11 +11,15 @@ void ts_ina228_model_init(ts_ina228_model *m, double shunt_ohm)
 {
     memset(m, 0, sizeof *m);
     m->shunt_ohm = shunt_ohm;
-    m->adc_config = 0xFB68u; /* power-on default: continuous all, 1052 us, AVG 1 */
+    m->config = TS_INA228_RESET_CONFIG;
+    m->adc_config = TS_INA228_RESET_ADC_CONFIG; /* continuous all, 1052 us, AVG 1 */
+    m->shunt_cal = TS_INA228_RESET_SHUNT_CAL;
     m->device_id = 0x2281u;
     m->manufacturer_id = TS_INA228_MANUFACTURER_TI;
-    m->diag_alrt = TS_INA228_DIAG_MEMSTAT;
+    m->diag_alrt = TS_INA228_RESET_DIAG_ALRT;
     m->die_temp_c = 25.0;
+    m->res_die_temp_c = 25.0;
+    m->transparent_hold_us = 20.0;
 }
 
 static uint8_t adc_range(const ts_ina228_model *m)
@@ -48,21 +53,26 @@ static int32_t clamp20(double x)
 
 static void power_on(ts_ina228_model *m)
 {
-    double shunt = m->shunt_ohm;
-    double v = m->vbus_v, i = m->current_a, t = m->die_temp_c;
-    uint32_t fail = m->fail_next_transfers;
-    uint32_t resets = m->resets;
-    uint32_t reads[64], writes[64];
-    memcpy(reads, m->reads, sizeof reads);
-    memcpy(writes, m->writes, sizeof writes);
-    ts_ina228_model_init(m, shunt);
-    m->vbus_v = v;
-    m->current_a = i;
-    m->die_temp_c = t;
-    m->fail_next_transfers = fail;
-    m->resets = resets + 1u;
-    memcpy(m->reads, reads, sizeof reads);
-    memcpy(m->writes, writes, sizeof writes);
+    ts_ina228_model keep = *m;
+    ts_ina228_model_init(m, keep.shunt_ohm);
+    m->vbus_v = keep.vbus_v;
+    m->current_a = keep.current_a;
+    m->die_temp_c = keep.die_temp_c;
+    m->time_s = keep.time_s;
+    m->transparent_hold_us = keep.transparent_hold_us;
+    m->fail_next_transfers = keep.fail_next_transfers;
+    m->resets = keep.resets + 1u;
+    m->conversions = keep.conversions;
+    m->alert_edges = keep.alert_edges;
+    m->last_edge_s = keep.last_edge_s;
+    m->bad_width = keep.bad_width;
+    memcpy(m->reads, keep.reads, sizeof m->reads);
+    memcpy(m->writes, keep.writes, sizeof m->writes);
+}
+
+void ts_ina228_model_power_on_reset(ts_ina228_model *m)
+{
+    power_on(m);
 }
 
 static int width_of(uint8_t reg)
@@ -103,6 +113,10 @@ static int model_read(void *ctx, uint8_t reg, uint8_t *buf, size_t len)
         m->fail_next_transfers--;
         return -5; /* like -EIO from a NACK */
     }
+    if (m->fail_reg_reads > 0u && reg == m->fail_reg) {
+        m->fail_reg_reads--;
+        return -5;
+    }
     if (reg < 64u) {
         m->reads[reg]++;
     }
@@ -133,22 +147,27 @@ static int model_read(void *ctx, uint8_t reg, uint8_t *buf, size_t len)
         break;
     case TS_INA228_REG_DIAG_ALRT:
         put16(buf, m->diag_alrt);
-        m->diag_alrt &= (uint16_t)~TS_INA228_DIAG_CNVRF; /* cleared by the read */
+        if (m->diag_alrt & TS_INA228_DIAG_ALATCH) {
+            /* Latch mode: the read clears the latched flags and releases ALERT.
+             * Transparent mode: flags follow the conversions, reads do nothing. */
+            m->diag_alrt &= (uint16_t)~TS_INA228_DIAG_CNVRF;
+        }
         break;
     case TS_INA228_REG_VBUS:
-        ts_ina228_encode_20(clamp20(m->vbus_v / (TS_INA228_VBUS_LSB_UV * 1e-6)), buf);
+        ts_ina228_encode_20(clamp20(m->res_vbus_v / (TS_INA228_VBUS_LSB_UV * 1e-6)), buf);
         break;
     case TS_INA228_REG_VSHUNT: {
         double vlsb = (adc_range(m) ? TS_INA228_VSHUNT_LSB_NV_RANGE1
                                     : TS_INA228_VSHUNT_LSB_NV_RANGE0) * 1e-9;
-        ts_ina228_encode_20(clamp20(m->current_a * m->shunt_ohm / vlsb), buf);
+        ts_ina228_encode_20(clamp20(m->res_current_a * m->shunt_ohm / vlsb), buf);
         break;
     }
     case TS_INA228_REG_CURRENT:
-        ts_ina228_encode_20(lsb > 0.0 ? clamp20(m->current_a / lsb) : 0, buf);
+        ts_ina228_encode_20(lsb > 0.0 ? clamp20(m->res_current_a / lsb) : 0, buf);
         break;
     case TS_INA228_REG_POWER: {
-        double p = lsb > 0.0 ? floor(fabs(m->vbus_v * m->current_a) / (3.2 * lsb) + 0.5) : 0.0;
+        double p = lsb > 0.0 ? floor(fabs(m->res_vbus_v * m->res_current_a) / (3.2 * lsb) + 0.5)
+                             : 0.0;
         ts_ina228_encode_power(p > 16777215.0 ? 16777215u : (uint32_t)p, buf);
         break;
     }
@@ -163,7 +182,7 @@ static int model_read(void *ctx, uint8_t reg, uint8_t *buf, size_t len)
         break;
     }
     case TS_INA228_REG_DIETEMP: {
-        double t = floor(m->die_temp_c / (TS_INA228_DIETEMP_LSB_MC * 1e-3) + 0.5);
+        double t = floor(m->res_die_temp_c / (TS_INA228_DIETEMP_LSB_MC * 1e-3) + 0.5);
         ts_ina228_encode_dietemp((int16_t)(t > 32767.0 ? 32767.0 : t < -32768.0 ? -32768.0 : t),
                                  buf);
         break;
@@ -203,6 +222,9 @@ static int model_write(void *ctx, uint8_t reg, const uint8_t *buf, size_t len)
         break;
     case TS_INA228_REG_ADC_CONFIG:
         m->adc_config = v;
+        /* A write restarts the conversion in progress. */
+        m->conv_elapsed_s = 0.0;
+        m->sum_v = m->sum_i = m->sum_t = 0.0;
         break;
     case TS_INA228_REG_SHUNT_CAL:
         m->shunt_cal = (uint16_t)(v & 0x7FFFu);
@@ -236,12 +258,91 @@ void ts_ina228_model_set(ts_ina228_model *m, double vbus_v, double current_a, do
     m->die_temp_c = die_temp_c;
 }
 
+double ts_ina228_model_period_s(const ts_ina228_model *m)
+{
+    ts_ina228_adc adc;
+    unsigned mode = m->adc_config >> 12;
+    if ((mode & 0x8u) == 0u || (mode & 0x7u) == 0u) {
+        return 0.0; /* shutdown or triggered: no continuous conversions */
+    }
+    adc.vbus_ct = (ts_ina228_ct)((mode & 0x1u) ? (m->adc_config >> 9) & 7u : 0u);
+    adc.vshunt_ct = (ts_ina228_ct)((m->adc_config >> 6) & 7u);
+    adc.temp_ct = (ts_ina228_ct)((m->adc_config >> 3) & 7u);
+    adc.avg = (ts_ina228_avg)(m->adc_config & 7u);
+    adc.die_temp = (mode & 0x4u) != 0u;
+    double one = ((mode & 0x1u) ? ts_ina228_ct_us(adc.vbus_ct) : 0.0) +
+                 ((mode & 0x2u) ? ts_ina228_ct_us(adc.vshunt_ct) : 0.0) +
+                 ((mode & 0x4u) ? ts_ina228_ct_us(adc.temp_ct) : 0.0);
+    return one * ts_ina228_avg_count(adc.avg) * 1e-6;
+}
+
+double ts_ina228_model_until_conversion(const ts_ina228_model *m)
+{
+    double period = ts_ina228_model_period_s(m);
+    return period > 0.0 ? period - m->conv_elapsed_s : 1e9;
+}
+
+bool ts_ina228_model_alert(const ts_ina228_model *m)
+{
+    return (m->diag_alrt & TS_INA228_DIAG_CNVR) && (m->diag_alrt & TS_INA228_DIAG_CNVRF);
+}
+
+static void expire_transparent_flag(ts_ina228_model *m)
+{
+    if (!(m->diag_alrt & TS_INA228_DIAG_ALATCH) && (m->diag_alrt & TS_INA228_DIAG_CNVRF) &&
+        (m->time_s - m->flag_set_s) * 1e6 >= m->transparent_hold_us - 1e-9) {
+        m->diag_alrt &= (uint16_t)~TS_INA228_DIAG_CNVRF;
+    }
+}
+
+static void complete_conversion(ts_ina228_model *m, double period)
+{
+    m->res_vbus_v = m->sum_v / period;
+    m->res_current_a = m->sum_i / period;
+    m->res_die_temp_c = m->sum_t / period;
+    m->sum_v = m->sum_i = m->sum_t = 0.0;
+    m->conv_elapsed_s = 0.0;
+    m->conversions++;
+    bool was = ts_ina228_model_alert(m);
+    m->diag_alrt |= TS_INA228_DIAG_CNVRF;
+    m->flag_set_s = m->time_s;
+    if (!was && ts_ina228_model_alert(m)) {
+        m->alert_edges++;
+        m->last_edge_s = m->time_s;
+    }
+}
+
 void ts_ina228_model_advance(ts_ina228_model *m, double dt_s)
 {
-    if ((m->adc_config >> 12) == 0u) {
-        return; /* shutdown: no conversions, no accumulation */
+    double period = ts_ina228_model_period_s(m);
+    if (period <= 0.0) {
+        m->time_s += dt_s; /* shutdown: no conversions, no accumulation */
+        return;
     }
-    m->energy_j += fabs(m->vbus_v * m->current_a) * dt_s;
-    m->charge_c += m->current_a * dt_s;
-    m->diag_alrt |= TS_INA228_DIAG_CNVRF;
+    double remaining = dt_s;
+    while (remaining > 0.0) {
+        double step = period - m->conv_elapsed_s;
+        if (step > remaining) {
+            step = remaining;
+        }
+        /* A transparent flag clears once the next conversion is under way. */
+        if (!(m->diag_alrt & TS_INA228_DIAG_ALATCH) && (m->diag_alrt & TS_INA228_DIAG_CNVRF)) {
+            double left = m->transparent_hold_us * 1e-6 - (m->time_s - m->flag_set_s);
+            if (left > 0.0 && left < step) {
+                step = left;
+            }
+        }
+        m->sum_v += m->vbus_v * step;
+        m->sum_i += m->current_a * step;
+        m->sum_t += m->die_temp_c * step;
+        m->energy_j += fabs(m->vbus_v * m->current_a) * step;
+        m->charge_c += m->current_a * step;
+        m->conv_elapsed_s += step;
+        m->time_s += step;
+        remaining -= step;
+        expire_transparent_flag(m);
+        if (m->conv_elapsed_s >= period - 1e-12) {
+            complete_conversion(m, period);
+        }
+    }
 }

@@ -6,9 +6,16 @@
  *   throttlescope-probe-sim [--link PATH] [--vbus-v V] [--idle-w W]
  *     [--active-w W] [--ambient-c C] [--rth-c-per-w K] [--tau-s S]
  *     [--time-scale X] [--drift-ppm P] [--probe-id ID] [--seed N]
- *     [--max-rate-hz R] [--default-rate-hz R]
+ *     [--max-rate-hz R] [--default-rate-hz R] [--i2c-hz HZ]
+ *     [--txq-bytes N] [--link-buffer N]
  *
- * stdout: `pty <slave-path>` lines only. stdin: `load F`, `unplug MS`, `quit`. */
+ * stdout: `pty <slave-path>` lines only. stdin: `load F`, `unplug MS`,
+ * `reset` (power-on reset of the simulated INA228), `stall MS` (the sampling
+ * context does not answer ALERT for MS ms: slots are missed), `quit`.
+ *
+ * Pacing is the firmware's: the simulated chip converts on its own clock,
+ * each latched ALERT edge calls ts_probe_alert() with the edge time, and
+ * ts_probe_watchdog() runs when no edge came for the alert timeout. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +30,7 @@
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 
 #include "dut_model.h"
@@ -42,7 +50,9 @@ typedef struct sim_options {
     double vbus_v, idle_w, active_w, ambient_c, rth, tau_s, time_scale, drift_ppm;
     const char *probe_id;
     uint64_t seed;
-    uint32_t max_rate_hz, default_rate_hz;
+    uint32_t max_rate_hz, default_rate_hz, i2c_hz;
+    uint32_t txq_bytes;   /* the probe's USB TX queue (<= SIM_TXQ_BYTES) */
+    uint32_t link_buffer; /* bytes the host side may hold unread; 0: the kernel's */
 } sim_options;
 
 typedef struct sim {
@@ -62,9 +72,8 @@ typedef struct sim {
     bool override;
     uint64_t override_us;
     uint64_t model_ns;       /* time up to which the models have advanced */
-    uint64_t next_sample_ns;
-    uint64_t run_start_ns;   /* host time of sample 0 of the current schedule */
-    uint64_t sample_index;   /* samples since run_start_ns */
+    uint64_t last_service_ns; /* last ALERT serviced (or watchdog run) */
+    uint64_t stall_until_ns; /* the sampling context is busy until then */
     uint64_t next_temp_ns;
     uint32_t rate_hz;
     ts_ntc_divider divider;
@@ -104,7 +113,7 @@ static uint64_t plat_now_us(void *ctx)
 static bool plat_tx_frame(void *ctx, const uint8_t *frame, size_t len)
 {
     (void)ctx;
-    if (S.unplugged || S.txq_len + len > sizeof S.txq) {
+    if (S.unplugged || S.txq_len + len > S.opt.txq_bytes) {
         return false;
     }
     memcpy(S.txq + S.txq_len, frame, len);
@@ -116,14 +125,26 @@ static void plat_sampling(void *ctx, bool running, uint32_t rate_hz)
 {
     (void)ctx;
     S.rate_hz = running ? rate_hz : 0u;
-    S.next_sample_ns = S.run_start_ns = mono_ns();
-    S.sample_index = 0;
+    S.last_service_ns = mono_ns();
 }
 
 static void flush_txq(void)
 {
     while (!S.unplugged && S.txq_len > 0u) {
-        ssize_t n = write(S.master_fd, S.txq, S.txq_len);
+        size_t room = S.txq_len;
+        if (S.opt.link_buffer > 0u) {
+            /* A smaller host-side buffer than the kernel's pty (tests). */
+            int queued = 0;
+            if (ioctl(S.slave_fd, FIONREAD, &queued) != 0 || queued < 0) {
+                queued = 0;
+            }
+            if ((uint32_t)queued >= S.opt.link_buffer) {
+                return;
+            }
+            size_t free_bytes = S.opt.link_buffer - (uint32_t)queued;
+            room = room < free_bytes ? room : free_bytes;
+        }
+        ssize_t n = write(S.master_fd, S.txq, room);
         if (n <= 0) {
             return; /* EAGAIN: the host is not reading; the queue waits */
         }
@@ -250,27 +271,48 @@ static void advance_models(uint64_t t_ns)
     ts_ina228_model_advance(&S.ina, dt);
 }
 
-static void take_samples(uint64_t now)
+/* Service a pending ALERT as the sampling thread would: at once, unless it
+ * is stalled, with the edge time the GPIO interrupt stamped. */
+static void service_alert(uint64_t at_ns)
 {
-    if (!ts_probe_running(&S.probe) || S.rate_hz == 0u) {
+    if (!ts_probe_running(&S.probe) || at_ns < S.stall_until_ns ||
+        !ts_ina228_model_alert(&S.ina)) {
         return;
     }
-    /* The probe's sample timer runs on the probe clock: the period is exact
-     * in probe time, so in host time it is shorter by the drift. */
-    double period_ns = 1e9 / (double)S.rate_hz / (1.0 + S.opt.drift_ppm * 1e-6);
-    if (now > S.next_sample_ns + SIM_MAX_CATCH_UP_NS) {
-        /* The host process stalled; do not replay a second of samples. */
-        S.run_start_ns = S.next_sample_ns = now;
-        S.sample_index = 0;
+    uint64_t edge_ns = (uint64_t)(S.ina.last_edge_s * 1e9 + 0.5);
+    S.override = true;
+    S.override_us = probe_us_at(at_ns);
+    ts_probe_alert(&S.probe, probe_us_at(edge_ns));
+    S.override = false;
+    S.last_service_ns = at_ns;
+}
+
+/* Run the chip up to now, conversion by conversion, answering each ALERT. */
+static void run_chip(uint64_t now)
+{
+    if (now > S.model_ns + SIM_MAX_CATCH_UP_NS) {
+        /* The host process stalled: the chip ran, the sampler saw nothing. */
+        advance_models(now - SIM_MAX_CATCH_UP_NS);
     }
-    while (S.next_sample_ns <= now) {
-        advance_models(S.next_sample_ns);
+    for (;;) {
+        service_alert(S.model_ns);
+        double until = ts_ina228_model_until_conversion(&S.ina);
+        uint64_t t = S.model_ns + (uint64_t)ceil(until * 1e9);
+        if (t > now) {
+            break;
+        }
+        advance_models(t);
+    }
+    advance_models(now);
+    service_alert(now);
+    if (ts_probe_running(&S.probe) && now >= S.stall_until_ns &&
+        now - S.last_service_ns >= (uint64_t)ts_probe_alert_timeout_us(&S.probe) * 1000u) {
         S.override = true;
-        S.override_us = probe_us_at(S.next_sample_ns);
-        ts_probe_sample(&S.probe);
+        S.override_us = probe_us_at(now);
+        ts_probe_watchdog(&S.probe);
         S.override = false;
-        S.sample_index++;
-        S.next_sample_ns = S.run_start_ns + (uint64_t)((double)S.sample_index * period_ns);
+        S.last_service_ns = now;
+        service_alert(now);
     }
 }
 
@@ -307,8 +349,18 @@ static bool command(char *line)
             fprintf(stderr, "throttlescope-probe-sim: load %s is outside 0..1; clamped\n",
                     line + 5);
         }
-        advance_models(mono_ns());
+        run_chip(mono_ns());
         ts_dut_set_load(&S.dut, f);
+        return true;
+    }
+    if (strcmp(line, "reset") == 0) {
+        run_chip(mono_ns());
+        ts_ina228_model_power_on_reset(&S.ina);
+        return true;
+    }
+    if (sscanf(line, "stall %lu %c", &ms, &extra) == 1) {
+        run_chip(mono_ns());
+        S.stall_until_ns = mono_ns() + (uint64_t)ms * 1000000ull;
         return true;
     }
     if (sscanf(line, "unplug %lu %c", &ms, &extra) == 1) {
@@ -319,7 +371,8 @@ static bool command(char *line)
         return true;
     }
     fprintf(stderr,
-            "throttlescope-probe-sim: unknown command '%s' (expected: load F | unplug MS | quit)\n",
+            "throttlescope-probe-sim: unknown command '%s' (expected: load F | unplug MS | "
+            "reset | stall MS | quit)\n",
             line);
     return true;
 }
@@ -331,8 +384,9 @@ static void usage(FILE *f)
             "[--active-w W]\n"
             "         [--ambient-c C] [--rth-c-per-w K] [--tau-s S] [--time-scale X]\n"
             "         [--drift-ppm P] [--probe-id ID] [--seed N] [--max-rate-hz R]\n"
-            "         [--default-rate-hz R]\n"
-            "Prints `pty <path>` on stdout; stdin commands: load F | unplug MS | quit.\n");
+            "         [--default-rate-hz R] [--i2c-hz HZ] [--txq-bytes N] [--link-buffer N]\n"
+            "Prints `pty <path>` on stdout; stdin commands: load F | unplug MS | reset |\n"
+            "stall MS | quit.\n");
 }
 
 static bool parse_double(const char *flag, const char *v, double *out)
@@ -375,8 +429,11 @@ static int parse_args(int argc, char **argv, sim_options *o)
     o->drift_ppm = 0.0;
     o->probe_id = "sim-0001";
     o->seed = 1;
-    o->max_rate_hz = 10000;
+    o->max_rate_hz = 2000;
     o->default_rate_hz = 1000;
+    o->i2c_hz = 400000;
+    o->txq_bytes = SIM_TXQ_BYTES;
+    o->link_buffer = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -416,6 +473,15 @@ static int parse_args(int argc, char **argv, sim_options *o)
         } else if (strcmp(a, "--max-rate-hz") == 0) {
             ok = parse_u64(a, v, &u) && u >= 1u && u <= 100000u;
             o->max_rate_hz = (uint32_t)u;
+        } else if (strcmp(a, "--i2c-hz") == 0) {
+            ok = parse_u64(a, v, &u) && u >= 10000u && u <= 3400000u;
+            o->i2c_hz = (uint32_t)u;
+        } else if (strcmp(a, "--txq-bytes") == 0) {
+            ok = parse_u64(a, v, &u) && u >= 1024u && u <= SIM_TXQ_BYTES;
+            o->txq_bytes = (uint32_t)u;
+        } else if (strcmp(a, "--link-buffer") == 0) {
+            ok = parse_u64(a, v, &u) && u <= 1048576u;
+            o->link_buffer = (uint32_t)u;
         } else if (strcmp(a, "--default-rate-hz") == 0) {
             ok = parse_u64(a, v, &u) && u <= 100000u;
             o->default_rate_hz = (uint32_t)u;
@@ -481,6 +547,8 @@ int main(int argc, char **argv)
     cfg.sensor_count = 1;
     cfg.max_rate_hz = S.opt.max_rate_hz;
     cfg.default_rate_hz = S.opt.default_rate_hz;
+    cfg.i2c_bus_hz = S.opt.i2c_hz;
+    cfg.alert_pin = true;
     if (ts_probe_init(&S.probe, &cfg, &plat, &bus) != TS_OK) {
         fprintf(stderr, "throttlescope-probe-sim: probe core failed to start\n");
         return 1;
@@ -561,8 +629,7 @@ int main(int argc, char **argv)
                 break;
             }
         }
-        take_samples(now);
-        advance_models(now);
+        run_chip(now);
         if (now >= S.next_temp_ns) {
             read_enclosure();
             S.next_temp_ns = now + SIM_TEMP_PERIOD_NS;

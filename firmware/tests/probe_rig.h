@@ -125,14 +125,53 @@ static throttlescope_v1_HostToProbe rig_start(uint32_t rate, uint32_t batch, uin
     return m;
 }
 
-/* Advance the clock by period_us and take one sample, n times. */
-static void rig_run(probe_rig *r, uint32_t n, uint32_t period_us)
+/* Probe clock at model time t (the model starts at probe time 1 s). */
+static uint64_t rig_us(double t_s)
+{
+    return 1000000u + (uint64_t)(t_s * 1e6 + 0.5);
+}
+
+/* The chip converts n times; each latched ALERT edge is answered at once
+ * with its edge time, as the sampling thread does. */
+static void rig_run(probe_rig *r, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++) {
-        r->clock_us += period_us;
-        ts_ina228_model_advance(&r->model, period_us * 1e-6);
-        ts_probe_sample(&r->probe);
+        if (ts_ina228_model_period_s(&r->model) <= 0.0) {
+            return; /* shutdown: nothing converts */
+        }
+        bool pending = ts_ina228_model_alert(&r->model);
+        ts_ina228_model_advance(&r->model, ts_ina228_model_until_conversion(&r->model) + 1e-9);
+        r->clock_us = rig_us(r->model.time_s);
+        if (!pending && ts_ina228_model_alert(&r->model)) {
+            ts_probe_alert(&r->probe, rig_us(r->model.last_edge_s));
+        }
     }
+}
+
+/* Run the chip for t seconds in 100 us steps, answering edges and calling
+ * the watchdog after the alert timeout without one (the sampling thread). */
+static void rig_run_for(probe_rig *r, double t_s)
+{
+    double end = r->model.time_s + t_s;
+    uint64_t last = r->clock_us;
+    while (r->model.time_s < end) {
+        uint64_t edges = r->model.alert_edges;
+        ts_ina228_model_advance(&r->model, 100e-6);
+        r->clock_us = rig_us(r->model.time_s);
+        if (r->model.alert_edges != edges && ts_ina228_model_alert(&r->model)) {
+            ts_probe_alert(&r->probe, rig_us(r->model.last_edge_s));
+            last = r->clock_us;
+        } else if (r->clock_us - last >= ts_probe_alert_timeout_us(&r->probe)) {
+            ts_probe_watchdog(&r->probe);
+            last = r->clock_us;
+        }
+    }
+}
+
+/* Host side: unpack a v2 batch. */
+static void rig_unpack(const throttlescope_v1_SampleBatch *b, ts_unpacked_batch *u)
+{
+    CHECK_EQ_I(ts_proto_unpack_batch(b, u), TS_OK);
 }
 
 #endif

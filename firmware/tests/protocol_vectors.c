@@ -167,7 +167,64 @@ static void json_batch(jw *w, const throttlescope_v1_SampleBatch *b)
     put(w, "]");
     w->first = false;
     kv_u(w, "dropped_before", b->dropped_before);
+    ARRAY(w, "packed", b->packed.size, "%u", (unsigned)b->packed.bytes[i_]);
+    kv_u(w, "channels", b->channels);
+    kv_u(w, "period_us", b->period_us);
+    kv_u(w, "count", b->count);
+    kv_u(w, "diag", b->diag);
+    kv_u(w, "epoch", b->epoch);
+    key(w, "slow");
+    put(w, "[");
+    w->depth++;
+    for (pb_size_t i = 0; i < b->slow_count; i++) {
+        put(w, i ? "," : "");
+        w->first = true;
+        indent(w);
+        open_obj(w, NULL);
+        kv_u(w, "index", b->slow[i].index);
+        kv_u(w, "reg", b->slow[i].reg);
+        kv_u(w, "value", b->slow[i].value);
+        close_obj(w);
+    }
+    w->depth--;
+    if (b->slow_count) {
+        indent(w);
+    }
+    put(w, "]");
+    w->first = false;
     close_obj(w);
+}
+
+/* v2: the samples packed holds, as the host must decode them. */
+static void json_samples(jw *w, const throttlescope_v1_SampleBatch *b, const ts_unpacked_batch *u)
+{
+    static const char *const ch[TS_PACKED_CHANNELS] = {"vbus", "vshunt", "current", "power"};
+    key(w, "samples");
+    put(w, "[");
+    w->depth++;
+    for (uint32_t i = 0; i < u->count; i++) {
+        put(w, i ? "," : "");
+        w->first = true;
+        indent(w);
+        open_obj(w, NULL);
+        kv_u(w, "seq", b->first_seq + i);
+        kv_u(w, "time_us", u->time_us[i]);
+        for (unsigned c = 0; c < TS_PACKED_CHANNELS; c++) {
+            if (b->channels & (1u << c)) {
+                kv_i(w, ch[c], u->value[c][i]);
+            } else {
+                key(w, ch[c]);
+                put(w, "null");
+            }
+        }
+        close_obj(w);
+    }
+    w->depth--;
+    if (u->count) {
+        indent(w);
+    }
+    put(w, "]");
+    w->first = false;
 }
 
 static void json_p2h(jw *w, const throttlescope_v1_ProbeToHost *m)
@@ -204,6 +261,11 @@ static void json_p2h(jw *w, const throttlescope_v1_ProbeToHost *m)
         w->first = false;
         kv_u(w, "max_rate_hz", i->max_rate_hz);
         kv_u(w, "max_batch_samples", i->max_batch_samples);
+        kv_u(w, "adc_config", i->adc_config);
+        kv_f(w, "conversion_rate_hz", i->conversion_rate_hz);
+        kv_u(w, "channels", i->channels);
+        kv_u(w, "i2c_bus_hz", i->i2c_bus_hz);
+        kv_u(w, "sample_bus_us", i->sample_bus_us);
         close_obj(w);
         break;
     }
@@ -234,6 +296,13 @@ static void json_p2h(jw *w, const throttlescope_v1_ProbeToHost *m)
         kv_u(w, "rate_hz", s->rate_hz);
         kv_u(w, "temps_dropped", s->temps_dropped);
         kv_u(w, "batches_sent", s->batches_sent);
+        kv_u(w, "missed_slots", s->missed_slots);
+        kv_f(w, "achieved_rate_hz", s->achieved_rate_hz);
+        kv_f(w, "conversion_rate_hz", s->conversion_rate_hz);
+        kv_u(w, "requested_rate_hz", s->requested_rate_hz);
+        kv_u(w, "epoch", s->epoch);
+        kv_u(w, "reinits", s->reinits);
+        kv_u(w, "diag", s->diag);
         close_obj(w);
         break;
     }
@@ -271,6 +340,7 @@ static void json_h2p(jw *w, const throttlescope_v1_HostToProbe *m)
         kv_u(w, "accumulators_every", s->accumulators_every);
         kv_b(w, "die_temp", s->die_temp);
         kv_u(w, "channels", s->channels);
+        kv_b(w, "manual_adc", s->manual_adc);
         close_obj(w);
         break;
     }
@@ -324,6 +394,9 @@ bool ts_vector_json(const ts_vector *v, const uint8_t *frame, size_t frame_len, 
         json_h2p(&w, &v->h2p);
     }
     close_obj(&w);
+    if (v->has_samples) {
+        json_samples(&w, &v->p2h.msg.batch, &v->samples);
+    }
     close_obj(&w);
     put(&w, "\n");
     return w.ok;
@@ -347,6 +420,29 @@ int ts_vector_frame(const ts_vector *v, uint8_t *out, size_t cap, size_t *len)
         (v)->h2p.request_id = (id);                                                    \
         (v)->h2p.which_cmd = throttlescope_v1_HostToProbe_##tag##_tag;                 \
     } while (0)
+
+/* Pack v->samples (count, time_us, value) into a v2 batch the way the probe does. */
+static void pack_v2(ts_vector *v)
+{
+    throttlescope_v1_SampleBatch *b = &v->p2h.msg.batch;
+    const ts_unpacked_batch *u = &v->samples;
+    size_t pos = 0;
+    b->count = u->count;
+    b->first_time_us = u->count ? u->time_us[0] : b->first_time_us;
+    for (uint32_t i = 0; i < u->count; i++) {
+        int64_t dev = i ? (int64_t)(u->time_us[i] - u->time_us[i - 1]) - (int64_t)b->period_us : 0;
+        (void)ts_proto_put_zigzag(b->packed.bytes, sizeof b->packed.bytes, &pos, dev);
+        for (unsigned c = 0; c < TS_PACKED_CHANNELS; c++) {
+            if (b->channels & (1u << c)) {
+                int64_t prev = i ? u->value[c][i - 1] : 0;
+                (void)ts_proto_put_zigzag(b->packed.bytes, sizeof b->packed.bytes, &pos,
+                                          u->value[c][i] - prev);
+            }
+        }
+    }
+    b->packed.size = (pb_size_t)pos;
+    v->has_samples = true;
+}
 
 /* n samples at 1 kHz of a 5 V, ~1.2 A bus on the simulator's calibration. */
 static void fill_samples(throttlescope_v1_SampleBatch *b, pb_size_t n, bool die_temp)
@@ -385,6 +481,12 @@ static const char *const names[] = {
     "get_info",
     "get_status",
     "reset_accumulators",
+    "batch_v2_default",
+    "batch_v2_four_channels_extremes",
+    "batch_v2_new_epoch_after_drop",
+    "info_v2_running",
+    "status_v2",
+    "start_v2_manual_adc",
 };
 
 size_t ts_vector_count(void)
@@ -400,7 +502,7 @@ void ts_vector_build(size_t i, ts_vector *v)
     switch (i) {
     case 0: {
         P2H(v, info);
-        v->description = "DeviceInfo: 5 mohm shunt, 10 A max, an NTC and a TMP117";
+        v->description = "v1 DeviceInfo (GetInfo before a Start): 5 mohm shunt, 10 A max, an NTC and a TMP117";
         throttlescope_v1_DeviceInfo *d = &v->p2h.msg.info;
         d->protocol_version = 1;
         strcpy(d->firmware_version, "0.1.0-sim");
@@ -422,7 +524,7 @@ void ts_vector_build(size_t i, ts_vector *v)
     }
     case 1:
         P2H(v, batch);
-        v->description = "4 samples, all fast channels, one ENERGY/CHARGE reading, one temperature";
+        v->description = "v1 layout (still decoded by the host): " "4 samples, all fast channels, one ENERGY/CHARGE reading, one temperature";
         b->first_seq = 1000;
         b->first_time_us = 12345678;
         fill_samples(b, 4, false);
@@ -437,7 +539,7 @@ void ts_vector_build(size_t i, ts_vector *v)
         break;
     case 2:
         P2H(v, batch);
-        v->description = "negative shunt voltage, current and charge (reverse current)";
+        v->description = "v1 layout (still decoded by the host): " "negative shunt voltage, current and charge (reverse current)";
         b->first_seq = 7;
         b->first_time_us = 1000;
         fill_samples(b, 3, false);
@@ -452,7 +554,7 @@ void ts_vector_build(size_t i, ts_vector *v)
         break;
     case 3:
         P2H(v, batch);
-        v->description = "full-scale raw values: 20-bit limits, 24-bit power, 16-bit die temperature";
+        v->description = "v1 layout (still decoded by the host): " "full-scale raw values: 20-bit limits, 24-bit power, 16-bit die temperature";
         b->first_seq = 0;
         b->first_time_us = 0;
         fill_samples(b, 2, true);
@@ -470,7 +572,7 @@ void ts_vector_build(size_t i, ts_vector *v)
         break;
     case 4:
         P2H(v, batch);
-        v->description = "ENERGY just below and at the 40-bit limit; CHARGE at both 40-bit signed limits";
+        v->description = "v1 layout (still decoded by the host): " "ENERGY just below and at the 40-bit limit; CHARGE at both 40-bit signed limits";
         b->first_seq = 4294967296ull; /* past 2^32 */
         b->first_time_us = 86400000000ull;
         fill_samples(b, 2, false);
@@ -491,7 +593,7 @@ void ts_vector_build(size_t i, ts_vector *v)
         break;
     case 6:
         P2H(v, batch);
-        v->description = "largest batch: 64 samples with die temperature, 8 accumulator readings, 8 temperatures";
+        v->description = "v1 layout (still decoded by the host): " "largest batch: 64 samples with die temperature, 8 accumulator readings, 8 temperatures";
         b->first_seq = 123456789;
         b->first_time_us = 987654321;
         fill_samples(b, 64, true);
@@ -510,7 +612,7 @@ void ts_vector_build(size_t i, ts_vector *v)
         break;
     case 7:
         P2H(v, batch);
-        v->description = "batch after 17 dropped samples (host stopped reading)";
+        v->description = "v1 layout (still decoded by the host): " "batch after 17 dropped samples (host stopped reading)";
         b->first_seq = 273;
         b->first_time_us = 273000;
         b->dropped_before = 17;
@@ -596,6 +698,136 @@ void ts_vector_build(size_t i, ts_vector *v)
         H2P(v, reset_accumulators, 6);
         v->description = "ResetAccumulators";
         break;
+    case 19: {
+        P2H(v, batch);
+        v->description = "v2 default batch: 32 samples of VBUS and VSHUNT at 936 us, edge jitter, "
+                         "ENERGY/CHARGE slow readings, a temperature";
+        b->first_seq = 4096;
+        b->channels = 0x3u;
+        b->period_us = 936;
+        v->samples.count = 32;
+        for (uint32_t i = 0; i < 32u; i++) {
+            v->samples.time_us[i] = 5000000u + 936u * i + (i % 4u == 3u ? 2u : 0u);
+            v->samples.value[0][i] = 25600 - (int32_t)(i * 7u % 9u);  /* 5.000 V */
+            v->samples.value[1][i] = 19200 + (int32_t)(i * 11u % 50u); /* 6 mV */
+        }
+        pack_v2(v);
+        b->slow_count = 4;
+        for (pb_size_t k = 0; k < 4; k++) {
+            b->slow[k].index = 7u + 8u * k;
+            b->slow[k].reg = k % 2u ? 0x0Au : 0x09u;
+            b->slow[k].value = k % 2u ? 629145u + k : 163840u + 100u * k;
+        }
+        b->temps_count = 1;
+        b->temps[0].seq = 4100;
+        b->temps[0].sensor = 0;
+        b->temps[0].milli_c = 41250;
+        break;
+    }
+    case 20: {
+        P2H(v, batch);
+        v->description = "v2, four channels at their raw limits, dt far from the period both "
+                         "ways, slow ENERGY/CHARGE/DIETEMP at their register limits, DIAG flags";
+        b->first_seq = 4294967296ull;
+        b->channels = 0xFu;
+        b->period_us = 1000;
+        b->diag = 0x0E01u; /* ENERGYOF, CHARGEOF, MATHOF, MEMSTAT error */
+        b->epoch = 3;
+        v->samples.count = 4;
+        const int64_t t[4] = {86400000000ll, 86400000001ll, 86404294967ll, 86404295967ll};
+        const int64_t vals[4][4] = {{524287, -524288, 0, 524287},
+                                    {-524288, 524287, -1, 0},
+                                    {524287, -524288, 524287, -524288},
+                                    {16777215, 0, 16777215, 1}};
+        for (uint32_t i = 0; i < 4u; i++) {
+            v->samples.time_us[i] = (uint64_t)t[i];
+            for (unsigned c = 0; c < 4u; c++) {
+                v->samples.value[c][i] = vals[c][i];
+            }
+        }
+        pack_v2(v);
+        b->slow_count = 3;
+        b->slow[0].index = 0;
+        b->slow[0].reg = 0x09u;
+        b->slow[0].value = 0xFFFFFFFFFFull;
+        b->slow[1].index = 1;
+        b->slow[1].reg = 0x0Au;
+        b->slow[1].value = 0x8000000000ull; /* CHARGE -2^39 */
+        b->slow[2].index = 3;
+        b->slow[2].reg = 0x06u;
+        b->slow[2].value = 0x8000u; /* DIETEMP -256 degC */
+        break;
+    }
+    case 21: {
+        P2H(v, batch);
+        v->description = "v2, first batch of accumulator epoch 1 (chip reset, re-initialised) "
+                         "after 12 missed slots, ENERGY restarted near 0";
+        b->first_seq = 300;
+        b->dropped_before = 12;
+        b->channels = 0x3u;
+        b->period_us = 936;
+        b->epoch = 1;
+        v->samples.count = 3;
+        for (uint32_t i = 0; i < 3u; i++) {
+            v->samples.time_us[i] = 300000u + 936u * i;
+            v->samples.value[0][i] = 25599;
+            v->samples.value[1][i] = 19201 - (int32_t)i;
+        }
+        pack_v2(v);
+        b->slow_count = 1;
+        b->slow[0].index = 2;
+        b->slow[0].reg = 0x09u;
+        b->slow[0].value = 21;
+        break;
+    }
+    case 22: {
+        P2H(v, info);
+        v->description = "v2 DeviceInfo after a Start: ADC_CONFIG, conversion rate, channels, I2C";
+        throttlescope_v1_DeviceInfo *d = &v->p2h.msg.info;
+        d->protocol_version = 2;
+        strcpy(d->firmware_version, "0.2.0-sim");
+        strcpy(d->probe_id, "sim-0001");
+        d->shunt_micro_ohm = 5000;
+        d->current_lsb_a = (float)(10.0 / 524288.0);
+        d->shunt_cal = 1250;
+        d->max_rate_hz = 1443;
+        d->max_batch_samples = 64;
+        d->adc_config = 0xB289u;
+        d->conversion_rate_hz = (float)(1e6 / 936.0);
+        d->channels = 3;
+        d->i2c_bus_hz = 400000;
+        d->sample_bus_us = 693;
+        break;
+    }
+    case 23: {
+        P2H(v, status);
+        v->description = "v2 Status: missed slots, achieved and conversion rate, epoch, DIAG";
+        throttlescope_v1_Status *s = &v->p2h.msg.status;
+        s->uptime_us = 7200000000ull;
+        s->samples_taken = 7690000;
+        s->samples_dropped = 420;
+        s->missed_slots = 320;
+        s->running = true;
+        s->rate_hz = 1068;
+        s->achieved_rate_hz = 1068.25f;
+        s->conversion_rate_hz = (float)(1e6 / 936.0);
+        s->requested_rate_hz = 1000;
+        s->epoch = 1;
+        s->reinits = 1;
+        s->diag = 0x0201u;
+        s->batches_sent = 240000;
+        break;
+    }
+    case 24: {
+        H2P(v, start, 7);
+        v->description = "v2 Start with manual_adc: (84 + 84 us) x 16, rate 0";
+        throttlescope_v1_Start *s = &v->h2p.cmd.start;
+        s->vbus_ct = throttlescope_v1_ConversionTime_CT_84US;
+        s->vshunt_ct = throttlescope_v1_ConversionTime_CT_84US;
+        s->averaging = throttlescope_v1_Averaging_AVG_16;
+        s->manual_adc = true;
+        break;
+    }
     default:
         break;
     }

@@ -15,6 +15,9 @@ typedef struct ts_vector {
     bool probe_to_host;
     throttlescope_v1_ProbeToHost p2h;
     throttlescope_v1_HostToProbe h2p;
+    /** v2 batches: what SampleBatch.packed holds, sample by sample. */
+    bool has_samples;
+    ts_unpacked_batch samples;
 } ts_vector;
 
 /** Number of vectors. */
@@ -25,7 +28,8 @@ void ts_vector_build(size_t i, ts_vector *v);
 int ts_vector_frame(const ts_vector *v, uint8_t *out, size_t cap, size_t *len);
 /**
  * The vector's JSON document (name, direction, description, frame_hex,
- * message) into out; false when cap is too small.
+ * message, and for v2 batches `samples`: packed decoded) into out; false
+ * when cap is too small.
  */
 bool ts_vector_json(const ts_vector *v, const uint8_t *frame, size_t frame_len, char *out,
                     size_t cap);

@@ -44,6 +44,32 @@ TS_CASE(fixtures_match_the_generator_byte_for_byte)
     }
 }
 
+TS_CASE(v2_packed_samples_unpack_to_what_was_packed)
+{
+    size_t v2 = 0;
+    for (size_t i = 0; i < ts_vector_count(); i++) {
+        ts_vector_build(i, &v);
+        if (!v.has_samples) {
+            continue;
+        }
+        v2++;
+        static ts_unpacked_batch u;
+        CHECK_EQ_I(ts_proto_unpack_batch(&v.p2h.msg.batch, &u), TS_OK);
+        CHECK_EQ_U(u.count, v.samples.count);
+        for (uint32_t k = 0; k < u.count; k++) {
+            CHECK_EQ_U(u.time_us[k], v.samples.time_us[k]);
+            for (unsigned c = 0; c < TS_PACKED_CHANNELS; c++) {
+                CHECK_EQ_I(u.value[c][k], v.samples.value[c][k]);
+            }
+        }
+        /* One byte short is malformed, not silently shorter. */
+        throttlescope_v1_SampleBatch cut = v.p2h.msg.batch;
+        cut.packed.size--;
+        CHECK_EQ_I(ts_proto_unpack_batch(&cut, &u), TS_ERR_DECODE);
+    }
+    CHECK(v2 >= 3u);
+}
+
 TS_CASE(index_lists_every_vector_in_order)
 {
     size_t n = read_file("index", ".json", json_file, sizeof json_file);
@@ -73,6 +99,11 @@ TS_CASE(fixture_frames_decode_back_to_their_json)
         ts_vector decoded = v;
         if (v.probe_to_host) {
             CHECK_EQ_I(ts_proto_decode_probe_msg(payload, pn, &decoded.p2h), TS_OK);
+            if (decoded.has_samples) { /* samples from the decoded bytes, not the source */
+                memset(&decoded.samples, 0, sizeof decoded.samples);
+                CHECK_EQ_I(ts_proto_unpack_batch(&decoded.p2h.msg.batch, &decoded.samples),
+                           TS_OK);
+            }
         } else {
             CHECK_EQ_I(ts_proto_decode_host_msg(payload, pn, &decoded.h2p), TS_OK);
         }
@@ -127,6 +158,7 @@ TS_CASE(largest_batch_fits_the_advertised_frame_bound)
 
 static const ts_test_case cases[] = {
     TS_ENTRY(fixtures_match_the_generator_byte_for_byte),
+    TS_ENTRY(v2_packed_samples_unpack_to_what_was_packed),
     TS_ENTRY(index_lists_every_vector_in_order),
     TS_ENTRY(fixture_frames_decode_back_to_their_json),
     TS_ENTRY(encode_decode_encode_is_the_identity_for_every_message_type),

@@ -218,17 +218,17 @@ TS_CASE(reset_writes_adcrange_and_shunt_cal)
 TS_CASE(adc_config_packs_mode_conversion_times_and_averaging)
 {
     ts_ina228_adc a = {TS_INA228_CT_50US, TS_INA228_CT_50US, TS_INA228_CT_50US, TS_INA228_AVG_1,
-                       true, false};
+                       true, false, false};
     CHECK_EQ_U(ts_ina228_adc_config_value(&a), 0xF000u);
     CHECK_EQ_U(ts_ina228_conversion_period_us(&a), 150u);
     a.die_temp = false;
     CHECK_EQ_U(ts_ina228_conversion_period_us(&a), 100u);
     ts_ina228_adc b = {TS_INA228_CT_540US, TS_INA228_CT_540US, TS_INA228_CT_540US,
-                       TS_INA228_AVG_16, false, false};
+                       TS_INA228_AVG_16, false, false, false};
     CHECK_EQ_U(ts_ina228_adc_config_value(&b), 0xB922u);
     CHECK_EQ_U(ts_ina228_conversion_period_us(&b), 1080u * 16u);
     ts_ina228_adc dflt = {TS_INA228_CT_1052US, TS_INA228_CT_1052US, TS_INA228_CT_1052US,
-                          TS_INA228_AVG_1, true, false};
+                          TS_INA228_AVG_1, true, false, false};
     CHECK_EQ_U(ts_ina228_adc_config_value(&dflt), 0xFB68u); /* datasheet reset value */
 }
 
@@ -237,24 +237,172 @@ TS_CASE(configure_adc_enables_conversion_ready_on_alert_when_asked)
     ts_ina228_model m;
     ts_ina228 dev = make_dev(&m, 5000u, 5000u, 0u);
     ts_ina228_adc a = {TS_INA228_CT_84US, TS_INA228_CT_84US, TS_INA228_CT_84US, TS_INA228_AVG_4,
-                       false, true};
+                       false, true, false};
     CHECK_EQ_I(ts_ina228_configure_adc(&dev, &a), TS_OK);
     CHECK_EQ_U(m.adc_config, ts_ina228_adc_config_value(&a));
     CHECK(m.diag_alrt & TS_INA228_DIAG_CNVR);
+    CHECK(!(m.diag_alrt & TS_INA228_DIAG_ALATCH));
+    a.latch = true;
+    CHECK_EQ_I(ts_ina228_configure_adc(&dev, &a), TS_OK);
+    CHECK(m.diag_alrt & TS_INA228_DIAG_CNVR);
+    CHECK(m.diag_alrt & TS_INA228_DIAG_ALATCH);
 }
 
-TS_CASE(conversion_ready_flag_is_seen_once_per_conversion)
+/* Model: put the chip in continuous bus+shunt mode at 84 us x 4 = 672 us. */
+static ts_ina228 model_converting(ts_ina228_model *m, bool latch)
+{
+    ts_ina228 dev = make_dev(m, 5000u, 5000u, 0u);
+    CHECK_EQ_I(ts_ina228_reset(&dev), TS_OK);
+    ts_ina228_adc a = {TS_INA228_CT_84US, TS_INA228_CT_84US, TS_INA228_CT_84US, TS_INA228_AVG_4,
+                       false, true, latch};
+    CHECK_EQ_I(ts_ina228_configure_adc(&dev, &a), TS_OK);
+    CHECK_NEAR(ts_ina228_model_period_s(m), 672e-6, 1e-12);
+    return dev;
+}
+
+TS_CASE(model_transparent_mode_flag_and_alert_clear_by_themselves_at_the_next_conversion)
 {
     ts_ina228_model m;
-    ts_ina228 dev = make_dev(&m, 5000u, 5000u, 0u);
-    bool ready = true;
-    CHECK_EQ_I(ts_ina228_conversion_ready(&dev, &ready, NULL), TS_OK);
-    CHECK(!ready);
-    ts_ina228_model_advance(&m, 1e-4);
-    CHECK_EQ_I(ts_ina228_conversion_ready(&dev, &ready, NULL), TS_OK);
-    CHECK(ready);
-    CHECK_EQ_I(ts_ina228_conversion_ready(&dev, &ready, NULL), TS_OK);
-    CHECK(!ready);
+    ts_ina228 dev = model_converting(&m, false);
+    uint16_t diag = 0;
+    ts_ina228_model_advance(&m, 672e-6 + 5e-6); /* 5 us after the first completion */
+    CHECK(ts_ina228_model_alert(&m));
+    CHECK_EQ_U(m.alert_edges, 1u);
+    /* A read does not clear it in transparent mode... */
+    CHECK_EQ_I(ts_ina228_read_reg16(&dev, TS_INA228_REG_DIAG_ALRT, &diag), TS_OK);
+    CHECK(diag & TS_INA228_DIAG_CNVRF);
+    CHECK_EQ_I(ts_ina228_read_reg16(&dev, TS_INA228_REG_DIAG_ALRT, &diag), TS_OK);
+    CHECK(diag & TS_INA228_DIAG_CNVRF);
+    /* ...the next conversion does, with nobody reading. */
+    ts_ina228_model_advance(&m, 100e-6);
+    CHECK(!ts_ina228_model_alert(&m));
+    CHECK_EQ_I(ts_ina228_read_reg16(&dev, TS_INA228_REG_DIAG_ALRT, &diag), TS_OK);
+    CHECK(!(diag & TS_INA228_DIAG_CNVRF));
+    /* Ten conversions, nobody reading: ten edges, and the flag is down between them. */
+    ts_ina228_model_advance(&m, 10 * 672e-6);
+    CHECK_EQ_U(m.alert_edges, 11u);
+    CHECK_EQ_U(m.conversions, 11u);
+    CHECK(!ts_ina228_model_alert(&m));
+}
+
+TS_CASE(model_latch_mode_holds_flag_and_alert_until_diag_alrt_is_read)
+{
+    ts_ina228_model m;
+    ts_ina228 dev = model_converting(&m, true);
+    ts_ina228_model_set(&m, 5.0, 1.0, 30.0);
+    ts_ina228_model_advance(&m, 3.5 * 672e-6); /* three conversions, nobody reading */
+    CHECK_EQ_U(m.conversions, 3u);
+    CHECK(ts_ina228_model_alert(&m));
+    CHECK_EQ_U(m.alert_edges, 1u); /* held since the first: no new edge */
+    CHECK_NEAR(m.last_edge_s, 672e-6, 1e-9);
+    uint16_t diag = 0;
+    CHECK_EQ_I(ts_ina228_read_reg16(&dev, TS_INA228_REG_DIAG_ALRT, &diag), TS_OK);
+    CHECK(diag & TS_INA228_DIAG_CNVRF);
+    CHECK(!ts_ina228_model_alert(&m)); /* the read released it */
+    CHECK_EQ_I(ts_ina228_read_reg16(&dev, TS_INA228_REG_DIAG_ALRT, &diag), TS_OK);
+    CHECK(!(diag & TS_INA228_DIAG_CNVRF));
+    ts_ina228_model_advance(&m, 672e-6);
+    CHECK_EQ_U(m.alert_edges, 2u);
+    CHECK_NEAR(m.last_edge_s, 4 * 672e-6, 1e-9);
+}
+
+TS_CASE(model_results_change_only_at_a_conversion_and_average_its_interval)
+{
+    ts_ina228_model m;
+    ts_ina228 dev = model_converting(&m, true);
+    ts_ina228_model_set(&m, 5.0, 1.0, 30.0);
+    ts_ina228_model_advance(&m, 336e-6);
+    ts_ina228_model_set(&m, 6.0, 1.0, 30.0);
+    ts_ina228_raw raw;
+    CHECK_EQ_I(ts_ina228_read_fast(&dev, TS_CH_VBUS, &raw), TS_OK);
+    CHECK_EQ_I(raw.vbus, 0); /* no conversion completed yet */
+    ts_ina228_model_advance(&m, 336e-6);
+    CHECK_EQ_I(ts_ina228_read_fast(&dev, TS_CH_VBUS, &raw), TS_OK);
+    CHECK_NEAR(ts_ina228_vbus_v(raw.vbus), 5.5, 195.3125e-6);
+}
+
+static void check_defaults(const ts_ina228_model *m)
+{
+    CHECK_EQ_U(m->config, TS_INA228_RESET_CONFIG);
+    CHECK_EQ_U(m->adc_config, 0xFB68u);
+    CHECK_EQ_U(m->shunt_cal, 0x1000u);
+    CHECK_EQ_U(m->diag_alrt, 0x0001u);
+    CHECK_NEAR(m->energy_j, 0.0, 0.0);
+    CHECK_NEAR(m->charge_c, 0.0, 0.0);
+}
+
+TS_CASE(model_chip_reset_restores_register_defaults_and_restarts_the_accumulators)
+{
+    ts_ina228_model m;
+    ts_ina228 dev = model_converting(&m, true);
+    ts_ina228_model_set(&m, 5.0, 1.0, 30.0);
+    ts_ina228_model_advance(&m, 0.5);
+    uint64_t e = 0;
+    int64_t c = 0;
+    CHECK_EQ_I(ts_ina228_read_accumulators(&dev, &e, &c), TS_OK);
+    CHECK(e > 0u && c > 0);
+    CHECK(m.shunt_cal != 0x1000u);
+    /* CONFIG.RST */
+    uint8_t rst[2] = {0x80, 0x00};
+    uint32_t resets = m.resets;
+    CHECK_EQ_I(dev.bus.write(dev.bus.ctx, TS_INA228_REG_CONFIG, rst, 2), 0);
+    check_defaults(&m);
+    CHECK_EQ_U(m.resets, resets + 1u);
+    /* The reset chip converts at its default 3 x 1052 us, CNVR off: no ALERT. */
+    uint64_t edges = m.alert_edges;
+    ts_ina228_model_advance(&m, 0.01);
+    CHECK(m.conversions > 0u);
+    CHECK_EQ_U(m.alert_edges, edges);
+    /* A power-on reset (supply dip, ESD) does the same. */
+    CHECK_EQ_I(ts_ina228_reset(&dev), TS_OK);
+    ts_ina228_model_advance(&m, 0.1);
+    ts_ina228_model_power_on_reset(&m);
+    check_defaults(&m);
+    CHECK_EQ_U(m.resets, resets + 3u);
+    CHECK_EQ_I(ts_ina228_read_accumulators(&dev, &e, &c), TS_OK);
+    CHECK_EQ_U(e, 0u);
+    CHECK_EQ_I(c, 0);
+}
+
+TS_CASE(model_injected_i2c_errors_fail_transfers_then_recover)
+{
+    ts_ina228_model m;
+    ts_ina228 dev = model_converting(&m, true);
+    m.fail_next_transfers = 2;
+    uint16_t v = 0;
+    CHECK_EQ_I(ts_ina228_read_reg16(&dev, TS_INA228_REG_SHUNT_CAL, &v), TS_ERR_BUS);
+    uint8_t b[2] = {0, 1};
+    CHECK(dev.bus.write(dev.bus.ctx, TS_INA228_REG_SHUNT_CAL, b, 2) != 0);
+    CHECK_EQ_U(m.shunt_cal, dev.cal.shunt_cal); /* the failed write changed nothing */
+    CHECK_EQ_I(ts_ina228_read_reg16(&dev, TS_INA228_REG_SHUNT_CAL, &v), TS_OK);
+    CHECK_EQ_U(v, dev.cal.shunt_cal);
+}
+
+TS_CASE(match_rate_makes_one_conversion_last_one_sample_period)
+{
+    ts_ina228_adc a;
+    memset(&a, 0, sizeof a);
+    CHECK_EQ_I(ts_ina228_match_rate(1000u, &a), TS_OK);
+    uint32_t period = ts_ina228_conversion_period_us(&a);
+    CHECK(period >= 900u && period <= 1100u);
+    a.die_temp = true;
+    CHECK_EQ_I(ts_ina228_match_rate(100u, &a), TS_OK);
+    period = ts_ina228_conversion_period_us(&a);
+    CHECK(period >= 9000u && period <= 11000u);
+    CHECK(a.avg >= TS_INA228_AVG_4); /* long intervals are averaged, not sampled once */
+    CHECK_EQ_I(ts_ina228_match_rate(0u, &a), TS_ERR_RANGE);
+    CHECK_EQ_I(ts_ina228_match_rate(20000u, &a), TS_ERR_RANGE); /* faster than 100 us */
+}
+
+TS_CASE(sample_bus_time_follows_the_i2c_transactions)
+{
+    /* 400 kHz: DIAG 48 bits, VBUS/VSHUNT 57 each, one 5-byte slow read 75 bits
+     * = 237 bits = 592.5 us, + 4 transactions x 25 us. */
+    CHECK_EQ_U(ts_ina228_read_bits(2u), 48u);
+    CHECK_EQ_U(ts_ina228_read_bits(3u), 57u);
+    CHECK_EQ_U(ts_ina228_read_bits(5u), 75u);
+    CHECK_EQ_U(ts_ina228_sample_bus_us(TS_CH_VBUS | TS_CH_VSHUNT, 400000u, 25u), 693u);
+    CHECK_EQ_U(ts_ina228_sample_bus_us(TS_CH_DEFAULT, 400000u, 25u), 1028u);
 }
 
 TS_CASE(read_fast_reads_only_the_selected_registers)
@@ -263,6 +411,7 @@ TS_CASE(read_fast_reads_only_the_selected_registers)
     ts_ina228 dev = make_dev(&m, 5000u, 5000u, 0u);
     CHECK_EQ_I(ts_ina228_reset(&dev), TS_OK);
     ts_ina228_model_set(&m, 5.0, -1.5, 40.0);
+    ts_ina228_model_advance(&m, ts_ina228_model_period_s(&m));
     ts_ina228_raw raw;
     CHECK_EQ_I(ts_ina228_read_fast(&dev, TS_CH_VBUS | TS_CH_CURRENT, &raw), TS_OK);
     CHECK_EQ_U(m.reads[TS_INA228_REG_VBUS], 1u);
@@ -330,7 +479,13 @@ static const ts_test_case cases[] = {
     TS_ENTRY(reset_writes_adcrange_and_shunt_cal),
     TS_ENTRY(adc_config_packs_mode_conversion_times_and_averaging),
     TS_ENTRY(configure_adc_enables_conversion_ready_on_alert_when_asked),
-    TS_ENTRY(conversion_ready_flag_is_seen_once_per_conversion),
+    TS_ENTRY(model_transparent_mode_flag_and_alert_clear_by_themselves_at_the_next_conversion),
+    TS_ENTRY(model_latch_mode_holds_flag_and_alert_until_diag_alrt_is_read),
+    TS_ENTRY(model_results_change_only_at_a_conversion_and_average_its_interval),
+    TS_ENTRY(model_chip_reset_restores_register_defaults_and_restarts_the_accumulators),
+    TS_ENTRY(model_injected_i2c_errors_fail_transfers_then_recover),
+    TS_ENTRY(match_rate_makes_one_conversion_last_one_sample_period),
+    TS_ENTRY(sample_bus_time_follows_the_i2c_transactions),
     TS_ENTRY(read_fast_reads_only_the_selected_registers),
     TS_ENTRY(reset_accumulators_zeroes_energy_and_charge),
     TS_ENTRY(negative_charge_accumulates_below_zero),

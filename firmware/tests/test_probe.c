@@ -35,7 +35,10 @@ TS_CASE(get_info_reports_calibration_and_sensors)
     CHECK(rig_next(&g, &msg));
     CHECK_EQ_I(msg.which_msg, TAG(info));
     const throttlescope_v1_DeviceInfo *i = &msg.msg.info;
-    CHECK_EQ_U(i->protocol_version, 1u);
+    CHECK_EQ_U(i->protocol_version, 2u);
+    CHECK_EQ_U(i->max_rate_hz, 1443u); /* 400 kHz: 693 us of I2C per sample */
+    CHECK_EQ_U(i->i2c_bus_hz, 400000u);
+    CHECK_EQ_U(i->sample_bus_us, 693u);
     CHECK(strcmp(i->firmware_version, "0.1.0-test") == 0);
     CHECK(strcmp(i->probe_id, "rig-1") == 0);
     CHECK_EQ_U(i->shunt_micro_ohm, 5000u);
@@ -52,63 +55,85 @@ TS_CASE(start_acks_sends_device_info_and_arms_the_sample_timer)
 {
     rig_init(&g);
     start_ok(1000, 0, 0);
-    CHECK_EQ_U(msg.msg.info.max_rate_hz, 10000u);
+    const throttlescope_v1_DeviceInfo *i = &msg.msg.info;
+    CHECK_EQ_U(i->max_rate_hz, 1443u);
     CHECK(ts_probe_running(&g.probe));
-    CHECK_EQ_U(ts_probe_rate_hz(&g.probe), 1000u);
+    /* One conversion per sample: (84 + 150 us) x 4 = 936 us is the closest to 1 ms. */
+    CHECK_EQ_U(ts_probe_period_us(&g.probe), 936u);
+    CHECK_EQ_U(ts_probe_rate_hz(&g.probe), 1068u);
+    CHECK_NEAR(i->conversion_rate_hz, 1e6 / 936.0, 0.01);
+    CHECK_EQ_U(i->channels, TS_CH_VBUS | TS_CH_VSHUNT);
+    CHECK_EQ_U(i->adc_config, g.model.adc_config);
+    CHECK_NEAR(ts_ina228_model_period_s(&g.model), 936e-6, 1e-12);
     CHECK(g.sampling_running);
-    CHECK_EQ_U(g.sampling_rate, 1000u);
-    /* Default ADC setup: 50 us conversions, no averaging, bus + shunt. */
-    CHECK_EQ_U(g.model.adc_config, 0xB000u);
+    CHECK_EQ_U(g.sampling_rate, 1068u);
+    /* Latch mode: conversion ready held on ALERT until DIAG_ALRT is read. */
+    CHECK(g.model.diag_alrt & TS_INA228_DIAG_CNVR);
+    CHECK(g.model.diag_alrt & TS_INA228_DIAG_ALATCH);
 }
 
 TS_CASE(full_batches_carry_consecutive_samples_with_model_values)
 {
     rig_init(&g);
-    start_ok(1000, 32, 16);
-    rig_run(&g, 64, 1000);
+    start_ok(1000, 32, 4);
+    rig_run(&g, 64);
     ts_probe_service(&g.probe);
+    static ts_unpacked_batch u;
+    uint64_t last_energy = 0;
     for (uint32_t b = 0; b < 2; b++) {
         CHECK(rig_next(&g, &msg));
         CHECK_EQ_I(msg.which_msg, TAG(batch));
         const throttlescope_v1_SampleBatch *sb = &msg.msg.batch;
         CHECK_EQ_U(sb->first_seq, 32u * b);
         CHECK_EQ_U(sb->dropped_before, 0u);
-        CHECK_EQ_U(sb->first_time_us, 1000000u + 1000u * (32u * b + 1u));
-        CHECK_EQ_U(sb->dt_us_count, 32u);
-        CHECK_EQ_U(sb->dt_us[0], 0u);
-        CHECK_EQ_U(sb->dt_us[31], 1000u);
-        CHECK_EQ_U(sb->vbus_count, 32u);
-        CHECK_EQ_U(sb->current_count, 32u);
-        CHECK_EQ_U(sb->power_count, 32u);
-        CHECK_EQ_U(sb->vshunt_count, 32u);
-        CHECK_EQ_U(sb->die_temp_count, 0u);
-        double lsb = 5.0 / 524288.0;
-        CHECK_NEAR(ts_ina228_vbus_v(sb->vbus[5]), 5.0, 2e-4);
-        CHECK_NEAR(ts_ina228_current_a(sb->current[5], lsb), 1.2, lsb);
-        CHECK_NEAR(ts_ina228_power_w(sb->power[5], lsb), 6.0, 3.2 * lsb);
-        CHECK_EQ_U(sb->accumulators_count, 2u);
-        CHECK_EQ_U(sb->accumulators[0].seq, 32u * b);
-        CHECK_EQ_U(sb->accumulators[1].seq, 32u * b + 16u);
+        CHECK_EQ_U(sb->first_time_us, 1000000u + 936u * (32u * b + 1u));
+        CHECK_EQ_U(sb->count, 32u);
+        CHECK_EQ_U(sb->period_us, 936u);
+        CHECK_EQ_U(sb->channels, TS_CH_VBUS | TS_CH_VSHUNT);
+        CHECK_EQ_U(sb->epoch, 0u);
+        CHECK_EQ_U(sb->dt_us_count + sb->vbus_count + sb->accumulators_count, 0u); /* no v1 */
+        rig_unpack(sb, &u);
+        CHECK_EQ_U(u.count, 32u);
+        for (uint32_t i = 0; i < 32u; i++) {
+            CHECK_EQ_U(u.time_us[i], sb->first_time_us + 936u * i);
+            CHECK_NEAR(ts_ina228_vbus_v((int32_t)u.value[0][i]), 5.0, 2e-4);
+            CHECK_NEAR(ts_ina228_vshunt_v((int32_t)u.value[1][i], 0) / 0.005, 1.2, 1e-4);
+            CHECK_EQ_I(u.value[2][i], 0);
+        }
+        /* One slow register every 4th sample: SHUNT_CAL and ADC_CONFIG (checked,
+         * not sent) first, then ENERGY and CHARGE in turn. */
+        CHECK_EQ_U(sb->slow_count, b == 0u ? 6u : 8u);
+        for (uint32_t k = 0; k < sb->slow_count; k++) {
+            CHECK_EQ_U(sb->slow[k].index % 4u, 3u);
+            uint32_t turn = b == 0u ? k : k + 6u;
+            CHECK_EQ_U(sb->slow[k].reg, turn % 2u == 0u ? 0x09u : 0x0Au);
+            if (sb->slow[k].reg == 0x09u) {
+                CHECK(sb->slow[k].value > last_energy);
+                last_energy = sb->slow[k].value;
+            }
+        }
     }
     CHECK(!rig_next(&g, &msg));
-    /* Energy grows: 6 W for 64 ms at the last reading is ~0.288 J. */
-    CHECK_NEAR(ts_ina228_energy_j(msg.msg.batch.accumulators[1].energy, 5.0 / 524288.0),
-               6.0 * 0.049, 0.01);
+    /* 6 W since the start: ~6 W x 58 ms at the last ENERGY reading (sample 59). */
+    CHECK_NEAR(ts_ina228_energy_j(last_energy, 5.0 / 524288.0), 6.0 * 0.936e-3 * 60, 0.01);
 }
 
 TS_CASE(partial_batch_goes_out_when_its_oldest_sample_ages)
 {
     rig_init(&g);
     start_ok(100, 32, 0);
-    rig_run(&g, 3, 10000);
+    rig_run(&g, 3);
     ts_probe_service(&g.probe);
     CHECK(!rig_next(&g, &msg));
     g.clock_us += TS_DEFAULT_MAX_BATCH_AGE_US;
     ts_probe_service(&g.probe);
     CHECK(rig_next(&g, &msg));
     CHECK_EQ_I(msg.which_msg, TAG(batch));
-    CHECK_EQ_U(msg.msg.batch.dt_us_count, 3u);
-    CHECK_EQ_U(msg.msg.batch.dt_us[1], 10000u);
+    CHECK_EQ_U(msg.msg.batch.count, 3u);
+    static ts_unpacked_batch u;
+    rig_unpack(&msg.msg.batch, &u);
+    CHECK_EQ_U(u.time_us[1] - u.time_us[0], ts_probe_period_us(&g.probe));
+    CHECK(ts_probe_period_us(&g.probe) >= 9500u && ts_probe_period_us(&g.probe) <= 10500u);
 }
 
 TS_CASE(host_not_reading_drops_new_samples_counts_them_and_reports_the_gap)
@@ -117,12 +142,12 @@ TS_CASE(host_not_reading_drops_new_samples_counts_them_and_reports_the_gap)
     start_ok(1000, 32, 0);
     g.link_full = true;
     uint32_t extra = 100;
-    rig_run(&g, TS_SAMPLE_RING_CAPACITY + extra, 1000);
+    rig_run(&g, TS_SAMPLE_RING_CAPACITY + extra);
     ts_probe_service(&g.probe); /* refused: kept for a retry, not lost */
     CHECK(g.refused >= 1u);
     g.link_full = false;
     ts_probe_service(&g.probe); /* the host reads again: the ring drains */
-    rig_run(&g, 10, 1000);      /* and new samples flow */
+    rig_run(&g, 10);      /* and new samples flow */
     g.clock_us += TS_DEFAULT_MAX_BATCH_AGE_US;
     ts_probe_service(&g.probe);
 
@@ -131,8 +156,8 @@ TS_CASE(host_not_reading_drops_new_samples_counts_them_and_reports_the_gap)
         CHECK_EQ_I(msg.which_msg, TAG(batch));
         CHECK_EQ_U(msg.msg.batch.first_seq, expected + msg.msg.batch.dropped_before);
         gaps += msg.msg.batch.dropped_before;
-        delivered += msg.msg.batch.dt_us_count;
-        expected = msg.msg.batch.first_seq + msg.msg.batch.dt_us_count;
+        delivered += msg.msg.batch.count;
+        expected = msg.msg.batch.first_seq + msg.msg.batch.count;
     }
     ts_probe_counters c;
     ts_probe_counters_get(&g.probe, &c);
@@ -150,7 +175,11 @@ TS_CASE(host_not_reading_drops_new_samples_counts_them_and_reports_the_gap)
     CHECK_EQ_U(msg.msg.status.samples_dropped, extra);
     CHECK_EQ_U(msg.msg.status.ring_overflows, 1u);
     CHECK(msg.msg.status.running);
-    CHECK_EQ_U(msg.msg.status.rate_hz, 1000u);
+    /* The achieved rate (the samples the sampler took), not the one asked. */
+    CHECK_EQ_U(msg.msg.status.rate_hz, 1068u);
+    CHECK_EQ_U(msg.msg.status.requested_rate_hz, 1000u);
+    CHECK_NEAR(msg.msg.status.conversion_rate_hz, 1e6 / 936.0, 0.01);
+    CHECK_EQ_U(msg.msg.status.missed_slots, 0u);
     CHECK_EQ_U(msg.msg.status.batches_sent, c.batches_sent);
 }
 
@@ -178,7 +207,7 @@ TS_CASE(sync_reply_is_not_held_back_by_a_refused_batch)
     rig_init(&g);
     start_ok(1000, 32, 0);
     g.link_full = true;
-    rig_run(&g, 40, 1000);
+    rig_run(&g, 40);
     ts_probe_service(&g.probe);
     g.link_full = false;
     throttlescope_v1_HostToProbe m = rig_cmd(CMD(sync), 0);
@@ -331,6 +360,7 @@ TS_CASE(start_rejects_out_of_range_arguments)
     rig_send(&g, &m);
     expect_error(throttlescope_v1_ErrorCode_ERROR_CODE_BAD_ARGUMENT, 7);
     m = rig_start(1000, 0, 0);
+    m.cmd.start.manual_adc = true;
     m.cmd.start.averaging = throttlescope_v1_Averaging_AVG_1024; /* 102 ms per result */
     rig_send(&g, &m);
     expect_error(throttlescope_v1_ErrorCode_ERROR_CODE_BAD_ARGUMENT, 7);
@@ -349,27 +379,46 @@ TS_CASE(start_rejects_out_of_range_arguments)
     CHECK_EQ_I(g.sampling_calls, 0);
 }
 
-TS_CASE(rate_zero_runs_at_the_fastest_the_conversions_allow)
+TS_CASE(start_refuses_a_rate_whose_i2c_reads_outlast_a_conversion)
 {
     rig_init(&g);
-    throttlescope_v1_HostToProbe m = rig_start(0, 0, 0);
-    m.cmd.start.averaging = throttlescope_v1_Averaging_AVG_4; /* 4 x 100 us */
+    /* Four channels: DIAG + 4 x 3 bytes + one 5-byte slow read = 1028 us at 400 kHz. */
+    throttlescope_v1_HostToProbe m = rig_start(1200, 0, 0);
+    m.cmd.start.channels = TS_CH_DEFAULT;
+    rig_send(&g, &m);
+    expect_error(throttlescope_v1_ErrorCode_ERROR_CODE_BAD_ARGUMENT, 7);
+    CHECK(strstr(msg.msg.error.detail, "ceiling") != NULL);
+    CHECK(strstr(msg.msg.error.detail, "1028 us") != NULL);
+    /* Two channels fit at the same rate. */
+    m.cmd.start.channels = TS_CH_VBUS | TS_CH_VSHUNT;
     rig_send(&g, &m);
     CHECK(rig_next(&g, &msg));
     CHECK_EQ_I(msg.which_msg, TAG(ack));
-    CHECK_EQ_U(ts_probe_rate_hz(&g.probe), 2500u);
+    CHECK(ts_probe_period_us(&g.probe) >= 693u);
 }
 
-TS_CASE(rate_zero_uses_the_configured_default_capped_by_the_conversions)
+TS_CASE(rate_zero_runs_at_the_fastest_the_bus_allows_without_a_default)
+{
+    rig_init(&g);
+    throttlescope_v1_HostToProbe m = rig_start(0, 0, 0);
+    rig_send(&g, &m);
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_I(msg.which_msg, TAG(ack));
+    CHECK(ts_probe_rate_hz(&g.probe) <= 1443u);
+    CHECK(ts_probe_rate_hz(&g.probe) >= 1200u); /* discrete codes: (50 + 150 us) x 4 */
+}
+
+TS_CASE(rate_zero_uses_the_configured_default_and_manual_adc_its_own_rate)
 {
     rig_init(&g);
     g.probe.config.default_rate_hz = 1000;
     throttlescope_v1_HostToProbe m = rig_start(0, 0, 0);
     rig_send(&g, &m);
     CHECK(rig_next(&g, &msg));
-    CHECK_EQ_U(ts_probe_rate_hz(&g.probe), 1000u);
+    CHECK_EQ_U(ts_probe_rate_hz(&g.probe), 1068u);
     CHECK(rig_next(&g, &msg)); /* DeviceInfo */
-    m.cmd.start.averaging = throttlescope_v1_Averaging_AVG_16; /* 1600 us per result */
+    m.cmd.start.manual_adc = true;
+    m.cmd.start.averaging = throttlescope_v1_Averaging_AVG_16; /* (50 + 50) x 16 = 1600 us */
     rig_send(&g, &m);
     CHECK(rig_next(&g, &msg));
     CHECK_EQ_I(msg.which_msg, TAG(ack));
@@ -409,7 +458,7 @@ TS_CASE(stop_acks_and_flushes_the_queued_samples)
 {
     rig_init(&g);
     start_ok(1000, 32, 0);
-    rig_run(&g, 10, 1000);
+    rig_run(&g, 10);
     throttlescope_v1_HostToProbe m = rig_cmd(CMD(stop), 8);
     rig_send(&g, &m);
     CHECK(rig_next(&g, &msg));
@@ -418,11 +467,11 @@ TS_CASE(stop_acks_and_flushes_the_queued_samples)
     CHECK(!ts_probe_running(&g.probe));
     CHECK(!g.sampling_running);
     CHECK_EQ_U(g.model.adc_config >> 12, 0u); /* ADC shut down */
-    rig_run(&g, 5, 1000);                     /* ignored while stopped */
+    rig_run(&g, 5);                     /* ignored while stopped */
     ts_probe_service(&g.probe);
     CHECK(rig_next(&g, &msg));
     CHECK_EQ_I(msg.which_msg, TAG(batch));
-    CHECK_EQ_U(msg.msg.batch.dt_us_count, 10u);
+    CHECK_EQ_U(msg.msg.batch.count, 10u);
     CHECK(!rig_next(&g, &msg));
 }
 
@@ -436,39 +485,49 @@ TS_CASE(channel_mask_limits_the_fields_and_the_bus_reads)
     rig_next(&g, &msg);
     rig_next(&g, &msg);
     uint32_t before = g.model.reads[TS_INA228_REG_POWER];
-    rig_run(&g, 8, 1000);
+    uint32_t vshunt_before = g.model.reads[TS_INA228_REG_VSHUNT];
+    rig_run(&g, 8);
     ts_probe_service(&g.probe);
     CHECK(rig_next(&g, &msg));
-    CHECK_EQ_U(msg.msg.batch.vbus_count, 8u);
-    CHECK_EQ_U(msg.msg.batch.current_count, 8u);
-    CHECK_EQ_U(msg.msg.batch.vshunt_count, 0u);
-    CHECK_EQ_U(msg.msg.batch.power_count, 0u);
+    CHECK_EQ_U(msg.msg.batch.count, 8u);
+    CHECK_EQ_U(msg.msg.batch.channels, TS_CH_VBUS | TS_CH_CURRENT);
+    static ts_unpacked_batch u;
+    rig_unpack(&msg.msg.batch, &u);
+    CHECK_NEAR(ts_ina228_current_a((int32_t)u.value[2][7], 5.0 / 524288.0), 1.2, 1e-4);
+    CHECK_EQ_I(u.value[1][7], 0);
     CHECK_EQ_U(g.model.reads[TS_INA228_REG_POWER], before);
+    CHECK_EQ_U(g.model.reads[TS_INA228_REG_VSHUNT], vshunt_before);
 }
 
-TS_CASE(die_temperature_is_sent_when_requested)
+TS_CASE(die_temperature_is_converted_and_read_with_the_slow_registers)
 {
     rig_init(&g);
-    throttlescope_v1_HostToProbe m = rig_start(1000, 4, 0);
+    throttlescope_v1_HostToProbe m = rig_start(1000, 32, 1);
     m.cmd.start.die_temp = true;
     rig_send(&g, &m);
     rig_next(&g, &msg);
     rig_next(&g, &msg);
     CHECK_EQ_U(g.model.adc_config >> 12, 0xFu);
-    rig_run(&g, 4, 1000);
+    /* (50 + 50 + 150 us) x 4: temperature is part of the conversion period. */
+    CHECK_EQ_U(ts_probe_period_us(&g.probe), 1000u);
+    rig_run(&g, 5); /* slow slots: SHUNT_CAL, ADC_CONFIG, ENERGY, CHARGE, DIETEMP */
+    g.clock_us += TS_DEFAULT_MAX_BATCH_AGE_US;
     ts_probe_service(&g.probe);
     CHECK(rig_next(&g, &msg));
-    CHECK_EQ_U(msg.msg.batch.die_temp_count, 4u);
-    CHECK_NEAR(ts_ina228_die_temp_c((int16_t)msg.msg.batch.die_temp[3]), 35.0, 0.01);
+    CHECK_EQ_U(msg.msg.batch.slow_count, 3u);
+    CHECK_EQ_U(msg.msg.batch.slow[2].reg, TS_INA228_REG_DIETEMP);
+    CHECK_EQ_U(msg.msg.batch.slow[2].index, 4u);
+    CHECK_NEAR(ts_ina228_die_temp_c((int16_t)(uint16_t)msg.msg.batch.slow[2].value), 35.0, 0.01);
+    CHECK_EQ_U(g.model.reads[TS_INA228_REG_DIETEMP], 1u);
 }
 
 TS_CASE(enclosure_temperatures_ride_with_the_batch_of_their_sample)
 {
     rig_init(&g);
     start_ok(1000, 10, 0);
-    rig_run(&g, 3, 1000);
+    rig_run(&g, 3);
     ts_probe_temp(&g.probe, 0, 41250);  /* aligned to seq 2 */
-    rig_run(&g, 10, 1000);
+    rig_run(&g, 10);
     ts_probe_temp(&g.probe, 0, 41500);  /* aligned to seq 12: next batch */
     ts_probe_service(&g.probe);
     CHECK(rig_next(&g, &msg));
@@ -483,18 +542,20 @@ TS_CASE(enclosure_temperatures_ride_with_the_batch_of_their_sample)
     CHECK_EQ_U(msg.msg.batch.temps[0].seq, 12u);
 }
 
-TS_CASE(batch_closes_early_when_its_accumulator_list_is_full)
+TS_CASE(batch_never_holds_more_slow_readings_than_its_list)
 {
     rig_init(&g);
-    start_ok(1000, 32, 1); /* ENERGY/CHARGE on every sample */
-    rig_run(&g, 32, 1000);
+    start_ok(1000, 64, 1); /* a slow register on every sample */
+    rig_run(&g, 64);
     ts_probe_service(&g.probe);
-    uint32_t batches = 0;
+    uint32_t batches = 0, samples = 0;
     while (rig_next(&g, &msg)) {
-        CHECK_EQ_U(msg.msg.batch.dt_us_count, TS_MAX_BATCH_ACCUMULATORS);
-        CHECK_EQ_U(msg.msg.batch.accumulators_count, TS_MAX_BATCH_ACCUMULATORS);
+        CHECK(msg.msg.batch.count <= 16u);
+        CHECK(msg.msg.batch.slow_count <= 16u);
+        samples += msg.msg.batch.count;
         batches++;
     }
+    CHECK_EQ_U(samples, 64u);
     CHECK_EQ_U(batches, 4u);
 }
 
@@ -502,17 +563,19 @@ TS_CASE(restart_discards_and_counts_what_is_left_of_the_previous_run)
 {
     rig_init(&g);
     start_ok(1000, 32, 0);
-    rig_run(&g, 20, 1000); /* queued, not yet sent (batch of 32 not full) */
+    rig_run(&g, 20); /* queued, not yet sent (batch of 32 not full) */
     ts_probe_temp(&g.probe, 0, 30000);
     start_ok(1000, 32, 0);
-    rig_run(&g, 5, 1000);
+    /* Running: the sampling context writes the new setup at the next edge
+     * (that conversion of the old setup is not a sample), then 5 samples. */
+    rig_run(&g, 6);
     g.clock_us += TS_DEFAULT_MAX_BATCH_AGE_US;
     ts_probe_service(&g.probe);
     CHECK(rig_next(&g, &msg));
     CHECK_EQ_I(msg.which_msg, TAG(batch));
     CHECK_EQ_U(msg.msg.batch.first_seq, 0u);
     CHECK_EQ_U(msg.msg.batch.dropped_before, 0u);
-    CHECK_EQ_U(msg.msg.batch.dt_us_count, 5u);
+    CHECK_EQ_U(msg.msg.batch.count, 5u);
     CHECK_EQ_U(msg.msg.batch.temps_count, 0u);
     ts_probe_counters c;
     ts_probe_counters_get(&g.probe, &c);
@@ -520,10 +583,11 @@ TS_CASE(restart_discards_and_counts_what_is_left_of_the_previous_run)
     CHECK_EQ_U(c.sampler.temps_dropped, 1u);
 }
 
-TS_CASE(reset_accumulators_acks_and_zeroes_energy)
+TS_CASE(reset_accumulators_acks_zeroes_energy_and_starts_a_new_epoch)
 {
     rig_init(&g);
     start_ok(1000, 32, 0);
+    rig_run(&g, 3);
     ts_ina228_model_advance(&g.model, 100.0);
     CHECK(g.model.energy_j > 0.0);
     throttlescope_v1_HostToProbe m = rig_cmd(CMD(reset_accumulators), 11);
@@ -531,7 +595,17 @@ TS_CASE(reset_accumulators_acks_and_zeroes_energy)
     CHECK(rig_next(&g, &msg));
     CHECK_EQ_I(msg.which_msg, TAG(ack));
     CHECK_EQ_U(msg.msg.ack.request_id, 11u);
-    CHECK_EQ_U(g.model.energy_j, 0.0);
+    /* The sampling context owns the bus while running: done at the next edge. */
+    ts_ina228_model_alert(&g.model) ? ts_probe_alert(&g.probe, g.clock_us) : (void)0;
+    CHECK(g.model.energy_j < 1e-9);
+    rig_run(&g, 2);
+    g.clock_us += TS_DEFAULT_MAX_BATCH_AGE_US;
+    ts_probe_service(&g.probe);
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_U(msg.msg.batch.epoch, 0u); /* the samples before the reset */
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_U(msg.msg.batch.epoch, 1u);
+    CHECK_EQ_U(msg.msg.batch.count, 2u);
 }
 
 TS_CASE(poll_ready_samples_only_after_a_conversion)
@@ -543,6 +617,58 @@ TS_CASE(poll_ready_samples_only_after_a_conversion)
     CHECK(ts_probe_poll_ready(&g.probe));
     CHECK(!ts_probe_poll_ready(&g.probe));
     CHECK_EQ_U(g.probe.sampler.counters.samples_taken, 1u);
+}
+
+TS_CASE(chip_reset_mid_run_is_reinitialised_with_a_new_epoch_on_the_wire)
+{
+    rig_init(&g);
+    start_ok(1000, 32, 8);
+    rig_run_for(&g, 0.1);
+    ts_ina228_model_power_on_reset(&g.model);
+    rig_run_for(&g, 0.1);
+    g.clock_us += TS_DEFAULT_MAX_BATCH_AGE_US;
+    ts_probe_service(&g.probe);
+    uint32_t epoch = 0, batches_after = 0;
+    uint64_t expected = 0, missing = 0;
+    while (rig_next(&g, &msg)) {
+        CHECK_EQ_I(msg.which_msg, TAG(batch));
+        const throttlescope_v1_SampleBatch *b = &msg.msg.batch;
+        CHECK(b->epoch == epoch || b->epoch == epoch + 1u);
+        epoch = b->epoch;
+        batches_after += epoch == 1u;
+        missing += b->first_seq - expected;
+        expected = b->first_seq + b->count;
+    }
+    CHECK_EQ_U(epoch, 1u);
+    CHECK(batches_after >= 2u);
+    /* The silence until the watchdog is counted, in slots. */
+    CHECK(missing >= 10u);
+    throttlescope_v1_HostToProbe m = rig_cmd(CMD(get_status), 4);
+    rig_send(&g, &m);
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_U(msg.msg.status.epoch, 1u);
+    CHECK_EQ_U(msg.msg.status.reinits, 1u);
+    CHECK_EQ_U(msg.msg.status.missed_slots, missing);
+    CHECK_EQ_U(g.model.shunt_cal, g.probe.ina.cal.shunt_cal);
+}
+
+TS_CASE(diag_flags_ride_with_each_batch_and_in_the_status)
+{
+    rig_init(&g);
+    start_ok(1000, 8, 0);
+    rig_run(&g, 8);
+    g.model.diag_alrt |= TS_INA228_DIAG_MATHOF;
+    g.model.diag_alrt &= (uint16_t)~TS_INA228_DIAG_MEMSTAT; /* trim memory checksum error */
+    rig_run(&g, 8);
+    ts_probe_service(&g.probe);
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_U(msg.msg.batch.diag, 0u);
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_U(msg.msg.batch.diag, TS_INA228_DIAG_MATHOF | 1u);
+    throttlescope_v1_HostToProbe m = rig_cmd(CMD(get_status), 4);
+    rig_send(&g, &m);
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_U(msg.msg.status.diag, TS_INA228_DIAG_MATHOF | 1u);
 }
 
 static const ts_test_case cases[] = {
@@ -561,17 +687,20 @@ static const ts_test_case cases[] = {
     TS_ENTRY(unknown_fields_from_a_newer_host_are_ignored),
     TS_ENTRY(message_without_a_command_is_answered_with_an_error),
     TS_ENTRY(start_rejects_out_of_range_arguments),
-    TS_ENTRY(rate_zero_runs_at_the_fastest_the_conversions_allow),
-    TS_ENTRY(rate_zero_uses_the_configured_default_capped_by_the_conversions),
+    TS_ENTRY(start_refuses_a_rate_whose_i2c_reads_outlast_a_conversion),
+    TS_ENTRY(rate_zero_runs_at_the_fastest_the_bus_allows_without_a_default),
+    TS_ENTRY(rate_zero_uses_the_configured_default_and_manual_adc_its_own_rate),
     TS_ENTRY(missing_ina228_makes_start_report_a_sensor_fault),
     TS_ENTRY(shunt_too_large_for_the_range_is_a_sensor_fault_on_start),
     TS_ENTRY(stop_acks_and_flushes_the_queued_samples),
     TS_ENTRY(channel_mask_limits_the_fields_and_the_bus_reads),
-    TS_ENTRY(die_temperature_is_sent_when_requested),
+    TS_ENTRY(die_temperature_is_converted_and_read_with_the_slow_registers),
     TS_ENTRY(enclosure_temperatures_ride_with_the_batch_of_their_sample),
-    TS_ENTRY(batch_closes_early_when_its_accumulator_list_is_full),
+    TS_ENTRY(batch_never_holds_more_slow_readings_than_its_list),
     TS_ENTRY(restart_discards_and_counts_what_is_left_of_the_previous_run),
-    TS_ENTRY(reset_accumulators_acks_and_zeroes_energy),
+    TS_ENTRY(reset_accumulators_acks_zeroes_energy_and_starts_a_new_epoch),
     TS_ENTRY(poll_ready_samples_only_after_a_conversion),
+    TS_ENTRY(chip_reset_mid_run_is_reinitialised_with_a_new_epoch_on_the_wire),
+    TS_ENTRY(diag_flags_ride_with_each_batch_and_in_the_status),
 };
 TS_TEST_MAIN(cases)

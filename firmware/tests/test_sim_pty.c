@@ -175,6 +175,21 @@ static throttlescope_v1_HostToProbe cmd(pb_size_t which, uint32_t id)
 }
 
 static throttlescope_v1_ProbeToHost msg;
+static ts_unpacked_batch U;
+
+/* Unpack the batch in msg into U. */
+static const ts_unpacked_batch *unpack(void)
+{
+    CHECK_EQ_I(ts_proto_unpack_batch(&msg.msg.batch, &U), TS_OK);
+    return &U;
+}
+
+/* Bus power of sample i of U (the host computes it from VBUS and VSHUNT). */
+static double power_w(uint32_t i)
+{
+    return ts_ina228_vbus_v((int32_t)U.value[0][i]) *
+           ts_ina228_vshunt_v((int32_t)U.value[1][i], 0) / 0.005;
+}
 
 /* Start at rate_hz and wait for the Ack and DeviceInfo. */
 static void start(uint32_t rate_hz)
@@ -198,7 +213,8 @@ TS_CASE(sim_answers_get_info_over_its_pty)
     CHECK(next_msg(&msg, 2000));
     CHECK_EQ_I(msg.which_msg, TAG(info));
     CHECK(strcmp(msg.msg.info.probe_id, "bench-7") == 0);
-    CHECK_EQ_U(msg.msg.info.protocol_version, 1u);
+    CHECK_EQ_U(msg.msg.info.protocol_version, 2u);
+    CHECK_EQ_U(msg.msg.info.i2c_bus_hz, 400000u);
     CHECK_EQ_U(msg.msg.info.shunt_cal, 1250u);
     CHECK_EQ_U(msg.msg.info.sensors_count, 1u);
     finish();
@@ -209,6 +225,9 @@ TS_CASE(sim_streams_consecutive_samples_and_answers_sync)
     const char *args[] = {"--vbus-v", "5.0", "--idle-w", "2.5", NULL};
     spawn(args);
     start(1000);
+    CHECK_EQ_U(msg.msg.info.channels, TS_CH_VBUS | TS_CH_VSHUNT);
+    uint32_t period = (uint32_t)(1e6 / msg.msg.info.conversion_rate_hz + 0.5);
+    CHECK_EQ_U(period, 936u);
     uint64_t expected = 0, samples = 0, last_time = 0;
     int temps = 0;
     bool synced = false;
@@ -230,22 +249,21 @@ TS_CASE(sim_streams_consecutive_samples_and_answers_sync)
         CHECK_EQ_U(b->dropped_before, 0u);
         CHECK_EQ_U(b->first_seq, expected);
         CHECK(b->first_time_us > last_time);
-        uint64_t t = b->first_time_us;
-        for (pb_size_t i = 1; i < b->dt_us_count; i++) {
-            CHECK_NEAR(b->dt_us[i], 1000.0, 1.0);
-            t += b->dt_us[i];
+        CHECK_EQ_U(b->period_us, period);
+        const ts_unpacked_batch *u = unpack();
+        for (uint32_t i = 1; i < u->count; i++) {
+            /* Stamped at the ALERT edges: one conversion apart. */
+            CHECK_NEAR((double)(u->time_us[i] - u->time_us[i - 1]), (double)period, 1.0);
         }
-        last_time = t;
-        CHECK_EQ_U(b->vbus_count, b->dt_us_count);
-        CHECK_NEAR(ts_ina228_vbus_v(b->vbus[0]), 5.0, 0.01);
-        double lsb = 10.0 / 524288.0;
-        CHECK_NEAR(ts_ina228_power_w(b->power[0], lsb), 2.5, 0.05);
+        last_time = u->time_us[u->count - 1];
+        CHECK_NEAR(ts_ina228_vbus_v((int32_t)u->value[0][0]), 5.0, 0.01);
+        CHECK_NEAR(power_w(0), 2.5, 0.05);
         temps += b->temps_count;
-        expected = b->first_seq + b->dt_us_count;
-        samples += b->dt_us_count;
+        expected = b->first_seq + b->count;
+        samples += b->count;
     }
     CHECK(synced);
-    CHECK(samples >= 300u); /* ~700 expected at 1 kHz; loose on a busy machine */
+    CHECK(samples >= 300u); /* ~750 expected at 1068 Hz; loose on a busy machine */
     CHECK(temps >= 3);      /* enclosure sensor at 10 Hz */
     finish();
 }
@@ -256,54 +274,60 @@ TS_CASE(sim_energy_accumulator_closes_against_power_times_time)
     spawn(args);
     throttlescope_v1_HostToProbe m = cmd(CMD(start), 2);
     m.cmd.start.rate_hz = 1000;
-    m.cmd.start.accumulators_every = 100;
+    m.cmd.start.accumulators_every = 50; /* ENERGY every 100 samples */
     send_cmd(&m);
     double lsb = 10.0 / 524288.0;
     bool have_first = false;
-    uint64_t e0 = 0, e1 = 0, s0 = 0, s1 = 0;
-    double integral = 0.0;  /* sum of POWER x dt since the first ENERGY reading */
-    double integral_at_s1 = 0.0;
-    uint64_t t_end = mono_us() + 800000u;
+    uint64_t e0 = 0, e1 = 0;
+    double t0 = 0, t1 = 0;
+    double integral = 0.0;  /* sum of VBUS x VSHUNT / R x dt since the first ENERGY reading */
+    double integral_at_1 = 0.0;
+    uint64_t t_end = mono_us() + 900000u;
     while (mono_us() < t_end && next_msg(&msg, 500)) {
         if (msg.which_msg != TAG(batch)) {
             continue;
         }
         const throttlescope_v1_SampleBatch *b = &msg.msg.batch;
         CHECK_EQ_U(b->dropped_before, 0u);
+        const ts_unpacked_batch *u = unpack();
         pb_size_t a = 0;
-        for (pb_size_t i = 0; i < b->dt_us_count; i++) {
-            uint64_t seq = b->first_seq + i;
+        for (uint32_t i = 0; i < u->count; i++) {
             if (have_first) {
-                /* Each sample's power over the interval that ends at it. */
-                integral += ts_ina228_power_w(b->power[i], lsb) * 1e-3;
+                /* Each sample averages the conversion that ends at it. */
+                integral += power_w(i) * b->period_us * 1e-6;
             }
-            if (a < b->accumulators_count && b->accumulators[a].seq == seq) {
+            while (a < b->slow_count && b->slow[a].index < i) {
+                a++;
+            }
+            if (a < b->slow_count && b->slow[a].index == i && b->slow[a].reg == 0x09u) {
+                double t = (double)u->time_us[i] * 1e-6;
                 if (!have_first) {
                     have_first = true;
-                    e0 = b->accumulators[a].energy;
-                    s0 = seq;
+                    e0 = b->slow[a].value;
+                    t0 = t;
                 } else {
-                    e1 = b->accumulators[a].energy;
-                    s1 = seq;
-                    integral_at_s1 = integral;
+                    e1 = b->slow[a].value;
+                    t1 = t;
+                    integral_at_1 = integral;
                 }
-                a++;
             }
         }
     }
     finish();
-    CHECK(have_first && s1 >= s0 + 300u);
+    CHECK(have_first && t1 >= t0 + 0.3);
     double measured = ts_ina228_energy_j(e1 - e0, lsb);
-    /* ENERGY integrates continuously; the samples see the same power at 1 kHz. */
-    CHECK_NEAR(measured, integral_at_s1, integral_at_s1 * 0.005);
-    CHECK_NEAR(measured, 5.0 * (double)(s1 - s0) * 1e-3, 0.02 * measured);
+    /* ENERGY integrates every conversion; the samples are those conversions. */
+    CHECK_NEAR(measured, integral_at_1, integral_at_1 * 0.005);
+    CHECK_NEAR(measured, 5.0 * (t1 - t0), 0.02 * measured);
 }
 
 TS_CASE(sim_host_that_stops_reading_loses_samples_that_are_all_counted)
 {
-    spawn(NULL);
-    start(10000);           /* ~160 kB/s of frames */
-    usleep(1500000);        /* the host stops reading: pty, tx queue and ring fill */
+    /* A 2 kB host buffer and TX queue, so the 2048-sample ring fills in ~3 s. */
+    const char *args[] = {"--link-buffer", "2048", "--txq-bytes", "2048", NULL};
+    spawn(args);
+    start(1000);
+    usleep(4000000);        /* the host stops reading: pty, tx queue and ring fill */
     uint64_t delivered = 0, gaps = 0, expected = 0;
     bool acked = false;
     uint64_t resume_end = mono_us() + 500000u; /* it reads again while sampling goes on */
@@ -322,8 +346,8 @@ TS_CASE(sim_host_that_stops_reading_loses_samples_that_are_all_counted)
         const throttlescope_v1_SampleBatch *b = &msg.msg.batch;
         CHECK_EQ_U(b->first_seq, expected + b->dropped_before);
         gaps += b->dropped_before;
-        delivered += b->dt_us_count;
-        expected = b->first_seq + b->dt_us_count;
+        delivered += b->count;
+        expected = b->first_seq + b->count;
     }
     CHECK(stopped && acked);
     throttlescope_v1_HostToProbe st = cmd(CMD(get_status), 4);
@@ -340,15 +364,84 @@ TS_CASE(sim_host_that_stops_reading_loses_samples_that_are_all_counted)
     finish();
 }
 
+TS_CASE(sim_stalled_sampler_misses_slots_that_are_counted_and_seen_as_a_gap)
+{
+    spawn(NULL);
+    start(1000);
+    usleep(200000);
+    sim_cmd("stall 300\n");
+    uint64_t t_end = mono_us() + 900000u;
+    uint64_t gaps = 0, biggest = 0;
+    while (mono_us() < t_end && next_msg(&msg, 500)) {
+        if (msg.which_msg == TAG(batch)) {
+            gaps += msg.msg.batch.dropped_before;
+            if (msg.msg.batch.dropped_before > biggest) {
+                biggest = msg.msg.batch.dropped_before;
+            }
+        }
+    }
+    throttlescope_v1_HostToProbe st = cmd(CMD(get_status), 4);
+    send_cmd(&st);
+    bool got = false;
+    while (!got && next_msg(&msg, 2000)) {
+        if (msg.which_msg == TAG(status)) {
+            got = true;
+            const throttlescope_v1_Status *s = &msg.msg.status;
+            /* 300 ms at 936 us per conversion: ~320 slots, all counted. */
+            CHECK(s->missed_slots >= 300u && s->missed_slots <= 340u);
+            CHECK_EQ_U(gaps, s->missed_slots);
+            CHECK(biggest >= 300u);
+            /* The achieved rate shows the loss; the conversion rate does not. */
+            CHECK(s->achieved_rate_hz < s->conversion_rate_hz * 0.9f);
+            CHECK_NEAR(s->conversion_rate_hz, 1e6 / 936.0, 0.01);
+        }
+    }
+    CHECK(got);
+    finish();
+}
+
+TS_CASE(sim_chip_reset_mid_run_gives_a_new_epoch_and_restored_registers)
+{
+    spawn(NULL);
+    start(1000);
+    usleep(300000);
+    sim_cmd("reset\n");
+    uint64_t t_end = mono_us() + 800000u;
+    uint32_t epoch = 0;
+    uint64_t after = 0;
+    while (mono_us() < t_end && next_msg(&msg, 500)) {
+        if (msg.which_msg == TAG(batch)) {
+            CHECK(msg.msg.batch.epoch >= epoch);
+            epoch = msg.msg.batch.epoch;
+            after += epoch == 1u ? msg.msg.batch.count : 0u;
+        }
+    }
+    CHECK_EQ_U(epoch, 1u);
+    CHECK(after >= 300u); /* sampling resumed after the re-initialisation */
+    throttlescope_v1_HostToProbe st = cmd(CMD(get_status), 4);
+    send_cmd(&st);
+    bool got = false;
+    while (!got && next_msg(&msg, 2000)) {
+        if (msg.which_msg == TAG(status)) {
+            got = true;
+            CHECK_EQ_U(msg.msg.status.reinits, 1u);
+            CHECK_EQ_U(msg.msg.status.epoch, 1u);
+            CHECK(msg.msg.status.missed_slots >= 1u);
+        }
+    }
+    CHECK(got);
+    finish();
+}
+
 TS_CASE(sim_load_command_raises_bus_power)
 {
     const char *args[] = {"--idle-w", "1.0", "--active-w", "8.0", NULL};
     spawn(args);
     start(200);
-    double lsb = 10.0 / 524288.0;
     double before = 0.0, after = 0.0;
     while (next_msg(&msg, 500) && msg.which_msg == TAG(batch)) {
-        before = ts_ina228_power_w(msg.msg.batch.power[0], lsb);
+        unpack();
+        before = power_w(0);
         if (msg.msg.batch.first_seq > 20u) {
             break;
         }
@@ -356,8 +449,9 @@ TS_CASE(sim_load_command_raises_bus_power)
     sim_cmd("load 1\n");
     uint64_t t_end = mono_us() + 400000u;
     while (mono_us() < t_end && next_msg(&msg, 500)) {
-        if (msg.which_msg == TAG(batch) && msg.msg.batch.power_count > 0u) {
-            after = ts_ina228_power_w(msg.msg.batch.power[msg.msg.batch.power_count - 1], lsb);
+        if (msg.which_msg == TAG(batch) && msg.msg.batch.count > 0u) {
+            unpack();
+            after = power_w(U.count - 1u);
         }
     }
     CHECK_NEAR(before, 1.0, 0.05);
@@ -401,30 +495,41 @@ TS_CASE(sim_probe_clock_runs_fast_by_the_drift)
 {
     const char *args[] = {"--drift-ppm", "50000", NULL}; /* +5 % */
     spawn(args);
+    /* Of several exchanges at each end keep the one with the shortest round
+     * trip, as the host's alignment does: on a loaded machine one exchange can
+     * wait milliseconds for the scheduler, which would skew the ratio. */
     uint64_t host[2], probe[2];
     for (int k = 0; k < 2; k++) {
         if (k == 1) {
-            usleep(500000);
+            usleep(1000000);
         }
-        throttlescope_v1_HostToProbe m = cmd(CMD(sync), 0);
-        m.cmd.sync.sync_id = (uint32_t)k + 1u;
-        uint64_t t0 = mono_us();
-        send_cmd(&m);
-        CHECK(next_msg(&msg, 2000));
-        uint64_t t1 = mono_us();
-        CHECK_EQ_I(msg.which_msg, TAG(sync));
-        host[k] = (t0 + t1) / 2u;
-        probe[k] = msg.msg.sync.probe_rx_us;
+        uint64_t best_rtt = UINT64_MAX;
+        for (uint32_t j = 0; j < 8u; j++) {
+            throttlescope_v1_HostToProbe m = cmd(CMD(sync), 0);
+            m.cmd.sync.sync_id = (uint32_t)k * 100u + j + 1u;
+            uint64_t t0 = mono_us();
+            send_cmd(&m);
+            CHECK(next_msg(&msg, 2000));
+            uint64_t t1 = mono_us();
+            CHECK_EQ_I(msg.which_msg, TAG(sync));
+            if (t1 - t0 < best_rtt) {
+                best_rtt = t1 - t0;
+                host[k] = (t0 + t1) / 2u;
+                probe[k] = msg.msg.sync.probe_rx_us;
+            }
+        }
     }
     double ratio = (double)(probe[1] - probe[0]) / (double)(host[1] - host[0]);
     CHECK_NEAR(ratio, 1.05, 0.02);
-    /* The sample timer runs on the probe clock: 1 kHz is 1000 us of probe time. */
+    /* The simulated chip converts on host time; the probe's clock runs 5 %
+     * fast, so a 936 us conversion measures ~983 us on it. */
     start(1000);
     CHECK(next_msg(&msg, 2000));
     CHECK_EQ_I(msg.which_msg, TAG(batch));
-    CHECK(msg.msg.batch.dt_us_count > 2u);
-    for (pb_size_t i = 1; i < msg.msg.batch.dt_us_count; i++) {
-        CHECK_NEAR(msg.msg.batch.dt_us[i], 1000.0, 1.0);
+    const ts_unpacked_batch *u = unpack();
+    CHECK(u->count > 2u);
+    for (uint32_t i = 1; i < u->count; i++) {
+        CHECK_NEAR((double)(u->time_us[i] - u->time_us[i - 1]), 936.0 * 1.05, 1.5);
     }
     finish();
 }
@@ -455,6 +560,8 @@ static const ts_test_case cases[] = {
     TS_ENTRY(sim_streams_consecutive_samples_and_answers_sync),
     TS_ENTRY(sim_energy_accumulator_closes_against_power_times_time),
     TS_ENTRY(sim_host_that_stops_reading_loses_samples_that_are_all_counted),
+    TS_ENTRY(sim_stalled_sampler_misses_slots_that_are_counted_and_seen_as_a_gap),
+    TS_ENTRY(sim_chip_reset_mid_run_gives_a_new_epoch_and_restored_registers),
     TS_ENTRY(sim_load_command_raises_bus_power),
     TS_ENTRY(sim_unplug_reopens_a_new_pty_and_keeps_counting),
     TS_ENTRY(sim_probe_clock_runs_fast_by_the_drift),

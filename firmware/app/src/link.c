@@ -12,9 +12,6 @@
 #include <zephyr/sys/atomic.h>
 #include <zephyr/sys/ring_buffer.h>
 
-#if defined(CONFIG_USB_DEVICE_STACK)
-#include <zephyr/usb/usb_device.h>
-#endif
 
 #include "throttlescope/protocol.h"
 
@@ -191,14 +188,8 @@ int link_init(ts_probe *p)
 		LOG_ERR("link device %s not ready", link_dev->name);
 		return -ENODEV;
 	}
-#if defined(CONFIG_USB_DEVICE_STACK)
-	int rc = usb_enable(NULL);
-
-	if (rc != 0 && rc != -EALREADY) {
-		LOG_ERR("USB device stack did not start (%d)", rc);
-		return rc;
-	}
-#endif
+	/* On USB boards the device stack (device_next) with its CDC-ACM
+	 * function is started at boot (CDC_ACM_SERIAL_INITIALIZE_AT_BOOT). */
 #if defined(CONFIG_UART_INTERRUPT_DRIVEN)
 	int err = uart_irq_callback_user_data_set(link_dev, uart_isr, NULL);
 

@@ -1,11 +1,13 @@
 /* throttlescope probe: wires the portable core (firmware/core) to Zephyr.
  * Everything board-specific comes from devicetree and Kconfig:
- *   - the INA228: the "ti,ina228-probe" node (I2C address, shunt, current,
+ *   - the INA228: the "throttlescope,ina228-probe" node (I2C address, shunt, current,
  *     ADC range, ALERT pin);
  *   - the host link: chosen "throttlescope,link" (USB CDC-ACM on the Pico);
  *   - enclosure temperature: aliases enclosure-temp0..3;
  *   - the status LED: alias led0; the watchdog: alias watchdog0.
- * Threads: sampling (highest), link, and this main loop (temperature, LED,
+ * Threads: sampling (the highest application priority, blocked between
+ * ALERT edges), link (CONFIG_THROTTLESCOPE_LINK_PRIORITY), and this main loop
+ * (CONFIG_MAIN_THREAD_PRIORITY, the lowest of the three: temperature, LED,
  * watchdog, counters). */
 #include <stdio.h>
 #include <string.h>
@@ -29,10 +31,18 @@
 
 LOG_MODULE_REGISTER(probe, CONFIG_LOG_DEFAULT_LEVEL);
 
-#define INA_NODE DT_COMPAT_GET_ANY_STATUS_OKAY(ti_ina228_probe)
-BUILD_ASSERT(DT_NODE_EXISTS(INA_NODE), "devicetree needs an okay \"ti,ina228-probe\" node");
+#define INA_NODE DT_COMPAT_GET_ANY_STATUS_OKAY(throttlescope_ina228_probe)
+BUILD_ASSERT(DT_NODE_EXISTS(INA_NODE), "devicetree needs an okay \"throttlescope,ina228-probe\" node");
 
 #define WDT_NODE DT_ALIAS(watchdog0)
+
+/* The core computes its rate ceiling from the bus clock devicetree sets. */
+#define INA_BUS_HZ DT_PROP_OR(DT_BUS(INA_NODE), clock_frequency, 0)
+BUILD_ASSERT(INA_BUS_HZ <= 400000,
+	     "the INA228 is rated for Fast mode (400 kHz), not Fast-mode Plus; "
+	     "High-speed mode needs an HS master code (docs/hardware.md)");
+BUILD_ASSERT(CONFIG_MAIN_THREAD_PRIORITY > CONFIG_THROTTLESCOPE_LINK_PRIORITY,
+	     "the main loop must run below the link (and the sampling thread)");
 
 static const struct device *const ina_dev = DEVICE_DT_GET(INA_NODE);
 
@@ -108,12 +118,13 @@ static void log_counters(void)
 
 	ts_probe_counters_get(&probe, &c);
 	link_counters_get(&l);
-	LOG_INF("%s %u Hz | taken %llu dropped %llu | batches %llu, tx refused %u, "
-		"i2c errors %u | rx bad frames %u, bad messages %u, rx bytes lost %u | "
-		"enclosure %d.%01d C",
+	LOG_INF("%s %u Hz | taken %llu dropped %llu (missed slots %llu) | reinits %u | "
+		"batches %llu, tx refused %u, i2c errors %u | rx bad frames %u, bad messages %u, "
+		"rx bytes lost %u | enclosure %d.%01d C",
 		ts_probe_running(&probe) ? "sampling" : "idle", ts_probe_rate_hz(&probe),
 		(unsigned long long)c.sampler.samples_taken,
 		(unsigned long long)c.sampler.samples_dropped,
+		(unsigned long long)c.sampler.missed_slots, c.sampler.reinits,
 		(unsigned long long)c.batches_sent, c.tx_overflows, c.sampler.i2c_errors,
 		c.rx_bad_frames, c.rx_bad_messages, l.rx_bytes_dropped, mc / 1000,
 		(mc < 0 ? -mc : mc) % 1000 / 100);
@@ -135,6 +146,8 @@ int main(void)
 		.max_batch_age_us = CONFIG_THROTTLESCOPE_MAX_BATCH_AGE_MS * 1000u,
 		.alert_pin = ina228_probe_has_alert(ina_dev),
 		.default_rate_hz = CONFIG_THROTTLESCOPE_DEFAULT_RATE_HZ,
+		.i2c_bus_hz = INA_BUS_HZ,
+		.i2c_txn_overhead_us = CONFIG_THROTTLESCOPE_I2C_TXN_OVERHEAD_US,
 	};
 	const ts_platform platform = {
 		.now_us = sampling_now_us,

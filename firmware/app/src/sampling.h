@@ -1,5 +1,6 @@
-/* The sampling thread: paces ts_probe_sample() by the INA228's ALERT pin
- * (data ready) where wired, else by a timer that polls DIAG_ALRT. */
+/* The sampling thread: one sample per latched ALERT edge (conversion ready),
+ * stamped in the GPIO interrupt; boards without the pin poll DIAG_ALRT from a
+ * timer at half the conversion period. */
 #ifndef THROTTLESCOPE_APP_SAMPLING_H
 #define THROTTLESCOPE_APP_SAMPLING_H
 

@@ -14,7 +14,7 @@
 
 #include "throttlescope/temp.h"
 
-#define INA_NODE DT_COMPAT_GET_ANY_STATUS_OKAY(ti_ina228_probe)
+#define INA_NODE DT_COMPAT_GET_ANY_STATUS_OKAY(throttlescope_ina228_probe)
 #define NTC_NODE DT_ALIAS(enclosure_temp0)
 
 static const struct emul *const ina_emul = EMUL_DT_GET(INA_NODE);

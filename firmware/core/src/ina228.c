@@ -100,12 +100,132 @@ uint16_t ts_ina228_adc_config_value(const ts_ina228_adc *adc)
                       (((unsigned)adc->temp_ct & 7u) << 3) | ((unsigned)adc->avg & 7u));
 }
 
+uint16_t ts_ina228_diag_control_value(const ts_ina228_adc *adc)
+{
+    return (uint16_t)((adc->alert_on_ready ? TS_INA228_DIAG_CNVR : 0u) |
+                      (adc->latch ? TS_INA228_DIAG_ALATCH : 0u));
+}
+
 int ts_ina228_configure_adc(ts_ina228 *dev, const ts_ina228_adc *adc)
 {
     int rc = write16(dev, TS_INA228_REG_ADC_CONFIG, ts_ina228_adc_config_value(adc));
     if (rc == TS_OK) {
-        rc = write16(dev, TS_INA228_REG_DIAG_ALRT,
-                     adc->alert_on_ready ? (uint16_t)TS_INA228_DIAG_CNVR : 0u);
+        rc = write16(dev, TS_INA228_REG_DIAG_ALRT, ts_ina228_diag_control_value(adc));
+    }
+    return rc;
+}
+
+int ts_ina228_read_reg16(ts_ina228 *dev, uint8_t reg, uint16_t *value)
+{
+    return read16(dev, reg, value);
+}
+
+/* Visit every code combination for a setup; die temperature adds VTCT. */
+#define FOR_EACH_CODE(adc, c, body)                                                   \
+    for (unsigned a_ = 0; a_ < 8u; a_++) {                                            \
+        for (unsigned vb_ = 0; vb_ < 8u; vb_++) {                                     \
+            for (unsigned vs_ = 0; vs_ < 8u; vs_++) {                                 \
+                for (unsigned t_ = 0; t_ < ((adc)->die_temp ? 8u : 1u); t_++) {       \
+                    ts_ina228_adc c = *(adc);                                         \
+                    c.avg = (ts_ina228_avg)a_;                                        \
+                    c.vbus_ct = (ts_ina228_ct)vb_;                                    \
+                    c.vshunt_ct = (ts_ina228_ct)vs_;                                  \
+                    c.temp_ct = (ts_ina228_ct)t_;                                     \
+                    body                                                              \
+                }                                                                     \
+            }                                                                         \
+        }                                                                             \
+    }
+
+static uint32_t abs_diff(uint32_t a, uint32_t b)
+{
+    return a > b ? a - b : b - a;
+}
+
+int ts_ina228_match_rate(uint32_t rate_hz, ts_ina228_adc *adc)
+{
+    if (rate_hz == 0u) {
+        return TS_ERR_RANGE;
+    }
+    uint32_t target = (1000000u + rate_hz / 2u) / rate_hz;
+    uint32_t min_err = UINT32_MAX;
+    FOR_EACH_CODE(adc, c, {
+        uint32_t err = abs_diff(ts_ina228_conversion_period_us(&c), target);
+        min_err = err < min_err ? err : min_err;
+    })
+    if ((uint64_t)min_err * 10u > target) {
+        return TS_ERR_RANGE;
+    }
+    /* Within 2 % of the period (or the closest there is): the most averaging,
+     * then equal bus and shunt times, then the closest, then a short VTCT. */
+    uint32_t accept = target / 50u > min_err ? target / 50u : min_err;
+    int64_t best_score = -1;
+    ts_ina228_adc best = *adc;
+    FOR_EACH_CODE(adc, c, {
+        uint32_t err = abs_diff(ts_ina228_conversion_period_us(&c), target);
+        if (err <= accept) {
+            int64_t score = ((int64_t)c.avg << 40) + ((int64_t)(c.vbus_ct == c.vshunt_ct) << 36) +
+                            ((int64_t)(accept - err) << 4) + (int64_t)(8u - (unsigned)c.temp_ct);
+            if (score > best_score) {
+                best_score = score;
+                best = c;
+            }
+        }
+    })
+    *adc = best;
+    return TS_OK;
+}
+
+uint32_t ts_ina228_read_bits(uint32_t n_bytes)
+{
+    /* START, address+W, ACK (9), pointer byte + ACK (9), repeated START,
+     * address+R + ACK (9), n data bytes + ACK/NACK (9 each), STOP; START, Sr
+     * and STOP count as about one bit time each. */
+    return 3u + 27u + 9u * n_bytes;
+}
+
+uint32_t ts_ina228_sample_bus_us(uint32_t channels, uint32_t bus_hz, uint32_t overhead_us)
+{
+    uint32_t bits = ts_ina228_read_bits(2u); /* DIAG_ALRT */
+    uint32_t txns = 1u;
+    if (channels & TS_CH_VBUS) {
+        bits += ts_ina228_read_bits(3u);
+        txns++;
+    }
+    if (channels & TS_CH_VSHUNT) {
+        bits += ts_ina228_read_bits(3u);
+        txns++;
+    }
+    if (channels & TS_CH_CURRENT) {
+        bits += ts_ina228_read_bits(3u);
+        txns++;
+    }
+    if (channels & TS_CH_POWER) {
+        bits += ts_ina228_read_bits(3u);
+        txns++;
+    }
+    bits += ts_ina228_read_bits(5u); /* at most one slow register per sample */
+    txns++;
+    if (bus_hz == 0u) {
+        return UINT32_MAX;
+    }
+    uint64_t us = ((uint64_t)bits * 1000000u + bus_hz - 1u) / bus_hz + (uint64_t)txns * overhead_us;
+    return us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
+}
+
+int ts_ina228_read_raw(ts_ina228 *dev, uint8_t reg, uint32_t width, uint64_t *value)
+{
+    uint8_t b[5];
+    if (width < 1u || width > 5u) {
+        return TS_ERR_RANGE;
+    }
+    int rc = read_bytes(dev, reg, b, width);
+    if (rc == TS_OK) {
+        uint64_t v = 0;
+        for (uint32_t i = 0; i < width; i++) {
+            v = (v << 8) | b[i];
+        }
+        *value = v;
     }
     return rc;
 }

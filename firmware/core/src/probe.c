@@ -4,6 +4,10 @@
 #include <string.h>
 
 #define ALL_CHANNELS (TS_CH_VBUS | TS_CH_VSHUNT | TS_CH_CURRENT | TS_CH_POWER)
+/** Fast channels when Start.channels is 0: the host computes current and power. */
+#define DEFAULT_CHANNELS (TS_CH_VBUS | TS_CH_VSHUNT)
+/** Slow readings per batch at most (nanopb max_count of SampleBatch.slow). */
+#define MAX_BATCH_SLOW 16u
 
 static uint64_t now_us(ts_probe *p)
 {
@@ -81,8 +85,17 @@ static void send_info(ts_probe *p)
         info->sensors[i].kind = p->config.sensors[i].kind;
         copy_str(info->sensors[i].name, sizeof info->sensors[i].name, p->config.sensors[i].name);
     }
-    info->max_rate_hz = p->config.max_rate_hz;
+    info->max_rate_hz = ts_probe_max_rate_hz(p, DEFAULT_CHANNELS);
     info->max_batch_samples = TS_MAX_BATCH_SAMPLES;
+    info->i2c_bus_hz = p->config.i2c_bus_hz;
+    info->sample_bus_us = ts_ina228_sample_bus_us(
+        p->running ? p->channels : DEFAULT_CHANNELS, p->config.i2c_bus_hz,
+        p->config.i2c_txn_overhead_us);
+    if (p->running) {
+        info->adc_config = p->adc_config;
+        info->conversion_rate_hz = p->period_us > 0u ? 1e6f / (float)p->period_us : 0.0f;
+        info->channels = p->channels;
+    }
     (void)send_msg(p);
 }
 
@@ -102,9 +115,18 @@ static void send_status(ts_probe *p)
     st->rx_bad_messages = c.rx_bad_messages;
     st->temp_errors = c.sampler.temp_errors;
     st->running = p->running;
-    st->rate_hz = p->running ? p->rate_hz : 0u;
+    /* Rates of the current run, or of the last one once stopped. */
+    double achieved = ts_sampler_achieved_rate_hz(&p->sampler);
+    st->rate_hz = (uint32_t)(achieved + 0.5);
+    st->achieved_rate_hz = (float)achieved;
+    st->conversion_rate_hz = p->period_us > 0u ? 1e6f / (float)p->period_us : 0.0f;
+    st->requested_rate_hz = p->requested_rate_hz;
     st->temps_dropped = c.sampler.temps_dropped;
     st->batches_sent = c.batches_sent;
+    st->missed_slots = c.sampler.missed_slots;
+    st->epoch = c.sampler.epoch;
+    st->reinits = c.sampler.reinits;
+    st->diag = c.sampler.diag;
     (void)send_msg(p);
 }
 
@@ -114,6 +136,15 @@ int ts_probe_init(ts_probe *p, const ts_probe_config *config, const ts_platform 
     memset(p, 0, sizeof *p);
     p->config = *config;
     p->platform = *platform;
+    if (p->config.i2c_bus_hz == 0u) {
+        p->config.i2c_bus_hz = TS_DEFAULT_I2C_BUS_HZ;
+    }
+    if (p->config.i2c_txn_overhead_us == 0u) {
+        p->config.i2c_txn_overhead_us = TS_DEFAULT_I2C_TXN_OVERHEAD_US;
+    }
+    if (p->config.max_rate_hz == 0u || p->config.max_rate_hz > TS_MAX_RATE_HZ) {
+        p->config.max_rate_hz = TS_MAX_RATE_HZ;
+    }
     if (p->config.max_batch_age_us == 0u) {
         p->config.max_batch_age_us = TS_DEFAULT_MAX_BATCH_AGE_US;
     }
@@ -149,6 +180,32 @@ static const char *sensor_fault_text(int status)
     }
 }
 
+/* Append text at d (NUL-terminated); returns the new end. */
+static char *put_text(char *d, const char *text)
+{
+    while (*text != '\0') {
+        *d++ = *text++;
+    }
+    *d = '\0';
+    return d;
+}
+
+/* Append v in decimal at d (NUL-terminated); returns the new end. */
+static char *put_u32(char *d, uint32_t v)
+{
+    char digits[10];
+    int n = 0;
+    do {
+        digits[n++] = (char)('0' + v % 10u);
+        v /= 10u;
+    } while (v != 0u);
+    while (n > 0) {
+        *d++ = digits[--n];
+    }
+    *d = '\0';
+    return d;
+}
+
 static void handle_start(ts_probe *p, const throttlescope_v1_Start *s, uint32_t request_id)
 {
     if (p->sensor_status != TS_OK) {
@@ -172,54 +229,94 @@ static void handle_start(ts_probe *p, const throttlescope_v1_Start *s, uint32_t 
                    "unknown bit in channels", request_id);
         return;
     }
+    uint32_t channels = s->channels != 0u ? s->channels : DEFAULT_CHANNELS;
     ts_ina228_adc adc;
-    adc.vbus_ct = (ts_ina228_ct)s->vbus_ct;
-    adc.vshunt_ct = (ts_ina228_ct)s->vshunt_ct;
-    adc.temp_ct = (ts_ina228_ct)s->temp_ct;
-    adc.avg = (ts_ina228_avg)s->averaging;
+    memset(&adc, 0, sizeof adc);
     adc.die_temp = s->die_temp;
-    adc.alert_on_ready = p->config.alert_pin;
-    uint32_t conv_rate = 1000000u / ts_ina228_conversion_period_us(&adc);
-    uint32_t rate = s->rate_hz;
-    if (rate == 0u) {
-        rate = p->config.default_rate_hz != 0u ? p->config.default_rate_hz : conv_rate;
-        rate = rate < conv_rate ? rate : conv_rate;
-        rate = rate < p->config.max_rate_hz ? rate : p->config.max_rate_hz;
-        if (rate == 0u) {
-            rate = 1u;
+    adc.alert_on_ready = true; /* CNVR: also what makes ALERT follow CNVRF */
+    adc.latch = true;          /* held until DIAG_ALRT is read: no conversion goes unseen */
+    uint32_t asked = s->rate_hz != 0u ? s->rate_hz
+                                      : (p->config.default_rate_hz != 0u ? p->config.default_rate_hz
+                                                                         : p->config.max_rate_hz);
+    if (s->manual_adc) {
+        adc.vbus_ct = (ts_ina228_ct)s->vbus_ct;
+        adc.vshunt_ct = (ts_ina228_ct)s->vshunt_ct;
+        adc.temp_ct = (ts_ina228_ct)s->temp_ct;
+        adc.avg = (ts_ina228_avg)s->averaging;
+        uint32_t conv = 1000000u / ts_ina228_conversion_period_us(&adc);
+        if (s->rate_hz != 0u && (s->rate_hz * 20u < conv * 19u || s->rate_hz * 20u > conv * 21u)) {
+            send_error(p, throttlescope_v1_ErrorCode_ERROR_CODE_BAD_ARGUMENT,
+                       "rate_hz is not the conversion rate of manual_adc", request_id);
+            return;
+        }
+        asked = conv;
+    } else if (asked <= ts_probe_max_rate_hz(p, channels) &&
+               ts_ina228_match_rate(asked, &adc) != TS_OK) {
+        send_error(p, throttlescope_v1_ErrorCode_ERROR_CODE_BAD_ARGUMENT,
+                   "no conversion time x averaging matches rate_hz", request_id);
+        return;
+    }
+    uint32_t period = ts_ina228_conversion_period_us(&adc);
+    uint32_t rate = (1000000u + period / 2u) / period;
+    uint32_t ceiling = ts_probe_max_rate_hz(p, channels);
+    if (!s->manual_adc && asked > ceiling) {
+        rate = asked; /* refused below, with the ceiling in the message */
+    }
+    /* No rate asked: the default, or the fastest these channels allow. */
+    for (uint32_t target = rate; s->rate_hz == 0u && !s->manual_adc && rate > ceiling &&
+                                  target > 1u;) {
+        target = target * 19u / 20u;
+        if (ts_ina228_match_rate(target, &adc) == TS_OK) {
+            period = ts_ina228_conversion_period_us(&adc);
+            rate = (1000000u + period / 2u) / period;
         }
     }
-    if (rate > p->config.max_rate_hz) {
-        send_error(p, throttlescope_v1_ErrorCode_ERROR_CODE_BAD_ARGUMENT,
-                   "rate_hz above DeviceInfo.max_rate_hz", request_id);
+    if (rate > ceiling) {
+        /* e.g. "rate 1200 Hz above the 972 Hz ceiling (1028 us I2C/sample)" */
+        char detail[96];
+        char *d = put_text(detail, "rate ");
+        d = put_u32(d, rate);
+        d = put_text(d, " Hz above the ");
+        d = put_u32(d, ceiling);
+        d = put_text(d, " Hz ceiling (");
+        d = put_u32(d, ts_ina228_sample_bus_us(channels, p->config.i2c_bus_hz,
+                                               p->config.i2c_txn_overhead_us));
+        (void)put_text(d, " us I2C/sample)");
+        send_error(p, throttlescope_v1_ErrorCode_ERROR_CODE_BAD_ARGUMENT, detail, request_id);
         return;
     }
-    if (rate > conv_rate) {
-        send_error(p, throttlescope_v1_ErrorCode_ERROR_CODE_BAD_ARGUMENT,
-                   "rate_hz faster than the conversion time x averaging", request_id);
-        return;
-    }
-    if (ts_ina228_configure_adc(&p->ina, &adc) != TS_OK) {
-        p->link_i2c_errors++;
-        send_error(p, throttlescope_v1_ErrorCode_ERROR_CODE_SENSOR_FAULT,
-                   "INA228 ADC_CONFIG write failed", request_id);
-        return;
-    }
-
     ts_sampler_config sc;
-    sc.channels = (s->channels != 0u ? s->channels : ALL_CHANNELS) |
-                  (s->die_temp ? TS_CH_DIE_TEMP : 0u);
-    sc.accumulators_every =
+    memset(&sc, 0, sizeof sc);
+    /* Idle: write the setup here. Running: the sampling context owns the bus
+     * and writes it at its next edge (no health check sees a half-done Start). */
+    if (!p->running) {
+        if (ts_ina228_configure_adc(&p->ina, &adc) != TS_OK) {
+            p->link_i2c_errors++;
+            send_error(p, throttlescope_v1_ErrorCode_ERROR_CODE_SENSOR_FAULT,
+                       "INA228 ADC_CONFIG write failed", request_id);
+            return;
+        }
+        sc.configured = true;
+    }
+    sc.channels = channels;
+    sc.die_temp = s->die_temp;
+    sc.period_us = period;
+    sc.adc = adc;
+    sc.slow_every =
         s->accumulators_every != 0u ? s->accumulators_every : TS_DEFAULT_ACCUMULATORS_EVERY;
     p->has_pending = false;
     p->expected_seq = 0;
     p->rate_hz = rate;
+    p->requested_rate_hz = asked;
+    p->period_us = period;
+    p->channels = channels;
+    p->adc_config = ts_ina228_adc_config_value(&adc);
     p->batch_samples = s->batch_samples != 0u ? s->batch_samples : TS_DEFAULT_BATCH_SAMPLES;
-    /* Any run of 8N consecutive samples holds exactly 8 ENERGY/CHARGE readings
-     * taken every N samples: cap the batch there so it fills completely. */
-    if (sc.accumulators_every < TS_MAX_BATCH_SAMPLES &&
-        p->batch_samples > sc.accumulators_every * TS_MAX_BATCH_ACCUMULATORS) {
-        p->batch_samples = sc.accumulators_every * TS_MAX_BATCH_ACCUMULATORS;
+    /* Any run of 16N consecutive samples holds at most 16 slow readings taken
+     * every N samples: cap the batch there so the list never overflows. */
+    if (sc.slow_every < TS_MAX_BATCH_SAMPLES &&
+        p->batch_samples > sc.slow_every * MAX_BATCH_SLOW) {
+        p->batch_samples = sc.slow_every * MAX_BATCH_SLOW;
     }
     p->max_batch_age_us = p->config.max_batch_age_us;
     ts_sampler_start(&p->sampler, &sc);
@@ -263,12 +360,20 @@ static void handle_reset_accumulators(ts_probe *p, uint32_t request_id)
                    sensor_fault_text(p->sensor_status), request_id);
         return;
     }
+    if (p->running) {
+        /* The sampling context owns the bus and the epoch while running. */
+        ts_sampler_reset_accumulators(&p->sampler);
+        send_ack(p, request_id);
+        return;
+    }
     if (ts_ina228_reset_accumulators(&p->ina) != TS_OK) {
         p->link_i2c_errors++;
         send_error(p, throttlescope_v1_ErrorCode_ERROR_CODE_SENSOR_FAULT,
                    "INA228 CONFIG write failed", request_id);
         return;
     }
+    p->sampler.counters.epoch++;
+    p->sampler.new_epoch_pending = true;
     send_ack(p, request_id);
 }
 
@@ -329,27 +434,44 @@ void ts_probe_rx(ts_probe *p, const uint8_t *data, size_t len, uint64_t rx_time_
     }
 }
 
-void ts_probe_sample(ts_probe *p)
+void ts_probe_alert(ts_probe *p, uint64_t edge_us)
 {
     if (p->running) {
-        (void)ts_sampler_tick(&p->sampler, now_us(p));
+        (void)ts_sampler_alert(&p->sampler, edge_us, now_us(p));
     }
 }
 
 bool ts_probe_poll_ready(ts_probe *p)
 {
-    bool ready = false;
     if (!p->running) {
         return false;
     }
-    if (ts_ina228_conversion_ready(&p->ina, &ready, NULL) != TS_OK) {
-        p->sampler.counters.i2c_errors++;
-        return false;
+    return ts_sampler_check(&p->sampler, now_us(p), false);
+}
+
+void ts_probe_watchdog(ts_probe *p)
+{
+    if (p->running) {
+        (void)ts_sampler_check(&p->sampler, now_us(p), true);
     }
-    if (ready) {
-        ts_probe_sample(p);
-    }
-    return ready;
+}
+
+uint32_t ts_probe_period_us(const ts_probe *p)
+{
+    return p->running ? p->period_us : 0u;
+}
+
+uint32_t ts_probe_alert_timeout_us(const ts_probe *p)
+{
+    return 2u * p->period_us + 10000u;
+}
+
+uint32_t ts_probe_max_rate_hz(const ts_probe *p, uint32_t channels)
+{
+    uint32_t bus_us = ts_ina228_sample_bus_us(channels, p->config.i2c_bus_hz,
+                                              p->config.i2c_txn_overhead_us);
+    uint32_t ceiling = bus_us > 0u ? 1000000u / bus_us : p->config.max_rate_hz;
+    return ceiling < p->config.max_rate_hz ? ceiling : p->config.max_rate_hz;
 }
 
 void ts_probe_temp(ts_probe *p, uint32_t sensor, int32_t milli_c)
@@ -372,7 +494,10 @@ static bool build_batch(ts_probe *p, uint64_t now)
      * discard and count it. */
     uint32_t run = p->sampler.requested_run;
     const ts_sample *first = (const ts_sample *)ts_ring_peek(ring, 0);
-    while (first != NULL && first->run != run) {
+    while (first != NULL && first->run != (uint8_t)run) {
+        if (first->flags & TS_SAMPLE_NEW_EPOCH) {
+            p->tx_epoch++; /* the epoch began even if its first sample is stale */
+        }
         ts_ring_pop(ring, 1);
         p->stale_dropped++;
         first = (const ts_sample *)ts_ring_peek(ring, 0);
@@ -401,6 +526,8 @@ static bool build_batch(ts_probe *p, uint64_t now)
     throttlescope_v1_SampleBatch *b = &p->msg.msg.batch;
     uint32_t k = 0;
     uint64_t last_seq;
+    uint32_t epoch = p->tx_epoch;
+    b->period_us = p->period_us;
     if (n == 0u) {
         b->first_seq = p->expected_seq;
         b->first_time_us = now;
@@ -409,51 +536,56 @@ static bool build_batch(ts_probe *p, uint64_t now)
         b->first_seq = first->seq;
         b->first_time_us = first->time_us;
         b->dropped_before = (uint32_t)(first->seq - p->expected_seq);
+        b->channels = first->channels;
+        if (first->flags & TS_SAMPLE_NEW_EPOCH) {
+            epoch++;
+        }
         uint32_t limit = p->batch_samples;
         const ts_sample *prev = NULL;
+        size_t pos = 0;
         for (k = 0; k < limit && k < n; k++) {
             const ts_sample *s = (const ts_sample *)ts_ring_peek(ring, k);
-            /* A batch holds consecutive samples of one channel set. */
-            if (s->seq != first->seq + k || s->channels != first->channels) {
+            /* A batch holds consecutive samples of one channel set and epoch. */
+            if (s->seq != first->seq + k || s->channels != first->channels ||
+                (k > 0u && (s->flags & TS_SAMPLE_NEW_EPOCH))) {
                 break;
             }
-            if ((s->flags & TS_SAMPLE_HAS_ACCUMULATORS) &&
-                b->accumulators_count >= TS_MAX_BATCH_ACCUMULATORS) {
+            if ((s->flags & TS_SAMPLE_HAS_SLOW) && b->slow_count >= MAX_BATCH_SLOW) {
                 break;
             }
-            uint64_t dt = prev != NULL ? s->time_us - prev->time_us : 0u;
-            b->dt_us[k] = dt > UINT32_MAX ? UINT32_MAX : (uint32_t)dt;
-            if (s->channels & TS_CH_VBUS) {
-                b->vbus[k] = s->raw.vbus;
+            size_t mark = pos;
+            int64_t dev = prev != NULL ? (int64_t)(s->time_us - prev->time_us) - (int64_t)p->period_us
+                                       : 0;
+            const int32_t vals[TS_PACKED_CHANNELS] = {s->vbus, s->vshunt, s->current,
+                                                      (int32_t)s->power};
+            const int32_t pvals[TS_PACKED_CHANNELS] = {
+                prev ? prev->vbus : 0, prev ? prev->vshunt : 0, prev ? prev->current : 0,
+                prev ? (int32_t)prev->power : 0};
+            bool fits = ts_proto_put_zigzag(b->packed.bytes, sizeof b->packed.bytes, &pos, dev);
+            for (unsigned c = 0; fits && c < TS_PACKED_CHANNELS; c++) {
+                if (s->channels & (1u << c)) {
+                    fits = ts_proto_put_zigzag(b->packed.bytes, sizeof b->packed.bytes, &pos,
+                                               (int64_t)vals[c] - (int64_t)pvals[c]);
+                }
             }
-            if (s->channels & TS_CH_VSHUNT) {
-                b->vshunt[k] = s->raw.vshunt;
+            if (!fits) {
+                pos = mark; /* cannot happen within TS_MAX_PACKED_BYTES; end the batch */
+                break;
             }
-            if (s->channels & TS_CH_CURRENT) {
-                b->current[k] = s->raw.current;
-            }
-            if (s->channels & TS_CH_POWER) {
-                b->power[k] = s->raw.power;
-            }
-            if (s->channels & TS_CH_DIE_TEMP) {
-                b->die_temp[k] = s->raw.die_temp;
-            }
-            if (s->flags & TS_SAMPLE_HAS_ACCUMULATORS) {
-                throttlescope_v1_Accumulators *a = &b->accumulators[b->accumulators_count++];
-                a->seq = s->seq;
-                a->energy = s->energy;
-                a->charge = s->charge;
+            b->diag |= s->diag;
+            if (s->flags & TS_SAMPLE_HAS_SLOW) {
+                throttlescope_v1_RegisterReading *r = &b->slow[b->slow_count++];
+                r->index = k;
+                r->reg = s->slow_reg;
+                r->value = ((uint64_t)s->slow_hi << 32) | s->slow_lo;
             }
             prev = s;
         }
-        b->dt_us_count = (pb_size_t)k;
-        b->vbus_count = (first->channels & TS_CH_VBUS) ? (pb_size_t)k : 0u;
-        b->vshunt_count = (first->channels & TS_CH_VSHUNT) ? (pb_size_t)k : 0u;
-        b->current_count = (first->channels & TS_CH_CURRENT) ? (pb_size_t)k : 0u;
-        b->power_count = (first->channels & TS_CH_POWER) ? (pb_size_t)k : 0u;
-        b->die_temp_count = (first->channels & TS_CH_DIE_TEMP) ? (pb_size_t)k : 0u;
+        b->packed.size = (pb_size_t)pos;
+        b->count = k;
         last_seq = first->seq + k - 1u;
     }
+    b->epoch = epoch;
     uint32_t t = 0;
     while (t < nt && t < TS_MAX_BATCH_TEMPS) {
         const ts_temp_sample *ts = (const ts_temp_sample *)ts_ring_peek(temps, t);
@@ -480,6 +612,7 @@ static bool build_batch(ts_probe *p, uint64_t now)
     p->pending.samples = k;
     p->pending.temps = t;
     p->pending.next_seq = k > 0u ? first->seq + k : p->expected_seq;
+    p->pending.epoch = epoch;
     return true;
 }
 
@@ -491,6 +624,7 @@ static bool send_pending(ts_probe *p)
     ts_ring_pop(&p->sampler.samples, p->pending.samples);
     ts_ring_pop(&p->sampler.temps, p->pending.temps);
     p->expected_seq = p->pending.next_seq;
+    p->tx_epoch = p->pending.epoch;
     p->counters.batches_sent++;
     p->has_pending = false;
     return true;

@@ -1,8 +1,21 @@
-/* An I2C emulator of the INA228 register file for native_sim: identity,
- * reset, SHUNT_CAL, ADC_CONFIG timing with the conversion-ready flag, and
- * result registers computed from physical inputs the test sets, with ENERGY
- * and CHARGE accumulating over (emulated) time as the chip's do. */
-#define DT_DRV_COMPAT ti_ina228_probe
+/* An I2C emulator of the INA228 register file for native_sim, following the
+ * datasheet (TI SLYS021A) rather than the firmware's expectations:
+ *  - identity, register widths, power-on/RST defaults (SHUNT_CAL 0x1000,
+ *    ADC_CONFIG 0xFB68, DIAG_ALRT 0x0001, ENERGY/CHARGE 0; section 7.6);
+ *  - continuous conversions on a timer at (CT sum) x AVG from ADC_CONFIG, a
+ *    write to ADC_CONFIG restarting the conversion in progress;
+ *  - conversion ready (section 7.3.7, TI E2E 1391284): with ALATCH = 0
+ *    (transparent) CNVRF and the ALERT pin follow the conversions and clear
+ *    by themselves shortly after each one, whether or not anything is read;
+ *    with ALATCH = 1 they are held until DIAG_ALRT is read, and a conversion
+ *    that completes while ALERT is held gives no new edge;
+ *  - the time a transfer takes on the bus (bit count at the controller's
+ *    clock-frequency, k_busy_wait on native_sim), so a flag that clears
+ *    during a slow read is missed as on a board;
+ *  - a chip reset (RST bit, or a test's power-on reset) and I2C errors;
+ *  - result registers computed from physical inputs the test sets, with
+ *    ENERGY and CHARGE accumulating over (emulated) time as the chip's do. */
+#define DT_DRV_COMPAT throttlescope_ina228_probe
 
 #include <errno.h>
 #include <stdlib.h>
@@ -51,10 +64,22 @@ enum {
 #define CONFIG_RST BIT(15)
 #define CONFIG_RSTACC BIT(14)
 #define CONFIG_ADCRANGE BIT(4)
+#define DIAG_ALATCH BIT(15)
 #define DIAG_CNVR BIT(14)
 #define DIAG_CNVRF BIT(1)
 #define DIAG_MEMSTAT BIT(0)
 #define DIAG_WRITABLE 0xF000u /* ALATCH, CNVR, SLOWALERT, APOL */
+
+/* How long a transparent-mode CNVRF (and ALERT) stays set after a conversion
+ * completes. The datasheet gives no figure; TI says the flag "clears
+ * automatically after being sent" (E2E 1391284). The host model
+ * (firmware/sim) uses the same default. */
+#define TRANSPARENT_HOLD_US_DEFAULT 20u
+
+/* Bit times of the parts of one transfer: START + address byte + ACK. */
+#define I2C_ADDR_BITS 10u
+#define I2C_BYTE_BITS 9u
+#define I2C_STOP_BITS 1u
 
 #define ADC_CONFIG_DEFAULT 0xFB68u /* continuous all, 1052 us each, AVG 1 */
 #define SHUNT_CAL_DEFAULT 0x1000u
@@ -67,12 +92,13 @@ enum {
 
 struct ina228_emul_cfg {
 	struct gpio_dt_spec alert; /* driven on conversion ready when DIAG_ALRT.CNVR is set */
+	uint32_t bus_hz;           /* the I2C controller's clock-frequency */
 };
 
 struct ina228_emul_data {
 	struct k_spinlock lock;
 	const struct emul *self;
-	struct k_timer alert_timer;
+	struct k_timer conv_timer; /* one expiry per completed conversion */
 	struct ina228_probe_emul_inputs in;
 	uint16_t config;
 	uint16_t adc_config;
@@ -85,10 +111,17 @@ struct ina228_emul_data {
 	uint64_t energy_rem;     /* POWER x us not yet worth one ENERGY LSB */
 	int64_t charge_rem;      /* CURRENT x us not yet worth one CHARGE LSB */
 	uint64_t last_update_us;
-	uint64_t adc_epoch_us;   /* when ADC_CONFIG was last written */
-	uint64_t conversions_seen; /* conversions already flagged by CNVRF */
+	bool cnvrf_latched;      /* ALATCH = 1: CNVRF held until DIAG_ALRT is read */
+	bool release_alert;      /* a read released ALERT: drive the pin outside the lock */
+	uint64_t last_conv_us;   /* when the last conversion completed */
+	uint32_t conversions;    /* completed since the last reset */
+	uint32_t alert_edges;    /* inactive -> active edges of ALERT */
+	uint32_t transparent_hold_us;
+	bool model_bus_time;
 	bool fail_bus;
+	uint32_t fail_next;      /* transfers still to fail */
 	uint32_t reads;
+	uint32_t resets;
 };
 
 static const uint16_t ct_us[8] = {50, 84, 150, 280, 540, 1052, 2074, 4120};
@@ -214,40 +247,88 @@ static void reset_chip(struct ina228_emul_data *d)
 	d->energy_rem = 0;
 	d->charge_rem = 0;
 	d->last_update_us = emul_now_us();
-	d->adc_epoch_us = d->last_update_us;
-	d->conversions_seen = 0;
+	d->cnvrf_latched = false;
+	d->last_conv_us = 0;
+	d->conversions = 0;
+	d->resets++;
 }
 
-/* Conversion ready on the ALERT pin: a falling (active) edge per completed
- * conversion cycle while CNVR is set, as the chip does in transparent mode. */
-static void alert_tick(struct k_timer *timer)
+static bool latch_mode(const struct ina228_emul_data *d)
 {
-	struct ina228_emul_data *d = CONTAINER_OF(timer, struct ina228_emul_data, alert_timer);
+	return (d->diag & DIAG_ALATCH) != 0u;
+}
+
+/* CNVRF as a read at `now` sees it. */
+static bool cnvrf_at(const struct ina228_emul_data *d, uint64_t now)
+{
+	if (latch_mode(d)) {
+		return d->cnvrf_latched;
+	}
+	return d->conversions > 0u && now - d->last_conv_us < d->transparent_hold_us;
+}
+
+/* Drive the ALERT pin (only conversion ready is emulated as an alert source). */
+static void alert_pin_set(struct ina228_emul_data *d, bool active)
+{
 	const struct ina228_emul_cfg *cfg = d->self->cfg;
 
 #if defined(CONFIG_GPIO_EMUL)
-	int active = (cfg->alert.dt_flags & GPIO_ACTIVE_LOW) ? 0 : 1;
+	if (cfg->alert.port != NULL) {
+		int level = (cfg->alert.dt_flags & GPIO_ACTIVE_LOW) ? !active : active;
 
-	(void)gpio_emul_input_set(cfg->alert.port, cfg->alert.pin, !active);
-	(void)gpio_emul_input_set(cfg->alert.port, cfg->alert.pin, active);
+		(void)gpio_emul_input_set(cfg->alert.port, cfg->alert.pin, level);
+	}
 #else
 	ARG_UNUSED(cfg);
+	ARG_UNUSED(active);
 #endif
 }
 
-/* Start or stop the ALERT pulses after ADC_CONFIG or DIAG_ALRT changed. */
-static void alert_rearm(struct ina228_emul_data *d)
+/* One conversion completed: results update (computed on read from the
+ * inputs), CNVRF sets, and ALERT falls if it was not already held. */
+static void conversion_done(struct k_timer *timer)
 {
-	const struct ina228_emul_cfg *cfg = d->self->cfg;
+	struct ina228_emul_data *d = CONTAINER_OF(timer, struct ina228_emul_data, conv_timer);
+	k_spinlock_key_t key = k_spin_lock(&d->lock);
+	bool cnvr = (d->diag & DIAG_CNVR) != 0u;
+	bool edge;
+
+	accumulate(d);
+	d->conversions++;
+	d->last_conv_us = emul_now_us();
+	if (latch_mode(d)) {
+		/* A held ALERT stays low: no new edge until DIAG_ALRT is read. */
+		edge = cnvr && !d->cnvrf_latched;
+		d->cnvrf_latched = true;
+	} else {
+		edge = cnvr;
+	}
+	if (edge) {
+		d->alert_edges++;
+	}
+	k_spin_unlock(&d->lock, key);
+
+	if (edge) {
+		/* The handler runs on this edge (GPIO_INT_EDGE_TO_ACTIVE). */
+		alert_pin_set(d, true);
+		if (!latch_mode(d)) {
+			/* Transparent: the pin is released again by itself (after
+			 * transparent_hold_us on the chip; at once here, only edges
+			 * are seen by the firmware). */
+			alert_pin_set(d, false);
+		}
+	}
+}
+
+/* (Re)start the conversion clock: after a reset and an ADC_CONFIG write. */
+static void conversions_restart(struct ina228_emul_data *d)
+{
 	uint64_t period = conversion_period_us(d);
 
-	if (cfg->alert.port == NULL) {
-		return;
-	}
-	if ((d->diag & DIAG_CNVR) && period != 0u) {
-		k_timer_start(&d->alert_timer, K_USEC(period), K_USEC(period));
+	if (period != 0u) {
+		k_timer_start(&d->conv_timer, K_USEC(period), K_USEC(period));
 	} else {
-		k_timer_stop(&d->alert_timer);
+		k_timer_stop(&d->conv_timer);
 	}
 }
 
@@ -261,14 +342,15 @@ static void put_be(uint8_t *buf, uint64_t v, size_t n)
 static uint16_t diag_read(struct ina228_emul_data *d)
 {
 	uint16_t v = d->diag;
-	uint64_t period = conversion_period_us(d);
 
-	if (period != 0u) {
-		uint64_t done = (emul_now_us() - d->adc_epoch_us) / period;
-
-		if (done > d->conversions_seen) {
-			v |= DIAG_CNVRF; /* cleared by this read */
-			d->conversions_seen = done;
+	if (cnvrf_at(d, emul_now_us())) {
+		v |= DIAG_CNVRF;
+	}
+	if (latch_mode(d) && d->cnvrf_latched) {
+		/* Reading DIAG_ALRT clears the latched flag and releases ALERT. */
+		d->cnvrf_latched = false;
+		if (d->diag & DIAG_CNVR) {
+			d->release_alert = true;
 		}
 	}
 	return v;
@@ -383,7 +465,8 @@ static int reg_write(struct ina228_emul_data *d, uint8_t reg, const uint8_t *buf
 	case REG_CONFIG:
 		if (v & CONFIG_RST) {
 			reset_chip(d);
-			alert_rearm(d);
+			d->release_alert = true;
+			conversions_restart(d);
 			return 0;
 		}
 		if (v & CONFIG_RSTACC) {
@@ -395,10 +478,9 @@ static int reg_write(struct ina228_emul_data *d, uint8_t reg, const uint8_t *buf
 		d->config = v & (uint16_t)~(CONFIG_RST | CONFIG_RSTACC);
 		return 0;
 	case REG_ADC_CONFIG:
+		/* A write restarts the conversion in progress. */
 		d->adc_config = v;
-		d->adc_epoch_us = emul_now_us();
-		d->conversions_seen = 0;
-		alert_rearm(d);
+		conversions_restart(d);
 		return 0;
 	case REG_SHUNT_CAL:
 		d->shunt_cal = v & 0x7FFFu;
@@ -407,8 +489,13 @@ static int reg_write(struct ina228_emul_data *d, uint8_t reg, const uint8_t *buf
 		d->shunt_tempco = v & 0x3FFFu;
 		return 0;
 	case REG_DIAG_ALRT:
+		/* Control bits only; the flags are the chip's. Leaving latch
+		 * mode drops a held flag (it then follows the conversions). */
 		d->diag = (uint16_t)((v & DIAG_WRITABLE) | DIAG_MEMSTAT);
-		alert_rearm(d);
+		if (!latch_mode(d) && d->cnvrf_latched) {
+			d->cnvrf_latched = false;
+			d->release_alert = true;
+		}
 		return 0;
 	case REG_MANUFACTURER_ID:
 	case REG_DEVICE_ID:
@@ -420,17 +507,51 @@ static int reg_write(struct ina228_emul_data *d, uint8_t reg, const uint8_t *buf
 	}
 }
 
+/* Bit times a message adds on the bus: address byte (with START/Sr) and its data bytes. */
+static uint32_t msg_bits(const struct i2c_msg *m)
+{
+	return I2C_ADDR_BITS + I2C_BYTE_BITS * m->len;
+}
+
+static void bus_wait(const struct ina228_emul_data *d, uint32_t bits)
+{
+	const struct ina228_emul_cfg *cfg = d->self->cfg;
+
+	if (d->model_bus_time && cfg->bus_hz != 0u && bits != 0u) {
+		k_busy_wait((uint32_t)DIV_ROUND_UP((uint64_t)bits * 1000000u, cfg->bus_hz));
+	}
+}
+
 static int ina228_emul_transfer(const struct emul *target, struct i2c_msg *msgs, int num_msgs,
 				int addr)
 {
 	struct ina228_emul_data *d = target->data;
 	k_spinlock_key_t key;
+	uint32_t before = 0, after = I2C_STOP_BITS;
+	bool release;
 	int rc;
 
 	ARG_UNUSED(addr);
+	/* The chip latches a register's value when its first data byte is
+	 * shifted out, i.e. after the pointer write and the repeated start. */
+	for (int i = 0; i < num_msgs; i++) {
+		if (msgs[i].flags & I2C_MSG_READ) {
+			before += I2C_ADDR_BITS;
+			after += I2C_BYTE_BITS * msgs[i].len;
+		} else {
+			before += msg_bits(&msgs[i]);
+		}
+	}
+	bus_wait(d, before);
+
 	key = k_spin_lock(&d->lock);
-	if (d->fail_bus) {
+	if (d->fail_bus || d->fail_next > 0u) {
+		/* No ACK: the controller gives up after the address byte. */
+		if (d->fail_next > 0u) {
+			d->fail_next--;
+		}
 		rc = -EIO;
+		after = I2C_STOP_BITS;
 	} else if (num_msgs == 1 && !(msgs[0].flags & I2C_MSG_READ) && msgs[0].len >= 1u) {
 		/* Register pointer followed by the value, one write. */
 		rc = reg_write(d, msgs[0].buf[0], &msgs[0].buf[1], msgs[0].len - 1u);
@@ -442,38 +563,84 @@ static int ina228_emul_transfer(const struct emul *target, struct i2c_msg *msgs,
 		LOG_ERR("unsupported transfer of %d messages", num_msgs);
 		rc = -EIO;
 	}
+	release = d->release_alert;
+	d->release_alert = false;
 	k_spin_unlock(&d->lock, key);
+
+	if (release) {
+		alert_pin_set(d, false);
+	}
+	bus_wait(d, after);
 	return rc;
 }
+
+/* Run stmt with the emulator's lock held. */
+#define WITH_LOCK(d, stmt)                                                                         \
+	do {                                                                                       \
+		k_spinlock_key_t key_ = k_spin_lock(&(d)->lock);                                   \
+		stmt;                                                                              \
+		k_spin_unlock(&(d)->lock, key_);                                                   \
+	} while (0)
 
 void ina228_probe_emul_set_inputs(const struct emul *target,
 				  const struct ina228_probe_emul_inputs *in)
 {
 	struct ina228_emul_data *d = target->data;
-	k_spinlock_key_t key = k_spin_lock(&d->lock);
 
-	accumulate(d); /* what was measured so far used the old inputs */
-	d->in = *in;
-	k_spin_unlock(&d->lock, key);
+	/* What was measured so far used the old inputs. */
+	WITH_LOCK(d, (accumulate(d), d->in = *in));
 }
 
 void ina228_probe_emul_fail_bus(const struct emul *target, bool fail)
 {
 	struct ina228_emul_data *d = target->data;
-	k_spinlock_key_t key = k_spin_lock(&d->lock);
 
-	d->fail_bus = fail;
-	k_spin_unlock(&d->lock, key);
+	WITH_LOCK(d, d->fail_bus = fail);
+}
+
+void ina228_probe_emul_fail_transfers(const struct emul *target, uint32_t n)
+{
+	struct ina228_emul_data *d = target->data;
+
+	WITH_LOCK(d, d->fail_next = n);
+}
+
+void ina228_probe_emul_power_on_reset(const struct emul *target)
+{
+	struct ina228_emul_data *d = target->data;
+
+	WITH_LOCK(d, (accumulate(d), reset_chip(d), conversions_restart(d)));
+	alert_pin_set(d, false);
+}
+
+void ina228_probe_emul_set_transparent_hold(const struct emul *target, uint32_t hold_us)
+{
+	struct ina228_emul_data *d = target->data;
+
+	WITH_LOCK(d, d->transparent_hold_us = hold_us);
+}
+
+void ina228_probe_emul_model_bus_time(const struct emul *target, bool on)
+{
+	struct ina228_emul_data *d = target->data;
+
+	WITH_LOCK(d, d->model_bus_time = on);
+}
+
+void ina228_probe_emul_stats_get(const struct emul *target, struct ina228_probe_emul_stats *out)
+{
+	struct ina228_emul_data *d = target->data;
+
+	WITH_LOCK(d, (out->reads = d->reads, out->conversions = d->conversions,
+		      out->alert_edges = d->alert_edges, out->resets = d->resets));
 }
 
 uint32_t ina228_probe_emul_reads(const struct emul *target)
 {
-	struct ina228_emul_data *d = target->data;
-	k_spinlock_key_t key = k_spin_lock(&d->lock);
-	uint32_t n = d->reads;
+	struct ina228_probe_emul_stats st;
 
-	k_spin_unlock(&d->lock, key);
-	return n;
+	ina228_probe_emul_stats_get(target, &st);
+	return st.reads;
 }
 
 static int ina228_emul_init(const struct emul *target, const struct device *parent)
@@ -482,8 +649,12 @@ static int ina228_emul_init(const struct emul *target, const struct device *pare
 
 	ARG_UNUSED(parent);
 	d->self = target;
-	k_timer_init(&d->alert_timer, alert_tick, NULL);
+	d->transparent_hold_us = TRANSPARENT_HOLD_US_DEFAULT;
+	d->model_bus_time = true;
+	k_timer_init(&d->conv_timer, conversion_done, NULL);
 	reset_chip(d);
+	d->resets = 0; /* power-on is not counted as a reset */
+	conversions_restart(d);
 	/* A plausible idle bus until a test says otherwise: 5 V, 0 A, 25 degC. */
 	d->in.vbus_uv = 5000000;
 	d->in.vshunt_nv = 0;
@@ -499,6 +670,7 @@ static const struct i2c_emul_api ina228_emul_api = {
 	static struct ina228_emul_data ina228_emul_data_##inst;                                    \
 	static const struct ina228_emul_cfg ina228_emul_cfg_##inst = {                             \
 		.alert = GPIO_DT_SPEC_INST_GET_OR(inst, alert_gpios, {0}),                         \
+		.bus_hz = DT_PROP_OR(DT_INST_BUS(inst), clock_frequency, 0),                       \
 	};                                                                                         \
 	EMUL_DT_INST_DEFINE(inst, ina228_emul_init, &ina228_emul_data_##inst,                      \
 			    &ina228_emul_cfg_##inst, &ina228_emul_api, NULL);

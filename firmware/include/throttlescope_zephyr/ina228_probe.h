@@ -1,5 +1,5 @@
 /* The INA228 as the throttlescope probe uses it on Zephyr: a devicetree
- * node ("ti,ina228-probe") becomes a device that gives the portable core its
+ * node ("throttlescope,ina228-probe") becomes a device that gives the portable core its
  * register bus (I2C burst reads) and, where wired, the ALERT pin as a
  * data-ready interrupt. The core does all register work itself. */
 #ifndef THROTTLESCOPE_ZEPHYR_INA228_PROBE_H
@@ -62,5 +62,38 @@ void ina228_probe_emul_fail_bus(const struct emul *target, bool fail);
 
 /** Register reads the emulated chip has served (to check burst reads). */
 uint32_t ina228_probe_emul_reads(const struct emul *target);
+
+/** Make the next n transfers fail (no ACK), then work again. */
+void ina228_probe_emul_fail_transfers(const struct emul *target, uint32_t n);
+
+/**
+ * Power-on reset of the emulated chip (as after ESD or a dip on its supply):
+ * every register back to its default (SHUNT_CAL 0x1000, ADC_CONFIG 0xFB68,
+ * DIAG_ALRT 0x0001: no CNVR, no ALATCH), ENERGY and CHARGE from 0.
+ */
+void ina228_probe_emul_power_on_reset(const struct emul *target);
+
+/**
+ * How long CNVRF stays set after a conversion with ALATCH = 0 (default 20 us;
+ * the datasheet gives no figure).
+ */
+void ina228_probe_emul_set_transparent_hold(const struct emul *target, uint32_t hold_us);
+
+/**
+ * Let each transfer take its bus time at the controller's clock-frequency
+ * (on by default; native_sim's k_busy_wait advances the emulated time).
+ */
+void ina228_probe_emul_model_bus_time(const struct emul *target, bool on);
+
+/** What the emulated chip did since start-up. */
+struct ina228_probe_emul_stats {
+	uint32_t reads;        /**< register reads served */
+	uint32_t conversions;  /**< conversions completed since the last reset */
+	uint32_t alert_edges;  /**< ALERT inactive-to-active edges (CNVR set) */
+	uint32_t resets;       /**< RST writes and power-on resets after start-up */
+};
+
+/** Snapshot of the emulated chip's counters. */
+void ina228_probe_emul_stats_get(const struct emul *target, struct ina228_probe_emul_stats *out);
 
 #endif

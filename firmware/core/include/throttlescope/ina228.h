@@ -34,14 +34,30 @@
 #define TS_INA228_MODE_CONT_BUS_SHUNT 0xBu
 #define TS_INA228_MODE_CONT_ALL 0xFu /* bus, shunt and die temperature */
 
-/* DIAG_ALRT bits. */
-#define TS_INA228_DIAG_ALATCH (1u << 15)
+/* DIAG_ALRT bits (datasheet 7.6.1.12). */
+#define TS_INA228_DIAG_ALATCH (1u << 15)   /* 1: flags and ALERT held until DIAG_ALRT is read */
 #define TS_INA228_DIAG_CNVR (1u << 14)     /* conversion ready drives ALERT */
+#define TS_INA228_DIAG_SLOWALERT (1u << 13)
+#define TS_INA228_DIAG_APOL (1u << 12)
 #define TS_INA228_DIAG_ENERGYOF (1u << 11)
 #define TS_INA228_DIAG_CHARGEOF (1u << 10)
 #define TS_INA228_DIAG_MATHOF (1u << 9)
+#define TS_INA228_DIAG_TMPOL (1u << 7)
+#define TS_INA228_DIAG_SHNTOL (1u << 6)
+#define TS_INA228_DIAG_SHNTUL (1u << 5)
+#define TS_INA228_DIAG_BUSOL (1u << 4)
+#define TS_INA228_DIAG_BUSUL (1u << 3)
+#define TS_INA228_DIAG_POL (1u << 2)
 #define TS_INA228_DIAG_CNVRF (1u << 1)     /* conversion ready flag */
-#define TS_INA228_DIAG_MEMSTAT (1u << 0)
+#define TS_INA228_DIAG_MEMSTAT (1u << 0)   /* 1: trim memory checksum ok */
+/** Control bits the host may write (15:12); the rest are flags. */
+#define TS_INA228_DIAG_CONTROL_MASK 0xF000u
+
+/* Power-on / reset values (datasheet table 7-6). */
+#define TS_INA228_RESET_CONFIG 0x0000u
+#define TS_INA228_RESET_ADC_CONFIG 0xFB68u
+#define TS_INA228_RESET_SHUNT_CAL 0x1000u
+#define TS_INA228_RESET_DIAG_ALRT 0x0001u
 
 /* Identity. DEVICE_ID holds DIEID (0x228) in bits 15:4, revision in 3:0. */
 #define TS_INA228_MANUFACTURER_TI 0x5449u
@@ -96,6 +112,7 @@ typedef struct ts_ina228_adc {
     ts_ina228_avg avg;
     bool die_temp;      /**< also convert die temperature (MODE 0xF, else 0xB) */
     bool alert_on_ready; /**< drive the ALERT pin on conversion ready (CNVR) */
+    bool latch;         /**< ALATCH: hold CNVRF/ALERT until DIAG_ALRT is read */
 } ts_ina228_adc;
 
 /** One INA228 on a bus. */
@@ -139,8 +156,33 @@ int ts_ina228_check_identity(ts_ina228 *dev, uint16_t *device_id);
 /** Full reset (CONFIG.RST), then write CONFIG (ADCRANGE) and SHUNT_CAL. */
 int ts_ina228_reset(ts_ina228 *dev);
 
-/** Write ADC_CONFIG for continuous conversions and DIAG_ALRT (CNVR). */
+/** Write ADC_CONFIG for continuous conversions and DIAG_ALRT (CNVR, ALATCH). */
 int ts_ina228_configure_adc(ts_ina228 *dev, const ts_ina228_adc *adc);
+
+/** DIAG_ALRT control bits (CNVR, ALATCH) for a setup (pure). */
+uint16_t ts_ina228_diag_control_value(const ts_ina228_adc *adc);
+
+/** Read a 16-bit register (CONFIG, ADC_CONFIG, SHUNT_CAL, DIAG_ALRT...). */
+int ts_ina228_read_reg16(ts_ina228 *dev, uint8_t reg, uint16_t *value);
+
+/**
+ * Pick VBUSCT, VSHCT, VTCT and AVG so one conversion (CT sum x AVG) lasts as
+ * close as possible to 1/rate_hz: one ALERT, one sample, averaging its whole
+ * interval. Ties prefer more averaging, then equal bus and shunt times.
+ * Fills the timing fields of adc (die_temp is an input). TS_ERR_RANGE when
+ * rate_hz is 0 or no code comes within 10 % of the period.
+ */
+int ts_ina228_match_rate(uint32_t rate_hz, ts_ina228_adc *adc);
+
+/** Bit times of one register read of n data bytes (pointer write + repeated start). */
+uint32_t ts_ina228_read_bits(uint32_t n_bytes);
+/**
+ * Worst-case bus time of one sample in microseconds at bus_hz with
+ * overhead_us per transaction: DIAG_ALRT, the channels (TS_CH_*), and one
+ * slow 5-byte register (ENERGY/CHARGE). The conversion period must not be
+ * shorter, or one sample's reads would span two conversions.
+ */
+uint32_t ts_ina228_sample_bus_us(uint32_t channels, uint32_t bus_hz, uint32_t overhead_us);
 
 /** ADC_CONFIG value for a setup (pure). */
 uint16_t ts_ina228_adc_config_value(const ts_ina228_adc *adc);
@@ -159,6 +201,9 @@ int ts_ina228_read_fast(ts_ina228 *dev, uint32_t channels, ts_ina228_raw *out);
 
 /** Read ENERGY (40-bit unsigned) and CHARGE (40-bit signed). */
 int ts_ina228_read_accumulators(ts_ina228 *dev, uint64_t *energy, int64_t *charge);
+
+/** Read a register of `width` bytes (2, 3 or 5) as raw big-endian bits. */
+int ts_ina228_read_raw(ts_ina228 *dev, uint8_t reg, uint32_t width, uint64_t *value);
 
 /** Conversion time in microseconds of a ts_ina228_ct code (0 if invalid). */
 uint32_t ts_ina228_ct_us(ts_ina228_ct ct);

@@ -1,19 +1,22 @@
 /* The probe: INA228 + sampler + command handler + batching over platform
  * hooks. The Zephyr app and the simulator each own one ts_probe (static
- * storage, ~20 KB with the default ring) and drive it with four calls:
+ * storage, ~90 KB with the default 2048-sample ring) and drive it with:
  *
- *   ts_probe_rx()      bytes from the host (any chunking), with their rx time
- *   ts_probe_sample()  once per sample period while ts_probe_running(),
- *                      from a timer; or ts_probe_poll_ready() when the ALERT
- *                      pin fires (it reads DIAG_ALRT, which clears CNVRF and
- *                      releases a latched pin, and samples only if CNVRF was set)
- *   ts_probe_temp()    an enclosure temperature reading, >= 10 Hz
- *   ts_probe_service() often (e.g. every 1-5 ms): batches queued samples and
- *                      hands frames to platform.tx_frame; never blocks
+ *   ts_probe_rx()       bytes from the host (any chunking), with their rx time
+ *   ts_probe_alert()    for each ALERT edge (conversion ready, latched), with
+ *                       the probe time stamped at the edge by the GPIO ISR;
+ *                       boards without the pin call ts_probe_poll_ready()
+ *                       at least every ts_probe_period_us() / 2 instead
+ *   ts_probe_watchdog() when no edge came for ts_probe_alert_timeout_us():
+ *                       a reset chip stops raising ALERT; this re-inits it
+ *   ts_probe_temp()     an enclosure temperature reading, >= 10 Hz
+ *   ts_probe_service()  often (e.g. every 1-5 ms): batches queued samples and
+ *                       hands frames to platform.tx_frame; never blocks
  *
- * ts_probe_sample() and ts_probe_temp() may run in one context (the
- * sampling thread) and ts_probe_rx()/ts_probe_service() in another (the
- * link thread): they share only the SPSC rings and counters. */
+ * ts_probe_alert(), ts_probe_poll_ready(), ts_probe_watchdog() and
+ * ts_probe_temp() run in one context (the sampling thread, highest
+ * priority) and ts_probe_rx()/ts_probe_service() in another (the link
+ * thread): they share only the SPSC rings and counters. */
 #ifndef THROTTLESCOPE_PROBE_H
 #define THROTTLESCOPE_PROBE_H
 
@@ -32,8 +35,20 @@
 #define TS_DEFAULT_BATCH_SAMPLES 32u
 #endif
 #ifndef TS_DEFAULT_ACCUMULATORS_EVERY
-/** Default ENERGY/CHARGE period in samples when Start.accumulators_every is 0. */
-#define TS_DEFAULT_ACCUMULATORS_EVERY 16u
+/**
+ * Default slow-register period in samples when Start.accumulators_every is 0:
+ * one of ENERGY, CHARGE, DIETEMP (SHUNT_CAL, ADC_CONFIG once a second) every
+ * N samples, so at most 4 per default batch of 32.
+ */
+#define TS_DEFAULT_ACCUMULATORS_EVERY 8u
+#endif
+#ifndef TS_DEFAULT_I2C_BUS_HZ
+/** I2C clock when ts_probe_config.i2c_bus_hz is 0: Fast mode, the INA228's rating. */
+#define TS_DEFAULT_I2C_BUS_HZ 400000u
+#endif
+#ifndef TS_DEFAULT_I2C_TXN_OVERHEAD_US
+/** Software time per I2C transaction when the config gives none (an estimate). */
+#define TS_DEFAULT_I2C_TXN_OVERHEAD_US 25u
 #endif
 #ifndef TS_DEFAULT_MAX_BATCH_AGE_US
 /** A partial batch is sent when its oldest sample is this old (us). */
@@ -65,8 +80,10 @@ typedef struct ts_probe_config {
     uint32_t sensor_count;
     uint32_t max_rate_hz;               /**< highest Start.rate_hz accepted */
     uint32_t max_batch_age_us;          /**< 0: TS_DEFAULT_MAX_BATCH_AGE_US */
-    bool alert_pin;                     /**< ALERT wired: enable CNVR on it */
-    uint32_t default_rate_hz;           /**< Start.rate_hz 0 means this; 0: fastest */
+    bool alert_pin;                     /**< ALERT wired (else ts_probe_poll_ready) */
+    uint32_t default_rate_hz;           /**< Start.rate_hz 0 means this; 0: TS_MAX_RATE_HZ */
+    uint32_t i2c_bus_hz;                /**< SCL in Hz; 0: TS_DEFAULT_I2C_BUS_HZ */
+    uint32_t i2c_txn_overhead_us;       /**< per transaction; 0: TS_DEFAULT_I2C_TXN_OVERHEAD_US */
 } ts_probe_config;
 
 /** Everything the probe counts (mirrors the Status message). */
@@ -85,6 +102,7 @@ typedef struct ts_probe_pending {
     uint32_t samples;     /**< ring entries the frame covers */
     uint32_t temps;       /**< temp ring entries the frame covers */
     uint64_t next_seq;    /**< seq after the frame's last sample */
+    uint32_t epoch;       /**< accumulator epoch of the frame */
 } ts_probe_pending;
 
 typedef struct ts_probe {
@@ -95,7 +113,12 @@ typedef struct ts_probe {
     int sensor_status;                  /**< TS_OK once the INA228 answered */
     /* Run parameters from the last Start. */
     bool running;
-    uint32_t rate_hz;
+    uint32_t rate_hz;                   /**< nominal conversion rate (rounded) */
+    uint32_t requested_rate_hz;
+    uint32_t period_us;                 /**< conversion period */
+    uint32_t channels;                  /**< fast channels of the run */
+    uint16_t adc_config;                /**< ADC_CONFIG of the run */
+    uint32_t tx_epoch;                  /**< epoch of the batches being built (link context) */
     uint32_t batch_samples;
     uint32_t max_batch_age_us;
     uint64_t expected_seq;               /**< first seq not yet sent */
@@ -123,13 +146,29 @@ int ts_probe_init(ts_probe *p, const ts_probe_config *config, const ts_platform 
                   const ts_bus *bus);
 /** Bytes received from the host; rx_time_us stamps SyncReply.probe_rx_us. */
 void ts_probe_rx(ts_probe *p, const uint8_t *data, size_t len, uint64_t rx_time_us);
-/** Take one sample now (no-op when stopped). */
-void ts_probe_sample(ts_probe *p);
 /**
- * For platforms without a timer or ALERT pin: read DIAG_ALRT and take a
- * sample when CNVRF is set. Returns true when a sample was taken.
+ * One ALERT edge (latched conversion ready) at probe time edge_us, stamped at
+ * the edge: reads DIAG_ALRT (releases ALERT), the channels and at most one
+ * slow register, and queues the sample. No-op when stopped.
+ */
+void ts_probe_alert(ts_probe *p, uint64_t edge_us);
+/**
+ * For boards without the ALERT pin: read DIAG_ALRT and take a sample stamped
+ * now when CNVRF is set. Returns true when a sample was taken.
  */
 bool ts_probe_poll_ready(ts_probe *p);
+/**
+ * No ALERT for ts_probe_alert_timeout_us(): check DIAG_ALRT, ADC_CONFIG and
+ * SHUNT_CAL, re-initialise a reset chip (new epoch), and take a waiting
+ * conversion. No-op when stopped.
+ */
+void ts_probe_watchdog(ts_probe *p);
+/** Conversion period of the current run in microseconds (0 when stopped). */
+uint32_t ts_probe_period_us(const ts_probe *p);
+/** How long without an ALERT edge before ts_probe_watchdog() (2 periods + 10 ms). */
+uint32_t ts_probe_alert_timeout_us(const ts_probe *p);
+/** Highest rate Start accepts for these TS_CH_* channels (I2C and config cap). */
+uint32_t ts_probe_max_rate_hz(const ts_probe *p, uint32_t channels);
 /** An enclosure temperature reading (m degC) from sensor index `sensor`. */
 void ts_probe_temp(ts_probe *p, uint32_t sensor, int32_t milli_c);
 /** Count a failed enclosure temperature read. */
@@ -138,7 +177,7 @@ void ts_probe_temp_error(ts_probe *p);
 void ts_probe_service(ts_probe *p);
 /** Sampling active (between Start and Stop). */
 bool ts_probe_running(const ts_probe *p);
-/** Sample rate of the current run in Hz (0 when stopped). */
+/** Nominal conversion (= sample) rate of the current run in Hz (0 when stopped). */
 uint32_t ts_probe_rate_hz(const ts_probe *p);
 /** Snapshot of the counters. */
 void ts_probe_counters_get(const ts_probe *p, ts_probe_counters *out);

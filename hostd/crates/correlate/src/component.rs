@@ -6,7 +6,7 @@
 //! manifest's final alignment and link counters).
 
 use crate::correlate::{correlate, Correlation, FileSpan};
-use crate::filescsv::add_probe_columns;
+use crate::filescsv::{add_probe_columns, ProbedTarget};
 use crate::recorder::{ProbeRecorder, Recording, SampleListener};
 use crate::smart::{read_smart, SmartReading};
 use anyhow::Context;
@@ -35,6 +35,8 @@ pub struct ProbeOptions {
     pub sim_args: Vec<String>,
     /// Sample rate in Hz (0: the probe's default).
     pub rate_hz: u32,
+    /// Channel bits read on every sample (`hostd_probe::packed::CH_*`; 0: the probe's default).
+    pub channels: u32,
     /// Read SMART before and after each phase.
     pub smart: bool,
     /// Index of the target whose cable the probe sits on (0: the first).
@@ -47,6 +49,7 @@ impl Default for ProbeOptions {
             source: ProbeSource::None,
             sim_args: Vec::new(),
             rate_hz: 1000,
+            channels: hostd_probe::packed::CH_VBUS | hostd_probe::packed::CH_VSHUNT,
             smart: true,
             target_index: 0,
         }
@@ -88,6 +91,7 @@ pub fn start_probe(
         start: pb::Start {
             rate_hz: opts.rate_hz,
             die_temp: true,
+            channels: opts.channels,
             ..Default::default()
         },
         ..Default::default()
@@ -111,6 +115,8 @@ pub struct ProbeComponent {
     link: Option<ProbeLink>,
     recorder: Option<ProbeRecorder>,
     devices: Vec<(String, Option<String>)>,
+    /// Label of the target the probe is on, and the probe's name (id or source).
+    probed: Option<(String, String)>,
     activity: Mutex<Activity>,
     smart: Arc<Mutex<Vec<SmartReading>>>,
     smart_threads: Mutex<Vec<JoinHandle<()>>>,
@@ -125,6 +131,7 @@ impl ProbeComponent {
             link: None,
             recorder: None,
             devices: Vec::new(),
+            probed: None,
             activity: Mutex::new(Activity::default()),
             smart: Arc::new(Mutex::new(Vec::new())),
             smart_threads: Mutex::new(Vec::new()),
@@ -260,6 +267,13 @@ impl RunComponent for ProbeComponent {
             .targets
             .get(self.opts.target_index)
             .map(|t| t.label.clone());
+        let probe_name = snap
+            .identity
+            .as_ref()
+            .map(|i| i.probe_id.clone())
+            .filter(|id| !id.is_empty())
+            .unwrap_or_else(|| self.opts.source.to_string());
+        self.probed = probed.clone().map(|t| (t, probe_name));
         Ok(Some(json!({
             "source": self.opts.source.to_string(),
             "target": probed,
@@ -267,6 +281,12 @@ impl RunComponent for ProbeComponent {
             "probe_id": snap.identity.as_ref().map(|i| i.probe_id.clone()),
             "identity": snap.identity,
             "rate_hz": self.opts.rate_hz,
+            "requested_rate_hz": self.opts.rate_hz,
+            "channels": hostd_probe::packed::channel_names(self.opts.channels),
+            // One conversion per sample: the rate the probe chose (DeviceInfo
+            // after Start); `final.achieved_rate_hz` is what it achieved.
+            "conversion_rate_hz": snap.identity.as_ref().map(|i| i.conversion_rate_hz),
+            "max_rate_hz": snap.identity.as_ref().map(|i| i.max_rate_hz),
             "sim_args": self.opts.sim_args,
         })))
     }
@@ -286,9 +306,13 @@ impl RunComponent for ProbeComponent {
         {
             let _ = t.join();
         }
+        // One probe measures one target's cable: only that target's files
+        // get its figures (and share its energy); the others have no probe.
+        let (probed_target, probe_name) = self.probed.clone().unwrap_or_default();
         let files: Vec<FileSpan> = outcome
             .files
             .iter()
+            .filter(|f| f.target == probed_target)
             .map(|f| FileSpan {
                 target: f.target.clone(),
                 phase: f.phase.clone(),
@@ -299,22 +323,29 @@ impl RunComponent for ProbeComponent {
             })
             .collect();
         let correlation = correlate(&recording.timeline, &files);
-        add_probe_columns(&run_dir.join("files.csv"), &correlation.files)
+        let probed = ProbedTarget {
+            target: &probed_target,
+            probe: &probe_name,
+        };
+        add_probe_columns(&run_dir.join("files.csv"), &correlation.files, probed)
             .context("cannot add probe columns to files.csv")?;
+        let unprobed: Vec<String> = outcome
+            .targets
+            .iter()
+            .map(|t| t.label.clone())
+            .filter(|l| *l != probed_target)
+            .collect();
         let mut smart = std::mem::take(&mut *self.smart.lock().unwrap_or_else(|e| e.into_inner()));
         smart.sort_by_key(|r| r.time_ns);
 
         let mut section = probe_section(&report, &recording, &correlation, &smart);
+        section["text"] = json!(summary_lines(&report, &correlation, &unprobed));
+        section["no_probe"] = json!(unprobed);
         // For the manifest's probe section once the run can merge it there.
         section["manifest"] = final_manifest_section(&report);
         summary
             .warnings
             .extend(probe_warnings(&report, &correlation));
-        // The terminal summary does not render component sections (yet):
-        // print the probe's lines, as the analysis component does.
-        for line in summary_lines(&report, &correlation) {
-            println!("{line}");
-        }
         summary.extra.insert("probe".into(), section);
         Ok(())
     }
@@ -336,7 +367,7 @@ pub fn probe_section(
         "phases": c.phases,
         "smart": smart,
         "listener_errors": rec.listener_errors,
-        "text": summary_lines(report, c),
+        "text": summary_lines(report, c, &[]),
     })
 }
 
@@ -349,8 +380,9 @@ pub fn alignment_uncertainty_ns(report: &LinkReport) -> Option<f64> {
         .or(report.stats.alignment.map(|a| a.uncertainty_ns))
 }
 
-/// Human summary lines (also printed by `hostd run`).
-pub fn summary_lines(report: &LinkReport, c: &Correlation) -> Vec<String> {
+/// Human summary lines (also printed by `hostd run`); `unprobed` are the
+/// targets the probe was not on, which get one "no probe" line.
+pub fn summary_lines(report: &LinkReport, c: &Correlation, unprobed: &[String]) -> Vec<String> {
     let mut lines = Vec::new();
     for p in &c.phases {
         let f = |v: Option<f64>, prec: usize| v.map_or("–".into(), |v| format!("{v:.prec$}"));
@@ -366,6 +398,12 @@ pub fn summary_lines(report: &LinkReport, c: &Correlation) -> Vec<String> {
             f(p.temp_max_c, 1)
         ));
     }
+    if !unprobed.is_empty() {
+        lines.push(format!(
+            "probe {}: no probe (it is on another target)",
+            unprobed.join(", ")
+        ));
+    }
     let seq = report.stats.sequence;
     lines.push(format!(
         "probe link: {} samples, {} gaps ({} missing, {} reported dropped by the probe), {} CRC failures, {} reconnects, alignment ±{}",
@@ -377,15 +415,31 @@ pub fn summary_lines(report: &LinkReport, c: &Correlation) -> Vec<String> {
         report.reconnects.len(),
         alignment_uncertainty_ns(report).map_or("unknown".into(), |u| format!("{:.3} ms", u / 1e6))
     ));
+    if let Some(p) = &report.probe {
+        if p.conversion_rate_hz > 0.0 {
+            lines.push(format!(
+                "probe sampling: {:.0} Hz achieved of {:.0} Hz converted ({} Hz asked), {} missed conversions, {} chip resets, DIAG flags: {}",
+                p.achieved_rate_hz,
+                p.conversion_rate_hz,
+                p.requested_rate_hz,
+                p.missed_slots,
+                report.resets.iter().map(|r| u64::from(r.resets)).sum::<u64>(),
+                match diag_names(report) {
+                    d if d.is_empty() => "none".to_string(),
+                    d => d.join(", "),
+                }
+            ));
+        }
+    }
     if let Some(b) = &c.balance {
         lines.push(format!(
-            "energy: accumulator {:.2} J; bus power × time {:.2} J in files + {:.2} J idle: closes to {:.3} %{}",
+            "energy: accumulator {:.2} J; power × time {:.2} J in files + {:.2} J idle: closes to {:.3} %{}",
             b.covered_accumulator_j,
             b.files_j,
             b.idle_j,
             b.relative_error * 100.0,
             if b.uncovered_s > 0.0 {
-                format!(" ({:.2} s without samples left out; accumulator over the whole run {:.2} J)", b.uncovered_s, b.accumulator_j)
+                format!(" ({:.2} s without samples left out; whole run {:.2} J)", b.uncovered_s, b.accumulator_j)
             } else {
                 String::new()
             }
@@ -411,6 +465,28 @@ fn probe_warnings(report: &LinkReport, c: &Correlation) -> Vec<String> {
         w.push(format!(
             "probe stream had {} gaps ({} samples missing)",
             seq.gaps, seq.missing
+        ));
+    }
+    for r in &report.resets {
+        w.push(format!(
+            "probe INA228 reset {} time(s) at sample {} and was re-initialised (accumulator epoch {}); energy carried across, up to {:.1} ms of it not measured",
+            r.resets,
+            r.first_seq,
+            r.epoch,
+            r.unmeasured_us.unwrap_or(0) as f64 / 1e3
+        ));
+    }
+    let diag = diag_names(report);
+    if !diag.is_empty() {
+        w.push(format!(
+            "probe INA228 raised DIAG flags: {}",
+            diag.join(", ")
+        ));
+    }
+    if let Some(p) = report.probe.filter(|p| p.missed_slots > 0) {
+        w.push(format!(
+            "probe missed {} conversions (its sampling fell behind)",
+            p.missed_slots
         ));
     }
     if let Some(o) = &report.disconnected_at_end {
@@ -446,5 +522,17 @@ pub fn final_manifest_section(report: &LinkReport) -> Value {
         "sequence": report.stats.sequence,
         "probe": report.probe,
         "reconnects": report.reconnects.len(),
+        "achieved_rate_hz": report.probe.map(|p| p.achieved_rate_hz),
+        "conversion_rate_hz": report.probe.map(|p| p.conversion_rate_hz),
+        "delivered_rate_hz": report.stats.delivered_rate_hz,
+        "missed_slots": report.probe.map(|p| p.missed_slots),
+        "chip_resets": report.resets,
+        "diag_flags": diag_names(report),
     })
+}
+
+/// DIAG_ALRT flags seen by the probe (its Status, else the batches).
+fn diag_names(report: &LinkReport) -> Vec<&'static str> {
+    let bits = report.probe.map_or(0, |p| p.diag) | report.stats.diag_flags;
+    hostd_probe::link::diag_flag_names(bits)
 }

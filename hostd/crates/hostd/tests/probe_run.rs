@@ -50,6 +50,10 @@ fn run_with_the_simulated_probe_correlates_every_file() {
         "quick",
         "--probe",
         "sim",
+        "--probe-rate",
+        "500",
+        "--probe-channels",
+        "all",
         "-q",
         "--target",
     ])
@@ -65,10 +69,27 @@ fn run_with_the_simulated_probe_correlates_every_file() {
         String::from_utf8_lossy(&out.stderr)
     );
 
+    // The rate and channels asked, the conversion rate the probe chose and the
+    // rate it achieved are in the manifest.
+    let manifest = read_json(&run.join("manifest.json"));
+    let m = &manifest["extra"]["probe"];
+    assert_eq!(m["requested_rate_hz"], 500, "{m}");
+    assert_eq!(m["channels"], "vbus,vshunt,current,power");
+    let conversion = m["conversion_rate_hz"].as_f64().unwrap();
+    assert!((conversion - 500.0).abs() < 25.0, "{m}");
+    let achieved = m["final"]["achieved_rate_hz"].as_f64().unwrap();
+    assert!(
+        (achieved - conversion).abs() < 0.02 * conversion,
+        "achieved {achieved} Hz of {conversion} Hz"
+    );
+    let delivered = m["final"]["delivered_rate_hz"].as_f64().unwrap();
+    assert!((delivered - conversion).abs() < 0.02 * conversion, "{m}");
+    assert_eq!(m["final"]["missed_slots"], 0);
+    assert_eq!(m["final"]["chip_resets"].as_array().unwrap().len(), 0);
+
     let summary = read_json(&run.join("summary.json"));
     let probe = &summary["extra"]["probe"];
     let seq = &probe["link"]["stats"]["sequence"];
-    let manifest = read_json(&run.join("manifest.json"));
     let final_probe = &manifest["extra"]["probe"]["final"];
     assert_eq!(
         final_probe["alignment_uncertainty_ns"], probe["alignment_uncertainty_ns"],
@@ -107,6 +128,19 @@ fn run_with_the_simulated_probe_correlates_every_file() {
     let (_, agg) = csv_rows(&run.join("probe_agg.csv"));
     assert!(agg.len() > 50);
     assert!(probe["phases"].as_array().unwrap().len() == 2);
+    // The summary says how the probe sampled: achieved of converted rate,
+    // missed conversions, chip resets, DIAG flags.
+    let text: Vec<&str> = probe["text"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert!(
+        text.iter().any(|l| l.starts_with("probe sampling:")
+            && l.contains("0 missed conversions, 0 chip resets, DIAG flags: none")),
+        "{text:?}"
+    );
 }
 
 #[test]
@@ -128,7 +162,9 @@ fn unplug_in_the_middle_of_a_run_is_recorded_and_the_run_completes() {
         r["resume_after_reopen_ms"].as_f64().unwrap() < 2000.0,
         "{r}"
     );
-    assert!(r["samples_lost"].as_u64().unwrap() > 0);
+    // 500 ms is shorter than the probe's ring (2048 samples, ~2 s at the
+    // default 1 kHz): the samples arrive late, none is lost.
+    assert_eq!(r["samples_lost"].as_u64().unwrap(), 0, "{r}");
     // The gap is in the record: warnings, link events, and the sample stream resumes.
     assert!(summary["warnings"]
         .as_array()
@@ -159,6 +195,62 @@ fn monitor_refuses_durations_that_are_not_finite_positive_numbers() {
         assert!(
             err.contains("seconds") && !err.contains("panicked"),
             "--duration {bad}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_probe_rate_above_the_i2c_ceiling_is_refused_with_the_numbers() {
+    let work = scratch();
+    let (target, run) = (work.path().join("target"), work.path().join("run"));
+    std::fs::create_dir(&target).unwrap();
+    let out = hostd(&[
+        "run",
+        "--profile",
+        "quick",
+        "-q",
+        "--probe",
+        "sim",
+        "--probe-rate",
+        "1200",
+        "--probe-channels",
+        "all",
+        "--target",
+    ])
+    .arg(&target)
+    .arg("--out")
+    .arg(&run)
+    .output()
+    .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    // Four channels: DIAG_ALRT + 4 x 3 bytes + one 5-byte read = 1028 us at 400 kHz.
+    assert!(
+        err.contains("refused to start")
+            && err.contains("972 Hz ceiling")
+            && err.contains("1028 us"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_dir(&target).unwrap().count(),
+        0,
+        "nothing left on the target"
+    );
+    // A bad channel list and a rate without a probe are refused by the CLI.
+    for args in [
+        &["--probe", "sim", "--probe-channels", "vbus,amps"][..],
+        &["--probe-rate", "500"][..],
+    ] {
+        let out = hostd(&["run", "--profile", "quick", "-q", "--target"])
+            .arg(&target)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{args:?} accepted");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("amps") || err.contains("need a probe"),
+            "{err}"
         );
     }
 }

@@ -430,3 +430,147 @@ fn one_directory_can_be_a_write_and_a_read_target_at_once() {
     assert_eq!(verified_reads, 4, "{rows:?}");
     assert!(dir_is_empty(&dir), "both targets' test files are removed");
 }
+
+#[test]
+fn an_interval_spanning_write_and_read_is_labelled_with_both() {
+    let work = disk_tempdir();
+    let target = work.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let out = work.path().join("run");
+    let prof = small_profile(work.path(), 4, "3MB");
+    let o = hostd()
+        .args(["run", "-q", "--profile"])
+        .arg(&prof)
+        .arg("--target")
+        .arg(&target)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let files = csv_rows(&out.join("files.csv"));
+    let ns = |r: &Vec<String>, c: usize| r[c].parse::<u64>().unwrap();
+    let last_write_end = files
+        .iter()
+        .skip(1)
+        .filter(|r| r[1] == "write")
+        .map(|r| ns(r, 4))
+        .max()
+        .unwrap();
+    let first_read_start = files
+        .iter()
+        .skip(1)
+        .filter(|r| r[1] == "read")
+        .map(|r| ns(r, 3))
+        .min()
+        .unwrap();
+    let intervals = csv_rows(&out.join("intervals.csv"));
+    // The interval in which the write phase ended and the read phase began.
+    let spanning: Vec<&Vec<String>> = intervals
+        .iter()
+        .skip(1)
+        .filter(|r| ns(r, 1) < last_write_end && first_read_start < ns(r, 2))
+        .collect();
+    assert!(!spanning.is_empty(), "{intervals:?}");
+    for r in spanning {
+        assert_eq!(r[5], "write+read", "{r:?}");
+    }
+    // Intervals inside one phase keep its plain name.
+    assert!(intervals
+        .iter()
+        .skip(1)
+        .all(|r| ["write", "read", "write+read"].contains(&r[5].as_str())));
+}
+
+#[test]
+fn a_simulated_targets_bytes_reach_the_intervals() {
+    // The simulator counts a file's bytes when the file ends; the intervals
+    // (and the live view, which reads the same counters) must see them.
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("run");
+    let o = hostd()
+        .args(["run", "-q", "--profile", "quick", "--seed", "7"])
+        .args(["--target", "sim:steady*20:write", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let files: u64 = csv_rows(&out.join("files.csv"))
+        .iter()
+        .skip(1)
+        .map(|r| r[5].parse::<u64>().unwrap())
+        .sum();
+    let intervals: u64 = csv_rows(&out.join("intervals.csv"))
+        .iter()
+        .skip(1)
+        .map(|r| r[3].parse::<u64>().unwrap())
+        .sum();
+    assert!(files > 0);
+    assert_eq!(
+        intervals, files,
+        "intervals.csv must carry every byte of files.csv"
+    );
+    let t = text(&o);
+    assert!(
+        t.contains("note: sim:steady*20: simulated, played 20× faster"),
+        "{t}"
+    );
+    assert!(!t.contains("page cache"), "{t}");
+}
+
+#[test]
+fn files_csv_is_readable_like_every_other_file_of_the_run() {
+    use std::os::unix::fs::PermissionsExt;
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("run");
+    let o = hostd()
+        .args(["run", "-q", "--profile", "quick", "--probe", "sim"])
+        .args(["--target", "sim:steady*20:write", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let mode = |f: &str| std::fs::metadata(out.join(f)).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode("files.csv"), mode("intervals.csv"));
+    assert_eq!(mode("files.csv"), mode("manifest.json"));
+}
+
+#[test]
+fn a_quick_run_summary_fits_one_screen_and_says_what_and_where() {
+    let work = disk_tempdir();
+    let target = work.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let out = work.path().join("run");
+    let o = hostd()
+        .args(["run", "--profile", "quick", "--probe", "sim", "--target"])
+        .arg(&target)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let t = String::from_utf8_lossy(&o.stdout).to_string();
+    let lines: Vec<&str> = t.lines().collect();
+    // One screen: 24 lines of at most 160 columns.
+    assert!(lines.len() <= 24, "{} lines:\n{t}", lines.len());
+    let wide: Vec<&&str> = lines.iter().filter(|l| l.chars().count() > 160).collect();
+    assert!(wide.is_empty(), "wider than 160 columns: {wide:#?}");
+    assert!(t.contains("measured: profile quick: "), "{t}");
+    assert!(
+        t.contains(&format!("report: {}", out.join("report.html").display())),
+        "{t}"
+    );
+    // No label cut short.
+    assert!(!t.contains('…'), "{t}");
+    // The statistics once (the table), not again from the analysis.
+    assert_eq!(t.matches("trim20").count(), 1, "{t}");
+    assert!(!t.contains("20% trimmed"), "{t}");
+    // The full path once where the targets are named; short labels elsewhere.
+    let full = target.display().to_string();
+    let named: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.contains(&full) && !l.starts_with("removed "))
+        .collect();
+    assert_eq!(named.len(), 1, "{named:#?}");
+    assert!(named[0].starts_with("on: target = "), "{t}");
+}

@@ -1,34 +1,39 @@
-//! Host decode + clock alignment throughput on one core: pre-generated
-//! frames (64-sample batches with every channel, accumulators every 16
-//! samples, a temperature per batch, a sync reply every second of probe
-//! time) are fed in 4 KiB reads, as from the serial port, through the full
-//! path — framing, CRC-32C, protobuf, sequence accounting, conversion,
-//! alignment — and, separately, the 10 ms aggregation.
+//! Host decode + clock alignment throughput on one core: pre-generated wire
+//! v2 frames as the probe sends them at its defaults (32-sample batches of
+//! VBUS and VSHUNT packed as zig-zag varint deltas, one slow register every 8
+//! samples, a temperature per batch, a sync reply every second of probe time)
+//! are fed in 4 KiB reads, as from the serial port, through the full path —
+//! framing, CRC-32C, protobuf, unpacking, sequence and epoch accounting,
+//! conversion (current and power from VBUS and VSHUNT), alignment — and,
+//! separately, the 10 ms aggregation.
 //!
 //! `cargo run --release -p hostd-probe --example bench_decode [SAMPLES]`
 
 use hostd_probe::agg::Aggregator;
 use hostd_probe::message::encode_probe_message;
+use hostd_probe::packed::pack;
 use hostd_probe::pb;
 use hostd_probe::pb::probe_to_host::Msg;
 use hostd_probe::stream::{ProbeStream, StreamItem};
 use std::time::Instant;
 
-const BATCH: u64 = 64;
-const RATE_HZ: u64 = 10_000;
+const BATCH: u64 = 32;
+const PERIOD_US: u64 = 936;
+const SLOW_EVERY: u64 = 8;
 
 fn frames(samples: u64) -> Vec<u8> {
     let mut out = encode_probe_message(Msg::Info(pb::DeviceInfo {
-        protocol_version: 1,
+        protocol_version: 2,
+        shunt_micro_ohm: 5000,
         current_lsb_a: 10.0 / 524_288.0,
         ..Default::default()
     }));
-    let period_us = 1_000_000 / RATE_HZ;
     let mut energy = 1u64 << 39;
+    let per_second = 1_000_000 / PERIOD_US;
     for b in 0..samples / BATCH {
         let first = b * BATCH;
-        let t0 = first * period_us;
-        if first.is_multiple_of(RATE_HZ) {
+        let t0 = first * PERIOD_US;
+        if first / per_second != (first + BATCH) / per_second || first == 0 {
             out.extend(encode_probe_message(Msg::Sync(pb::SyncReply {
                 sync_id: b as u32,
                 host_time_ns: 1_800_000_000_000_000_000 + t0 * 1000,
@@ -38,36 +43,40 @@ fn frames(samples: u64) -> Vec<u8> {
         }
         let wobble =
             |i: u64, base: i64, amp: i64| base + ((first + i) as i64 * 7919 % (2 * amp + 1)) - amp;
-        let accumulators = (0..BATCH / 16)
+        let time_us: Vec<u64> = (0..BATCH)
+            .map(|i| t0 + i * PERIOD_US + (i % 3 == 2) as u64)
+            .collect();
+        let values = [
+            (0..BATCH).map(|i| wobble(i, 25_600, 40)).collect(),
+            (0..BATCH).map(|i| wobble(i, 19_200, 60)).collect(),
+            Vec::new(),
+            Vec::new(),
+        ];
+        let slow = (0..BATCH / SLOW_EVERY)
             .map(|k| {
                 energy += 1234;
-                pb::Accumulators {
-                    seq: first + k * 16,
-                    energy: energy & ((1 << 40) - 1),
-                    charge: (energy / 3) as i64,
+                let turn = (first / SLOW_EVERY + k) % 3;
+                pb::RegisterReading {
+                    index: (k * SLOW_EVERY + SLOW_EVERY - 1) as u32,
+                    reg: [0x09, 0x0A, 0x06][turn as usize],
+                    value: [energy & ((1 << 40) - 1), energy / 3, 4480][turn as usize],
                 }
             })
             .collect();
         out.extend(encode_probe_message(Msg::Batch(pb::SampleBatch {
             first_seq: first,
             first_time_us: t0,
-            dt_us: (0..BATCH)
-                .map(|i| if i == 0 { 0 } else { period_us as u32 })
-                .collect(),
-            vbus: (0..BATCH).map(|i| wobble(i, 25_600, 40) as i32).collect(),
-            vshunt: (0..BATCH).map(|i| wobble(i, 19_200, 500) as i32).collect(),
-            current: (0..BATCH).map(|i| wobble(i, 62_915, 800) as i32).collect(),
-            power: (0..BATCH)
-                .map(|i| wobble(i, 98_304, 1_000) as u32)
-                .collect(),
-            die_temp: (0..BATCH).map(|i| wobble(i, 3_600, 10) as i32).collect(),
-            accumulators,
             temps: vec![pb::TempReading {
                 seq: first,
                 sensor: 0,
                 milli_c: 41_250,
             }],
-            dropped_before: 0,
+            packed: pack(3, PERIOD_US as u32, &time_us, &values),
+            channels: 3,
+            period_us: PERIOD_US as u32,
+            count: BATCH as u32,
+            slow,
+            ..Default::default()
         })));
     }
     out
@@ -118,10 +127,10 @@ fn main() {
     let n = (samples / BATCH * BATCH) as f64;
     let rate = n / best_decode;
     println!(
-        "bench-probe: {} samples ({:.1} MB of frames, {} B/sample): decode + alignment {:.0} samples/s on one core (target ≥ 200 000: {})",
+        "bench-probe: {} samples ({:.1} MB of wire v2 frames, {:.2} B/sample): decode + alignment {:.0} samples/s on one core (target ≥ 200 000: {})",
         n as u64,
         stream_bytes.len() as f64 / 1e6,
-        stream_bytes.len() as u64 / n as u64,
+        stream_bytes.len() as f64 / n,
         rate,
         if rate >= 200_000.0 { "met" } else { "NOT met" }
     );

@@ -22,6 +22,8 @@ pub struct Calibration {
     pub current_lsb_a: f64,
     /// ADCRANGE (0 or 1).
     pub adc_range: u32,
+    /// The shunt in ohms (0 when the probe did not say), for current from VSHUNT.
+    pub shunt_ohm: f64,
 }
 
 impl Calibration {
@@ -32,6 +34,7 @@ impl Calibration {
         (lsb.is_finite() && lsb > 0.0).then_some(Self {
             current_lsb_a: lsb,
             adc_range: info.adc_range,
+            shunt_ohm: info.shunt_micro_ohm as f64 * 1e-6,
         })
     }
 
@@ -48,6 +51,12 @@ impl Calibration {
             VSHUNT_LSB_RANGE1_V
         };
         raw as f64 * lsb
+    }
+
+    /// Current in amperes from a VSHUNT reading and the shunt (v2 default
+    /// channels); `None` when the probe gave no shunt value.
+    pub fn current_from_vshunt_a(&self, raw: i32) -> Option<f64> {
+        (self.shunt_ohm > 0.0).then(|| self.vshunt_v(raw) / self.shunt_ohm)
     }
 
     /// Current in amperes.
@@ -81,6 +90,16 @@ impl Calibration {
     }
 }
 
+/// CHARGE register bits (40-bit two's complement) as a signed count.
+pub fn charge_from_raw(raw: u64) -> i64 {
+    ((raw << (64 - ACCUMULATOR_BITS)) as i64) >> (64 - ACCUMULATOR_BITS)
+}
+
+/// DIETEMP register bits (16-bit two's complement) as a signed count.
+pub fn dietemp_from_raw(raw: u64) -> i32 {
+    i32::from(raw as u16 as i16)
+}
+
 /// Counts the 40-bit ENERGY accumulator advanced from `earlier` to `later`,
 /// correct across one wrap of the register.
 pub fn energy_delta(earlier: u64, later: u64) -> u64 {
@@ -104,6 +123,7 @@ mod tests {
         Calibration {
             current_lsb_a: 10.0 / 524_288.0,
             adc_range: 0,
+            shunt_ohm: 0.005,
         }
     }
 
@@ -135,6 +155,16 @@ mod tests {
         let wrapped = -(1i64 << 39) + 4; // after wrapping to the negative end
         assert_eq!(charge_delta(max, wrapped), 7);
         assert_eq!(charge_delta(10, -5), -15);
+    }
+
+    #[test]
+    fn slow_register_bits_sign_extend() {
+        assert_eq!(charge_from_raw(0x80_0000_0000), -(1i64 << 39));
+        assert_eq!(charge_from_raw(0x7F_FFFF_FFFF), (1i64 << 39) - 1);
+        assert_eq!(dietemp_from_raw(0x8000), -32768);
+        assert_eq!(dietemp_from_raw(4480), 4480);
+        // 6 mV over 5 mΩ is 1.2 A.
+        assert!((cal().current_from_vshunt_a(19_200).unwrap() - 1.2).abs() < 1e-12);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! - [`pb`]: the protobuf messages generated from `firmware/proto`.
 //! - [`message`]: frame payload ↔ message, with counters for bad messages.
 //! - [`convert`]: raw INA228 register values → volts, amperes, watts, joules.
+//! - [`packed`]: wire v2 sample packing (zig-zag varint deltas).
 //! - [`sequence`]: sequence-number accounting (gaps, probe-reported drops).
 //! - [`agg`]: 10 ms min/mean/max bins (`probe_agg.csv`).
 //! - [`align`]: probe clock → host Unix time (offset + drift fit, uncertainty).
@@ -23,6 +24,7 @@ pub mod convert;
 pub mod frame;
 pub mod link;
 pub mod message;
+pub mod packed;
 pub mod sample;
 pub mod sequence;
 pub mod stream;

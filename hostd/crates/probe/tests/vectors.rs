@@ -100,3 +100,52 @@ fn every_vector_decodes_to_its_json_and_reencodes_to_its_bytes() {
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
+
+/// The v2 batches' `samples` (what `packed` holds, written by the C
+/// generator from the values it packed) match the Rust unpacker exactly.
+#[test]
+fn v2_packed_samples_decode_to_the_c_generators_values() {
+    use hostd_probe::packed::{unpack, Unpacked, CHANNELS};
+    let dir = vectors_dir();
+    let index: Vec<String> =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("index.json")).unwrap()).unwrap();
+    let mut checked = 0;
+    for name in index {
+        let expected: Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join(format!("{name}.json"))).unwrap(),
+        )
+        .unwrap();
+        let Some(want) = expected.get("samples").and_then(Value::as_array) else {
+            continue;
+        };
+        let frame = std::fs::read(dir.join(format!("{name}.bin"))).unwrap();
+        let mut payload = Vec::new();
+        FrameDecoder::default().push(&frame, |p| payload = p.unwrap().to_vec());
+        let Some(pb::probe_to_host::Msg::Batch(batch)) =
+            pb::ProbeToHost::decode(&payload[..]).unwrap().msg
+        else {
+            panic!("{name}: not a batch");
+        };
+        let mut u = Unpacked::default();
+        unpack(&batch, &mut u).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(u.time_us.len(), want.len(), "{name}");
+        for (i, w) in want.iter().enumerate() {
+            assert_eq!(
+                w["seq"].as_u64(),
+                Some(batch.first_seq + i as u64),
+                "{name}"
+            );
+            assert_eq!(
+                w["time_us"].as_u64(),
+                Some(u.time_us[i]),
+                "{name} sample {i}"
+            );
+            for (c, (bit, ch)) in CHANNELS.iter().enumerate() {
+                let got = (batch.channels & bit != 0).then(|| u.values[c][i]);
+                assert_eq!(w[ch].as_i64(), got, "{name} sample {i} {ch}");
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked >= 3, "only {checked} v2 batch vectors");
+}

@@ -1,6 +1,6 @@
 //! The analysis as a `hostd run` component: at the end of the run it analyses the run
 //! directory, writes events.json and report.html, and puts the summary lines into
-//! `summary.extra.analysis`.
+//! `summary.extra.analysis` (the run's summary prints them).
 
 use hostd_store::{RunComponent, Summary};
 use hostd_workload::events::{RunEvent, RunObserver};
@@ -27,13 +27,12 @@ impl RunComponent for AnalysisComponent {
         summary: &mut Summary,
         run_dir: &Path,
     ) -> anyhow::Result<()> {
-        let text = crate::analyze_and_report(run_dir)?;
-        let lines: Vec<String> = text.lines().map(str::to_string).collect();
+        let analysis = crate::analyze_and_write(run_dir)?;
+        let lines = crate::run_summary_lines(&analysis);
         summary.extra.insert(
             "analysis".into(),
             serde_json::json!({ "text": lines, "events_json": "events.json", "report": "report.html" }),
         );
-        print!("{text}");
         Ok(())
     }
 }

@@ -6,13 +6,16 @@
 pub mod component;
 pub mod svg;
 
+/// Short target labels (shared with the terminal summary).
+pub use hostd_store::labels;
+
 pub use component::AnalysisComponent;
 
 use anyhow::Context;
-use hostd_analysis::{Analysis, EventKind, Options, RunData};
+use hostd_analysis::{Analysis, Options, RunData};
 use std::fmt::Write;
 use std::path::Path;
-use svg::{esc, Chart, PALETTE};
+use svg::{esc, Chart, Marker, PALETTE};
 
 const NS: f64 = 1e9;
 /// Width of every chart, px.
@@ -21,13 +24,31 @@ const WIDTH: f64 = 960.0;
 const PROBE_BUCKETS: usize = 900;
 
 /// Reads the run directory, analyses it, writes `events.json` and `report.html`, and
-/// returns the terminal summary. This is what `hostd run` calls at the end.
+/// returns the terminal summary.
 pub fn analyze_and_report(dir: &Path) -> anyhow::Result<String> {
+    Ok(hostd_analysis::summary::text(&analyze_and_write(dir)?))
+}
+
+/// Reads the run directory, analyses it, writes `events.json` and `report.html`, and
+/// returns the analysis.
+pub fn analyze_and_write(dir: &Path) -> anyhow::Result<Analysis> {
     let (run, analysis) = hostd_analysis::analyze_run_dir(dir, &Options::default())
         .with_context(|| format!("could not analyse the run in {}", dir.display()))?;
     hostd_analysis::write_events(dir, &analysis)?;
     write_report(dir, &run, &analysis)?;
-    Ok(hostd_analysis::summary::text(&analysis))
+    Ok(analysis)
+}
+
+/// The analysis' lines for the end of `hostd run`: its summary without the
+/// per-phase statistics and the all-active window, which the run's own table
+/// above them already gives (the events and what could not be told remain).
+pub fn run_summary_lines(a: &Analysis) -> Vec<String> {
+    hostd_analysis::summary::text(a)
+        .lines()
+        .skip(a.phases.len())
+        .filter(|l| !(l.starts_with("all ") && l.contains(" targets active for ")))
+        .map(str::to_string)
+        .collect()
 }
 
 /// Marker in every report hostd writes (a `<meta name="generator">`).
@@ -48,7 +69,8 @@ pub fn write_report(dir: &Path, run: &RunData, analysis: &Analysis) -> anyhow::R
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_else(|| "run".into());
-    let html = render(run, analysis, &title);
+    let probed = hostd_analysis::manifest_probe_target(dir);
+    let html = render_with(run, analysis, &title, probed.as_deref());
     let path = dir.join("report.html");
     let tmp = dir.join(".report.html.tmp");
     std::fs::write(&tmp, html).with_context(|| format!("could not write {}", tmp.display()))?;
@@ -63,13 +85,40 @@ struct SeriesView {
     phase: String,
 }
 
-fn series_views(run: &RunData) -> Vec<SeriesView> {
+/// Targets in order of first appearance, with their short labels.
+struct Targets {
+    full: Vec<String>,
+    short: Vec<String>,
+}
+
+impl Targets {
+    fn of(run: &RunData) -> Targets {
+        let mut full: Vec<String> = Vec::new();
+        for f in &run.files {
+            if !full.contains(&f.target) {
+                full.push(f.target.clone());
+            }
+        }
+        let short = labels::short_labels(&full);
+        Targets { full, short }
+    }
+
+    /// The short label of `target` (the target itself if unknown).
+    fn short<'a>(&'a self, target: &'a str) -> &'a str {
+        self.full
+            .iter()
+            .position(|t| t == target)
+            .map_or(target, |i| self.short[i].as_str())
+    }
+}
+
+fn series_views(run: &RunData, targets: &Targets) -> Vec<SeriesView> {
     let mut v: Vec<SeriesView> = Vec::new();
     for f in &run.files {
         if !v.iter().any(|s| s.target == f.target && s.phase == f.phase) {
             let color = PALETTE[v.len() % PALETTE.len()];
             v.push(SeriesView {
-                label: format!("{} {}", f.target, f.phase),
+                label: format!("{} {}", targets.short(&f.target), f.phase),
                 color,
                 target: f.target.clone(),
                 phase: f.phase.clone(),
@@ -77,6 +126,141 @@ fn series_views(run: &RunData) -> Vec<SeriesView> {
         }
     }
     v
+}
+
+/// One event as the report lays it out: its number in the list, where it is
+/// on each axis (with its uncertainty interval, when the analysis gives one)
+/// and how strong it is. Read through the event's serialised form, so fields
+/// the analysis adds (`onset_bytes_low`, `p_value`, kinds such as `stall`)
+/// show as soon as they exist.
+struct EventView {
+    number: usize,
+    target: String,
+    phase: String,
+    kind: String,
+    onset_gb: f64,
+    onset_s: f64,
+    gb_interval: Option<(f64, f64)>,
+    s_interval: Option<(f64, f64)>,
+    p_value: Option<f64>,
+    rate_before_bps: f64,
+    rate_after_bps: f64,
+    cause: String,
+    confidence: f64,
+    color: &'static str,
+    /// The event's line in the list (also the markers' tooltip).
+    line: String,
+}
+
+fn event_views(a: &Analysis, views: &[SeriesView], targets: &Targets, t0: i64) -> Vec<EventView> {
+    a.events
+        .iter()
+        .enumerate()
+        .map(|(k, e)| {
+            let v = serde_json::to_value(e).unwrap_or_default();
+            event_view(k + 1, &v, views, targets, t0)
+        })
+        .collect()
+}
+
+/// The view of one event from its serialised form (see [`EventView`]).
+fn event_view(
+    number: usize,
+    v: &serde_json::Value,
+    views: &[SeriesView],
+    targets: &Targets,
+    t0: i64,
+) -> EventView {
+    let f = |key: &str| v.get(key).and_then(|x| x.as_f64());
+    let text = |key: &str| v.get(key).and_then(|x| x.as_str()).unwrap_or("");
+    let int = |lo: &str, hi: &str, map: &dyn Fn(f64) -> f64| Some((map(f(lo)?), map(f(hi)?)));
+    let since_t0 = |ns: f64| (ns - t0 as f64) / NS;
+    let (target, phase) = (text("target"), text("phase"));
+    let color = views
+        .iter()
+        .find(|s| s.target == target && s.phase == phase)
+        .map_or("#000", |s| s.color);
+    let mut ev = EventView {
+        number,
+        target: targets.short(target).to_string(),
+        phase: phase.to_string(),
+        kind: Some(text("kind"))
+            .filter(|k| !k.is_empty())
+            .unwrap_or("change")
+            .to_string(),
+        onset_gb: f("onset_bytes").unwrap_or(0.0) / 1e9,
+        onset_s: since_t0(f("onset_ns").unwrap_or(t0 as f64)),
+        gb_interval: int("onset_bytes_low", "onset_bytes_high", &|b| b / 1e9),
+        s_interval: int("onset_ns_low", "onset_ns_high", &since_t0),
+        p_value: f("p_value"),
+        rate_before_bps: f("rate_before_bps").unwrap_or(f64::NAN),
+        rate_after_bps: f("rate_after_bps").unwrap_or(f64::NAN),
+        cause: cause_words(text("cause")),
+        confidence: f("confidence").unwrap_or(0.0),
+        color,
+        line: String::new(),
+    };
+    ev.line = event_line(&ev);
+    ev
+}
+
+/// "target write drop at 23.9 GB (23.5–24.3), 312.0 s (308.2–316.1): 2.31 → 0.66 GB/s".
+fn event_line(e: &EventView) -> String {
+    let range = |r: Option<(f64, f64)>, d: usize| {
+        r.map_or(String::new(), |(lo, hi)| format!(" ({lo:.d$}–{hi:.d$})"))
+    };
+    format!(
+        "{} {} {} at {:.2} GB{}, {:.1} s{}: {} → {} GB/s",
+        e.target,
+        e.phase,
+        e.kind,
+        e.onset_gb,
+        range(e.gb_interval, 2),
+        e.onset_s,
+        range(e.s_interval, 1),
+        gbps(e.rate_before_bps),
+        gbps(e.rate_after_bps)
+    )
+}
+
+/// A cause as a reader says it: "SLC cache", not "slc_cache".
+fn cause_words(cause: &str) -> String {
+    match cause {
+        "slc_cache" => "SLC cache".into(),
+        other => other.replace('_', " "),
+    }
+}
+
+fn strength(e: &EventView) -> String {
+    let mut s = format!("confidence {:.2}", e.confidence);
+    if let Some(p) = e.p_value {
+        let _ = write!(s, ", p = {}", fmt_p(p));
+    }
+    s
+}
+
+/// A p-value with the digits it needs: 0.03, 0.004, < 0.001.
+fn fmt_p(p: f64) -> String {
+    if p < 0.001 {
+        "< 0.001".into()
+    } else if p < 0.01 {
+        format!("{p:.3}")
+    } else {
+        format!("{p:.2}")
+    }
+}
+
+fn markers_by(events: &[EventView], on_time: bool) -> Vec<Marker> {
+    events
+        .iter()
+        .map(|e| Marker {
+            x: if on_time { e.onset_s } else { e.onset_gb },
+            band: if on_time { e.s_interval } else { e.gb_interval },
+            number: e.number,
+            title: format!("{}. {}", e.number, e.line),
+            color: e.color.to_string(),
+        })
+        .collect()
 }
 
 fn gbps(bps: f64) -> String {
@@ -87,10 +271,18 @@ fn opt(v: Option<f64>, digits: usize) -> String {
     v.map_or("–".into(), |x| format!("{x:.digits$}"))
 }
 
-/// The whole report as one HTML document.
+/// The whole report as one HTML document (no probed target known).
 pub fn render(run: &RunData, a: &Analysis, title: &str) -> String {
-    let views = series_views(run);
+    render_with(run, a, title, None)
+}
+
+/// The whole report as one HTML document; `probed` is the target the probe
+/// was on (the others show "no probe").
+pub fn render_with(run: &RunData, a: &Analysis, title: &str, probed: Option<&str>) -> String {
+    let targets = Targets::of(run);
+    let views = series_views(run, &targets);
     let t0 = run.files.iter().map(|f| f.start_ns).min().unwrap_or(0);
+    let events = event_views(a, &views, &targets, t0);
     let mut h = String::new();
     let _ = write!(
         h,
@@ -101,11 +293,19 @@ pub fn render(run: &RunData, a: &Analysis, title: &str) -> String {
 {marker}
 <title>throttlescope — {t}</title>
 <style>
-body{{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1000px}}
-h1{{font-size:22px}} h2{{font-size:17px;margin-top:28px;border-bottom:1px solid #ccc}}
-table{{border-collapse:collapse;font-size:12px}} td,th{{border:1px solid #ccc;padding:3px 6px;text-align:right}}
-th{{background:#f4f4f4}} td.l,th.l{{text-align:left}} .event{{margin:10px 0;padding:8px 12px;border-left:4px solid #888;background:#fafafa}}
+body{{font-family:system-ui,sans-serif;margin:24px auto;padding:0 16px;color:#222;max-width:1000px}}
+h1{{font-size:22px;overflow-wrap:anywhere}} h2{{font-size:17px;margin-top:28px;border-bottom:1px solid #ccc}}
+svg.chart{{display:block;width:100%;height:auto;max-width:960px}}
+.legend{{display:flex;flex-wrap:wrap;gap:4px 16px;font-size:12px;margin:6px 0 2px 62px}}
+.legend .key{{white-space:nowrap}} .swatch{{display:inline-block;width:10px;height:10px;margin-right:5px;vertical-align:-1px}}
+.scroll{{overflow-x:auto;max-width:100%}}
+table{{border-collapse:collapse;font-size:12px}} td,th{{border:1px solid #ccc;padding:3px 6px;text-align:right}} td{{white-space:nowrap}}
+@media (max-width:900px){{table{{font-size:11px}} td,th{{padding:2px 4px}}}}
+th{{background:#f4f4f4}} td.l,th.l{{text-align:left}} td.path{{white-space:normal;overflow-wrap:anywhere;font-family:ui-monospace,monospace}}
+.event{{margin:10px 0;padding:8px 12px;border-left:4px solid #888;background:#fafafa}}
 .event ul{{margin:4px 0;font-size:12px}} .cause{{font-weight:bold}} .bimodal{{color:#b00;font-weight:bold}}
+ol.events{{list-style:none;padding:0}} ol.events li{{margin:6px 0;padding-left:28px;text-indent:-28px}}
+span.badge{{display:inline-block;box-sizing:border-box;min-width:20px;height:20px;padding:0 3px;border:1.5px solid;border-radius:10px;text-align:center;font-size:11px;font-weight:bold;line-height:17px;margin-right:8px;text-indent:0}}
 .note{{font-size:12px;color:#555}}
 </style></head><body>
 <h1>throttlescope run report — {t}</h1>
@@ -113,34 +313,92 @@ th{{background:#f4f4f4}} td.l,th.l{{text-align:left}} .event{{margin:10px 0;padd
         t = esc(title),
         marker = GENERATOR_MARKER
     );
-    // Summary sentences.
+    // Summary: the events, numbered as the charts mark them.
     h.push_str(r#"<section id="summary"><h2>Summary</h2>"#);
     if let Some(line) = hostd_analysis::summary::too_little_line(a) {
         let _ = write!(h, "<p>{}</p>", esc(&line));
-    } else if a.events.is_empty() {
+    } else if events.is_empty() {
         h.push_str("<p>No change in throughput beyond noise.</p>");
-    }
-    for e in &a.events {
-        let _ = write!(h, "<p>{}</p>", esc(&e.evidence.text));
+    } else {
+        h.push_str(r#"<ol class="events" id="event-list">"#);
+        for e in &events {
+            let _ = write!(
+                h,
+                r#"<li data-event="{n}"><span class="badge" style="color:{c};border-color:{c}">{n}</span>{line} — <span class="cause">{cause}</span> ({strength})</li>"#,
+                n = e.number,
+                c = e.color,
+                line = esc(&e.line),
+                cause = esc(&e.cause),
+                strength = strength(e)
+            );
+        }
+        h.push_str("</ol>");
     }
     h.push_str("</section>");
+    h.push_str(&targets_table(run, &targets, probed));
     // Charts.
     h.push_str(r#"<section id="charts"><h2>Throughput against data written</h2>"#);
-    h.push_str(&chart_by_bytes(run, a, &views));
-    h.push_str(r#"<h2>Throughput, bus power and temperature against time</h2><p class="note">Same time axis in all three; dashed lines are events.</p>"#);
-    h.push_str(&chart_time(run, a, &views, t0));
+    if !events.is_empty() {
+        h.push_str(r#"<p class="note">Numbered markers are the events of the summary; a shaded band is the onset's uncertainty interval.</p>"#);
+    }
+    h.push_str(&chart_by_bytes(run, &events, &views));
+    h.push_str(r#"<h2>Throughput, bus power and temperature against time</h2>"#);
+    h.push_str(if events.is_empty() {
+        r#"<p class="note">Same time axis in all three.</p>"#
+    } else {
+        r#"<p class="note">Same time axis in all three; dashed lines are events.</p>"#
+    });
+    h.push_str(&chart_time(
+        run,
+        &events,
+        &views,
+        t0,
+        probed.map(|p| targets.short(p)),
+    ));
     h.push_str("<h2>Distribution of per-file rates</h2>");
     h.push_str(&chart_histogram(run, &views));
     h.push_str("</section>");
-    h.push_str(&stats_table(a));
-    h.push_str(&attribution(a));
-    h.push_str(&overlap(a, t0));
+    h.push_str(&stats_table(a, &targets, probed));
+    h.push_str(&attribution(a, &events));
+    h.push_str(&overlap(a, t0, &targets));
     h.push_str(r#"<p class="note">How every number is computed: docs/methodology.md in the throttlescope repository.</p></body></html>"#);
     h.push('\n');
     h
 }
 
-fn chart_by_bytes(run: &RunData, a: &Analysis, views: &[SeriesView]) -> String {
+/// Each target once: its short label (used everywhere else), full path, and
+/// whether the probe was on it.
+fn targets_table(run: &RunData, targets: &Targets, probed: Option<&str>) -> String {
+    let mut h = String::from(
+        r#"<section id="targets"><h2>Targets</h2><div class="scroll"><table id="targets-table"><tr><th class="l">label</th><th class="l">target</th><th class="l">phases</th><th>files</th><th class="l">probe</th></tr>"#,
+    );
+    for (full, short) in targets.full.iter().zip(&targets.short) {
+        let mut phases: Vec<&str> = Vec::new();
+        for f in run.files.iter().filter(|f| &f.target == full) {
+            if !phases.contains(&f.phase.as_str()) {
+                phases.push(&f.phase);
+            }
+        }
+        let files = run.files.iter().filter(|f| &f.target == full).count();
+        let probe = match (probed, &run.probe) {
+            (_, None) => "none in this run",
+            (Some(p), Some(_)) if p == full => "on this target",
+            (Some(_), Some(_)) => "no probe",
+            (None, Some(_)) => "–",
+        };
+        let _ = write!(
+            h,
+            r#"<tr><td class="l">{}</td><td class="l path">{}</td><td class="l">{}</td><td>{files}</td><td class="l">{probe}</td></tr>"#,
+            esc(short),
+            esc(full),
+            esc(&phases.join(", "))
+        );
+    }
+    h.push_str("</table></div></section>");
+    h
+}
+
+fn chart_by_bytes(run: &RunData, events: &[EventView], views: &[SeriesView]) -> String {
     let mut pts_by: Vec<Vec<(f64, f64, String)>> = vec![Vec::new(); views.len()];
     let mut cum = vec![0u64; views.len()];
     let mut files: Vec<&hostd_analysis::FileRecord> = run.files.iter().collect();
@@ -175,33 +433,20 @@ fn chart_by_bytes(run: &RunData, a: &Analysis, views: &[SeriesView]) -> String {
         (0.0, xmax * 1.02),
         (0.0, ymax * 1.1),
     );
+    if events.is_empty() {
+        c = c.without_marker_strip();
+    }
     for (k, v) in views.iter().enumerate() {
         c.points(&pts_by[k], v.color, "series");
         c.legend(&v.label, v.color);
     }
-    for e in &a.events {
-        let color = views
-            .iter()
-            .find(|v| v.target == e.target && v.phase == e.phase)
-            .map_or("#000", |v| v.color);
-        c.marker(
-            e.evidence.onset_gb,
-            &format!("{} {} {}", e.target, kind_word(e.kind), e.cause.as_str()),
-            color,
-        );
+    for m in markers_by(events, false) {
+        c.marker(m);
     }
     c.finish(
         "cumulative data of the target and phase, GB",
         "per-file throughput, GB/s",
     )
-}
-
-fn kind_word(k: EventKind) -> &'static str {
-    match k {
-        EventKind::Drop => "drop",
-        EventKind::Recovery => "recovery",
-        EventKind::Stall => "stall",
-    }
 }
 
 /// Mean, min and max of `values` in `n` equal time buckets over [a, b).
@@ -251,7 +496,13 @@ fn bucketed(
     (xs, mean, lo, hi)
 }
 
-fn chart_time(run: &RunData, a: &Analysis, views: &[SeriesView], t0: i64) -> String {
+fn chart_time(
+    run: &RunData,
+    events: &[EventView],
+    views: &[SeriesView],
+    t0: i64,
+    probed: Option<&str>,
+) -> String {
     let end = run.files.iter().map(|f| f.end_ns).max().unwrap_or(t0);
     let (mut lo_ns, mut hi_ns) = (t0, end);
     if let Some(p) = &run.probe {
@@ -262,6 +513,9 @@ fn chart_time(run: &RunData, a: &Analysis, views: &[SeriesView], t0: i64) -> Str
     let ymax = run.files.iter().map(|f| f.rate_bps()).fold(0.0, f64::max) / 1e9;
     let mut out = String::new();
     let mut c = Chart::new("chart-throughput-time", WIDTH, 240.0, xr, (0.0, ymax * 1.1));
+    if events.is_empty() {
+        c = c.without_marker_strip();
+    }
     for v in views {
         let segs: Vec<(f64, f64, f64, String)> = run
             .files
@@ -287,7 +541,7 @@ fn chart_time(run: &RunData, a: &Analysis, views: &[SeriesView], t0: i64) -> Str
         c.segments(&segs, v.color, "series");
         c.legend(&v.label, v.color);
     }
-    mark_events(&mut c, a, views, t0);
+    mark_events(&mut c, events);
     out.push_str(&c.finish("time since the first file started, s", "throughput, GB/s"));
     match &run.probe {
         None => out.push_str(r#"<p class="note" id="no-probe">No probe samples in this run: power and temperature charts omitted.</p>"#),
@@ -296,16 +550,26 @@ fn chart_time(run: &RunData, a: &Analysis, views: &[SeriesView], t0: i64) -> Str
                 ("chart-power", &p.power_w, "bus power, W", "#D55E00"),
                 ("chart-temperature", &p.enclosure_temp_c, "enclosure temperature, °C", "#CC79A7"),
             ] {
-                let (xs, mean, lo, hi) = bucketed(&p.time_ns, values, lo_ns, hi_ns + 1, PROBE_BUCKETS);
+                // No more buckets than about two samples each: empty buckets would
+                // break the line into dashes on a short run.
+                let in_range = p.time_ns.iter().filter(|t| (lo_ns..=hi_ns).contains(*t)).count();
+                let buckets = (in_range / 2).clamp(1, PROBE_BUCKETS);
+                let (xs, mean, lo, hi) = bucketed(&p.time_ns, values, lo_ns, hi_ns + 1, buckets);
                 let xs: Vec<f64> = xs.iter().map(|x| x - t0 as f64 / NS).collect();
                 let fin = |v: &Vec<f64>, f: fn(f64, f64) -> f64, init: f64| v.iter().copied().filter(|x| x.is_finite()).fold(init, f);
                 let (ymin, ymax) = (fin(&lo, f64::min, f64::INFINITY), fin(&hi, f64::max, f64::NEG_INFINITY));
                 let pad = ((ymax - ymin) * 0.08).max(0.5);
                 let mut c = Chart::new(id, WIDTH, 200.0, xr, (ymin - pad, ymax + pad));
+                if events.is_empty() {
+                    c = c.without_marker_strip();
+                }
                 c.band(&xs, &lo, &hi, color);
                 let pts: Vec<(f64, f64)> = xs.iter().copied().zip(mean.iter().copied()).collect();
                 c.line(&pts, color, "series");
-                mark_events(&mut c, a, views, t0);
+                mark_events(&mut c, events);
+                if let Some(p) = probed {
+                    c.legend(&format!("probe on {p}"), color);
+                }
                 out.push_str(&c.finish("time since the first file started, s", label));
             }
         }
@@ -313,17 +577,9 @@ fn chart_time(run: &RunData, a: &Analysis, views: &[SeriesView], t0: i64) -> Str
     out
 }
 
-fn mark_events(c: &mut Chart, a: &Analysis, views: &[SeriesView], t0: i64) {
-    for e in &a.events {
-        let color = views
-            .iter()
-            .find(|v| v.target == e.target && v.phase == e.phase)
-            .map_or("#000", |v| v.color);
-        c.marker(
-            (e.onset_ns - t0) as f64 / NS,
-            &format!("{} {}", e.target, kind_word(e.kind)),
-            color,
-        );
+fn mark_events(c: &mut Chart, events: &[EventView]) {
+    for m in markers_by(events, true) {
+        c.marker(m);
     }
 }
 
@@ -348,7 +604,8 @@ fn chart_histogram(run: &RunData, views: &[SeriesView]) -> String {
         240.0,
         (0.0, max),
         (0.0, ymax * 1.1 + 1.0),
-    );
+    )
+    .without_marker_strip();
     for (k, v) in views.iter().enumerate() {
         let bars: Vec<(f64, f64, f64)> = (0..bins)
             .map(|b| (b as f64 * width, (b + 1) as f64 * width, counts[k][b]))
@@ -359,15 +616,17 @@ fn chart_histogram(run: &RunData, views: &[SeriesView]) -> String {
     c.finish("per-file throughput, GB/s", "files")
 }
 
-fn stats_table(a: &Analysis) -> String {
+fn stats_table(a: &Analysis, targets: &Targets, probed: Option<&str>) -> String {
     let mut h = String::from(
-        r#"<section id="statistics"><h2>Statistics per target and phase</h2><table id="stats-table"><tr><th class="l">target</th><th class="l">phase</th><th>files</th><th>GB</th><th>s</th><th>overall GB/s</th><th>mean</th><th>median</th><th>20 % trimmed</th><th>Theil–Sen</th><th>least squares</th><th>overhead/file (TS), ms</th><th>J/GB</th><th>bimodal</th></tr>"#,
+        r#"<section id="statistics"><h2>Statistics per target and phase</h2><div class="scroll"><table id="stats-table"><tr><th class="l">target</th><th class="l">phase</th><th>files</th><th>GB</th><th>s</th><th>overall</th><th>mean</th><th>median</th><th>20 % trimmed</th><th>Theil–Sen</th><th>least squares</th><th>overhead per file, ms</th><th>J/GB</th><th>bimodal</th></tr>"#,
     );
+    let mut bimodal_notes = Vec::new();
     for p in &a.phases {
+        let short = targets.short(&p.target);
         let _ = write!(
             h,
             r#"<tr><td class="l">{}</td><td class="l">{}</td><td>{}</td><td>{:.2}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"#,
-            esc(&p.target),
+            esc(short),
             esc(&p.phase),
             p.files,
             p.bytes as f64 / 1e9,
@@ -379,23 +638,35 @@ fn stats_table(a: &Analysis) -> String {
             p.theil_sen_bps.map_or("–".into(), gbps),
             p.least_squares_bps.map_or("–".into(), gbps),
             opt(p.theil_sen_overhead_s.map(|s| s * 1e3), 1),
-            opt(p.j_per_gb, 2),
+            match (p.j_per_gb, probed) {
+                (None, Some(t)) if t != p.target => "no probe".into(),
+                (j, _) => opt(j, 2),
+            },
             if p.bimodal {
-                format!(
-                    r#"<span class="bimodal">yes</span> (split at {} GB/s, gap {:.1} spreads)"#,
-                    p.bimodality.map_or("–".into(), |b| gbps(b.split_at)),
-                    p.bimodality.map_or(0.0, |b| b.separation)
-                )
+                r#"<span class="bimodal">yes</span>"#
             } else {
-                "no".into()
+                "no"
             }
         );
+        if let (true, Some(b)) = (p.bimodal, p.bimodality) {
+            bimodal_notes.push(format!(
+                r#"<span class="bimodal">{} {}</span>: two groups of per-file rates, split at {} GB/s, {:.1} spreads apart."#,
+                esc(short),
+                esc(&p.phase),
+                gbps(b.split_at),
+                b.separation
+            ));
+        }
     }
-    h.push_str(r#"</table><p class="note">Rates in GB/s (10⁹ bytes/s). Theil–Sen and least squares fit file time against file size; their slope is the drive's rate without the fixed per-file cost. When the rates are bimodal, averages mislead: read the events.</p></section>"#);
+    h.push_str("</table></div>");
+    for n in bimodal_notes {
+        let _ = write!(h, r#"<p class="note">{n}</p>"#);
+    }
+    h.push_str(r#"<p class="note">Rates in GB/s (10⁹ bytes/s); overall = bytes / file time. Theil–Sen and least squares fit file time against file size; their slope is the drive's rate without the fixed per-file cost (overhead, from Theil–Sen). When the rates are bimodal, averages mislead: read the events.</p></section>"#);
     h
 }
 
-fn attribution(a: &Analysis) -> String {
+fn attribution(a: &Analysis, events: &[EventView]) -> String {
     let mut h = String::from(r#"<section id="attribution"><h2>Events and their causes</h2>"#);
     if let Some(line) = hostd_analysis::summary::too_little_line(a) {
         let _ = write!(h, "<p>{}</p>", esc(&line));
@@ -405,13 +676,14 @@ fn attribution(a: &Analysis) -> String {
     for c in &a.cycles {
         let _ = write!(h, "<p>{}</p>", esc(&hostd_analysis::summary::cycle_line(c)));
     }
-    for e in &a.events {
+    for (e, v) in a.events.iter().zip(events) {
         let _ = write!(
             h,
-            r#"<div class="event"><div><span class="cause">{}</span> (confidence {:.2}) — {}</div><ul>"#,
-            e.cause.as_str(),
-            e.confidence,
-            esc(&e.evidence.text)
+            r#"<div class="event" style="border-left-color:{c}"><div><span class="badge" style="color:{c};border-color:{c}">{n}</span>{text}</div><ul>"#,
+            c = v.color,
+            n = v.number,
+            // The analysis' line already carries the p-value and the onset interval.
+            text = esc(&e.evidence.text),
         );
         let _ = write!(
             h,
@@ -443,7 +715,7 @@ fn attribution(a: &Analysis) -> String {
     h
 }
 
-fn overlap(a: &Analysis, t0: i64) -> String {
+fn overlap(a: &Analysis, t0: i64, targets: &Targets) -> String {
     let o = &a.overlap;
     let mut h = String::from(r#"<section id="overlap"><h2>Targets active together</h2>"#);
     match (&o.window, o.aggregate_bps) {
@@ -462,7 +734,7 @@ fn overlap(a: &Analysis, t0: i64) -> String {
                 let _ = write!(
                     h,
                     r#"<tr><td class="l">{}</td><td>{:.2}</td><td>{}</td></tr>"#,
-                    esc(&t.target),
+                    esc(targets.short(&t.target)),
                     t.bytes / 1e9,
                     gbps(t.rate_bps)
                 );
@@ -472,9 +744,9 @@ fn overlap(a: &Analysis, t0: i64) -> String {
                 let _ = write!(
                     h,
                     "<p>{} recovered {:.1} s after {} finished.</p>",
-                    esc(&l.recovered_target),
+                    esc(targets.short(&l.recovered_target)),
                     l.lag_s,
-                    esc(&l.ended_target)
+                    esc(targets.short(&l.ended_target))
                 );
             }
         }
@@ -482,4 +754,49 @@ fn overlap(a: &Analysis, t0: i64) -> String {
     }
     h.push_str("</section>");
     h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An event as the analysis will serialise it with its onset interval,
+    /// p-value and a kind this crate does not know.
+    #[test]
+    fn events_show_their_onset_interval_and_p_value_when_the_analysis_gives_them() {
+        let targets = Targets {
+            full: vec!["/var/tmp/demo.X/target".into()],
+            short: vec!["target".into()],
+        };
+        let views = vec![SeriesView {
+            label: "target write".into(),
+            color: PALETTE[0],
+            target: "/var/tmp/demo.X/target".into(),
+            phase: "write".into(),
+        }];
+        let t0 = 1_000_000_000_000;
+        let v = serde_json::json!({
+            "target": "/var/tmp/demo.X/target", "phase": "write", "kind": "stall",
+            "onset_bytes": 23_900_000_000u64, "onset_ns": t0 + 312_000_000_000i64,
+            "onset_bytes_low": 23_500_000_000u64, "onset_bytes_high": 24_300_000_000u64,
+            "onset_ns_low": t0 + 308_200_000_000i64, "onset_ns_high": t0 + 316_100_000_000i64,
+            "p_value": 0.004, "rate_before_bps": 2.31e9, "rate_after_bps": 0.66e9,
+            "cause": "slc_cache", "confidence": 0.9
+        });
+        let e = event_view(3, &v, &views, &targets, t0);
+        assert_eq!(
+            e.line,
+            "target write stall at 23.90 GB (23.50–24.30), 312.0 s (308.2–316.1): 2.31 → 0.66 GB/s"
+        );
+        assert_eq!(strength(&e), "confidence 0.90, p = 0.004");
+        assert_eq!(e.cause, "SLC cache");
+        let by_gb = &markers_by(std::slice::from_ref(&e), false)[0];
+        assert_eq!(
+            (by_gb.x, by_gb.band, by_gb.number),
+            (23.9, Some((23.5, 24.3)), 3)
+        );
+        let by_time = &markers_by(std::slice::from_ref(&e), true)[0];
+        assert_eq!(by_time.band, Some((308.2, 316.1)));
+        assert_eq!(fmt_p(0.0001), "< 0.001");
+    }
 }

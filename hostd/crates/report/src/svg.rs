@@ -16,38 +16,180 @@ pub fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// "Nice" tick positions covering [lo, hi], about `n` of them.
+/// "Nice" tick positions inside [lo, hi], about `n` intervals apart, at a
+/// step of 1, 2 or 5 × 10ᵏ.
 pub fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
     if hi <= lo || !lo.is_finite() || !hi.is_finite() {
         return vec![lo];
     }
-    let raw = (hi - lo) / n.max(1) as f64;
+    let n = n.max(1);
+    let raw = (hi - lo) / n as f64;
     let mag = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
+    // The 1-2-5 step whose tick count is nearest n + 1 (n intervals; the
+    // larger step on a tie).
+    let count = |step: f64| ((hi / step + 1e-9).floor() - (lo / step).ceil() + 1.0).max(0.0);
+    let want = n as f64 + 1.0;
+    let step = [0.5, 1.0, 2.0, 5.0, 10.0]
         .iter()
         .map(|m| m * mag)
-        .find(|s| *s >= raw)
-        .unwrap_or(10.0 * mag);
-    let first = (lo / step).ceil() * step;
-    let mut v = Vec::new();
-    let mut t = first;
-    while t <= hi + step * 1e-9 {
-        v.push(if t.abs() < step * 1e-9 { 0.0 } else { t });
-        t += step;
-    }
-    v
+        .min_by(|a, b| {
+            let (da, db) = ((count(*a) - want).abs(), (count(*b) - want).abs());
+            da.total_cmp(&db).then(b.total_cmp(a))
+        })
+        .unwrap_or(mag);
+    let first = (lo / step).ceil();
+    let last = (hi / step + 1e-9).floor();
+    (first as i64..=last as i64)
+        .map(|k| {
+            let t = k as f64 * step;
+            if t.abs() < step * 1e-9 {
+                0.0
+            } else {
+                t
+            }
+        })
+        .collect()
 }
 
-fn fmt_tick(v: f64) -> String {
-    if v == 0.0 {
-        "0".into()
-    } else if v.abs() >= 10.0 {
-        format!("{v:.0}")
-    } else if (v * 10.0).fract().abs() < 1e-9 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
+/// Decimals needed to print every multiple of `step` exactly (0.5 → 1,
+/// 0.25 → 2, 20 → 0).
+pub fn decimals_for(step: f64) -> usize {
+    if !step.is_finite() || step <= 0.0 {
+        return 0;
     }
+    (0..6)
+        .find(|&d| {
+            let scaled = step * 10f64.powi(d as i32);
+            (scaled - scaled.round()).abs() < 1e-6 * scaled.max(1.0)
+        })
+        .unwrap_or(6)
+}
+
+/// Tick labels: all with the decimals their step needs, so neighbours differ.
+pub fn tick_labels(ticks: &[f64]) -> Vec<String> {
+    let step = ticks.windows(2).map(|w| w[1] - w[0]).next().unwrap_or(1.0);
+    let d = decimals_for(step);
+    ticks
+        .iter()
+        .map(|t| {
+            let text = format!("{t:.d$}");
+            // "-0.0" reads oddly.
+            if text
+                .trim_start_matches('-')
+                .chars()
+                .all(|c| c == '0' || c == '.')
+            {
+                text.trim_start_matches('-').to_string()
+            } else {
+                text
+            }
+        })
+        .collect()
+}
+
+/// An event marked on a chart: a dashed line at the onset, its uncertainty
+/// interval as a band, and a numbered badge that refers to the event list.
+#[derive(Debug, Clone)]
+pub struct Marker {
+    /// Onset, data x.
+    pub x: f64,
+    /// Uncertainty interval of the onset, data x, when known.
+    pub band: Option<(f64, f64)>,
+    /// Number in the event list (1-based).
+    pub number: usize,
+    /// Tooltip.
+    pub title: String,
+    /// Colour of the target's series.
+    pub color: String,
+}
+
+/// Badge radius, px.
+const BADGE_R: f64 = 7.5;
+/// Vertical distance between badge rows, px.
+const BADGE_ROW: f64 = 17.0;
+/// Badge rows that fit in the strip above the plot.
+const BADGE_ROWS_ABOVE: usize = 2;
+
+/// Markers closer than this (px) share one badge.
+const BADGE_JOIN: f64 = 2.0 * BADGE_R;
+
+/// Event numbers as a short list: [1, 2, 3, 5] → "1–3,5".
+pub fn number_ranges(numbers: &[usize]) -> String {
+    let mut sorted = numbers.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut parts: Vec<String> = Vec::new();
+    let mut k = 0;
+    while k < sorted.len() {
+        let mut end = k;
+        while end + 1 < sorted.len() && sorted[end + 1] == sorted[end] + 1 {
+            end += 1;
+        }
+        parts.push(match end - k {
+            0 => sorted[k].to_string(),
+            1 => format!("{},{}", sorted[k], sorted[end]),
+            _ => format!("{}–{}", sorted[k], sorted[end]),
+        });
+        k = end + 1;
+    }
+    parts.join(",")
+}
+
+/// One badge: the markers it stands for, its centre and width (px).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Badge {
+    /// Indices of the markers, in order of position.
+    pub members: Vec<usize>,
+    /// Centre, px.
+    pub x: f64,
+    /// Width, px.
+    pub width: f64,
+    /// Row (0 = top).
+    pub row: usize,
+    /// Text: the event numbers.
+    pub text: String,
+}
+
+/// Badges for markers at pixel positions `xs` with event `numbers`: markers
+/// closer than a badge share one (its text lists their numbers, "1–12"),
+/// and badges that would touch go to separate rows (greedy, left to right).
+pub fn badges(xs: &[f64], numbers: &[usize]) -> Vec<Badge> {
+    let mut order: Vec<usize> = (0..xs.len()).collect();
+    order.sort_by(|&a, &b| xs[a].total_cmp(&xs[b]));
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for i in order {
+        match groups.last_mut() {
+            Some(g) if xs[i] - xs[g[0]] < BADGE_JOIN => g.push(i),
+            _ => groups.push(vec![i]),
+        }
+    }
+    let mut row_end: Vec<f64> = Vec::new();
+    groups
+        .into_iter()
+        .map(|members| {
+            let nums: Vec<usize> = members.iter().map(|&i| numbers[i]).collect();
+            let text = number_ranges(&nums);
+            let width = (6.2 * text.chars().count() as f64 + 8.0).max(2.0 * BADGE_R);
+            let (lo, hi) = (xs[members[0]], xs[*members.last().expect("non-empty")]);
+            let x = (lo + hi) / 2.0;
+            let left = x - width / 2.0;
+            let row = row_end
+                .iter()
+                .position(|&end| left >= end + 2.0)
+                .unwrap_or_else(|| {
+                    row_end.push(f64::NEG_INFINITY);
+                    row_end.len() - 1
+                });
+            row_end[row] = x + width / 2.0;
+            Badge {
+                members,
+                x,
+                width,
+                row,
+                text,
+            }
+        })
+        .collect()
 }
 
 /// One chart being drawn.
@@ -63,7 +205,7 @@ pub struct Chart {
     y: (f64, f64),
     body: String,
     legend: Vec<(String, String)>,
-    markers: usize,
+    markers: Vec<Marker>,
 }
 
 impl Chart {
@@ -74,16 +216,23 @@ impl Chart {
             id: id.into(),
             w,
             h,
-            left: 58.0,
-            right: 14.0,
-            top: 14.0,
+            left: 62.0,
+            right: 18.0,
+            top: 12.0 + BADGE_ROW * BADGE_ROWS_ABOVE as f64,
             bottom: 40.0,
             x: fix(x),
             y: fix(y),
             body: String::new(),
             legend: Vec::new(),
-            markers: 0,
+            markers: Vec::new(),
         }
+    }
+
+    /// Drops the strip above the plot that holds event badges (for a chart
+    /// that will mark no events). Call before drawing anything.
+    pub fn without_marker_strip(mut self) -> Chart {
+        self.top = 12.0;
+        self
     }
 
     /// Pixel x of data x.
@@ -211,29 +360,90 @@ impl Chart {
         self.body.push_str("</g>");
     }
 
-    /// A labelled vertical marker (an event).
-    pub fn marker(&mut self, x: f64, label: &str, color: &str) {
-        if x < self.x.0 || x > self.x.1 {
+    /// Marks an event (drawn by [`Chart::finish`], which places the badges).
+    pub fn marker(&mut self, m: Marker) {
+        if m.x < self.x.0 || m.x > self.x.1 {
             return;
         }
-        let px = self.px(x);
-        // Stagger labels so markers close together stay readable.
-        let label_y = self.top + 10.0 + 11.0 * (self.markers % 4) as f64;
-        self.markers += 1;
-        let _ = write!(
-            self.body,
-            r#"<g class="event-marker"><line x1="{px:.1}" x2="{px:.1}" y1="{}" y2="{:.1}" stroke="{color}" stroke-dasharray="5 3" stroke-width="1.3"/><text x="{:.1}" y="{}" font-size="10" fill="{color}">{}</text></g>"#,
-            self.top,
-            self.h - self.bottom,
-            px + 3.0,
-            label_y,
-            esc(label)
-        );
+        self.markers.push(m);
     }
 
-    /// Finishes the SVG with axes, grid, labels and legend.
+    fn draw_markers(&self, s: &mut String) {
+        let xs: Vec<f64> = self.markers.iter().map(|m| self.px(m.x)).collect();
+        let numbers: Vec<usize> = self.markers.iter().map(|m| m.number).collect();
+        let (y0, y1) = (self.top, self.h - self.bottom);
+        // Bands, then lines, then badges on top of everything.
+        for m in &self.markers {
+            if let Some((lo, hi)) = m.band {
+                let (a, b) = (self.px(lo.max(self.x.0)), self.px(hi.min(self.x.1)));
+                if b > a {
+                    let _ = write!(
+                        s,
+                        r#"<rect class="onset-interval" x="{a:.1}" y="{y0:.1}" width="{:.1}" height="{:.1}" fill="{}" fill-opacity="0.12"/>"#,
+                        b - a,
+                        y1 - y0,
+                        m.color
+                    );
+                }
+            }
+        }
+        for (m, px) in self.markers.iter().zip(&xs) {
+            let _ = write!(
+                s,
+                r#"<line class="event-line" data-event="{}" x1="{px:.1}" x2="{px:.1}" y1="{y0:.1}" y2="{y1:.1}" stroke="{}" stroke-dasharray="5 3" stroke-width="1.3"/>"#,
+                m.number, m.color
+            );
+        }
+        for b in badges(&xs, &numbers) {
+            let first = &self.markers[b.members[0]];
+            let color = if b
+                .members
+                .iter()
+                .all(|&i| self.markers[i].color == first.color)
+            {
+                first.color.as_str()
+            } else {
+                "#444"
+            };
+            let titles: Vec<&str> = b
+                .members
+                .iter()
+                .map(|&i| self.markers[i].title.as_str())
+                .collect();
+            // Rows beyond the strip above the plot continue inside it.
+            let cy = BADGE_R + 2.0 + BADGE_ROW * b.row as f64;
+            let _ = write!(
+                s,
+                r##"<g class="event-marker" data-event="{}"><title>{}</title><rect class="badge-box" x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" rx="{BADGE_R}" fill="#fff" stroke="{color}" stroke-width="1.5"/><text class="label badge-number" x="{:.1}" y="{:.1}" text-anchor="middle" font-size="10" font-weight="bold" fill="{color}">{}</text></g>"##,
+                esc(&b.text),
+                esc(&titles.join("\n")),
+                b.x - b.width / 2.0,
+                cy - BADGE_R,
+                b.width,
+                2.0 * BADGE_R,
+                b.x,
+                cy + 3.5,
+                esc(&b.text)
+            );
+        }
+    }
+
+    /// Finishes the chart: the legend (HTML, so it wraps on narrow pages and
+    /// never covers data), then the SVG with grid, ticks, axis labels and
+    /// event markers.
     pub fn finish(self, x_label: &str, y_label: &str) -> String {
         let mut s = String::new();
+        if !self.legend.is_empty() {
+            s.push_str(r#"<div class="legend">"#);
+            for (label, color) in &self.legend {
+                let _ = write!(
+                    s,
+                    r#"<span class="key"><span class="swatch" style="background:{color}"></span>{}</span>"#,
+                    esc(label)
+                );
+            }
+            s.push_str("</div>");
+        }
         let _ = write!(
             s,
             r#"<svg id="{}" class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" font-family="sans-serif" font-size="11">"#,
@@ -243,23 +453,29 @@ impl Chart {
         );
         let (x0, x1) = (self.left, self.w - self.right);
         let (y0, y1) = (self.top, self.h - self.bottom);
-        for t in ticks(self.y.0, self.y.1, 5) {
-            let y = self.py(t);
+        // About one y tick per 35 px of plot, 3 to 5 intervals.
+        let yt = ticks(
+            self.y.0,
+            self.y.1,
+            (((y1 - y0) / 35.0) as usize).clamp(3, 5),
+        );
+        for (t, label) in yt.iter().zip(tick_labels(&yt)) {
+            let y = self.py(*t);
             let _ = write!(
                 s,
-                r##"<line x1="{x0}" x2="{x1}" y1="{y:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
+                r##"<line x1="{x0}" x2="{x1}" y1="{y:.1}" y2="{y:.1}" stroke="#ddd"/><text class="label tick" x="{:.1}" y="{:.1}" text-anchor="end">{label}</text>"##,
                 x0 - 4.0,
                 y + 4.0,
-                fmt_tick(t)
             );
         }
-        for t in ticks(self.x.0, self.x.1, 8) {
-            let x = self.px(t);
+        // About one x tick per 110 px, so labels never touch.
+        let xt = ticks(self.x.0, self.x.1, (((x1 - x0) / 110.0) as usize).max(2));
+        for (t, label) in xt.iter().zip(tick_labels(&xt)) {
+            let x = self.px(*t);
             let _ = write!(
                 s,
-                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{y0}" y2="{y1}" stroke="#eee"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
-                y1 + 14.0,
-                fmt_tick(t)
+                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{y0}" y2="{y1}" stroke="#eee"/><text class="label tick" x="{x:.1}" y="{:.1}" text-anchor="middle">{label}</text>"##,
+                y1 + 17.0,
             );
         }
         let _ = write!(
@@ -269,31 +485,20 @@ impl Chart {
             y1 - y0
         );
         s.push_str(&self.body);
+        self.draw_markers(&mut s);
         let _ = write!(
             s,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            r#"<text class="label axis" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
             (x0 + x1) / 2.0,
             self.h - 6.0,
             esc(x_label)
         );
         let _ = write!(
             s,
-            r#"<text transform="translate(14 {:.1}) rotate(-90)" text-anchor="middle">{}</text>"#,
+            r#"<text class="label axis" transform="translate(14 {:.1}) rotate(-90)" text-anchor="middle">{}</text>"#,
             (y0 + y1) / 2.0,
             esc(y_label)
         );
-        let mut lx = x0 + 8.0;
-        for (label, color) in &self.legend {
-            let _ = write!(
-                s,
-                r#"<rect x="{lx:.1}" y="{:.1}" width="10" height="10" fill="{color}"/><text x="{:.1}" y="{:.1}">{}</text>"#,
-                y0 + 6.0,
-                lx + 14.0,
-                y0 + 15.0,
-                esc(label)
-            );
-            lx += 24.0 + 6.5 * label.chars().count() as f64;
-        }
         s.push_str("</svg>");
         s
     }
@@ -311,6 +516,34 @@ mod tests {
             t.first().unwrap() >= &0.37 && t.last().unwrap() <= &2.41 && t.len() >= 4,
             "{t:?}"
         );
+    }
+
+    #[test]
+    fn tick_labels_carry_the_decimals_their_step_needs() {
+        let t = ticks(24.6, 26.4, 5);
+        assert_eq!(tick_labels(&t), ["25.0", "25.5", "26.0"]);
+        assert_eq!(tick_labels(&[0.0, 0.25, 0.5]), ["0.00", "0.25", "0.50"]);
+        let t = ticks(2.5, 7.7, 5);
+        assert_eq!(tick_labels(&t), ["3", "4", "5", "6", "7"]);
+        let t = ticks(0.0, 400.0, 4);
+        assert_eq!(tick_labels(&t), ["0", "100", "200", "300", "400"]);
+        assert_eq!(
+            tick_labels(&ticks(-0.4, 0.4, 4)),
+            ["-0.4", "-0.2", "0.0", "0.2", "0.4"]
+        );
+    }
+
+    #[test]
+    fn markers_closer_than_a_badge_share_one_and_touching_badges_take_rows() {
+        let b = badges(
+            &[100.0, 105.0, 300.0, 110.0, 122.0, 308.0],
+            &[1, 2, 5, 3, 4, 6],
+        );
+        let view: Vec<(&str, usize)> = b.iter().map(|b| (b.text.as_str(), b.row)).collect();
+        // 100, 105, 110 share a badge "1–3"; 122 is its own badge but would touch
+        // it, so it goes one row down; 300 and 308 share "5,6".
+        assert_eq!(view, [("1–3", 0), ("4", 1), ("5,6", 0)]);
+        assert_eq!(number_ranges(&[7, 1, 2, 3, 5]), "1–3,5,7");
     }
 
     #[test]

@@ -1,8 +1,11 @@
 //! The report opened in headless Chromium (Debian's `chromium`): no console messages at
 //! all (the report has no script, so any message is an error such as a blocked network
-//! load), every chart present in the DOM with its marks, and a screenshot saved.
-//! Run by `just test-report` (it needs the browser): `cargo test -p hostd-report --test
-//! chromium -- --ignored`.
+//! load), every chart present in the DOM with its marks, and the layout as a reader sees
+//! it at 1300 px and 800 px: screenshots kept under the cargo target directory
+//! (`target/tmp/report-screenshots/`), and a check in the page itself
+//! (getBoundingClientRect) that no two labels overlap and nothing leaves its chart or the
+//! page. Run by `just test-report` (it needs the browser): `cargo test -p hostd-report
+//! --test chromium -- --ignored`.
 
 use hostd_analysis::Options;
 use hostd_scenario::write::{write_run, ProbeOptions};
@@ -119,23 +122,200 @@ fn report_renders_in_chromium_without_console_messages_and_with_all_charts() {
             "{scenario}: histogram bars"
         );
         assert!(dom.contains(r#"id="stats-table""#) && dom.contains(r#"id="attribution""#));
-        let shot = root.join(format!("{scenario}.png"));
-        let profile = tempfile::tempdir().unwrap();
-        run_chromium(
-            &page,
-            &[
-                format!("--screenshot={}", shot.display()),
-                "--window-size=1050,2700".into(),
-            ],
-            profile.path(),
-        );
-        let png = std::fs::read(&shot).expect("screenshot written");
-        assert!(
-            png.starts_with(b"\x89PNG") && png.len() > 20_000,
-            "{scenario}: screenshot looks empty"
-        );
-        println!("screenshot: {}", shot.display());
     }
+}
+
+/// Where screenshots are kept for a person to look at.
+fn screenshot_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Measures, in the page, every text and event badge of every chart and every legend
+/// key: pairs whose boxes overlap, boxes outside their chart, and a page wider than the
+/// window. The result is written into the page as JSON for `--dump-dom`.
+const LAYOUT_SCRIPT: &str = r#"<script>
+(function () {
+  const out = { overlaps: [], outside: [], page: {} };
+  const vw = document.documentElement.clientWidth;
+  out.page = { scrollWidth: document.documentElement.scrollWidth, clientWidth: vw };
+  const hit = (a, b) => a.left < b.right - 0.5 && b.left < a.right - 0.5 &&
+                        a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
+  const name = (e) => (e.textContent || e.tagName).trim().slice(0, 40);
+  const check = (where, items, bounds) => {
+    const boxes = items.map((e) => ({ e, r: e.getBoundingClientRect() }))
+                       .filter((b) => b.r.width > 0 && b.r.height > 0);
+    for (const b of boxes) {
+      if (bounds && (b.r.left < bounds.left - 0.5 || b.r.right > bounds.right + 0.5 ||
+                     b.r.top < bounds.top - 0.5 || b.r.bottom > bounds.bottom + 0.5)) {
+        out.outside.push(where + ": " + name(b.e));
+      }
+    }
+    for (let i = 0; i < boxes.length; i++) {
+      for (let j = i + 1; j < boxes.length; j++) {
+        const [a, b] = [boxes[i], boxes[j]];
+        // A badge's number sits inside its own circle.
+        if (a.e.closest(".event-marker") && a.e.closest(".event-marker") === b.e.closest(".event-marker")) continue;
+        if (hit(a.r, b.r)) out.overlaps.push(where + ": '" + name(a.e) + "' and '" + name(b.e) + "'");
+      }
+    }
+  };
+  document.querySelectorAll("svg.chart, svg").forEach((svg) => {
+    const bounds = svg.getBoundingClientRect();
+    if (bounds.right > vw + 0.5) out.outside.push(svg.id + " is wider than the window");
+    const items = [...svg.querySelectorAll("text, .event-marker rect, .event-marker circle")];
+    check(svg.id, items, bounds);
+  });
+  document.querySelectorAll(".scroll").forEach((d) => {
+    if (d.scrollWidth > d.clientWidth + 0.5) {
+      out.outside.push((d.querySelector("table") || d).id + " is wider than the page (" + d.scrollWidth + " > " + d.clientWidth + " px)");
+    }
+  });
+  document.querySelectorAll(".legend").forEach((l, k) => {
+    check("legend " + k, [...l.querySelectorAll(".key")], l.getBoundingClientRect());
+  });
+  const pre = document.createElement("pre");
+  pre.id = "layout-check";
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+})();
+</script>"#;
+
+/// The layout check's findings for `page` in a window `width` px wide.
+fn layout_problems(page: &Path, width: u32) -> (Vec<String>, Vec<String>, serde_json::Value) {
+    let html = std::fs::read_to_string(page).unwrap();
+    // The report allows no script; this copy allows exactly the check.
+    let html = html.replacen(
+        "default-src 'none';",
+        "default-src 'none'; script-src 'unsafe-inline';",
+        1,
+    );
+    let html = html.replacen("</body>", &format!("{LAYOUT_SCRIPT}</body>"), 1);
+    let copy = page.with_file_name(format!("layout-{width}.html"));
+    std::fs::write(&copy, html).unwrap();
+    let profile = tempfile::tempdir().unwrap();
+    let (dom, _) = run_chromium(
+        &copy,
+        &["--dump-dom".into(), format!("--window-size={width},1000")],
+        profile.path(),
+    );
+    let start = dom
+        .find(r#"<pre id="layout-check">"#)
+        .expect("layout check ran")
+        + 23;
+    let end = dom[start..].find("</pre>").unwrap() + start;
+    let json = dom[start..end]
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let list = |k: &str| -> Vec<String> {
+        v[k].as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap().to_string())
+            .collect()
+    };
+    (list("overlaps"), list("outside"), v["page"].clone())
+}
+
+#[test]
+#[ignore = "needs Debian's chromium; run by `just test-report`"]
+fn report_layout_has_no_overlapping_labels_at_1300_and_800_px_and_screenshots_are_kept() {
+    let root = tempfile::tempdir().unwrap();
+    let shots = screenshot_dir();
+    let mut failures = Vec::new();
+    for scenario in [
+        "x5-thermal",
+        "hub-www-contention",
+        "p50-slc-13gb",
+        "extreme-pro-slc-30gb",
+    ] {
+        let sc = hostd_scenario::load(scenario).unwrap();
+        let trace = hostd_scenario::simulate(&sc);
+        let dir = root.path().join(scenario);
+        write_run(&dir, &sc, &trace, Some(ProbeOptions::default())).unwrap();
+        let (run, mut analysis) =
+            hostd_analysis::analyze_run_dir(&dir, &Options::default()).unwrap();
+        hostd_report::write_report(&dir, &run, &analysis).unwrap();
+        let mut pages = vec![(scenario.to_string(), dir.join("report.html"))];
+        if scenario == "x5-thermal" {
+            // A variable number of events, some close together: a dozen copies of the
+            // drop, 0.3 GB and 0.2 s apart, must still be drawn without overlap.
+            let first = analysis.events[0].clone();
+            for k in 1..12 {
+                let mut e = first.clone();
+                e.onset_bytes += k * 300_000_000;
+                e.onset_ns += k as i64 * 200_000_000;
+                analysis.events.push(e);
+            }
+            let many = root.path().join("many-events");
+            std::fs::create_dir_all(&many).unwrap();
+            for f in ["files.csv", "probe.csv", "manifest.json"] {
+                let _ = std::fs::copy(dir.join(f), many.join(f));
+            }
+            hostd_report::write_report(&many, &run, &analysis).unwrap();
+            pages.push(("x5-thermal-12-events".into(), many.join("report.html")));
+        }
+        for (name, page) in &pages {
+            let (scenario, page) = (name.as_str(), page.as_path());
+            // The page itself beside its screenshots, to open by hand.
+            std::fs::copy(page, shots.join(format!("{scenario}.html"))).unwrap();
+            for width in [1300u32, 800] {
+                let shot = shots.join(format!("{scenario}-{width}.png"));
+                let profile = tempfile::tempdir().unwrap();
+                run_chromium(
+                    page,
+                    &[
+                        format!("--screenshot={}", shot.display()),
+                        format!("--window-size={width},3600"),
+                        "--hide-scrollbars".into(),
+                    ],
+                    profile.path(),
+                );
+                let png = std::fs::read(&shot).expect("screenshot written");
+                assert!(
+                    png.starts_with(b"\x89PNG") && png.len() > 20_000,
+                    "{scenario}: screenshot looks empty"
+                );
+                println!("screenshot: {}", shot.display());
+                let (overlaps, outside, page_size) = layout_problems(page, width);
+                for o in overlaps {
+                    failures.push(format!("{scenario} at {width} px: overlap {o}"));
+                }
+                for o in outside {
+                    failures.push(format!("{scenario} at {width} px: outside {o}"));
+                }
+                let (sw, cw) = (
+                    page_size["scrollWidth"].as_f64().unwrap(),
+                    page_size["clientWidth"].as_f64().unwrap(),
+                );
+                if sw > cw {
+                    failures.push(format!(
+                        "{scenario} at {width} px: the page is {sw} px wide in a {cw} px window"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+#[ignore = "needs Debian's chromium; run by `just test-report`"]
+fn layout_check_catches_overlapping_labels() {
+    // The check above must be able to fail: two labels drawn at one place are caught.
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("report.html");
+    std::fs::write(
+        &page,
+        r#"<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'"></head><body><svg id="c" class="chart" viewBox="0 0 300 100" width="300" height="100"><text x="10" y="20">first label</text><text x="14" y="22">second label</text><text x="290" y="90">leaves the chart</text></svg></body></html>"#,
+    )
+    .unwrap();
+    let (overlaps, outside, _) = layout_problems(&page, 800);
+    assert_eq!(overlaps.len(), 1, "{overlaps:?}");
+    assert_eq!(outside.len(), 1, "{outside:?}");
 }
 
 #[test]

@@ -9,6 +9,7 @@
 #![warn(missing_docs)]
 
 pub mod component;
+pub mod labels;
 pub mod manifest;
 pub mod rundir;
 pub mod sink;

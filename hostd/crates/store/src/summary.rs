@@ -4,7 +4,7 @@
 //! active with each target's and the aggregate throughput in it.
 
 use crate::stats;
-use hostd_workload::events::FileRecord;
+use hostd_workload::events::{FileRecord, TargetInfo};
 use hostd_workload::runner::RunOutcome;
 use hostd_workload::units::{human_bytes, ByteSize};
 use serde::Serialize;
@@ -113,6 +113,8 @@ pub struct Summary {
     pub window: Option<ActiveWindow>,
     /// Warnings (direct I/O, engine fallback, implausible speed, corruption, bimodal).
     pub warnings: Vec<String>,
+    /// Facts the reader needs that are not faults (a simulated target's time scale).
+    pub notes: Vec<String>,
     /// What cleanup did.
     pub cleanup: Vec<String>,
     /// Sections added by run components (`analysis`, `probe`, …), keyed by name.
@@ -131,7 +133,39 @@ impl Summary {
             }
         }
         keys.sort_by_key(|(t, _)| *t);
-        let mut warnings = out.warnings.clone();
+        // Simulated targets are scaled in time on purpose and have no page
+        // cache: their scale is a note, and their rates are not judged
+        // against real links.
+        let simulated: Vec<&TargetInfo> =
+            out.targets.iter().filter(|t| t.scheme == "sim").collect();
+        // One note per time scale, naming the targets played at it.
+        let mut scales: Vec<(String, Vec<&str>)> = Vec::new();
+        for t in &simulated {
+            let scale = t
+                .engine_note
+                .clone()
+                .unwrap_or_else(|| "in real time".into());
+            match scales.iter_mut().find(|(s, _)| *s == scale) {
+                Some((_, labels)) => labels.push(&t.label),
+                None => scales.push((scale, vec![&t.label])),
+            }
+        }
+        let notes: Vec<String> = scales
+            .iter()
+            .map(|(scale, labels)| format!("{}: simulated, {scale}", labels.join(", ")))
+            .collect();
+        let mut warnings: Vec<String> = out
+            .warnings
+            .iter()
+            .filter(|w| {
+                !simulated.iter().any(|t| {
+                    t.engine_note
+                        .as_ref()
+                        .is_some_and(|n| **w == format!("target {}: {n}", t.label))
+                })
+            })
+            .cloned()
+            .collect();
         for (t, phase) in keys {
             let recs: Vec<&FileRecord> = out
                 .files
@@ -154,7 +188,8 @@ impl Summary {
                     s.target, s.phase, s.corrupt_blocks, s.corrupt_bytes
                 ));
             }
-            if s.max_mbps > IMPLAUSIBLE_MBPS {
+            let is_simulated = simulated.iter().any(|i| i.label == s.target);
+            if s.max_mbps > IMPLAUSIBLE_MBPS && !is_simulated {
                 warnings.push(format!("{} {}: {:.0} MB/s is faster than any external link: the page cache, not the disk, was measured", s.target, s.phase, s.max_mbps));
             }
             phases.push(s);
@@ -167,6 +202,7 @@ impl Summary {
             phases,
             window: active_window(out),
             warnings,
+            notes,
             cleanup: out.cleanup.clone(),
             extra: serde_json::Map::new(),
         }
@@ -255,6 +291,25 @@ impl Summary {
                     );
                 }
             }
+        }
+        // What the run's components found (analysis, probe), in that order.
+        for name in ["analysis", "probe"].into_iter().chain(
+            self.extra
+                .keys()
+                .map(String::as_str)
+                .filter(|k| *k != "analysis" && *k != "probe"),
+        ) {
+            let lines = self
+                .extra
+                .get(name)
+                .and_then(|v| v.get("text"))
+                .and_then(|t| t.as_array());
+            for line in lines.into_iter().flatten().filter_map(|l| l.as_str()) {
+                let _ = writeln!(s, "{line}");
+            }
+        }
+        for n in &self.notes {
+            let _ = writeln!(s, "note: {n}");
         }
         for w in &self.warnings {
             let _ = writeln!(s, "warning: {w}");
@@ -445,12 +500,66 @@ mod tests {
             ],
             window: None,
             warnings: Vec::new(),
+            notes: Vec::new(),
             cleanup: Vec::new(),
             extra: serde_json::Map::new(),
         };
         let text = summary.render();
         assert!(text.contains("100.0k IOPS  (4KiB I/Os, QD64)"), "{text}");
         assert_eq!(text.matches("IOPS").count(), 1, "{text}");
+    }
+
+    fn target(label: &str, scheme: &str, note: Option<&str>) -> TargetInfo {
+        TargetInfo {
+            label: label.into(),
+            scheme: scheme.into(),
+            mode: "write".into(),
+            path: label.into(),
+            test_dir: None,
+            fs_type: None,
+            mount_point: None,
+            device: None,
+            device_model: None,
+            capacity_bytes: None,
+            free_bytes: None,
+            direct_io: hostd_workload::direct::DirectIo::Direct,
+            engine: "simulated".into(),
+            engine_note: note.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn simulated_targets_state_their_time_scale_instead_of_a_page_cache_warning() {
+        let scale = "played 10× faster than real time: rates ×10";
+        let mut sim = rec("write", 1 << 20, 20_000_000_000, 1);
+        sim.target = "sim:x5-thermal*10".into();
+        let mut real = rec("write", 1 << 20, 20_000_000_000, 1);
+        real.target_index = 1;
+        let outcome = RunOutcome {
+            status: hostd_workload::runner::RunStatus::Completed,
+            start_ns: 0,
+            end_ns: 0,
+            targets: vec![
+                target("sim:x5-thermal*10", "sim", Some(scale)),
+                target("/mnt/x", "dir", None),
+            ],
+            files: vec![sim, real],
+            intervals: Vec::new(),
+            samples: Vec::new(),
+            warnings: vec![format!("target sim:x5-thermal*10: {scale}")],
+            cleanup: Vec::new(),
+        };
+        let text = Summary::compute("r", &outcome).render();
+        assert!(
+            text.contains(&format!("note: sim:x5-thermal*10: simulated, {scale}")),
+            "{text}"
+        );
+        let warnings: Vec<&str> = text.lines().filter(|l| l.starts_with("warning:")).collect();
+        assert_eq!(warnings.len(), 1, "{text}");
+        assert!(
+            warnings[0].contains("/mnt/x") && warnings[0].contains("page cache"),
+            "{text}"
+        );
     }
 
     #[test]

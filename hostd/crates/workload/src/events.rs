@@ -78,7 +78,8 @@ pub struct IntervalRecord {
     pub bytes: u64,
     /// MB/s in the interval.
     pub mbps: f64,
-    /// Phase the target was in at the interval's end.
+    /// Phase(s) the target was in during the interval: `write`, or
+    /// `write+read` for one that spans the change.
     pub phase: String,
 }
 

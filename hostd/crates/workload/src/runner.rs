@@ -9,7 +9,7 @@ use crate::plan::{Plan, Step};
 use crate::unix_ns;
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Live counters of one target (read by the live view and the sampler).
@@ -23,6 +23,57 @@ pub struct TargetProgress {
     pub phase: Mutex<String>,
     /// Set when the target has finished (or failed).
     pub done: AtomicBool,
+    /// Phases entered since the sampler last closed an interval, so an
+    /// interval that spans a phase change is labelled with both.
+    pub phases_entered: Mutex<Vec<String>>,
+    /// When the target entered its first phase.
+    pub started: OnceLock<Instant>,
+    /// When the target finished (or failed).
+    pub ended: OnceLock<Instant>,
+}
+
+impl TargetProgress {
+    /// Enters `phase`: the live view and the sampler see it.
+    pub fn enter_phase(&self, phase: &str) {
+        let _ = self.started.set(Instant::now());
+        *self.phase.lock().unwrap() = phase.to_string();
+        self.phases_entered.lock().unwrap().push(phase.to_string());
+    }
+
+    /// The target has finished (or failed).
+    pub fn mark_done(&self) {
+        let _ = self.ended.set(Instant::now());
+        self.done.store(true, Ordering::SeqCst);
+    }
+
+    /// Seconds from the first phase to the end (or to now while running).
+    pub fn active_seconds(&self) -> f64 {
+        match (self.started.get(), self.ended.get()) {
+            (Some(s), Some(e)) => e.duration_since(*s).as_secs_f64(),
+            (Some(s), None) => s.elapsed().as_secs_f64(),
+            _ => 0.0,
+        }
+    }
+
+    /// The label of the interval that ends now, which began in `previous`:
+    /// every phase it touched, in order, joined with `+` (`write+read`).
+    /// Returns the label and the phase the next interval begins in.
+    pub fn close_interval(&self, previous: &str) -> (String, String) {
+        let entered = std::mem::take(&mut *self.phases_entered.lock().unwrap());
+        let current = self.phase.lock().unwrap().clone();
+        let mut touched: Vec<&str> = Vec::new();
+        for p in std::iter::once(previous).chain(entered.iter().map(String::as_str)) {
+            if !p.is_empty() && touched.last() != Some(&p) {
+                touched.push(p);
+            }
+        }
+        let label = if touched.is_empty() {
+            current.clone()
+        } else {
+            touched.join("+")
+        };
+        (label, current)
+    }
 }
 
 /// How the run ended.
@@ -253,7 +304,7 @@ pub fn execute(
                                 });
                             }
                             current = step.phase.clone();
-                            *prog.phase.lock().unwrap() = current.clone();
+                            prog.enter_phase(&current);
                             observer.on_event(&RunEvent::PhaseStart {
                                 target_index: i,
                                 phase: current.clone(),
@@ -270,9 +321,17 @@ pub fn execute(
                             bytes: step.job.bytes,
                             time_ns: t0,
                         });
+                        let counted_before = prog.bytes.load(Ordering::Relaxed);
                         let result = backend.run_step(step, &ctx);
                         let t1 = t0 + clock.elapsed().as_nanos() as u64;
                         let (rec, ok) = file_record(&label, i, step, t0, t1, result, halt, failure);
+                        // A backend that does not count bytes as it goes (the
+                        // simulator) has its file counted when the file ends, so
+                        // the live view and the intervals still see its data.
+                        let counted = prog.bytes.load(Ordering::Relaxed) - counted_before;
+                        if counted < rec.bytes {
+                            prog.bytes.fetch_add(rec.bytes - counted, Ordering::Relaxed);
+                        }
                         observer.on_event(&RunEvent::FileEnd(rec.clone()));
                         files.lock().unwrap().push(rec);
                         if !ok {
@@ -304,7 +363,7 @@ pub fn execute(
                     activity(0.0);
                     set_active(active, observer, i, false);
                 }
-                prog.done.store(true, Ordering::SeqCst);
+                prog.mark_done();
             }));
         }
         for h in handles {
@@ -453,6 +512,7 @@ fn sampler(
     let start_ns = unix_ns();
     let mut last_bytes = vec![0u64; n];
     let mut last_ns = start_ns;
+    let mut last_phase = vec![String::new(); n];
     let mut k: u64 = 1;
     let record = |now_ns: u64, bytes: &[u64]| {
         let mut s = samples.lock().unwrap();
@@ -474,6 +534,8 @@ fn sampler(
         if boundary || done {
             for i in 0..n {
                 let b = bytes[i] - last_bytes[i];
+                let (phase, next) = progress[i].close_interval(&last_phase[i]);
+                last_phase[i] = next;
                 let secs = (now_ns - last_ns) as f64 / 1e9;
                 let rec = IntervalRecord {
                     target: plan.targets[i].spec.label.clone(),
@@ -486,7 +548,7 @@ fn sampler(
                     } else {
                         0.0
                     },
-                    phase: progress[i].phase.lock().unwrap().clone(),
+                    phase,
                 };
                 observer.on_event(&RunEvent::Interval(rec.clone()));
                 intervals.lock().unwrap().push(rec);

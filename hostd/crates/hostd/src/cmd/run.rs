@@ -3,6 +3,7 @@
 //! InfluxDB sink, analysis) attach in [`components`]; extra target kinds
 //! (e.g. `sim:SCENARIO`) register in [`backends`].
 
+mod closing;
 mod live;
 
 use anyhow::{bail, Context};
@@ -61,12 +62,27 @@ pub struct RunArgs {
     /// temperature are evidence for that target's slowdowns only.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
     pub probe_on: u16,
+    /// Probe sample rate in Hz (default 1000). One INA228 conversion per sample:
+    /// the probe picks conversion time × averaging to match and records the
+    /// rate it achieved; a rate above its I²C ceiling is refused.
+    #[arg(long, value_name = "HZ", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub probe_rate: Option<u32>,
+    /// Probe channels read on every sample: a comma list of vbus, vshunt,
+    /// current, power, or all (default vbus,vshunt; the host computes current
+    /// and power). Fewer channels allow a higher rate.
+    #[arg(long, value_name = "LIST", value_parser = parse_probe_channels)]
+    pub probe_channels: Option<u32>,
     /// No live view.
     #[arg(long, short = 'q')]
     pub quiet: bool,
     /// Also write the run to InfluxDB (live, spooled to RUN_DIR/spool/ while it is away).
     #[command(flatten)]
     pub influx: hostd_influx::InfluxArgs,
+}
+
+/// `--probe-channels`: channel names to the probe's Channel bits.
+fn parse_probe_channels(list: &str) -> Result<u32, String> {
+    hostd_probe::packed::parse_channels(list)
 }
 
 /// The target kinds of this build. Other crates register extra schemes here
@@ -83,11 +99,14 @@ pub fn components(args: &RunArgs) -> anyhow::Result<Vec<Box<dyn RunComponent>>> 
     let mut list: Vec<Box<dyn RunComponent>> = Vec::new();
     let probe: hostd_probe::link::ProbeSource = args.probe.parse().map_err(anyhow::Error::msg)?;
     if probe != hostd_probe::link::ProbeSource::None {
+        let defaults = hostd_correlate::ProbeOptions::default();
         let opts = hostd_correlate::ProbeOptions {
             source: probe,
             sim_args: hostd_scenario::backend::probe_sim_args(&args.targets)?.unwrap_or_default(),
             target_index: usize::from(args.probe_on) - 1,
-            ..Default::default()
+            rate_hz: args.probe_rate.unwrap_or(defaults.rate_hz),
+            channels: args.probe_channels.unwrap_or(defaults.channels),
+            ..defaults
         };
         if opts.target_index >= args.targets.len() {
             anyhow::bail!(
@@ -98,6 +117,8 @@ pub fn components(args: &RunArgs) -> anyhow::Result<Vec<Box<dyn RunComponent>>> 
         }
         opts.check()?;
         list.push(Box::new(hostd_correlate::ProbeComponent::new(opts)));
+    } else if args.probe_rate.is_some() || args.probe_channels.is_some() {
+        anyhow::bail!("--probe-rate and --probe-channels need a probe (--probe sim, auto or PORT)");
     }
     // Last: reads the files.csv and probe.csv the others finish.
     list.push(Box::new(hostd_report::AnalysisComponent));
@@ -236,13 +257,13 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     let stop = Arc::new(AtomicBool::new(false));
     install_signal_handlers(&stop)?;
     let progress = runner::progress_for(&plan);
-    let view = live::LiveView::start(&plan, &progress, args.quiet);
-    println!(
+    let header = format!(
         "run {run_id}: profile {} seed {seed}, {} target(s), results in {}",
         profile.name,
         specs.len(),
         out_dir.display()
     );
+    let view = live::LiveView::start(&plan, &progress, args.quiet, &header);
 
     let observers = ComponentObservers {
         sinks: &sinks,
@@ -280,13 +301,16 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let failures = sinks.finish(&manifest, &summary);
-    print!("{}", summary.render());
-    for line in &outcome.cleanup {
-        if !line.is_empty() {
-            println!("{line}");
-        }
-    }
-    println!("results: {}", out_dir.display());
+    print!(
+        "{}",
+        closing::closing(
+            &profile,
+            &manifest.targets,
+            &summary,
+            &outcome.cleanup,
+            &out_dir
+        )
+    );
     for f in failures {
         eprintln!("hostd: warning: {f}");
     }

@@ -29,6 +29,8 @@ pub const CSV_SPECS: &[CsvSpec] = &[
         file: "files.csv",
         measurement: m::FILE,
         time: &["end_ns", "start_ns"],
+        // `probe` (the probe's id, or "no probe") stays a field: files.csv is pushed
+        // again at the end, and a new tag would make that a second series.
         tags: &["target", "phase"],
         probe_tag: false,
     },

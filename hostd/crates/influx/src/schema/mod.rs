@@ -129,6 +129,10 @@ pub fn typed_field(name: &str, text: &str) -> Option<FieldValue> {
     if t.is_empty() {
         return None;
     }
+    // Names, whatever they look like: one type per field for every row.
+    if name == "probe" {
+        return Some(FieldValue::Str(t.to_owned()));
+    }
     if is_int_field(name) {
         if let Ok(n) = t.parse::<i64>() {
             return Some(FieldValue::Int(n));

@@ -62,6 +62,35 @@ fn files_csv_gets_tags_cumulative_bytes_and_seconds() {
 }
 
 #[test]
+fn only_the_probed_targets_files_carry_the_probe_and_its_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("files.csv"),
+        "target,phase,index,start_ns,end_ns,bytes,probe,energy_j\n\
+         sim:a,write,0,1000000000,2000000000,100,7,2.5\n\
+         sim:b,write,0,1000000000,2000000000,100,no probe,\n",
+    )
+    .unwrap();
+    let mut pts = Vec::new();
+    csv_points(dir.path(), &CSV_SPECS[0], &tags(), |p| {
+        pts.push(p.to_line()?);
+        Ok(())
+    })
+    .unwrap();
+    assert!(
+        // A numeric probe id is still a string: the field has one type in every row.
+        pts[0].contains(r#"probe="7""#) && pts[0].contains("energy_j=2.5"),
+        "{}",
+        pts[0]
+    );
+    assert!(
+        pts[1].contains(r#"probe="no probe""#) && !pts[1].contains("energy_j"),
+        "{}",
+        pts[1]
+    );
+}
+
+#[test]
 fn gzipped_probe_csv_is_read_and_bad_time_is_a_clear_error() {
     use std::io::Write as _;
     let dir = tempfile::tempdir().unwrap();

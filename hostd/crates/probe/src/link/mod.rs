@@ -4,6 +4,7 @@
 //! events go out on a channel, a snapshot is there for the live view.
 
 pub mod sim;
+pub mod sim_locate;
 pub mod source;
 
 pub use sim::SimProcess;
@@ -12,7 +13,7 @@ pub use source::{discover, ProbeSource, PROBE_USB_PID, PROBE_USB_VID, SIM_ENV};
 use crate::pb;
 use crate::pb::host_to_probe::Cmd;
 use crate::sample::ProbeSample;
-use crate::stream::{ProbeStream, StreamEvent, StreamItem, StreamStats};
+use crate::stream::{ProbeReset, ProbeStream, StreamEvent, StreamItem, StreamStats};
 use anyhow::Context;
 use serde::Serialize;
 use serialport::TTYPort;
@@ -124,7 +125,7 @@ pub struct Reconnect {
 }
 
 /// Probe-side counters from the latest Status.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Serialize)]
 pub struct ProbeCounters {
     /// Samples taken since boot.
     pub samples_taken: u64,
@@ -142,6 +143,20 @@ pub struct ProbeCounters {
     pub rx_bad_messages: u32,
     /// Temperature sensor errors.
     pub temp_errors: u32,
+    /// Conversions the probe took no sample for (v2; also in `samples_dropped`).
+    pub missed_slots: u64,
+    /// Sample rate the probe achieved in the current run (v2), Hz.
+    pub achieved_rate_hz: f64,
+    /// Nominal conversion rate of the run, 1 / (CT sum × AVG) (v2), Hz.
+    pub conversion_rate_hz: f64,
+    /// The rate the Start asked for (v2), Hz.
+    pub requested_rate_hz: u32,
+    /// Accumulator epoch (v2): chip resets and accumulator resets since boot.
+    pub epoch: u32,
+    /// Chip re-initialisations after a detected reset (v2).
+    pub reinits: u32,
+    /// OR of every DIAG_ALRT flag seen since boot (v2; bit 0: MEMSTAT error).
+    pub diag: u32,
 }
 
 impl From<&pb::Status> for ProbeCounters {
@@ -155,8 +170,37 @@ impl From<&pb::Status> for ProbeCounters {
             rx_bad_frames: s.rx_bad_frames,
             rx_bad_messages: s.rx_bad_messages,
             temp_errors: s.temp_errors,
+            missed_slots: s.missed_slots,
+            achieved_rate_hz: f64::from(s.achieved_rate_hz),
+            conversion_rate_hz: f64::from(s.conversion_rate_hz),
+            requested_rate_hz: s.requested_rate_hz,
+            epoch: s.epoch,
+            reinits: s.reinits,
+            diag: s.diag,
         }
     }
+}
+
+/// DIAG_ALRT flag names for the bits the probe reports (bit 0 is MEMSTAT
+/// sent inverted: set means a trim-memory checksum error).
+pub fn diag_flag_names(diag: u32) -> Vec<&'static str> {
+    const NAMES: [(u32, &str); 10] = [
+        (1 << 11, "ENERGYOF"),
+        (1 << 10, "CHARGEOF"),
+        (1 << 9, "MATHOF"),
+        (1 << 7, "TMPOL"),
+        (1 << 6, "SHNTOL"),
+        (1 << 5, "SHNTUL"),
+        (1 << 4, "BUSOL"),
+        (1 << 3, "BUSUL"),
+        (1 << 2, "POL"),
+        (1, "MEMSTAT error"),
+    ];
+    NAMES
+        .iter()
+        .filter(|(bit, _)| diag & bit != 0)
+        .map(|(_, n)| *n)
+        .collect()
 }
 
 /// Identity of the probe from its DeviceInfo.
@@ -172,6 +216,18 @@ pub struct ProbeIdentity {
     pub shunt_micro_ohm: u32,
     /// CURRENT_LSB in A.
     pub current_lsb_a: f64,
+    /// Highest rate the probe accepts for its default channels (I²C ceiling), Hz.
+    pub max_rate_hz: u32,
+    /// Nominal conversion (= sample) rate of the run (v2, after a Start), Hz.
+    pub conversion_rate_hz: f64,
+    /// ADC_CONFIG of the run (v2).
+    pub adc_config: u32,
+    /// Channels read on every sample (v2), e.g. `vbus,vshunt`.
+    pub channels: String,
+    /// I²C clock of the probe (v2), Hz.
+    pub i2c_bus_hz: u32,
+    /// Worst-case I²C time of one sample (v2), µs.
+    pub sample_bus_us: u32,
 }
 
 impl From<&pb::DeviceInfo> for ProbeIdentity {
@@ -182,6 +238,12 @@ impl From<&pb::DeviceInfo> for ProbeIdentity {
             protocol_version: i.protocol_version,
             shunt_micro_ohm: i.shunt_micro_ohm,
             current_lsb_a: i.current_lsb_a as f64,
+            max_rate_hz: i.max_rate_hz,
+            conversion_rate_hz: f64::from(i.conversion_rate_hz),
+            adc_config: i.adc_config,
+            channels: crate::packed::channel_names(i.channels),
+            i2c_bus_hz: i.i2c_bus_hz,
+            sample_bus_us: i.sample_bus_us,
         }
     }
 }
@@ -203,6 +265,8 @@ pub struct LinkSnapshot {
     pub identity: Option<ProbeIdentity>,
     /// Probe-side counters.
     pub probe: Option<ProbeCounters>,
+    /// Why the probe refused the Start command, if it did.
+    pub start_refused: Option<String>,
 }
 
 /// Everything about the link at its end, for manifest/summary.
@@ -222,6 +286,8 @@ pub struct LinkReport {
     pub reconnects: Vec<Reconnect>,
     /// A disconnect still unresolved when the link stopped.
     pub disconnected_at_end: Option<Outage>,
+    /// Chip resets (new accumulator epochs): recorded as resets, not wraps.
+    pub resets: Vec<ProbeReset>,
 }
 
 /// A disconnect that had not recovered when the link stopped.
@@ -281,6 +347,7 @@ impl ProbeLink {
             down: None,
             resuming: None,
             last_sample: None,
+            start_request: None,
         };
         let thread = std::thread::Builder::new()
             .name("probe-link".into())
@@ -320,7 +387,11 @@ impl ProbeLink {
     pub fn wait_for_samples(&self, timeout: Duration) -> anyhow::Result<()> {
         let deadline = Instant::now() + timeout;
         while Instant::now() < deadline {
-            if self.snapshot().latest.is_some() {
+            let snap = self.snapshot();
+            if let Some(why) = snap.start_refused {
+                anyhow::bail!("the probe on {} refused to start: {why}", snap.port);
+            }
+            if snap.latest.is_some() {
                 return Ok(());
             }
             std::thread::sleep(Duration::from_millis(10));
@@ -428,6 +499,8 @@ struct Worker {
     down: Option<Down>,
     resuming: Option<Resuming>,
     last_sample: Option<ProbeSample>,
+    /// Request id of the latest Start sent.
+    start_request: Option<u32>,
 }
 
 impl Worker {
@@ -524,6 +597,12 @@ impl Worker {
         let mut snap = self.snapshot.lock().unwrap_or_else(|e| e.into_inner());
         match event {
             StreamEvent::Info(info) => snap.identity = Some(ProbeIdentity::from(info)),
+            StreamEvent::ProbeError(err)
+                if err.request_id != 0 && Some(err.request_id) == self.start_request =>
+            {
+                tracing::error!("the probe refused Start: {}", err.detail);
+                snap.start_refused = Some(err.detail.clone());
+            }
             StreamEvent::Status(status) => {
                 snap.probe = Some(ProbeCounters::from(status));
                 drop(snap);
@@ -584,7 +663,17 @@ impl Worker {
         let (samples_lost, estimated) = match (resuming.gap, resuming.restarted, down.last_before) {
             (Some(gap), false, _) => (gap, false),
             (_, true, Some(before)) => {
-                let period_us = 1e6 / self.config.start.rate_hz.max(1) as f64;
+                // v2 probes say their conversion rate; v1 ran at the rate asked.
+                let rate = self
+                    .snapshot
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .identity
+                    .as_ref()
+                    .map(|i| i.conversion_rate_hz)
+                    .filter(|r| *r > 0.0)
+                    .unwrap_or(self.config.start.rate_hz.max(1) as f64);
+                let period_us = 1e6 / rate;
                 let elapsed = first.probe_time_us.saturating_sub(before.probe_time_us) as f64;
                 (
                     ((elapsed / period_us).round() as u64).saturating_sub(1),
@@ -693,7 +782,10 @@ impl Worker {
     }
 
     fn send(&mut self, cmd: Cmd) {
-        self.request_id = self.request_id.wrapping_add(1);
+        self.request_id = self.request_id.wrapping_add(1).max(1);
+        if matches!(cmd, Cmd::Start(_)) {
+            self.start_request = Some(self.request_id);
+        }
         let frame = crate::message::encode_command(self.request_id, cmd);
         let Some(port) = self.port.as_mut() else {
             return;
@@ -753,6 +845,7 @@ impl Worker {
                 disconnected_ns: d.at_ns,
                 reason: d.reason.clone(),
             }),
+            resets: self.stream.resets().to_vec(),
         }
     }
 }

@@ -1,9 +1,7 @@
-//! The probe simulator as a child process: started from
-//! `$THROTTLESCOPE_PROBE_SIM`, it announces its pseudo-terminal with a
-//! `pty PATH` line (again after every `unplug`) and takes `load F`,
+//! The probe simulator as a child process: found by [`sim_program`], it
+//! announces its pseudo-terminal with a `pty PATH` line (again after every `unplug`) and takes `load F`,
 //! `unplug MS` and `quit` on stdin.
 
-use super::source::SIM_ENV;
 use anyhow::Context;
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -32,17 +30,10 @@ impl std::fmt::Debug for SimProcess {
     }
 }
 
-/// Path of the simulator binary from the environment, with a clear error.
+/// Path of the simulator binary: `$THROTTLESCOPE_PROBE_SIM`, next to
+/// `hostd`, in the build tree or on `PATH` ([`super::sim_locate`]).
 pub fn sim_program() -> anyhow::Result<PathBuf> {
-    let path = std::env::var_os(SIM_ENV).map(PathBuf::from).with_context(|| {
-        format!("{SIM_ENV} is not set; build the simulator with `just firmware-build` (the justfile exports its path)")
-    })?;
-    anyhow::ensure!(
-        path.is_file(),
-        "{SIM_ENV}={} does not exist; build it with `just firmware-build`",
-        path.display()
-    );
-    Ok(path)
+    super::sim_locate::SimSearch::from_process().locate()
 }
 
 impl SimProcess {
@@ -146,6 +137,17 @@ impl SimProcess {
     /// Closes the pty for `ms` milliseconds (then a new one is announced).
     pub fn unplug(&self, ms: u64) -> anyhow::Result<()> {
         self.command(&format!("unplug {ms}"))
+    }
+
+    /// Power-on reset of the simulated INA228 (registers to their defaults,
+    /// accumulators from 0); the probe core re-initialises it.
+    pub fn reset_chip(&self) -> anyhow::Result<()> {
+        self.command("reset")
+    }
+
+    /// The simulated sampling context answers no ALERT for `ms` milliseconds.
+    pub fn stall_sampler(&self, ms: u64) -> anyhow::Result<()> {
+        self.command(&format!("stall {ms}"))
     }
 
     /// Asks the simulator to quit, then waits (killing it after 2 s).

@@ -24,7 +24,7 @@ pub enum ProbeSource {
         /// USB serial number to match, if any.
         serial: Option<String>,
     },
-    /// The probe simulator from `$THROTTLESCOPE_PROBE_SIM` on a pseudo-terminal.
+    /// The probe simulator on a pseudo-terminal (found as `link::sim_locate` says).
     Sim,
 }
 

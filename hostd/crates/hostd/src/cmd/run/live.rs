@@ -2,6 +2,9 @@
 //! 2 s), mean rate and an ETA from the last 30 s (so it follows a throttled
 //! drive on capacity-scale runs instead of the fast start), and a status line
 //! from the run's components (bus power and temperature from the probe).
+//! A target that has not started says so; when the run ends each bar keeps
+//! its whole-run mean. Everything the run prints while the bars are up (the
+//! header, warnings) goes through the view, so no frame is drawn twice.
 //! Hidden when stdout is not a terminal or with `--quiet`.
 
 use hostd_workload::events::{RunEvent, RunObserver};
@@ -11,115 +14,208 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::VecDeque;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+/// Width of the target label column.
+const LABEL_WIDTH: usize = 20;
+/// How often the bars are refreshed.
+const TICK: Duration = Duration::from_millis(200);
+
+/// The last 30 s of (time, bytes) of one target, for its current rate and ETA.
+#[derive(Debug, Default, Clone)]
+struct Track {
+    history: VecDeque<(Instant, u64)>,
+}
+
+impl Track {
+    fn observe(&mut self, now: Instant, bytes: u64) {
+        self.history.push_back((now, bytes));
+        while self.history.len() > 2
+            && now.duration_since(self.history[0].0) > Duration::from_secs(30)
+        {
+            self.history.pop_front();
+        }
+    }
+
+    /// Bytes per second over the last `secs` seconds.
+    fn rate_since(&self, now: Instant, secs: u64) -> f64 {
+        let Some(&(_, bytes)) = self.history.back() else {
+            return 0.0;
+        };
+        let from = self
+            .history
+            .iter()
+            .find(|(t, _)| now.duration_since(*t) <= Duration::from_secs(secs))
+            .copied()
+            .unwrap_or((now, bytes));
+        let dt = now.duration_since(from.0).as_secs_f64();
+        if dt > 0.0 {
+            (bytes - from.1) as f64 / dt
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Mean bytes per second of a target from its first phase to its end (or now).
+fn mean_rate(p: &TargetProgress, bytes: u64) -> f64 {
+    let secs = p.active_seconds();
+    if secs > 0.0 {
+        bytes as f64 / secs
+    } else {
+        0.0
+    }
+}
+
+/// The message beside one target's bar.
+fn bar_message(p: &TargetProgress, track: &Track, now: Instant, finished: bool) -> String {
+    let bytes = p.bytes.load(Ordering::Relaxed);
+    let phase = p.phase.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let done = finished || p.done.load(Ordering::Relaxed);
+    if phase.is_empty() && bytes == 0 {
+        return if done {
+            "did not start".into()
+        } else {
+            "waiting to start".into()
+        };
+    }
+    if done {
+        return format!(
+            "{:<10} in {:.1} s  mean {:>6.0} MB/s",
+            "done",
+            p.active_seconds(),
+            mean_rate(p, bytes) / 1e6
+        );
+    }
+    if bytes == 0 {
+        return format!("{phase:<10} first file under way");
+    }
+    let recent = track.rate_since(now, 30);
+    let eta = if recent > 0.0 {
+        format_eta(p.total.saturating_sub(bytes) as f64 / recent)
+    } else {
+        "--:--:--".into()
+    };
+    format!(
+        "{phase:<10} now {:>6.0} MB/s  mean {:>6.0} MB/s  ETA {eta}",
+        track.rate_since(now, 2) / 1e6,
+        mean_rate(p, bytes) / 1e6
+    )
+}
+
+/// The last `n` characters of `label` (the end of a path says most).
+fn label_tail(label: &str, n: usize) -> String {
+    let count = label.chars().count();
+    if count <= n {
+        return label.to_string();
+    }
+    let tail: String = label.chars().skip(count - (n - 1)).collect();
+    format!("…{tail}")
+}
 
 /// Running live view.
 pub struct LiveView {
     multi: Option<MultiProgress>,
+    bars: Vec<ProgressBar>,
+    labels: Vec<String>,
     status: Option<ProgressBar>,
+    progress: Vec<Arc<TargetProgress>>,
     stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    thread: Mutex<Option<JoinHandle<Vec<Track>>>>,
 }
 
 impl LiveView {
-    /// Starts drawing (or does nothing when hidden).
-    pub fn start(plan: &Plan, progress: &[Arc<TargetProgress>], quiet: bool) -> LiveView {
-        let stop = Arc::new(AtomicBool::new(false));
+    /// Prints `header`, then starts drawing on the terminal (or, when hidden,
+    /// only prints the header).
+    pub fn start(
+        plan: &Plan,
+        progress: &[Arc<TargetProgress>],
+        quiet: bool,
+        header: &str,
+    ) -> LiveView {
+        let labels: Vec<String> = plan.targets.iter().map(|t| t.spec.label.clone()).collect();
         if quiet || !std::io::stdout().is_terminal() {
-            return LiveView {
-                multi: None,
-                status: None,
-                stop,
-                thread: None,
-            };
+            println!("{header}");
+            return LiveView::hidden(labels, progress);
         }
-        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stdout_with_hz(5));
-        let style = ProgressStyle::with_template(
-            "{prefix:<20} {bar:30} {bytes:>10}/{total_bytes:<10} {msg}",
+        LiveView::start_on(
+            ProgressDrawTarget::stdout_with_hz(5),
+            labels,
+            progress,
+            header,
         )
+    }
+
+    fn hidden(labels: Vec<String>, progress: &[Arc<TargetProgress>]) -> LiveView {
+        LiveView {
+            multi: None,
+            bars: Vec::new(),
+            labels,
+            status: None,
+            progress: progress.to_vec(),
+            stop: Arc::new(AtomicBool::new(true)),
+            thread: Mutex::new(None),
+        }
+    }
+
+    /// The view drawn on `target`, one bar per label.
+    pub fn start_on(
+        target: ProgressDrawTarget,
+        labels: Vec<String>,
+        progress: &[Arc<TargetProgress>],
+        header: &str,
+    ) -> LiveView {
+        let multi = MultiProgress::with_draw_target(target);
+        // Before any bar exists: a line printed beside drawn bars would be
+        // overdrawn and the first frame repeated.
+        let _ = multi.println(header);
+        let style = ProgressStyle::with_template(&format!(
+            "{{prefix:<{LABEL_WIDTH}}} {{bar:30}} {{bytes:>10}}/{{total_bytes:<10}} {{msg}}"
+        ))
         .expect("valid template")
         .progress_chars("=> ");
-        let bars: Vec<ProgressBar> = plan
-            .targets
+        let bars: Vec<ProgressBar> = labels
             .iter()
-            .map(|t| {
-                let b = multi.add(ProgressBar::new(t.bytes_moved()));
+            .zip(progress)
+            .map(|(label, p)| {
+                let b = ProgressBar::hidden();
+                b.set_length(p.total);
                 b.set_style(style.clone());
-                b.set_prefix(
-                    t.spec
-                        .label
-                        .chars()
-                        .rev()
-                        .take(20)
-                        .collect::<Vec<_>>()
-                        .into_iter()
-                        .rev()
-                        .collect::<String>(),
-                );
-                b
+                b.set_prefix(label_tail(label, LABEL_WIDTH));
+                b.set_message("waiting to start");
+                multi.add(b)
             })
             .collect();
-        let status = multi.add(ProgressBar::new_spinner());
+        let status = multi.add(ProgressBar::hidden());
         status.set_style(ProgressStyle::with_template("{msg}").expect("valid template"));
-        let progress: Vec<Arc<TargetProgress>> = progress.to_vec();
-        let stop2 = stop.clone();
-        let thread = std::thread::spawn(move || {
-            let start = Instant::now();
-            let mut history: Vec<VecDeque<(Instant, u64)>> = vec![VecDeque::new(); bars.len()];
-            while !stop2.load(Ordering::Relaxed) {
-                let now = Instant::now();
-                for (i, bar) in bars.iter().enumerate() {
-                    let p = &progress[i];
-                    let bytes = p.bytes.load(Ordering::Relaxed);
-                    let h = &mut history[i];
-                    h.push_back((now, bytes));
-                    while h.len() > 2 && now.duration_since(h[0].0) > Duration::from_secs(30) {
-                        h.pop_front();
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (bars, progress, stop) = (bars.clone(), progress.to_vec(), stop.clone());
+            std::thread::spawn(move || {
+                let mut tracks = vec![Track::default(); bars.len()];
+                while !stop.load(Ordering::Relaxed) {
+                    let now = Instant::now();
+                    for ((bar, p), track) in bars.iter().zip(&progress).zip(&mut tracks) {
+                        let bytes = p.bytes.load(Ordering::Relaxed);
+                        track.observe(now, bytes);
+                        bar.set_position(bytes.min(p.total));
+                        bar.set_message(bar_message(p, track, now, false));
                     }
-                    bar.set_position(bytes.min(p.total));
-                    let rate_since = |secs: u64| {
-                        let from = h
-                            .iter()
-                            .find(|(t, _)| now.duration_since(*t) <= Duration::from_secs(secs))
-                            .copied()
-                            .unwrap_or((now, bytes));
-                        let dt = now.duration_since(from.0).as_secs_f64();
-                        if dt > 0.0 {
-                            (bytes - from.1) as f64 / dt
-                        } else {
-                            0.0
-                        }
-                    };
-                    let current = rate_since(2);
-                    let recent = rate_since(30);
-                    let mean = bytes as f64 / start.elapsed().as_secs_f64().max(1e-3);
-                    let phase = p.phase.lock().unwrap().clone();
-                    let eta = if p.done.load(Ordering::Relaxed) {
-                        "done".to_string()
-                    } else if recent > 0.0 {
-                        format_eta(p.total.saturating_sub(bytes) as f64 / recent)
-                    } else {
-                        "--:--:--".into()
-                    };
-                    bar.set_message(format!(
-                        "{phase:<10} now {:>6.0} MB/s  mean {:>6.0} MB/s  ETA {eta}",
-                        current / 1e6,
-                        mean / 1e6
-                    ));
+                    std::thread::sleep(TICK);
                 }
-                std::thread::sleep(Duration::from_millis(200));
-            }
-            for b in bars {
-                b.finish();
-            }
-        });
+                tracks
+            })
+        };
         LiveView {
             multi: Some(multi),
+            bars,
+            labels,
             status: Some(status),
+            progress: progress.to_vec(),
             stop,
-            thread: Some(thread),
+            thread: Mutex::new(Some(thread)),
         }
     }
 
@@ -130,9 +226,20 @@ impl LiveView {
         }
     }
 
-    /// Stops drawing.
+    /// Stops drawing and leaves the final frame: every bar full or where its
+    /// target stopped, with the target's whole-run mean.
     pub fn finish(&self) {
         self.stop.store(true, Ordering::SeqCst);
+        let handle = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let Some(tracks) = handle.and_then(|h| h.join().ok()) else {
+            return;
+        };
+        let now = Instant::now();
+        for ((bar, p), track) in self.bars.iter().zip(&self.progress).zip(&tracks) {
+            let bytes = p.bytes.load(Ordering::Relaxed);
+            bar.set_position(bytes.min(p.total));
+            bar.finish_with_message(bar_message(p, track, now, true));
+        }
         if let Some(bar) = &self.status {
             bar.finish();
         }
@@ -142,7 +249,12 @@ impl LiveView {
 impl Drop for LiveView {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
-        if let Some(t) = self.thread.take() {
+        if let Some(t) = self
+            .thread
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
             let _ = t.join();
         }
     }
@@ -150,8 +262,20 @@ impl Drop for LiveView {
 
 impl RunObserver for LiveView {
     fn on_event(&self, ev: &RunEvent) {
-        if let (Some(m), RunEvent::Warning { message, .. }) = (&self.multi, ev) {
-            let _ = m.println(format!("warning: {message}"));
+        if let (
+            Some(m),
+            RunEvent::Warning {
+                message,
+                target_index,
+            },
+        ) = (&self.multi, ev)
+        {
+            // Say which target a warning is about: two targets often give the same one.
+            let line = match target_index.and_then(|i| self.labels.get(i)) {
+                Some(label) => format!("warning: {label}: {message}"),
+                None => format!("warning: {message}"),
+            };
+            let _ = m.println(line);
         }
     }
 }
@@ -159,4 +283,102 @@ impl RunObserver for LiveView {
 fn format_eta(secs: f64) -> String {
     let s = secs.round() as u64;
     format!("{:02}:{:02}:{:02}", s / 3600, s % 3600 / 60, s % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use indicatif::InMemoryTerm;
+
+    fn progress(total: u64) -> Arc<TargetProgress> {
+        Arc::new(TargetProgress {
+            total,
+            ..Default::default()
+        })
+    }
+
+    fn screen(term: &InMemoryTerm) -> String {
+        term.contents()
+    }
+
+    /// A run of two targets on an in-memory 160×30 terminal: the first
+    /// writes while the second waits, then both finish.
+    #[test]
+    fn a_run_on_the_terminal_reads_cleanly_from_first_to_last_frame() {
+        let term = InMemoryTerm::new(30, 160);
+        let target = ProgressDrawTarget::term_like_with_hz(Box::new(term.clone()), 20);
+        let (a, b) = (progress(100_000_000), progress(50_000_000));
+        let view = LiveView::start_on(
+            target,
+            vec!["/mnt/fast".into(), "/mnt/slow".into()],
+            &[a.clone(), b.clone()],
+            "run R: profile quick, 2 target(s), results in runs/R",
+        );
+        for i in 0..2 {
+            view.on_event(&RunEvent::Warning {
+                target_index: Some(i),
+                message: "played 10× faster than real time: rates ×10".into(),
+            });
+        }
+        a.enter_phase("write");
+        for _ in 0..5 {
+            a.bytes.fetch_add(10_000_000, Ordering::Relaxed);
+            std::thread::sleep(Duration::from_millis(150));
+        }
+        std::thread::sleep(TICK * 2);
+        let mid = screen(&term);
+        let line_of = |s: &str, label: &str| {
+            s.lines()
+                .find(|l| l.starts_with(label))
+                .unwrap_or_else(|| panic!("no line for {label}:\n{s}"))
+                .to_string()
+        };
+        let slow = line_of(&mid, "/mnt/slow");
+        assert!(slow.contains("waiting to start"), "{mid}");
+        assert!(!slow.contains("ETA"), "a waiting target has no ETA:\n{mid}");
+        assert!(line_of(&mid, "/mnt/fast").contains("write"), "{mid}");
+        a.bytes.fetch_add(50_000_000, Ordering::Relaxed);
+        a.mark_done();
+        b.enter_phase("write");
+        b.bytes.fetch_add(50_000_000, Ordering::Relaxed);
+        std::thread::sleep(TICK * 2);
+        b.mark_done();
+        view.finish();
+        let last = screen(&term);
+        // Everything once: the header, each warning, each bar.
+        for needle in [
+            "run R: profile quick",
+            "warning: /mnt/fast: played 10×",
+            "warning: /mnt/slow: played 10×",
+            "/mnt/fast ",
+            "/mnt/slow ",
+        ] {
+            assert_eq!(last.matches(needle).count(), 1, "{needle:?}:\n{last}");
+        }
+        for label in ["/mnt/fast", "/mnt/slow"] {
+            let line = line_of(&last, label);
+            assert!(line.contains("done") && line.contains(" s  mean"), "{line}");
+            assert!(
+                !line.contains(" 0 MB/s"),
+                "the whole-run mean belongs here: {line}"
+            );
+        }
+        // 100 MB over ~0.75 s of writing: the mean is that, not zero.
+        let fast = line_of(&last, "/mnt/fast");
+        let mean: f64 = fast
+            .split("mean")
+            .nth(1)
+            .and_then(|s| s.split_whitespace().next())
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("{fast}"));
+        assert!((60.0..250.0).contains(&mean), "{fast}");
+    }
+
+    #[test]
+    fn long_labels_keep_their_end() {
+        assert_eq!(label_tail("/short", 20), "/short");
+        let t = label_tail("/var/tmp/throttlescope-demo.AbC123/target", 20);
+        assert_eq!(t.chars().count(), 20);
+        assert!(t.starts_with('…') && t.ends_with("AbC123/target"), "{t}");
+    }
 }
