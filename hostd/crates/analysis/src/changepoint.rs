@@ -33,7 +33,7 @@ impl Default for Settings {
             min_relative_change: 0.15,
             wander_factor: 2.0,
             min_side_files: 8,
-            min_side_seconds: 0.3,
+            min_side_seconds: 0.25,
             min_side_bytes_fraction: 0.02,
         }
     }
