@@ -4,8 +4,9 @@
 
 use crate::detect::Change;
 use crate::input::{FileRecord, ProbeSeries};
-use crate::model::{Cause, Event, EventKind, Evidence, Scores};
+use crate::model::{Cause, Event, EventKind, Evidence, Scores, StallSummary};
 use crate::series::Series;
+use crate::stall::SeriesStalls;
 use crate::stats;
 
 const NS: f64 = 1e9;
@@ -25,8 +26,41 @@ pub struct Context<'a> {
     pub probe: Option<&'a ProbeSeries>,
     /// First file start of the run, host ns.
     pub run_start_ns: i64,
-    /// Link ceiling, bytes/s (given, or the peak 1 s aggregate of the run).
-    pub link_ceiling_bps: Option<f64>,
+    /// Link ceiling, bytes/s, and whether the user gave it (else: the peak aggregate over
+    /// whole seconds of the run, when at least 5 were measured).
+    pub link_ceiling: Option<(f64, bool)>,
+}
+
+/// A temperature rise counts only beyond max(this, 6 × the sensor's noise), °C.
+const MIN_RISE_C: f64 = 0.5;
+/// The rise must exceed this many times the sensor's noise σ.
+const RISE_NOISE_FACTOR: f64 = 6.0;
+
+/// Robust σ of a sensor's sample-to-sample noise: 1.4826·MAD of first differences / √2.
+fn sensor_noise(values: &[f64]) -> Option<f64> {
+    let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.len() < 10 {
+        return None;
+    }
+    let d: Vec<f64> = v.windows(2).map(|w| w[1] - w[0]).collect();
+    stats::mad_sigma(&d).map(|s| s / std::f64::consts::SQRT_2)
+}
+
+/// Largest rise of the 1 s means of `values` on `[a, b)`: max over bins of (bin − lowest
+/// bin before it).
+fn largest_rise(p: &ProbeSeries, values: &[f64], a: i64, b: i64) -> Option<f64> {
+    let bin = (NS as i64).min((b - a) / 100).max(1);
+    let mut low = f64::INFINITY;
+    let mut rise: Option<f64> = None;
+    let mut t = a;
+    while t < b {
+        if let Some(m) = p.mean_in(values, t, (t + bin).min(b)) {
+            low = low.min(m);
+            rise = Some(rise.map_or(m - low, |r: f64| r.max(m - low)));
+        }
+        t += bin;
+    }
+    rise
 }
 
 /// Bytes/s moved by `files` inside `[a, b)`, each file spread evenly over its duration.
@@ -113,10 +147,20 @@ pub fn attribute(
     change: &Change,
     ctx: &Context,
     next_onset_ns: Option<i64>,
+    later: &[Change],
 ) -> Event {
+    let since = |ns: i64| (ns - ctx.run_start_ns) as f64 / NS;
     let mut ev = Evidence {
         onset_gb: change.onset_bytes as f64 / 1e9,
-        onset_s: (change.onset_ns - ctx.run_start_ns) as f64 / NS,
+        onset_s: since(change.onset_ns),
+        onset_interval_gb: [
+            change.onset_bytes_range.0 as f64 / 1e9,
+            change.onset_bytes_range.1 as f64 / 1e9,
+        ],
+        onset_interval_s: [
+            since(change.onset_ns_range.0),
+            since(change.onset_ns_range.1),
+        ],
         duration_s: (next_onset_ns.unwrap_or(series.end_ns()) - change.onset_ns).max(0) as f64 / NS,
         onset_file_index: series.files[change.file_pos].index,
         ..Default::default()
@@ -184,17 +228,18 @@ pub fn attribute(
                     (SETTLE_S * NS) as i64,
                 )
             });
+        let r = p.range(series.start_ns(), series.end_ns());
+        ev.temp_noise_c = sensor_noise(&p.enclosure_temp_c[r]);
+        let rise_needed = MIN_RISE_C.max(RISE_NOISE_FACTOR * ev.temp_noise_c.unwrap_or(0.0));
+        ev.temp_rise_c = largest_rise(p, &p.enclosure_temp_c, series.start_ns(), change.onset_ns);
         if let Some((lo, hi)) =
             smoothed_min_max(p, &p.enclosure_temp_c, series.start_ns(), series.end_ns())
         {
             ev.temp_min_c = Some(lo);
             ev.temp_max_c = Some(hi);
-            if let Some(t) = ev.temp_at_onset_c {
-                ev.temp_plateau_fraction = Some(if hi - lo > 0.5 {
-                    ((t - lo) / (hi - lo)).clamp(0.0, 1.0)
-                } else {
-                    1.0
-                });
+            // A range within the sensor's noise is no plateau: no fraction at all.
+            if let Some(t) = ev.temp_at_onset_c.filter(|_| hi - lo > rise_needed) {
+                ev.temp_plateau_fraction = Some(((t - lo) / (hi - lo)).clamp(0.0, 1.0));
             }
         }
         ev.temp_slope_before_c_per_s = slope(p, &p.enclosure_temp_c, before.0, before.1);
@@ -209,14 +254,12 @@ pub fn attribute(
         ev.j_per_gb_before = j_per_gb(before.0, before.1);
         ev.j_per_gb_after = j_per_gb(after.0, after.1);
         if let (Some(pb), Some(pa)) = (ev.power_before_w, ev.power_after_w) {
-            let power_ratio = pa / pb;
-            // "Falls with throughput": at least 30 % of the relative throughput change.
-            let expected = 1.0 - 0.3 * (1.0 - rate_ratio).abs();
-            power_falls = Some(if drop {
-                power_ratio <= expected
-            } else {
-                power_ratio >= 1.0 / expected
-            });
+            // "Falls with throughput": slow/fast power at most 1 − 0.3·(1 − slow/fast rate),
+            // i.e. power follows at least 30 % of the relative change (read from the slow
+            // side for a recovery too, so a ×3 recovery is not held to a ×3 power rise).
+            let (slow_p, fast_p) = if drop { (pa, pb) } else { (pb, pa) };
+            let slow_fast_rate = rate_ratio.min(1.0 / rate_ratio.max(1e-12));
+            power_falls = Some(slow_p / fast_p <= 1.0 - 0.3 * (1.0 - slow_fast_rate));
         }
     } else {
         reasons.push(
@@ -226,7 +269,17 @@ pub fn attribute(
 
     let plateau = ev.temp_plateau_fraction;
     let (sb, sa) = (ev.temp_slope_before_c_per_s, ev.temp_slope_after_c_per_s);
-    if ctx.probe.is_some() {
+    let rise_needed = MIN_RISE_C.max(RISE_NOISE_FACTOR * ev.temp_noise_c.unwrap_or(0.0));
+    let warmed = ev.temp_rise_c.is_some_and(|r| r > rise_needed);
+    if ctx.probe.is_some() && !warmed {
+        reasons.push(format!(
+            "✗ thermal, slc_cache: the enclosure rose {} before the onset, not more than {rise_needed:.2} °C (6 × the sensor's noise σ {}, at least {MIN_RISE_C} °C): no thermal evidence",
+            ev.temp_rise_c.map_or("by an unknown amount".into(), |r| format!("{r:.2} °C")),
+            ev.temp_noise_c.map_or("unknown".into(), |n| format!("{n:.3} °C")),
+        ));
+    }
+    let is_write = series.phase.contains("write");
+    if ctx.probe.is_some() && warmed {
         let mut r = Rule {
             scores: &mut thermal,
             reasons: &mut reasons,
@@ -277,25 +330,33 @@ pub fn attribute(
             reasons: &mut reasons,
             label: "slc_cache",
         };
-        if drop {
-            if let Some(f) = plateau {
-                let rising = sa.is_some_and(|a| a > 0.005);
-                r.check(0.3, f < 0.7 && rising, format!("temperature {:.0} % of the way to its plateau at onset and still rising ({:+.3} °C/s)", f * 100.0, sa.unwrap_or(f64::NAN)));
-            }
+        if drop && !is_write {
+            r.reasons.push(format!(
+                "✗ slc_cache: a {} phase; an SLC cache only fills on writes",
+                series.phase
+            ));
+        } else if drop {
             if let (Some(pb), Some(pa)) = (ev.power_before_w, ev.power_after_w) {
                 r.check(
-                    0.25,
+                    0.3,
                     pa / pb >= 0.85,
-                    format!("bus power held: {pb:.2} → {pa:.2} W"),
+                    format!("bus power held: {pb:.2} → {pa:.2} W (the drive works as hard, writing TLC directly)"),
                 );
             }
-            if let (Some(b), Some(a)) = (ev.j_per_gb_before, ev.j_per_gb_after) {
-                r.check(
-                    0.25,
-                    a >= 1.1 * b,
-                    format!("energy per GB {b:.2} → {a:.2} J/GB"),
-                );
+            if let Some(f) = plateau {
+                let rising = sa.is_some_and(|a| a > 0.005);
+                r.check(0.3, f < 0.7 && rising, format!("temperature {:.0} % of the way to its plateau at onset and still rising ({:+.3} °C/s): not a thermal limit", f * 100.0, sa.unwrap_or(f64::NAN)));
             }
+            let recovers = later.iter().any(|c| c.kind == EventKind::Recovery);
+            r.check(
+                0.2,
+                !recovers,
+                if recovers {
+                    "throughput recovers later while writing (a full SLC cache does not)".into()
+                } else {
+                    "no recovery for the rest of the phase".into()
+                },
+            );
             r.check(0.2, alone, "no other target active".to_string());
         }
     }
@@ -326,15 +387,35 @@ pub fn attribute(
             .filter(|&e| e > slow.0 && e < slow.1)
             .max()
             .unwrap_or(slow.1);
-        let agg = rate_in_window(
-            ctx.all.iter().flat_map(|s| s.files.iter()),
-            slow.0,
-            others_end,
-        );
-        ev.aggregate_bps = Some(agg);
-        ev.link_ceiling_bps = ctx.link_ceiling_bps;
-        if let Some(ceiling) = ctx.link_ceiling_bps {
-            r.check(0.3, !alone && agg >= 0.8 * ceiling, format!("aggregate {:.2} GB/s during the slow part = {:.0} % of the link ceiling {:.2} GB/s", agg / 1e9, agg / ceiling * 100.0, ceiling / 1e9));
+        // Only over at least one whole second: a shorter window's average says nothing
+        // about a link's ceiling.
+        let agg = (others_end - slow.0 >= NS as i64).then(|| {
+            rate_in_window(
+                ctx.all.iter().flat_map(|s| s.files.iter()),
+                slow.0,
+                others_end,
+            )
+        });
+        ev.aggregate_bps = agg;
+        match (agg, ctx.link_ceiling) {
+            (None, _) => r.reasons.push(
+                "✗ contention: the slow part with the others active lasted under 1 s: aggregate not measured".into(),
+            ),
+            (Some(_), None) => r.reasons.push(
+                "✗ contention: link ceiling unknown (fewer than 5 whole seconds measured; give --link-ceiling-gbps)".into(),
+            ),
+            (Some(agg), Some((ceiling, given))) => {
+                // A measured ceiling is at least every aggregate the run sustained for a
+                // whole second; a given one is taken as is, and a figure above it says so.
+                let ceiling = if given { ceiling } else { ceiling.max(agg) };
+                ev.link_ceiling_bps = Some(ceiling);
+                let words = if agg > ceiling {
+                    format!("aggregate {:.2} GB/s during the slow part is above the given link ceiling {:.2} GB/s: the ceiling is wrong", agg / 1e9, ceiling / 1e9)
+                } else {
+                    format!("aggregate {:.2} GB/s during the slow part = {:.0} % of the link ceiling {:.2} GB/s ({})", agg / 1e9, agg / ceiling * 100.0, ceiling / 1e9, if given { "given" } else { "highest aggregate over whole seconds of the run" })
+                };
+                r.check(0.3, !alone && agg >= 0.8 * ceiling, words);
+            }
         }
         if drop {
             let started = others.iter().filter_map(|s| {
@@ -399,8 +480,19 @@ pub fn attribute(
         kind: change.kind,
         onset_bytes: change.onset_bytes,
         onset_ns: change.onset_ns,
+        onset_bytes_low: change.onset_bytes_range.0,
+        onset_bytes_high: change.onset_bytes_range.1,
+        onset_ns_low: change.onset_ns_range.0,
+        onset_ns_high: change.onset_ns_range.1,
+        p_value: change.p_value,
+        permutations: change.permutations,
+        gradual: change.gradual,
+        settle_bytes: change.settle_bytes,
+        settle_ns: change.settle_ns,
         rate_before_bps: change.rate_before_bps,
         rate_after_bps: change.rate_after_bps,
+        relative_change: change.rate_after_bps / change.rate_before_bps.max(1.0) - 1.0,
+        stall: None,
         cause,
         confidence: (confidence * 100.0).round() / 100.0,
         evidence: ev,
@@ -411,5 +503,262 @@ pub fn attribute(
             ..event.evidence.clone()
         },
         ..event
+    }
+}
+
+/// The `stall` event of a series: onset at its first stall, the count, durations and period
+/// in `stall`. Its cause is `unknown` (no rule attributes stalls yet).
+pub fn stall_event(series: &Series, st: &SeriesStalls, run_start_ns: i64) -> Event {
+    let first = st.stalls[0];
+    let durations: Vec<f64> = st
+        .stalls
+        .iter()
+        .map(|s| (s.end_ns - s.start_ns) as f64 / NS)
+        .collect();
+    let total_s: f64 = durations.iter().sum();
+    let moved: u64 = st.stalls.iter().map(|s| s.bytes).sum();
+    let gaps: Vec<f64> = st
+        .stalls
+        .windows(2)
+        .map(|w| (w[1].start_ns - w[0].start_ns) as f64 / NS)
+        .collect();
+    let period_s = stats::median(&gaps);
+    let since = |ns: i64| (ns - run_start_ns) as f64 / NS;
+    let summary = StallSummary {
+        count: st.stalls.len(),
+        first_bytes: first.bytes_at_start,
+        first_ns: first.start_ns,
+        durations_s: durations,
+        period_s,
+        total_s,
+        rate_during_bps: moved as f64 / total_s.max(1e-9),
+        threshold_bps: st.threshold_bps,
+    };
+    let event = Event {
+        target: series.target.clone(),
+        phase: series.phase.clone(),
+        kind: EventKind::Stall,
+        onset_bytes: first.bytes_at_start,
+        onset_ns: first.start_ns,
+        onset_bytes_low: first.start_range_bytes.0,
+        onset_bytes_high: first.start_range_bytes.1,
+        onset_ns_low: first.start_range_ns.0,
+        onset_ns_high: first.start_range_ns.1,
+        p_value: st.p_value,
+        permutations: st.permutations,
+        gradual: false,
+        settle_bytes: first.bytes_at_start,
+        settle_ns: first.start_ns,
+        rate_before_bps: st.typical_bps,
+        rate_after_bps: summary.rate_during_bps,
+        relative_change: summary.rate_during_bps / st.typical_bps.max(1.0) - 1.0,
+        stall: Some(summary),
+        cause: Cause::Unknown,
+        confidence: 0.0,
+        evidence: Evidence {
+            onset_gb: first.bytes_at_start as f64 / 1e9,
+            onset_s: since(first.start_ns),
+            onset_interval_gb: [
+                first.start_range_bytes.0 as f64 / 1e9,
+                first.start_range_bytes.1 as f64 / 1e9,
+            ],
+            onset_interval_s: [since(first.start_range_ns.0), since(first.start_range_ns.1)],
+            duration_s: total_s,
+            onset_file_index: series
+                .files
+                .iter()
+                .rev()
+                .find(|f| f.start_ns <= first.start_ns)
+                .map_or(0, |f| f.index),
+            reasons: vec![format!(
+                "stall: 100 ms intervals under {:.0} MB/s (a tenth of the typical {:.2} GB/s) for at least {} s; no cause rule for stalls",
+                st.threshold_bps / 1e6,
+                st.typical_bps / 1e9,
+                crate::stall::MIN_STALL_S
+            )],
+            ..Default::default()
+        },
+    };
+    Event {
+        evidence: Evidence {
+            text: crate::summary::event_line(&event),
+            ..event.evidence.clone()
+        },
+        ..event
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::FileRecord;
+
+    const GB: u64 = 1_000_000_000;
+
+    /// 40 files of 1 GB at 1.5 GB/s, then 40 at 1.0 GB/s, starting at `t0` ns.
+    fn drop_series(target: &str, t0: i64) -> (Series, Change) {
+        let mut t = t0;
+        let files: Vec<FileRecord> = (0..80)
+            .map(|i| {
+                let rate = if i < 40 { 1.5 } else { 1.0 };
+                let d = (1e9 / rate) as i64;
+                let f = FileRecord {
+                    target: target.into(),
+                    phase: "write".into(),
+                    index: i,
+                    start_ns: t,
+                    end_ns: t + d,
+                    bytes: GB,
+                };
+                t += d;
+                f
+            })
+            .collect();
+        let s = crate::series::group(&files).remove(0);
+        let onset = s.files[40].start_ns;
+        let c = Change {
+            kind: EventKind::Drop,
+            onset_bytes: 40 * GB,
+            onset_ns: onset,
+            onset_bytes_range: (40 * GB, 40 * GB),
+            onset_ns_range: (onset, onset),
+            settle_bytes: 40 * GB,
+            settle_ns: onset,
+            gradual: false,
+            p_value: 0.001,
+            permutations: 999,
+            file_pos: 40,
+            rate_before_bps: 1.5e9,
+            rate_after_bps: 1.0e9,
+            before_ns: (s.start_ns(), onset),
+            after_ns: (onset, s.end_ns()),
+        };
+        (s, c)
+    }
+
+    /// A probe at 100 Hz with constant power and a temperature `temp(t_s)` (±0.05 °C noise).
+    fn probe(t0: i64, secs: f64, power: f64, temp: impl Fn(f64) -> f64) -> ProbeSeries {
+        let mut p = ProbeSeries::default();
+        let n = (secs * 100.0) as i64;
+        for k in 0..n {
+            let ts = k as f64 / 100.0;
+            p.time_ns.push(t0 + k * 10_000_000);
+            p.power_w.push(power);
+            p.enclosure_temp_c
+                .push(temp(ts) + 0.05 * ((k * 7919 % 13) as f64 / 6.0 - 1.0));
+        }
+        p
+    }
+
+    #[test]
+    fn a_flat_enclosure_is_no_thermal_evidence_and_no_plateau() {
+        let (s, c) = drop_series("x", 0);
+        let p = probe(-1_000_000_000, 80.0, 6.0, |_| 25.0);
+        let all = vec![s.clone()];
+        let ctx = Context {
+            all: &all,
+            probe: Some(&p),
+            run_start_ns: 0,
+            link_ceiling: None,
+        };
+        let e = attribute(&s, &c, &ctx, None, &[]);
+        assert_eq!(e.cause, Cause::Unknown, "{:#?}", e.evidence.reasons);
+        assert_eq!(e.confidence, 0.0);
+        assert_eq!(e.evidence.scores.thermal, 0.0);
+        assert_eq!(e.evidence.temp_plateau_fraction, None);
+        assert!(
+            e.evidence
+                .reasons
+                .iter()
+                .any(|r| r.contains("no thermal evidence")),
+            "{:#?}",
+            e.evidence.reasons
+        );
+        assert!(!e.evidence.text.contains("thermal"), "{}", e.evidence.text);
+    }
+
+    #[test]
+    fn a_warming_enclosure_at_its_plateau_is_thermal() {
+        let (s, c) = drop_series("x", 0);
+        // Warms 40 → 60 °C until the onset (~26.7 s), then held; power falls after it.
+        let onset_s = c.onset_ns as f64 * 1e-9;
+        let mut p = probe(-1_000_000_000, 80.0, 8.0, |t| {
+            40.0 + 20.0 * (t / onset_s).clamp(0.0, 1.0)
+        });
+        for (k, t) in p.time_ns.clone().iter().enumerate() {
+            if *t > c.onset_ns {
+                p.power_w[k] = 5.0;
+            }
+        }
+        let all = vec![s.clone()];
+        let ctx = Context {
+            all: &all,
+            probe: Some(&p),
+            run_start_ns: 0,
+            link_ceiling: None,
+        };
+        let e = attribute(&s, &c, &ctx, None, &[]);
+        assert_eq!(e.cause, Cause::Thermal, "{:#?}", e.evidence.reasons);
+        assert!(e.evidence.temp_rise_c.unwrap() > 15.0);
+    }
+
+    #[test]
+    fn without_a_probe_or_other_targets_the_cause_is_unknown() {
+        let (s, c) = drop_series("x", 0);
+        let all = vec![s.clone()];
+        let ctx = Context {
+            all: &all,
+            probe: None,
+            run_start_ns: 0,
+            link_ceiling: crate::overlap::peak_aggregate_bps(&all).map(|c| (c, false)),
+        };
+        let e = attribute(&s, &c, &ctx, None, &[]);
+        assert_eq!((e.cause, e.confidence), (Cause::Unknown, 0.0));
+    }
+
+    #[test]
+    fn a_short_run_has_no_link_ceiling_and_no_figure_exceeds_one() {
+        // Under 5 whole seconds: the ceiling is unknown.
+        let short: Vec<FileRecord> = (0..12)
+            .map(|i| FileRecord {
+                target: "q".into(),
+                phase: "write".into(),
+                index: i,
+                start_ns: i as i64 * 20_000_000,
+                end_ns: (i as i64 + 1) * 20_000_000,
+                bytes: 28_000_000,
+            })
+            .collect();
+        assert_eq!(
+            crate::overlap::peak_aggregate_bps(&crate::series::group(&short)),
+            None
+        );
+        // Two targets: A drops while B runs; whatever the bins, the aggregate is ≤ 100 %.
+        let (a, c) = drop_series("A", 0);
+        let (b, _) = drop_series("B", 0);
+        let all = vec![a.clone(), b];
+        let ceiling = crate::overlap::peak_aggregate_bps(&all).unwrap();
+        let ctx = Context {
+            all: &all,
+            probe: None,
+            run_start_ns: 0,
+            link_ceiling: Some((ceiling * 0.5, false)),
+        };
+        let e = attribute(&a, &c, &ctx, None, &[]);
+        let agg = e.evidence.aggregate_bps.unwrap();
+        let used = e.evidence.link_ceiling_bps.unwrap();
+        assert!(agg <= used * (1.0 + 1e-9), "{agg} > {used}");
+        assert!(
+            !e.evidence.reasons.iter().any(|r| {
+                r.split(" = ")
+                    .nth(1)
+                    .and_then(|x| x.split(" %").next())
+                    .and_then(|x| x.trim().parse::<f64>().ok())
+                    .is_some_and(|pct| pct > 100.0)
+            }),
+            "{:#?}",
+            e.evidence.reasons
+        );
+        assert_eq!(e.cause, Cause::Contention, "{:#?}", e.evidence.reasons);
     }
 }

@@ -11,8 +11,18 @@ pub struct Settings {
     pub penalty_log_n: f64,
     /// Minimum number of points in a segment.
     pub min_segment: usize,
-    /// Neighbouring segments whose means differ by less than this fraction merge.
+    /// Neighbouring segments whose means differ by less than this fraction of the higher
+    /// one merge; no event is smaller.
     pub min_relative_change: f64,
+    /// An event's change must also be this many times the wander of the series inside the
+    /// segments on either side (see `detect::wander`).
+    pub wander_factor: f64,
+    /// Fewest files on each side of an event.
+    pub min_side_files: usize,
+    /// Fewest seconds (first start to last end) on each side of an event.
+    pub min_side_seconds: f64,
+    /// Fewest bytes on each side of an event, as a fraction of the series' bytes.
+    pub min_side_bytes_fraction: f64,
 }
 
 impl Default for Settings {
@@ -20,7 +30,11 @@ impl Default for Settings {
         Settings {
             penalty_log_n: 3.0,
             min_segment: 3,
-            min_relative_change: 0.10,
+            min_relative_change: 0.15,
+            wander_factor: 2.0,
+            min_side_files: 8,
+            min_side_seconds: 0.25,
+            min_side_bytes_fraction: 0.02,
         }
     }
 }

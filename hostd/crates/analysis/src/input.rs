@@ -119,7 +119,16 @@ pub struct RunData {
     pub files: Vec<FileRecord>,
     /// Probe samples, if `probe.csv` exists.
     pub probe: Option<ProbeSeries>,
+    /// Each target's cumulative bytes every 100 ms, if `counters.csv` exists.
+    pub counters: Option<Counters>,
 }
+
+/// Per target (label as in files.csv): (host Unix ns, cumulative bytes of all its phases),
+/// in time order.
+pub type Counters = HashMap<String, Vec<(i64, u64)>>;
+
+/// Header of `counters.csv`.
+pub const COUNTERS_HEADER: &str = "target,time_ns,bytes";
 
 /// A problem with the input files, worded for the person who has to fix it.
 #[derive(Debug, thiserror::Error)]
@@ -182,7 +191,61 @@ pub fn read_run_dir(dir: &Path) -> Result<RunData, InputError> {
     } else {
         None
     };
-    Ok(RunData { files, probe })
+    let counters_path = dir.join("counters.csv");
+    let counters = if counters_path.exists() {
+        Some(read_counters_csv(&counters_path)?)
+    } else {
+        None
+    };
+    Ok(RunData {
+        files,
+        probe,
+        counters,
+    })
+}
+
+/// Reads `counters.csv` (`target,time_ns,bytes`): each target's cumulative bytes every
+/// 100 ms. Rows of a target out of time order are sorted; a count that goes down is an error.
+pub fn read_counters_csv(path: &Path) -> Result<Counters, InputError> {
+    let buf = open(path)?;
+    let mut rdr = reader(&buf);
+    let cols = Columns::new(path, rdr.byte_headers().map_err(|e| csv_error(path, e))?);
+    let c_target = cols.required("target")?;
+    let c_time = cols.required("time_ns")?;
+    let c_bytes = cols.required("bytes")?;
+    let mut out: Counters = HashMap::new();
+    let mut rec = csv::ByteRecord::new();
+    let mut lines = LineCounter::new(&buf);
+    let mut rows: HashMap<String, Vec<u64>> = HashMap::new();
+    while rdr
+        .read_byte_record(&mut rec)
+        .map_err(|e| csv_error(path, e))?
+    {
+        let row = lines.line_of(&rec);
+        let cell = Cell { path, row };
+        let target = cell.text(&rec, c_target, "target")?.to_string();
+        let t: i64 = cell.int(&rec, c_time, "time_ns")?;
+        let b: u64 = cell.int(&rec, c_bytes, "bytes")?;
+        rows.entry(target.clone()).or_default().push(row);
+        out.entry(target).or_default().push((t, b));
+    }
+    for (target, v) in out.iter_mut() {
+        let mut idx: Vec<usize> = (0..v.len()).collect();
+        idx.sort_by_key(|&i| v[i].0);
+        let sorted: Vec<(i64, u64)> = idx.iter().map(|&i| v[i]).collect();
+        for w in 1..sorted.len() {
+            if sorted[w].1 < sorted[w - 1].1 {
+                let row = rows[target][idx[w]];
+                return Err(Cell { path, row }.bad(
+                    "bytes",
+                    &sorted[w].1.to_string(),
+                    "cumulative bytes went down",
+                ));
+            }
+        }
+        *v = sorted;
+    }
+    Ok(out)
 }
 
 fn open(path: &Path) -> Result<Vec<u8>, InputError> {

@@ -11,11 +11,16 @@ pub mod input;
 pub mod model;
 pub mod overlap;
 pub mod series;
+pub mod significance;
+pub mod stall;
 pub mod stats;
 pub mod summary;
 
 pub use input::{read_run_dir, FileRecord, InputError, ProbeSeries, RunData};
-pub use model::{Analysis, Cause, Event, EventKind, Evidence, Overlap, PhaseStats};
+pub use model::{
+    Analysis, Cause, CycleSummary, Event, EventKind, Evidence, Insufficient, Overlap, PhaseStats,
+    StallSummary,
+};
 
 use anyhow::Context as _;
 use std::path::Path;
@@ -46,9 +51,12 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
         .or_else(|| (distinct.len() == 1).then(|| distinct[0].to_string()));
     let ceiling = options
         .link_ceiling_bps
-        .or_else(|| overlap::peak_aggregate_bps(&all));
+        .map(|c| (c, true))
+        .or_else(|| overlap::peak_aggregate_bps(&all).map(|c| (c, false)));
     let mut events = Vec::new();
     let mut phases = Vec::new();
+    let mut insufficient = Vec::new();
+    let mut cycles = Vec::new();
     for s in &all {
         let probe = run
             .probe
@@ -59,12 +67,36 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
             all: &all,
             probe,
             run_start_ns,
-            link_ceiling_bps: ceiling,
+            link_ceiling: ceiling,
         };
-        let changes = detect::changes(s, &options.changepoint);
+        let stalls = run
+            .counters
+            .as_ref()
+            .and_then(|c| c.get(&s.target))
+            .and_then(|c| stall::find(s, c));
+        let changes = match detect::changes(s, &options.changepoint, stalls.as_ref()) {
+            Ok(c) => c,
+            Err(too_little) => {
+                insufficient.push(Insufficient {
+                    target: s.target.clone(),
+                    phase: s.phase.clone(),
+                    files: s.files.len(),
+                    bytes: s.total_bytes(),
+                    seconds: (s.end_ns() - s.start_ns()) as f64 * 1e-9,
+                    reason: too_little.reason,
+                });
+                continue;
+            }
+        };
         for (k, c) in changes.iter().enumerate() {
             let next = changes.get(k + 1).map(|n| n.onset_ns);
-            events.push(attribution::attribute(s, c, &ctx, next));
+            events.push(attribution::attribute(s, c, &ctx, next, &changes[k + 1..]));
+        }
+        if let Some(st) = &stalls {
+            events.push(attribution::stall_event(s, st, run_start_ns));
+        }
+        if let Some(c) = cycle_summary(s, &changes) {
+            cycles.push(c);
         }
     }
     events.sort_by_key(|e| e.onset_ns);
@@ -73,7 +105,41 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
         events,
         phases,
         overlap,
+        insufficient,
+        cycles,
     }
+}
+
+/// The cycle summary of a series with at least two drops: count, mean period between drop
+/// onsets, time spent slow (each drop to the next recovery or the series' end) and duty.
+fn cycle_summary(s: &series::Series, changes: &[detect::Change]) -> Option<CycleSummary> {
+    let drops: Vec<usize> = (0..changes.len())
+        .filter(|&k| changes[k].kind == EventKind::Drop)
+        .collect();
+    if drops.len() < 2 {
+        return None;
+    }
+    let mut slow_ns = 0i64;
+    let mut last_end = 0i64;
+    for &k in &drops {
+        let end = changes[k + 1..]
+            .iter()
+            .find(|c| c.kind == EventKind::Recovery)
+            .map_or(s.end_ns(), |c| c.onset_ns);
+        slow_ns += end - changes[k].onset_ns;
+        last_end = end;
+    }
+    let first = changes[drops[0]].onset_ns;
+    let last = changes[drops[drops.len() - 1]].onset_ns;
+    let span = (last_end - first).max(1) as f64;
+    Some(CycleSummary {
+        target: s.target.clone(),
+        phase: s.phase.clone(),
+        count: drops.len(),
+        period_s: (last - first) as f64 * 1e-9 / (drops.len() - 1) as f64,
+        duty: slow_ns as f64 / span,
+        throttled_s: slow_ns as f64 * 1e-9,
+    })
 }
 
 /// Reads the target a run's `manifest.json` says the probe is on, if any: `probe_target`,

@@ -11,6 +11,68 @@ pub struct Analysis {
     pub phases: Vec<PhaseStats>,
     /// Multi-target overlap (window empty for a single target).
     pub overlap: Overlap,
+    /// Series too short to tell a throttle from noise (no events are looked for in them).
+    #[serde(default)]
+    pub insufficient: Vec<Insufficient>,
+    /// Repeated throttling: one summary per series with at least two drops.
+    #[serde(default)]
+    pub cycles: Vec<CycleSummary>,
+}
+
+/// A series with too little data to detect throttling in.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Insufficient {
+    /// Target.
+    pub target: String,
+    /// Phase.
+    pub phase: String,
+    /// Files in the series.
+    pub files: usize,
+    /// Bytes in the series.
+    pub bytes: u64,
+    /// Seconds from the first file's start to the last file's end.
+    pub seconds: f64,
+    /// What is missing, in words.
+    pub reason: String,
+}
+
+/// Summary of repeated drop/recovery cycles of one series.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CycleSummary {
+    /// Target.
+    pub target: String,
+    /// Phase.
+    pub phase: String,
+    /// Number of drops.
+    pub count: usize,
+    /// Mean time between successive drop onsets, s.
+    pub period_s: f64,
+    /// Fraction of the time from the first drop to the end of the last slow stretch spent slow.
+    pub duty: f64,
+    /// Total time spent slow, s.
+    pub throttled_s: f64,
+}
+
+/// The stalls of one series (kind `stall`): stretches of ≥ 0.5 s at under a tenth of the
+/// series' typical rate, found in the 100 ms byte counters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StallSummary {
+    /// Number of stalls.
+    pub count: usize,
+    /// Series bytes before the first stall.
+    pub first_bytes: u64,
+    /// Start of the first stall, host ns.
+    pub first_ns: i64,
+    /// Each stall's length, s.
+    pub durations_s: Vec<f64>,
+    /// Median time between successive stall starts, s (None with one stall).
+    pub period_s: Option<f64>,
+    /// Sum of the durations, s.
+    pub total_s: f64,
+    /// Mean rate while stalled, bytes/s.
+    pub rate_during_bps: f64,
+    /// Rate under which a 100 ms interval counts as stalled, bytes/s.
+    pub threshold_bps: f64,
 }
 
 /// Direction of a change in throughput.
@@ -21,6 +83,8 @@ pub enum EventKind {
     Drop,
     /// Throughput rose again.
     Recovery,
+    /// Transfers stopped (almost) completely for a while, repeatedly or once.
+    Stall,
 }
 
 /// Why throughput changed.
@@ -62,10 +126,43 @@ pub struct Event {
     pub onset_bytes: u64,
     /// Host Unix ns of the change.
     pub onset_ns: i64,
+    /// Lower end of the onset's interval, bytes (see methodology.md).
+    #[serde(default)]
+    pub onset_bytes_low: u64,
+    /// Upper end of the onset's interval, bytes.
+    #[serde(default)]
+    pub onset_bytes_high: u64,
+    /// Lower end of the onset's interval, host ns.
+    #[serde(default)]
+    pub onset_ns_low: i64,
+    /// Upper end of the onset's interval, host ns.
+    #[serde(default)]
+    pub onset_ns_high: i64,
+    /// Block-permutation p-value of "no change" (stall: of "no run this long").
+    #[serde(default)]
+    pub p_value: f64,
+    /// Permutations behind `p_value`.
+    #[serde(default)]
+    pub permutations: u32,
+    /// True when the rate moved gradually (a ramp fits better than a step).
+    #[serde(default)]
+    pub gradual: bool,
+    /// Bytes at which the new level was reached (= onset for a step).
+    #[serde(default)]
+    pub settle_bytes: u64,
+    /// Host ns at which the new level was reached (= onset for a step).
+    #[serde(default)]
+    pub settle_ns: i64,
     /// Throughput of the segment before, bytes/s.
     pub rate_before_bps: f64,
     /// Throughput of the segment after, bytes/s.
     pub rate_after_bps: f64,
+    /// rate_after / rate_before − 1.
+    #[serde(default)]
+    pub relative_change: f64,
+    /// The stalls (kind `stall` only).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub stall: Option<StallSummary>,
     /// Attributed cause.
     pub cause: Cause,
     /// 0..1: winning score minus half the runner-up's (see methodology.md).
@@ -98,6 +195,18 @@ pub struct Evidence {
     pub onset_gb: f64,
     /// Onset in seconds since the run's first file started.
     pub onset_s: f64,
+    /// The onset's interval in GB.
+    #[serde(default)]
+    pub onset_interval_gb: [f64; 2],
+    /// The onset's interval in seconds since the run's first file started.
+    #[serde(default)]
+    pub onset_interval_s: [f64; 2],
+    /// Temperature rise over the phase up to the onset (1 s means: at onset − lowest before), °C.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub temp_rise_c: Option<f64>,
+    /// Noise of the temperature sensor (robust σ of sample-to-sample differences / √2), °C.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub temp_noise_c: Option<f64>,
     /// Seconds until the next event of this target/phase or its end.
     pub duration_s: f64,
     /// Index (in files.csv) of the file in which the change happened.
@@ -138,7 +247,8 @@ pub struct Evidence {
     /// Aggregate throughput of all targets during the slow segment, bytes/s.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub aggregate_bps: Option<f64>,
-    /// Link ceiling used (highest 1 s aggregate of the run unless given), bytes/s.
+    /// Link ceiling used (given, or the highest aggregate over whole seconds of the run when
+    /// at least 5 whole seconds were measured), bytes/s.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub link_ceiling_bps: Option<f64>,
     /// For a recovery: seconds from another target's end to this onset.

@@ -27,7 +27,11 @@ fn span(all: &[Series], target: &str) -> (i64, i64) {
     (start, end)
 }
 
-/// Highest aggregate throughput over 1 s bins of the run, bytes/s.
+/// Whole seconds a run needs before its peak aggregate counts as a link ceiling.
+pub const MIN_WHOLE_SECONDS: usize = 5;
+
+/// Highest aggregate throughput over the whole 1 s bins of the run, bytes/s; None when
+/// fewer than [`MIN_WHOLE_SECONDS`] whole seconds were measured.
 pub fn peak_aggregate_bps(all: &[Series]) -> Option<f64> {
     let start = all.iter().map(Series::start_ns).min()?;
     let end = all.iter().map(Series::end_ns).max()?;
@@ -47,9 +51,14 @@ pub fn peak_aggregate_bps(all: &[Series]) -> Option<f64> {
             t = next;
         }
     }
-    // Partial first/last bins understate; the peak of full bins is what matters.
+    // Only whole bins: the last one is partial.
+    let whole = ((end - start) / NS) as usize;
+    if whole < MIN_WHOLE_SECONDS {
+        return None;
+    }
     bytes
         .into_iter()
+        .take(whole)
         .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
 }
 

@@ -7,24 +7,78 @@ fn gbps(bps: f64) -> String {
     format!("{:.2} GB/s", bps / 1e9)
 }
 
-/// "write throttled at 23.9 GB written, 2.31 → 0.66 GB/s, enclosure 61 °C, bus power
-/// 6.9 → 4.1 W: thermal (confidence 0.9)".
+/// The strength of an event in words: "p < 0.001" at the permutation floor, else "p = 0.004".
+pub fn strength(e: &Event) -> String {
+    let floor = 1.0 / (f64::from(e.permutations) + 1.0);
+    if e.p_value <= floor * 1.000_001 {
+        format!("p < {:.3}", floor * 1.0001)
+    } else {
+        format!("p = {:.3}", e.p_value)
+    }
+}
+
+/// One event in one line, with its onset interval and strength, e.g. "x5 write dropped at
+/// 23.9 GB (10.4 s) [23.8–24.0 GB, 10.3–10.5 s], 2.31 → 0.66 GB/s, p < 0.001, enclosure
+/// 61 °C, bus power 6.9 → 4.1 W: thermal (confidence 0.90)".
 pub fn event_line(e: &Event) -> String {
-    let what = match e.kind {
-        EventKind::Drop => "dropped",
-        EventKind::Recovery => "recovered",
-    };
     let ev = &e.evidence;
-    let mut s = format!(
-        "{} {} {} at {:.1} GB ({:.1} s), {} → {}",
-        e.target,
-        e.phase,
-        what,
-        ev.onset_gb,
-        ev.onset_s,
-        gbps(e.rate_before_bps),
-        gbps(e.rate_after_bps)
+    let interval = format!(
+        "[{:.1}–{:.1} GB, {:.1}–{:.1} s]",
+        ev.onset_interval_gb[0],
+        ev.onset_interval_gb[1],
+        ev.onset_interval_s[0],
+        ev.onset_interval_s[1]
     );
+    let mut s = if let (EventKind::Stall, Some(st)) = (e.kind, &e.stall) {
+        let (lo, hi) = st
+            .durations_s
+            .iter()
+            .fold((f64::INFINITY, 0.0f64), |(a, b), &d| (a.min(d), b.max(d)));
+        format!(
+            "{} {} stalled {} time{} from {:.1} GB ({:.1} s) {interval}: {:.1}–{:.1} s each{}, {} while stalled against {} typical, {}",
+            e.target,
+            e.phase,
+            st.count,
+            if st.count == 1 { "" } else { "s" },
+            ev.onset_gb,
+            ev.onset_s,
+            lo,
+            hi,
+            st.period_s.map_or(String::new(), |p| format!(", every {p:.1} s")),
+            gbps(e.rate_after_bps),
+            gbps(e.rate_before_bps),
+            strength(e)
+        )
+    } else if e.gradual {
+        format!(
+            "{} {} {} gradually from {:.1} GB ({:.1} s) {interval}, settling at {:.1} GB, {} → {}, {}",
+            e.target,
+            e.phase,
+            if e.kind == EventKind::Drop { "declined" } else { "rose" },
+            ev.onset_gb,
+            ev.onset_s,
+            e.settle_bytes as f64 / 1e9,
+            gbps(e.rate_before_bps),
+            gbps(e.rate_after_bps),
+            strength(e)
+        )
+    } else {
+        format!(
+            "{} {} {} at {:.1} GB ({:.1} s) {interval}, {} → {}, {}",
+            e.target,
+            e.phase,
+            if e.kind == EventKind::Drop {
+                "dropped"
+            } else {
+                "recovered"
+            },
+            ev.onset_gb,
+            ev.onset_s,
+            gbps(e.rate_before_bps),
+            gbps(e.rate_after_bps),
+            strength(e)
+        )
+    };
     if let Some(t) = ev.temp_at_onset_c {
         let _ = write!(s, ", enclosure {t:.0} °C");
     }
@@ -36,6 +90,49 @@ pub fn event_line(e: &Event) -> String {
     }
     let _ = write!(s, ": {} (confidence {:.2})", e.cause.as_str(), e.confidence);
     s
+}
+
+/// The one line said instead of events when no series had enough data to tell, e.g.
+/// "too little data to detect throttling: 12 files, 0.24 s"; None otherwise.
+pub fn too_little_line(a: &Analysis) -> Option<String> {
+    if a.insufficient.is_empty() || a.insufficient.len() < a.phases.len() {
+        return None;
+    }
+    let one_target = a
+        .insufficient
+        .iter()
+        .all(|i| i.target == a.insufficient[0].target);
+    let parts: Vec<String> = a
+        .insufficient
+        .iter()
+        .map(|i| {
+            let what = format!("{} files, {:.2} s", i.files, i.seconds);
+            if a.insufficient.len() == 1 {
+                what
+            } else if one_target {
+                format!("{} {what}", i.phase)
+            } else {
+                format!("{} {} {what}", i.target, i.phase)
+            }
+        })
+        .collect();
+    Some(format!(
+        "too little data to detect throttling: {}",
+        parts.join("; ")
+    ))
+}
+
+/// The cycle summary line of repeated throttling.
+pub fn cycle_line(c: &crate::model::CycleSummary) -> String {
+    format!(
+        "{} {} throttled {} times, every {:.1} s, slow {:.0} % of the time ({:.1} s)",
+        c.target,
+        c.phase,
+        c.count,
+        c.period_s,
+        c.duty * 100.0,
+        c.throttled_s
+    )
 }
 
 /// The terminal summary printed by `hostd analyze` and at the end of `hostd run`.
@@ -57,11 +154,25 @@ pub fn text(a: &Analysis) -> String {
             if p.bimodal { " — BIMODAL: averages mislead" } else { "" }
         );
     }
+    if let Some(line) = too_little_line(a) {
+        let _ = writeln!(s, "{line}");
+        return s;
+    }
+    for i in &a.insufficient {
+        let _ = writeln!(
+            s,
+            "{} {}: too little data to detect throttling: {} files, {:.2} s",
+            i.target, i.phase, i.files, i.seconds
+        );
+    }
     if a.events.is_empty() {
         let _ = writeln!(s, "no throughput changes beyond noise");
     }
     for e in &a.events {
         let _ = writeln!(s, "{}", event_line(e));
+    }
+    for c in &a.cycles {
+        let _ = writeln!(s, "{}", cycle_line(c));
     }
     if let (Some(w), Some(agg)) = (&a.overlap.window, a.overlap.aggregate_bps) {
         let per: Vec<String> = a
@@ -167,7 +278,9 @@ pub fn compare_table(names: &[String], analyses: &[Analysis]) -> String {
     }
     for (name, a) in names.iter().zip(analyses) {
         let _ = writeln!(s, "\n{name}:");
-        if a.events.is_empty() {
+        if let Some(line) = too_little_line(a) {
+            let _ = writeln!(s, "  {line}");
+        } else if a.events.is_empty() {
             let _ = writeln!(s, "  no throughput changes beyond noise");
         }
         for e in &a.events {
@@ -183,4 +296,48 @@ pub fn compare_table(names: &[String], analyses: &[Analysis]) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::{FileRecord, RunData};
+
+    /// The `quick` profile's shape: 12 files of 2–64 MB written in 0.24 s, then read.
+    fn quick() -> RunData {
+        let mut files = Vec::new();
+        let mut t = 0i64;
+        for phase in ["write", "read"] {
+            for i in 0..12u64 {
+                let bytes = (2 + i * 5) * 1_000_000;
+                let d = 20_000_000;
+                files.push(FileRecord {
+                    target: "/var/tmp/x".into(),
+                    phase: phase.into(),
+                    index: i,
+                    start_ns: t,
+                    end_ns: t + d,
+                    bytes,
+                });
+                t += d;
+            }
+        }
+        RunData {
+            files,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_run_too_short_to_tell_says_so_in_one_line_and_claims_no_event() {
+        let a = crate::analyze(&quick(), &crate::Options::default());
+        assert!(a.events.is_empty());
+        let text = text(&a);
+        let lines: Vec<&str> = text.lines().skip(a.phases.len()).collect();
+        assert_eq!(
+            lines,
+            ["too little data to detect throttling: write 12 files, 0.24 s; read 12 files, 0.24 s"],
+            "{text}"
+        );
+    }
 }

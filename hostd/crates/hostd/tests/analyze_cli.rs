@@ -37,7 +37,10 @@ fn analyze_json_has_the_documented_shape_and_writes_events_and_report() {
         serde_json::from_slice(&out.stdout).expect("stdout is exactly one JSON document");
     let mut keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
     keys.sort_unstable();
-    assert_eq!(keys, ["events", "overlap", "phases"]);
+    assert_eq!(
+        keys,
+        ["cycles", "events", "insufficient", "overlap", "phases"]
+    );
     let e = &v["events"][0];
     for k in [
         "target",
@@ -45,6 +48,15 @@ fn analyze_json_has_the_documented_shape_and_writes_events_and_report() {
         "kind",
         "onset_bytes",
         "onset_ns",
+        "onset_bytes_low",
+        "onset_bytes_high",
+        "onset_ns_low",
+        "onset_ns_high",
+        "p_value",
+        "permutations",
+        "gradual",
+        "settle_bytes",
+        "relative_change",
         "rate_before_bps",
         "rate_after_bps",
         "cause",
@@ -55,6 +67,11 @@ fn analyze_json_has_the_documented_shape_and_writes_events_and_report() {
     }
     assert_eq!(e["kind"], "drop");
     assert_eq!(e["cause"], "thermal");
+    assert!(e["p_value"].as_f64().unwrap() < 0.01);
+    assert!(
+        e["onset_bytes_low"].as_u64() <= e["onset_bytes"].as_u64()
+            && e["onset_bytes"].as_u64() <= e["onset_bytes_high"].as_u64()
+    );
     assert!(v["phases"][0]["bimodal"].as_bool().unwrap());
     let written: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(d.path().join("events.json")).unwrap())
@@ -73,7 +90,10 @@ fn analyze_summary_names_the_throttle() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success());
     assert!(
-        text.contains("p50 write dropped at 13.") && text.contains("slc_cache"),
+        text.contains("p50 write dropped at 13.")
+            && text.contains("slc_cache")
+            && text.contains(" GB, ")
+            && text.contains(", p "),
         "{text}"
     );
 }

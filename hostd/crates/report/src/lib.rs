@@ -315,7 +315,9 @@ span.badge{{display:inline-block;box-sizing:border-box;min-width:20px;height:20p
     );
     // Summary: the events, numbered as the charts mark them.
     h.push_str(r#"<section id="summary"><h2>Summary</h2>"#);
-    if events.is_empty() {
+    if let Some(line) = hostd_analysis::summary::too_little_line(a) {
+        let _ = write!(h, "<p>{}</p>", esc(&line));
+    } else if events.is_empty() {
         h.push_str("<p>No change in throughput beyond noise.</p>");
     } else {
         h.push_str(r#"<ol class="events" id="event-list">"#);
@@ -666,19 +668,38 @@ fn stats_table(a: &Analysis, targets: &Targets, probed: Option<&str>) -> String 
 
 fn attribution(a: &Analysis, events: &[EventView]) -> String {
     let mut h = String::from(r#"<section id="attribution"><h2>Events and their causes</h2>"#);
-    if a.events.is_empty() {
+    if let Some(line) = hostd_analysis::summary::too_little_line(a) {
+        let _ = write!(h, "<p>{}</p>", esc(&line));
+    } else if a.events.is_empty() {
         h.push_str("<p>No events.</p>");
+    }
+    for c in &a.cycles {
+        let _ = write!(h, "<p>{}</p>", esc(&hostd_analysis::summary::cycle_line(c)));
     }
     for (e, v) in a.events.iter().zip(events) {
         let _ = write!(
             h,
-            r#"<div class="event" style="border-left-color:{c}"><div><span class="badge" style="color:{c};border-color:{c}">{n}</span>{text}{p}</div><ul>"#,
+            r#"<div class="event" style="border-left-color:{c}"><div><span class="badge" style="color:{c};border-color:{c}">{n}</span>{text}</div><ul>"#,
             c = v.color,
             n = v.number,
+            // The analysis' line already carries the p-value and the onset interval.
             text = esc(&e.evidence.text),
-            p = v
-                .p_value
-                .map_or(String::new(), |p| format!(" (p = {})", fmt_p(p)))
+        );
+        let _ = write!(
+            h,
+            "<li>onset {:.2} GB, 99.9 % interval {:.2}–{:.2} GB ({:.2}–{:.2} s); {} ({} block permutations){}</li>",
+            e.evidence.onset_gb,
+            e.evidence.onset_interval_gb[0],
+            e.evidence.onset_interval_gb[1],
+            e.evidence.onset_interval_s[0],
+            e.evidence.onset_interval_s[1],
+            esc(&hostd_analysis::summary::strength(e)),
+            e.permutations,
+            if e.gradual {
+                format!("; gradual, settled at {:.2} GB", e.settle_bytes as f64 / 1e9)
+            } else {
+                String::new()
+            }
         );
         for r in &e.evidence.reasons {
             let _ = write!(h, "<li>{}</li>", esc(r));

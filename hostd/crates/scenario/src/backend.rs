@@ -11,7 +11,7 @@
 //!   with the same `--time-scale` ([`probe_sim_args`]).
 //! - Targets of one scenario in one run share a clock (`after_target_done` stages).
 
-use crate::model::{DeviceModel, Scenario, TargetSpec as ScenarioTarget};
+use crate::model::{DeviceModel, Scenario, StagePlayer, TargetSpec as ScenarioTarget};
 use hostd_workload::backend::{BackendRegistry, StepContext, StepError, StepOutput, TargetBackend};
 use hostd_workload::direct::DirectIo;
 use hostd_workload::events::TargetInfo;
@@ -30,6 +30,17 @@ const STEP_S: f64 = 0.001;
 const SETTLE_TAUS: f64 = 5.0;
 /// Longest single sleep, so a stop request is seen quickly.
 const MAX_SLEEP: Duration = Duration::from_millis(50);
+/// Virtual time between two progress points of a file, s (the byte counters are sampled
+/// every 100 ms of host time; at ×20 that is 2 s of virtual time).
+const PROGRESS_STEP_S: f64 = 0.01;
+
+/// A point of a file's playback: at virtual time `t` the file has moved `done` bytes; a
+/// `load` is the device activity from then on.
+struct Point {
+    t: f64,
+    done: f64,
+    load: Option<f64>,
+}
 
 /// A parsed `sim:` location.
 #[derive(Debug, Clone, PartialEq)]
@@ -133,6 +144,7 @@ pub struct SimBackend {
     shared: Arc<Shared>,
     rng: rand_chacha::ChaCha8Rng,
     stage: usize,
+    player: StagePlayer,
     cum_bytes: f64,
     cursor_s: f64,
     temp_c: f64,
@@ -164,7 +176,11 @@ impl SimBackend {
                     names.join(", ")
                 )
             })?;
+        let scenario_index = sc.targets.iter().position(|t| t.name == name).unwrap_or(0);
+        let mut player = StagePlayer::new(sc.seed.wrapping_add(scenario_index as u64));
+        player.enter(&target, 0, 0.0, 0.0);
         Ok(SimBackend {
+            player,
             spec: spec.clone(),
             device: sc.device,
             probed: target.name == sc.probe_target,
@@ -184,12 +200,17 @@ impl SimBackend {
         })
     }
 
-    /// A thermal-plateau stage needs the simulator's temperature to start where this
-    /// model does (the idle equilibrium).
+    /// A thermal scenario (a thermal-plateau stage, or a change whose true cause is
+    /// thermal) needs the simulator's temperature to start where this model does (the idle
+    /// equilibrium), not at ambient.
     fn needs_settle(&self) -> bool {
         self.probed
             && self.device.initial_temp_c.is_none()
-            && self.target.stages.iter().any(|s| s.hold_temperature)
+            && self
+                .target
+                .stages
+                .iter()
+                .any(|s| s.hold_temperature || s.cause.as_deref() == Some("thermal"))
     }
 
     fn load(&self) -> f64 {
@@ -201,20 +222,27 @@ impl SimBackend {
         }
     }
 
-    fn advance_stage(&mut self) {
+    fn advance_stage(&mut self, t: f64) {
         self.stage += 1;
+        self.player
+            .enter(&self.target, self.stage, self.cum_bytes, t);
         if self.target.stages[self.stage].hold_temperature {
             self.hold_load = Some(self.device.load_holding(self.temp_c));
         }
     }
 
-    /// Plays `bytes` from virtual time `start_s`; returns the end and the (virtual time,
-    /// load) points where the activity changed.
-    fn play(&mut self, bytes: f64, start_s: f64) -> (f64, Vec<(f64, f64)>) {
+    /// Plays `bytes` from virtual time `start_s`; returns the end and the points of the
+    /// playback (progress every 10 ms of virtual time, and where the activity changed).
+    fn play(&mut self, bytes: f64, start_s: f64) -> (f64, Vec<Point>) {
         let u: f64 = self.rng.gen_range(-1.0..=1.0);
         let mut t = start_s;
         let mut left = bytes;
-        let mut changes = vec![(t, self.load())];
+        let mut points = vec![Point {
+            t,
+            done: 0.0,
+            load: Some(self.load()),
+        }];
+        let mut last_point = t;
         let k = 1.0 - (-STEP_S / self.device.tau_s).exp();
         while left > 0.5 {
             let st = &self.target.stages[self.stage];
@@ -229,13 +257,17 @@ impl SimBackend {
                         .get(other)
                         .copied();
                     if done.is_some_and(|d| t >= d + st.lag_s) {
-                        self.advance_stage();
-                        changes.push((t, self.load()));
+                        self.advance_stage(t);
+                        points.push(Point {
+                            t,
+                            done: bytes - left,
+                            load: Some(self.load()),
+                        });
                         continue;
                     }
                 }
             }
-            let rate = st.rate_gbps * 1e9 * (1.0 + u * st.jitter);
+            let rate = self.player.rate_bps(&self.target, self.cum_bytes, t, u);
             let to_boundary = match st.until_gb {
                 Some(g) if !last => (g * 1e9 - self.cum_bytes).max(0.0),
                 _ => f64::INFINITY,
@@ -248,11 +280,22 @@ impl SimBackend {
             self.temp_c +=
                 (self.device.equilibrium_c(p) - self.temp_c) * k * (take / rate / STEP_S);
             if to_boundary.is_finite() && take >= to_boundary - 0.5 {
-                self.advance_stage();
-                changes.push((t, self.load()));
+                self.advance_stage(t);
+                points.push(Point {
+                    t,
+                    done: bytes - left,
+                    load: Some(self.load()),
+                });
+            } else if t - last_point >= PROGRESS_STEP_S {
+                points.push(Point {
+                    t,
+                    done: bytes - left,
+                    load: None,
+                });
+                last_point = t;
             }
         }
-        (t + self.target.overhead_ms * 1e-3, changes)
+        (t + self.target.overhead_ms * 1e-3, points)
     }
 
     fn host_ns(&self, origin: u64, virtual_s: f64) -> u64 {
@@ -363,26 +406,43 @@ impl TargetBackend for SimBackend {
         let start_s = self
             .cursor_s
             .max((now.saturating_sub(origin)) as f64 * 1e-9 * self.loc.scale);
-        let (end_s, changes) = if step.phase == self.target.phase {
+        let (end_s, points) = if step.phase == self.target.phase {
             self.play(bytes as f64, start_s)
         } else {
             // Other phases (read-back) at the first stage's rate, no stages.
             let st = &self.target.stages[0];
             let rate = st.rate_gbps * 1e9 * (1.0 + self.rng.gen_range(-1.0..=1.0) * st.jitter);
-            (
-                start_s + bytes as f64 / rate + self.target.overhead_ms * 1e-3,
-                vec![(start_s, st.load.unwrap_or(1.0))],
-            )
+            let d = bytes as f64 / rate;
+            let steps = (d / PROGRESS_STEP_S).ceil().max(1.0) as usize;
+            let points = (0..=steps)
+                .map(|i| Point {
+                    t: start_s + d * i as f64 / steps as f64,
+                    done: bytes as f64 * i as f64 / steps as f64,
+                    load: (i == 0).then(|| st.load.unwrap_or(1.0)),
+                })
+                .collect();
+            (start_s + d + self.target.overhead_ms * 1e-3, points)
         };
+        // Count bytes as they move, so the 100 ms byte counters see stalls inside a file.
         let mut interrupted = false;
-        for (t, load) in changes {
-            if !Self::sleep_until(self.host_ns(origin, t), ctx) {
+        let mut counted = 0u64;
+        for p in points {
+            if !Self::sleep_until(self.host_ns(origin, p.t), ctx) {
                 interrupted = true;
                 break;
             }
-            ctx.activity(load);
+            let done = (p.done.round() as u64).min(bytes);
+            ctx.progress
+                .fetch_add(done - counted.min(done), Ordering::Relaxed);
+            counted = counted.max(done);
+            if let Some(load) = p.load {
+                ctx.activity(load);
+            }
         }
         interrupted |= !Self::sleep_until(self.host_ns(origin, end_s), ctx);
+        if !interrupted && counted < bytes {
+            ctx.progress.fetch_add(bytes - counted, Ordering::Relaxed);
+        }
         self.cursor_s = end_s;
         self.measured_done += 1;
         if self.measured_done >= self.measured_total || interrupted {

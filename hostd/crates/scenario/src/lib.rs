@@ -35,6 +35,30 @@ pub const BUILT_IN: &[(&str, &str)] = &[
         "steady",
         include_str!("../../../../fixtures/scenarios/steady.toml"),
     ),
+    (
+        "x5-gradual",
+        include_str!("../../../../fixtures/scenarios/x5-gradual.toml"),
+    ),
+    (
+        "x5-oscillating",
+        include_str!("../../../../fixtures/scenarios/x5-oscillating.toml"),
+    ),
+    (
+        "p50-stalls",
+        include_str!("../../../../fixtures/scenarios/p50-stalls.toml"),
+    ),
+    (
+        "small-files",
+        include_str!("../../../../fixtures/scenarios/small-files.toml"),
+    ),
+    (
+        "wander",
+        include_str!("../../../../fixtures/scenarios/wander.toml"),
+    ),
+    (
+        "x5-read-thermal",
+        include_str!("../../../../fixtures/scenarios/x5-read-thermal.toml"),
+    ),
 ];
 
 /// Loads a scenario by built-in name, or from a TOML file path.

@@ -139,6 +139,120 @@ pub struct Stage {
     /// True cause of the change INTO this stage (thermal, slc_cache, contention).
     #[serde(default)]
     pub cause: Option<String>,
+    /// The change into this stage is gradual: linear from the previous stage's rate over
+    /// this many GB (the truth's onset is where it starts, its settle where it ends).
+    #[serde(default)]
+    pub ramp_gb: Option<f64>,
+    /// Slow drift of the rate over the target's bytes, peak to peak as a fraction (0.12 =
+    /// the rate wanders within ±6 %): two seeded sinusoids of periods total/1.3 and total/3.7.
+    #[serde(default)]
+    pub wander: f64,
+    /// Stalls in this stage: normal stretches of a length uniform in this range (s)...
+    #[serde(default)]
+    pub stall_every_s: Option<[f64; 2]>,
+    /// ...alternating with stalls of a length uniform in this range (s)...
+    #[serde(default)]
+    pub stall_s: Option<[f64; 2]>,
+    /// ...at this rate, GB/s.
+    #[serde(default)]
+    pub stall_rate_gbps: f64,
+}
+
+/// Plays a target's stages: which stage it is in, and its rate at a point of its bytes and
+/// time. Shared by the offline simulator and the `sim:` backend so both give the same truth.
+#[derive(Debug, Clone)]
+pub struct StagePlayer {
+    /// Current stage.
+    pub stage: usize,
+    /// Target bytes when the stage began.
+    pub stage_start_bytes: f64,
+    /// Virtual s when the stage began.
+    pub stage_start_s: f64,
+    /// Stalls of the current stage, virtual s (absolute), in order.
+    stalls: Vec<(f64, f64)>,
+    /// Phases of the two wander sinusoids.
+    phases: (f64, f64),
+    seed: u64,
+}
+
+impl StagePlayer {
+    /// Starts in stage 0 at time 0.
+    pub fn new(seed: u64) -> StagePlayer {
+        let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(seed ^ 0x57a6e);
+        let tau = std::f64::consts::TAU;
+        let phases = (
+            rand::Rng::gen_range(&mut rng, 0.0..tau),
+            rand::Rng::gen_range(&mut rng, 0.0..tau),
+        );
+        StagePlayer {
+            stage: 0,
+            stage_start_bytes: 0.0,
+            stage_start_s: 0.0,
+            stalls: Vec::new(),
+            phases,
+            seed,
+        }
+    }
+
+    /// Enters stage `k` at `bytes`, virtual time `t_s`; draws its stalls.
+    pub fn enter(&mut self, spec: &TargetSpec, k: usize, bytes: f64, t_s: f64) {
+        self.stage = k;
+        self.stage_start_bytes = bytes;
+        self.stage_start_s = t_s;
+        self.stalls.clear();
+        let st = &spec.stages[k];
+        if let (Some(every), Some(len)) = (st.stall_every_s, st.stall_s) {
+            let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(
+                self.seed.wrapping_add(k as u64 * 7_777),
+            );
+            let mut t = t_s;
+            while t < t_s + 100_000.0 && self.stalls.len() < 100_000 {
+                t += rand::Rng::gen_range(&mut rng, every[0]..=every[1]);
+                let l = rand::Rng::gen_range(&mut rng, len[0]..=len[1]);
+                self.stalls.push((t, t + l));
+                t += l;
+            }
+        }
+    }
+
+    /// True when virtual time `t_s` is inside a stall of the current stage.
+    pub fn stalled(&self, t_s: f64) -> bool {
+        let i = self.stalls.partition_point(|s| s.1 <= t_s);
+        self.stalls.get(i).is_some_and(|s| s.0 <= t_s)
+    }
+
+    /// The stalls of the current stage (start, end), virtual s.
+    pub fn stalls(&self) -> &[(f64, f64)] {
+        &self.stalls
+    }
+
+    /// Start of the first stall of the current stage, if any.
+    pub fn first_stall_s(&self) -> Option<f64> {
+        self.stalls.first().map(|s| s.0)
+    }
+
+    /// Rate in bytes/s at target bytes `bytes` and virtual time `t_s`, with the file's
+    /// jitter draw `u` in −1..1.
+    pub fn rate_bps(&self, spec: &TargetSpec, bytes: f64, t_s: f64, u: f64) -> f64 {
+        let st = &spec.stages[self.stage];
+        if self.stalled(t_s) {
+            return st.stall_rate_gbps.max(1e-6) * 1e9;
+        }
+        let mut rate = st.rate_gbps;
+        if let (Some(r), Some(prev)) = (st.ramp_gb, self.stage.checked_sub(1)) {
+            let f = ((bytes - self.stage_start_bytes) / (r * 1e9)).clamp(0.0, 1.0);
+            let p = spec.stages[prev].rate_gbps;
+            rate = p + (rate - p) * f;
+        }
+        if st.wander > 0.0 {
+            let x = bytes / (spec.total_gb * 1e9);
+            let tau = std::f64::consts::TAU;
+            let shape = 0.6 * (tau * 1.3 * x + self.phases.0).sin()
+                + 0.4 * (tau * 3.7 * x + self.phases.1).sin();
+            rate *= 1.0 + 0.5 * st.wander * shape;
+        }
+        rate * 1e9 * (1.0 + u * st.jitter)
+    }
 }
 
 impl Scenario {
@@ -185,6 +299,28 @@ impl Scenario {
                 anyhow::ensure!(
                     (0.0..0.9).contains(&st.jitter),
                     "scenario {}: target {} stage {i}: jitter must be in 0..0.9",
+                    self.name,
+                    t.name
+                );
+                if let Some(r) = st.ramp_gb {
+                    anyhow::ensure!(
+                        i > 0 && r > 0.0,
+                        "scenario {}: target {} stage {i}: ramp_gb needs a stage before it and must be > 0",
+                        self.name,
+                        t.name
+                    );
+                }
+                anyhow::ensure!(
+                    (0.0..0.5).contains(&st.wander),
+                    "scenario {}: target {} stage {i}: wander must be in 0..0.5",
+                    self.name,
+                    t.name
+                );
+                anyhow::ensure!(
+                    st.stall_every_s.is_some() == st.stall_s.is_some()
+                        && st.stall_every_s.is_none_or(|e| e[0] > 0.0 && e[1] >= e[0])
+                        && st.stall_s.is_none_or(|e| e[0] > 0.0 && e[1] >= e[0]),
+                    "scenario {}: target {} stage {i}: stall_every_s and stall_s go together, as [min, max] with 0 < min ≤ max",
                     self.name,
                     t.name
                 );

@@ -1,7 +1,7 @@
 //! Playing a scenario in virtual time: which files each target moves when, the true
 //! throughput changes, and the probed device's activity over time.
 
-use crate::model::{Scenario, Stage};
+use crate::model::{Scenario, Stage, StagePlayer};
 use rand::{Rng, SeedableRng};
 
 /// Virtual time step of the simulation, ns (1 ms: 2 MB at 2 GB/s).
@@ -41,7 +41,14 @@ pub struct TruthEvent {
     pub cause: String,
     /// All bytes the target moves in the run (the 2 % tolerance's base).
     pub total_bytes: u64,
+    /// Gradual change: bytes at which the new level is reached.
+    pub settle_bytes: Option<u64>,
+    /// Stall: how many complete stalls the target went through.
+    pub count: Option<usize>,
 }
+
+/// Interval of the simulated byte counters, ns (as `hostd run` samples them).
+pub const COUNTER_NS: i64 = 100_000_000;
 
 /// From `t_ns` on (since run start) the probed device works at `load` (0..1).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
@@ -63,6 +70,8 @@ pub struct Trace {
     pub load: Vec<LoadStep>,
     /// End of the last file, ns since run start.
     pub end_ns: i64,
+    /// Per target (name): (ns since run start, cumulative bytes) every 100 ms.
+    pub counters: Vec<(String, Vec<(i64, u64)>)>,
 }
 
 struct Current {
@@ -81,6 +90,8 @@ struct TargetState {
     current: Option<Current>,
     done_ns: Option<i64>,
     hold_load: Option<f64>,
+    player: StagePlayer,
+    stall_truth: Option<usize>,
 }
 
 fn stage_load(st: &Stage, hold: Option<f64>) -> f64 {
@@ -128,7 +139,8 @@ pub fn simulate(sc: &Scenario) -> Trace {
         .targets
         .iter()
         .zip(rngs.iter_mut())
-        .map(|(t, rng)| TargetState {
+        .enumerate()
+        .map(|(k, (t, rng))| TargetState {
             sizes: match t.file_count {
                 Some(n) => draw_count(rng, n, t.file_min_mb, t.file_max_mb, t.total_gb),
                 None => draw_sizes(rng, t.file_min_mb, t.file_max_mb, t.total_gb),
@@ -139,6 +151,12 @@ pub fn simulate(sc: &Scenario) -> Trace {
             current: None,
             done_ns: None,
             hold_load: None,
+            player: {
+                let mut p = StagePlayer::new(sc.seed.wrapping_add(k as u64));
+                p.enter(t, 0, 0.0, t.start_s);
+                p
+            },
+            stall_truth: None,
         })
         .collect();
     let probe_idx = sc
@@ -152,7 +170,19 @@ pub fn simulate(sc: &Scenario) -> Trace {
     let mut load = vec![LoadStep { t_ns: 0, load: 0.0 }];
     let dt_s = STEP_NS as f64 * 1e-9;
     let mut t: i64 = 0;
+    let mut counters: Vec<(String, Vec<(i64, u64)>)> = sc
+        .targets
+        .iter()
+        .map(|t| (t.name.clone(), Vec::new()))
+        .collect();
     while st.iter().any(|s| s.done_ns.is_none()) && t < 1_000_000 * 1_000_000_000 {
+        if t % COUNTER_NS == 0 {
+            for (k, s) in st.iter().enumerate() {
+                if s.done_ns.is_none() {
+                    counters[k].1.push((t, s.cum.round() as u64));
+                }
+            }
+        }
         let done_at: Vec<Option<i64>> = st.iter().map(|s| s.done_ns).collect();
         for (k, spec) in sc.targets.iter().enumerate() {
             let s = &mut st[k];
@@ -164,8 +194,13 @@ pub fn simulate(sc: &Scenario) -> Trace {
                     let old = &spec.stages[s.stage];
                     s.stage += 1;
                     let new = &spec.stages[s.stage];
+                    s.player.enter(spec, s.stage, s.cum, at_ns as f64 * 1e-9);
                     if new.hold_temperature {
                         s.hold_load = Some(dev.load_holding(temp));
+                    }
+                    if new.rate_gbps == old.rate_gbps {
+                        // Same level (e.g. stalls begin): no drop or recovery.
+                        return;
                     }
                     truth.push(TruthEvent {
                         target: spec.name.clone(),
@@ -180,6 +215,8 @@ pub fn simulate(sc: &Scenario) -> Trace {
                         onset_ns: at_ns,
                         cause: new.cause.clone().unwrap_or_else(|| "unknown".to_string()),
                         total_bytes: s.sizes.iter().sum(),
+                        settle_bytes: new.ramp_gb.map(|r| (s.cum + r * 1e9).round() as u64),
+                        count: None,
                     });
                 };
             // Time-triggered stage ends.
@@ -217,7 +254,23 @@ pub fn simulate(sc: &Scenario) -> Trace {
                 let stage = &spec.stages[s.stage];
                 let cur = s.current.as_mut().expect("set above");
                 if cur.bytes_left > 0.0 {
-                    let rate = stage.rate_gbps * (1.0 + cur.jitter_u * stage.jitter); // bytes per ns
+                    let now_s = now as f64 * 1e-9;
+                    if s.stall_truth.is_none() && s.player.stalled(now_s) {
+                        s.stall_truth = Some(truth.len());
+                        truth.push(TruthEvent {
+                            target: spec.name.clone(),
+                            phase: spec.phase.clone(),
+                            kind: "stall".into(),
+                            onset_bytes: s.cum.round() as u64,
+                            onset_ns: now,
+                            cause: "unknown".into(),
+                            total_bytes: s.sizes.iter().sum(),
+                            settle_bytes: None,
+                            count: None,
+                        });
+                    }
+                    // bytes per ns
+                    let rate = s.player.rate_bps(spec, s.cum, now_s, cur.jitter_u) * 1e-9;
                     let to_boundary = match stage.until_gb {
                         Some(g) if s.stage + 1 < spec.stages.len() => (g * 1e9 - s.cum).max(0.0),
                         _ => f64::INFINITY,
@@ -269,12 +322,22 @@ pub fn simulate(sc: &Scenario) -> Trace {
         t += STEP_NS;
     }
     let end_ns = files.iter().map(|f| f.end_ns).max().unwrap_or(0);
+    for (k, s) in st.iter().enumerate() {
+        // The last sample: where the target finished.
+        let done = s.done_ns.unwrap_or(end_ns);
+        counters[k].1.push((done, s.cum.round() as u64));
+        if let Some(i) = s.stall_truth {
+            let done_s = done as f64 * 1e-9;
+            truth[i].count = Some(s.player.stalls().iter().filter(|x| x.1 < done_s).count());
+        }
+    }
     truth.sort_by_key(|e| e.onset_ns);
     Trace {
         files,
         truth,
         load,
         end_ns,
+        counters,
     }
 }
 

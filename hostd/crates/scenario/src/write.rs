@@ -1,5 +1,5 @@
-//! Writing a simulated run as a run directory: files.csv, probe.csv, truth.json and a
-//! minimal manifest.json naming the probed target.
+//! Writing a simulated run as a run directory: files.csv, counters.csv, probe.csv,
+//! truth.json and a minimal manifest.json naming the probed target.
 
 use crate::device;
 use crate::model::Scenario;
@@ -40,7 +40,8 @@ fn create(path: &Path) -> anyhow::Result<BufWriter<std::fs::File>> {
     ))
 }
 
-/// Writes files.csv (and, with `probe`, probe.csv), truth.json and manifest.json into `dir`.
+/// Writes files.csv, counters.csv (and, with `probe`, probe.csv), truth.json and
+/// manifest.json into `dir`.
 pub fn write_run(
     dir: &Path,
     sc: &Scenario,
@@ -74,6 +75,15 @@ pub fn write_run(
         writeln!(f, "{}", cells.join(","))?;
     }
     f.flush()?;
+    // The 100 ms byte counters, as `hostd run` writes them.
+    let mut c = create(&dir.join("counters.csv"))?;
+    writeln!(c, "{}", hostd_store::rundir::COUNTERS_HEADER)?;
+    for (target, samples) in &trace.counters {
+        for &(t, b) in samples {
+            writeln!(c, "{target},{},{b}", BASE_UNIX_NS + t)?;
+        }
+    }
+    c.flush()?;
     if let Some(p) = probe {
         let mut w = create(&dir.join("probe.csv"))?;
         writeln!(w, "{}", hostd_probe::sample::PROBE_CSV_HEADER)?;
@@ -127,6 +137,7 @@ pub fn write_run(
                 "target": e.target, "phase": e.phase, "kind": e.kind, "cause": e.cause,
                 "onset_bytes": e.onset_bytes, "onset_ns": BASE_UNIX_NS + e.onset_ns,
                 "onset_gb": e.onset_bytes as f64 / 1e9, "total_bytes": e.total_bytes,
+                "settle_bytes": e.settle_bytes, "count": e.count,
             })
         })
         .collect();

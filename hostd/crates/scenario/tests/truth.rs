@@ -1,5 +1,7 @@
-//! Every built-in scenario, generated to files.csv + probe.csv and analysed offline:
-//! onset within 2 % of the data written, the cause right, and nothing on the steady drive.
+//! Every built-in scenario, generated to files.csv + counters.csv + probe.csv and analysed
+//! offline, ten seeds each: onset within 2 % of the data written and inside the reported
+//! interval, the cause right, no other event (none on the steady, wandering and small-file
+//! drives); a gradual drop's settle point, the stalls' count, the cycles' count.
 
 use hostd_analysis::{analyze_run_dir, Options};
 use hostd_scenario::{load, simulate, write::write_run, write::ProbeOptions, BUILT_IN};
@@ -25,36 +27,100 @@ fn check(name: &str, seed_offset: u64) -> Outcome {
             e.target == t.target
                 && e.phase == t.phase
                 && format!("{:?}", e.kind).to_lowercase() == t.kind
+                && (e.onset_bytes as f64 - t.onset_bytes as f64).abs() <= 0.1 * t.total_bytes as f64
         });
         match found {
             None => out.failures.push(format!(
-                "{name}: missed {} {} at {:.2} GB",
+                "{name} seed+{seed_offset}: missed {} {} at {:.2} GB; found {:?}",
                 t.target,
                 t.kind,
-                t.onset_bytes as f64 / 1e9
+                t.onset_bytes as f64 / 1e9,
+                a.events
+                    .iter()
+                    .map(|e| e.evidence.text.clone())
+                    .collect::<Vec<_>>()
             )),
             Some(e) => {
                 let err =
                     (e.onset_bytes as f64 - t.onset_bytes as f64).abs() / t.total_bytes as f64;
+                let inside =
+                    e.onset_bytes_low <= t.onset_bytes && t.onset_bytes <= e.onset_bytes_high;
                 out.lines.push(format!(
-                    "{name} seed+{seed_offset}: {} {} truth {:.2} GB found {:.2} GB (error {:.2} % of {:.0} GB), cause {} (truth {}), confidence {:.2}",
+                    "{name} seed+{seed_offset}: {} {} truth {:.2} GB found {:.2} GB (error {:.2} % of {:.0} GB), interval {:.2}–{:.2} GB (width {:.2} GB, {}), {}, cause {} (truth {}), confidence {:.2}",
                     t.target, t.kind, t.onset_bytes as f64 / 1e9, e.onset_bytes as f64 / 1e9, err * 100.0,
-                    t.total_bytes as f64 / 1e9, e.cause.as_str(), t.cause, e.confidence
+                    t.total_bytes as f64 / 1e9, e.onset_bytes_low as f64 / 1e9, e.onset_bytes_high as f64 / 1e9,
+                    (e.onset_bytes_high - e.onset_bytes_low) as f64 / 1e9,
+                    if inside { "truth inside" } else { "TRUTH OUTSIDE" },
+                    hostd_analysis::summary::strength(e), e.cause.as_str(), t.cause, e.confidence
                 ));
                 if err > 0.02 {
-                    out.failures
-                        .push(format!("{name}: onset error {:.2} % > 2 %", err * 100.0));
+                    out.failures.push(format!(
+                        "{name} seed+{seed_offset}: onset error {:.2} % > 2 %",
+                        err * 100.0
+                    ));
+                }
+                if !inside {
+                    out.failures.push(format!(
+                        "{name} seed+{seed_offset}: truth {} outside the interval {}–{}",
+                        t.onset_bytes, e.onset_bytes_low, e.onset_bytes_high
+                    ));
+                }
+                if e.onset_ns_low > e.onset_ns || e.onset_ns > e.onset_ns_high {
+                    out.failures.push(format!(
+                        "{name} seed+{seed_offset}: onset_ns outside its own interval"
+                    ));
                 }
                 if e.cause.as_str() != t.cause {
                     out.failures.push(format!(
-                        "{name}: cause {} but truth {}: {:?}",
+                        "{name} seed+{seed_offset}: cause {} but truth {}: {:?}",
                         e.cause.as_str(),
                         t.cause,
                         e.evidence.reasons
                     ));
                 }
+                if let Some(settle) = t.settle_bytes {
+                    let serr = (e.settle_bytes as f64 - settle as f64).abs() / t.total_bytes as f64;
+                    out.lines.push(format!(
+                        "{name} seed+{seed_offset}: gradual {} settle truth {:.2} GB found {:.2} GB (error {:.2} %)",
+                        e.gradual, settle as f64 / 1e9, e.settle_bytes as f64 / 1e9, serr * 100.0
+                    ));
+                    if !e.gradual || serr > 0.03 {
+                        out.failures.push(format!(
+                            "{name} seed+{seed_offset}: gradual {} settle error {:.2} % (> 3 %)",
+                            e.gradual,
+                            serr * 100.0
+                        ));
+                    }
+                }
+                if let Some(count) = t.count {
+                    let st = e.stall.as_ref().expect("stall summary");
+                    out.lines.push(format!(
+                        "{name} seed+{seed_offset}: {} stalls (truth {count}), durations {:?} s, period {:?} s",
+                        st.count, st.durations_s.iter().map(|d| (d * 10.0).round() / 10.0).collect::<Vec<_>>(), st.period_s
+                    ));
+                    if st.count != count {
+                        out.failures.push(format!(
+                            "{name} seed+{seed_offset}: {} stalls, truth {count}",
+                            st.count
+                        ));
+                    }
+                }
             }
         }
+    }
+    let drops = trace.truth.iter().filter(|t| t.kind == "drop").count();
+    let cycles: usize = a.cycles.iter().map(|c| c.count).sum();
+    if drops >= 2 && cycles != drops {
+        out.failures.push(format!(
+            "{name} seed+{seed_offset}: cycle summary {:?}, truth {drops} drops",
+            a.cycles
+        ));
+    }
+    for c in &a.cycles {
+        out.lines.push(format!(
+            "{name} seed+{seed_offset}: {}",
+            hostd_analysis::summary::cycle_line(c)
+        ));
     }
     let expected = trace.truth.len();
     if a.events.len() != expected {
@@ -120,7 +186,43 @@ fn every_built_in_scenario_is_covered_above() {
             "extreme-pro-slc-30gb",
             "p50-slc-13gb",
             "hub-www-contention",
-            "steady"
+            "steady",
+            "x5-gradual",
+            "x5-oscillating",
+            "p50-stalls",
+            "small-files",
+            "wander",
+            "x5-read-thermal"
         ]
     );
+}
+
+#[test]
+fn gradual_throttle_is_one_drop_from_where_it_starts_to_where_it_settles() {
+    run("x5-gradual");
+}
+
+#[test]
+fn oscillating_throttle_is_each_drop_and_recovery_plus_a_cycle_summary() {
+    run("x5-oscillating");
+}
+
+#[test]
+fn p50_stalls_are_one_stall_event_from_the_byte_counters() {
+    run("p50-stalls");
+}
+
+#[test]
+fn small_files_give_no_event() {
+    run("small-files");
+}
+
+#[test]
+fn a_wandering_drive_gives_no_event() {
+    run("wander");
+}
+
+#[test]
+fn read_phase_thermal_throttle_is_found() {
+    run("x5-read-thermal");
 }

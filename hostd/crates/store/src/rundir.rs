@@ -18,6 +18,36 @@ pub const FILES_HEADER: &str =
 pub const CORRUPT_HEADER: &str = "target,phase,index,block_offset,bad_bytes,first_bad_byte";
 /// Header of `intervals.csv`.
 pub const INTERVALS_HEADER: &str = "target,start_ns,end_ns,bytes,mbps,phase";
+/// Header of `counters.csv` (each target's cumulative bytes every 100 ms).
+pub const COUNTERS_HEADER: &str = "target,time_ns,bytes";
+
+/// Writes `counters.csv` into `dir`: per target (label), the runner's 100 ms samples of its
+/// cumulative bytes (all phases), `samples[i]` belonging to `labels[i]`.
+pub fn write_counters(
+    dir: &Path,
+    labels: &[String],
+    samples: &[Vec<(u64, u64)>],
+) -> anyhow::Result<()> {
+    let path = dir.join("counters.csv");
+    let mut w = BufWriter::new(
+        File::create(&path).with_context(|| format!("cannot create {}", path.display()))?,
+    );
+    writeln!(w, "{COUNTERS_HEADER}")?;
+    for (label, s) in labels.iter().zip(samples) {
+        // A label with a comma or quote is quoted as in files.csv.
+        let cell = if label.contains([',', '"', '\n']) {
+            format!("\"{}\"", label.replace('"', "\"\""))
+        } else {
+            label.clone()
+        };
+        for &(t, b) in s {
+            writeln!(w, "{cell},{t},{b}")?;
+        }
+    }
+    w.flush()
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
 
 /// Writes a run directory.
 pub struct RunDirSink {

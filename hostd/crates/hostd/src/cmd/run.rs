@@ -281,6 +281,11 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
 
     manifest.targets = outcome.targets.clone();
     let mut summary = Summary::compute(&run_id, &outcome);
+    // The 100 ms byte counters, before the analysis component reads the directory.
+    let labels: Vec<String> = outcome.targets.iter().map(|t| t.label.clone()).collect();
+    if let Err(e) = hostd_store::rundir::write_counters(&out_dir, &labels, &outcome.samples) {
+        summary.warnings.push(format!("counters.csv: {e:#}"));
+    }
     for c in comps.iter_mut() {
         if let Err(e) = c.finish(&outcome, &mut summary, &out_dir) {
             summary.warnings.push(format!("{}: {e:#}", c.name()));
