@@ -117,7 +117,7 @@ bench-analysis:
     work=$(mktemp -d -t throttlescope-bench-analysis.XXXXXX)
     trap 'rm -rf "$work"' EXIT
     {{root}}/hostd/target/release/scenario-gen --bench "$work/run"
-    echo "files.csv: $(( $(wc -l < "$work/run/files.csv") - 1 )) files; probe.csv: $(( $(wc -l < "$work/run/probe.csv") - 1 )) samples, $(du -m "$work/run/probe.csv" | cut -f1) MB"
+    echo "files.csv: $(( $(wc -l < "$work/run/files.csv") - 1 )) files; probe.csv: $(( $(wc -l < "$work/run/probe.csv") - 1 )) samples, $(du -m "$work/run/probe.csv" | cut -f1) MB; counters.csv: $(( $(wc -l < "$work/run/counters.csv") - 1 )) 100 ms samples"
     for what in "--no-report" ""; do
         times=()
         for i in 1 2 3 4 5; do

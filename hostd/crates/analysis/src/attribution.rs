@@ -254,14 +254,12 @@ pub fn attribute(
         ev.j_per_gb_before = j_per_gb(before.0, before.1);
         ev.j_per_gb_after = j_per_gb(after.0, after.1);
         if let (Some(pb), Some(pa)) = (ev.power_before_w, ev.power_after_w) {
-            let power_ratio = pa / pb;
-            // "Falls with throughput": at least 30 % of the relative throughput change.
-            let expected = 1.0 - 0.3 * (1.0 - rate_ratio).abs();
-            power_falls = Some(if drop {
-                power_ratio <= expected
-            } else {
-                power_ratio >= 1.0 / expected
-            });
+            // "Falls with throughput": slow/fast power at most 1 − 0.3·(1 − slow/fast rate),
+            // i.e. power follows at least 30 % of the relative change (read from the slow
+            // side for a recovery too, so a ×3 recovery is not held to a ×3 power rise).
+            let (slow_p, fast_p) = if drop { (pa, pb) } else { (pb, pa) };
+            let slow_fast_rate = rate_ratio.min(1.0 / rate_ratio.max(1e-12));
+            power_falls = Some(slow_p / fast_p <= 1.0 - 0.3 * (1.0 - slow_fast_rate));
         }
     } else {
         reasons.push(
@@ -587,5 +585,180 @@ pub fn stall_event(series: &Series, st: &SeriesStalls, run_start_ns: i64) -> Eve
             ..event.evidence.clone()
         },
         ..event
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::FileRecord;
+
+    const GB: u64 = 1_000_000_000;
+
+    /// 40 files of 1 GB at 1.5 GB/s, then 40 at 1.0 GB/s, starting at `t0` ns.
+    fn drop_series(target: &str, t0: i64) -> (Series, Change) {
+        let mut t = t0;
+        let files: Vec<FileRecord> = (0..80)
+            .map(|i| {
+                let rate = if i < 40 { 1.5 } else { 1.0 };
+                let d = (1e9 / rate) as i64;
+                let f = FileRecord {
+                    target: target.into(),
+                    phase: "write".into(),
+                    index: i,
+                    start_ns: t,
+                    end_ns: t + d,
+                    bytes: GB,
+                };
+                t += d;
+                f
+            })
+            .collect();
+        let s = crate::series::group(&files).remove(0);
+        let onset = s.files[40].start_ns;
+        let c = Change {
+            kind: EventKind::Drop,
+            onset_bytes: 40 * GB,
+            onset_ns: onset,
+            onset_bytes_range: (40 * GB, 40 * GB),
+            onset_ns_range: (onset, onset),
+            settle_bytes: 40 * GB,
+            settle_ns: onset,
+            gradual: false,
+            p_value: 0.001,
+            permutations: 999,
+            file_pos: 40,
+            rate_before_bps: 1.5e9,
+            rate_after_bps: 1.0e9,
+            before_ns: (s.start_ns(), onset),
+            after_ns: (onset, s.end_ns()),
+        };
+        (s, c)
+    }
+
+    /// A probe at 100 Hz with constant power and a temperature `temp(t_s)` (±0.05 °C noise).
+    fn probe(t0: i64, secs: f64, power: f64, temp: impl Fn(f64) -> f64) -> ProbeSeries {
+        let mut p = ProbeSeries::default();
+        let n = (secs * 100.0) as i64;
+        for k in 0..n {
+            let ts = k as f64 / 100.0;
+            p.time_ns.push(t0 + k * 10_000_000);
+            p.power_w.push(power);
+            p.enclosure_temp_c
+                .push(temp(ts) + 0.05 * ((k * 7919 % 13) as f64 / 6.0 - 1.0));
+        }
+        p
+    }
+
+    #[test]
+    fn a_flat_enclosure_is_no_thermal_evidence_and_no_plateau() {
+        let (s, c) = drop_series("x", 0);
+        let p = probe(-1_000_000_000, 80.0, 6.0, |_| 25.0);
+        let all = vec![s.clone()];
+        let ctx = Context {
+            all: &all,
+            probe: Some(&p),
+            run_start_ns: 0,
+            link_ceiling: None,
+        };
+        let e = attribute(&s, &c, &ctx, None, &[]);
+        assert_eq!(e.cause, Cause::Unknown, "{:#?}", e.evidence.reasons);
+        assert_eq!(e.confidence, 0.0);
+        assert_eq!(e.evidence.scores.thermal, 0.0);
+        assert_eq!(e.evidence.temp_plateau_fraction, None);
+        assert!(
+            e.evidence
+                .reasons
+                .iter()
+                .any(|r| r.contains("no thermal evidence")),
+            "{:#?}",
+            e.evidence.reasons
+        );
+        assert!(!e.evidence.text.contains("thermal"), "{}", e.evidence.text);
+    }
+
+    #[test]
+    fn a_warming_enclosure_at_its_plateau_is_thermal() {
+        let (s, c) = drop_series("x", 0);
+        // Warms 40 → 60 °C until the onset (~26.7 s), then held; power falls after it.
+        let onset_s = c.onset_ns as f64 * 1e-9;
+        let mut p = probe(-1_000_000_000, 80.0, 8.0, |t| {
+            40.0 + 20.0 * (t / onset_s).clamp(0.0, 1.0)
+        });
+        for (k, t) in p.time_ns.clone().iter().enumerate() {
+            if *t > c.onset_ns {
+                p.power_w[k] = 5.0;
+            }
+        }
+        let all = vec![s.clone()];
+        let ctx = Context {
+            all: &all,
+            probe: Some(&p),
+            run_start_ns: 0,
+            link_ceiling: None,
+        };
+        let e = attribute(&s, &c, &ctx, None, &[]);
+        assert_eq!(e.cause, Cause::Thermal, "{:#?}", e.evidence.reasons);
+        assert!(e.evidence.temp_rise_c.unwrap() > 15.0);
+    }
+
+    #[test]
+    fn without_a_probe_or_other_targets_the_cause_is_unknown() {
+        let (s, c) = drop_series("x", 0);
+        let all = vec![s.clone()];
+        let ctx = Context {
+            all: &all,
+            probe: None,
+            run_start_ns: 0,
+            link_ceiling: crate::overlap::peak_aggregate_bps(&all).map(|c| (c, false)),
+        };
+        let e = attribute(&s, &c, &ctx, None, &[]);
+        assert_eq!((e.cause, e.confidence), (Cause::Unknown, 0.0));
+    }
+
+    #[test]
+    fn a_short_run_has_no_link_ceiling_and_no_figure_exceeds_one() {
+        // Under 5 whole seconds: the ceiling is unknown.
+        let short: Vec<FileRecord> = (0..12)
+            .map(|i| FileRecord {
+                target: "q".into(),
+                phase: "write".into(),
+                index: i,
+                start_ns: i as i64 * 20_000_000,
+                end_ns: (i as i64 + 1) * 20_000_000,
+                bytes: 28_000_000,
+            })
+            .collect();
+        assert_eq!(
+            crate::overlap::peak_aggregate_bps(&crate::series::group(&short)),
+            None
+        );
+        // Two targets: A drops while B runs; whatever the bins, the aggregate is ≤ 100 %.
+        let (a, c) = drop_series("A", 0);
+        let (b, _) = drop_series("B", 0);
+        let all = vec![a.clone(), b];
+        let ceiling = crate::overlap::peak_aggregate_bps(&all).unwrap();
+        let ctx = Context {
+            all: &all,
+            probe: None,
+            run_start_ns: 0,
+            link_ceiling: Some((ceiling * 0.5, false)),
+        };
+        let e = attribute(&a, &c, &ctx, None, &[]);
+        let agg = e.evidence.aggregate_bps.unwrap();
+        let used = e.evidence.link_ceiling_bps.unwrap();
+        assert!(agg <= used * (1.0 + 1e-9), "{agg} > {used}");
+        assert!(
+            !e.evidence.reasons.iter().any(|r| {
+                r.split(" = ")
+                    .nth(1)
+                    .and_then(|x| x.split(" %").next())
+                    .and_then(|x| x.trim().parse::<f64>().ok())
+                    .is_some_and(|pct| pct > 100.0)
+            }),
+            "{:#?}",
+            e.evidence.reasons
+        );
+        assert_eq!(e.cause, Cause::Contention, "{:#?}", e.evidence.reasons);
     }
 }

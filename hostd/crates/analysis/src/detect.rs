@@ -570,17 +570,30 @@ fn time_at(series: &Series, bytes: u64) -> i64 {
     f.start_ns + ((f.end_ns - f.start_ns) as f64 * into.clamp(0.0, 1.0)) as i64
 }
 
-/// Relative noise of rates (MAD σ / median), at least 1 %.
+/// Relative noise of rates for the onset's interval: the larger of the robust (MAD) and the
+/// plain standard deviation over the median, raised to its 95 % upper confidence bound
+/// (σ·√((n−1)/χ²₀.₀₅(n−1)), Wilson–Hilferty) — a σ estimated from a dozen files can come out
+/// low by a third, and an interval built on it would be too narrow; at least 1 %.
 fn relative_noise(rates: &[f64]) -> f64 {
-    match (stats::mad_sigma(rates), stats::median(rates)) {
-        (Some(s), Some(m)) if m > 0.0 => (s / m).max(0.01),
-        _ => 0.05,
+    let n = rates.len();
+    let (Some(mad), Some(m)) = (stats::mad_sigma(rates), stats::median(rates)) else {
+        return 0.05;
+    };
+    if m <= 0.0 || n < 3 {
+        return 0.05;
     }
+    let mean = rates.iter().sum::<f64>() / n as f64;
+    let sd = (rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
+    let k = (n - 1) as f64;
+    let h = 2.0 / (9.0 * k);
+    let chi2_05 = k * (1.0 - h - 1.645 * h.sqrt()).powi(3);
+    let upper = (k / chi2_05.max(1e-9)).sqrt();
+    (mad.max(sd) / m * upper).max(0.01)
 }
 
 /// Files before the first file of the new segment searched for the onset (the last file
 /// of the old segment may be a small one left out of the change-point series).
-const ONSET_SPAN_BEFORE: usize = 2;
+const ONSET_SPAN_BEFORE: usize = 3;
 /// Files from the first file of the new segment on searched for the onset.
 const ONSET_SPAN_AFTER: usize = 1;
 
@@ -595,7 +608,7 @@ struct Onset {
 }
 
 /// Locates a step's onset to the byte: the change lies in the files around the boundary
-/// (the two change-point files before it and two from it on). For each candidate byte
+/// (the three change-point files before it and two from it on). For each candidate byte
 /// position a, each file's expected duration is overhead + (its bytes before a)/r1 + (its
 /// bytes after a)/r2 (overhead = Theil–Sen intercept of time against size); the onset is
 /// the a that minimises Σ((measured − expected)/(expected·σ_rel))², and its interval is
@@ -659,14 +672,23 @@ fn locate_onset(
     let f = &files[pos];
     let old_bytes = (onset - series.cum_bytes[pos] as f64).min(f.bytes as f64);
     let ns = f.start_ns + (old_bytes / r1 * 1e9).round() as i64;
+    // An interval reaching the edge of the searched files also covers the small files left
+    // out next to them (the change may lie in one of those): up to the neighbouring kept file.
+    let first = first_new_kept.saturating_sub(ONSET_SPAN_BEFORE);
+    let last = (first_new_kept + ONSET_SPAN_AFTER).min(kept.len() - 1);
+    let outer_lo = first
+        .checked_sub(1)
+        .map_or(0.0, |k| series.cum_bytes[kept[k] + 1] as f64);
+    let outer_hi = kept
+        .get(last + 1)
+        .map_or(series.total_bytes() as f64, |&p| series.cum_bytes[p] as f64);
+    let lo = if lo <= span_start { outer_lo } else { lo };
+    let hi = if hi >= span_end { outer_hi } else { hi };
     Onset {
         bytes: onset.round() as u64,
         ns: ns.min(f.end_ns),
         pos,
-        range: (
-            lo.max(span_start).round() as u64,
-            hi.min(span_end).round() as u64,
-        ),
+        range: (lo.round() as u64, hi.round() as u64),
     }
 }
 

@@ -19,7 +19,8 @@ const STALL_BLOCK: usize = 3;
 /// At least this many 100 ms intervals are needed to look for stalls.
 const MIN_INTERVALS: usize = 20;
 
-/// One stall.
+/// One stall: its start and end include the stalled share of the partly stalled 100 ms
+/// intervals on either side.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Stall {
     /// Start, host ns.
@@ -145,11 +146,20 @@ pub fn find(series: &Series, counter: &[(i64, u64)]) -> Option<SeriesStalls> {
         let rel = |v: u64| (v as f64 - base).max(0.0) as u64;
         let (prev_t, prev_b) = inside[k0 - 1];
         let tenth = (a - prev_t) / 10;
+        // The stall also covers part of the interval on each side: the share that brings
+        // that interval's rate from typical down to what it moved (the stalled rate taken
+        // as the run's own mean rate inside the stall).
+        let stalled_rate = (inside[j].1 - inside[k0].1) as f64 / ((b - a).max(1) as f64 * 1e-9);
+        let share = |r: f64| ((typical - r) / (typical - stalled_rate).max(1.0)).clamp(0.0, 1.0);
+        let before = share(rates[k0 - 1]) * (a - prev_t) as f64;
+        let after = share(rates[j]) * (inside[j + 1].0 - b) as f64;
+        let start = a - before as i64;
+        let end = b + after as i64;
         stalls.push(Stall {
-            start_ns: a,
-            end_ns: b,
-            bytes_at_start: rel(inside[k0].1),
-            bytes: inside[j].1 - inside[k0].1,
+            start_ns: start,
+            end_ns: end,
+            bytes_at_start: (bytes_at(counter, start) - base).max(0.0) as u64,
+            bytes: (bytes_at(counter, end) - bytes_at(counter, start)).max(0.0) as u64,
             start_range_ns: (prev_t, a + tenth),
             start_range_bytes: (
                 rel(prev_b),
@@ -236,10 +246,41 @@ mod tests {
         let s = find(&series(0, 110_000_000_000), &c).expect("stalls");
         assert_eq!(s.stalls.len(), 5, "{:?}", s.stalls);
         let first = s.stalls[0];
-        assert_eq!(first.start_ns, 32_000_000_000);
+        assert!(
+            (first.start_ns - 32_000_000_000).abs() < 20_000_000,
+            "{first:?}"
+        );
         assert!(((first.end_ns - first.start_ns) as f64 * 1e-9 - 4.0).abs() < 0.05);
+        let (lo, hi) = first.start_range_ns;
+        assert!(lo <= 32_000_000_000 && 32_000_000_000 <= hi, "{first:?}");
         assert!((first.bytes_at_start as f64 / 1e9 - 44.8).abs() < 0.5);
         assert!(s.p_value < ALPHA);
+    }
+
+    #[test]
+    fn a_stall_between_samples_gets_its_partial_intervals() {
+        // 1.4 GB/s with one stall from 40.35 s to 43.65 s (3.3 s; starts and ends mid-sample).
+        let c = counter(80.0, |t| {
+            if (40.35..43.65).contains(&t) {
+                0.0
+            } else {
+                1.4e9
+            }
+        });
+        // The counter helper samples rate at interval midpoints; build an exact one instead.
+        let exact: Vec<(i64, u64)> = c
+            .iter()
+            .map(|&(t, _)| {
+                let ts = t as f64 * 1e-9;
+                let moving = ts.min(40.35) + (ts - 43.65).max(0.0);
+                (t, (moving * 1.4e9) as u64)
+            })
+            .collect();
+        let s = find(&series(0, 80_000_000_000), &exact).expect("stall");
+        let st = s.stalls[0];
+        let d = (st.end_ns - st.start_ns) as f64 * 1e-9;
+        assert!((d - 3.3).abs() < 0.02, "{d} {st:?}");
+        assert!((st.start_ns as f64 * 1e-9 - 40.35).abs() < 0.01, "{st:?}");
     }
 
     #[test]

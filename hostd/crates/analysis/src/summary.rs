@@ -98,6 +98,10 @@ pub fn too_little_line(a: &Analysis) -> Option<String> {
     if a.insufficient.is_empty() || a.insufficient.len() < a.phases.len() {
         return None;
     }
+    let one_target = a
+        .insufficient
+        .iter()
+        .all(|i| i.target == a.insufficient[0].target);
     let parts: Vec<String> = a
         .insufficient
         .iter()
@@ -105,6 +109,8 @@ pub fn too_little_line(a: &Analysis) -> Option<String> {
             let what = format!("{} files, {:.2} s", i.files, i.seconds);
             if a.insufficient.len() == 1 {
                 what
+            } else if one_target {
+                format!("{} {what}", i.phase)
             } else {
                 format!("{} {} {what}", i.target, i.phase)
             }
@@ -290,4 +296,48 @@ pub fn compare_table(names: &[String], analyses: &[Analysis]) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::{FileRecord, RunData};
+
+    /// The `quick` profile's shape: 12 files of 2–64 MB written in 0.24 s, then read.
+    fn quick() -> RunData {
+        let mut files = Vec::new();
+        let mut t = 0i64;
+        for phase in ["write", "read"] {
+            for i in 0..12u64 {
+                let bytes = (2 + i * 5) * 1_000_000;
+                let d = 20_000_000;
+                files.push(FileRecord {
+                    target: "/var/tmp/x".into(),
+                    phase: phase.into(),
+                    index: i,
+                    start_ns: t,
+                    end_ns: t + d,
+                    bytes,
+                });
+                t += d;
+            }
+        }
+        RunData {
+            files,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_run_too_short_to_tell_says_so_in_one_line_and_claims_no_event() {
+        let a = crate::analyze(&quick(), &crate::Options::default());
+        assert!(a.events.is_empty());
+        let text = text(&a);
+        let lines: Vec<&str> = text.lines().skip(a.phases.len()).collect();
+        assert_eq!(
+            lines,
+            ["too little data to detect throttling: write 12 files, 0.24 s; read 12 files, 0.24 s"],
+            "{text}"
+        );
+    }
 }

@@ -37,7 +37,10 @@ fn analyze_json_has_the_documented_shape_and_writes_events_and_report() {
         serde_json::from_slice(&out.stdout).expect("stdout is exactly one JSON document");
     let mut keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
     keys.sort_unstable();
-    assert_eq!(keys, ["cycles", "events", "insufficient", "overlap", "phases"]);
+    assert_eq!(
+        keys,
+        ["cycles", "events", "insufficient", "overlap", "phases"]
+    );
     let e = &v["events"][0];
     for k in [
         "target",

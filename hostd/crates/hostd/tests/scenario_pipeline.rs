@@ -1,7 +1,7 @@
-//! Every scenario through the whole pipeline: `hostd run` with the simulated target
-//! (`sim:SCENARIO*20`) and the probe simulator (`--probe sim`, same device model, same time
-//! scale), then the analysis `hostd run` ends with. Onset within 2 % of the data the target
-//! wrote, cause right, no event on the steady drive. Needs the probe simulator
+//! Every scenario through the whole pipeline, ten profile seeds each: `hostd run` with the
+//! simulated target (`sim:SCENARIO*20`) and the probe simulator (`--probe sim`, same device
+//! model, same time scale), then the analysis `hostd run` ends with. Onset within 2 % of the
+//! data the target wrote and inside the reported interval, cause right, no other event. Needs the probe simulator
 //! (`just firmware-build`; `THROTTLESCOPE_PROBE_SIM` as the justfile exports it).
 
 use hostd_analysis::input::read_files_csv;
@@ -84,15 +84,18 @@ fn events_of<'a>(events: &'a serde_json::Value, target: &str) -> Vec<&'a serde_j
         .collect()
 }
 
-#[test]
-fn hub_contention_through_the_pipeline() {
+/// One hub run (seed `seed`): A and B each recover once, onset within 2 % and inside its
+/// interval (truth = the target's bytes at C's end + the scenario's lag), contention; C
+/// without events; two lags in the overlap. Returns the failures.
+fn hub_check(seed: u64) -> Vec<String> {
     let root = tempfile::tempdir().unwrap();
     let name = |t: &str| format!("sim:hub-www-contention@{t}*{SCALE}");
     let targets: Vec<String> = ["C", "A", "B"]
         .iter()
         .map(|t| format!("{}:write", name(t)))
         .collect();
-    let (dir, ev) = run(&targets, root.path());
+    let (dir, ev) = run_with(&targets, root.path(), "sustained-100GB", seed);
+    let mut f = Vec::new();
     let files = read_files_csv(&dir.join("files.csv")).unwrap();
     let c_end = files
         .iter()
@@ -100,13 +103,13 @@ fn hub_contention_through_the_pipeline() {
         .map(|f| f.end_ns)
         .max()
         .unwrap();
-    assert!(
-        events_of(&ev, &name("C")).is_empty(),
-        "C holds its rate: {:#?}",
-        events_of(&ev, &name("C"))
-    );
+    if !events_of(&ev, &name("C")).is_empty() {
+        f.push(format!(
+            "C holds its rate: {:?}",
+            events_of(&ev, &name("C"))
+        ));
+    }
     for (t, lag_s) in [("A", 9.0), ("B", 8.5)] {
-        // Truth: the target's bytes at C's end + the scenario's lag (scaled to host time).
         let at = c_end + (lag_s / SCALE * 1e9) as i64;
         let mine: Vec<_> = files.iter().filter(|f| f.target == name(t)).collect();
         let truth: f64 = mine
@@ -123,25 +126,69 @@ fn hub_contention_through_the_pipeline() {
             .sum();
         let total: f64 = mine.iter().map(|f| f.bytes as f64).sum();
         let found = events_of(&ev, &name(t));
-        assert_eq!(found.len(), 1, "{t}: one recovery expected: {found:#?}");
+        if found.len() != 1 {
+            f.push(format!("{t}: one recovery expected: {found:?}"));
+            continue;
+        }
         let e = found[0];
-        let err = (e["onset_bytes"].as_f64().unwrap() - truth).abs() / total;
-        println!("hub {t}: recovery at {:.2} GB (truth {:.2} GB, error {:.2} %), cause {}, confidence {}", e["onset_bytes"].as_f64().unwrap() / 1e9, truth / 1e9, err * 100.0, e["cause"], e["confidence"]);
-        assert_eq!(e["kind"], "recovery");
-        assert!(err <= 0.02, "{t}: onset error {:.2} % > 2 %", err * 100.0);
-        assert_eq!(
-            e["cause"], "contention",
-            "{t}: {:#?}",
-            e["evidence"]["reasons"]
+        let onset = e["onset_bytes"].as_f64().unwrap();
+        let (lo, hi) = (
+            e["onset_bytes_low"].as_f64().unwrap(),
+            e["onset_bytes_high"].as_f64().unwrap(),
         );
+        let err = (onset - truth).abs() / total;
+        println!("hub {t} seed {seed}: recovery at {:.2} GB (truth {:.2} GB, error {:.2} %), interval {:.2}–{:.2} GB, p {}, cause {}, confidence {}", onset / 1e9, truth / 1e9, err * 100.0, lo / 1e9, hi / 1e9, e["p_value"], e["cause"], e["confidence"]);
+        if e["kind"] != "recovery" {
+            f.push(format!("{t}: kind {}", e["kind"]));
+        }
+        if err > 0.02 {
+            f.push(format!("{t}: onset error {:.2} % > 2 %", err * 100.0));
+        }
+        // The truth is known to a file's resolution of host timing; allow 1 % of the bytes.
+        if !(lo - 0.01 * total <= truth && truth <= hi + 0.01 * total) {
+            f.push(format!(
+                "{t}: truth {:.3} GB outside {:.3}–{:.3} GB",
+                truth / 1e9,
+                lo / 1e9,
+                hi / 1e9
+            ));
+        }
+        if e["cause"] != "contention" {
+            f.push(format!(
+                "{t}: cause {}: {:?}",
+                e["cause"], e["evidence"]["reasons"]
+            ));
+        }
     }
-    assert!(ev["overlap"]["window"].is_object(), "overlap window found");
-    assert_eq!(
-        ev["overlap"]["lags"].as_array().unwrap().len(),
-        2,
-        "{:#?}",
-        ev["overlap"]["lags"]
-    );
+    if !ev["overlap"]["window"].is_object() {
+        f.push("no overlap window".into());
+    }
+    if ev["overlap"]["lags"].as_array().unwrap().len() != 2 {
+        f.push(format!("lags {:?}", ev["overlap"]["lags"]));
+    }
+    f.into_iter()
+        .map(|m| format!("hub seed {seed}: {m}"))
+        .collect()
+}
+
+#[test]
+fn hub_contention_ten_seeds_through_the_pipeline() {
+    let failures = std::sync::Mutex::new(Vec::new());
+    let next = std::sync::atomic::AtomicU64::new(1);
+    std::thread::scope(|s| {
+        for _ in 0..PARALLEL {
+            s.spawn(|| loop {
+                let seed = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                if seed > SEEDS {
+                    return;
+                }
+                let f = hub_check(seed);
+                failures.lock().unwrap().extend(f);
+            });
+        }
+    });
+    let f = failures.into_inner().unwrap();
+    assert!(f.is_empty(), "{f:#?}");
 }
 
 #[test]
@@ -443,12 +490,12 @@ fn p50_stalls_through_the_pipeline_from_the_byte_counters() {
             }
             for d in e["stall"]["durations_s"].as_array().unwrap() {
                 let d = d.as_f64().unwrap() * scale;
-                if !(2.7..=5.3).contains(&d) {
+                if !(2.5..=5.5).contains(&d) {
                     f.push(format!("stall of {d:.1} s (scenario time)"));
                 }
             }
             if let Some(p) = e["stall"]["period_s"].as_f64() {
-                if !(12.5..=20.5).contains(&(p * scale)) {
+                if !(12.0..=21.0).contains(&(p * scale)) {
                     f.push(format!("period {:.1} s (scenario time)", p * scale));
                 }
             }

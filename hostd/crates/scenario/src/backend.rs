@@ -200,12 +200,17 @@ impl SimBackend {
         })
     }
 
-    /// A thermal-plateau stage needs the simulator's temperature to start where this
-    /// model does (the idle equilibrium).
+    /// A thermal scenario (a thermal-plateau stage, or a change whose true cause is
+    /// thermal) needs the simulator's temperature to start where this model does (the idle
+    /// equilibrium), not at ambient.
     fn needs_settle(&self) -> bool {
         self.probed
             && self.device.initial_temp_c.is_none()
-            && self.target.stages.iter().any(|s| s.hold_temperature)
+            && self
+                .target
+                .stages
+                .iter()
+                .any(|s| s.hold_temperature || s.cause.as_deref() == Some("thermal"))
     }
 
     fn load(&self) -> f64 {
