@@ -12,6 +12,7 @@ packages=(
   libnewlib-arm-none-eabi
   fio                                       # bench-io reference
   chromium                                  # report check in headless Chromium
+  mount e2fsprogs                           # real-device tests: losetup, mkfs.ext4
 )
 
 missing=()

@@ -97,3 +97,5 @@ pub fn run_with_unplug(prefix: &str, configure: impl FnOnce(&mut Command)) -> Un
     );
     UnplugRun { work, run }
 }
+
+pub mod realdev;
