@@ -207,8 +207,13 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("runs").join(&run_id));
     let run_dir = RunDirSink::create(&out_dir)?;
-    if let Err(e) = runner::prepare_all(&plan, &mut backends) {
+    // From here warnings and errors go to RUN_DIR/hostd.log too.
+    if let Err(e) = crate::logging::log_to_dir(&out_dir) {
         run_dir.discard();
+        return Err(e);
+    }
+    if let Err(e) = runner::prepare_all(&plan, &mut backends) {
+        discard(run_dir, &out_dir);
         return Err(e);
     }
 
@@ -234,7 +239,11 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     for t in &manifest.targets {
         if !t.direct_io.is_direct() {
-            eprintln!("hostd: WARNING: target {}: direct I/O NOT in force ({:?}); the numbers measure the page cache", t.label, t.direct_io);
+            tracing::warn!(
+                "target {}: direct I/O NOT in force ({:?}); the numbers measure the page cache",
+                t.label,
+                t.direct_io
+            );
         }
     }
     if let Err(e) = start_components(&mut comps, &mut manifest, &out_dir) {
@@ -243,7 +252,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         for b in backends.iter_mut() {
             let _ = b.cleanup(false);
         }
-        run_dir.discard();
+        discard(run_dir, &out_dir);
         return Err(e);
     }
 
@@ -307,8 +316,9 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         )
     );
     for f in failures {
-        eprintln!("hostd: warning: {f}");
+        tracing::warn!("{f}");
     }
+    crate::logging::stop_log_file();
     Ok(match outcome.status {
         RunStatus::Completed => ExitCode::SUCCESS,
         RunStatus::Interrupted => {
@@ -326,6 +336,13 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             ExitCode::from(1)
         }
     })
+}
+
+/// Takes back a run directory nothing was measured into, with its log file.
+fn discard(run_dir: RunDirSink, out_dir: &std::path::Path) {
+    crate::logging::stop_log_file();
+    let _ = std::fs::remove_file(out_dir.join(crate::logging::LOG_FILE));
+    run_dir.discard();
 }
 
 /// Starts every component, adding each one's manifest section.

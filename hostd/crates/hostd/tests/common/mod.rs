@@ -29,6 +29,8 @@ pub struct UnplugRun {
     pub work: tempfile::TempDir,
     /// The run directory.
     pub run: PathBuf,
+    /// What `hostd run` wrote to stderr.
+    pub stderr: String,
 }
 
 /// `hostd run -q` of a paced video profile (about 6 s of writes whatever the
@@ -95,5 +97,9 @@ pub fn run_with_unplug(prefix: &str, configure: impl FnOnce(&mut Command)) -> Un
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    UnplugRun { work, run }
+    UnplugRun {
+        work,
+        run,
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
 }

@@ -4,7 +4,8 @@
 //! from the run's components (bus power and temperature from the probe).
 //! A target that has not started says so; when the run ends each bar keeps
 //! its whole-run mean. Everything the run prints while the bars are up (the
-//! header, warnings) goes through the view, so no frame is drawn twice.
+//! header, warnings) goes through the view, so no frame is drawn twice; log lines for
+//! stderr suspend the bars (`crate::logging`).
 //! Hidden when stdout is not a terminal or with `--quiet`.
 
 use hostd_workload::events::{RunEvent, RunObserver};
@@ -189,6 +190,8 @@ impl LiveView {
             })
             .collect();
         let status = multi.add(ProgressBar::hidden());
+        // Log lines for stderr clear the bars and redraw them after.
+        crate::logging::hold_bars(&multi);
         status.set_style(ProgressStyle::with_template("{msg}").expect("valid template"));
         let stop = Arc::new(AtomicBool::new(false));
         let thread = {
@@ -230,6 +233,7 @@ impl LiveView {
     /// target stopped, with the target's whole-run mean.
     pub fn finish(&self) {
         self.stop.store(true, Ordering::SeqCst);
+        crate::logging::release_bars();
         let handle = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
         let Some(tracks) = handle.and_then(|h| h.join().ok()) else {
             return;
@@ -249,6 +253,7 @@ impl LiveView {
 impl Drop for LiveView {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
+        crate::logging::release_bars();
         if let Some(t) = self
             .thread
             .get_mut()
