@@ -97,6 +97,7 @@ pub fn import_run(dir: &Path, target: Target, rig: Option<&str>) -> anyhow::Resu
             dir,
             &manifest,
             &tags,
+            &[],
             |pts| Ok(writer.write_all(pts)?),
             |source, points| {
                 let mut list = sources_cell.borrow_mut();

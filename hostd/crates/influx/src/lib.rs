@@ -8,6 +8,7 @@
 //! - [`schema`]: run records → measurements and tags (`docs/data-model.md`);
 //! - [`component`]: [`InfluxComponent`], InfluxDB as a `hostd run` component (live
 //!   records, then the run directory's probe, aggregate and event files);
+//! - [`live`]: the run's writer shared by its components, and the probe stream into it;
 //! - [`sink`]: [`sink::InfluxSink`], the same as a plain `hostd_store::RecordSink`;
 //! - [`admin`]: onboarding and DBRP mapping for a fresh local server, queries;
 //! - [`import`]: a finished run directory → InfluxDB (`hostd import`);
@@ -21,6 +22,7 @@ pub mod client;
 pub mod component;
 pub mod import;
 pub mod line;
+pub mod live;
 pub mod schema;
 pub mod sink;
 pub mod spool;
@@ -34,5 +36,6 @@ pub use args::InfluxArgs;
 pub use client::{Target, WriteClient, WriteFailure};
 pub use component::InfluxComponent;
 pub use line::{FieldValue, LineError, Point};
+pub use live::{LiveSlot, LiveWriter, ProbeStream};
 pub use token::Token;
 pub use writer::{Report, Stats, Writer, WriterConfig, WriterHandle};

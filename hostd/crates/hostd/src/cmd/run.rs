@@ -6,6 +6,7 @@
 mod closing;
 mod live;
 
+use super::probe_influx::InfluxProbe;
 use anyhow::{bail, Context};
 use hostd_store::manifest::{HostInfo, FORMAT_VERSION};
 use hostd_store::{Manifest, RecordSink, RunComponent, RunDirSink, SinkSet, Summary};
@@ -97,6 +98,10 @@ pub fn backends() -> BackendRegistry {
 /// owner adds one line here (probe link, InfluxDB sink, analysis).
 pub fn components(args: &RunArgs) -> anyhow::Result<Vec<Box<dyn RunComponent>>> {
     let mut list: Vec<Box<dyn RunComponent>> = Vec::new();
+    let mut influx = args
+        .influx
+        .target()?
+        .map(|target| hostd_influx::InfluxComponent::new(target, None));
     let probe: hostd_probe::link::ProbeSource = args.probe.parse().map_err(anyhow::Error::msg)?;
     if probe != hostd_probe::link::ProbeSource::None {
         let defaults = hostd_correlate::ProbeOptions::default();
@@ -116,15 +121,21 @@ pub fn components(args: &RunArgs) -> anyhow::Result<Vec<Box<dyn RunComponent>>> 
             );
         }
         opts.check()?;
-        list.push(Box::new(hostd_correlate::ProbeComponent::new(opts)));
+        let mut probe = hostd_correlate::ProbeComponent::new(opts);
+        if let Some(influx) = &mut influx {
+            // Samples and 10 ms bins into the run's writer as they arrive.
+            probe = probe.with_listener(Box::new(InfluxProbe::new(influx.probe_stream())));
+        }
+        list.push(Box::new(probe));
     } else if args.probe_rate.is_some() || args.probe_channels.is_some() {
         anyhow::bail!("--probe-rate and --probe-channels need a probe (--probe sim, auto or PORT)");
     }
     // Last: reads the files.csv and probe.csv the others finish.
     list.push(Box::new(hostd_report::AnalysisComponent));
-    // After analysis: at the end it pushes what probe and analysis wrote (data-model.md).
-    if let Some(target) = args.influx.target()? {
-        list.push(Box::new(hostd_influx::InfluxComponent::new(target, None)));
+    // After analysis: probe samples stream live through it; at the end it pushes what
+    // probe and analysis wrote (data-model.md).
+    if let Some(influx) = influx {
+        list.push(Box::new(influx));
     }
     Ok(list)
 }

@@ -235,3 +235,91 @@ fn overlap_stats_probe_health_and_link_events() {
     );
     assert!(probe_link_points("{\"event\":\"x\"}", &tags()).is_err());
 }
+
+/// One mapping: a sample and a 10 ms bin streamed live give the same points as
+/// `hostd import` of the `probe.csv` / `probe_agg.csv` lines they were written as.
+#[test]
+fn live_probe_points_equal_imported_ones() {
+    use hostd_probe::agg::{AggRow, Stat, PROBE_AGG_CSV_HEADER};
+    use hostd_probe::sample::PROBE_CSV_HEADER;
+    use hostd_probe::ProbeSample;
+    let dir = tempfile::tempdir().unwrap();
+    let samples = [
+        ProbeSample {
+            time_ns: 1_700_000_000_000_000_123,
+            seq: 41,
+            probe_time_us: 9,
+            vbus_v: Some(5.012_345),
+            current_a: Some(0.812_5),
+            power_w: Some(4.072_5),
+            energy_j: Some(12.25),
+            charge_c: Some(2.5),
+            die_temp_c: Some(31.062_5),
+            enclosure_temp_c: None,
+        },
+        ProbeSample {
+            time_ns: 1_700_000_000_001_000_123,
+            seq: 42,
+            probe_time_us: 1009,
+            vbus_v: Some(5.0),
+            current_a: None,
+            power_w: None,
+            energy_j: None,
+            charge_c: None,
+            die_temp_c: None,
+            enclosure_temp_c: Some(28.5),
+        },
+    ];
+    let st = |v: f64| Stat {
+        min: v - 0.5,
+        mean: v,
+        max: v + 0.25,
+    };
+    let empty = Stat {
+        min: f64::NAN,
+        mean: f64::NAN,
+        max: f64::NAN,
+    };
+    let aggs = [AggRow {
+        time_ns: 1_700_000_000_000_000_000,
+        samples: 10,
+        vbus_v: st(5.0),
+        current_a: st(0.8),
+        power_w: st(4.0),
+        die_temp_c: st(31.0),
+        enclosure_temp_c: empty,
+        energy_j: 12.5,
+    }];
+    let mut text = format!("{PROBE_CSV_HEADER}\n");
+    samples.iter().for_each(|s| s.write_csv_line(&mut text));
+    std::fs::write(dir.path().join("probe.csv"), text).unwrap();
+    let mut text = format!("{PROBE_AGG_CSV_HEADER}\n");
+    aggs.iter().for_each(|r| r.write_csv_line(&mut text));
+    std::fs::write(dir.path().join("probe_agg.csv"), text).unwrap();
+
+    let imported = |spec: &CsvSpec| {
+        let mut lines = Vec::new();
+        csv_points(dir.path(), spec, &tags(), |p| {
+            lines.push(p.to_line()?);
+            Ok(())
+        })
+        .unwrap();
+        lines
+    };
+    let live: Vec<String> = samples
+        .iter()
+        .map(|s| sample_point(&tags(), s).to_line().unwrap())
+        .collect();
+    assert_eq!(imported(&CSV_SPECS[2]), live);
+    assert!(
+        live[1].contains("seq=42i,vbus_v=5,enclosure_temp_c=28.5 "),
+        "{}",
+        live[1]
+    );
+    let live: Vec<String> = aggs
+        .iter()
+        .map(|r| agg_point(&tags(), r).to_line().unwrap())
+        .collect();
+    assert_eq!(imported(&CSV_SPECS[3]), live);
+    assert!(!live[0].contains("enclosure"), "{}", live[0]);
+}
