@@ -14,7 +14,6 @@
 
 use crate::live::{LiveSlot, LiveWriter, ProbeStream};
 use crate::schema::{self, RunTags};
-use crate::sink::{InfluxSink, FINISH_TIMEOUT};
 use crate::{Target, Writer, WriterConfig};
 use hostd_store::{Manifest, RunComponent, Summary};
 use hostd_workload::events::{RunEvent, RunObserver};
@@ -22,6 +21,10 @@ use hostd_workload::runner::RunOutcome;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Mutex;
+use std::time::Duration;
+
+/// How long the end of the run keeps backfilling before leaving the rest in the spool.
+pub const FINISH_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The InfluxDB component of a run (see the module docs).
 pub struct InfluxComponent {
@@ -78,12 +81,11 @@ impl RunObserver for InfluxComponent {
                     *t += rec.bytes;
                     *t
                 };
-                l.writer
-                    .write(&InfluxSink::file_point(&l.tags, rec, total))?;
+                l.writer.write(&schema::file_point(&l.tags, rec, total))?;
                 Ok(())
             }),
             RunEvent::Interval(rec) => self.with_live(|l| {
-                l.writer.write(&InfluxSink::interval_point(&l.tags, rec))?;
+                l.writer.write(&schema::interval_point(&l.tags, rec))?;
                 Ok(())
             }),
             _ => {}

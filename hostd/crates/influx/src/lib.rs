@@ -9,7 +9,6 @@
 //! - [`component`]: [`InfluxComponent`], InfluxDB as a `hostd run` component (live
 //!   records, then the run directory's probe, aggregate and event files);
 //! - [`live`]: the run's writer shared by its components, and the probe stream into it;
-//! - [`sink`]: [`sink::InfluxSink`], the same as a plain `hostd_store::RecordSink`;
 //! - [`admin`]: onboarding and DBRP mapping for a fresh local server, queries;
 //! - [`import`]: a finished run directory → InfluxDB (`hostd import`);
 //! - `testing` (feature `testing`): a private `influxd` for tests.
@@ -24,7 +23,6 @@ pub mod import;
 pub mod line;
 pub mod live;
 pub mod schema;
-pub mod sink;
 pub mod spool;
 pub mod token;
 pub mod writer;
@@ -38,4 +36,4 @@ pub use component::InfluxComponent;
 pub use line::{FieldValue, LineError, Point};
 pub use live::{LiveSlot, LiveWriter, ProbeStream};
 pub use token::Token;
-pub use writer::{Report, Stats, Writer, WriterConfig, WriterHandle};
+pub use writer::{Report, Stats, Writer, WriterConfig};

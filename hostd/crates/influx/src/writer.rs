@@ -302,16 +302,6 @@ impl Writer {
         report
     }
 
-    /// A cloneable handle that queues points into this writer from other components
-    /// (e.g. the probe link), so one run has one spool and one ordered stream. Points
-    /// queued through a handle after the writer closed are dropped with an error log.
-    pub fn handle(&self) -> WriterHandle {
-        WriterHandle {
-            tx: self.tx.clone(),
-            counters: self.counters.clone(),
-        }
-    }
-
     /// Current counters.
     pub fn stats(&self) -> Stats {
         self.counters.snapshot()
@@ -346,51 +336,9 @@ fn encode<'a>(
     Ok((n > 0).then_some((body, n)))
 }
 
-/// A cloneable sender of points into a [`Writer`] (see [`Writer::handle`]).
-#[derive(Clone)]
-pub struct WriterHandle {
-    tx: Option<mpsc::Sender<Msg>>,
-    counters: Arc<Counters>,
-}
-
-impl std::fmt::Debug for WriterHandle {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("WriterHandle")
-    }
-}
-
-impl WriterHandle {
-    /// Queues one point (see [`Writer::write`]).
-    pub fn write(&self, point: &Point) -> Result<(), LineError> {
-        self.write_all(std::iter::once(point))
-    }
-
-    /// Queues many points as one unit (see [`Writer::write_all`]).
-    pub fn write_all<'a>(
-        &self,
-        points: impl IntoIterator<Item = &'a Point>,
-    ) -> Result<(), LineError> {
-        if let Some((body, n)) = encode(points)? {
-            self.send(body, n);
-        }
-        Ok(())
-    }
-
-    fn send(&self, body: String, points: usize) {
-        add(&self.counters.accepted, points);
-        let sent = self
-            .tx
-            .as_ref()
-            .is_some_and(|tx| tx.send(Msg::Lines { body, points }).is_ok());
-        if !sent {
-            tracing::error!("InfluxDB writer is closed; {points} points not queued");
-        }
-    }
-}
-
 impl Drop for Writer {
     fn drop(&mut self) {
-        // The thread spools what is pending and stops (handles may keep the channel open).
+        // The thread spools what is pending and stops.
         if let Some(tx) = self.tx.take() {
             let _ = tx.send(Msg::Shutdown);
         }

@@ -9,7 +9,7 @@ mod live;
 use super::probe_influx::InfluxProbe;
 use anyhow::{bail, Context};
 use hostd_store::manifest::{HostInfo, FORMAT_VERSION};
-use hostd_store::{Manifest, RecordSink, RunComponent, RunDirSink, SinkSet, Summary};
+use hostd_store::{Manifest, RunComponent, RunDirSink, SinkSet, Summary};
 use hostd_workload::backend::{BackendOptions, BackendRegistry, TargetBackend};
 use hostd_workload::block::DataPool;
 use hostd_workload::engine::EngineChoice;
@@ -140,11 +140,6 @@ pub fn components(args: &RunArgs) -> anyhow::Result<Vec<Box<dyn RunComponent>>> 
     Ok(list)
 }
 
-/// Record sinks besides the run directory (e.g. InfluxDB).
-pub fn extra_sinks(_args: &RunArgs) -> anyhow::Result<Vec<Box<dyn RecordSink>>> {
-    Ok(Vec::new())
-}
-
 /// Runs `hostd run`.
 pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     let profile = Profile::load(&args.profile)?;
@@ -269,9 +264,6 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
 
     let sinks = SinkSet::new();
     sinks.add(Box::new(run_dir));
-    for s in extra_sinks(&args)? {
-        sinks.add(s);
-    }
     sinks.begin(&manifest);
 
     let stop = Arc::new(AtomicBool::new(false));

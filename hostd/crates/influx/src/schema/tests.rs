@@ -1,6 +1,10 @@
 //! Tests of the run-record mapping.
 use super::*;
+use hostd_store::RecordSink as _;
+use hostd_workload::block::CorruptBlock;
+use hostd_workload::events::FileRecord;
 use serde_json::json;
+use std::collections::HashMap;
 
 fn tags() -> RunTags {
     RunTags {
@@ -322,4 +326,85 @@ fn live_probe_points_equal_imported_ones() {
         .collect();
     assert_eq!(imported(&CSV_SPECS[3]), live);
     assert!(!live[0].contains("enclosure"), "{}", live[0]);
+}
+
+fn rec(index: u32, phase: &str, bytes: u64, verified: Option<bool>) -> FileRecord {
+    FileRecord {
+        target: "/mnt/My Disk".into(),
+        target_index: 0,
+        phase: phase.into(),
+        index,
+        start_ns: 1_700_000_000_000_000_000 + u64::from(index) * 2_000_000_000,
+        end_ns: 1_700_000_001_000_000_000 + u64::from(index) * 2_000_000_000,
+        bytes,
+        mbps: 512.25,
+        verified,
+        corrupt_blocks: u64::from(index),
+        corrupt_bytes: 0,
+        late_ops: 0,
+        block_size: 1 << 20,
+        queue_depth: 8,
+        corrupt: if index == 2 {
+            vec![CorruptBlock {
+                offset: 8192,
+                bad_bytes: 3,
+                first_bad_byte: 8193,
+            }]
+        } else {
+            Vec::new()
+        },
+        direct_io: true,
+        status: "ok".into(),
+    }
+}
+
+/// A live run and `hostd import` of its run directory must produce the same points.
+#[test]
+fn live_file_points_equal_imported_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let mut rundir = hostd_store::RunDirSink::create(&run).unwrap();
+    let tags = RunTags {
+        rig: "rig1".into(),
+        run: "r1".into(),
+        probe: None,
+    };
+    let recs = [
+        rec(0, "write", 1_000, None),
+        rec(1, "write", 2_000, None),
+        rec(2, "read", 1_000, Some(false)),
+    ];
+    let mut live = Vec::new();
+    let mut cum: HashMap<String, u64> = HashMap::new();
+    for r in &recs {
+        rundir.file(r).unwrap();
+        let total = cum.entry(r.phase.clone()).or_default();
+        *total += r.bytes;
+        live.push(file_point(&tags, r, *total).to_line().unwrap());
+    }
+    drop(rundir);
+    let mut imported = Vec::new();
+    csv_points(&run, &CSV_SPECS[0], &tags, |p| {
+        imported.push(p);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(imported.len(), 3);
+    for (live_line, imp) in live.iter().zip(&imported) {
+        // Same fields in any order: compare sorted field lists.
+        let sorted = |line: &str| {
+            let mut parts: Vec<String> = line.split(' ').map(str::to_owned).collect();
+            let mut fields: Vec<&str> = parts[1].split(',').collect();
+            fields.sort();
+            parts[1] = fields.join(",");
+            parts.join(" ")
+        };
+        // The tag value has a space: split after the escaped key set instead.
+        let live_norm = sorted(&live_line.replace("My\\ Disk", "My_Disk"));
+        let imp_norm = sorted(&imp.to_line().unwrap().replace("My\\ Disk", "My_Disk"));
+        assert_eq!(live_norm, imp_norm);
+    }
+    assert!(live[2].contains("first_corrupt_offset=8192i"));
+    assert!(live[2].contains("verified=false"));
+    assert!(live[1].contains("cum_bytes=3000i"));
 }
