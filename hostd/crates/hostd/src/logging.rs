@@ -94,6 +94,16 @@ pub fn release_bars() {
     BARS.lock().unwrap_or_else(|e| e.into_inner()).take();
 }
 
+/// Runs `f`, which writes to the terminal, with the live view's bars (if drawn) cleared
+/// before and redrawn under what it wrote.
+pub fn around_bars<R>(f: impl FnOnce() -> R) -> R {
+    let bars = BARS.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    match bars {
+        Some(m) => m.suspend(f),
+        None => f(),
+    }
+}
+
 fn has_file() -> bool {
     FILE.lock().map(|g| g.is_some()).unwrap_or(false)
 }
@@ -103,11 +113,7 @@ struct StderrLine;
 
 impl Write for StderrLine {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let bars = BARS.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        match bars {
-            Some(m) => m.suspend(|| io::stderr().lock().write_all(buf))?,
-            None => io::stderr().lock().write_all(buf)?,
-        }
+        around_bars(|| io::stderr().lock().write_all(buf))?;
         Ok(buf.len())
     }
 
