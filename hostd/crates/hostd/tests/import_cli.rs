@@ -1,12 +1,16 @@
-//! `hostd import` accepts every run directory the project writes: here the one
-//! `scenario-gen` writes (its manifest has no `start_ns`, run id or host), with every file
-//! record and probe sample counted in a private influxd; a directory with neither a start
-//! time nor a record is refused with a clear error.
+//! `hostd import` accepts every run directory the project writes: the one `scenario-gen`
+//! writes (its manifest has no `start_ns`, run id or host) and the one `hostd monitor`
+//! writes, with every file record and probe sample counted in a private influxd; a
+//! directory with neither a start time nor a record is refused with a clear error.
+//! (`hostd run` directories: `hostd-influx`'s tests/import_setup.rs.)
 
 use hostd_influx::testing::InfluxServer;
 use hostd_scenario::write::{write_run, ProbeOptions};
 use std::path::Path;
 use std::process::{Command, Output};
+
+mod common;
+use common::sim_path;
 
 fn import(dir: &Path, server: &InfluxServer) -> Output {
     Command::new(env!("CARGO_BIN_EXE_hostd"))
@@ -78,6 +82,39 @@ fn import_takes_a_scenario_gen_run_directory() {
         "run point at {t_ns}, first sample at {first_probe}"
     );
     assert_eq!(rows[0][1], "x5-thermal");
+}
+
+#[test]
+fn import_takes_a_monitor_directory() {
+    let server = InfluxServer::start().expect("private influxd (run `just influx-build` first)");
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("mon");
+    let out = Command::new(env!("CARGO_BIN_EXE_hostd"))
+        .args(["monitor", "--probe", "sim", "--duration", "1.5"])
+        .args(["--status-every", "0", "--out"])
+        .arg(&dir)
+        .env("THROTTLESCOPE_PROBE_SIM", sim_path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "hostd monitor failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = import(&dir, &server);
+    assert!(
+        out.status.success(),
+        "hostd import failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let probe = rows(&dir.join("probe.csv"));
+    assert!(probe > 500, "{probe} samples");
+    assert_eq!(server.count("probe", "seq").unwrap(), probe);
+    assert_eq!(
+        server.count("probe_agg", "samples").unwrap(),
+        rows(&dir.join("probe_agg.csv"))
+    );
 }
 
 #[test]
