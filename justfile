@@ -149,9 +149,16 @@ influx-down:
 test-influx: influx-build
     cd {{root}}/hostd && cargo test --locked -p hostd-influx
 
-# InfluxDB write throughput (points/s, batches of 5 000, gzip) against a private local influxd.
-bench-influx: influx-build
-    cd {{root}}/hostd && cargo run --locked --quiet --release -p hostd-influx --features testing --example bench-influx
+# InfluxDB write throughput (points/s, batches of 5 000, gzip) against a private local influxd,
+# side by side with the official Python influxdb-client (installed into a venv under ~/.cache).
+bench-influx points="1000000" rounds="3": influx-build
+    #!/usr/bin/env bash
+    set -euo pipefail
+    venv="$HOME/.cache/throttlescope/bench-venv"
+    [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+    "$venv/bin/python" -c 'import influxdb_client' 2>/dev/null || "$venv/bin/pip" install --quiet 'influxdb-client==1.50.0'
+    cd {{root}}/hostd
+    BENCH_INFLUX_PYTHON="$venv/bin/python" cargo run --locked --quiet --release -p hostd-influx --features testing --example bench-influx -- {{points}} {{rounds}}
 
 # Host probe decode + clock alignment throughput in samples/s on one core (target >= 200 000), after the InfluxDB write throughput.
 bench-probe: bench-influx

@@ -2,6 +2,7 @@
 //! every slowdown. Each subcommand lives in its own module under `cmd/`.
 
 mod cmd;
+mod logging;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -16,6 +17,14 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// More log detail on stderr and in the run's hostd.log: -v info, -vv debug, -vvv trace
+    /// (default: warnings and errors).
+    #[arg(long, short = 'v', action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+    /// Log filter (error, warn, info, debug, trace, or `tracing` directives such as
+    /// `hostd_probe=debug`); `RUST_LOG`, when set, wins.
+    #[arg(long, value_name = "LEVEL", global = true)]
+    log_level: Option<String>,
 }
 
 /// The subcommands; each maps to one module in `cmd/`.
@@ -41,6 +50,10 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Err(err) = logging::init(&logging::directive(cli.verbose, cli.log_level.as_deref())) {
+        eprintln!("hostd: error: {err:#}");
+        return ExitCode::from(2);
+    }
     let result = match cli.command {
         Command::Run(args) => cmd::run::execute(args),
         Command::Profiles(args) => cmd::profiles::execute(args),

@@ -1,17 +1,19 @@
 //! [`InfluxComponent`]: InfluxDB as a `hostd run` component.
 //!
-//! While the run goes, every file and 1 s interval record is written as it happens (so a
-//! dashboard follows the run live). When the run ends — after the probe and analysis
-//! components have finished the run directory — it pushes what they wrote there with the
-//! same mapping as `hostd import`: `files.csv` again (now with the probe's energy and
-//! temperature columns; same series and time, so fields merge), `probe.csv`,
-//! `probe_agg.csv`, `events.json` (events, overlap, phase statistics), `summary.json`
-//! (probe health, from the summary being finished) and `probe-link.jsonl`. Everything goes through one [`Writer`] spooling to
-//! `RUN_DIR/spool/`, so an outage at any time loses nothing and keeps the order.
-//! List it after the analysis component in `hostd run`.
+//! While the run goes, every file and 1 s interval record is written as it happens, and —
+//! through the [`ProbeStream`] the probe component gets from [`InfluxComponent::probe_stream`]
+//! — every probe sample and 10 ms aggregate, so a dashboard follows the run live. When the
+//! run ends — after the probe and analysis components have finished the run directory — it
+//! pushes what they wrote there with the same mapping as `hostd import`: `files.csv` again
+//! (now with the probe's energy and temperature columns; same series and time, so fields
+//! merge), `events.json` (events, overlap, phase statistics), `summary.json` (probe
+//! health, from the summary being finished) and `probe-link.jsonl` (and `probe.csv` /
+//! `probe_agg.csv` only when the probe was not streamed live). Everything goes through one
+//! [`Writer`] spooling to `RUN_DIR/spool/`, so an outage at any time loses nothing and
+//! keeps the order. List it after the analysis component in `hostd run`.
 
+use crate::live::{LiveSlot, LiveWriter, ProbeStream};
 use crate::schema::{self, RunTags};
-use crate::sink::{InfluxSink, FINISH_TIMEOUT};
 use crate::{Target, Writer, WriterConfig};
 use hostd_store::{Manifest, RunComponent, Summary};
 use hostd_workload::events::{RunEvent, RunObserver};
@@ -19,18 +21,18 @@ use hostd_workload::runner::RunOutcome;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Mutex;
+use std::time::Duration;
 
-struct Live {
-    writer: Writer,
-    tags: RunTags,
-    cum_bytes: HashMap<(String, String), u64>,
-}
+/// How long the end of the run keeps backfilling before leaving the rest in the spool.
+pub const FINISH_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The InfluxDB component of a run (see the module docs).
 pub struct InfluxComponent {
     target: Target,
     rig: Option<String>,
-    live: Mutex<Option<Live>>,
+    live: LiveSlot,
+    probe_live: bool,
+    cum_bytes: Mutex<HashMap<(String, String), u64>>,
 }
 
 impl std::fmt::Debug for InfluxComponent {
@@ -47,17 +49,22 @@ impl InfluxComponent {
         InfluxComponent {
             target,
             rig,
-            live: Mutex::new(None),
+            live: LiveSlot::default(),
+            probe_live: false,
+            cum_bytes: Mutex::new(HashMap::new()),
         }
     }
 
-    fn with_live(&self, f: impl FnOnce(&mut Live) -> anyhow::Result<()>) {
-        if let Ok(mut g) = self.live.lock() {
-            if let Some(live) = g.as_mut() {
-                if let Err(e) = f(live) {
-                    tracing::error!("InfluxDB: {e:#}");
-                }
-            }
+    /// The probe's samples and bins into this run's writer, live (hand it to the probe
+    /// component). The run's end then does not push `probe.csv` and `probe_agg.csv` again.
+    pub fn probe_stream(&mut self) -> ProbeStream {
+        self.probe_live = true;
+        ProbeStream::new(self.live.clone())
+    }
+
+    fn with_live(&self, f: impl FnOnce(&mut LiveWriter) -> anyhow::Result<()>) {
+        if let Some(Err(e)) = self.live.with(f) {
+            tracing::error!("InfluxDB: {e:#}");
         }
     }
 }
@@ -66,17 +73,19 @@ impl RunObserver for InfluxComponent {
     fn on_event(&self, ev: &RunEvent) {
         match ev {
             RunEvent::FileEnd(rec) => self.with_live(|l| {
-                let total = l
-                    .cum_bytes
-                    .entry((rec.target.clone(), rec.phase.clone()))
-                    .or_default();
-                *total += rec.bytes;
-                l.writer
-                    .write(&InfluxSink::file_point(&l.tags, rec, *total))?;
+                let total = {
+                    let mut cum = self.cum_bytes.lock().unwrap_or_else(|e| e.into_inner());
+                    let t = cum
+                        .entry((rec.target.clone(), rec.phase.clone()))
+                        .or_default();
+                    *t += rec.bytes;
+                    *t
+                };
+                l.writer.write(&schema::file_point(&l.tags, rec, total))?;
                 Ok(())
             }),
             RunEvent::Interval(rec) => self.with_live(|l| {
-                l.writer.write(&InfluxSink::interval_point(&l.tags, rec))?;
+                l.writer.write(&schema::interval_point(&l.tags, rec))?;
                 Ok(())
             }),
             _ => {}
@@ -111,14 +120,7 @@ impl RunComponent for InfluxComponent {
             "rig": tags.rig,
             "run": tags.run,
         });
-        *self
-            .live
-            .lock()
-            .map_err(|_| anyhow::anyhow!("lock poisoned"))? = Some(Live {
-            writer,
-            tags,
-            cum_bytes: HashMap::new(),
-        });
+        self.live.fill(LiveWriter { writer, tags });
         Ok(Some(section))
     }
 
@@ -128,12 +130,7 @@ impl RunComponent for InfluxComponent {
         summary: &mut Summary,
         run_dir: &Path,
     ) -> anyhow::Result<()> {
-        let live = self
-            .live
-            .lock()
-            .map_err(|_| anyhow::anyhow!("lock poisoned"))?
-            .take();
-        let Some(mut live) = live else {
+        let Some(mut live) = self.live.take() else {
             return Ok(());
         };
         // What the other components wrote into the run directory.
@@ -152,10 +149,18 @@ impl RunComponent for InfluxComponent {
             .and_then(|t| serde_json::from_str(&t).ok())
             .unwrap_or_default();
         let writer = &live.writer;
+        // Sent live already: not again from the files.
+        let skip: &[&str] = if self.probe_live {
+            pushed.insert("probe (live)".into(), self.live.probe_points().into());
+            &["probe.csv", "probe_agg.csv"]
+        } else {
+            &[]
+        };
         if let Err(e) = schema::run_dir_points(
             run_dir,
             &manifest,
             &live.tags,
+            skip,
             |pts| Ok(writer.write_all(pts)?),
             |source, n| {
                 if let Some(n) = n {

@@ -1,6 +1,7 @@
 //! `hostd import RUN_DIR`: push a finished run directory to InfluxDB.
 //!
-//! Reads `manifest.json` (required), `files.csv`, `intervals.csv`, `probe.csv`,
+//! Reads `manifest.json` (required; without `start_ns`, as `scenario-gen` writes it, the
+//! run starts at its earliest record), `files.csv`, `intervals.csv`, `probe.csv`,
 //! `probe_agg.csv` (each also as `.gz`), `events.json` (events, overlap, phase
 //! statistics), `summary.json` (probe health), `probe-link.jsonl`, and the batches left
 //! in `spool/`.
@@ -47,8 +48,23 @@ pub fn import_run(dir: &Path, target: Target, rig: Option<&str>) -> anyhow::Resu
             dir.display()
         )
     })?;
-    let manifest: serde_json::Value = serde_json::from_str(&text)
+    let mut manifest: serde_json::Value = serde_json::from_str(&text)
         .with_context(|| format!("{}: not valid JSON", manifest_path.display()))?;
+    anyhow::ensure!(
+        manifest.is_object(),
+        "{}: not a manifest (a JSON object)",
+        manifest_path.display()
+    );
+    // Runs `scenario-gen` writes have no start time: the run starts with its first record.
+    if manifest["start_ns"].as_i64().is_none() {
+        let start = earliest_time_ns(dir)?.with_context(|| {
+            format!(
+                "{}: no integer start_ns, and no record in files.csv or probe.csv to take it from",
+                manifest_path.display()
+            )
+        })?;
+        manifest["start_ns"] = start.into();
+    }
     let fallback = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -97,6 +113,7 @@ pub fn import_run(dir: &Path, target: Target, rig: Option<&str>) -> anyhow::Resu
             dir,
             &manifest,
             &tags,
+            &[],
             |pts| Ok(writer.write_all(pts)?),
             |source, points| {
                 let mut list = sources_cell.borrow_mut();
@@ -137,6 +154,40 @@ pub fn import_run(dir: &Path, target: Target, rig: Option<&str>) -> anyhow::Resu
         sources,
         report,
     })
+}
+
+/// The earliest time of the run directory's records: the smallest `start_ns` of
+/// `files.csv` and the first `time_ns` of `probe.csv` (either may be gzipped); `None` when
+/// neither has a row.
+pub fn earliest_time_ns(dir: &Path) -> anyhow::Result<Option<i64>> {
+    let mut earliest: Option<i64> = None;
+    for (file, column, all_rows) in [
+        ("files.csv", "start_ns", true),
+        ("probe.csv", "time_ns", false),
+    ] {
+        let Some(reader) = schema::open_maybe_gz(dir, file)? else {
+            continue;
+        };
+        let mut rdr = csv::ReaderBuilder::new().flexible(true).from_reader(reader);
+        let Some(col) = rdr
+            .headers()
+            .with_context(|| format!("{file}: cannot read the header"))?
+            .iter()
+            .position(|h| h.trim() == column)
+        else {
+            continue;
+        };
+        for (i, row) in rdr.records().enumerate() {
+            let row = row.with_context(|| format!("{file}: line {}", i + 2))?;
+            if let Some(t) = row.get(col).and_then(|v| v.trim().parse::<i64>().ok()) {
+                earliest = Some(earliest.map_or(t, |e| e.min(t)));
+                if !all_rows {
+                    break;
+                }
+            }
+        }
+    }
+    Ok(earliest)
 }
 
 /// The batch files of a spool directory in write order (none when it does not exist).

@@ -8,7 +8,7 @@
 //! - [`schema`]: run records → measurements and tags (`docs/data-model.md`);
 //! - [`component`]: [`InfluxComponent`], InfluxDB as a `hostd run` component (live
 //!   records, then the run directory's probe, aggregate and event files);
-//! - [`sink`]: [`sink::InfluxSink`], the same as a plain `hostd_store::RecordSink`;
+//! - [`live`]: the run's writer shared by its components, and the probe stream into it;
 //! - [`admin`]: onboarding and DBRP mapping for a fresh local server, queries;
 //! - [`import`]: a finished run directory → InfluxDB (`hostd import`);
 //! - `testing` (feature `testing`): a private `influxd` for tests.
@@ -21,8 +21,8 @@ pub mod client;
 pub mod component;
 pub mod import;
 pub mod line;
+pub mod live;
 pub mod schema;
-pub mod sink;
 pub mod spool;
 pub mod token;
 pub mod writer;
@@ -34,5 +34,6 @@ pub use args::InfluxArgs;
 pub use client::{Target, WriteClient, WriteFailure};
 pub use component::InfluxComponent;
 pub use line::{FieldValue, LineError, Point};
+pub use live::{LiveSlot, LiveWriter, ProbeStream};
 pub use token::Token;
-pub use writer::{Report, Stats, Writer, WriterConfig, WriterHandle};
+pub use writer::{Report, Stats, Writer, WriterConfig};

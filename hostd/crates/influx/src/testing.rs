@@ -280,6 +280,11 @@ impl InfluxServer {
             .unwrap_or(0))
     }
 
+    /// Process id of the running server (`None` while stopped).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// The log of the server (stdout and stderr of every start).
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("influxd.log")).unwrap_or_default()

@@ -1,7 +1,7 @@
 //! hostd-store: where a run's records go.
 //!
-//! [`sink::RecordSink`] is the one trait every destination implements (the run
-//! directory here; InfluxDB in `hostd-influx`); [`sink::SinkSet`] feeds them
+//! [`sink::RecordSink`] is the trait of a record destination (the run directory
+//! here; InfluxDB is a `RunComponent` of `hostd-influx`); [`sink::SinkSet`] feeds them
 //! all from the runner's events. [`manifest`] describes the run,
 //! [`summary`] computes the per-phase statistics and the all-targets-active
 //! window, [`stats`] holds the small robust statistics they use.

@@ -2,14 +2,12 @@
 //! into a directory — and InfluxDB with `--influx-url` — until Ctrl-C /
 //! SIGTERM or `--duration`.
 
+use super::probe_influx::InfluxProbe;
 use anyhow::Context;
 use hostd_correlate::{ProbeOptions, SampleListener};
-use hostd_influx::schema::{m as measurement, RunTags};
-use hostd_influx::{Point, Writer, WriterConfig};
-use hostd_probe::agg::AggRow;
-use hostd_probe::link::{LinkEvent, ProbeSource};
-use hostd_probe::stream::StreamEvent;
-use hostd_probe::ProbeSample;
+use hostd_influx::schema::RunTags;
+use hostd_influx::{LiveSlot, LiveWriter, Writer, WriterConfig};
+use hostd_probe::link::ProbeSource;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -101,12 +99,20 @@ pub fn execute(args: MonitorArgs) -> anyhow::Result<ExitCode> {
         move |dir: &Path| {
             let mut listeners: Vec<Box<dyn SampleListener>> = Vec::new();
             if let Some(target) = influx {
-                listeners.push(Box::new(InfluxListener::start(
-                    target,
-                    dir,
-                    secs,
-                    report_slot,
-                )?));
+                // Tagged rig / run (`monitor-<unix seconds>`) / probe (from DeviceInfo).
+                let rig = hostname::get()
+                    .map(|h| h.to_string_lossy().into_owned())
+                    .unwrap_or_else(|_| "unknown".into());
+                let slot = LiveSlot::default();
+                slot.fill(LiveWriter {
+                    writer: Writer::start(WriterConfig::new(target, Some(dir.join("spool"))))?,
+                    tags: RunTags {
+                        rig,
+                        run: format!("monitor-{secs}"),
+                        probe: None,
+                    },
+                });
+                listeners.push(Box::new(InfluxProbe::closing(slot, report_slot)));
             }
             Ok(listeners)
         },
@@ -128,13 +134,13 @@ pub fn execute(args: MonitorArgs) -> anyhow::Result<ExitCode> {
         summary.link.reconnects.len()
     );
     let mut complete = true;
-    if let Some((line, ok)) = influx_report
+    if let Some(report) = influx_report
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .take()
     {
-        println!("{line}");
-        complete = ok;
+        println!("{}", report.summary());
+        complete = report.is_complete();
     }
     println!("results: {}", out.display());
     Ok(if complete {
@@ -142,108 +148,4 @@ pub fn execute(args: MonitorArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
-}
-
-/// Streams the monitor's samples and 10 ms bins to InfluxDB (spooling to
-/// `DIR/spool/` while the server is away), tagged rig / run
-/// (`monitor-<unix seconds>`) / probe.
-struct InfluxListener {
-    writer: Option<Writer>,
-    tags: RunTags,
-    report: Arc<Mutex<Option<(String, bool)>>>,
-}
-
-impl InfluxListener {
-    fn start(
-        target: hostd_influx::Target,
-        dir: &Path,
-        secs: i64,
-        report: Arc<Mutex<Option<(String, bool)>>>,
-    ) -> anyhow::Result<Self> {
-        let writer = Writer::start(WriterConfig::new(target, Some(dir.join("spool"))))?;
-        let rig = hostname::get()
-            .map(|h| h.to_string_lossy().into_owned())
-            .unwrap_or_else(|_| "unknown".into());
-        Ok(Self {
-            writer: Some(writer),
-            tags: RunTags {
-                rig,
-                run: format!("monitor-{secs}"),
-                probe: None,
-            },
-            report,
-        })
-    }
-}
-
-fn opt_field(p: Point, name: &str, v: Option<f64>) -> Point {
-    match v {
-        Some(v) if v.is_finite() => p.field(name, v),
-        _ => p,
-    }
-}
-
-impl SampleListener for InfluxListener {
-    fn samples(&mut self, samples: &[ProbeSample]) -> anyhow::Result<()> {
-        let Some(w) = &self.writer else { return Ok(()) };
-        for s in samples {
-            let mut p = self
-                .tags
-                .apply_probe(Point::new(measurement::PROBE))
-                .field("seq", s.seq as i64);
-            for (name, v) in [
-                ("vbus_v", s.vbus_v),
-                ("current_a", s.current_a),
-                ("power_w", s.power_w),
-                ("energy_j", s.energy_j),
-                ("charge_c", s.charge_c),
-                ("die_temp_c", s.die_temp_c),
-                ("enclosure_temp_c", s.enclosure_temp_c),
-            ] {
-                p = opt_field(p, name, v);
-            }
-            w.write(&p.timestamp_ns(s.time_ns))?;
-        }
-        Ok(())
-    }
-
-    fn agg(&mut self, r: &AggRow) -> anyhow::Result<()> {
-        let Some(w) = &self.writer else { return Ok(()) };
-        let mut p = self
-            .tags
-            .apply_probe(Point::new(measurement::PROBE_AGG))
-            .field("samples", r.samples as i64);
-        for (name, st) in [
-            ("vbus_v", r.vbus_v),
-            ("current_a", r.current_a),
-            ("power_w", r.power_w),
-            ("die_temp_c", r.die_temp_c),
-            ("enclosure_temp_c", r.enclosure_temp_c),
-        ] {
-            p = opt_field(p, &format!("{name}_min"), Some(st.min));
-            p = opt_field(p, &format!("{name}_mean"), Some(st.mean));
-            p = opt_field(p, &format!("{name}_max"), Some(st.max));
-        }
-        p = opt_field(p, "energy_j", Some(r.energy_j));
-        w.write(&p.timestamp_ns(r.time_ns))?;
-        Ok(())
-    }
-
-    fn event(&mut self, event: &LinkEvent) -> anyhow::Result<()> {
-        if let LinkEvent::Stream(StreamEvent::Info(info)) = event {
-            if !info.probe_id.is_empty() {
-                self.tags.probe = Some(info.probe_id.clone());
-            }
-        }
-        Ok(())
-    }
-
-    fn finish(&mut self) -> anyhow::Result<()> {
-        if let Some(w) = self.writer.take() {
-            let report = w.close(hostd_influx::sink::FINISH_TIMEOUT);
-            *self.report.lock().unwrap_or_else(|e| e.into_inner()) =
-                Some((report.summary(), report.is_complete()));
-        }
-        Ok(())
-    }
 }

@@ -6,9 +6,10 @@
 mod closing;
 mod live;
 
+use super::probe_influx::InfluxProbe;
 use anyhow::{bail, Context};
 use hostd_store::manifest::{HostInfo, FORMAT_VERSION};
-use hostd_store::{Manifest, RecordSink, RunComponent, RunDirSink, SinkSet, Summary};
+use hostd_store::{Manifest, RunComponent, RunDirSink, SinkSet, Summary};
 use hostd_workload::backend::{BackendOptions, BackendRegistry, TargetBackend};
 use hostd_workload::block::DataPool;
 use hostd_workload::engine::EngineChoice;
@@ -97,6 +98,10 @@ pub fn backends() -> BackendRegistry {
 /// owner adds one line here (probe link, InfluxDB sink, analysis).
 pub fn components(args: &RunArgs) -> anyhow::Result<Vec<Box<dyn RunComponent>>> {
     let mut list: Vec<Box<dyn RunComponent>> = Vec::new();
+    let mut influx = args
+        .influx
+        .target()?
+        .map(|target| hostd_influx::InfluxComponent::new(target, None));
     let probe: hostd_probe::link::ProbeSource = args.probe.parse().map_err(anyhow::Error::msg)?;
     if probe != hostd_probe::link::ProbeSource::None {
         let defaults = hostd_correlate::ProbeOptions::default();
@@ -116,22 +121,23 @@ pub fn components(args: &RunArgs) -> anyhow::Result<Vec<Box<dyn RunComponent>>> 
             );
         }
         opts.check()?;
-        list.push(Box::new(hostd_correlate::ProbeComponent::new(opts)));
+        let mut probe = hostd_correlate::ProbeComponent::new(opts);
+        if let Some(influx) = &mut influx {
+            // Samples and 10 ms bins into the run's writer as they arrive.
+            probe = probe.with_listener(Box::new(InfluxProbe::new(influx.probe_stream())));
+        }
+        list.push(Box::new(probe));
     } else if args.probe_rate.is_some() || args.probe_channels.is_some() {
         anyhow::bail!("--probe-rate and --probe-channels need a probe (--probe sim, auto or PORT)");
     }
     // Last: reads the files.csv and probe.csv the others finish.
     list.push(Box::new(hostd_report::AnalysisComponent));
-    // After analysis: at the end it pushes what probe and analysis wrote (data-model.md).
-    if let Some(target) = args.influx.target()? {
-        list.push(Box::new(hostd_influx::InfluxComponent::new(target, None)));
+    // After analysis: probe samples stream live through it; at the end it pushes what
+    // probe and analysis wrote (data-model.md).
+    if let Some(influx) = influx {
+        list.push(Box::new(influx));
     }
     Ok(list)
-}
-
-/// Record sinks besides the run directory (e.g. InfluxDB).
-pub fn extra_sinks(_args: &RunArgs) -> anyhow::Result<Vec<Box<dyn RecordSink>>> {
-    Ok(Vec::new())
 }
 
 /// Runs `hostd run`.
@@ -207,8 +213,13 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("runs").join(&run_id));
     let run_dir = RunDirSink::create(&out_dir)?;
-    if let Err(e) = runner::prepare_all(&plan, &mut backends) {
+    // From here warnings and errors go to RUN_DIR/hostd.log too.
+    if let Err(e) = crate::logging::log_to_dir(&out_dir) {
         run_dir.discard();
+        return Err(e);
+    }
+    if let Err(e) = runner::prepare_all(&plan, &mut backends) {
+        discard(run_dir, &out_dir);
         return Err(e);
     }
 
@@ -234,7 +245,11 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     for t in &manifest.targets {
         if !t.direct_io.is_direct() {
-            eprintln!("hostd: WARNING: target {}: direct I/O NOT in force ({:?}); the numbers measure the page cache", t.label, t.direct_io);
+            tracing::warn!(
+                "target {}: direct I/O NOT in force ({:?}); the numbers measure the page cache",
+                t.label,
+                t.direct_io
+            );
         }
     }
     if let Err(e) = start_components(&mut comps, &mut manifest, &out_dir) {
@@ -243,15 +258,12 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         for b in backends.iter_mut() {
             let _ = b.cleanup(false);
         }
-        run_dir.discard();
+        discard(run_dir, &out_dir);
         return Err(e);
     }
 
     let sinks = SinkSet::new();
     sinks.add(Box::new(run_dir));
-    for s in extra_sinks(&args)? {
-        sinks.add(s);
-    }
     sinks.begin(&manifest);
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -312,8 +324,9 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         )
     );
     for f in failures {
-        eprintln!("hostd: warning: {f}");
+        tracing::warn!("{f}");
     }
+    crate::logging::stop_log_file();
     Ok(match outcome.status {
         RunStatus::Completed => ExitCode::SUCCESS,
         RunStatus::Interrupted => {
@@ -331,6 +344,13 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             ExitCode::from(1)
         }
     })
+}
+
+/// Takes back a run directory nothing was measured into, with its log file.
+fn discard(run_dir: RunDirSink, out_dir: &std::path::Path) {
+    crate::logging::stop_log_file();
+    let _ = std::fs::remove_file(out_dir.join(crate::logging::LOG_FILE));
+    run_dir.discard();
 }
 
 /// Starts every component, adding each one's manifest section.

@@ -22,6 +22,17 @@ pub fn sim_path() -> PathBuf {
     path
 }
 
+/// Writes `dir/paced.toml`: a paced video profile, about 6 s of writes whatever the disk.
+pub fn paced_profile(dir: &std::path::Path) -> PathBuf {
+    let profile = dir.join("paced.toml");
+    std::fs::write(
+        &profile,
+        "name = \"paced\"\ndescription = \"paced frames\"\nkind = \"video\"\n[video]\nframe_size = \"256KB\"\nfps = 50.0\nseconds = 3.0\nclips = 2\n[io]\nblock_size = \"256KiB\"\nqueue_depth = 1\nphases = [\"write\"]\nverify = false\n",
+    )
+    .unwrap();
+    profile
+}
+
 /// The result of [`run_with_unplug`]: the scratch directory (kept alive here)
 /// and where the run wrote its results.
 pub struct UnplugRun {
@@ -29,6 +40,8 @@ pub struct UnplugRun {
     pub work: tempfile::TempDir,
     /// The run directory.
     pub run: PathBuf,
+    /// What `hostd run` wrote to stderr.
+    pub stderr: String,
 }
 
 /// `hostd run -q` of a paced video profile (about 6 s of writes whatever the
@@ -46,12 +59,7 @@ pub fn run_with_unplug(prefix: &str, configure: impl FnOnce(&mut Command)) -> Un
         work.path().join("probe"),
     );
     std::fs::create_dir(&target).unwrap();
-    let profile = work.path().join("paced.toml");
-    std::fs::write(
-        &profile,
-        "name = \"paced\"\ndescription = \"paced frames\"\nkind = \"video\"\n[video]\nframe_size = \"256KB\"\nfps = 50.0\nseconds = 3.0\nclips = 2\n[io]\nblock_size = \"256KiB\"\nqueue_depth = 1\nphases = [\"write\"]\nverify = false\n",
-    )
-    .unwrap();
+    let profile = paced_profile(work.path());
     let mut sim = Command::new(sim_path())
         .arg("--link")
         .arg(&link)
@@ -95,7 +103,11 @@ pub fn run_with_unplug(prefix: &str, configure: impl FnOnce(&mut Command)) -> Un
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    UnplugRun { work, run }
+    UnplugRun {
+        work,
+        run,
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
 }
 
 pub mod realdev;

@@ -1,6 +1,7 @@
 //! The run directory's CSV files → points (`files.csv`, `intervals.csv`, `probe.csv`,
 //! `probe_agg.csv`, each also as `.gz`).
 
+use super::probe::{agg_from_row, sample_from_row};
 use super::{m, typed_field, RunTags};
 use crate::Point;
 use anyhow::Context as _;
@@ -21,6 +22,19 @@ pub struct CsvSpec {
     pub tags: &'static [&'static str],
     /// Whether points carry the `probe` tag.
     pub probe_tag: bool,
+    /// How a row becomes a point.
+    pub rows: Rows,
+}
+
+/// How the rows of a CSV file become points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rows {
+    /// Every column a field (or tag), typed by name ([`super::typed_field`]).
+    ByColumn,
+    /// A [`hostd_probe::ProbeSample`], then [`super::sample_point`] (as live).
+    ProbeSample,
+    /// A [`hostd_probe::agg::AggRow`], then [`super::agg_point`] (as live).
+    ProbeAgg,
 }
 
 /// The CSV files of a run directory and their measurements.
@@ -33,6 +47,7 @@ pub const CSV_SPECS: &[CsvSpec] = &[
         // again at the end, and a new tag would make that a second series.
         tags: &["target", "phase"],
         probe_tag: false,
+        rows: Rows::ByColumn,
     },
     CsvSpec {
         file: "intervals.csv",
@@ -40,6 +55,7 @@ pub const CSV_SPECS: &[CsvSpec] = &[
         time: &["start_ns", "time_ns", "end_ns"],
         tags: &["target", "phase"],
         probe_tag: false,
+        rows: Rows::ByColumn,
     },
     CsvSpec {
         file: "probe.csv",
@@ -47,6 +63,7 @@ pub const CSV_SPECS: &[CsvSpec] = &[
         time: &["time_ns"],
         tags: &[],
         probe_tag: true,
+        rows: Rows::ProbeSample,
     },
     CsvSpec {
         file: "probe_agg.csv",
@@ -54,6 +71,7 @@ pub const CSV_SPECS: &[CsvSpec] = &[
         time: &["time_ns", "start_ns"],
         tags: &[],
         probe_tag: true,
+        rows: Rows::ProbeAgg,
     },
 ];
 
@@ -119,6 +137,20 @@ pub fn csv_points(
                 spec.file, t_text
             )
         })?;
+        if spec.rows != Rows::ByColumn {
+            let get = |name: &str| {
+                col(name)
+                    .and_then(|c| row.get(c))
+                    .and_then(|v| v.trim().parse::<f64>().ok())
+                    .filter(|v| v.is_finite())
+            };
+            sink(match spec.rows {
+                Rows::ProbeSample => super::sample_point(tags, &sample_from_row(ts, &get)),
+                _ => super::agg_point(tags, &agg_from_row(ts, &get)),
+            })?;
+            n += 1;
+            continue;
+        }
         let mut p = Point::new(spec.measurement).timestamp_ns(ts);
         p = if spec.probe_tag {
             tags.apply_probe(p)

@@ -16,6 +16,10 @@ pub fn run_point(manifest: &Value, tags: &RunTags) -> anyhow::Result<Point> {
     if let Some(v) = str_of(&manifest["profile"]["name"]).or_else(|| str_of(&manifest["profile"])) {
         p = p.field("profile", v);
     }
+    // `scenario-gen` runs name their scenario instead of a profile.
+    if let Some(v) = str_of(&manifest["scenario"]) {
+        p = p.field("scenario", v);
+    }
     for key in [
         "hostd_version",
         "format_version",
@@ -37,7 +41,11 @@ pub fn run_point(manifest: &Value, tags: &RunTags) -> anyhow::Result<Point> {
     if let Some(targets) = manifest["targets"].as_array() {
         let names: Vec<String> = targets
             .iter()
-            .filter_map(|t| str_of(&t["label"]).or_else(|| str_of(&t["path"])))
+            .filter_map(|t| {
+                str_of(&t["label"])
+                    .or_else(|| str_of(&t["path"]))
+                    .or_else(|| str_of(t))
+            })
             .collect();
         p = p.field("targets", names.join(","));
         let direct: Vec<bool> = targets

@@ -7,13 +7,17 @@
 
 mod csv;
 mod json;
+mod probe;
 #[cfg(test)]
 mod tests;
+mod workload;
 
-pub use self::csv::{csv_points, open_maybe_gz, CsvSpec, CSV_SPECS};
+pub use self::csv::{csv_points, open_maybe_gz, CsvSpec, Rows, CSV_SPECS};
 pub use self::json::{
     event_points, overlap_points, probe_health_point, probe_link_points, run_point, stats_points,
 };
+pub use self::probe::{agg_point, sample_point};
+pub use self::workload::{file_point, interval_point};
 
 use crate::{FieldValue, Point};
 use anyhow::Context as _;
@@ -177,16 +181,18 @@ pub fn json_field(name: &str, v: &Value) -> Option<FieldValue> {
 
 /// Streams the points of everything a finished run directory holds besides the manifest
 /// and the spool: the CSV files, `events.json` (events, overlap, stats), `summary.json`
-/// (probe health) and `probe-link.jsonl`. `emit` gets the points in chunks of at most
-/// 5 000; `done` is called after each source with its point count (`None`: absent).
+/// (probe health) and `probe-link.jsonl`; CSV files named in `skip` are left out.
+/// `emit` gets the points in chunks of at most 5 000; `done` is called after each source
+/// with its point count (`None`: absent).
 pub fn run_dir_points(
     dir: &Path,
     manifest: &Value,
     tags: &RunTags,
+    skip: &[&str],
     mut emit: impl FnMut(&[Point]) -> anyhow::Result<()>,
     mut done: impl FnMut(&str, Option<usize>) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    for spec in CSV_SPECS {
+    for spec in CSV_SPECS.iter().filter(|s| !skip.contains(&s.file)) {
         let mut batch: Vec<Point> = Vec::with_capacity(5_000);
         let n = csv_points(dir, spec, tags, |p| {
             batch.push(p);

@@ -1,6 +1,10 @@
 //! Tests of the run-record mapping.
 use super::*;
+use hostd_store::RecordSink as _;
+use hostd_workload::block::CorruptBlock;
+use hostd_workload::events::FileRecord;
 use serde_json::json;
+use std::collections::HashMap;
 
 fn tags() -> RunTags {
     RunTags {
@@ -234,4 +238,173 @@ fn overlap_stats_probe_health_and_link_events() {
         ]
     );
     assert!(probe_link_points("{\"event\":\"x\"}", &tags()).is_err());
+}
+
+/// One mapping: a sample and a 10 ms bin streamed live give the same points as
+/// `hostd import` of the `probe.csv` / `probe_agg.csv` lines they were written as.
+#[test]
+fn live_probe_points_equal_imported_ones() {
+    use hostd_probe::agg::{AggRow, Stat, PROBE_AGG_CSV_HEADER};
+    use hostd_probe::sample::PROBE_CSV_HEADER;
+    use hostd_probe::ProbeSample;
+    let dir = tempfile::tempdir().unwrap();
+    let samples = [
+        ProbeSample {
+            time_ns: 1_700_000_000_000_000_123,
+            seq: 41,
+            probe_time_us: 9,
+            vbus_v: Some(5.012_345),
+            current_a: Some(0.812_5),
+            power_w: Some(4.072_5),
+            energy_j: Some(12.25),
+            charge_c: Some(2.5),
+            die_temp_c: Some(31.062_5),
+            enclosure_temp_c: None,
+        },
+        ProbeSample {
+            time_ns: 1_700_000_000_001_000_123,
+            seq: 42,
+            probe_time_us: 1009,
+            vbus_v: Some(5.0),
+            current_a: None,
+            power_w: None,
+            energy_j: None,
+            charge_c: None,
+            die_temp_c: None,
+            enclosure_temp_c: Some(28.5),
+        },
+    ];
+    let st = |v: f64| Stat {
+        min: v - 0.5,
+        mean: v,
+        max: v + 0.25,
+    };
+    let empty = Stat {
+        min: f64::NAN,
+        mean: f64::NAN,
+        max: f64::NAN,
+    };
+    let aggs = [AggRow {
+        time_ns: 1_700_000_000_000_000_000,
+        samples: 10,
+        vbus_v: st(5.0),
+        current_a: st(0.8),
+        power_w: st(4.0),
+        die_temp_c: st(31.0),
+        enclosure_temp_c: empty,
+        energy_j: 12.5,
+    }];
+    let mut text = format!("{PROBE_CSV_HEADER}\n");
+    samples.iter().for_each(|s| s.write_csv_line(&mut text));
+    std::fs::write(dir.path().join("probe.csv"), text).unwrap();
+    let mut text = format!("{PROBE_AGG_CSV_HEADER}\n");
+    aggs.iter().for_each(|r| r.write_csv_line(&mut text));
+    std::fs::write(dir.path().join("probe_agg.csv"), text).unwrap();
+
+    let imported = |spec: &CsvSpec| {
+        let mut lines = Vec::new();
+        csv_points(dir.path(), spec, &tags(), |p| {
+            lines.push(p.to_line()?);
+            Ok(())
+        })
+        .unwrap();
+        lines
+    };
+    let live: Vec<String> = samples
+        .iter()
+        .map(|s| sample_point(&tags(), s).to_line().unwrap())
+        .collect();
+    assert_eq!(imported(&CSV_SPECS[2]), live);
+    assert!(
+        live[1].contains("seq=42i,vbus_v=5,enclosure_temp_c=28.5 "),
+        "{}",
+        live[1]
+    );
+    let live: Vec<String> = aggs
+        .iter()
+        .map(|r| agg_point(&tags(), r).to_line().unwrap())
+        .collect();
+    assert_eq!(imported(&CSV_SPECS[3]), live);
+    assert!(!live[0].contains("enclosure"), "{}", live[0]);
+}
+
+fn rec(index: u32, phase: &str, bytes: u64, verified: Option<bool>) -> FileRecord {
+    FileRecord {
+        target: "/mnt/My Disk".into(),
+        target_index: 0,
+        phase: phase.into(),
+        index,
+        start_ns: 1_700_000_000_000_000_000 + u64::from(index) * 2_000_000_000,
+        end_ns: 1_700_000_001_000_000_000 + u64::from(index) * 2_000_000_000,
+        bytes,
+        mbps: 512.25,
+        verified,
+        corrupt_blocks: u64::from(index),
+        corrupt_bytes: 0,
+        late_ops: 0,
+        block_size: 1 << 20,
+        queue_depth: 8,
+        corrupt: if index == 2 {
+            vec![CorruptBlock {
+                offset: 8192,
+                bad_bytes: 3,
+                first_bad_byte: 8193,
+            }]
+        } else {
+            Vec::new()
+        },
+        direct_io: true,
+        status: "ok".into(),
+    }
+}
+
+/// A live run and `hostd import` of its run directory must produce the same points.
+#[test]
+fn live_file_points_equal_imported_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let mut rundir = hostd_store::RunDirSink::create(&run).unwrap();
+    let tags = RunTags {
+        rig: "rig1".into(),
+        run: "r1".into(),
+        probe: None,
+    };
+    let recs = [
+        rec(0, "write", 1_000, None),
+        rec(1, "write", 2_000, None),
+        rec(2, "read", 1_000, Some(false)),
+    ];
+    let mut live = Vec::new();
+    let mut cum: HashMap<String, u64> = HashMap::new();
+    for r in &recs {
+        rundir.file(r).unwrap();
+        let total = cum.entry(r.phase.clone()).or_default();
+        *total += r.bytes;
+        live.push(file_point(&tags, r, *total).to_line().unwrap());
+    }
+    drop(rundir);
+    let mut imported = Vec::new();
+    csv_points(&run, &CSV_SPECS[0], &tags, |p| {
+        imported.push(p);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(imported.len(), 3);
+    for (live_line, imp) in live.iter().zip(&imported) {
+        // Same fields in any order: compare sorted field lists.
+        let sorted = |line: &str| {
+            let mut parts: Vec<String> = line.split(' ').map(str::to_owned).collect();
+            let mut fields: Vec<&str> = parts[1].split(',').collect();
+            fields.sort();
+            parts[1] = fields.join(",");
+            parts.join(" ")
+        };
+        // The tag value has a space: split after the escaped key set instead.
+        let live_norm = sorted(&live_line.replace("My\\ Disk", "My_Disk"));
+        let imp_norm = sorted(&imp.to_line().unwrap().replace("My\\ Disk", "My_Disk"));
+        assert_eq!(live_norm, imp_norm);
+    }
+    assert!(live[2].contains("first_corrupt_offset=8192i"));
+    assert!(live[2].contains("verified=false"));
+    assert!(live[1].contains("cum_bytes=3000i"));
 }

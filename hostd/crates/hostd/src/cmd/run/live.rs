@@ -4,7 +4,8 @@
 //! from the run's components (bus power and temperature from the probe).
 //! A target that has not started says so; when the run ends each bar keeps
 //! its whole-run mean. Everything the run prints while the bars are up (the
-//! header, warnings) goes through the view, so no frame is drawn twice.
+//! header, warnings) goes through the view, so no frame is drawn twice; log lines for
+//! stderr suspend the bars (`crate::logging`).
 //! Hidden when stdout is not a terminal or with `--quiet`.
 
 use hostd_workload::events::{RunEvent, RunObserver};
@@ -189,6 +190,8 @@ impl LiveView {
             })
             .collect();
         let status = multi.add(ProgressBar::hidden());
+        // Log lines for stderr clear the bars and redraw them after.
+        crate::logging::hold_bars(&multi);
         status.set_style(ProgressStyle::with_template("{msg}").expect("valid template"));
         let stop = Arc::new(AtomicBool::new(false));
         let thread = {
@@ -230,6 +233,7 @@ impl LiveView {
     /// target stopped, with the target's whole-run mean.
     pub fn finish(&self) {
         self.stop.store(true, Ordering::SeqCst);
+        crate::logging::release_bars();
         let handle = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
         let Some(tracks) = handle.and_then(|h| h.join().ok()) else {
             return;
@@ -249,6 +253,7 @@ impl LiveView {
 impl Drop for LiveView {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
+        crate::logging::release_bars();
         if let Some(t) = self
             .thread
             .get_mut()
@@ -288,7 +293,7 @@ fn format_eta(secs: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use indicatif::InMemoryTerm;
+    use indicatif::{InMemoryTerm, TermLike};
 
     fn progress(total: u64) -> Arc<TargetProgress> {
         Arc::new(TargetProgress {
@@ -301,10 +306,53 @@ mod tests {
         term.contents()
     }
 
+    /// The views of these tests register their bars globally for log lines: one at a time.
+    static ONE_VIEW: Mutex<()> = Mutex::new(());
+
+    /// A log line (e.g. "probe port lost") written while the bars are drawn lands once, on
+    /// its own line above them, and the bars are drawn once under it.
+    #[test]
+    fn a_log_line_during_the_run_is_printed_once_above_the_bars() {
+        let _one = ONE_VIEW.lock().unwrap_or_else(|e| e.into_inner());
+        let term = InMemoryTerm::new(30, 160);
+        let target = ProgressDrawTarget::term_like_with_hz(Box::new(term.clone()), 20);
+        let a = progress(100_000_000);
+        let view = LiveView::start_on(
+            target,
+            vec!["/mnt/fast".into()],
+            std::slice::from_ref(&a),
+            "run R",
+        );
+        a.enter_phase("write");
+        a.bytes.fetch_add(10_000_000, Ordering::Relaxed);
+        std::thread::sleep(TICK * 2);
+        let line = " WARN probe port /dev/ttyACM0 lost: unplugged";
+        crate::logging::around_bars(|| term.write_line(line)).unwrap();
+        a.bytes.fetch_add(10_000_000, Ordering::Relaxed);
+        std::thread::sleep(TICK * 3);
+        let mid = screen(&term);
+        view.finish();
+        for s in [mid, screen(&term)] {
+            assert_eq!(s.matches("WARN probe port").count(), 1, "{s}");
+            assert_eq!(s.matches("/mnt/fast ").count(), 1, "{s}");
+            let lines: Vec<&str> = s.lines().collect();
+            let warn = lines
+                .iter()
+                .position(|l| l.trim_end() == line)
+                .unwrap_or_else(|| panic!("{s}"));
+            let bar = lines
+                .iter()
+                .position(|l| l.starts_with("/mnt/fast"))
+                .unwrap();
+            assert!(warn < bar, "the line goes above the bars:\n{s}");
+        }
+    }
+
     /// A run of two targets on an in-memory 160×30 terminal: the first
     /// writes while the second waits, then both finish.
     #[test]
     fn a_run_on_the_terminal_reads_cleanly_from_first_to_last_frame() {
+        let _one = ONE_VIEW.lock().unwrap_or_else(|e| e.into_inner());
         let term = InMemoryTerm::new(30, 160);
         let target = ProgressDrawTarget::term_like_with_hz(Box::new(term.clone()), 20);
         let (a, b) = (progress(100_000_000), progress(50_000_000));
