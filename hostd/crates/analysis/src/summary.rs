@@ -3,8 +3,39 @@
 use crate::model::{Analysis, Event, EventKind};
 use std::fmt::Write;
 
+/// A rate in the unit that keeps its digits: "2.31 GB/s" from 0.1 GB/s up, "23.8 MB/s" below
+/// (a slow device's 24 → 12 MB/s would otherwise read "0.02 → 0.01 GB/s").
 fn gbps(bps: f64) -> String {
-    format!("{:.2} GB/s", bps / 1e9)
+    if bps.abs() >= 1e8 {
+        format!("{:.2} GB/s", bps / 1e9)
+    } else {
+        format!("{:.1} MB/s", bps / 1e6)
+    }
+}
+
+/// A position in the data written, in GB from 1 GB up and in MB below it.
+fn position(gb: f64) -> String {
+    if gb.abs() >= 1.0 {
+        format!("{gb:.1} GB")
+    } else {
+        format!("{:.0} MB", gb * 1e3)
+    }
+}
+
+/// The onset interval "[23.8–24.0 GB, 10.3–10.5 s]", in MB when it lies below 1 GB.
+fn onset_interval(gb: [f64; 2], s: [f64; 2]) -> String {
+    let (scale, digits, unit) = if gb[1].abs() >= 1.0 {
+        (1.0, 1, "GB")
+    } else {
+        (1e3, 0, "MB")
+    };
+    format!(
+        "[{:.digits$}–{:.digits$} {unit}, {:.1}–{:.1} s]",
+        gb[0] * scale,
+        gb[1] * scale,
+        s[0],
+        s[1]
+    )
 }
 
 /// The strength of an event in words: "p < 0.001" at the permutation floor, else "p = 0.004".
@@ -22,25 +53,19 @@ pub fn strength(e: &Event) -> String {
 /// 61 °C, bus power 6.9 → 4.1 W: thermal (confidence 0.90)".
 pub fn event_line(e: &Event) -> String {
     let ev = &e.evidence;
-    let interval = format!(
-        "[{:.1}–{:.1} GB, {:.1}–{:.1} s]",
-        ev.onset_interval_gb[0],
-        ev.onset_interval_gb[1],
-        ev.onset_interval_s[0],
-        ev.onset_interval_s[1]
-    );
+    let interval = onset_interval(ev.onset_interval_gb, ev.onset_interval_s);
     let mut s = if let (EventKind::Stall, Some(st)) = (e.kind, &e.stall) {
         let (lo, hi) = st
             .durations_s
             .iter()
             .fold((f64::INFINITY, 0.0f64), |(a, b), &d| (a.min(d), b.max(d)));
         format!(
-            "{} {} stalled {} time{} from {:.1} GB ({:.1} s) {interval}: {:.1}–{:.1} s each{}, {} while stalled against {} typical, {}",
+            "{} {} stalled {} time{} from {} ({:.1} s) {interval}: {:.1}–{:.1} s each{}, {} while stalled against {} typical, {}",
             e.target,
             e.phase,
             st.count,
             if st.count == 1 { "" } else { "s" },
-            ev.onset_gb,
+            position(ev.onset_gb),
             ev.onset_s,
             lo,
             hi,
@@ -51,20 +76,24 @@ pub fn event_line(e: &Event) -> String {
         )
     } else if e.gradual {
         format!(
-            "{} {} {} gradually from {:.1} GB ({:.1} s) {interval}, settling at {:.1} GB, {} → {}, {}",
+            "{} {} {} gradually from {} ({:.1} s) {interval}, settling at {}, {} → {}, {}",
             e.target,
             e.phase,
-            if e.kind == EventKind::Drop { "declined" } else { "rose" },
-            ev.onset_gb,
+            if e.kind == EventKind::Drop {
+                "declined"
+            } else {
+                "rose"
+            },
+            position(ev.onset_gb),
             ev.onset_s,
-            e.settle_bytes as f64 / 1e9,
+            position(e.settle_bytes as f64 / 1e9),
             gbps(e.rate_before_bps),
             gbps(e.rate_after_bps),
             strength(e)
         )
     } else {
         format!(
-            "{} {} {} at {:.1} GB ({:.1} s) {interval}, {} → {}, {}",
+            "{} {} {} at {} ({:.1} s) {interval}, {} → {}, {}",
             e.target,
             e.phase,
             if e.kind == EventKind::Drop {
@@ -72,7 +101,7 @@ pub fn event_line(e: &Event) -> String {
             } else {
                 "recovered"
             },
-            ev.onset_gb,
+            position(ev.onset_gb),
             ev.onset_s,
             gbps(e.rate_before_bps),
             gbps(e.rate_after_bps),
@@ -338,6 +367,24 @@ mod tests {
             lines,
             ["too little data to detect throttling: write 12 files, 0.24 s; read 12 files, 0.24 s"],
             "{text}"
+        );
+    }
+
+    #[test]
+    fn slow_rates_and_positions_keep_their_digits() {
+        assert_eq!(gbps(2.31e9), "2.31 GB/s");
+        assert_eq!(gbps(0.66e9), "0.66 GB/s");
+        assert_eq!(gbps(23.8e6), "23.8 MB/s");
+        assert_eq!(gbps(12.04e6), "12.0 MB/s");
+        assert_eq!(position(23.94), "23.9 GB");
+        assert_eq!(position(0.6004), "600 MB");
+        assert_eq!(
+            onset_interval([23.8, 24.0], [10.3, 10.5]),
+            "[23.8–24.0 GB, 10.3–10.5 s]"
+        );
+        assert_eq!(
+            onset_interval([0.5962, 0.6121], [24.6, 25.3]),
+            "[596–612 MB, 24.6–25.3 s]"
         );
     }
 }

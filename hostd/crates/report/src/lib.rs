@@ -210,7 +210,7 @@ fn event_line(e: &EventView) -> String {
         r.map_or(String::new(), |(lo, hi)| format!(" ({lo:.d$}–{hi:.d$})"))
     };
     format!(
-        "{} {} {} at {:.2} GB{}, {:.1} s{}: {} → {} GB/s",
+        "{} {} {} at {:.2} GB{}, {:.1} s{}: {}",
         e.target,
         e.phase,
         e.kind,
@@ -218,9 +218,18 @@ fn event_line(e: &EventView) -> String {
         range(e.gb_interval, 2),
         e.onset_s,
         range(e.s_interval, 1),
-        gbps(e.rate_before_bps),
-        gbps(e.rate_after_bps)
+        rate_change(e.rate_before_bps, e.rate_after_bps)
     )
+}
+
+/// "2.31 → 0.66 GB/s", or in MB/s when either rate is below 0.1 GB/s (a slow device's
+/// 24 → 12 MB/s would otherwise read "0.02 → 0.01 GB/s").
+fn rate_change(before_bps: f64, after_bps: f64) -> String {
+    if before_bps.abs().min(after_bps.abs()) >= 1e8 {
+        format!("{} → {} GB/s", gbps(before_bps), gbps(after_bps))
+    } else {
+        format!("{:.1} → {:.1} MB/s", before_bps / 1e6, after_bps / 1e6)
+    }
 }
 
 /// A cause as a reader says it: "SLC cache", not "slc_cache".
@@ -789,6 +798,7 @@ mod tests {
             "target write stall at 23.90 GB (23.50–24.30), 312.0 s (308.2–316.1): 2.31 → 0.66 GB/s"
         );
         assert_eq!(strength(&e), "confidence 0.90, p = 0.004");
+        assert_eq!(rate_change(24.0e6, 12.04e6), "24.0 → 12.0 MB/s");
         assert_eq!(e.cause, "SLC cache");
         let by_gb = &markers_by(std::slice::from_ref(&e), false)[0];
         assert_eq!(
