@@ -127,9 +127,6 @@ pub struct RunData {
 /// in time order.
 pub type Counters = HashMap<String, Vec<(i64, u64)>>;
 
-/// Header of `counters.csv`.
-pub const COUNTERS_HEADER: &str = "target,time_ns,bytes";
-
 /// A problem with the input files, worded for the person who has to fix it.
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {

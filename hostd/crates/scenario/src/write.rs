@@ -75,15 +75,16 @@ pub fn write_run(
         writeln!(f, "{}", cells.join(","))?;
     }
     f.flush()?;
-    // The 100 ms byte counters, as `hostd run` writes them.
-    let mut c = create(&dir.join("counters.csv"))?;
-    writeln!(c, "{}", hostd_store::rundir::COUNTERS_HEADER)?;
-    for (target, samples) in &trace.counters {
-        for &(t, b) in samples {
-            writeln!(c, "{target},{},{b}", BASE_UNIX_NS + t)?;
-        }
-    }
-    c.flush()?;
+    // The 100 ms byte counters, through the writer `hostd run` uses.
+    let (labels, samples): (Vec<String>, Vec<Vec<(u64, u64)>>) = trace
+        .counters
+        .iter()
+        .map(|(target, s)| {
+            let unix = s.iter().map(|&(t, b)| ((BASE_UNIX_NS + t) as u64, b));
+            (target.clone(), unix.collect())
+        })
+        .unzip();
+    hostd_store::rundir::write_counters(dir, &labels, &samples)?;
     if let Some(p) = probe {
         let mut w = create(&dir.join("probe.csv"))?;
         writeln!(w, "{}", hostd_probe::sample::PROBE_CSV_HEADER)?;

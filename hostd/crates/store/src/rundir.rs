@@ -29,19 +29,15 @@ pub fn write_counters(
     samples: &[Vec<(u64, u64)>],
 ) -> anyhow::Result<()> {
     let path = dir.join("counters.csv");
-    let mut w = BufWriter::new(
-        File::create(&path).with_context(|| format!("cannot create {}", path.display()))?,
-    );
-    writeln!(w, "{COUNTERS_HEADER}")?;
+    let file = File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
+    // The same CSV writer as files.csv, so a label with a comma or quote is quoted alike.
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(file);
+    w.write_record(COUNTERS_HEADER.split(','))?;
     for (label, s) in labels.iter().zip(samples) {
-        // A label with a comma or quote is quoted as in files.csv.
-        let cell = if label.contains([',', '"', '\n']) {
-            format!("\"{}\"", label.replace('"', "\"\""))
-        } else {
-            label.clone()
-        };
         for &(t, b) in s {
-            writeln!(w, "{cell},{t},{b}")?;
+            w.write_record([label.as_str(), &t.to_string(), &b.to_string()])?;
         }
     }
     w.flush()
