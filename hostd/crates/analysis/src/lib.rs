@@ -7,6 +7,7 @@
 pub mod attribution;
 pub mod changepoint;
 pub mod detect;
+pub mod energy;
 pub mod input;
 pub mod model;
 pub mod overlap;
