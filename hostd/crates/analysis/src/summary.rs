@@ -4,8 +4,9 @@ use crate::model::{Analysis, Event, EventKind};
 use std::fmt::Write;
 
 /// A rate in the unit that keeps its digits: "2.31 GB/s" from 0.1 GB/s up, "23.8 MB/s" below
-/// (a slow device's 24 → 12 MB/s would otherwise read "0.02 → 0.01 GB/s").
-fn gbps(bps: f64) -> String {
+/// (a slow device's 24 → 12 MB/s would otherwise read "0.02 → 0.01 GB/s"). The terminal
+/// summary and the report both write rates with it.
+pub fn rate(bps: f64) -> String {
     if bps.abs() >= 1e8 {
         format!("{:.2} GB/s", bps / 1e9)
     } else {
@@ -70,8 +71,8 @@ pub fn event_line(e: &Event) -> String {
             lo,
             hi,
             st.period_s.map_or(String::new(), |p| format!(", every {p:.1} s")),
-            gbps(e.rate_after_bps),
-            gbps(e.rate_before_bps),
+            rate(e.rate_after_bps),
+            rate(e.rate_before_bps),
             strength(e)
         )
     } else if e.gradual {
@@ -87,8 +88,8 @@ pub fn event_line(e: &Event) -> String {
             position(ev.onset_gb),
             ev.onset_s,
             position(e.settle_bytes as f64 / 1e9),
-            gbps(e.rate_before_bps),
-            gbps(e.rate_after_bps),
+            rate(e.rate_before_bps),
+            rate(e.rate_after_bps),
             strength(e)
         )
     } else {
@@ -103,8 +104,8 @@ pub fn event_line(e: &Event) -> String {
             },
             position(ev.onset_gb),
             ev.onset_s,
-            gbps(e.rate_before_bps),
-            gbps(e.rate_after_bps),
+            rate(e.rate_before_bps),
+            rate(e.rate_after_bps),
             strength(e)
         )
     };
@@ -176,10 +177,10 @@ pub fn text(a: &Analysis) -> String {
             p.files,
             p.bytes as f64 / 1e9,
             p.seconds,
-            gbps(p.throughput_bps),
-            gbps(p.median_bps),
-            gbps(p.trimmed_mean_bps),
-            p.theil_sen_bps.map_or("–".into(), gbps),
+            rate(p.throughput_bps),
+            rate(p.median_bps),
+            rate(p.trimmed_mean_bps),
+            p.theil_sen_bps.map_or("–".into(), rate),
             if p.bimodal { " — BIMODAL: averages mislead" } else { "" }
         );
     }
@@ -208,7 +209,7 @@ pub fn text(a: &Analysis) -> String {
             .overlap
             .per_target
             .iter()
-            .map(|t| format!("{} {}", t.target, gbps(t.rate_bps)))
+            .map(|t| format!("{} {}", t.target, rate(t.rate_bps)))
             .collect();
         let _ = writeln!(
             s,
@@ -216,7 +217,7 @@ pub fn text(a: &Analysis) -> String {
             a.overlap.targets.len(),
             w.duration_s,
             per.join(" + "),
-            gbps(agg)
+            rate(agg)
         );
     }
     for l in &a.overlap.lags {
@@ -372,10 +373,10 @@ mod tests {
 
     #[test]
     fn slow_rates_and_positions_keep_their_digits() {
-        assert_eq!(gbps(2.31e9), "2.31 GB/s");
-        assert_eq!(gbps(0.66e9), "0.66 GB/s");
-        assert_eq!(gbps(23.8e6), "23.8 MB/s");
-        assert_eq!(gbps(12.04e6), "12.0 MB/s");
+        assert_eq!(rate(2.31e9), "2.31 GB/s");
+        assert_eq!(rate(0.66e9), "0.66 GB/s");
+        assert_eq!(rate(23.8e6), "23.8 MB/s");
+        assert_eq!(rate(12.04e6), "12.0 MB/s");
         assert_eq!(position(23.94), "23.9 GB");
         assert_eq!(position(0.6004), "600 MB");
         assert_eq!(

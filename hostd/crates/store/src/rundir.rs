@@ -115,12 +115,10 @@ impl RunDirSink {
     }
 
     fn write_json(&self, name: &str, value: &impl serde::Serialize) -> anyhow::Result<()> {
-        let path = self.dir.join(name);
-        let tmp = self.dir.join(format!(".{name}.tmp"));
-        std::fs::write(&tmp, serde_json::to_vec_pretty(value)?)
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
-        std::fs::rename(&tmp, &path).with_context(|| format!("cannot write {}", path.display()))?;
-        Ok(())
+        hostd_analysis::atomic::write_atomic(
+            &self.dir.join(name),
+            &serde_json::to_vec_pretty(value)?,
+        )
     }
 }
 
