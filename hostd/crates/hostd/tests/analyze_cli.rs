@@ -3,13 +3,13 @@
 
 use hostd_scenario::write::{write_run, ProbeOptions};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
+mod common;
+
+/// `hostd ARGS…`, run to its end.
 fn hostd(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hostd"))
-        .args(args)
-        .output()
-        .expect("hostd runs")
+    common::hostd().args(args).output().expect("hostd runs")
 }
 
 fn generate(name: &str, dir: &Path) {

@@ -3,11 +3,9 @@
 //! events.json; both must say the same thing, as they are computed once.
 
 use serde_json::Value;
-use std::process::Command;
 
-fn read_json(path: &std::path::Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
-}
+mod common;
+use common::{disk_tempdir, hostd_run, read_json, small_profile, text};
 
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-12)
@@ -16,7 +14,7 @@ fn close(a: f64, b: f64) -> bool {
 #[test]
 fn summary_and_events_agree_on_rates_energy_and_the_window() {
     // Real files with direct I/O (tmpfs has none): one target writes while the other reads.
-    let work = tempfile::tempdir_in("/var/tmp").unwrap();
+    let work = disk_tempdir();
     let (a, b, out) = (
         work.path().join("a"),
         work.path().join("b"),
@@ -24,25 +22,16 @@ fn summary_and_events_agree_on_rates_energy_and_the_window() {
     );
     std::fs::create_dir(&a).unwrap();
     std::fs::create_dir(&b).unwrap();
-    let profile = work.path().join("small.toml");
-    std::fs::write(&profile, "name = \"small\"\ndescription = \"test\"\nkind = \"files\"\n[files]\ncount = 16\nmin_size = \"1MB\"\nmax_size = \"16MB\"\n[io]\nblock_size = \"1MiB\"\nqueue_depth = 4\nphases = [\"write\", \"read\"]\n").unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_hostd"))
-        .args(["run", "-q", "--seed", "5", "--probe", "sim", "--profile"])
-        .arg(&profile)
-        .arg("--target")
-        .arg(format!("{}:write", a.display()))
-        .arg("--target")
-        .arg(format!("{}:read", b.display()))
-        .arg("--out")
-        .arg(&out)
+    let profile = small_profile(work.path(), 16, "16MB");
+    let targets = [
+        format!("{}:write", a.display()),
+        format!("{}:read", b.display()),
+    ];
+    let o = hostd_run(&profile, targets, &out)
+        .args(["--seed", "5", "--probe", "sim"])
         .output()
         .unwrap();
-    assert!(
-        o.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert!(o.status.success(), "{}", text(&o));
     let summary = read_json(&out.join("summary.json"));
     let events = read_json(&out.join("events.json"));
 

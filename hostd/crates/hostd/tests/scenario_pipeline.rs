@@ -6,24 +6,11 @@
 
 use hostd_analysis::input::read_files_csv;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+mod common;
+use common::{hostd_run, sim_path};
 
 const SCALE: f64 = 20.0;
-
-fn probe_sim() -> PathBuf {
-    let path = std::env::var_os("THROTTLESCOPE_PROBE_SIM")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../../build/firmware/sim/throttlescope-probe-sim")
-        });
-    assert!(
-        path.exists(),
-        "probe simulator missing at {} — run `just firmware-build`",
-        path.display()
-    );
-    path
-}
 
 /// Runs hostd on `targets`; returns the run directory and its events.json.
 fn run(targets: &[String], root: &Path) -> (PathBuf, serde_json::Value) {
@@ -38,16 +25,9 @@ fn run_with(
     seed: u64,
 ) -> (PathBuf, serde_json::Value) {
     let out = root.join("run");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hostd"));
-    cmd.args(["run", "--profile", profile, "--probe", "sim", "--seed"])
-        .arg(seed.to_string())
-        .args(["-q", "--out"])
-        .arg(&out);
-    for t in targets {
-        cmd.args(["--target", t]);
-    }
-    let res = cmd
-        .env("THROTTLESCOPE_PROBE_SIM", probe_sim())
+    let res = hostd_run(profile, targets, &out)
+        .args(["--probe", "sim", "--seed", &seed.to_string()])
+        .env("THROTTLESCOPE_PROBE_SIM", sim_path())
         .output()
         .expect("hostd runs");
     let log = format!(
