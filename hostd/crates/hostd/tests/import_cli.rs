@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::Output;
 
 mod common;
-use common::{hostd, record_count, sim_path, to_influx};
+use common::{assert_ok, hostd, record_count, sim_path, to_influx};
 
 fn import(dir: &Path, server: &InfluxServer) -> Output {
     to_influx(hostd().arg("import").arg(dir), server)
@@ -87,18 +87,9 @@ fn import_takes_a_monitor_directory() {
         .env("THROTTLESCOPE_PROBE_SIM", sim_path())
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "hostd monitor failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let out = import(&dir, &server);
-    assert!(
-        out.status.success(),
-        "hostd import failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let probe = record_count(&dir.join("probe.csv"));
     assert!(probe > 500, "{probe} samples");
     assert_eq!(server.count("probe", "seq").unwrap(), probe);

@@ -7,7 +7,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{hostd_run, paced_profile, read_json, record_count, to_influx};
+use common::{assert_ok, hostd_run, paced_profile, read_json, record_count, to_influx};
 
 #[test]
 fn probe_points_reach_influxdb_while_the_run_is_going() {
@@ -41,11 +41,7 @@ fn probe_points_reach_influxdb_while_the_run_is_going() {
         );
     }
     let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "hostd run failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let (probe_live, agg_live) = seen_running;
     // 1 kHz for several seconds: thousands of samples in InfluxDB before the end.
     assert!(

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 mod common;
-use common::{disk_tempdir, hostd_run, read_json, small_profile, text};
+use common::{assert_ok, disk_tempdir, hostd_run, read_json, small_profile};
 
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-12)
@@ -31,7 +31,7 @@ fn summary_and_events_agree_on_rates_energy_and_the_window() {
         .args(["--seed", "5", "--probe", "sim"])
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
+    assert_ok(&o);
     let summary = read_json(&out.join("summary.json"));
     let events = read_json(&out.join("events.json"));
 

@@ -6,7 +6,9 @@
 use hostd_influx::testing::InfluxServer;
 
 mod common;
-use common::{hostd, hostd_run, read_json, record_count, run_with_unplug, to_influx, UnplugRun};
+use common::{
+    assert_ok, hostd, hostd_run, read_json, record_count, run_with_unplug, to_influx, UnplugRun,
+};
 
 #[test]
 fn probe_run_reaches_influxdb_complete() {
@@ -23,11 +25,7 @@ fn probe_run_reaches_influxdb_complete() {
     )
     .output()
     .unwrap();
-    assert!(
-        out.status.success(),
-        "hostd run failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
 
     let summary = read_json(&run.join("summary.json"));
     let probe = &summary["extra"]["probe"];
@@ -74,12 +72,7 @@ fn monitor_streams_the_idle_probe_to_influxdb() {
         ])
         .arg(&dir);
     let out = to_influx(&mut cmd, &server).output().unwrap();
-    assert!(
-        out.status.success(),
-        "hostd monitor failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let summary = read_json(&dir.join("summary.json"));
     let samples = summary["samples"].as_u64().unwrap();
     assert!(samples > 1500, "{samples} samples in 2.5 s");

@@ -4,7 +4,8 @@
 
 mod common;
 use common::{
-    csv_rows, disk_target, hostd, hostd_run, read_json, run_with_unplug, sim_path, UnplugRun,
+    assert_ok, csv_rows, disk_target, hostd, hostd_run, read_json, run_with_unplug, sim_path,
+    UnplugRun,
 };
 
 #[test]
@@ -21,12 +22,7 @@ fn run_with_the_simulated_probe_correlates_every_file() {
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "hostd run failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
 
     // The rate and channels asked, the conversion rate the probe chose and the
     // rate it achieved are in the manifest.

@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 mod common;
 use common::{
-    csv_rows, disk_target, disk_tempdir, hostd, hostd_run, read_json, small_profile, text,
+    assert_ok, csv_rows, disk_target, disk_tempdir, hostd, hostd_run, read_json, small_profile,
+    text,
 };
 
 fn dir_is_empty(p: &Path) -> bool {
@@ -45,7 +46,7 @@ fn run_writes_a_complete_run_directory_and_removes_its_test_files() {
         .args(["--seed", "42"])
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
+    assert_ok(&o);
     let t = text(&o);
     assert!(
         t.contains("completed") && t.contains("trim20") && t.contains("theil-sen"),
@@ -220,7 +221,7 @@ fn tmpfs_target_needs_allow_cached_and_is_recorded_as_not_direct() {
         .arg("--allow-cached")
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
+    assert_ok(&o);
     assert!(text(&o).contains("NOT in force"), "{}", text(&o));
     let m = read_json(&work.path().join("r2/manifest.json"));
     assert_ne!(m["targets"][0]["direct_io"]["status"], "direct");
@@ -240,7 +241,7 @@ fn two_targets_report_the_all_active_window() {
         format!("{}:read", b.display()),
     ];
     let o = hostd_run(&prof, targets, &out).output().unwrap();
-    assert!(o.status.success(), "{}", text(&o));
+    assert_ok(&o);
     assert!(text(&o).contains("targets active for"), "{}", text(&o));
     let s = read_json(&out.join("summary.json"));
     let w = &s["window"];
@@ -311,7 +312,7 @@ fn one_directory_can_be_a_write_and_a_read_target_at_once() {
         format!("{}:read", dir.display()),
     ];
     let o = hostd_run(&prof, targets, &out).output().unwrap();
-    assert!(o.status.success(), "{}", text(&o));
+    assert_ok(&o);
     let rows = csv_rows(&out.join("files.csv"));
     let verified_reads = rows
         .iter()
@@ -327,7 +328,7 @@ fn an_interval_spanning_write_and_read_is_labelled_with_both() {
     let (work, target, out) = disk_target();
     let prof = small_profile(work.path(), 4, "3MB");
     let o = hostd_run(&prof, [&target], &out).output().unwrap();
-    assert!(o.status.success(), "{}", text(&o));
+    assert_ok(&o);
     let files = csv_rows(&out.join("files.csv"));
     let ns = |r: &Vec<String>, c: usize| r[c].parse::<u64>().unwrap();
     let last_write_end = files
@@ -372,7 +373,7 @@ fn a_simulated_targets_bytes_reach_the_intervals() {
         .args(["--seed", "7"])
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
+    assert_ok(&o);
     let files: u64 = csv_rows(&out.join("files.csv"))
         .iter()
         .skip(1)
@@ -405,7 +406,7 @@ fn files_csv_is_readable_like_every_other_file_of_the_run() {
         .args(["--probe", "sim"])
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
+    assert_ok(&o);
     let mode = |f: &str| std::fs::metadata(out.join(f)).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode("files.csv"), mode("intervals.csv"));
     assert_eq!(mode("files.csv"), mode("manifest.json"));
@@ -418,7 +419,7 @@ fn a_quick_run_summary_fits_one_screen_and_says_what_and_where() {
         .args(["--probe", "sim"])
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
+    assert_ok(&o);
     let t = String::from_utf8_lossy(&o.stdout).to_string();
     let lines: Vec<&str> = t.lines().collect();
     // One screen: 24 lines of at most 160 columns.

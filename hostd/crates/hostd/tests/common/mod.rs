@@ -75,6 +75,12 @@ pub fn text(o: &Output) -> String {
     )
 }
 
+/// Asserts that a command succeeded, showing what it wrote when it did not.
+#[track_caller]
+pub fn assert_ok(o: &Output) {
+    assert!(o.status.success(), "{:?}:\n{}", o.status, text(o));
+}
+
 /// The rows of a run-directory CSV file (header first), through the csv reader.
 pub fn csv_rows(path: &Path) -> Vec<Vec<String>> {
     let mut r = csv::ReaderBuilder::new()
