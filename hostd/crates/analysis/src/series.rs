@@ -115,6 +115,8 @@ pub fn phase_stats(s: &Series, probe: Option<&ProbeSeries>) -> PhaseStats {
         throughput_bps: s.total_bytes() as f64 / seconds.max(1e-9),
         mean_bps: stats::mean(&rates).unwrap_or(0.0),
         median_bps: stats::median(&rates).unwrap_or(0.0),
+        min_bps: rates.iter().copied().reduce(f64::min).unwrap_or(0.0),
+        max_bps: rates.iter().copied().reduce(f64::max).unwrap_or(0.0),
         trimmed_mean_bps: stats::trimmed_mean(&rates, 0.2).unwrap_or(0.0),
         theil_sen_bps: ts.map(|t| t.0),
         theil_sen_overhead_s: ts.map(|t| t.1),

@@ -19,41 +19,14 @@ pub const IMPLAUSIBLE_MBPS: f64 = 12_000.0;
 /// Phases whose I/Os are at most this big also get an IOPS line.
 pub const SMALL_IO: usize = 64 << 10;
 
-/// Statistics of one phase of one target.
+/// Statistics of one phase of one target: the analysis' own
+/// ([`hostd_analysis::PhaseStats`], rates in bytes/s, shown in MB/s) and what
+/// the workload knows of the phase's files.
 #[derive(Debug, Clone, Serialize)]
 pub struct PhaseStats {
-    /// Target label.
-    pub target: String,
-    /// Phase.
-    pub phase: String,
-    /// Files.
-    pub files: usize,
-    /// Bytes.
-    pub bytes: u64,
-    /// Sum of file times, s.
-    pub seconds: f64,
-    /// Bytes / seconds, MB/s.
-    pub overall_mbps: f64,
-    /// Mean of per-file MB/s.
-    pub mean_mbps: f64,
-    /// Median of per-file MB/s.
-    pub median_mbps: f64,
-    /// 20 % trimmed mean of per-file MB/s.
-    pub trimmed20_mbps: f64,
-    /// Slowest file, MB/s.
-    pub min_mbps: f64,
-    /// Fastest file, MB/s.
-    pub max_mbps: f64,
-    /// Theil–Sen fit time = a + size/rate: the rate, MB/s.
-    pub theil_sen_mbps: Option<f64>,
-    /// … and the per-file overhead a, s.
-    pub theil_sen_overhead_s: Option<f64>,
-    /// Least-squares rate, MB/s (for comparison).
-    pub least_squares_mbps: Option<f64>,
-    /// Sarle's bimodality coefficient of per-file rates.
-    pub bimodality_coefficient: Option<f64>,
-    /// Rates look bimodal: a mean misleads.
-    pub bimodal: bool,
+    /// Rate statistics and fits, exactly as `events.json` `phases[]` has them.
+    #[serde(flatten)]
+    pub rates: hostd_analysis::PhaseStats,
     /// Corrupt blocks found.
     pub corrupt_blocks: u64,
     /// Corrupt bytes found.
@@ -178,21 +151,22 @@ impl Summary {
                 continue;
             }
             let s = phase_stats(&recs);
-            if s.bimodal {
+            let r = &s.rates;
+            if r.bimodal {
                 warnings.push(format!(
                     "{} {}: per-file rates look bimodal (coefficient {:.2}); the mean {:.0} MB/s describes neither group — see files.csv",
-                    s.target, s.phase, s.bimodality_coefficient.unwrap_or(0.0), s.mean_mbps
+                    r.target, r.phase, r.bimodality_coefficient.unwrap_or(0.0), r.mean_bps / 1e6
                 ));
             }
             if s.corrupt_blocks > 0 {
                 warnings.push(format!(
                     "{} {}: {} corrupt blocks, {} corrupt bytes",
-                    s.target, s.phase, s.corrupt_blocks, s.corrupt_bytes
+                    r.target, r.phase, s.corrupt_blocks, s.corrupt_bytes
                 ));
             }
-            let is_simulated = simulated.iter().any(|i| i.label == s.target);
-            if s.max_mbps > IMPLAUSIBLE_MBPS && !is_simulated {
-                warnings.push(format!("{} {}: {:.0} MB/s is faster than any external link: the page cache, not the disk, was measured", s.target, s.phase, s.max_mbps));
+            let is_simulated = simulated.iter().any(|i| i.label == r.target);
+            if r.max_bps / 1e6 > IMPLAUSIBLE_MBPS && !is_simulated {
+                warnings.push(format!("{} {}: {:.0} MB/s is faster than any external link: the page cache, not the disk, was measured", r.target, r.phase, r.max_bps / 1e6));
             }
             phases.push(s);
         }
@@ -229,21 +203,22 @@ impl Summary {
             "max"
         );
         for p in &self.phases {
+            let r = &p.rates;
             let _ = writeln!(
                 s,
                 "{:<24} {:<16} {:>5} {:>9} {:>8.0} {:>8.0} {:>8.0} {:>9} {:>8.0} {:>8.0}{}",
-                truncate(&p.target, 24),
-                truncate(&p.phase, 16),
-                p.files,
-                human_bytes(p.bytes),
-                p.mean_mbps,
-                p.median_mbps,
-                p.trimmed20_mbps,
-                p.theil_sen_mbps
-                    .map(|v| format!("{v:.0}"))
+                truncate(&r.target, 24),
+                truncate(&r.phase, 16),
+                r.files,
+                human_bytes(r.bytes),
+                r.mean_bps / 1e6,
+                r.median_bps / 1e6,
+                r.trimmed_mean_bps / 1e6,
+                r.theil_sen_bps
+                    .map(|v| format!("{:.0}", v / 1e6))
                     .unwrap_or_else(|| "-".into()),
-                p.min_mbps,
-                p.max_mbps,
+                r.min_bps / 1e6,
+                r.max_bps / 1e6,
                 if p.corrupt_blocks > 0 {
                     format!("  CORRUPT {} blocks", p.corrupt_blocks)
                 } else {
@@ -262,8 +237,8 @@ impl Summary {
                     let _ = writeln!(
                         s,
                         "{:<24} {:<16} {:>9.1}k IOPS  ({} I/Os{})",
-                        truncate(&p.target, 24),
-                        truncate(&p.phase, 16),
+                        truncate(&p.rates.target, 24),
+                        truncate(&p.rates.phase, 16),
                         iops / 1e3,
                         ByteSize(bs as u64),
                         p.queue_depth
@@ -348,35 +323,17 @@ fn analysed_record(r: &FileRecord) -> hostd_analysis::FileRecord {
     }
 }
 
-/// The analysis' statistics of one phase's completed files, in MB/s, with the
-/// workload's facts (corruption, late I/Os, I/O size, queue depth, IOPS).
+/// The analysis' statistics of one phase's completed files with the workload's
+/// facts (corruption, late I/Os, I/O size, queue depth, IOPS).
 fn phase_stats(recs: &[&FileRecord]) -> PhaseStats {
     let series = Series::new(
         recs[0].target.clone(),
         recs[0].phase.clone(),
         recs.iter().map(|r| analysed_record(r)).collect(),
     );
-    let a = analysed::phase_stats(&series, None);
-    let mbps = |bps: f64| bps / 1e6;
-    let (min, max) = series
-        .rates()
-        .into_iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
-            (lo.min(v), hi.max(v))
-        });
+    let rates = analysed::phase_stats(&series, None);
     let block_size = common(recs.iter().map(|r| r.block_size)).filter(|&b| b > 0);
     PhaseStats {
-        overall_mbps: mbps(a.throughput_bps),
-        mean_mbps: mbps(a.mean_bps),
-        median_mbps: mbps(a.median_bps),
-        trimmed20_mbps: mbps(a.trimmed_mean_bps),
-        min_mbps: mbps(min),
-        max_mbps: mbps(max),
-        theil_sen_mbps: a.theil_sen_bps.map(mbps),
-        theil_sen_overhead_s: a.theil_sen_overhead_s,
-        least_squares_mbps: a.least_squares_bps.map(mbps),
-        bimodality_coefficient: a.bimodality_coefficient,
-        bimodal: a.bimodal,
         corrupt_blocks: recs.iter().map(|r| r.corrupt_blocks).sum(),
         corrupt_bytes: recs.iter().map(|r| r.corrupt_bytes).sum(),
         verified_files: recs.iter().filter(|r| r.verified == Some(true)).count(),
@@ -384,13 +341,9 @@ fn phase_stats(recs: &[&FileRecord]) -> PhaseStats {
         block_size,
         queue_depth: common(recs.iter().map(|r| r.queue_depth)),
         iops: block_size
-            .filter(|_| a.seconds > 0.0)
-            .map(|_| recs.iter().map(|r| r.ios()).sum::<u64>() as f64 / a.seconds),
-        target: a.target,
-        phase: a.phase,
-        files: a.files,
-        bytes: a.bytes,
-        seconds: a.seconds,
+            .filter(|_| rates.seconds > 0.0)
+            .map(|_| recs.iter().map(|r| r.ios()).sum::<u64>() as f64 / rates.seconds),
+        rates,
     }
 }
 

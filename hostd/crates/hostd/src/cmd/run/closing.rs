@@ -72,7 +72,7 @@ pub fn closing(
             .map_or(label.to_string(), |i| short[i].clone())
     };
     for p in &mut shown.phases {
-        p.target = short_of(&p.target);
+        p.rates.target = short_of(&p.rates.target);
     }
     if let Some(w) = &mut shown.window {
         for t in &mut w.targets {
