@@ -7,10 +7,6 @@ use serde_json::Value;
 mod common;
 use common::{assert_ok, disk_tempdir, hostd_run, read_json, small_profile};
 
-fn close(a: f64, b: f64) -> bool {
-    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-12)
-}
-
 #[test]
 fn summary_and_events_agree_on_rates_energy_and_the_window() {
     // Real files with direct I/O (tmpfs has none): one target writes while the other reads.
@@ -85,32 +81,17 @@ fn summary_and_events_agree_on_rates_energy_and_the_window() {
         }
     }
 
-    // The all-targets window and each target's rate in it.
-    let w = &summary["window"];
-    let ov = &events["overlap"];
-    assert!(w.is_object() && ov["window"].is_object(), "{w} {ov}");
-    assert_eq!(w["start_ns"], ov["window"]["start_ns"]);
-    assert_eq!(w["end_ns"], ov["window"]["end_ns"]);
-    let agg = ov["aggregate_bps"].as_f64().unwrap();
-    assert!(
-        close(w["aggregate_mbps"].as_f64().unwrap() * 1e6, agg),
-        "{w} {ov}"
-    );
-    for t in w["targets"].as_array().unwrap() {
-        let e = ov["per_target"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|e| e["target"] == t["target"])
-            .unwrap();
-        let (a, b) = (
-            t["mbps"].as_f64().unwrap() * 1e6,
-            e["rate_bps"].as_f64().unwrap(),
-        );
-        assert!(
-            close(a, b),
-            "{}: summary {a} B/s, events {b} B/s",
-            t["target"]
-        );
+    // The all-targets window and each target's rate in it (the summary has no lags:
+    // they need the events).
+    let (w, ov) = (&summary["window"], &events["overlap"]);
+    assert!(w["window"].is_object(), "{w}");
+    for key in [
+        "targets",
+        "window",
+        "per_target",
+        "aggregate_bps",
+        "peak_aggregate_bps",
+    ] {
+        assert_eq!(w[key], ov[key], "{key}: summary {w}, events {ov}");
     }
 }

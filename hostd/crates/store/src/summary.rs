@@ -43,34 +43,6 @@ pub struct PhaseStats {
     pub iops: Option<f64>,
 }
 
-/// Throughput of one target in the all-active window.
-#[derive(Debug, Clone, Serialize)]
-pub struct WindowTarget {
-    /// Target label.
-    pub target: String,
-    /// Bytes in the window.
-    pub bytes: u64,
-    /// MB/s in the window.
-    pub mbps: f64,
-}
-
-/// The window in which every target was doing measured I/O.
-#[derive(Debug, Clone, Serialize)]
-pub struct ActiveWindow {
-    /// Start, host Unix ns.
-    pub start_ns: u64,
-    /// End, host Unix ns.
-    pub end_ns: u64,
-    /// Seconds.
-    pub seconds: f64,
-    /// Per target.
-    pub targets: Vec<WindowTarget>,
-    /// Sum of targets, bytes.
-    pub aggregate_bytes: u64,
-    /// Sum of targets, MB/s.
-    pub aggregate_mbps: f64,
-}
-
 /// `summary.json`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
@@ -84,8 +56,9 @@ pub struct Summary {
     pub end_ns: u64,
     /// Per target and phase.
     pub phases: Vec<PhaseStats>,
-    /// All-targets-active window (None if it never happened).
-    pub window: Option<ActiveWindow>,
+    /// The all-targets-active window and each target's rate in it: the analysis'
+    /// `overlap`, exactly as `events.json` has it (None with one target or no common time).
+    pub window: Option<hostd_analysis::Overlap>,
     /// Warnings (direct I/O, engine fallback, implausible speed, corruption, bimodal).
     pub warnings: Vec<String>,
     /// Facts the reader needs that are not faults (a simulated target's time scale).
@@ -248,25 +221,27 @@ impl Summary {
                 }
             }
         }
-        if let Some(w) = &self.window {
-            if w.targets.len() > 1 {
+        if let Some((o, w, agg)) = self
+            .window
+            .as_ref()
+            .and_then(|o| Some((o, o.window?, o.aggregate_bps?)))
+        {
+            let _ = writeln!(
+                s,
+                "all {} targets active for {:.1} s: aggregate {:.0} MB/s ({})",
+                o.per_target.len(),
+                w.duration_s,
+                agg / 1e6,
+                human_bytes(o.per_target.iter().map(|t| t.bytes).sum::<f64>() as u64)
+            );
+            for t in &o.per_target {
                 let _ = writeln!(
                     s,
-                    "all {} targets active for {:.1} s: aggregate {:.0} MB/s ({})",
-                    w.targets.len(),
-                    w.seconds,
-                    w.aggregate_mbps,
-                    human_bytes(w.aggregate_bytes)
+                    "  {:<24} {:>8.0} MB/s  {}",
+                    t.target,
+                    t.rate_bps / 1e6,
+                    human_bytes(t.bytes as u64)
                 );
-                for t in &w.targets {
-                    let _ = writeln!(
-                        s,
-                        "  {:<24} {:>8.0} MB/s  {}",
-                        t.target,
-                        t.mbps,
-                        human_bytes(t.bytes)
-                    );
-                }
             }
         }
         // What the run's components found (analysis, probe), in that order.
@@ -357,7 +332,7 @@ fn common(mut it: impl Iterator<Item = usize>) -> Option<usize> {
 /// target's throughput in it, as the analysis defines them
 /// (`hostd_analysis::overlap`): completed files, cut at the window's edges pro
 /// rata; None with fewer than two targets or no common time.
-pub fn active_window(out: &RunOutcome) -> Option<ActiveWindow> {
+pub fn active_window(out: &RunOutcome) -> Option<hostd_analysis::Overlap> {
     let files: Vec<hostd_analysis::FileRecord> = out
         .files
         .iter()
@@ -365,24 +340,7 @@ pub fn active_window(out: &RunOutcome) -> Option<ActiveWindow> {
         .map(analysed_record)
         .collect();
     let overlap = hostd_analysis::overlap::overlap(&analysed::group(&files), &[]);
-    let w = overlap.window?;
-    let targets: Vec<WindowTarget> = overlap
-        .per_target
-        .iter()
-        .map(|t| WindowTarget {
-            target: t.target.clone(),
-            bytes: t.bytes.round() as u64,
-            mbps: t.rate_bps / 1e6,
-        })
-        .collect();
-    Some(ActiveWindow {
-        start_ns: w.start_ns as u64,
-        end_ns: w.end_ns as u64,
-        seconds: w.duration_s,
-        aggregate_bytes: targets.iter().map(|t| t.bytes).sum(),
-        aggregate_mbps: overlap.aggregate_bps? / 1e6,
-        targets,
-    })
+    overlap.window.is_some().then_some(overlap)
 }
 
 #[cfg(test)]

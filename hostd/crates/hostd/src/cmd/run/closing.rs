@@ -75,7 +75,7 @@ pub fn closing(
         p.rates.target = short_of(&p.rates.target);
     }
     if let Some(w) = &mut shown.window {
-        for t in &mut w.targets {
+        for t in &mut w.per_target {
             t.target = short_of(&t.target);
         }
     }
