@@ -75,33 +75,25 @@ pub fn event_line(e: &Event) -> String {
             rate(e.rate_before_bps),
             strength(e)
         )
-    } else if e.gradual {
-        format!(
-            "{} {} {} gradually from {} ({:.1} s) {interval}, settling at {}, {} → {}, {}",
-            e.target,
-            e.phase,
-            if e.kind == EventKind::Drop {
-                "declined"
-            } else {
-                "rose"
-            },
-            position(ev.onset_gb),
-            ev.onset_s,
-            position(e.settle_bytes as f64 / 1e9),
-            rate(e.rate_before_bps),
-            rate(e.rate_after_bps),
-            strength(e)
-        )
     } else {
+        // A step "dropped at …"/"recovered at …", a ramp "declined/rose gradually from …,
+        // settling at …".
+        let (verb, settle) = match (e.gradual, e.kind == EventKind::Drop) {
+            (false, true) => ("dropped at", String::new()),
+            (false, false) => ("recovered at", String::new()),
+            (true, drop) => (
+                if drop {
+                    "declined gradually from"
+                } else {
+                    "rose gradually from"
+                },
+                format!(", settling at {}", position(e.settle_bytes as f64 / 1e9)),
+            ),
+        };
         format!(
-            "{} {} {} at {} ({:.1} s) {interval}, {} → {}, {}",
+            "{} {} {verb} {} ({:.1} s) {interval}{settle}, {} → {}, {}",
             e.target,
             e.phase,
-            if e.kind == EventKind::Drop {
-                "dropped"
-            } else {
-                "recovered"
-            },
             position(ev.onset_gb),
             ev.onset_s,
             rate(e.rate_before_bps),
