@@ -153,22 +153,7 @@ fn hub_check(seed: u64) -> Vec<String> {
 
 #[test]
 fn hub_contention_ten_seeds_through_the_pipeline() {
-    let failures = std::sync::Mutex::new(Vec::new());
-    let next = std::sync::atomic::AtomicU64::new(1);
-    std::thread::scope(|s| {
-        for _ in 0..PARALLEL {
-            s.spawn(|| loop {
-                let seed = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                if seed > SEEDS {
-                    return;
-                }
-                let f = hub_check(seed);
-                failures.lock().unwrap().extend(f);
-            });
-        }
-    });
-    let f = failures.into_inner().unwrap();
-    assert!(f.is_empty(), "{f:#?}");
+    all_seeds(hub_check);
 }
 
 #[test]
@@ -181,8 +166,7 @@ fn with_two_targets_the_probe_evidence_goes_to_the_probed_one() {
         &[format!("{x5}:write"), format!("{steady}:write")],
         root.path(),
     );
-    let manifest: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    let manifest = common::read_json(&dir.join("manifest.json"));
     assert_eq!(manifest["extra"]["probe"]["target"], x5.as_str());
     let found = events_of(&ev, &x5);
     assert_eq!(found.len(), 1, "{found:#?}");
@@ -217,6 +201,19 @@ fn seeds(
     check: impl Fn(&Path, &serde_json::Value, &str) -> Vec<String> + Sync,
 ) {
     let target = format!("sim:{scenario}*{scale}");
+    all_seeds(|seed| {
+        let root = tempfile::tempdir().unwrap();
+        let (dir, ev) = run_with(&[format!("{target}:{mode}")], root.path(), profile, seed);
+        check(&dir, &ev, &target)
+            .into_iter()
+            .map(|m| format!("{scenario} seed {seed}: {m}"))
+            .collect()
+    });
+}
+
+/// Runs `check` for seeds 1..=SEEDS, `PARALLEL` at a time; asserts that none failed,
+/// listing every failure.
+fn all_seeds(check: impl Fn(u64) -> Vec<String> + Sync) {
     let failures = std::sync::Mutex::new(Vec::new());
     let next = std::sync::atomic::AtomicU64::new(1);
     std::thread::scope(|s| {
@@ -226,12 +223,7 @@ fn seeds(
                 if seed > SEEDS {
                     return;
                 }
-                let root = tempfile::tempdir().unwrap();
-                let (dir, ev) = run_with(&[format!("{target}:{mode}")], root.path(), profile, seed);
-                let f: Vec<String> = check(&dir, &ev, &target)
-                    .into_iter()
-                    .map(|m| format!("{scenario} seed {seed}: {m}"))
-                    .collect();
+                let f = check(seed);
                 failures.lock().unwrap().extend(f);
             });
         }
