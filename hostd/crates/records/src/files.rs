@@ -278,7 +278,7 @@ impl FileRecord {
                             .map(|v| v.map_or(String::new(), |v| format!("{v:.6}"))),
                     );
                 }
-                None => c.extend(std::iter::repeat_n(String::new(), PROBE_COLUMNS.len())),
+                None => c.extend(vec![String::new(); PROBE_COLUMNS.len()]),
             }
         }
         c
