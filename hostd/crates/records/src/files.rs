@@ -183,9 +183,10 @@ pub struct FileRecord {
     pub direct_io: bool,
     /// `ok`, `interrupted`, `error: …`.
     pub status: String,
-    /// The probe's figures for this file, once the run's probe has been correlated.
+    /// The probe's figures for this file, once the run's probe has been correlated (boxed:
+    /// most records travel without).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub probe: Option<FileProbe>,
+    pub probe: Option<Box<FileProbe>>,
 }
 
 impl FileRecord {
@@ -457,7 +458,7 @@ pub fn read_path(path: &Path) -> Result<Vec<FileRecord>> {
             for (name, slot) in PROBE_COLUMNS[1..].iter().zip(p.figures_mut()) {
                 *slot = row.opt_float(opt[name], name)?;
             }
-            r.probe = Some(p);
+            r.probe = Some(Box::new(p));
         }
         out.push(r);
     }
@@ -535,16 +536,16 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let mut recs = sample();
         recs[0].mbps = 250.0;
-        recs[0].probe = Some(FileProbe {
+        recs[0].probe = Some(Box::new(FileProbe {
             probe: "sim-0001".into(),
             energy_j: Some(2.5),
             temp_max_c: Some(41.25),
             ..FileProbe::default()
-        });
-        recs[1].probe = Some(FileProbe {
+        }));
+        recs[1].probe = Some(Box::new(FileProbe {
             probe: NO_PROBE.into(),
             ..FileProbe::default()
-        });
+        }));
         write_all(d.path(), &recs).unwrap();
         let mut back = read_path(&d.path().join(FILE_NAME)).unwrap();
         back[0].corrupt = recs[0].corrupt.clone(); // corrupt.csv is the streaming writer's
