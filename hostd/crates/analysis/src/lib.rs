@@ -4,7 +4,6 @@
 
 #![warn(missing_docs)]
 
-pub mod atomic;
 pub mod attribution;
 pub mod changepoint;
 pub mod detect;
@@ -178,7 +177,10 @@ pub fn events_replaceable(path: &Path) -> bool {
 /// Writes `events.json` (the `hostd analyze --json` document) into the run directory.
 pub fn write_events(dir: &Path, analysis: &Analysis) -> anyhow::Result<()> {
     let text = serde_json::to_string_pretty(analysis)? + "\n";
-    atomic::write_atomic(&dir.join("events.json"), text.as_bytes())
+    Ok(hostd_records::write_atomic(
+        &dir.join("events.json"),
+        text.as_bytes(),
+    )?)
 }
 
 #[cfg(test)]

@@ -25,4 +25,4 @@ pub use correlate::{correlate, Correlation, EnergyBalance, FileEnergy, FileSpan,
 pub use recorder::{ProbeRecorder, Recording, SampleListener};
 pub use timeline::Timeline;
 
-pub use hostd_analysis::atomic::write_atomic;
+pub use hostd_records::write_atomic;

@@ -7,7 +7,7 @@
 //! order is kept either way. Batches the server rejected as bad data go to
 //! `rejected-NNNNNNNNNN.lp` beside them and are never sent again.
 
-use hostd_analysis::atomic::write_atomic;
+use hostd_records::write_atomic;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 

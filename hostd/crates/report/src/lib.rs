@@ -73,7 +73,10 @@ pub fn write_report(dir: &Path, run: &RunData, analysis: &Analysis) -> anyhow::R
         .unwrap_or_else(|| "run".into());
     let probed = hostd_analysis::manifest_probe_target(dir);
     let html = render_with(run, analysis, &title, probed.as_deref());
-    hostd_analysis::atomic::write_atomic(&dir.join("report.html"), html.as_bytes())
+    Ok(hostd_records::write_atomic(
+        &dir.join("report.html"),
+        html.as_bytes(),
+    )?)
 }
 
 struct SeriesView {

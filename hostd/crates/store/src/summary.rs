@@ -9,7 +9,6 @@ use hostd_analysis::series::{self as analysed, Series};
 use hostd_workload::events::{FileRecord, TargetInfo};
 use hostd_workload::runner::RunOutcome;
 use hostd_workload::units::{human_bytes, ByteSize};
-use serde::Serialize;
 use std::fmt::Write as _;
 
 /// Per-file rates above this (MB/s) cannot come from any external SSD link
@@ -19,59 +18,18 @@ pub const IMPLAUSIBLE_MBPS: f64 = 12_000.0;
 /// Phases whose I/Os are at most this big also get an IOPS line.
 pub const SMALL_IO: usize = 64 << 10;
 
-/// Statistics of one phase of one target: the analysis' own
-/// ([`hostd_analysis::PhaseStats`], rates in bytes/s, shown in MB/s) and what
-/// the workload knows of the phase's files.
-#[derive(Debug, Clone, Serialize)]
-pub struct PhaseStats {
-    /// Rate statistics and fits, exactly as `events.json` `phases[]` has them.
-    #[serde(flatten)]
-    pub rates: hostd_analysis::PhaseStats,
-    /// Corrupt blocks found.
-    pub corrupt_blocks: u64,
-    /// Corrupt bytes found.
-    pub corrupt_bytes: u64,
-    /// Files verified clean.
-    pub verified_files: usize,
-    /// Late paced I/Os (video frames).
-    pub late_ops: u64,
-    /// I/O size, bytes, when every file of the phase used the same.
-    pub block_size: Option<usize>,
-    /// Queue depth, when every file of the phase used the same.
-    pub queue_depth: Option<usize>,
-    /// I/Os per second over the phase's file time (with `block_size`).
-    pub iops: Option<f64>,
-}
+pub use hostd_records::summary::{ActiveWindow, PhaseStats, Summary, WindowTarget};
 
-/// `summary.json`.
-#[derive(Debug, Clone, Serialize)]
-pub struct Summary {
-    /// Run id.
-    pub run_id: String,
-    /// `completed`, `interrupted`, `failed: …`.
-    pub status: String,
-    /// Start and end, host Unix ns.
-    pub start_ns: u64,
-    /// End.
-    pub end_ns: u64,
-    /// Per target and phase.
-    pub phases: Vec<PhaseStats>,
-    /// The all-targets-active window and each target's rate in it: the analysis'
-    /// `overlap`, exactly as `events.json` has it (None with one target or no common time).
-    pub window: Option<hostd_analysis::Overlap>,
-    /// Warnings (direct I/O, engine fallback, implausible speed, corruption, bimodal).
-    pub warnings: Vec<String>,
-    /// Facts the reader needs that are not faults (a simulated target's time scale).
-    pub notes: Vec<String>,
-    /// What cleanup did.
-    pub cleanup: Vec<String>,
-    /// Sections added by run components (`analysis`, `probe`, …), keyed by name.
-    pub extra: serde_json::Map<String, serde_json::Value>,
-}
-
-impl Summary {
+/// Computing and rendering [`Summary`] (the record type lives in `hostd-records`).
+pub trait SummaryExt {
     /// Computes the summary of a finished run.
-    pub fn compute(run_id: &str, out: &RunOutcome) -> Summary {
+    fn compute(run_id: &str, out: &RunOutcome) -> Summary;
+    /// The concise terminal summary.
+    fn render(&self) -> String;
+}
+
+impl SummaryExt for Summary {
+    fn compute(run_id: &str, out: &RunOutcome) -> Summary {
         let mut phases: Vec<PhaseStats> = Vec::new();
         let mut keys: Vec<(usize, String)> = Vec::new();
         for f in &out.files {
@@ -124,26 +82,26 @@ impl Summary {
                 continue;
             }
             let s = phase_stats(&recs);
-            let r = &s.rates;
-            if r.bimodal {
+            if s.bimodal {
                 warnings.push(format!(
                     "{} {}: per-file rates look bimodal (coefficient {:.2}); the mean {:.0} MB/s describes neither group — see files.csv",
-                    r.target, r.phase, r.bimodality_coefficient.unwrap_or(0.0), r.mean_bps / 1e6
+                    s.target, s.phase, s.bimodality_coefficient.unwrap_or(0.0), s.mean_mbps
                 ));
             }
             if s.corrupt_blocks > 0 {
                 warnings.push(format!(
                     "{} {}: {} corrupt blocks, {} corrupt bytes",
-                    r.target, r.phase, s.corrupt_blocks, s.corrupt_bytes
+                    s.target, s.phase, s.corrupt_blocks, s.corrupt_bytes
                 ));
             }
-            let is_simulated = simulated.iter().any(|i| i.label == r.target);
-            if r.max_bps / 1e6 > IMPLAUSIBLE_MBPS && !is_simulated {
-                warnings.push(format!("{} {}: {:.0} MB/s is faster than any external link: the page cache, not the disk, was measured", r.target, r.phase, r.max_bps / 1e6));
+            let is_simulated = simulated.iter().any(|i| i.label == s.target);
+            if s.max_mbps > IMPLAUSIBLE_MBPS && !is_simulated {
+                warnings.push(format!("{} {}: {:.0} MB/s is faster than any external link: the page cache, not the disk, was measured", s.target, s.phase, s.max_mbps));
             }
             phases.push(s);
         }
         Summary {
+            format_version: hostd_records::summary::FORMAT_VERSION,
             run_id: run_id.to_string(),
             status: out.status.describe(),
             start_ns: out.start_ns,
@@ -157,8 +115,7 @@ impl Summary {
         }
     }
 
-    /// The concise terminal summary.
-    pub fn render(&self) -> String {
+    fn render(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "run {}: {}", self.run_id, self.status);
         let _ = writeln!(
@@ -176,22 +133,21 @@ impl Summary {
             "max"
         );
         for p in &self.phases {
-            let r = &p.rates;
             let _ = writeln!(
                 s,
                 "{:<24} {:<16} {:>5} {:>9} {:>8.0} {:>8.0} {:>8.0} {:>9} {:>8.0} {:>8.0}{}",
-                truncate(&r.target, 24),
-                truncate(&r.phase, 16),
-                r.files,
-                human_bytes(r.bytes),
-                r.mean_bps / 1e6,
-                r.median_bps / 1e6,
-                r.trimmed_mean_bps / 1e6,
-                r.theil_sen_bps
-                    .map(|v| format!("{:.0}", v / 1e6))
+                truncate(&p.target, 24),
+                truncate(&p.phase, 16),
+                p.files,
+                human_bytes(p.bytes),
+                p.mean_mbps,
+                p.median_mbps,
+                p.trimmed20_mbps,
+                p.theil_sen_mbps
+                    .map(|v| format!("{v:.0}"))
                     .unwrap_or_else(|| "-".into()),
-                r.min_bps / 1e6,
-                r.max_bps / 1e6,
+                p.min_mbps,
+                p.max_mbps,
                 if p.corrupt_blocks > 0 {
                     format!("  CORRUPT {} blocks", p.corrupt_blocks)
                 } else {
@@ -210,8 +166,8 @@ impl Summary {
                     let _ = writeln!(
                         s,
                         "{:<24} {:<16} {:>9.1}k IOPS  ({} I/Os{})",
-                        truncate(&p.rates.target, 24),
-                        truncate(&p.rates.phase, 16),
+                        truncate(&p.target, 24),
+                        truncate(&p.phase, 16),
                         iops / 1e3,
                         ByteSize(bs as u64),
                         p.queue_depth
@@ -221,27 +177,25 @@ impl Summary {
                 }
             }
         }
-        if let Some((o, w, agg)) = self
-            .window
-            .as_ref()
-            .and_then(|o| Some((o, o.window?, o.aggregate_bps?)))
-        {
-            let _ = writeln!(
-                s,
-                "all {} targets active for {:.1} s: aggregate {:.0} MB/s ({})",
-                o.per_target.len(),
-                w.duration_s,
-                agg / 1e6,
-                human_bytes(o.per_target.iter().map(|t| t.bytes).sum::<f64>() as u64)
-            );
-            for t in &o.per_target {
+        if let Some(w) = &self.window {
+            if w.targets.len() > 1 {
                 let _ = writeln!(
                     s,
-                    "  {:<24} {:>8.0} MB/s  {}",
-                    t.target,
-                    t.rate_bps / 1e6,
-                    human_bytes(t.bytes as u64)
+                    "all {} targets active for {:.1} s: aggregate {:.0} MB/s ({})",
+                    w.targets.len(),
+                    w.seconds,
+                    w.aggregate_mbps,
+                    human_bytes(w.aggregate_bytes)
                 );
+                for t in &w.targets {
+                    let _ = writeln!(
+                        s,
+                        "  {:<24} {:>8.0} MB/s  {}",
+                        t.target,
+                        t.mbps,
+                        human_bytes(t.bytes)
+                    );
+                }
             }
         }
         // What the run's components found (analysis, probe), in that order.
@@ -298,17 +252,30 @@ fn analysed_record(r: &FileRecord) -> hostd_analysis::FileRecord {
     }
 }
 
-/// The analysis' statistics of one phase's completed files with the workload's
-/// facts (corruption, late I/Os, I/O size, queue depth, IOPS).
+/// The analysis' statistics of one phase's completed files
+/// (`hostd_analysis::series::phase_stats`, one definition) in MB/s, with the
+/// workload's facts (corruption, late I/Os, I/O size, queue depth, IOPS).
 fn phase_stats(recs: &[&FileRecord]) -> PhaseStats {
     let series = Series::new(
         recs[0].target.clone(),
         recs[0].phase.clone(),
         recs.iter().map(|r| analysed_record(r)).collect(),
     );
-    let rates = analysed::phase_stats(&series, None);
+    let a = analysed::phase_stats(&series, None);
+    let mbps = |bps: f64| bps / 1e6;
     let block_size = common(recs.iter().map(|r| r.block_size)).filter(|&b| b > 0);
     PhaseStats {
+        overall_mbps: mbps(a.throughput_bps),
+        mean_mbps: mbps(a.mean_bps),
+        median_mbps: mbps(a.median_bps),
+        trimmed20_mbps: mbps(a.trimmed_mean_bps),
+        min_mbps: mbps(a.min_bps),
+        max_mbps: mbps(a.max_bps),
+        theil_sen_mbps: a.theil_sen_bps.map(mbps),
+        theil_sen_overhead_s: a.theil_sen_overhead_s,
+        least_squares_mbps: a.least_squares_bps.map(mbps),
+        bimodality_coefficient: a.bimodality_coefficient,
+        bimodal: a.bimodal,
         corrupt_blocks: recs.iter().map(|r| r.corrupt_blocks).sum(),
         corrupt_bytes: recs.iter().map(|r| r.corrupt_bytes).sum(),
         verified_files: recs.iter().filter(|r| r.verified == Some(true)).count(),
@@ -316,9 +283,13 @@ fn phase_stats(recs: &[&FileRecord]) -> PhaseStats {
         block_size,
         queue_depth: common(recs.iter().map(|r| r.queue_depth)),
         iops: block_size
-            .filter(|_| rates.seconds > 0.0)
-            .map(|_| recs.iter().map(|r| r.ios()).sum::<u64>() as f64 / rates.seconds),
-        rates,
+            .filter(|_| a.seconds > 0.0)
+            .map(|_| recs.iter().map(|r| r.ios()).sum::<u64>() as f64 / a.seconds),
+        target: a.target,
+        phase: a.phase,
+        files: a.files,
+        bytes: a.bytes,
+        seconds: a.seconds,
     }
 }
 
@@ -330,9 +301,10 @@ fn common(mut it: impl Iterator<Item = usize>) -> Option<usize> {
 
 /// The window in which every target was in its measured steps and each
 /// target's throughput in it, as the analysis defines them
-/// (`hostd_analysis::overlap`): completed files, cut at the window's edges pro
-/// rata; None with fewer than two targets or no common time.
-pub fn active_window(out: &RunOutcome) -> Option<hostd_analysis::Overlap> {
+/// (`hostd_analysis::overlap`, one definition), in MB/s: completed files, cut
+/// at the window's edges pro rata; None with fewer than two targets or no
+/// common time.
+pub fn active_window(out: &RunOutcome) -> Option<ActiveWindow> {
     let files: Vec<hostd_analysis::FileRecord> = out
         .files
         .iter()
@@ -340,7 +312,24 @@ pub fn active_window(out: &RunOutcome) -> Option<hostd_analysis::Overlap> {
         .map(analysed_record)
         .collect();
     let overlap = hostd_analysis::overlap::overlap(&analysed::group(&files), &[]);
-    overlap.window.is_some().then_some(overlap)
+    let w = overlap.window?;
+    let targets: Vec<WindowTarget> = overlap
+        .per_target
+        .iter()
+        .map(|t| WindowTarget {
+            target: t.target.clone(),
+            bytes: t.bytes.round() as u64,
+            mbps: t.rate_bps / 1e6,
+        })
+        .collect();
+    Some(ActiveWindow {
+        start_ns: w.start_ns as u64,
+        end_ns: w.end_ns as u64,
+        seconds: w.duration_s,
+        aggregate_bytes: targets.iter().map(|t| t.bytes).sum(),
+        aggregate_mbps: overlap.aggregate_bps? / 1e6,
+        targets,
+    })
 }
 
 #[cfg(test)]
@@ -366,6 +355,7 @@ mod tests {
             corrupt: Vec::new(),
             direct_io: true,
             status: "ok".into(),
+            probe: None,
         }
     }
 
@@ -381,6 +371,7 @@ mod tests {
         assert_eq!((s.block_size, s.iops), (None, None));
 
         let summary = Summary {
+            format_version: 1,
             run_id: "r".into(),
             status: "completed".into(),
             start_ns: 0,

@@ -237,6 +237,7 @@ pub fn file_record(
         corrupt: Vec::new(),
         direct_io: true,
         status: "ok".into(),
+        probe: None,
     }
 }
 

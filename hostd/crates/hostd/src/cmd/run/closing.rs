@@ -2,7 +2,7 @@
 //! summary (statistics, events, probe), notes and warnings, and where the
 //! report and the results are. Short enough for one screen on a `quick` run.
 
-use hostd_store::Summary;
+use hostd_store::{Summary, SummaryExt};
 use hostd_workload::events::TargetInfo;
 use hostd_workload::Profile;
 use std::fmt::Write as _;
@@ -72,10 +72,10 @@ pub fn closing(
             .map_or(label.to_string(), |i| short[i].clone())
     };
     for p in &mut shown.phases {
-        p.rates.target = short_of(&p.rates.target);
+        p.target = short_of(&p.target);
     }
     if let Some(w) = &mut shown.window {
-        for t in &mut w.per_target {
+        for t in &mut w.targets {
             t.target = short_of(&t.target);
         }
     }
