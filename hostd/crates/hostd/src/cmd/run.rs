@@ -314,7 +314,8 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             m.insert("final".into(), last.clone());
         }
     }
-    let failures = sinks.finish(&manifest, &summary);
+    // A sink's failure was logged when it happened.
+    sinks.finish(&manifest, &summary);
     print!(
         "{}",
         closing::closing(
@@ -325,9 +326,6 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             &out_dir
         )
     );
-    for f in failures {
-        tracing::warn!("{f}");
-    }
     crate::logging::stop_log_file();
     Ok(match outcome.status {
         RunStatus::Completed => ExitCode::SUCCESS,
