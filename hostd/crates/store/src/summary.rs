@@ -548,6 +548,7 @@ mod tests {
             samples: Vec::new(),
             warnings: vec![format!("target sim:x5-thermal*10: {scale}")],
             cleanup: Vec::new(),
+            programs: Vec::new(),
         };
         let text = Summary::compute("r", &outcome).render();
         assert!(

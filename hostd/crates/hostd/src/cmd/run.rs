@@ -5,6 +5,7 @@
 
 mod closing;
 mod live;
+mod programs;
 
 use super::probe_influx::InfluxProbe;
 use anyhow::{bail, Context};
@@ -303,6 +304,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             summary.warnings.push(format!("{}: {e:#}", c.name()));
         }
     }
+    programs::add(&mut summary, &outcome.programs, &out_dir);
     // Final figures a component keeps under `manifest` in its summary section
     // (the probe's alignment uncertainty and link counters) go into the manifest too.
     for (name, section) in &summary.extra {

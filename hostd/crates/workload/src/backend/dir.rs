@@ -355,6 +355,23 @@ impl TargetBackend for DirBackend {
         })
     }
 
+    fn delete_file(&mut self, file: u32) -> anyhow::Result<()> {
+        // Only a file this run created, never one it did not.
+        if self.opts.raw_device || !self.created.contains(&file) {
+            return Ok(());
+        }
+        let p = self.file_path(file);
+        match std::fs::remove_file(&p) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(e).with_context(|| format!("cannot remove test file {}", p.display()))
+            }
+        }
+        self.created.remove(&file);
+        Ok(())
+    }
+
     fn cleanup(&mut self, keep: bool) -> anyhow::Result<String> {
         let Some(dir) = self.test_dir.clone() else {
             return Ok(String::new());

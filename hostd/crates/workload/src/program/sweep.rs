@@ -1,0 +1,278 @@
+//! `paced-sweep`: write unpaced for one step time to measure the unthrottled
+//! rate R (median of its chunks' rates), then at each percentage of R, paced,
+//! for a step time each. A step is held when its rate, and the rate of its
+//! second half (where a throttle that sets in during the step shows), reach
+//! `(1 − tolerance)` of the paced rate. Reported: the highest rate held.
+
+use super::{median, rate_bps, Action, Program, ProgramReport, StepIo};
+use crate::events::FileRecord;
+use crate::plan::{Rw, Step};
+use crate::profile::PacedSweepSpec;
+use serde::Serialize;
+use serde_json::json;
+use std::time::Duration;
+
+/// Plan data of a paced sweep.
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepSpec {
+    /// Chunk (file) size, bytes.
+    pub chunk: u64,
+    /// Files the chunks cycle through.
+    pub files: u32,
+    /// Time per step.
+    pub step_time: Duration,
+    /// Paced rates, % of the unthrottled one.
+    pub percents: Vec<f64>,
+    /// Held = at least (1 − tolerance) × the paced rate.
+    pub tolerance: f64,
+    /// Stop at the first step not held.
+    pub stop_at_first_miss: bool,
+    /// I/O parameters.
+    pub io: StepIo,
+}
+
+/// A drop in the unpaced step: two chunks below 70 % of the ones before.
+const DROP_FRACTION: f64 = 0.3;
+
+/// Chunks a step cycles through at most (their files are rewritten).
+const FILES: u64 = 16;
+
+impl SweepSpec {
+    /// From the profile section.
+    pub fn new(s: &PacedSweepSpec, io: StepIo) -> SweepSpec {
+        SweepSpec {
+            chunk: s.chunk.0,
+            files: FILES as u32,
+            step_time: s.step_time.0,
+            percents: s.percents.clone(),
+            tolerance: s.tolerance,
+            stop_at_first_miss: s.stop_at_first_miss,
+            io,
+        }
+    }
+
+    /// Chunk `i` of a step, paced to one I/O per `pace_ns` if given.
+    pub fn step(&self, phase: &str, i: u32, pace_ns: Option<u64>) -> Step {
+        let file = i % self.files;
+        Step {
+            phase: phase.to_string(),
+            index: i,
+            file,
+            job: self.io.job(Rw::Write, self.chunk, file, pace_ns),
+        }
+    }
+}
+
+/// One step of the sweep.
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepStep {
+    /// Phase name (`unpaced`, `pace-50%`).
+    pub phase: String,
+    /// Percentage of the unthrottled rate (None for the unpaced step).
+    pub percent: Option<f64>,
+    /// Paced rate, bytes/s.
+    pub target_bps: Option<f64>,
+    /// Rate achieved over the step, bytes/s.
+    pub achieved_bps: f64,
+    /// Rate over its second half, bytes/s.
+    pub second_half_bps: f64,
+    /// Chunks written.
+    pub chunks: usize,
+    /// Bytes written.
+    pub bytes: u64,
+    /// Start and end, host Unix ns.
+    pub start_ns: u64,
+    /// End.
+    pub end_ns: u64,
+    /// Held its paced rate (None for the unpaced step).
+    pub held: Option<bool>,
+}
+
+/// The running program.
+pub struct Sweep {
+    spec: SweepSpec,
+    /// Unthrottled rate, bytes/s (after the first step).
+    unthrottled: Option<f64>,
+    steps: Vec<SweepStep>,
+    /// Records of the current step.
+    current: Vec<FileRecord>,
+    /// Index into `percents` of the current step (None: the unpaced one).
+    level: Option<usize>,
+    /// Chunk of the unpaced step where it throttled, if it did.
+    unpaced_drop: Option<usize>,
+    failed: bool,
+}
+
+impl Sweep {
+    /// Starts before the unpaced step.
+    pub fn new(spec: SweepSpec) -> Sweep {
+        Sweep {
+            spec,
+            unthrottled: None,
+            steps: Vec::new(),
+            current: Vec::new(),
+            level: None,
+            unpaced_drop: None,
+            failed: false,
+        }
+    }
+
+    fn phase(&self) -> String {
+        match self.level {
+            None => "unpaced".into(),
+            Some(k) => format!("pace-{}%", self.spec.percents[k]),
+        }
+    }
+
+    fn target_bps(&self) -> Option<f64> {
+        Some(self.unthrottled? * self.spec.percents[self.level?] / 100.0)
+    }
+
+    fn close_step(&mut self) {
+        let recs = std::mem::take(&mut self.current);
+        let rate = |r: &[FileRecord]| {
+            let b: u64 = r.iter().map(|f| f.bytes).sum();
+            let s: f64 = r.iter().map(|f| f.seconds()).sum();
+            if s > 0.0 {
+                b as f64 / s
+            } else {
+                0.0
+            }
+        };
+        let achieved = rate(&recs);
+        let second = rate(&recs[recs.len() / 2..]);
+        let target = self.target_bps();
+        if self.level.is_none() {
+            // The unthrottled rate: the chunks before a drop, if the unpaced
+            // step itself throttled.
+            let rates: Vec<f64> = recs.iter().map(rate_bps).collect();
+            let drop = super::recovery::find_drop(&rates, None, DROP_FRACTION);
+            self.unpaced_drop = drop;
+            self.unthrottled = Some(median(&rates[..drop.unwrap_or(rates.len())]));
+        }
+        let floor = target.map(|t| t * (1.0 - self.spec.tolerance));
+        self.steps.push(SweepStep {
+            phase: self.phase(),
+            percent: self.level.map(|k| self.spec.percents[k]),
+            target_bps: target,
+            achieved_bps: achieved,
+            second_half_bps: second,
+            chunks: recs.len(),
+            bytes: recs.iter().map(|f| f.bytes).sum(),
+            start_ns: recs.first().map_or(0, |f| f.start_ns),
+            end_ns: recs.last().map_or(0, |f| f.end_ns),
+            held: floor.map(|f| achieved >= f && second >= f),
+        });
+    }
+
+    /// The highest paced step held, if any.
+    pub fn highest_held(&self) -> Option<&SweepStep> {
+        self.steps
+            .iter()
+            .filter(|s| s.held == Some(true))
+            .max_by(|a, b| {
+                a.target_bps
+                    .unwrap_or(0.0)
+                    .total_cmp(&b.target_bps.unwrap_or(0.0))
+            })
+    }
+}
+
+impl Program for Sweep {
+    fn next(&mut self, last: Option<&FileRecord>) -> Option<Action> {
+        if let Some(rec) = last {
+            if rec.status != "ok" {
+                self.failed = true;
+                return None;
+            }
+            self.current.push(rec.clone());
+            // The step's time on the records' clock: from its first chunk's
+            // start (a simulator may settle before it) to this chunk's end.
+            let first = self.current.first().map_or(rec.start_ns, |f| f.start_ns);
+            let elapsed = Duration::from_nanos(rec.end_ns.saturating_sub(first));
+            // A step needs two chunks (its two halves) and its time.
+            if elapsed >= self.spec.step_time && self.current.len() >= 2 {
+                self.close_step();
+                let missed = self.steps.last().and_then(|s| s.held) == Some(false);
+                let next = self.level.map_or(0, |k| k + 1);
+                if next >= self.spec.percents.len() || (missed && self.spec.stop_at_first_miss) {
+                    return None;
+                }
+                if self.unthrottled.is_none_or(|r| r <= 0.0) {
+                    return None;
+                }
+                self.level = Some(next);
+            }
+        }
+        let pace = self
+            .target_bps()
+            .map(|bps| (self.spec.io.block_size as f64 / bps * 1e9).max(1.0) as u64);
+        Some(Action::Run(self.spec.step(
+            &self.phase(),
+            self.current.len() as u32,
+            pace,
+        )))
+    }
+
+    fn report(&self, target: &str) -> ProgramReport {
+        let mut text = vec![format!("paced sweep on {target}:")];
+        for s in &self.steps {
+            text.push(match (s.percent, s.target_bps, s.held) {
+                (Some(p), Some(t), Some(h)) => format!(
+                    "  {:>5.0} % = {:>8.1} MB/s: achieved {:>8.1} MB/s (second half {:.1}) — {}",
+                    p,
+                    t / 1e6,
+                    s.achieved_bps / 1e6,
+                    s.second_half_bps / 1e6,
+                    if h { "held" } else { "NOT held" }
+                ),
+                _ => format!(
+                    "  unpaced: {:.1} MB/s (median of {} chunks; the 100 % rate){}",
+                    self.unthrottled.unwrap_or(0.0) / 1e6,
+                    self.unpaced_drop.unwrap_or(s.chunks),
+                    match self.unpaced_drop {
+                        Some(i) => format!(
+                            "; it throttled after {:.1} MB, at {:.1} MB/s overall",
+                            (i as u64 * self.spec.chunk) as f64 / 1e6,
+                            s.achieved_bps / 1e6
+                        ),
+                        None => String::new(),
+                    }
+                ),
+            });
+        }
+        let first_miss = self.steps.iter().find(|s| s.held == Some(false));
+        match (self.highest_held(), first_miss) {
+            (Some(h), miss) => text.push(format!(
+                "  highest rate held without a throttle: {:.1} MB/s ({} %){}",
+                h.target_bps.unwrap_or(0.0) / 1e6,
+                h.percent.unwrap_or(0.0),
+                miss.map_or(String::new(), |m| format!(
+                    "; not held at {:.1} MB/s ({} %)",
+                    m.target_bps.unwrap_or(0.0) / 1e6,
+                    m.percent.unwrap_or(0.0)
+                ))
+            )),
+            (None, Some(m)) => text.push(format!(
+                "  no paced step held; the lowest, {:.1} MB/s, was not",
+                m.target_bps.unwrap_or(0.0) / 1e6
+            )),
+            (None, None) => text.push("  no paced step ran: not enough data".into()),
+        }
+        if self.failed {
+            text.push("  stopped early: a step failed".into());
+        }
+        ProgramReport {
+            target: target.to_string(),
+            kind: "paced-sweep".into(),
+            text,
+            result: json!({
+                "unthrottled_bps": self.unthrottled,
+                "unpaced_throttled_after_chunks": self.unpaced_drop,
+                "steps": self.steps,
+                "highest_held_bps": self.highest_held().and_then(|s| s.target_bps),
+                "highest_held_percent": self.highest_held().and_then(|s| s.percent),
+            }),
+        }
+    }
+}
