@@ -6,6 +6,7 @@
 use crate::backend::{StepContext, StepError, TargetBackend};
 use crate::events::{FileRecord, IntervalRecord, RunEvent, RunObserver, TargetInfo};
 use crate::plan::{Plan, Step};
+use crate::program::mixed::MixedSplit;
 use crate::program::Action;
 use crate::unix_ns;
 use serde::Serialize;
@@ -294,6 +295,7 @@ pub fn execute(
                         });
                     }
                 };
+                let mixed: Mutex<Vec<MixedSplit>> = Mutex::new(Vec::new());
                 let end_phase = |current: &mut String| {
                     if !current.is_empty() {
                         observer.on_event(&RunEvent::PhaseEnd {
@@ -338,6 +340,18 @@ pub fn execute(
                     let counted_before = prog.bytes.load(Ordering::Relaxed);
                     let result = backend.run_step(step, &ctx);
                     let t1 = t0 + clock.elapsed().as_nanos() as u64;
+                    let split = match (&result, step.job.rw.read_percent()) {
+                        (Ok(o), Some(_)) => Some(MixedSplit {
+                            phase: step.phase.clone(),
+                            index: step.index,
+                            seconds: 0.0,
+                            read_bytes: o.outcome.read_bytes,
+                            write_bytes: o.outcome.bytes - o.outcome.read_bytes,
+                            read_ops: o.outcome.read_ops,
+                            write_ops: o.outcome.write_ops,
+                        }),
+                        _ => None,
+                    };
                     let (rec, ok) = file_record(&label, i, step, t0, t1, result, halt, failure);
                     // A backend that does not count bytes as it goes (the
                     // simulator) has its file counted when the file ends, so
@@ -348,6 +362,12 @@ pub fn execute(
                     }
                     observer.on_event(&RunEvent::FileEnd(rec.clone()));
                     files.lock().unwrap().push(rec.clone());
+                    if let Some(split) = split.filter(|_| ok) {
+                        mixed.lock().unwrap().push(MixedSplit {
+                            seconds: rec.seconds(),
+                            ..split
+                        });
+                    }
                     (rec, ok)
                 };
                 let run_steps = |backend: &mut Box<dyn TargetBackend>,
@@ -439,6 +459,13 @@ pub fn execute(
                     }
                     activity(0.0);
                     set_active(active, observer, i, false);
+                    let mixed = mixed.lock().unwrap();
+                    if !mixed.is_empty() {
+                        programs
+                            .lock()
+                            .unwrap()
+                            .push(crate::program::mixed::report(&label, &mixed));
+                    }
                 }
                 prog.mark_done();
             }));

@@ -276,7 +276,8 @@ impl TargetBackend for DirBackend {
     fn run_step(&mut self, step: &Step, ctx: &StepContext<'_>) -> Result<StepOutput, StepError> {
         let path = self.file_path(step.file);
         let pstr = path.display().to_string();
-        let write = step.job.rw.is_write();
+        // A mixed job writes too: opened for both, synced at the end.
+        let write = step.job.rw.is_write() || step.job.rw.read_percent().is_some();
         let mode = if self.opts.raw_device {
             if write {
                 OpenMode::Write

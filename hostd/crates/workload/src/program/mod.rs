@@ -13,6 +13,7 @@
 
 pub mod cycles;
 pub mod fit;
+pub mod mixed;
 pub mod recovery;
 pub mod sweep;
 
