@@ -70,17 +70,20 @@ pub fn find_drop(rates: &[f64], fast: Option<f64>, drop_fraction: f64) -> Option
 pub struct Burst {
     /// Phase name (`fill`, `after-5s`).
     pub phase: String,
-    /// The idle time before it, s (None for the first).
+    /// The idle time before it as asked, s (None for the first).
     pub pause_s: Option<f64>,
+    /// The idle time as it was: from the end of the last write before the
+    /// pause to the start of the first after it, s (what the fit uses).
+    pub idle_s: Option<f64>,
     /// Bytes written in the burst.
     pub bytes: u64,
     /// The fast stage ended inside the burst.
     pub dropped: bool,
     /// Bytes written at the fast rate: estimate (the slow chunk split by its time).
     pub fast_bytes: f64,
-    /// … at least (the whole chunks before the drop).
+    /// … at least (the whole chunks before the one before the first slow one).
     pub fast_bytes_low: u64,
-    /// … at most (one chunk more).
+    /// … at most (through the first slow chunk).
     pub fast_bytes_high: u64,
     /// Fast rate (median of the fast chunks), bytes/s.
     pub fast_bps: Option<f64>,
@@ -95,6 +98,10 @@ pub struct Recovery {
     bursts: Vec<Burst>,
     /// The current burst's chunk records (bytes, seconds).
     current: Vec<(u64, f64)>,
+    /// End of the last write, host Unix ns.
+    last_end_ns: Option<u64>,
+    /// The measured idle before the current burst, s.
+    idle_s: Option<f64>,
     /// Fast rate of the first burst.
     fast: Option<f64>,
     /// Index of the next pause; the current burst follows pause `next_pause - 1`.
@@ -111,6 +118,8 @@ impl Recovery {
             spec,
             bursts: Vec::new(),
             current: Vec::new(),
+            last_end_ns: None,
+            idle_s: None,
             fast: None,
             next_pause: 0,
             idle_done: true,
@@ -143,11 +152,21 @@ impl Recovery {
             Some(i) => {
                 let fast = self.fast.unwrap_or_else(|| median(&rates[..i]));
                 let slow = median(&rates[i + 1..]);
-                // Chunk i: x bytes at the fast rate, the rest slow, in its time T.
-                let t = self.current[i].1;
-                let x = ((t - chunk as f64 / slow) / (1.0 / fast - 1.0 / slow))
-                    .clamp(0.0, chunk as f64);
-                let low = i as u64 * chunk;
+                // The fast stage ends in chunk i (the first slow one) or in the one
+                // before it (slowed too little to count as slow): each holds x bytes
+                // at the fast rate and the rest slow, in its time T.
+                let fast_part = |j: usize| {
+                    let t = self.current[j].1;
+                    let x = (t - chunk as f64 / slow) / (1.0 / fast - 1.0 / slow);
+                    if x.is_finite() {
+                        x.clamp(0.0, chunk as f64)
+                    } else {
+                        0.0
+                    }
+                };
+                let first = i.saturating_sub(1);
+                let x: f64 = (first..=i).map(fast_part).sum();
+                let low = first as u64 * chunk;
                 if self.fast.is_none() {
                     self.fast = Some(fast);
                 }
@@ -157,11 +176,12 @@ impl Recovery {
                         .next_pause
                         .checked_sub(1)
                         .map(|k| self.spec.pauses[k].as_secs_f64()),
+                    idle_s: self.idle_s,
                     bytes,
                     dropped: true,
-                    fast_bytes: low as f64 + if x.is_finite() { x } else { 0.0 },
+                    fast_bytes: low as f64 + x,
                     fast_bytes_low: low,
-                    fast_bytes_high: low + chunk,
+                    fast_bytes_high: (i as u64 + 1) * chunk,
                     fast_bps: (i > 0 || self.bursts.is_empty()).then_some(fast),
                     slow_bps: Some(slow),
                 }
@@ -172,6 +192,7 @@ impl Recovery {
                     .next_pause
                     .checked_sub(1)
                     .map(|k| self.spec.pauses[k].as_secs_f64()),
+                idle_s: self.idle_s,
                 bytes,
                 dropped: false,
                 fast_bytes: bytes as f64,
@@ -193,7 +214,7 @@ impl Recovery {
             .filter(|b| b.dropped)
             .filter_map(|b| {
                 Some(Point {
-                    t_s: b.pause_s?,
+                    t_s: b.idle_s?,
                     bytes: b.fast_bytes,
                     // The drop lies within one chunk: uniform over it.
                     sigma: (b.fast_bytes_high - b.fast_bytes_low) as f64 / 12f64.sqrt(),
@@ -210,6 +231,12 @@ impl Program for Recovery {
                 self.failed = true;
                 return None;
             }
+            if self.current.is_empty() && self.next_pause > 0 {
+                self.idle_s = self
+                    .last_end_ns
+                    .map(|e| rec.start_ns.saturating_sub(e) as f64 / 1e9);
+            }
+            self.last_end_ns = Some(rec.end_ns);
             self.current.push((rec.bytes, rec.seconds()));
             if self.burst_over() {
                 // The first burst must find the fast stage's end, or there is
@@ -236,9 +263,10 @@ impl Program for Recovery {
         let mut text = vec![format!("cache recovery on {target}:")];
         let mb = |b: f64| b / 1e6;
         for b in &self.bursts {
-            let what = match b.pause_s {
-                None => "first burst".to_string(),
-                Some(p) => format!("after {p:.1} s idle"),
+            let what = match (b.pause_s, b.idle_s) {
+                (Some(p), Some(i)) => format!("after {p:.1} s ({i:.2} s) idle"),
+                (Some(p), None) => format!("after {p:.1} s idle"),
+                _ => "first burst".to_string(),
             };
             if b.dropped {
                 text.push(format!(
@@ -312,14 +340,17 @@ mod tests {
         assert_eq!(find_drop(&[95.0, 30.0, 30.0], Some(100.0), 0.3), Some(1));
     }
 
-    fn rec(bytes: u64, secs: f64) -> FileRecord {
+    /// A chunk record from `*clock` (s) lasting `secs`; advances the clock.
+    fn rec(bytes: u64, secs: f64, clock: &mut f64) -> FileRecord {
+        let start = *clock;
+        *clock += secs;
         FileRecord {
             target: "t".into(),
             target_index: 0,
             phase: "x".into(),
             index: 0,
-            start_ns: 0,
-            end_ns: (secs * 1e9) as u64,
+            start_ns: (start * 1e9) as u64,
+            end_ns: (*clock * 1e9) as u64,
             bytes,
             mbps: 0.0,
             verified: None,
@@ -359,11 +390,15 @@ mod tests {
         let mut left = 30e6;
         let mut last: Option<FileRecord> = None;
         let mut idles = Vec::new();
+        let mut clock = 0.0;
         while let Some(a) = p.next(last.as_ref()) {
             match a {
-                Action::Run(s) => last = Some(rec(s.job.bytes, chunk_time(&mut left, 4e6))),
+                Action::Run(s) => {
+                    last = Some(rec(s.job.bytes, chunk_time(&mut left, 4e6), &mut clock))
+                }
                 Action::Idle { duration, .. } => {
                     idles.push(duration);
+                    clock += duration.as_secs_f64();
                     // The pause refills 10 MB per second of idle, here.
                     left = (duration.as_secs_f64() * 10e6).min(30e6);
                     last = None;
@@ -379,8 +414,12 @@ mod tests {
             let est = b["fast_bytes"].as_f64().unwrap();
             assert!((est - truth).abs() < 1e3, "{b} vs {truth}");
         }
+        assert_eq!(bursts[2]["idle_s"], 3.0);
+        // Two pauses cannot determine C and τ.
         assert!(
-            r.text.iter().any(|l| l.contains("not enough data")),
+            r.text
+                .iter()
+                .any(|l| l.contains("not enough data") && l.contains("2 pause")),
             "{:?}",
             r.text
         );
