@@ -13,12 +13,19 @@ use serde::Serialize;
 use serde_json::json;
 use std::time::Duration;
 
+/// The most the chunk files of a burst occupy: an SLC cache fills with writes
+/// wherever they land, so a long burst rewrites its files in turn.
+pub const RING_BYTES: u64 = 16 << 30;
+
 /// Plan data of a cache-recovery run.
 #[derive(Debug, Clone, Serialize)]
 pub struct RecoverySpec {
     /// Chunk (file) size, bytes.
     pub chunk: u64,
     /// Chunks a burst writes at most (the byte limit).
+    pub limit_chunks: u32,
+    /// Files the chunks cycle through (rewritten in turn): the footprint is
+    /// at most [`RING_BYTES`], whatever the limit.
     pub files: u32,
     /// Pauses, in order.
     pub pauses: Vec<Duration>,
@@ -31,9 +38,11 @@ pub struct RecoverySpec {
 impl RecoverySpec {
     /// From the profile section.
     pub fn new(s: &CacheRecoverySpec, io: StepIo) -> RecoverySpec {
+        let limit_chunks = (s.limit.0 / s.chunk.0) as u32;
         RecoverySpec {
             chunk: s.chunk.0,
-            files: (s.limit.0 / s.chunk.0) as u32,
+            limit_chunks,
+            files: limit_chunks.min((RING_BYTES / s.chunk.0).max(4) as u32),
             pauses: s.pauses.iter().map(|p| p.0).collect(),
             drop_fraction: s.drop_fraction,
             io,
@@ -142,7 +151,7 @@ impl Recovery {
             .map(|&(b, s)| if s > 0.0 { b as f64 / s } else { f64::INFINITY })
             .collect();
         let drop = find_drop(&rates, self.fast, self.spec.drop_fraction);
-        let full = self.current.len() as u32 >= self.spec.files;
+        let full = self.current.len() as u32 >= self.spec.limit_chunks;
         if drop.is_none() && !full {
             return false;
         }
@@ -376,7 +385,8 @@ mod tests {
     fn bursts_idle_and_measure_the_recovered_bytes() {
         let spec = RecoverySpec {
             chunk: 4_000_000,
-            files: 50,
+            limit_chunks: 50,
+            files: 8,
             pauses: vec![Duration::from_secs(1), Duration::from_secs(3)],
             drop_fraction: 0.3,
             io: StepIo {
