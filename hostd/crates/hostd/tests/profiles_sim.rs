@@ -48,12 +48,12 @@ fn run(dir: &Path, profile: &str, target: &str, extra: &[&str]) -> (PathBuf, Val
 
 /// The `programs` result of `kind` in summary.json.
 fn result<'a>(summary: &'a Value, kind: &str) -> &'a Value {
-    summary["extra"]["programs"]["results"]
+    summary["programs"]
         .as_array()
-        .expect("summary.json has programs.results")
+        .expect("summary.json has programs[]")
         .iter()
         .find(|r| r["kind"] == kind)
-        .unwrap_or_else(|| panic!("no {kind} result in {}", summary["extra"]))
+        .unwrap_or_else(|| panic!("no {kind} result in {}", summary["programs"]))
         .get("result")
         .unwrap()
 }

@@ -25,12 +25,12 @@ use std::time::{Duration, Instant};
 fn result(run: &Path, kind: &str) -> Value {
     let summary: Value =
         serde_json::from_slice(&std::fs::read(run.join("summary.json")).unwrap()).unwrap();
-    summary["extra"]["programs"]["results"]
+    summary["programs"]
         .as_array()
-        .expect("programs.results")
+        .expect("programs[]")
         .iter()
         .find(|r| r["kind"] == kind)
-        .unwrap_or_else(|| panic!("no {kind} in {}", summary["extra"]))["result"]
+        .unwrap_or_else(|| panic!("no {kind} in {}", summary["programs"]))["result"]
         .clone()
 }
 

@@ -10,8 +10,8 @@ use crate::plan::{Capacity, Rw, Step};
 use crate::profile::{DurationText, FilesSpec, PhaseKind, Profile};
 use crate::sizes::SizeGenerator;
 use crate::target::{TargetMode, TargetSpec};
+use hostd_records::programs::{DurationFigures, ProgramFigures};
 use serde::Serialize;
-use serde_json::json;
 use std::time::{Duration, Instant};
 
 /// Share of the free space one cycle fills when the profile gives no size.
@@ -215,18 +215,17 @@ impl Program for Cycles {
         }
         ProgramReport {
             target: target.to_string(),
-            kind: "duration".into(),
             text,
-            result: json!({
-                "duration_s": self.spec.duration.as_secs_f64(),
-                "elapsed_s": elapsed,
-                "cycle_files": self.spec.sizes.len(),
-                "cycle_bytes": self.spec.sizes.iter().sum::<u64>(),
-                "full_cycles": self.cycles_done,
-                "bytes_written": self.bytes_written,
-                "bytes_read": self.bytes_read,
-                "corrupt_bytes": self.corrupt_bytes,
-                "files_verified": self.files_verified,
+            figures: ProgramFigures::Duration(DurationFigures {
+                duration_s: self.spec.duration.as_secs_f64(),
+                elapsed_s: elapsed,
+                cycle_files: self.spec.sizes.len(),
+                cycle_bytes: self.spec.sizes.iter().sum::<u64>(),
+                full_cycles: self.cycles_done,
+                bytes_written: self.bytes_written,
+                bytes_read: self.bytes_read,
+                corrupt_bytes: self.corrupt_bytes,
+                files_verified: self.files_verified,
             }),
         }
     }

@@ -7,8 +7,6 @@
 //! uncertainties). A τ whose interval reaches the end of the grid is not
 //! determined: the fit says there is not enough data.
 
-use serde::Serialize;
-
 /// One point: an idle time and the bytes then written at the fast rate.
 #[derive(Debug, Clone, Copy)]
 pub struct Point {
@@ -20,22 +18,8 @@ pub struct Point {
     pub sigma: f64,
 }
 
-/// A fit that carries.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
-pub struct RecoveryFit {
-    /// Recovery time constant τ, s.
-    pub tau_s: f64,
-    /// Its interval (Δχ² = 1), s.
-    pub tau_low_s: f64,
-    /// Upper end, s.
-    pub tau_high_s: f64,
-    /// Bytes a full recovery gives, C.
-    pub capacity_bytes: f64,
-    /// 1σ of C at the best τ.
-    pub capacity_sigma: f64,
-    /// Reduced χ² of the fit.
-    pub reduced_chi2: f64,
-}
+/// A fit that carries (the record type of `summary.json`).
+pub use hostd_records::programs::RecoveryFit;
 
 /// Fits the points; Err says why the data does not carry a fit.
 pub fn fit(points: &[Point]) -> Result<RecoveryFit, String> {

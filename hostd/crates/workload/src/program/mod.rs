@@ -21,6 +21,7 @@ use crate::events::FileRecord;
 use crate::plan::{Capacity, IoJob, Rw, Step};
 use crate::profile::{Kind, Profile};
 use crate::target::TargetSpec;
+pub use hostd_records::programs::{ProgramFigures, ProgramReport};
 use serde::Serialize;
 use std::time::Duration;
 
@@ -38,20 +39,6 @@ pub enum Action {
     },
     /// Remove these test files (by file number).
     Delete(Vec<u32>),
-}
-
-/// What a program found, for the summary (`summary.json` section
-/// `programs`, and lines printed at the end of the run).
-#[derive(Debug, Clone, Serialize)]
-pub struct ProgramReport {
-    /// Target label.
-    pub target: String,
-    /// `cache-recovery`, `paced-sweep` or `duration`.
-    pub kind: String,
-    /// Lines for the terminal summary.
-    pub text: Vec<String>,
-    /// The figures, as JSON.
-    pub result: serde_json::Value,
 }
 
 /// A running program.

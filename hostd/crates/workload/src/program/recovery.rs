@@ -9,8 +9,9 @@ use crate::events::FileRecord;
 use crate::plan::{Rw, Step};
 use crate::profile::CacheRecoverySpec;
 use crate::units::human_bytes;
+pub use hostd_records::programs::Burst;
+use hostd_records::programs::{CacheRecoveryFigures, ProgramFigures};
 use serde::Serialize;
-use serde_json::json;
 use std::time::Duration;
 
 /// The most the chunk files of a burst occupy: an SLC cache fills with writes
@@ -72,32 +73,6 @@ pub fn find_drop(rates: &[f64], fast: Option<f64>, drop_fraction: f64) -> Option
         let slow = base * (1.0 - drop_fraction);
         rates[i] < slow && rates[i + 1] < slow
     })
-}
-
-/// One burst of writes.
-#[derive(Debug, Clone, Serialize)]
-pub struct Burst {
-    /// Phase name (`fill`, `after-5s`).
-    pub phase: String,
-    /// The idle time before it as asked, s (None for the first).
-    pub pause_s: Option<f64>,
-    /// The idle time as it was: from the end of the last write before the
-    /// pause to the start of the first after it, s (what the fit uses).
-    pub idle_s: Option<f64>,
-    /// Bytes written in the burst.
-    pub bytes: u64,
-    /// The fast stage ended inside the burst.
-    pub dropped: bool,
-    /// Bytes written at the fast rate: estimate (the slow chunk split by its time).
-    pub fast_bytes: f64,
-    /// … at least (the whole chunks before the one before the first slow one).
-    pub fast_bytes_low: u64,
-    /// … at most (through the first slow chunk).
-    pub fast_bytes_high: u64,
-    /// Fast rate (median of the fast chunks), bytes/s.
-    pub fast_bps: Option<f64>,
-    /// Slow rate (median of the chunks after the drop), bytes/s.
-    pub slow_bps: Option<f64>,
 }
 
 /// The running program.
@@ -320,13 +295,12 @@ impl Program for Recovery {
         }
         ProgramReport {
             target: target.to_string(),
-            kind: "cache-recovery".into(),
             text,
-            result: json!({
-                "chunk_bytes": self.spec.chunk,
-                "bursts": self.bursts,
-                "fit": fit.as_ref().ok(),
-                "fit_error": fit.as_ref().err(),
+            figures: ProgramFigures::CacheRecovery(CacheRecoveryFigures {
+                chunk_bytes: self.spec.chunk,
+                bursts: self.bursts.clone(),
+                fit: fit.as_ref().ok().copied(),
+                fit_error: fit.err(),
             }),
         }
     }
@@ -371,6 +345,7 @@ mod tests {
             corrupt: Vec::new(),
             direct_io: true,
             status: "ok".into(),
+            probe: None,
         }
     }
 
@@ -418,13 +393,14 @@ mod tests {
         }
         assert_eq!(idles.len(), 2);
         let r = p.report("t");
-        let bursts = r.result["bursts"].as_array().unwrap();
-        assert_eq!(bursts.len(), 3);
-        for (b, truth) in bursts.iter().zip([30e6, 10e6, 30e6]) {
-            let est = b["fast_bytes"].as_f64().unwrap();
-            assert!((est - truth).abs() < 1e3, "{b} vs {truth}");
+        let ProgramFigures::CacheRecovery(f) = &r.figures else {
+            panic!("{r:?}")
+        };
+        assert_eq!(f.bursts.len(), 3);
+        for (b, truth) in f.bursts.iter().zip([30e6, 10e6, 30e6]) {
+            assert!((b.fast_bytes - truth).abs() < 1e3, "{b:?} vs {truth}");
         }
-        assert_eq!(bursts[2]["idle_s"], 3.0);
+        assert_eq!(f.bursts[2].idle_s, Some(3.0));
         // Two pauses cannot determine C and τ.
         assert!(
             r.text

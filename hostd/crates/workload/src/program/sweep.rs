@@ -8,8 +8,9 @@ use super::{median, rate_bps, Action, Program, ProgramReport, StepIo};
 use crate::events::FileRecord;
 use crate::plan::{Rw, Step};
 use crate::profile::PacedSweepSpec;
+pub use hostd_records::programs::SweepStep;
+use hostd_records::programs::{PacedSweepFigures, ProgramFigures};
 use serde::Serialize;
-use serde_json::json;
 use std::time::Duration;
 
 /// Plan data of a paced sweep.
@@ -61,31 +62,6 @@ impl SweepSpec {
             job: self.io.job(Rw::Write, self.chunk, file, pace_ns),
         }
     }
-}
-
-/// One step of the sweep.
-#[derive(Debug, Clone, Serialize)]
-pub struct SweepStep {
-    /// Phase name (`unpaced`, `pace-50%`).
-    pub phase: String,
-    /// Percentage of the unthrottled rate (None for the unpaced step).
-    pub percent: Option<f64>,
-    /// Paced rate, bytes/s.
-    pub target_bps: Option<f64>,
-    /// Rate achieved over the step, bytes/s.
-    pub achieved_bps: f64,
-    /// Rate over its second half, bytes/s.
-    pub second_half_bps: f64,
-    /// Chunks written.
-    pub chunks: usize,
-    /// Bytes written.
-    pub bytes: u64,
-    /// Start and end, host Unix ns.
-    pub start_ns: u64,
-    /// End.
-    pub end_ns: u64,
-    /// Held its paced rate (None for the unpaced step).
-    pub held: Option<bool>,
 }
 
 /// The running program.
@@ -162,6 +138,8 @@ impl Sweep {
             start_ns: recs.first().map_or(0, |f| f.start_ns),
             end_ns: recs.last().map_or(0, |f| f.end_ns),
             held: floor.map(|f| achieved >= f && second >= f),
+            mean_power_w: None,
+            temp_max_c: None,
         });
     }
 
@@ -264,14 +242,13 @@ impl Program for Sweep {
         }
         ProgramReport {
             target: target.to_string(),
-            kind: "paced-sweep".into(),
             text,
-            result: json!({
-                "unthrottled_bps": self.unthrottled,
-                "unpaced_throttled_after_chunks": self.unpaced_drop,
-                "steps": self.steps,
-                "highest_held_bps": self.highest_held().and_then(|s| s.target_bps),
-                "highest_held_percent": self.highest_held().and_then(|s| s.percent),
+            figures: ProgramFigures::PacedSweep(PacedSweepFigures {
+                unthrottled_bps: self.unthrottled,
+                unpaced_throttled_after_chunks: self.unpaced_drop,
+                steps: self.steps.clone(),
+                highest_held_bps: self.highest_held().and_then(|s| s.target_bps),
+                highest_held_percent: self.highest_held().and_then(|s| s.percent),
             }),
         }
     }

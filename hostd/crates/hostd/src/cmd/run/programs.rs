@@ -1,87 +1,70 @@
-//! The results of adaptive workloads (cache recovery, paced sweep, duration)
-//! in the summary: section `programs` of `summary.json`, its lines printed at
-//! the end. A paced sweep's steps get the probe's power and temperature from
-//! the probe columns of `files.csv`, where a probe was on that target.
+//! The adaptive workloads' results (`summary.json` `programs[]`, computed by
+//! the workload) get what only the probe knows: each paced-sweep step's mean
+//! power and highest enclosure temperature, from the probe's per-file figures
+//! in `files.csv`, where a probe was on that target.
 
-use hostd_store::Summary;
-use hostd_workload::program::ProgramReport;
-use serde_json::{json, Value};
+use hostd_records::programs::ProgramFigures;
+use hostd_records::{FileRecord, Summary};
 use std::path::Path;
 
-/// Adds the programs' section to the summary (nothing when there were none).
-pub fn add(summary: &mut Summary, reports: &[ProgramReport], run_dir: &Path) {
-    if reports.is_empty() {
+/// Adds the probe figures of every paced-sweep step to the summary.
+pub fn add_probe_figures(summary: &mut Summary, run_dir: &Path) {
+    if !summary
+        .programs
+        .iter()
+        .any(|p| matches!(p.figures, ProgramFigures::PacedSweep(_)))
+    {
         return;
     }
-    let mut reports = reports.to_vec();
-    for r in reports.iter_mut().filter(|r| r.kind == "paced-sweep") {
-        add_probe_figures(r, &run_dir.join("files.csv"));
-    }
-    let text: Vec<String> = reports.iter().flat_map(|r| r.text.clone()).collect();
-    summary.extra.insert(
-        "programs".into(),
-        json!({ "text": text, "results": reports }),
-    );
-}
-
-/// Mean power (weighted by file time) and the highest enclosure temperature
-/// of each sweep step's files.
-fn add_probe_figures(report: &mut ProgramReport, files_csv: &Path) {
-    let Ok(mut rdr) = csv::Reader::from_path(files_csv) else {
-        return;
+    let files = match hostd_records::files::read(run_dir) {
+        Ok(f) => f,
+        Err(e) => {
+            summary.warnings.push(format!(
+                "paced sweep: cannot read files.csv for probe figures: {e}"
+            ));
+            return;
+        }
     };
-    let Ok(h) = rdr.headers().cloned() else {
-        return;
-    };
-    let col = |n: &str| h.iter().position(|c| c == n);
-    let (Some(t), Some(p), Some(s), Some(e), Some(pw), Some(tm)) = (
-        col("target"),
-        col("phase"),
-        col("start_ns"),
-        col("end_ns"),
-        col("mean_power_w"),
-        col("temp_max_c"),
-    ) else {
-        report
-            .text
-            .push("  power and temperature per step: no probe on this run".into());
-        return;
-    };
-    let rows: Vec<csv::StringRecord> = rdr.records().filter_map(Result::ok).collect();
-    let mut lines = Vec::new();
-    if let Some(steps) = report.result["steps"].as_array_mut() {
-        for step in steps.iter_mut() {
-            let phase = step["phase"].as_str().unwrap_or_default().to_string();
-            let (mut energy, mut secs, mut tmax) = (0.0, 0.0, f64::NEG_INFINITY);
-            for r in rows
+    for report in summary.programs.iter_mut() {
+        let ProgramFigures::PacedSweep(sweep) = &mut report.figures else {
+            continue;
+        };
+        let mut lines = Vec::new();
+        for step in sweep.steps.iter_mut() {
+            let mine: Vec<&FileRecord> = files
                 .iter()
-                .filter(|r| r[t] == report.target && r[p] == phase)
-            {
-                let dt =
-                    (r[e].parse::<f64>().unwrap_or(0.0) - r[s].parse::<f64>().unwrap_or(0.0)) / 1e9;
-                if let Ok(w) = r[pw].parse::<f64>() {
-                    energy += w * dt;
-                    secs += dt;
+                .filter(|f| f.target == report.target && f.phase == step.phase)
+                .collect();
+            let (mut energy, mut secs, mut tmax) = (0.0, 0.0, f64::NEG_INFINITY);
+            for f in &mine {
+                let Some(p) = f.probe.as_deref() else {
+                    continue;
+                };
+                if let Some(w) = p.mean_power_w {
+                    energy += w * f.seconds();
+                    secs += f.seconds();
                 }
-                if let Ok(c) = r[tm].parse::<f64>() {
+                if let Some(c) = p.temp_max_c {
                     tmax = tmax.max(c);
                 }
             }
-            if secs > 0.0 {
-                step["mean_power_w"] = json!(energy / secs);
-            }
-            if tmax.is_finite() {
-                step["temp_max_c"] = json!(tmax);
-            }
-            lines.push(match (step.get("mean_power_w"), step.get("temp_max_c")) {
-                (Some(Value::Number(w)), Some(Value::Number(c))) => format!(
-                    "  {phase:<12} mean power {:.2} W, enclosure up to {:.1} °C",
-                    w.as_f64().unwrap_or(0.0),
-                    c.as_f64().unwrap_or(0.0)
+            step.mean_power_w = (secs > 0.0).then(|| energy / secs);
+            step.temp_max_c = tmax.is_finite().then_some(tmax);
+            lines.push(match (step.mean_power_w, step.temp_max_c) {
+                (Some(w), Some(c)) => format!(
+                    "  {:<12} mean power {w:.2} W, enclosure up to {c:.1} °C",
+                    step.phase
                 ),
-                _ => format!("  {phase:<12} no probe figures"),
+                (Some(w), None) => format!("  {:<12} mean power {w:.2} W", step.phase),
+                _ => format!("  {:<12} no probe figures", step.phase),
             });
         }
+        if lines.iter().all(|l| l.ends_with("no probe figures")) {
+            report
+                .text
+                .push("  power and temperature per step: no probe on this target".into());
+        } else {
+            report.text.extend(lines);
+        }
     }
-    report.text.extend(lines);
 }
