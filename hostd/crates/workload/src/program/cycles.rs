@@ -161,8 +161,8 @@ impl Program for Cycles {
         if self.spec.sizes.is_empty() {
             return None;
         }
-        let started = *self.started.get_or_insert_with(Instant::now);
-        let _ = started;
+        // The clock starts with the first write.
+        self.started.get_or_insert_with(Instant::now);
         if let Some(rec) = last {
             if rec.status != "ok" {
                 self.failed = true;
@@ -228,5 +228,94 @@ impl Program for Cycles {
                 files_verified: self.files_verified,
             }),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(step: &Step) -> FileRecord {
+        FileRecord {
+            target: "t".into(),
+            target_index: 0,
+            phase: step.phase.clone(),
+            index: step.index,
+            start_ns: 0,
+            end_ns: 1,
+            bytes: step.job.bytes,
+            mbps: 0.0,
+            verified: (step.phase == "read").then_some(true),
+            corrupt_blocks: 0,
+            corrupt_bytes: 0,
+            late_ops: 0,
+            block_size: 4096,
+            queue_depth: 1,
+            corrupt: Vec::new(),
+            direct_io: true,
+            status: "ok".into(),
+            probe: None,
+        }
+    }
+
+    #[test]
+    fn when_time_runs_out_mid_write_the_cycle_reads_back_what_it_wrote_then_deletes_it() {
+        let mut p = Cycles::new(CyclesSpec {
+            duration: Duration::from_millis(30),
+            sizes: vec![4096, 8192, 4096],
+            read: true,
+            io: StepIo {
+                block_size: 4096,
+                queue_depth: 1,
+                verify: true,
+                seed: 1,
+            },
+        });
+        let mut actions = Vec::new();
+        let mut last: Option<FileRecord> = None;
+        while let Some(a) = p.next(last.take().as_ref()) {
+            match &a {
+                Action::Run(step) => {
+                    if step.phase == "write" && step.file == 4 {
+                        // Second cycle, second file: the time is up after it.
+                        std::thread::sleep(Duration::from_millis(40));
+                    }
+                    last = Some(record(step));
+                }
+                Action::Delete(_) => {}
+                Action::Idle { .. } => unreachable!(),
+            }
+            actions.push(a);
+        }
+        let names: Vec<String> = actions
+            .iter()
+            .map(|a| match a {
+                Action::Run(s) => format!("{}{}", &s.phase[..1], s.file),
+                Action::Delete(f) => format!("d{f:?}"),
+                Action::Idle { .. } => unreachable!(),
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "w0",
+                "w1",
+                "w2",
+                "r0",
+                "r1",
+                "r2",
+                "d[0, 1, 2]",
+                "w3",
+                "w4",
+                "r3",
+                "r4",
+                "d[3, 4]"
+            ]
+        );
+        let ProgramFigures::Duration(f) = p.report("t").figures else {
+            panic!()
+        };
+        assert_eq!((f.full_cycles, f.files_verified), (1, 5));
+        assert_eq!(f.bytes_read, f.bytes_written);
     }
 }

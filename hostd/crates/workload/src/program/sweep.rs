@@ -253,3 +253,99 @@ impl Program for Sweep {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A device that writes at `rate(bytes so far, paced rate)` bytes/s.
+    fn run(ceiling_after: f64, ceiling: f64) -> ProgramReport {
+        let spec = SweepSpec {
+            chunk: 10_000_000,
+            files: 4,
+            step_time: Duration::from_secs(10),
+            percents: vec![25.0, 50.0, 75.0, 100.0],
+            tolerance: 0.1,
+            stop_at_first_miss: true,
+            io: StepIo {
+                block_size: 1 << 20,
+                queue_depth: 1,
+                verify: false,
+                seed: 1,
+            },
+        };
+        let mut p = Sweep::new(spec.clone());
+        let (mut clock, mut written) = (0.0f64, 0.0f64);
+        let mut last: Option<FileRecord> = None;
+        while let Some(a) = p.next(last.as_ref()) {
+            let Action::Run(step) = a else { panic!() };
+            let paced = step
+                .job
+                .pace_ns
+                .map(|ns| spec.io.block_size as f64 * 1e9 / ns as f64);
+            let cap = if written >= ceiling_after {
+                ceiling
+            } else {
+                100e6
+            };
+            let rate = paced.map_or(cap, |p| p.min(cap));
+            let secs = step.job.bytes as f64 / rate;
+            let start = clock;
+            clock += secs;
+            written += step.job.bytes as f64;
+            last = Some(FileRecord {
+                target: "t".into(),
+                target_index: 0,
+                phase: step.phase,
+                index: step.index,
+                start_ns: (start * 1e9) as u64,
+                end_ns: (clock * 1e9) as u64,
+                bytes: step.job.bytes,
+                mbps: 0.0,
+                verified: None,
+                corrupt_blocks: 0,
+                corrupt_bytes: 0,
+                late_ops: 0,
+                block_size: 1 << 20,
+                queue_depth: 1,
+                corrupt: Vec::new(),
+                direct_io: true,
+                status: "ok".into(),
+                probe: None,
+            });
+        }
+        p.report("t")
+    }
+
+    fn figures(r: &ProgramReport) -> &PacedSweepFigures {
+        match &r.figures {
+            ProgramFigures::PacedSweep(f) => f,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_ceiling_below_a_step_is_its_miss_and_the_step_below_is_the_highest_held() {
+        // 100 MB/s unpaced (1 GB), then a ceiling of 60 MB/s: 50 % held, 75 % not.
+        let r = run(1.0e9, 60e6);
+        let f = figures(&r);
+        assert_eq!(f.unthrottled_bps, Some(100e6));
+        assert_eq!(f.highest_held_percent, Some(50.0));
+        let held: Vec<Option<bool>> = f.steps.iter().map(|s| s.held).collect();
+        assert_eq!(held, [None, Some(true), Some(true), Some(false)]);
+    }
+
+    #[test]
+    fn a_throttle_in_the_second_half_of_a_step_is_a_miss() {
+        // The ceiling arrives 650 MB into the 75 % step (after 1 GB + 250 + 500 MB): the
+        // step's whole rate still reaches 90 % of 75 MB/s, its second half does not.
+        let r = run(2.40e9, 40e6);
+        let f = figures(&r);
+        let s75 = &f.steps[3];
+        let floor = 0.9 * 75e6;
+        assert!(s75.achieved_bps >= floor, "{s75:?}");
+        assert!(s75.second_half_bps < floor, "{s75:?}");
+        assert_eq!(s75.held, Some(false), "{s75:?}");
+        assert_eq!(f.highest_held_percent, Some(50.0));
+    }
+}
