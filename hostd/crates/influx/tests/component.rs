@@ -93,6 +93,7 @@ fn live_records_survive_an_outage_and_run_files_follow_at_the_end() {
         samples: Vec::new(),
         warnings: Vec::new(),
         cleanup: Vec::new(),
+        programs: Vec::new(),
     };
     let mut summary = Summary::compute("comp-run", &outcome);
     comp.finish(&outcome, &mut summary, &run_dir).unwrap();

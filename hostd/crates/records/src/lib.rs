@@ -12,7 +12,7 @@
 //! | `probe_agg.csv` | [`AggRow`] | [`agg`] |
 //! | `events.json` | [`Analysis`] (with [`Event`]s) | [`events`] |
 //! | `manifest.json` | [`Manifest`] | [`manifest`] |
-//! | `summary.json` | [`Summary`] | [`summary`] |
+//! | `summary.json` | [`Summary`] (with [`ProgramReport`]s) | [`summary`], [`programs`] |
 //!
 //! To add a field: add it to the record type (with `#[serde(default)]` on JSON records so
 //! older files still read); for a CSV add its column to the module's header list, writer row
@@ -30,6 +30,7 @@ pub mod files;
 pub mod intervals;
 pub mod manifest;
 pub mod probe;
+pub mod programs;
 pub mod summary;
 pub mod version;
 
@@ -42,4 +43,5 @@ pub use files::{CorruptBlock, FileProbe, FileRecord};
 pub use intervals::IntervalRecord;
 pub use manifest::{DirectIo, HostInfo, Manifest, TargetInfo};
 pub use probe::ProbeSample;
+pub use programs::{ProgramFigures, ProgramReport};
 pub use summary::Summary;

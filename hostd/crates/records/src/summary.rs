@@ -114,6 +114,10 @@ pub struct Summary {
     pub notes: Vec<String>,
     /// What cleanup did.
     pub cleanup: Vec<String>,
+    /// What the adaptive workloads found (cache recovery, paced sweep, mixed I/O,
+    /// duration runs), one per target and kind.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub programs: Vec<crate::ProgramReport>,
     /// Sections added by run components (`analysis`, `probe`, …), keyed by name.
     #[serde(default)]
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -159,6 +163,7 @@ mod tests {
             warnings: vec!["w".into()],
             notes: Vec::new(),
             cleanup: Vec::new(),
+            programs: Vec::new(),
             extra: serde_json::Map::new(),
         };
         write(d.path(), &s).unwrap();

@@ -28,6 +28,8 @@ use std::time::Duration;
 const STEP_S: f64 = 0.001;
 /// Idle time constants before a thermal-plateau scenario starts (see `needs_settle`).
 const SETTLE_TAUS: f64 = 5.0;
+/// A throttle entered at `until_temp_c` ends when the enclosure has cooled this much below it.
+const THERMAL_HYSTERESIS_C: f64 = 2.0;
 /// Longest single sleep, so a stop request is seen quickly.
 const MAX_SLEEP: Duration = Duration::from_millis(50);
 /// Virtual time between two progress points of a file, s (the byte counters are sampled
@@ -151,6 +153,12 @@ pub struct SimBackend {
     hold_load: Option<f64>,
     measured_total: usize,
     measured_done: usize,
+    /// SLC cache left, bytes (targets with `slc_recovery_tau_s`).
+    cache_left: f64,
+    /// The current step's paced rate, virtual bytes/s.
+    pace_bps: Option<f64>,
+    /// The runner said the target idles until the next step.
+    idle_pending: bool,
 }
 
 impl SimBackend {
@@ -197,6 +205,13 @@ impl SimBackend {
             hold_load: None,
             measured_total: 0,
             measured_done: 0,
+            cache_left: 0.0,
+            pace_bps: None,
+            idle_pending: false,
+        })
+        .map(|mut b| {
+            b.cache_left = b.cache_size();
+            b
         })
     }
 
@@ -215,10 +230,44 @@ impl SimBackend {
 
     fn load(&self) -> f64 {
         let st = &self.target.stages[self.stage];
-        if st.hold_temperature {
+        let load = if st.hold_temperature {
             self.hold_load.unwrap_or(1.0)
         } else {
             st.load.unwrap_or(1.0)
+        };
+        // A paced write keeps the device busy only for its share of the stage's rate.
+        match self.pace_bps {
+            Some(p) => load * (p / (st.rate_gbps * 1e9)).min(1.0),
+            None => load,
+        }
+    }
+
+    /// The SLC cache of a target that models one, bytes (0 otherwise).
+    fn cache_size(&self) -> f64 {
+        match (
+            self.target.slc_recovery_tau_s,
+            self.target.stages[0].until_gb,
+        ) {
+            (Some(_), Some(g)) => g * 1e9,
+            _ => 0.0,
+        }
+    }
+
+    /// Idle for `gap_s` virtual seconds: the enclosure cools toward its idle
+    /// equilibrium and an SLC cache refills (back to the first stage).
+    fn idle(&mut self, gap_s: f64) {
+        if gap_s <= 0.0 {
+            return;
+        }
+        let eq = self.device.equilibrium_c(self.device.idle_w);
+        self.temp_c = eq + (self.temp_c - eq) * (-gap_s / self.device.tau_s).exp();
+        if let Some(tau) = self.target.slc_recovery_tau_s {
+            let size = self.cache_size();
+            self.cache_left = size - (size - self.cache_left) * (-gap_s / tau).exp();
+            if self.stage != 0 && self.cache_left > 0.0 {
+                self.stage = 0;
+                self.player.enter(&self.target, 0, self.cum_bytes, 0.0);
+            }
         }
     }
 
@@ -267,8 +316,39 @@ impl SimBackend {
                     }
                 }
             }
-            let rate = self.player.rate_bps(&self.target, self.cum_bytes, t, u);
+            // A throttle entered by temperature ends once the enclosure has cooled.
+            let cooled = self.stage.checked_sub(1).is_some_and(|p| {
+                self.target.stages[p]
+                    .until_temp_c
+                    .is_some_and(|c| self.temp_c < c - THERMAL_HYSTERESIS_C)
+            });
+            if cooled {
+                self.stage -= 1;
+                self.player
+                    .enter(&self.target, self.stage, self.cum_bytes, t);
+                points.push(Point {
+                    t,
+                    done: bytes - left,
+                    load: Some(self.load()),
+                });
+                continue;
+            }
+            if !last && st.until_temp_c.is_some_and(|c| self.temp_c >= c) {
+                self.advance_stage(t);
+                points.push(Point {
+                    t,
+                    done: bytes - left,
+                    load: Some(self.load()),
+                });
+                continue;
+            }
+            let mut rate = self.player.rate_bps(&self.target, self.cum_bytes, t, u);
+            if let Some(p) = self.pace_bps {
+                rate = rate.min(p);
+            }
+            let cache = self.target.slc_recovery_tau_s.is_some() && self.stage == 0;
             let to_boundary = match st.until_gb {
+                Some(_) if cache && !last => self.cache_left.max(0.0),
                 Some(g) if !last => (g * 1e9 - self.cum_bytes).max(0.0),
                 _ => f64::INFINITY,
             };
@@ -276,6 +356,9 @@ impl SimBackend {
             t += take / rate;
             left -= take;
             self.cum_bytes += take;
+            if cache {
+                self.cache_left -= take;
+            }
             let p = self.device.power_w(self.load());
             self.temp_c +=
                 (self.device.equilibrium_c(p) - self.temp_c) * k * (take / rate / STEP_S);
@@ -359,12 +442,21 @@ impl TargetBackend for SimBackend {
     }
 
     fn prepare(&mut self, plan: &TargetPlan) -> anyhow::Result<()> {
-        self.measured_total = plan.measured.len();
+        // An adaptive program's steps are not known in advance.
+        self.measured_total = if plan.program.is_some() {
+            usize::MAX
+        } else {
+            plan.measured.len()
+        };
         Ok(())
     }
 
     fn reports_activity(&self) -> bool {
         true
+    }
+
+    fn idle_started(&mut self) {
+        self.idle_pending = true;
     }
 
     fn run_step(&mut self, step: &Step, ctx: &StepContext<'_>) -> Result<StepOutput, StepError> {
@@ -406,7 +498,20 @@ impl TargetBackend for SimBackend {
         let start_s = self
             .cursor_s
             .max((now.saturating_sub(origin)) as f64 * 1e-9 * self.loc.scale);
-        let (end_s, points) = if step.phase == self.target.phase {
+        // The time since the last step (a program's pause) was idle.
+        // (Gaps of the runner's own few milliseconds between files are not.)
+        if std::mem::take(&mut self.idle_pending) {
+            self.idle(start_s - self.cursor_s);
+        }
+        self.pace_bps = step
+            .job
+            .pace_ns
+            .map(|ns| step.job.block_size as f64 * 1e9 / ns.max(1) as f64 / self.loc.scale);
+        // The scenario's stages play on its phase, and on any step of the same
+        // direction with another name (an adaptive program's `fill`, `pace-50%`).
+        let plays = step.phase == self.target.phase
+            || step.job.rw.is_write() == (self.target.phase != "read");
+        let (end_s, points) = if plays {
             self.play(bytes as f64, start_s)
         } else {
             // Other phases (read-back) at the first stage's rate, no stages.

@@ -109,6 +109,11 @@ pub struct TargetSpec {
     /// Throughput stages in order; the last one lasts to the end.
     #[serde(rename = "stage")]
     pub stages: Vec<Stage>,
+    /// An SLC cache that refills when idle (the `sim:` backend): the first stage's
+    /// `until_gb` is the cache; idle for t refills the used part by a share
+    /// 1 − e^(−t/τ) with this τ (s, virtual time), and writing resumes in stage 0.
+    #[serde(default)]
+    pub slc_recovery_tau_s: Option<f64>,
 }
 
 /// A stretch at one throughput level.
@@ -130,6 +135,10 @@ pub struct Stage {
     /// Stage ends when this target has moved this many GB.
     #[serde(default)]
     pub until_gb: Option<f64>,
+    /// Stage ends when the enclosure reaches this temperature, °C (the `sim:`
+    /// backend: a throttle that only a hot enough load triggers).
+    #[serde(default)]
+    pub until_temp_c: Option<f64>,
     /// Stage ends `lag_s` after this other target has finished.
     #[serde(default)]
     pub after_target_done: Option<String>,

@@ -111,6 +111,7 @@ impl SummaryExt for Summary {
             warnings,
             notes,
             cleanup: out.cleanup.clone(),
+            programs: out.programs.clone(),
             extra: serde_json::Map::new(),
         }
     }
@@ -213,6 +214,10 @@ impl SummaryExt for Summary {
             for line in lines.into_iter().flatten().filter_map(|l| l.as_str()) {
                 let _ = writeln!(s, "{line}");
             }
+        }
+        // What the adaptive workloads found (cache recovery, paced sweep, mixed, duration).
+        for line in self.programs.iter().flat_map(|p| &p.text) {
+            let _ = writeln!(s, "{line}");
         }
         for n in &self.notes {
             let _ = writeln!(s, "note: {n}");
@@ -384,6 +389,7 @@ mod tests {
             warnings: Vec::new(),
             notes: Vec::new(),
             cleanup: Vec::new(),
+            programs: Vec::new(),
             extra: serde_json::Map::new(),
         };
         let text = summary.render();
@@ -430,6 +436,7 @@ mod tests {
             samples: Vec::new(),
             warnings: vec![format!("target sim:x5-thermal*10: {scale}")],
             cleanup: Vec::new(),
+            programs: Vec::new(),
         };
         let text = Summary::compute("r", &outcome).render();
         assert!(

@@ -41,6 +41,12 @@ pub struct JobOutcome {
     pub late_ops: u64,
     /// Stopped by the stop flag before the end.
     pub interrupted: bool,
+    /// Of `bytes`, those read (a mixed job's read share; all of a read job's).
+    pub read_bytes: u64,
+    /// I/Os that read and that wrote (a mixed job's split).
+    pub read_ops: u64,
+    /// I/Os that wrote.
+    pub write_ops: u64,
     /// Seconds from the first submission to the last completion (what fio
     /// calls the job's runtime: buffer set-up and the file's open and fsync
     /// are outside it).
@@ -70,6 +76,8 @@ struct Slot {
     done: usize,
     /// What the buffer's payload was last filled for (file id, offset, length).
     primed: Option<(u64, u64, usize)>,
+    /// This I/O writes (a mixed job chooses per I/O).
+    write: bool,
 }
 
 /// Buffers a job uses: one per I/O in flight and, for verified reads, spares.
@@ -110,7 +118,11 @@ pub fn run_job(engine: &mut dyn IoEngine, io: JobIo<'_>) -> Result<JobOutcome, J
     let total_ops = total_ops(job);
     let blocks_in_file = (job.file_size / bs as u64).max(1);
     let mut rng = ChaCha8Rng::seed_from_u64(job.seed);
-    let verifying = !write && job.verify;
+    // A mixed job's directions come from their own stream, so its offsets are
+    // the same as a pure job's with the same seed.
+    let mut direction = ChaCha8Rng::seed_from_u64(job.seed ^ 0x6d69_7865_6400_0000);
+    let read_percent = job.rw.read_percent();
+    let verify_reads = job.verify;
     let mut slots: Vec<Slot> = io
         .buffers
         .take(slots_for(job), bs)
@@ -121,6 +133,7 @@ pub fn run_job(engine: &mut dyn IoEngine, io: JobIo<'_>) -> Result<JobOutcome, J
             len: 0,
             done: 0,
             primed: None,
+            write,
         })
         .collect();
     let bufs: Vec<(*mut u8, usize)> = slots
@@ -169,18 +182,28 @@ pub fn run_job(engine: &mut dyn IoEngine, io: JobIo<'_>) -> Result<JobOutcome, J
                 issued * bs as u64
             };
             let len = (job.file_size - offset).min(bs as u64) as usize;
+            let this_write = match read_percent {
+                Some(p) => direction.gen_range(0..100u8) >= p,
+                None => write,
+            };
             let slot = &mut slots[s];
             slot.offset = offset;
             slot.len = len;
             slot.done = 0;
-            if write {
+            slot.write = this_write;
+            if this_write {
+                out.write_ops += 1;
                 io.codec.fill_reusing(
                     &mut slot.buf.as_mut_slice()[..len],
                     offset,
                     &mut slot.primed,
                 );
+            } else {
+                out.read_ops += 1;
+                // A read overwrites the payload the buffer was primed with.
+                slot.primed = None;
             }
-            if let Err(e) = submit(engine, io.fd, io.base_offset, s, slot, write) {
+            if let Err(e) = submit(engine, io.fd, io.base_offset, s, slot) {
                 fatal = Some(JobError {
                     offset,
                     source: e,
@@ -249,9 +272,12 @@ pub fn run_job(engine: &mut dyn IoEngine, io: JobIo<'_>) -> Result<JobOutcome, J
                     slot.done += n;
                     io.progress.fetch_add(n as u64, Ordering::Relaxed);
                     out.bytes += n as u64;
+                    if !slot.write {
+                        out.read_bytes += n as u64;
+                    }
                     if slot.done < slot.len && error.is_none() {
                         // Short transfer: resubmit the rest from the same buffer.
-                        if let Err(e) = submit(engine, io.fd, io.base_offset, c.slot, slot, write) {
+                        if let Err(e) = submit(engine, io.fd, io.base_offset, c.slot, slot) {
                             fatal = Some(JobError {
                                 offset: slot.offset,
                                 source: e,
@@ -263,7 +289,7 @@ pub fn run_job(engine: &mut dyn IoEngine, io: JobIo<'_>) -> Result<JobOutcome, J
                         in_flight += 1;
                         continue;
                     }
-                    if verifying {
+                    if verify_reads && !slot.write {
                         to_verify.push(c.slot);
                     } else {
                         free.push(c.slot);
@@ -304,7 +330,6 @@ fn submit(
     base: u64,
     s: usize,
     slot: &mut Slot,
-    write: bool,
 ) -> io::Result<()> {
     // SAFETY of the pointer: slot buffers live until the loop returns, and a
     // slot is not reused before its completion is reaped.
@@ -315,7 +340,7 @@ fn submit(
         offset: base + slot.offset + slot.done as u64,
         buf,
         len: slot.len - slot.done,
-        write,
+        write: slot.write,
     })
 }
 

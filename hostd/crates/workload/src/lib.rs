@@ -23,6 +23,8 @@ pub mod fsinfo;
 pub mod jobloop;
 pub mod plan;
 pub mod profile;
+mod profile_programs;
+pub mod program;
 pub mod runner;
 pub mod sizes;
 pub mod target;

@@ -21,16 +21,34 @@ pub enum Rw {
     RandWrite,
     /// Random-offset read.
     RandRead,
+    /// Mixed reads and writes (fio's `rw=randrw`/`rw=rw` with `rwmixread`):
+    /// each I/O reads with probability `read_percent` %, drawn from the seed.
+    Mixed {
+        /// Percentage of I/Os that read.
+        read_percent: u8,
+        /// Random offsets (else sequential).
+        random: bool,
+    },
 }
 
 impl Rw {
-    /// True for writes.
+    /// True for writes (a mixed job is not: it reads existing data too).
     pub fn is_write(self) -> bool {
         matches!(self, Rw::Write | Rw::RandWrite)
     }
     /// True for random offsets.
     pub fn is_random(self) -> bool {
-        matches!(self, Rw::RandRead | Rw::RandWrite)
+        matches!(
+            self,
+            Rw::RandRead | Rw::RandWrite | Rw::Mixed { random: true, .. }
+        )
+    }
+    /// The read share of a mixed job, in percent.
+    pub fn read_percent(self) -> Option<u8> {
+        match self {
+            Rw::Mixed { read_percent, .. } => Some(read_percent),
+            _ => None,
+        }
     }
 }
 
@@ -79,6 +97,10 @@ pub struct TargetPlan {
     pub measured: Vec<Step>,
     /// Largest size of each file (index = file number).
     pub file_sizes: Vec<u64>,
+    /// An adaptive workload (cache recovery, paced sweep, duration cycles):
+    /// the runner asks it for each next step instead of running `measured`,
+    /// which then holds only its first steps (for buffers and `--dry-run`).
+    pub program: Option<crate::program::ProgramSpec>,
 }
 
 impl TargetPlan {
@@ -210,7 +232,7 @@ fn plan_target(
     let qd = io.queue_depth;
     let mut prepare = Vec::new();
     let mut measured = Vec::new();
-    let file_sizes: Vec<u64>;
+    let mut file_sizes: Vec<u64>;
     match profile.kind {
         Kind::Files | Kind::Fill | Kind::Video => {
             let mut frame_pace = None;
@@ -223,7 +245,8 @@ fn plan_target(
                     match (f.count, f.total) {
                         (Some(n), _) => g.take(n),
                         (None, Some(t)) => g.until_total(t.0),
-                        _ => unreachable!("validated"),
+                        // A duration run sizes its cycles from the free space.
+                        (None, None) => Vec::new(),
                     }
                 }
                 Kind::Fill => {
@@ -251,7 +274,7 @@ fn plan_target(
                     write_qd = 1;
                     vec![frame * frames; v.clips as usize]
                 }
-                Kind::Diskmark => unreachable!(),
+                Kind::Diskmark | Kind::CacheRecovery | Kind::PacedSweep => unreachable!(),
             };
             let write_step = |i: usize, size: u64, phase: &str| Step {
                 phase: phase.to_string(),
@@ -298,6 +321,7 @@ fn plan_target(
                 }
             }
         }
+        Kind::CacheRecovery | Kind::PacedSweep => file_sizes = Vec::new(),
         Kind::Diskmark => {
             let d = profile.diskmark.as_ref().expect("validated");
             let size = align_up(d.file_size.0);
@@ -317,6 +341,34 @@ fn plan_target(
                 ),
             };
             for t in &d.tests {
+                if let Some(read_percent) = t.read_percent {
+                    // Mixed: one job per repetition reads and writes (rw targets only).
+                    if spec.mode != TargetMode::Rw {
+                        continue;
+                    }
+                    for rep in 0..d.repetitions {
+                        let bytes = t.bytes.map(|b| align_up(b.0)).unwrap_or(size).min(size);
+                        measured.push(Step {
+                            phase: format!("{}-mix", t.name),
+                            index: rep,
+                            file: 0,
+                            job: IoJob {
+                                rw: Rw::Mixed {
+                                    read_percent,
+                                    random: t.pattern == Pattern::Random,
+                                },
+                                file_size: size,
+                                bytes: bytes / t.block_size.0 * t.block_size.0,
+                                block_size: t.block_size.0 as usize,
+                                queue_depth: t.queue_depth,
+                                verify: io.verify,
+                                pace_ns: None,
+                                seed: file_seed.wrapping_add(rep as u64 * 7919),
+                            },
+                        });
+                    }
+                    continue;
+                }
                 for p in &io.phases {
                     let (on, rw) = match (p, t.pattern) {
                         (PhaseKind::Read, Pattern::Sequential) => (do_read, Rw::Read),
@@ -349,11 +401,20 @@ fn plan_target(
             }
         }
     }
+    let program = crate::program::ProgramSpec::for_target(profile, spec, file_seed, cap);
+    if let Some(p) = &program {
+        // The adaptive program replaces the static steps; it keeps its files
+        // within `file_sizes` (the free-space check) and lists its first steps.
+        measured = p.first_steps();
+        file_sizes = p.file_sizes();
+        prepare.clear();
+    }
     TargetPlan {
         spec: spec.clone(),
         prepare,
         measured,
         file_sizes,
+        program,
     }
 }
 

@@ -1,6 +1,7 @@
 //! Workload profiles: TOML files (built in or the user's) describing what to
 //! write and read. See `fixtures/profiles/` for the built-in ones.
 
+pub use crate::profile_programs::{CacheRecoverySpec, DurationText, PacedSweepSpec};
 use crate::units::ByteSize;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -35,6 +36,22 @@ pub const BUILTIN: &[(&str, &str)] = &[
     (
         "video",
         include_str!("../../../../fixtures/profiles/video.toml"),
+    ),
+    (
+        "cache-recovery",
+        include_str!("../../../../fixtures/profiles/cache-recovery.toml"),
+    ),
+    (
+        "paced-sweep",
+        include_str!("../../../../fixtures/profiles/paced-sweep.toml"),
+    ),
+    (
+        "diskmark-mixed",
+        include_str!("../../../../fixtures/profiles/diskmark-mixed.toml"),
+    ),
+    (
+        "soak-8h",
+        include_str!("../../../../fixtures/profiles/soak-8h.toml"),
     ),
 ];
 
@@ -87,6 +104,12 @@ pub enum Kind {
     Diskmark,
     /// Frame-sized writes on a frame clock.
     Video,
+    /// Write until the fast stage ends, idle, write again (`[cache_recovery]`).
+    #[serde(rename = "cache-recovery")]
+    CacheRecovery,
+    /// Paced writes at stepped fractions of the unthrottled rate (`[paced_sweep]`).
+    #[serde(rename = "paced-sweep")]
+    PacedSweep,
 }
 
 /// A phase of a files/fill/video workload.
@@ -122,14 +145,25 @@ pub struct Profile {
     /// Parameters of `kind = "video"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub video: Option<VideoSpec>,
+    /// Parameters of `kind = "cache-recovery"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_recovery: Option<CacheRecoverySpec>,
+    /// Parameters of `kind = "paced-sweep"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paced_sweep: Option<PacedSweepSpec>,
     /// I/O parameters shared by all kinds.
     pub io: IoSpec,
 }
 
-/// Files of random size: either `count` files or files until `total` bytes.
+/// Files of random size: either `count` files or files until `total` bytes;
+/// with `duration`, cycles of write, read (verify) and delete until the time is
+/// up, each cycle `count` files, `total` bytes, or 90 % of the free space.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FilesSpec {
+    /// Run for this long (`"8h"`), cycling write/read/delete.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration: Option<DurationText>,
     /// Number of files (exclusive with `total`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<u32>,
@@ -167,6 +201,11 @@ pub struct DiskmarkTest {
     /// Bytes moved per repetition (default: the whole file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes: Option<ByteSize>,
+    /// Mixed I/O: the percentage of I/Os that read (fio's `rwmixread`); the
+    /// test then runs once per repetition as phase `NAME-mix`, each I/O's
+    /// direction drawn from the seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_percent: Option<u8>,
 }
 
 /// Access pattern.
@@ -284,12 +323,17 @@ impl Profile {
                     .files
                     .as_ref()
                     .ok_or("kind = \"files\" needs a [files] section")?;
+                if let Some(d) = f.duration {
+                    crate::profile_programs::validate_duration(d)?;
+                }
                 match (f.count, f.total) {
                     (Some(0), _) => return Err("[files] count must be at least 1".into()),
                     (Some(_), Some(_)) => {
                         return Err("[files] give either count or total, not both".into())
                     }
-                    (None, None) => return Err("[files] needs count or total".into()),
+                    (None, None) if f.duration.is_none() => {
+                        return Err("[files] needs count, total or duration".into())
+                    }
                     (None, Some(t)) if t.0 == 0 => {
                         return Err("[files] total must be more than 0".into())
                     }
@@ -352,6 +396,13 @@ impl Profile {
                         t.queue_depth,
                         &format!("[diskmark] test {} queue_depth", t.name),
                     )?;
+                    if t.read_percent.is_some_and(|p| p > 100) {
+                        return Err(format!(
+                            "[diskmark] test {} read_percent = {} must be 0 to 100",
+                            t.name,
+                            t.read_percent.unwrap_or_default()
+                        ));
+                    }
                     if t.block_size > d.file_size {
                         return Err(format!(
                             "[diskmark] test {} block is larger than the file",
@@ -387,6 +438,16 @@ impl Profile {
                     ));
                 }
             }
+            Kind::CacheRecovery => self
+                .cache_recovery
+                .as_ref()
+                .ok_or("kind = \"cache-recovery\" needs a [cache_recovery] section")?
+                .validate(self.io.block_size)?,
+            Kind::PacedSweep => self
+                .paced_sweep
+                .as_ref()
+                .ok_or("kind = \"paced-sweep\" needs a [paced_sweep] section")?
+                .validate(self.io.block_size)?,
         }
         Ok(())
     }

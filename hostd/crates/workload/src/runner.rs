@@ -6,6 +6,8 @@
 use crate::backend::{StepContext, StepError, TargetBackend};
 use crate::events::{FileRecord, IntervalRecord, RunEvent, RunObserver, TargetInfo};
 use crate::plan::{Plan, Step};
+use crate::program::mixed::MixedSplit;
+use crate::program::Action;
 use crate::unix_ns;
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -132,6 +134,8 @@ pub struct RunOutcome {
     pub warnings: Vec<String>,
     /// What cleanup did, per target.
     pub cleanup: Vec<String>,
+    /// What the adaptive programs (cache recovery, paced sweep, duration) found.
+    pub programs: Vec<crate::program::ProgramReport>,
 }
 
 /// Makes the progress counters for a plan.
@@ -240,6 +244,7 @@ pub fn execute(
     let samples: Mutex<Vec<Vec<(u64, u64)>>> = Mutex::new(vec![Vec::new(); n]);
     let mut backends = backends;
     let cleanup: Mutex<Vec<String>> = Mutex::new(vec![String::new(); n]);
+    let programs: Mutex<Vec<crate::program::ProgramReport>> = Mutex::new(Vec::new());
 
     std::thread::scope(|scope| {
         // Sampler: 100 ms samples, 1 s intervals.
@@ -262,7 +267,7 @@ pub fn execute(
         for (i, backend) in backends.iter_mut().enumerate() {
             let tp = &plan.targets[i];
             let prog = progress[i].clone();
-            let (gate, halt, stop_all, failure, files, active, observer, label) = (
+            let (gate, halt, stop_all, failure, files, active, observer, label, programs) = (
                 &gate,
                 &halt,
                 &stop_all,
@@ -271,6 +276,7 @@ pub fn execute(
                 &active,
                 observer,
                 tp.spec.label.clone(),
+                &programs,
             );
             handles.push(scope.spawn(move || {
                 let ctx = StepContext {
@@ -289,68 +295,101 @@ pub fn execute(
                         });
                     }
                 };
-                let mut run_steps = |steps: &[Step], measured: bool| -> bool {
+                let mixed: Mutex<Vec<MixedSplit>> = Mutex::new(Vec::new());
+                let end_phase = |current: &mut String| {
+                    if !current.is_empty() {
+                        observer.on_event(&RunEvent::PhaseEnd {
+                            target_index: i,
+                            phase: std::mem::take(current),
+                            time_ns: unix_ns(),
+                        });
+                    }
+                };
+                // Runs one step; its record, and whether the run may go on.
+                let run_one = |backend: &mut Box<dyn TargetBackend>,
+                               step: &Step,
+                               measured: bool,
+                               current: &mut String|
+                 -> (FileRecord, bool) {
+                    if step.phase != *current {
+                        if !current.is_empty() {
+                            observer.on_event(&RunEvent::PhaseEnd {
+                                target_index: i,
+                                phase: current.clone(),
+                                time_ns: unix_ns(),
+                            });
+                        }
+                        *current = step.phase.clone();
+                        prog.enter_phase(current);
+                        observer.on_event(&RunEvent::PhaseStart {
+                            target_index: i,
+                            phase: current.clone(),
+                            time_ns: unix_ns(),
+                            measured,
+                        });
+                    }
+                    let t0 = unix_ns();
+                    let clock = Instant::now();
+                    observer.on_event(&RunEvent::FileStart {
+                        target_index: i,
+                        phase: step.phase.clone(),
+                        index: step.index,
+                        bytes: step.job.bytes,
+                        time_ns: t0,
+                    });
+                    let counted_before = prog.bytes.load(Ordering::Relaxed);
+                    let result = backend.run_step(step, &ctx);
+                    let t1 = t0 + clock.elapsed().as_nanos() as u64;
+                    let split = match (&result, step.job.rw.read_percent()) {
+                        (Ok(o), Some(_)) => Some(MixedSplit {
+                            phase: step.phase.clone(),
+                            index: step.index,
+                            seconds: 0.0,
+                            read_bytes: o.outcome.read_bytes,
+                            write_bytes: o.outcome.bytes - o.outcome.read_bytes,
+                            read_ops: o.outcome.read_ops,
+                            write_ops: o.outcome.write_ops,
+                        }),
+                        _ => None,
+                    };
+                    let (rec, ok) = file_record(&label, i, step, t0, t1, result, halt, failure);
+                    // A backend that does not count bytes as it goes (the
+                    // simulator) has its file counted when the file ends, so
+                    // the live view and the intervals still see its data.
+                    let counted = prog.bytes.load(Ordering::Relaxed) - counted_before;
+                    if counted < rec.bytes {
+                        prog.bytes.fetch_add(rec.bytes - counted, Ordering::Relaxed);
+                    }
+                    observer.on_event(&RunEvent::FileEnd(rec.clone()));
+                    files.lock().unwrap().push(rec.clone());
+                    if let Some(split) = split.filter(|_| ok) {
+                        mixed.lock().unwrap().push(MixedSplit {
+                            seconds: rec.seconds(),
+                            ..split
+                        });
+                    }
+                    (rec, ok)
+                };
+                let run_steps = |backend: &mut Box<dyn TargetBackend>,
+                                 steps: &[Step],
+                                 measured: bool|
+                 -> bool {
                     let mut current = String::new();
                     for step in steps {
                         if stop_all.load(Ordering::Relaxed) {
                             return false;
                         }
-                        if step.phase != current {
-                            if !current.is_empty() {
-                                observer.on_event(&RunEvent::PhaseEnd {
-                                    target_index: i,
-                                    phase: current.clone(),
-                                    time_ns: unix_ns(),
-                                });
-                            }
-                            current = step.phase.clone();
-                            prog.enter_phase(&current);
-                            observer.on_event(&RunEvent::PhaseStart {
-                                target_index: i,
-                                phase: current.clone(),
-                                time_ns: unix_ns(),
-                                measured,
-                            });
-                        }
-                        let t0 = unix_ns();
-                        let clock = Instant::now();
-                        observer.on_event(&RunEvent::FileStart {
-                            target_index: i,
-                            phase: step.phase.clone(),
-                            index: step.index,
-                            bytes: step.job.bytes,
-                            time_ns: t0,
-                        });
-                        let counted_before = prog.bytes.load(Ordering::Relaxed);
-                        let result = backend.run_step(step, &ctx);
-                        let t1 = t0 + clock.elapsed().as_nanos() as u64;
-                        let (rec, ok) = file_record(&label, i, step, t0, t1, result, halt, failure);
-                        // A backend that does not count bytes as it goes (the
-                        // simulator) has its file counted when the file ends, so
-                        // the live view and the intervals still see its data.
-                        let counted = prog.bytes.load(Ordering::Relaxed) - counted_before;
-                        if counted < rec.bytes {
-                            prog.bytes.fetch_add(rec.bytes - counted, Ordering::Relaxed);
-                        }
-                        observer.on_event(&RunEvent::FileEnd(rec.clone()));
-                        files.lock().unwrap().push(rec);
-                        if !ok {
+                        if !run_one(backend, step, measured, &mut current).1 {
                             return false;
                         }
                     }
-                    if !current.is_empty() {
-                        observer.on_event(&RunEvent::PhaseEnd {
-                            target_index: i,
-                            phase: current,
-                            time_ns: unix_ns(),
-                        });
-                    }
+                    end_phase(&mut current);
                     true
                 };
                 if !tp.prepare.is_empty() {
                     activity(1.0);
                 }
-                let ok = run_steps(&tp.prepare, false);
+                let ok = run_steps(backend, &tp.prepare, false);
                 if !tp.prepare.is_empty() {
                     activity(0.0);
                 }
@@ -359,9 +398,74 @@ pub fn execute(
                 } else if gate.wait() {
                     set_active(active, observer, i, true);
                     activity(1.0);
-                    run_steps(&tp.measured, true);
+                    match &tp.program {
+                        None => {
+                            run_steps(backend, &tp.measured, true);
+                        }
+                        Some(spec) => {
+                            let mut program = spec.start();
+                            let mut current = String::new();
+                            let mut last: Option<FileRecord> = None;
+                            while !stop_all.load(Ordering::Relaxed) {
+                                let Some(action) = program.next(last.take().as_ref()) else {
+                                    break;
+                                };
+                                match action {
+                                    Action::Run(step) => {
+                                        let (rec, ok) = run_one(backend, &step, true, &mut current);
+                                        if !ok {
+                                            program.next(Some(&rec));
+                                            break;
+                                        }
+                                        last = Some(rec);
+                                    }
+                                    Action::Idle { phase, duration } => {
+                                        end_phase(&mut current);
+                                        prog.enter_phase(&phase);
+                                        backend.idle_started();
+                                        // Idle is idle on every backend (the probe
+                                        // simulator's load follows this).
+                                        observer.on_event(&RunEvent::Activity {
+                                            target_index: i,
+                                            level: 0.0,
+                                            time_ns: unix_ns(),
+                                        });
+                                        let until = Instant::now() + duration;
+                                        while Instant::now() < until
+                                            && !stop_all.load(Ordering::Relaxed)
+                                        {
+                                            std::thread::sleep(
+                                                (until - Instant::now())
+                                                    .min(Duration::from_millis(20)),
+                                            );
+                                        }
+                                        activity(1.0);
+                                    }
+                                    Action::Delete(list) => {
+                                        for f in list {
+                                            if let Err(e) = backend.delete_file(f) {
+                                                let m = format!("target {label}: {e:#}");
+                                                failure.lock().unwrap().get_or_insert(m);
+                                                halt.store(true, Ordering::SeqCst);
+                                                break;
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                            end_phase(&mut current);
+                            programs.lock().unwrap().push(program.report(&label));
+                        }
+                    }
                     activity(0.0);
                     set_active(active, observer, i, false);
+                    let mixed = mixed.lock().unwrap();
+                    if !mixed.is_empty() {
+                        programs
+                            .lock()
+                            .unwrap()
+                            .push(crate::program::mixed::report(&label, &mixed));
+                    }
                 }
                 prog.mark_done();
             }));
@@ -408,6 +512,7 @@ pub fn execute(
         samples: samples.into_inner().unwrap(),
         warnings,
         cleanup: cleanup.into_inner().unwrap(),
+        programs: programs.into_inner().unwrap(),
     }
 }
 

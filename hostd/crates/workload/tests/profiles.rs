@@ -21,7 +21,11 @@ fn every_builtin_parses_and_matches_its_fixture_file() {
             "sustained-100GB",
             "fill-90",
             "diskmark",
-            "video"
+            "video",
+            "cache-recovery",
+            "paced-sweep",
+            "diskmark-mixed",
+            "soak-8h"
         ]
     );
     for n in &names {
@@ -120,4 +124,34 @@ fn endless_video_clip_is_refused_not_overflowed() {
 fn file_count_is_bounded() {
     let m = malformed("billions-of-files.toml");
     assert!(m.contains("count") && m.contains("1000000"), "{m}");
+}
+
+#[test]
+fn unparsable_duration_names_the_file_key_and_value() {
+    let m = malformed("bad-duration.toml");
+    assert!(
+        m.contains("duration") && m.contains("`eight hours` is not a duration"),
+        "{m}"
+    );
+}
+
+#[test]
+fn a_zero_pause_is_refused() {
+    let m = malformed("zero-pause.toml");
+    assert!(
+        m.contains("[cache_recovery] pauses") && m.contains("0s"),
+        "{m}"
+    );
+}
+
+#[test]
+fn a_sweep_without_its_section_is_named() {
+    let m = malformed("sweep-without-section.toml");
+    assert!(m.contains("needs a [paced_sweep] section"), "{m}");
+}
+
+#[test]
+fn a_read_share_above_100_percent_is_refused() {
+    let m = malformed("mix-over-100.toml");
+    assert!(m.contains("read_percent = 170"), "{m}");
 }

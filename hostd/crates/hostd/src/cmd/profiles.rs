@@ -40,9 +40,17 @@ fn parameters(p: &Profile) -> String {
             let n = match (f.count, f.total) {
                 (Some(c), _) => format!("{c} files"),
                 (_, Some(t)) => format!("files until {t}"),
-                _ => String::new(),
+                _ => "files to 90 % of the free space".to_string(),
             };
-            format!("{n} of {}-{} (uniform)", f.min_size, f.max_size)
+            match f.duration {
+                Some(d) => format!(
+                    "for {}: cycles of {n} of {}-{} (uniform), deleted after each",
+                    humantime_text(d),
+                    f.min_size,
+                    f.max_size
+                ),
+                None => format!("{n} of {}-{} (uniform)", f.min_size, f.max_size),
+            }
         }
         Kind::Fill => {
             let f = p.fill.as_ref().expect("validated");
@@ -64,6 +72,25 @@ fn parameters(p: &Profile) -> String {
                 v.frame_size, v.fps, v.clips, v.seconds
             )
         }
+        Kind::CacheRecovery => {
+            let c = p.cache_recovery.as_ref().expect("validated");
+            let pauses: Vec<String> = c.pauses.iter().map(|d| humantime_text(*d)).collect();
+            format!(
+                "write {} chunks until the fast stage ends (or {}), idle {} between bursts",
+                c.chunk,
+                c.limit,
+                pauses.join(", ")
+            )
+        }
+        Kind::PacedSweep => {
+            let s = p.paced_sweep.as_ref().expect("validated");
+            let pc: Vec<String> = s.percents.iter().map(|x| format!("{x} %")).collect();
+            format!(
+                "unpaced, then {} of that rate, {} each",
+                pc.join(", "),
+                humantime_text(s.step_time)
+            )
+        }
     };
     format!(
         "{what}; bs {} qd {}; phases {}; verify {}",
@@ -72,4 +99,11 @@ fn parameters(p: &Profile) -> String {
         phases.join("+"),
         io.verify
     )
+}
+
+fn humantime_text(d: hostd_workload::profile::DurationText) -> String {
+    serde_json::to_value(d)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
 }

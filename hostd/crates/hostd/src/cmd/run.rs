@@ -5,6 +5,7 @@
 
 mod closing;
 mod live;
+mod programs;
 
 use super::probe_influx::InfluxProbe;
 use anyhow::{bail, Context};
@@ -305,6 +306,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             summary.warnings.push(format!("{}: {e:#}", c.name()));
         }
     }
+    programs::add_probe_figures(&mut summary, &out_dir);
     // Final figures a component keeps under `manifest` in its summary section
     // (the probe's alignment uncertainty and link counters) go into the manifest too.
     for (name, section) in &summary.extra {

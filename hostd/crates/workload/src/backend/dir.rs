@@ -276,7 +276,8 @@ impl TargetBackend for DirBackend {
     fn run_step(&mut self, step: &Step, ctx: &StepContext<'_>) -> Result<StepOutput, StepError> {
         let path = self.file_path(step.file);
         let pstr = path.display().to_string();
-        let write = step.job.rw.is_write();
+        // A mixed job writes too: opened for both, synced at the end.
+        let write = step.job.rw.is_write() || step.job.rw.read_percent().is_some();
         let mode = if self.opts.raw_device {
             if write {
                 OpenMode::Write
@@ -353,6 +354,23 @@ impl TargetBackend for DirBackend {
             timing: None,
             direct_io: is_direct,
         })
+    }
+
+    fn delete_file(&mut self, file: u32) -> anyhow::Result<()> {
+        // Only a file this run created, never one it did not.
+        if self.opts.raw_device || !self.created.contains(&file) {
+            return Ok(());
+        }
+        let p = self.file_path(file);
+        match std::fs::remove_file(&p) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(e).with_context(|| format!("cannot remove test file {}", p.display()))
+            }
+        }
+        self.created.remove(&file);
+        Ok(())
     }
 
     fn cleanup(&mut self, keep: bool) -> anyhow::Result<String> {

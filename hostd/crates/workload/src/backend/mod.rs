@@ -131,6 +131,14 @@ pub trait TargetBackend: Send {
     fn reports_activity(&self) -> bool {
         false
     }
+    /// Says that the target now stays idle for a while (an adaptive
+    /// program's pause), so a simulated device can recover during it.
+    fn idle_started(&mut self) {}
+    /// Removes one test file this backend created (a duration run's cycle
+    /// ends so). Backends without files have nothing to remove.
+    fn delete_file(&mut self, _file: u32) -> anyhow::Result<()> {
+        Ok(())
+    }
     /// Removes what the backend created (unless `keep`); returns what it did.
     fn cleanup(&mut self, keep: bool) -> anyhow::Result<String>;
 }

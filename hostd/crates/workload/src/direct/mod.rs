@@ -58,7 +58,8 @@ pub(crate) fn options(mode: OpenMode) -> OpenOptions {
     let mut o = OpenOptions::new();
     match mode {
         OpenMode::CreateNew => o.write(true).create_new(true),
-        OpenMode::Write => o.write(true),
+        // Read too: a mixed job reads and writes the same file.
+        OpenMode::Write => o.read(true).write(true),
         OpenMode::Read => o.read(true),
     };
     o

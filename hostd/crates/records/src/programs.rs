@@ -1,0 +1,252 @@
+//! What the adaptive workloads found (`summary.json` `programs[]`): cache recovery, the
+//! paced sweep, mixed I/O and duration runs (issue #12). One [`ProgramReport`] per target
+//! and kind: the lines printed at the end of the run and the typed figures. How each figure
+//! is computed: `docs/methodology.md`, "Adaptive profiles".
+
+use serde::{Deserialize, Serialize};
+
+/// One target's result of one adaptive workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProgramReport {
+    /// Target label.
+    pub target: String,
+    /// Lines for the terminal summary.
+    pub text: Vec<String>,
+    /// The figures, by kind.
+    #[serde(flatten)]
+    pub figures: ProgramFigures,
+}
+
+/// The figures of each kind (JSON: `"kind": "cache-recovery", "result": {…}`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "result", rename_all = "kebab-case")]
+pub enum ProgramFigures {
+    /// `kind = "cache-recovery"`.
+    CacheRecovery(CacheRecoveryFigures),
+    /// `kind = "paced-sweep"`.
+    PacedSweep(PacedSweepFigures),
+    /// Diskmark tests with `read_percent`.
+    Mixed(MixedFigures),
+    /// A `files` profile with a `duration`.
+    Duration(DurationFigures),
+}
+
+impl ProgramFigures {
+    /// `cache-recovery`, `paced-sweep`, `mixed` or `duration`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ProgramFigures::CacheRecovery(_) => "cache-recovery",
+            ProgramFigures::PacedSweep(_) => "paced-sweep",
+            ProgramFigures::Mixed(_) => "mixed",
+            ProgramFigures::Duration(_) => "duration",
+        }
+    }
+}
+
+/// Cache recovery: every burst and the recovery fit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CacheRecoveryFigures {
+    /// Chunk (file) size, bytes.
+    pub chunk_bytes: u64,
+    /// The bursts, the first one before any pause.
+    pub bursts: Vec<Burst>,
+    /// The fit, where the data carries one.
+    pub fit: Option<RecoveryFit>,
+    /// Why there is no fit.
+    pub fit_error: Option<String>,
+}
+
+/// One burst of writes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Burst {
+    /// Phase name (`fill`, `after-5s`).
+    pub phase: String,
+    /// The idle time before it as asked, s (None for the first).
+    pub pause_s: Option<f64>,
+    /// The idle time as it was: from the end of the last write before the
+    /// pause to the start of the first after it, s (what the fit uses).
+    pub idle_s: Option<f64>,
+    /// Bytes written in the burst.
+    pub bytes: u64,
+    /// The fast stage ended inside the burst.
+    pub dropped: bool,
+    /// Bytes written at the fast rate: estimate.
+    pub fast_bytes: f64,
+    /// … at least (the whole chunks before the one before the first slow one).
+    pub fast_bytes_low: u64,
+    /// … at most (through the first slow chunk).
+    pub fast_bytes_high: u64,
+    /// Fast rate (median of the fast chunks), bytes/s.
+    pub fast_bps: Option<f64>,
+    /// Slow rate (median of the chunks after the drop), bytes/s.
+    pub slow_bps: Option<f64>,
+}
+
+/// The fit of `recovered = C·(1 − e^(−t/τ))`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RecoveryFit {
+    /// Recovery time constant τ, s.
+    pub tau_s: f64,
+    /// Its interval (Δχ² = 1), s.
+    pub tau_low_s: f64,
+    /// Upper end, s.
+    pub tau_high_s: f64,
+    /// Bytes a full recovery gives, C.
+    pub capacity_bytes: f64,
+    /// 1σ of C at the best τ.
+    pub capacity_sigma: f64,
+    /// Reduced χ² of the fit.
+    pub reduced_chi2: f64,
+}
+
+/// Paced sweep: the unthrottled rate, every step, the highest held.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PacedSweepFigures {
+    /// Unthrottled rate (the 100 % rate), bytes/s.
+    pub unthrottled_bps: Option<f64>,
+    /// Chunk of the unpaced step where it throttled, if it did.
+    pub unpaced_throttled_after_chunks: Option<usize>,
+    /// The steps, the unpaced one first.
+    pub steps: Vec<SweepStep>,
+    /// The highest paced rate held, bytes/s.
+    pub highest_held_bps: Option<f64>,
+    /// … as a percentage of the unthrottled rate.
+    pub highest_held_percent: Option<f64>,
+}
+
+/// One step of the sweep.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepStep {
+    /// Phase name (`unpaced`, `pace-50%`).
+    pub phase: String,
+    /// Percentage of the unthrottled rate (None for the unpaced step).
+    pub percent: Option<f64>,
+    /// Paced rate, bytes/s.
+    pub target_bps: Option<f64>,
+    /// Rate achieved over the step, bytes/s.
+    pub achieved_bps: f64,
+    /// Rate over its second half, bytes/s.
+    pub second_half_bps: f64,
+    /// Chunks written.
+    pub chunks: usize,
+    /// Bytes written.
+    pub bytes: u64,
+    /// Start, host Unix ns.
+    pub start_ns: u64,
+    /// End.
+    pub end_ns: u64,
+    /// Held its paced rate (None for the unpaced step).
+    pub held: Option<bool>,
+    /// Mean bus power over the step's files (time-weighted), W — with a probe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_power_w: Option<f64>,
+    /// Highest enclosure temperature during the step, °C — with a probe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temp_max_c: Option<f64>,
+}
+
+/// Mixed I/O: per test, each direction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MixedFigures {
+    /// One per mixed test, in run order.
+    pub tests: Vec<MixedTest>,
+}
+
+/// One mixed test over its repetitions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MixedTest {
+    /// Phase (`RND4K-QD32-70R-mix`).
+    pub phase: String,
+    /// Repetitions.
+    pub repetitions: usize,
+    /// Bytes read over the jobs' time, bytes/s.
+    pub read_bps: f64,
+    /// Slowest repetition's read rate.
+    pub read_bps_min: f64,
+    /// Fastest repetition's read rate.
+    pub read_bps_max: f64,
+    /// Read I/Os per second.
+    pub read_iops: f64,
+    /// Bytes written over the jobs' time, bytes/s.
+    pub write_bps: f64,
+    /// Slowest repetition's write rate.
+    pub write_bps_min: f64,
+    /// Fastest repetition's write rate.
+    pub write_bps_max: f64,
+    /// Write I/Os per second.
+    pub write_iops: f64,
+    /// Share of the I/Os that read, as drawn.
+    pub read_share: f64,
+    /// Every job.
+    pub jobs: Vec<MixedSplit>,
+}
+
+/// What one mixed job moved in each direction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MixedSplit {
+    /// Phase (`RND4K-QD32-70R-mix`).
+    pub phase: String,
+    /// Repetition.
+    pub index: u32,
+    /// Seconds of the job (its file record's time).
+    pub seconds: f64,
+    /// Bytes read.
+    pub read_bytes: u64,
+    /// Bytes written.
+    pub write_bytes: u64,
+    /// Read I/Os issued.
+    pub read_ops: u64,
+    /// Write I/Os issued.
+    pub write_ops: u64,
+}
+
+/// A duration run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DurationFigures {
+    /// The duration asked for, s.
+    pub duration_s: f64,
+    /// Time from the first write to the end, s.
+    pub elapsed_s: f64,
+    /// Files per cycle.
+    pub cycle_files: usize,
+    /// Bytes per cycle.
+    pub cycle_bytes: u64,
+    /// Cycles that wrote all their files.
+    pub full_cycles: u32,
+    /// Bytes written.
+    pub bytes_written: u64,
+    /// Bytes read back.
+    pub bytes_read: u64,
+    /// Corrupt bytes found reading back.
+    pub corrupt_bytes: u64,
+    /// Files read back and verified.
+    pub files_verified: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_report_is_kind_and_result_in_json_and_reads_back() {
+        let r = ProgramReport {
+            target: "/mnt/x".into(),
+            text: vec!["line".into()],
+            figures: ProgramFigures::Duration(DurationFigures {
+                duration_s: 2.0,
+                elapsed_s: 2.5,
+                cycle_files: 3,
+                cycle_bytes: 24_000_000,
+                full_cycles: 2,
+                bytes_written: 48_000_000,
+                bytes_read: 48_000_000,
+                corrupt_bytes: 0,
+                files_verified: 6,
+            }),
+        };
+        let j = serde_json::to_value(&r).unwrap();
+        assert_eq!(j["kind"], "duration");
+        assert_eq!(j["result"]["full_cycles"], 2);
+        assert_eq!(serde_json::from_value::<ProgramReport>(j).unwrap(), r);
+    }
+}

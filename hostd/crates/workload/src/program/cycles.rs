@@ -1,0 +1,321 @@
+//! Duration runs: a `files` profile with `duration = "8h"` writes its files,
+//! reads them back (and verifies) where the phases say so, deletes them and
+//! starts again, until the time is up. Each cycle's files get new numbers
+//! (new names, new block contents); when the time runs out during a write
+//! phase, what the cycle wrote is still read back and verified.
+
+use super::{Action, Program, ProgramReport, StepIo};
+use crate::events::FileRecord;
+use crate::plan::{Capacity, Rw, Step};
+use crate::profile::{DurationText, FilesSpec, PhaseKind, Profile};
+use crate::sizes::SizeGenerator;
+use crate::target::{TargetMode, TargetSpec};
+use hostd_records::programs::{DurationFigures, ProgramFigures};
+use serde::Serialize;
+use std::time::{Duration, Instant};
+
+/// Share of the free space one cycle fills when the profile gives no size.
+pub const FREE_SHARE: f64 = 0.9;
+
+/// Plan data of a duration run.
+#[derive(Debug, Clone, Serialize)]
+pub struct CyclesSpec {
+    /// How long.
+    pub duration: Duration,
+    /// File sizes of every cycle.
+    pub sizes: Vec<u64>,
+    /// Read back after writing.
+    pub read: bool,
+    /// I/O parameters.
+    pub io: StepIo,
+}
+
+impl CyclesSpec {
+    /// From the profile: the cycle is `count` files or `total` bytes, or
+    /// [`FREE_SHARE`] of the free space.
+    pub fn new(
+        f: &FilesSpec,
+        d: DurationText,
+        profile: &Profile,
+        spec: &TargetSpec,
+        io: StepIo,
+        cap: Option<Capacity>,
+    ) -> CyclesSpec {
+        let mut g = SizeGenerator::new(io.seed, 0, f.min_size.0, f.max_size.0);
+        let sizes = match (f.count, f.total) {
+            (Some(n), _) => g.take(n),
+            (None, Some(t)) => g.until_total(t.0),
+            (None, None) => {
+                let free = cap.map_or(0, |c| c.available) as f64 * FREE_SHARE;
+                let mut s = g.until_total(free as u64);
+                // until_total may overshoot by one file: stay within the share.
+                while s.iter().sum::<u64>() as f64 > free && !s.is_empty() {
+                    s.pop();
+                }
+                s
+            }
+        };
+        CyclesSpec {
+            duration: d.0,
+            sizes,
+            read: spec.mode != TargetMode::Write && profile.io.phases.contains(&PhaseKind::Read),
+            io,
+        }
+    }
+
+    fn file(&self, cycle: u32, i: usize) -> u32 {
+        cycle * self.sizes.len() as u32 + i as u32
+    }
+
+    /// Write step `i` of cycle `cycle`.
+    fn write_step(&self, cycle: u32, i: usize) -> Step {
+        let file = self.file(cycle, i);
+        Step {
+            phase: "write".into(),
+            index: file,
+            file,
+            job: self.io.job(Rw::Write, self.sizes[i], file, None),
+        }
+    }
+
+    /// Read step `i` of cycle `cycle`.
+    fn read_step(&self, cycle: u32, i: usize) -> Step {
+        let file = self.file(cycle, i);
+        Step {
+            phase: "read".into(),
+            index: file,
+            file,
+            job: self.io.job(Rw::Read, self.sizes[i], file, None),
+        }
+    }
+
+    /// The steps of one whole cycle (the plan lists cycle 0).
+    pub fn cycle_steps(&self, cycle: u32) -> Vec<Step> {
+        let mut v: Vec<Step> = (0..self.sizes.len())
+            .map(|i| self.write_step(cycle, i))
+            .collect();
+        if self.read {
+            v.extend((0..self.sizes.len()).map(|i| self.read_step(cycle, i)));
+        }
+        v
+    }
+}
+
+/// The running program.
+pub struct Cycles {
+    spec: CyclesSpec,
+    started: Option<Instant>,
+    cycle: u32,
+    /// Files written in this cycle.
+    written: usize,
+    /// Files read in this cycle.
+    read: usize,
+    reading: bool,
+    cycles_done: u32,
+    bytes_written: u64,
+    bytes_read: u64,
+    corrupt_bytes: u64,
+    files_verified: u64,
+    failed: bool,
+}
+
+impl Cycles {
+    /// Starts before the first cycle.
+    pub fn new(spec: CyclesSpec) -> Cycles {
+        Cycles {
+            spec,
+            started: None,
+            cycle: 0,
+            written: 0,
+            read: 0,
+            reading: false,
+            cycles_done: 0,
+            bytes_written: 0,
+            bytes_read: 0,
+            corrupt_bytes: 0,
+            files_verified: 0,
+            failed: false,
+        }
+    }
+
+    fn time_up(&self) -> bool {
+        self.started
+            .is_some_and(|s| s.elapsed() >= self.spec.duration)
+    }
+
+    fn delete_cycle(&mut self) -> Action {
+        let files = (0..self.written)
+            .map(|i| self.spec.file(self.cycle, i))
+            .collect();
+        self.cycles_done += u32::from(self.written == self.spec.sizes.len());
+        self.cycle += 1;
+        self.written = 0;
+        self.read = 0;
+        self.reading = false;
+        Action::Delete(files)
+    }
+}
+
+impl Program for Cycles {
+    fn next(&mut self, last: Option<&FileRecord>) -> Option<Action> {
+        if self.spec.sizes.is_empty() {
+            return None;
+        }
+        // The clock starts with the first write.
+        self.started.get_or_insert_with(Instant::now);
+        if let Some(rec) = last {
+            if rec.status != "ok" {
+                self.failed = true;
+                return None;
+            }
+            if rec.phase == "write" {
+                self.written += 1;
+                self.bytes_written += rec.bytes;
+            } else if rec.phase == "read" {
+                self.read += 1;
+                self.bytes_read += rec.bytes;
+                self.corrupt_bytes += rec.corrupt_bytes;
+                self.files_verified += u64::from(rec.verified.is_some());
+            }
+        }
+        // A cycle in its write phase with time left writes on.
+        if !self.reading && self.written < self.spec.sizes.len() && !self.time_up() {
+            return Some(Action::Run(self.spec.write_step(self.cycle, self.written)));
+        }
+        // Then it reads back what it wrote (also when the time is up).
+        if self.spec.read && self.read < self.written {
+            self.reading = true;
+            return Some(Action::Run(self.spec.read_step(self.cycle, self.read)));
+        }
+        if self.written == 0 {
+            return None;
+        }
+        let delete = self.delete_cycle();
+        if self.time_up() {
+            // The last delete still runs; then nothing.
+            self.spec.sizes.clear();
+        }
+        Some(delete)
+    }
+
+    fn report(&self, target: &str) -> ProgramReport {
+        let elapsed = self.started.map_or(0.0, |s| s.elapsed().as_secs_f64());
+        let mut text = vec![format!(
+            "duration run on {target}: {:.0} s of {} — {} full cycle(s), {:.1} MB written, {:.1} MB read back, {} corrupt bytes in {} verified files",
+            elapsed,
+            humantime::format_duration(self.spec.duration),
+            self.cycles_done,
+            self.bytes_written as f64 / 1e6,
+            self.bytes_read as f64 / 1e6,
+            self.corrupt_bytes,
+            self.files_verified
+        )];
+        if self.failed {
+            text.push("  stopped early: a step failed".into());
+        }
+        ProgramReport {
+            target: target.to_string(),
+            text,
+            figures: ProgramFigures::Duration(DurationFigures {
+                duration_s: self.spec.duration.as_secs_f64(),
+                elapsed_s: elapsed,
+                cycle_files: self.spec.sizes.len(),
+                cycle_bytes: self.spec.sizes.iter().sum::<u64>(),
+                full_cycles: self.cycles_done,
+                bytes_written: self.bytes_written,
+                bytes_read: self.bytes_read,
+                corrupt_bytes: self.corrupt_bytes,
+                files_verified: self.files_verified,
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(step: &Step) -> FileRecord {
+        FileRecord {
+            target: "t".into(),
+            target_index: 0,
+            phase: step.phase.clone(),
+            index: step.index,
+            start_ns: 0,
+            end_ns: 1,
+            bytes: step.job.bytes,
+            mbps: 0.0,
+            verified: (step.phase == "read").then_some(true),
+            corrupt_blocks: 0,
+            corrupt_bytes: 0,
+            late_ops: 0,
+            block_size: 4096,
+            queue_depth: 1,
+            corrupt: Vec::new(),
+            direct_io: true,
+            status: "ok".into(),
+            probe: None,
+        }
+    }
+
+    #[test]
+    fn when_time_runs_out_mid_write_the_cycle_reads_back_what_it_wrote_then_deletes_it() {
+        let mut p = Cycles::new(CyclesSpec {
+            duration: Duration::from_millis(30),
+            sizes: vec![4096, 8192, 4096],
+            read: true,
+            io: StepIo {
+                block_size: 4096,
+                queue_depth: 1,
+                verify: true,
+                seed: 1,
+            },
+        });
+        let mut actions = Vec::new();
+        let mut last: Option<FileRecord> = None;
+        while let Some(a) = p.next(last.take().as_ref()) {
+            match &a {
+                Action::Run(step) => {
+                    if step.phase == "write" && step.file == 4 {
+                        // Second cycle, second file: the time is up after it.
+                        std::thread::sleep(Duration::from_millis(40));
+                    }
+                    last = Some(record(step));
+                }
+                Action::Delete(_) => {}
+                Action::Idle { .. } => unreachable!(),
+            }
+            actions.push(a);
+        }
+        let names: Vec<String> = actions
+            .iter()
+            .map(|a| match a {
+                Action::Run(s) => format!("{}{}", &s.phase[..1], s.file),
+                Action::Delete(f) => format!("d{f:?}"),
+                Action::Idle { .. } => unreachable!(),
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "w0",
+                "w1",
+                "w2",
+                "r0",
+                "r1",
+                "r2",
+                "d[0, 1, 2]",
+                "w3",
+                "w4",
+                "r3",
+                "r4",
+                "d[3, 4]"
+            ]
+        );
+        let ProgramFigures::Duration(f) = p.report("t").figures else {
+            panic!()
+        };
+        assert_eq!((f.full_cycles, f.files_verified), (1, 5));
+        assert_eq!(f.bytes_read, f.bytes_written);
+    }
+}
