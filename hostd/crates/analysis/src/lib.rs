@@ -22,7 +22,6 @@ pub use model::{
     StallSummary,
 };
 
-use anyhow::Context as _;
 use std::path::Path;
 
 /// Knobs of one analysis; the defaults are what `hostd analyze` uses.
@@ -48,6 +47,7 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
     let probe_target = options
         .probe_target
         .clone()
+        .or_else(|| run.probe_target.clone())
         .or_else(|| (distinct.len() == 1).then(|| distinct[0].to_string()));
     let ceiling = options
         .link_ceiling_bps
@@ -69,11 +69,7 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
             run_start_ns,
             link_ceiling: ceiling,
         };
-        let stalls = run
-            .counters
-            .as_ref()
-            .and_then(|c| c.get(&s.target))
-            .and_then(|c| stall::find(s, c));
+        let stalls = input::counter_points(run, &s.target).and_then(|c| stall::find(s, &c));
         let changes = match detect::changes(s, &options.changepoint, stalls.as_ref()) {
             Ok(c) => c,
             Err(too_little) => {
@@ -142,26 +138,10 @@ fn cycle_summary(s: &series::Series, changes: &[detect::Change]) -> Option<Cycle
     })
 }
 
-/// Reads the target a run's `manifest.json` says the probe is on, if any: `probe_target`,
-/// `probe.target` or `extra.probe.target` (the probe component's section).
-pub fn manifest_probe_target(dir: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(dir.join("manifest.json")).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    v.get("probe_target")
-        .or_else(|| v.get("probe").and_then(|p| p.get("target")))
-        .or_else(|| v.pointer("/extra/probe/target"))
-        .and_then(|t| t.as_str())
-        .map(str::to_string)
-}
-
 /// Reads a run directory and analyses it (the manifest may name the probed target).
 pub fn analyze_run_dir(dir: &Path, options: &Options) -> anyhow::Result<(RunData, Analysis)> {
     let run = read_run_dir(dir)?;
-    let mut options = options.clone();
-    if options.probe_target.is_none() {
-        options.probe_target = manifest_probe_target(dir);
-    }
-    let analysis = analyze(&run, &options);
+    let analysis = analyze(&run, options);
     Ok((run, analysis))
 }
 
@@ -176,30 +156,5 @@ pub fn events_replaceable(path: &Path) -> bool {
 
 /// Writes `events.json` (the `hostd analyze --json` document) into the run directory.
 pub fn write_events(dir: &Path, analysis: &Analysis) -> anyhow::Result<()> {
-    let path = dir.join("events.json");
-    let text = serde_json::to_string_pretty(analysis)?;
-    let tmp = dir.join(".events.json.tmp");
-    std::fs::write(&tmp, text + "\n")
-        .with_context(|| format!("could not write {}", tmp.display()))?;
-    std::fs::rename(&tmp, &path).with_context(|| format!("could not write {}", path.display()))?;
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn manifest_names_the_probed_target_in_any_of_its_places() {
-        let d = tempfile::tempdir().unwrap();
-        for (json, want) in [
-            (r#"{"probe_target":"A"}"#, Some("A")),
-            (r#"{"probe":{"target":"B"}}"#, Some("B")),
-            (r#"{"extra":{"probe":{"target":"C"}}}"#, Some("C")),
-            (r#"{"extra":{"probe":{}}}"#, None),
-        ] {
-            std::fs::write(d.path().join("manifest.json"), json).unwrap();
-            assert_eq!(manifest_probe_target(d.path()).as_deref(), want, "{json}");
-        }
-    }
+    Ok(hostd_records::events::write(dir, analysis)?)
 }

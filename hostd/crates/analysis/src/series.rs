@@ -30,12 +30,16 @@ impl Series {
 
     /// First start, host ns.
     pub fn start_ns(&self) -> i64 {
-        self.files.first().map_or(0, |f| f.start_ns)
+        self.files.first().map_or(0, |f| f.start_ns as i64)
     }
 
     /// Last end, host ns.
     pub fn end_ns(&self) -> i64 {
-        self.files.iter().map(|f| f.end_ns).max().unwrap_or(0)
+        self.files
+            .iter()
+            .map(|f| f.end_ns as i64)
+            .max()
+            .unwrap_or(0)
     }
 }
 
@@ -90,7 +94,7 @@ pub fn phase_stats(s: &Series, probe: Option<&ProbeSeries>) -> PhaseStats {
         let e: f64 = s
             .files
             .iter()
-            .filter_map(|f| p.energy_between(f.start_ns, f.end_ns))
+            .filter_map(|f| p.energy_between(f.start_ns as i64, f.end_ns as i64))
             .sum();
         (e > 0.0).then_some(e)
     });

@@ -6,12 +6,13 @@
 //! manifest's final alignment and link counters).
 
 use crate::correlate::{correlate, Correlation, FileSpan};
-use crate::filescsv::{add_probe_columns, ProbedTarget};
+use crate::filescsv::{add_probe_figures, ProbedTarget};
 use crate::recorder::{ProbeRecorder, Recording, SampleListener};
 use crate::smart::{read_smart, SmartReading};
 use anyhow::Context;
 use hostd_probe::link::{LinkConfig, LinkReport, ProbeLink, ProbeSource};
 use hostd_probe::pb;
+use hostd_records::RunData;
 use hostd_store::{Manifest, RunComponent, Summary};
 use hostd_workload::events::{RunEvent, RunObserver};
 use hostd_workload::runner::RunOutcome;
@@ -295,10 +296,11 @@ impl RunComponent for ProbeComponent {
         &mut self,
         outcome: &RunOutcome,
         summary: &mut Summary,
+        run: &mut RunData,
         run_dir: &Path,
     ) -> anyhow::Result<()> {
         let report = self.link.take().map(ProbeLink::stop).unwrap_or_default();
-        let recording = match self.recorder.take() {
+        let mut recording = match self.recorder.take() {
             Some(r) => r.finish()?,
             None => Recording::default(),
         };
@@ -309,7 +311,7 @@ impl RunComponent for ProbeComponent {
         // One probe measures one target's cable: only that target's files
         // get its figures (and share its energy); the others have no probe.
         let (probed_target, probe_name) = self.probed.clone().unwrap_or_default();
-        let files: Vec<FileSpan> = outcome
+        let files: Vec<FileSpan> = run
             .files
             .iter()
             .filter(|f| f.target == probed_target)
@@ -327,7 +329,8 @@ impl RunComponent for ProbeComponent {
             target: &probed_target,
             probe: &probe_name,
         };
-        add_probe_columns(&run_dir.join("files.csv"), &correlation.files, probed)
+        add_probe_figures(&mut run.files, &correlation.files, probed);
+        hostd_records::files::write_all(run_dir, &run.files)
             .context("cannot add probe columns to files.csv")?;
         let unprobed: Vec<String> = outcome
             .targets
@@ -347,6 +350,10 @@ impl RunComponent for ProbeComponent {
             .warnings
             .extend(probe_warnings(&report, &correlation));
         summary.extra.insert("probe".into(), section);
+        // In memory for the analysis and the report after this component.
+        let series = std::mem::take(&mut recording.series);
+        run.probe = (!series.is_empty()).then_some(series);
+        run.probe_target = Some(probed_target);
         Ok(())
     }
 }

@@ -128,6 +128,7 @@ impl RunComponent for InfluxComponent {
         &mut self,
         _outcome: &RunOutcome,
         summary: &mut Summary,
+        _run: &mut hostd_records::RunData,
         run_dir: &Path,
     ) -> anyhow::Result<()> {
         let Some(mut live) = self.live.take() else {

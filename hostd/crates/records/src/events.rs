@@ -395,15 +395,18 @@ struct EventsFile<'a> {
     analysis: &'a Analysis,
 }
 
+/// The events.json document (with its `format_version`), as `hostd analyze --json` prints it.
+pub fn to_json(analysis: &Analysis) -> serde_json::Value {
+    serde_json::to_value(EventsFile {
+        format_version: FORMAT_VERSION,
+        analysis,
+    })
+    .expect("an analysis serialises")
+}
+
 /// Writes `dir/events.json` atomically.
 pub fn write(dir: &Path, analysis: &Analysis) -> Result<()> {
-    crate::version::write_json(
-        &dir.join(FILE_NAME),
-        &EventsFile {
-            format_version: FORMAT_VERSION,
-            analysis,
-        },
-    )
+    crate::version::write_json(&dir.join(FILE_NAME), &to_json(analysis))
 }
 
 /// Reads `dir/events.json`, refusing a newer format.

@@ -30,6 +30,7 @@ pub mod files;
 pub mod intervals;
 pub mod manifest;
 pub mod probe;
+pub mod run;
 pub mod summary;
 pub mod version;
 
@@ -41,5 +42,6 @@ pub use events::{Analysis, Event};
 pub use files::{CorruptBlock, FileProbe, FileRecord};
 pub use intervals::IntervalRecord;
 pub use manifest::{DirectIo, HostInfo, Manifest, TargetInfo};
-pub use probe::ProbeSample;
+pub use probe::{ProbeSample, ProbeSeries};
+pub use run::RunData;
 pub use summary::Summary;

@@ -95,6 +95,128 @@ impl ProbeSample {
     }
 }
 
+/// Probe samples column by column, the in-memory form the analysis and the report use:
+/// `time_ns`, `power_w`, `enclosure_temp_c` and `energy_j` (NaN where a sample lacks the
+/// channel; `energy_j` empty when no sample has it). `hostd run` builds it as samples
+/// arrive, `hostd analyze` from `probe.csv`; both through [`ProbeSeries::push`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProbeSeries {
+    /// Sample time, host Unix ns, ascending.
+    pub time_ns: Vec<i64>,
+    /// Bus power, W.
+    pub power_w: Vec<f64>,
+    /// Enclosure temperature, °C (NaN where the sensor gave nothing).
+    pub enclosure_temp_c: Vec<f64>,
+    /// INA228 energy accumulator, J (empty when no sample has it).
+    pub energy_j: Vec<f64>,
+    /// Samples pushed before the first with an energy reading (`energy_j` starts then).
+    energy_from: usize,
+}
+
+impl ProbeSeries {
+    /// The series of `samples`.
+    pub fn from_samples(samples: &[ProbeSample]) -> ProbeSeries {
+        let mut s = ProbeSeries::default();
+        samples.iter().for_each(|x| s.push(x));
+        s.finish();
+        s
+    }
+
+    /// Appends one sample.
+    pub fn push(&mut self, s: &ProbeSample) {
+        self.time_ns.push(s.time_ns);
+        self.power_w.push(s.power_w.unwrap_or(f64::NAN));
+        self.enclosure_temp_c
+            .push(s.enclosure_temp_c.unwrap_or(f64::NAN));
+        match s.energy_j {
+            Some(e) => {
+                if self.energy_j.is_empty() {
+                    self.energy_j.resize(self.energy_from, f64::NAN);
+                }
+                self.energy_j.push(e);
+            }
+            None if self.energy_j.is_empty() => self.energy_from += 1,
+            None => self.energy_j.push(f64::NAN),
+        }
+    }
+
+    /// After the last push: puts samples received out of time order in order (stable).
+    pub fn finish(&mut self) {
+        if !self.time_ns.windows(2).any(|w| w[1] < w[0]) {
+            return;
+        }
+        let mut order: Vec<usize> = (0..self.len()).collect();
+        order.sort_by_key(|&i| self.time_ns[i]);
+        let permute = |v: &Vec<f64>| -> Vec<f64> {
+            if v.is_empty() {
+                Vec::new()
+            } else {
+                order.iter().map(|&i| v[i]).collect()
+            }
+        };
+        self.power_w = permute(&self.power_w);
+        self.enclosure_temp_c = permute(&self.enclosure_temp_c);
+        self.energy_j = permute(&self.energy_j);
+        self.time_ns = order.iter().map(|&i| self.time_ns[i]).collect();
+    }
+
+    /// Number of samples.
+    pub fn len(&self) -> usize {
+        self.time_ns.len()
+    }
+
+    /// True when there are no samples.
+    pub fn is_empty(&self) -> bool {
+        self.time_ns.is_empty()
+    }
+
+    /// Index range of the samples with `from_ns <= t < to_ns`.
+    pub fn range(&self, from_ns: i64, to_ns: i64) -> std::ops::Range<usize> {
+        let a = self.time_ns.partition_point(|&t| t < from_ns);
+        let b = self.time_ns.partition_point(|&t| t < to_ns);
+        a..b.max(a)
+    }
+
+    /// Mean of `values` over the samples in `[from_ns, to_ns)`, ignoring NaN; None if empty.
+    pub fn mean_in(&self, values: &[f64], from_ns: i64, to_ns: i64) -> Option<f64> {
+        if values.is_empty() {
+            return None;
+        }
+        let r = self.range(from_ns, to_ns);
+        let (mut sum, mut n) = (0.0, 0usize);
+        for v in &values[r] {
+            if v.is_finite() {
+                sum += v;
+                n += 1;
+            }
+        }
+        (n > 0).then(|| sum / n as f64)
+    }
+
+    /// Energy in joules over `[from_ns, to_ns)`: from the accumulator when present,
+    /// otherwise the trapezoidal integral of power.
+    pub fn energy_between(&self, from_ns: i64, to_ns: i64) -> Option<f64> {
+        let r = self.range(from_ns, to_ns);
+        if r.len() < 2 {
+            return None;
+        }
+        if !self.energy_j.is_empty() {
+            let (a, b) = (self.energy_j[r.start], self.energy_j[r.end - 1]);
+            if a.is_finite() && b.is_finite() {
+                return Some(b - a);
+            }
+        }
+        let mut e = 0.0;
+        for i in r.start + 1..r.end {
+            let (p0, p1) = (self.power_w[i - 1], self.power_w[i]);
+            if p0.is_finite() && p1.is_finite() {
+                e += 0.5 * (p0 + p1) * (self.time_ns[i] - self.time_ns[i - 1]) as f64 * 1e-9;
+            }
+        }
+        Some(e)
+    }
+}
+
 /// Streams `probe.csv` (buffered; [`Writer::flush`] at the end or a checkpoint).
 pub struct Writer {
     path: PathBuf,
@@ -150,8 +272,9 @@ pub fn read(dir: &Path) -> Result<Vec<ProbeSample>> {
     read_path(&dir.join(FILE_NAME))
 }
 
-/// Reads one `probe.csv`: `time_ns` required, every other column optional (an absent column
-/// or an empty cell is a channel not measured; `seq` absent is 0). Rows out of time order are
+/// Reads one `probe.csv`: `time_ns`, `power_w` and `enclosure_temp_c` required, every other
+/// column optional (an absent column or an empty cell is a channel not measured; `seq`
+/// absent is 0). Rows out of time order are
 /// sorted. A plain file (no quoting) takes a fast path parsed on two threads; anything else
 /// goes through the full CSV reader; both give the same samples and the same errors.
 pub fn read_path(path: &Path) -> Result<Vec<ProbeSample>> {
@@ -162,6 +285,10 @@ pub fn read_path(path: &Path) -> Result<Vec<ProbeSample>> {
 
 fn parse(path: &Path, buf: &[u8], fast: bool) -> Result<Vec<ProbeSample>> {
     let mut t = Table::new(path, buf)?;
+    // Power and enclosure temperature are what a probe run is for: a file without them is
+    // not a probe.csv (a cell may still be empty: a channel not measured for that sample).
+    t.required("power_w")?;
+    t.required("enclosure_temp_c")?;
     let spec = Spec {
         time: t.required("time_ns")?,
         seq: t.optional("seq"),
@@ -431,6 +558,18 @@ mod tests {
             let full = parse(p, &buf, false).map_err(|e| e.to_string());
             assert_eq!(fast, full, "{body:?}");
         }
+    }
+
+    #[test]
+    fn a_file_without_power_is_not_a_probe_csv() {
+        let e = parse(
+            Path::new("probe.csv"),
+            b"time_ns,enclosure_temp_c\n1,2\n",
+            true,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("missing required column `power_w`"), "{e}");
     }
 
     #[test]
