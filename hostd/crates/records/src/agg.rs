@@ -176,8 +176,12 @@ impl Writer {
 pub fn read(dir: &Path) -> Result<Vec<AggRow>> {
     crate::version::check_csv(dir, FILE_NAME, FORMAT_VERSION)?;
     let path = dir.join(FILE_NAME);
-    let buf = slurp(&path)?;
-    let mut t = Table::new(&path, &buf)?;
+    parse(&path, &slurp(&path)?)
+}
+
+/// Parses the bytes of a `probe_agg.csv` (`path` names it in errors).
+pub fn parse(path: &Path, buf: &[u8]) -> Result<Vec<AggRow>> {
+    let mut t = Table::new(path, buf)?;
     let names = columns();
     let cols: Vec<usize> = names.iter().map(|c| t.required(c)).collect::<Result<_>>()?;
     let mut out = Vec::new();

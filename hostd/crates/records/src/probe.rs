@@ -279,11 +279,16 @@ pub fn read(dir: &Path) -> Result<Vec<ProbeSample>> {
 /// goes through the full CSV reader; both give the same samples and the same errors.
 pub fn read_path(path: &Path) -> Result<Vec<ProbeSample>> {
     let buf = slurp(path)?;
-    let plain = !buf.contains(&b'"') && !buf.contains(&b'\r');
-    parse(path, &buf, plain)
+    parse(path, &buf)
 }
 
-fn parse(path: &Path, buf: &[u8], fast: bool) -> Result<Vec<ProbeSample>> {
+/// Parses the bytes of a `probe.csv` (`path` names it in errors), as [`read_path`].
+pub fn parse(path: &Path, buf: &[u8]) -> Result<Vec<ProbeSample>> {
+    let plain = !buf.contains(&b'"') && !buf.contains(&b'\r');
+    parse_with(path, buf, plain)
+}
+
+fn parse_with(path: &Path, buf: &[u8], fast: bool) -> Result<Vec<ProbeSample>> {
     let mut t = Table::new(path, buf)?;
     // Power and enclosure temperature are what a probe run is for: a file without them is
     // not a probe.csv (a cell may still be empty: a channel not measured for that sample).
@@ -527,12 +532,14 @@ mod tests {
             text.push_str(&format!("{i},{}.5,40.0,{i}\n", i % 7));
         }
         let p = Path::new("probe.csv");
-        let fast = parse(p, text.as_bytes(), true).unwrap();
-        assert_eq!(fast, parse(p, text.as_bytes(), false).unwrap());
+        let fast = parse_with(p, text.as_bytes(), true).unwrap();
+        assert_eq!(fast, parse_with(p, text.as_bytes(), false).unwrap());
         assert_eq!(fast.len(), 1000);
         assert_eq!(fast[999].power_w, Some(5.5));
         let broken = text.replace("\n900,", "\n900x,");
-        let e = parse(p, broken.as_bytes(), true).unwrap_err().to_string();
+        let e = parse_with(p, broken.as_bytes(), true)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("probe.csv: line 902, column `time_ns`"), "{e}");
     }
 
@@ -554,15 +561,15 @@ mod tests {
         let p = Path::new("probe.csv");
         for body in bodies {
             let buf = format!("{header}{body}").into_bytes();
-            let fast = parse(p, &buf, true).map_err(|e| e.to_string());
-            let full = parse(p, &buf, false).map_err(|e| e.to_string());
+            let fast = parse_with(p, &buf, true).map_err(|e| e.to_string());
+            let full = parse_with(p, &buf, false).map_err(|e| e.to_string());
             assert_eq!(fast, full, "{body:?}");
         }
     }
 
     #[test]
     fn a_file_without_power_is_not_a_probe_csv() {
-        let e = parse(
+        let e = parse_with(
             Path::new("probe.csv"),
             b"time_ns,enclosure_temp_c\n1,2\n",
             true,

@@ -60,7 +60,8 @@ fn files_csv_gets_tags_cumulative_bytes_and_seconds() {
     assert_eq!(
         pts[1],
         "file,phase=write,rig=bench,run=r1,target=/mnt/x index=1i,start_ns=2000000000i,\
-         end_ns=2500000000i,bytes=50i,mbps=0.0001,status=\"ok\",cum_bytes=150i,seconds=0.5 2500000000"
+         end_ns=2500000000i,bytes=50i,mbps=0.0001,corrupt_blocks=0i,corrupt_bytes=0i,late_ops=0i,\
+         block_size=0i,queue_depth=0i,direct_io=false,status=\"ok\",cum_bytes=150i,seconds=0.5 2500000000"
     );
     assert!(pts[2].contains("verified=true") && pts[2].contains("cum_bytes=100i"));
 }
@@ -100,7 +101,7 @@ fn gzipped_probe_csv_is_read_and_bad_time_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let f = std::fs::File::create(dir.path().join("probe.csv.gz")).unwrap();
     let mut gz = flate2::write::GzEncoder::new(f, flate2::Compression::fast());
-    gz.write_all(b"time_ns,seq,power_w\n10,0,4.5\nx,1,4.6\n")
+    gz.write_all(b"time_ns,seq,power_w,enclosure_temp_c\n10,0,4.5,\nx,1,4.6,\n")
         .unwrap();
     gz.finish().unwrap();
     let mut lines = Vec::new();
@@ -109,11 +110,27 @@ fn gzipped_probe_csv_is_read_and_bad_time_is_a_clear_error() {
         Ok(())
     })
     .unwrap_err();
+    // The file is read whole before any point goes out: a bad file sends nothing.
+    assert!(lines.is_empty(), "{lines:?}");
+    assert!(
+        format!("{err:#}").contains("probe.csv: line 3, column `time_ns`"),
+        "{err:#}"
+    );
+    std::fs::remove_file(dir.path().join("probe.csv.gz")).unwrap();
+    let f = std::fs::File::create(dir.path().join("probe.csv.gz")).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(f, flate2::Compression::fast());
+    gz.write_all(b"time_ns,seq,power_w,enclosure_temp_c\n10,0,4.5,\n")
+        .unwrap();
+    gz.finish().unwrap();
+    csv_points(dir.path(), &CSV_SPECS[2], &tags(), |p| {
+        lines.push(p.to_line()?);
+        Ok(())
+    })
+    .unwrap();
     assert_eq!(
         lines,
         ["probe,probe=p7,rig=bench,run=r1 seq=0i,power_w=4.5 10"]
     );
-    assert!(format!("{err:#}").contains("probe.csv: line 3"), "{err:#}");
     assert_eq!(
         csv_points(dir.path(), &CSV_SPECS[3], &tags(), |_| Ok(())).unwrap(),
         None
