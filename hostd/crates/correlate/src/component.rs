@@ -5,14 +5,14 @@
 //! probe record (extra `files.csv` columns, `summary.json` section, the
 //! manifest's final alignment and link counters).
 
-use crate::correlate::{correlate, Correlation, FileSpan};
+use crate::correlate::{correlate, Correlation};
 use crate::filescsv::{add_probe_figures, ProbedTarget};
 use crate::recorder::{ProbeRecorder, Recording, SampleListener};
 use crate::smart::{read_smart, SmartReading};
 use anyhow::Context;
 use hostd_probe::link::{LinkConfig, LinkReport, ProbeLink, ProbeSource};
 use hostd_probe::pb;
-use hostd_records::RunData;
+use hostd_records::{FileRecord, RunData};
 use hostd_store::{Manifest, RunComponent, Summary};
 use hostd_workload::events::{RunEvent, RunObserver};
 use hostd_workload::runner::RunOutcome;
@@ -311,18 +311,11 @@ impl RunComponent for ProbeComponent {
         // One probe measures one target's cable: only that target's files
         // get its figures (and share its energy); the others have no probe.
         let (probed_target, probe_name) = self.probed.clone().unwrap_or_default();
-        let files: Vec<FileSpan> = run
+        let files: Vec<FileRecord> = run
             .files
             .iter()
             .filter(|f| f.target == probed_target)
-            .map(|f| FileSpan {
-                target: f.target.clone(),
-                phase: f.phase.clone(),
-                index: f.index,
-                start_ns: f.start_ns as i64,
-                end_ns: f.end_ns as i64,
-                bytes: f.bytes,
-            })
+            .cloned()
             .collect();
         let correlation = correlate(&recording.timeline, &files);
         let probed = ProbedTarget {
