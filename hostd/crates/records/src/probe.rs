@@ -268,13 +268,21 @@ impl Writer {
 
 /// Reads `dir/probe.csv`, refusing a newer format.
 pub fn read(dir: &Path) -> Result<Vec<ProbeSample>> {
-    crate::version::check_csv(dir, FILE_NAME, FORMAT_VERSION)?;
-    read_path(&dir.join(FILE_NAME))
+    read_requiring(dir, &[])
 }
 
-/// Reads one `probe.csv`: `time_ns`, `power_w` and `enclosure_temp_c` required, every other
-/// column optional (an absent column or an empty cell is a channel not measured; `seq`
-/// absent is 0). Rows out of time order are
+/// Reads `dir/probe.csv` as [`read`], refusing a file without the `required` columns (what
+/// the analysis cannot do without: `power_w`, `enclosure_temp_c`).
+pub fn read_requiring(dir: &Path, required: &[&str]) -> Result<Vec<ProbeSample>> {
+    crate::version::check_csv(dir, FILE_NAME, FORMAT_VERSION)?;
+    let path = dir.join(FILE_NAME);
+    let buf = slurp(&path)?;
+    let plain = !buf.contains(&b'"') && !buf.contains(&b'\r');
+    parse_with(&path, &buf, plain, required)
+}
+
+/// Reads one `probe.csv`: `time_ns` required, every other column optional (an absent column
+/// or an empty cell is a channel not measured; `seq` absent is 0). Rows out of time order are
 /// sorted. A plain file (no quoting) takes a fast path parsed on two threads; anything else
 /// goes through the full CSV reader; both give the same samples and the same errors.
 pub fn read_path(path: &Path) -> Result<Vec<ProbeSample>> {
@@ -285,15 +293,14 @@ pub fn read_path(path: &Path) -> Result<Vec<ProbeSample>> {
 /// Parses the bytes of a `probe.csv` (`path` names it in errors), as [`read_path`].
 pub fn parse(path: &Path, buf: &[u8]) -> Result<Vec<ProbeSample>> {
     let plain = !buf.contains(&b'"') && !buf.contains(&b'\r');
-    parse_with(path, buf, plain)
+    parse_with(path, buf, plain, &[])
 }
 
-fn parse_with(path: &Path, buf: &[u8], fast: bool) -> Result<Vec<ProbeSample>> {
+fn parse_with(path: &Path, buf: &[u8], fast: bool, required: &[&str]) -> Result<Vec<ProbeSample>> {
     let mut t = Table::new(path, buf)?;
-    // Power and enclosure temperature are what a probe run is for: a file without them is
-    // not a probe.csv (a cell may still be empty: a channel not measured for that sample).
-    t.required("power_w")?;
-    t.required("enclosure_temp_c")?;
+    for name in required {
+        t.required(name)?;
+    }
     let spec = Spec {
         time: t.required("time_ns")?,
         seq: t.optional("seq"),
@@ -532,12 +539,12 @@ mod tests {
             text.push_str(&format!("{i},{}.5,40.0,{i}\n", i % 7));
         }
         let p = Path::new("probe.csv");
-        let fast = parse_with(p, text.as_bytes(), true).unwrap();
-        assert_eq!(fast, parse_with(p, text.as_bytes(), false).unwrap());
+        let fast = parse_with(p, text.as_bytes(), true, &[]).unwrap();
+        assert_eq!(fast, parse_with(p, text.as_bytes(), false, &[]).unwrap());
         assert_eq!(fast.len(), 1000);
         assert_eq!(fast[999].power_w, Some(5.5));
         let broken = text.replace("\n900,", "\n900x,");
-        let e = parse_with(p, broken.as_bytes(), true)
+        let e = parse_with(p, broken.as_bytes(), true, &[])
             .unwrap_err()
             .to_string();
         assert!(e.contains("probe.csv: line 902, column `time_ns`"), "{e}");
@@ -561,18 +568,19 @@ mod tests {
         let p = Path::new("probe.csv");
         for body in bodies {
             let buf = format!("{header}{body}").into_bytes();
-            let fast = parse_with(p, &buf, true).map_err(|e| e.to_string());
-            let full = parse_with(p, &buf, false).map_err(|e| e.to_string());
+            let fast = parse_with(p, &buf, true, &[]).map_err(|e| e.to_string());
+            let full = parse_with(p, &buf, false, &[]).map_err(|e| e.to_string());
             assert_eq!(fast, full, "{body:?}");
         }
     }
 
     #[test]
-    fn a_file_without_power_is_not_a_probe_csv() {
+    fn a_required_column_missing_is_named() {
         let e = parse_with(
             Path::new("probe.csv"),
             b"time_ns,enclosure_temp_c\n1,2\n",
             true,
+            &["power_w"],
         )
         .unwrap_err()
         .to_string();
