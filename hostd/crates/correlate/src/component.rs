@@ -12,6 +12,7 @@ use crate::smart::{read_smart, SmartReading};
 use anyhow::Context;
 use hostd_probe::link::{LinkConfig, LinkReport, ProbeLink, ProbeSource};
 use hostd_probe::pb;
+use hostd_records::summary::ProbeHealth;
 use hostd_records::{FileRecord, RunData};
 use hostd_store::{Manifest, RunComponent, Summary};
 use hostd_workload::events::{RunEvent, RunObserver};
@@ -343,6 +344,7 @@ impl RunComponent for ProbeComponent {
             .warnings
             .extend(probe_warnings(&report, &correlation));
         summary.extra.insert("probe".into(), section);
+        summary.probe_health = Some(probe_health(&report, self.opts.rate_hz));
         // In memory for the analysis and the report after this component.
         let series = std::mem::take(&mut recording.series);
         run.probe = (!series.is_empty()).then_some(series);
@@ -378,6 +380,22 @@ pub fn alignment_uncertainty_ns(report: &LinkReport) -> Option<f64> {
         .stats
         .alignment_uncertainty_max_ns
         .or(report.stats.alignment.map(|a| a.uncertainty_ns))
+}
+
+/// The typed health totals of the link and the probe (summary.json `probe_health`).
+pub fn probe_health(report: &LinkReport, rate_hz: u32) -> ProbeHealth {
+    let probe = report.probe.as_ref();
+    ProbeHealth {
+        samples: probe.map(|p| p.samples_taken),
+        dropped: probe.map(|p| p.samples_dropped),
+        i2c_errors: probe.map(|p| u64::from(p.i2c_errors)),
+        overflows: probe.map(|p| u64::from(p.ring_overflows) + u64::from(p.tx_overflows)),
+        crc_errors: report.stats.frames.crc_errors,
+        seq_gaps: report.stats.sequence.gaps,
+        reconnects: report.reconnects.len() as u64,
+        alignment_uncertainty_ns: alignment_uncertainty_ns(report),
+        sample_rate_hz: Some(f64::from(rate_hz)),
+    }
 }
 
 /// Human summary lines (also printed by `hostd run`); `unprobed` are the

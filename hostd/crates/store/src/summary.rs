@@ -109,6 +109,7 @@ impl SummaryExt for Summary {
             warnings,
             notes,
             cleanup: out.cleanup.clone(),
+            probe_health: None,
             extra: serde_json::Map::new(),
         }
     }
@@ -408,6 +409,7 @@ mod tests {
             warnings: Vec::new(),
             notes: Vec::new(),
             cleanup: Vec::new(),
+            probe_health: None,
             extra: serde_json::Map::new(),
         };
         let text = summary.render();

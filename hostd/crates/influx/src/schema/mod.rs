@@ -186,7 +186,6 @@ pub fn json_field(name: &str, v: &Value) -> Option<FieldValue> {
 /// with its point count (`None`: absent).
 pub fn run_dir_points(
     dir: &Path,
-    manifest: &Value,
     tags: &RunTags,
     skip: &[&str],
     mut emit: impl FnMut(&[Point]) -> anyhow::Result<()>,
@@ -232,9 +231,14 @@ pub fn run_dir_points(
         }
         None => done("events.json", None)?,
     }
-    match read_json("summary.json")? {
-        Some(v) => {
-            let pts: Vec<Point> = probe_health_point(&v, manifest, tags).into_iter().collect();
+    match dir
+        .join(hostd_records::summary::FILE_NAME)
+        .is_file()
+        .then(|| hostd_records::summary::read(dir))
+        .transpose()?
+    {
+        Some(s) => {
+            let pts: Vec<Point> = probe_health_point(&s, tags).into_iter().collect();
             emit(&pts)?;
             done("summary.json", Some(pts.len()))?;
         }

@@ -226,14 +226,23 @@ fn overlap_stats_probe_health_and_link_events() {
     }
     assert!(!st[0].contains("gap"));
 
-    let summary = json!({"end_ns": 999, "extra": {"probe": {
-        "alignment_uncertainty_ns": 40105.3,
-        "link": {"probe": {"samples_taken": 11835, "samples_dropped": 2, "i2c_errors": 0,
-                           "ring_overflows": 1, "tx_overflows": 3},
-                 "reconnects": [{}, {}],
-                 "stats": {"frames": {"crc_errors": 4}, "sequence": {"gaps": 1}}}}}});
-    let man = json!({"extra": {"probe": {"rate_hz": 1000}}});
-    let ph = probe_health_point(&summary, &man, &tags())
+    let mut summary: hostd_records::Summary =
+        serde_json::from_value(json!({"run_id": "r1", "status": "completed", "start_ns": 1,
+            "end_ns": 999, "phases": [], "window": null, "warnings": [], "cleanup": []}))
+        .unwrap();
+    assert!(probe_health_point(&summary, &tags()).is_none());
+    summary.probe_health = Some(hostd_records::summary::ProbeHealth {
+        samples: Some(11835),
+        dropped: Some(2),
+        i2c_errors: Some(0),
+        overflows: Some(4),
+        crc_errors: 4,
+        seq_gaps: 1,
+        reconnects: 2,
+        alignment_uncertainty_ns: Some(40105.3),
+        sample_rate_hz: Some(1000.0),
+    });
+    let ph = probe_health_point(&summary, &tags())
         .unwrap()
         .to_line()
         .unwrap();
@@ -243,7 +252,6 @@ fn overlap_stats_probe_health_and_link_events() {
          crc_errors=4i,seq_gaps=1i,overflows=4i,reconnects=2i,alignment_uncertainty_us=40.1053,\
          sample_rate_hz=1000 999"
     );
-    assert!(probe_health_point(&json!({"end_ns": 1, "extra": {}}), &man, &tags()).is_none());
 
     let jsonl = "{\"event\":\"connected\",\"port\":\"/dev/pts/0\",\"time_ns\":5}\n\
                  {\"event\":\"device_info\",\"info\":{\"x\":1},\"time_ns\":6}\n";
