@@ -38,7 +38,15 @@ pub struct Options {
 
 /// Analyses records already in memory.
 pub fn analyze(run: &RunData, options: &Options) -> Analysis {
-    let all = series::group(&run.files);
+    // Only completed files (status `ok`), as the run's summary counts them: a file cut short
+    // by an error or an interrupt is no throughput sample.
+    let ok: Vec<FileRecord> = run
+        .files
+        .iter()
+        .filter(|f| f.status == "ok")
+        .cloned()
+        .collect();
+    let all = series::group(&ok);
     let run_start_ns = all.iter().map(series::Series::start_ns).min().unwrap_or(0);
     let mut distinct: Vec<&str> = all.iter().map(|s| s.target.as_str()).collect();
     distinct.dedup();
@@ -157,4 +165,35 @@ pub fn events_replaceable(path: &Path) -> bool {
 /// Writes `events.json` (the `hostd analyze --json` document) into the run directory.
 pub fn write_events(dir: &Path, analysis: &Analysis) -> anyhow::Result<()> {
     Ok(hostd_records::events::write(dir, analysis)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_that_did_not_complete_are_no_throughput_samples() {
+        let ms20 = 20_000_000u64;
+        let mut files: Vec<FileRecord> = (0..12u32)
+            .map(|i| {
+                FileRecord::new(
+                    "t",
+                    "write",
+                    i,
+                    u64::from(i) * ms20,
+                    u64::from(i + 1) * ms20,
+                    20_000_000,
+                )
+            })
+            .collect();
+        files[5].status = "error: disk full after 1 bytes".into();
+        files[5].bytes = 1;
+        let run = RunData {
+            files,
+            ..Default::default()
+        };
+        let a = analyze(&run, &Options::default());
+        assert_eq!(a.phases[0].files, 11);
+        assert_eq!(a.phases[0].bytes, 11 * 20_000_000);
+    }
 }
