@@ -231,9 +231,15 @@ pub fn run_dir_points(
         }
         None => done("events.json", None)?,
     }
-    match dir
-        .join(hostd_records::summary::FILE_NAME)
-        .is_file()
+    // A `hostd monitor` directory's summary.json is the session's, not a run summary.
+    let monitor = hostd_records::manifest::read(dir)
+        .map(|m| m.extra.contains_key("monitor"))
+        .unwrap_or_else(|_| {
+            // Written before monitor used the records manifest: `"kind": "monitor"`.
+            std::fs::read_to_string(dir.join(hostd_records::manifest::FILE_NAME))
+                .is_ok_and(|t| t.contains("\"kind\": \"monitor\""))
+        });
+    match (dir.join(hostd_records::summary::FILE_NAME).is_file() && !monitor)
         .then(|| hostd_records::summary::read(dir))
         .transpose()?
     {
