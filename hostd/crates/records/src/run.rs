@@ -27,9 +27,7 @@ impl RunData {
     pub fn read(dir: &Path) -> Result<RunData> {
         let files = crate::files::read(dir)?;
         let probe = if dir.join(crate::probe::FILE_NAME).exists() {
-            // The analysis cannot do without power and enclosure temperature.
-            let required = ["power_w", "enclosure_temp_c"];
-            let p = ProbeSeries::from_samples(&crate::probe::read_requiring(dir, &required)?);
+            let p = crate::probe::read_series(dir)?;
             (!p.is_empty()).then_some(p)
         } else {
             None
