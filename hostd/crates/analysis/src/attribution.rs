@@ -70,10 +70,11 @@ pub fn rate_in_window<'f>(files: impl Iterator<Item = &'f FileRecord>, a: i64, b
     }
     let mut bytes = 0.0;
     for f in files {
-        let lo = f.start_ns.max(a);
-        let hi = f.end_ns.min(b);
+        let lo = (f.start_ns as i64).max(a);
+        let hi = (f.end_ns as i64).min(b);
         if hi > lo {
-            bytes += f.bytes as f64 * (hi - lo) as f64 / (f.end_ns - f.start_ns).max(1) as f64;
+            bytes += f.bytes as f64 * (hi - lo) as f64
+                / ((f.end_ns as i64) - (f.start_ns as i64)).max(1) as f64;
         }
     }
     bytes / ((b - a) as f64 / NS)
@@ -162,7 +163,7 @@ pub fn attribute(
             since(change.onset_ns_range.1),
         ],
         duration_s: (next_onset_ns.unwrap_or(series.end_ns()) - change.onset_ns).max(0) as f64 / NS,
-        onset_file_index: series.files[change.file_pos].index,
+        onset_file_index: u64::from(series.files[change.file_pos].index),
         ..Default::default()
     };
     let drop = change.kind == EventKind::Drop;
@@ -563,8 +564,8 @@ pub fn stall_event(series: &Series, st: &SeriesStalls, run_start_ns: i64) -> Eve
                 .files
                 .iter()
                 .rev()
-                .find(|f| f.start_ns <= first.start_ns)
-                .map_or(0, |f| f.index),
+                .find(|f| (f.start_ns as i64) <= first.start_ns)
+                .map_or(0, |f| u64::from(f.index)),
             reasons: vec![format!(
                 "stall: 100 ms intervals under {:.0} MB/s (a tenth of the typical {:.2} GB/s) for at least {} s; no cause rule for stalls",
                 st.threshold_bps / 1e6,
@@ -597,20 +598,13 @@ mod tests {
             .map(|i| {
                 let rate = if i < 40 { 1.5 } else { 1.0 };
                 let d = (1e9 / rate) as i64;
-                let f = FileRecord {
-                    target: target.into(),
-                    phase: "write".into(),
-                    index: i,
-                    start_ns: t,
-                    end_ns: t + d,
-                    bytes: GB,
-                };
+                let f = FileRecord::new(target, "write", i as u32, (t) as u64, (t + d) as u64, GB);
                 t += d;
                 f
             })
             .collect();
         let s = crate::series::group(&files).remove(0);
-        let onset = s.files[40].start_ns;
+        let onset = s.files[40].start_ns as i64;
         let c = Change {
             kind: EventKind::Drop,
             onset_bytes: 40 * GB,
@@ -715,13 +709,15 @@ mod tests {
     fn a_short_run_has_no_link_ceiling_and_no_figure_exceeds_one() {
         // Under 5 whole seconds: the ceiling is unknown.
         let short: Vec<FileRecord> = (0..12)
-            .map(|i| FileRecord {
-                target: "q".into(),
-                phase: "write".into(),
-                index: i,
-                start_ns: i as i64 * 20_000_000,
-                end_ns: (i as i64 + 1) * 20_000_000,
-                bytes: 28_000_000,
+            .map(|i| {
+                FileRecord::new(
+                    "q",
+                    "write",
+                    i as u32,
+                    (i as i64 * 20_000_000) as u64,
+                    ((i as i64 + 1) * 20_000_000) as u64,
+                    28_000_000,
+                )
             })
             .collect();
         assert_eq!(

@@ -259,7 +259,7 @@ pub fn changes(
             return false;
         }
         let (fa, fb) = (kept[a], kept[b - 1]);
-        let secs = (files[fb].end_ns - files[fa].start_ns) as f64 * 1e-9;
+        let secs = ((files[fb].end_ns as i64) - (files[fa].start_ns as i64)) as f64 * 1e-9;
         let bytes = (series.cum_bytes[fb + 1] - series.cum_bytes[fa]) as f64;
         secs >= settings.min_side_seconds && bytes >= settings.min_side_bytes_fraction * total
     };
@@ -459,8 +459,11 @@ pub fn changes(
             file_pos,
             rate_before_bps: r1,
             rate_after_bps: r2,
-            before_ns: (files[pos_of(a)].start_ns, onset_ns),
-            after_ns: (settle_ns.max(onset_ns), files[pos_of(c) - 1].end_ns),
+            before_ns: ((files[pos_of(a)].start_ns as i64), onset_ns),
+            after_ns: (
+                settle_ns.max(onset_ns),
+                (files[pos_of(c) - 1].end_ns as i64),
+            ),
         });
     }
     Ok(out)
@@ -567,7 +570,8 @@ fn time_at(series: &Series, bytes: u64) -> i64 {
     let i = p.saturating_sub(1).min(files.len() - 1);
     let f = &files[i];
     let into = bytes.saturating_sub(series.cum_bytes[i]) as f64 / f.bytes.max(1) as f64;
-    f.start_ns + ((f.end_ns - f.start_ns) as f64 * into.clamp(0.0, 1.0)) as i64
+    (f.start_ns as i64)
+        + (((f.end_ns as i64) - (f.start_ns as i64)) as f64 * into.clamp(0.0, 1.0)) as i64
 }
 
 /// Relative noise of rates for the onset's interval: the larger of the robust (MAD) and the
@@ -671,7 +675,7 @@ fn locate_onset(
         .unwrap_or(cand[0]);
     let f = &files[pos];
     let old_bytes = (onset - series.cum_bytes[pos] as f64).min(f.bytes as f64);
-    let ns = f.start_ns + (old_bytes / r1 * 1e9).round() as i64;
+    let ns = (f.start_ns as i64) + (old_bytes / r1 * 1e9).round() as i64;
     // An interval reaching the edge of the searched files also covers the small files left
     // out next to them (the change may lie in one of those): up to the neighbouring kept file.
     let first = first_new_kept.saturating_sub(ONSET_SPAN_BEFORE);
@@ -686,7 +690,7 @@ fn locate_onset(
     let hi = if hi >= span_end { outer_hi } else { hi };
     Onset {
         bytes: onset.round() as u64,
-        ns: ns.min(f.end_ns),
+        ns: ns.min(f.end_ns as i64),
         pos,
         range: (lo.round() as u64, hi.round() as u64),
     }
@@ -704,14 +708,7 @@ mod tests {
             .map(|i| {
                 let bytes = (mb * 1e6) as u64;
                 let d = (bytes as f64 / (rate(i) * 1e9) * 1e9) as i64;
-                let f = FileRecord {
-                    target: "t".into(),
-                    phase: "write".into(),
-                    index: i as u64,
-                    start_ns: t,
-                    end_ns: t + d,
-                    bytes,
-                };
+                let f = FileRecord::new("t", "write", i as u32, (t) as u64, (t + d) as u64, bytes);
                 t += d;
                 f
             })

@@ -39,7 +39,15 @@ pub struct Options {
 
 /// Analyses records already in memory.
 pub fn analyze(run: &RunData, options: &Options) -> Analysis {
-    let all = series::group(&run.files);
+    // Only completed files (status `ok`), as the run's summary counts them: a file cut short
+    // by an error or an interrupt is no throughput sample.
+    let ok: Vec<FileRecord> = run
+        .files
+        .iter()
+        .filter(|f| f.status == "ok")
+        .cloned()
+        .collect();
+    let all = series::group(&ok);
     let run_start_ns = all.iter().map(series::Series::start_ns).min().unwrap_or(0);
     let mut distinct: Vec<&str> = all.iter().map(|s| s.target.as_str()).collect();
     distinct.dedup();
@@ -48,6 +56,7 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
     let probe_target = options
         .probe_target
         .clone()
+        .or_else(|| run.probe_target.clone())
         .or_else(|| (distinct.len() == 1).then(|| distinct[0].to_string()));
     let ceiling = options
         .link_ceiling_bps
@@ -69,11 +78,7 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
             run_start_ns,
             link_ceiling: ceiling,
         };
-        let stalls = run
-            .counters
-            .as_ref()
-            .and_then(|c| c.get(&s.target))
-            .and_then(|c| stall::find(s, c));
+        let stalls = input::counter_points(run, &s.target).and_then(|c| stall::find(s, &c));
         let changes = match detect::changes(s, &options.changepoint, stalls.as_ref()) {
             Ok(c) => c,
             Err(too_little) => {
@@ -142,26 +147,10 @@ fn cycle_summary(s: &series::Series, changes: &[detect::Change]) -> Option<Cycle
     })
 }
 
-/// Reads the target a run's `manifest.json` says the probe is on, if any: `probe_target`,
-/// `probe.target` or `extra.probe.target` (the probe component's section).
-pub fn manifest_probe_target(dir: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(dir.join("manifest.json")).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    v.get("probe_target")
-        .or_else(|| v.get("probe").and_then(|p| p.get("target")))
-        .or_else(|| v.pointer("/extra/probe/target"))
-        .and_then(|t| t.as_str())
-        .map(str::to_string)
-}
-
 /// Reads a run directory and analyses it (the manifest may name the probed target).
 pub fn analyze_run_dir(dir: &Path, options: &Options) -> anyhow::Result<(RunData, Analysis)> {
     let run = read_run_dir(dir)?;
-    let mut options = options.clone();
-    if options.probe_target.is_none() {
-        options.probe_target = manifest_probe_target(dir);
-    }
-    let analysis = analyze(&run, &options);
+    let analysis = analyze(&run, options);
     Ok((run, analysis))
 }
 
@@ -176,11 +165,7 @@ pub fn events_replaceable(path: &Path) -> bool {
 
 /// Writes `events.json` (the `hostd analyze --json` document) into the run directory.
 pub fn write_events(dir: &Path, analysis: &Analysis) -> anyhow::Result<()> {
-    let text = serde_json::to_string_pretty(analysis)? + "\n";
-    Ok(hostd_records::write_atomic(
-        &dir.join("events.json"),
-        text.as_bytes(),
-    )?)
+    Ok(hostd_records::events::write(dir, analysis)?)
 }
 
 #[cfg(test)]
@@ -188,16 +173,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn manifest_names_the_probed_target_in_any_of_its_places() {
-        let d = tempfile::tempdir().unwrap();
-        for (json, want) in [
-            (r#"{"probe_target":"A"}"#, Some("A")),
-            (r#"{"probe":{"target":"B"}}"#, Some("B")),
-            (r#"{"extra":{"probe":{"target":"C"}}}"#, Some("C")),
-            (r#"{"extra":{"probe":{}}}"#, None),
-        ] {
-            std::fs::write(d.path().join("manifest.json"), json).unwrap();
-            assert_eq!(manifest_probe_target(d.path()).as_deref(), want, "{json}");
-        }
+    fn files_that_did_not_complete_are_no_throughput_samples() {
+        let ms20 = 20_000_000u64;
+        let mut files: Vec<FileRecord> = (0..12u32)
+            .map(|i| {
+                FileRecord::new(
+                    "t",
+                    "write",
+                    i,
+                    u64::from(i) * ms20,
+                    u64::from(i + 1) * ms20,
+                    20_000_000,
+                )
+            })
+            .collect();
+        files[5].status = "error: disk full after 1 bytes".into();
+        files[5].bytes = 1;
+        let run = RunData {
+            files,
+            ..Default::default()
+        };
+        let a = analyze(&run, &Options::default());
+        assert_eq!(a.phases[0].files, 11);
+        assert_eq!(a.phases[0].bytes, 11 * 20_000_000);
     }
 }

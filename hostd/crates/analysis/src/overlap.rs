@@ -41,8 +41,8 @@ pub fn peak_aggregate_bps(all: &[Series]) -> Option<f64> {
     }
     let mut bytes = vec![0.0f64; bins];
     for f in all.iter().flat_map(|s| s.files.iter()) {
-        let dur = (f.end_ns - f.start_ns).max(1) as f64;
-        let (a, b) = (f.start_ns - start, f.end_ns - start);
+        let dur = ((f.end_ns as i64) - (f.start_ns as i64)).max(1) as f64;
+        let (a, b) = ((f.start_ns as i64) - start, (f.end_ns as i64) - start);
         let mut t = a;
         while t < b {
             let bin = (t / NS) as usize;

@@ -49,12 +49,16 @@ impl Series {
 
     /// First start, host ns.
     pub fn start_ns(&self) -> i64 {
-        self.files.first().map_or(0, |f| f.start_ns)
+        self.files.first().map_or(0, |f| f.start_ns as i64)
     }
 
     /// Last end, host ns.
     pub fn end_ns(&self) -> i64 {
-        self.files.iter().map(|f| f.end_ns).max().unwrap_or(0)
+        self.files
+            .iter()
+            .map(|f| f.end_ns as i64)
+            .max()
+            .unwrap_or(0)
     }
 }
 
@@ -100,7 +104,9 @@ pub fn phase_stats(s: &Series, probe: Option<&ProbeSeries>) -> PhaseStats {
     let (start_ns, end_ns) = (s.start_ns(), s.end_ns());
     let energy = probe.map_or_else(PhaseEnergy::default, |p| {
         phase_energy(
-            s.files.iter().map(|f| (f.start_ns, f.end_ns, f.bytes)),
+            s.files
+                .iter()
+                .map(|f| (f.start_ns as i64, f.end_ns as i64, f.bytes)),
             |a, b| p.energy_between(a, b),
         )
     });

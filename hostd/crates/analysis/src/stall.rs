@@ -58,7 +58,10 @@ impl SeriesStalls {
     pub fn overlap_s(&self, f: &FileRecord) -> f64 {
         self.stalls
             .iter()
-            .map(|s| (s.end_ns.min(f.end_ns) - s.start_ns.max(f.start_ns)).max(0) as f64 * 1e-9)
+            .map(|s| {
+                (s.end_ns.min(f.end_ns as i64) - s.start_ns.max(f.start_ns as i64)).max(0) as f64
+                    * 1e-9
+            })
             .sum()
     }
 }
@@ -91,11 +94,11 @@ fn longest_run(flags: &[bool]) -> usize {
 
 /// Seconds of `[a, b)` covered by the series' files.
 fn covered_s(files: &[FileRecord], a: i64, b: i64) -> f64 {
-    let first = files.partition_point(|f| f.end_ns <= a);
+    let first = files.partition_point(|f| (f.end_ns as i64) <= a);
     files[first..]
         .iter()
-        .take_while(|f| f.start_ns < b)
-        .map(|f| (f.end_ns.min(b) - f.start_ns.max(a)).max(0) as f64 * 1e-9)
+        .take_while(|f| (f.start_ns as i64) < b)
+        .map(|f| ((f.end_ns as i64).min(b) - (f.start_ns as i64).max(a)).max(0) as f64 * 1e-9)
         .sum()
 }
 
@@ -208,13 +211,15 @@ mod tests {
 
     fn series(start: i64, end: i64) -> Series {
         let files: Vec<FileRecord> = (0..10)
-            .map(|i| FileRecord {
-                target: "t".into(),
-                phase: "write".into(),
-                index: i,
-                start_ns: start + (end - start) / 10 * i as i64,
-                end_ns: start + (end - start) / 10 * (i as i64 + 1),
-                bytes: 1,
+            .map(|i| {
+                FileRecord::new(
+                    "t",
+                    "write",
+                    i as u32,
+                    (start + (end - start) / 10 * i as i64) as u64,
+                    (start + (end - start) / 10 * (i as i64 + 1)) as u64,
+                    1,
+                )
             })
             .collect();
         crate::series::group(&files).remove(0)

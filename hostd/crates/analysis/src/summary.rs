@@ -333,14 +333,14 @@ mod tests {
             for i in 0..12u64 {
                 let bytes = (2 + i * 5) * 1_000_000;
                 let d = 20_000_000;
-                files.push(FileRecord {
-                    target: "/var/tmp/x".into(),
-                    phase: phase.into(),
-                    index: i,
-                    start_ns: t,
-                    end_ns: t + d,
+                files.push(FileRecord::new(
+                    "/var/tmp/x",
+                    phase,
+                    i as u32,
+                    (t) as u64,
+                    (t + d) as u64,
                     bytes,
-                });
+                ));
                 t += d;
             }
         }

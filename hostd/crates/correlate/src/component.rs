@@ -5,13 +5,15 @@
 //! probe record (extra `files.csv` columns, `summary.json` section, the
 //! manifest's final alignment and link counters).
 
-use crate::correlate::{correlate, Correlation, FileSpan};
-use crate::filescsv::{add_probe_columns, ProbedTarget};
+use crate::correlate::{correlate, Correlation};
+use crate::filescsv::{add_probe_figures, ProbedTarget};
 use crate::recorder::{ProbeRecorder, Recording, SampleListener};
 use crate::smart::{read_smart, SmartReading};
 use anyhow::Context;
 use hostd_probe::link::{LinkConfig, LinkReport, ProbeLink, ProbeSource};
 use hostd_probe::pb;
+use hostd_records::summary::ProbeHealth;
+use hostd_records::{FileRecord, RunData};
 use hostd_store::{Manifest, RunComponent, Summary};
 use hostd_workload::events::{RunEvent, RunObserver};
 use hostd_workload::runner::RunOutcome;
@@ -295,10 +297,11 @@ impl RunComponent for ProbeComponent {
         &mut self,
         outcome: &RunOutcome,
         summary: &mut Summary,
+        run: &mut RunData,
         run_dir: &Path,
     ) -> anyhow::Result<()> {
         let report = self.link.take().map(ProbeLink::stop).unwrap_or_default();
-        let recording = match self.recorder.take() {
+        let mut recording = match self.recorder.take() {
             Some(r) => r.finish()?,
             None => Recording::default(),
         };
@@ -309,25 +312,19 @@ impl RunComponent for ProbeComponent {
         // One probe measures one target's cable: only that target's files
         // get its figures (and share its energy); the others have no probe.
         let (probed_target, probe_name) = self.probed.clone().unwrap_or_default();
-        let files: Vec<FileSpan> = outcome
+        let files: Vec<FileRecord> = run
             .files
             .iter()
             .filter(|f| f.target == probed_target)
-            .map(|f| FileSpan {
-                target: f.target.clone(),
-                phase: f.phase.clone(),
-                index: f.index,
-                start_ns: f.start_ns as i64,
-                end_ns: f.end_ns as i64,
-                bytes: f.bytes,
-            })
+            .cloned()
             .collect();
         let correlation = correlate(&recording.timeline, &files);
         let probed = ProbedTarget {
             target: &probed_target,
             probe: &probe_name,
         };
-        add_probe_columns(&run_dir.join("files.csv"), &correlation.files, probed)
+        add_probe_figures(&mut run.files, &correlation.files, probed);
+        hostd_records::files::write_all(run_dir, &run.files)
             .context("cannot add probe columns to files.csv")?;
         let unprobed: Vec<String> = outcome
             .targets
@@ -347,6 +344,11 @@ impl RunComponent for ProbeComponent {
             .warnings
             .extend(probe_warnings(&report, &correlation));
         summary.extra.insert("probe".into(), section);
+        summary.probe_health = Some(probe_health(&report, self.opts.rate_hz));
+        // In memory for the analysis and the report after this component.
+        let series = std::mem::take(&mut recording.series);
+        run.probe = (!series.is_empty()).then_some(series);
+        run.probe_target = Some(probed_target);
         Ok(())
     }
 }
@@ -378,6 +380,22 @@ pub fn alignment_uncertainty_ns(report: &LinkReport) -> Option<f64> {
         .stats
         .alignment_uncertainty_max_ns
         .or(report.stats.alignment.map(|a| a.uncertainty_ns))
+}
+
+/// The typed health totals of the link and the probe (summary.json `probe_health`).
+pub fn probe_health(report: &LinkReport, rate_hz: u32) -> ProbeHealth {
+    let probe = report.probe.as_ref();
+    ProbeHealth {
+        samples: probe.map(|p| p.samples_taken),
+        dropped: probe.map(|p| p.samples_dropped),
+        i2c_errors: probe.map(|p| u64::from(p.i2c_errors)),
+        overflows: probe.map(|p| u64::from(p.ring_overflows) + u64::from(p.tx_overflows)),
+        crc_errors: report.stats.frames.crc_errors,
+        seq_gaps: report.stats.sequence.gaps,
+        reconnects: report.reconnects.len() as u64,
+        alignment_uncertainty_ns: alignment_uncertainty_ns(report),
+        sample_rate_hz: Some(f64::from(rate_hz)),
+    }
 }
 
 /// Human summary lines (also printed by `hostd run`); `unprobed` are the

@@ -14,24 +14,8 @@
 use crate::timeline::Timeline;
 use hostd_analysis::energy::phase_energy;
 use hostd_probe::agg::AGG_BIN_NS;
+use hostd_records::FileRecord;
 use serde::Serialize;
-
-/// A file operation as the workload recorded it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FileSpan {
-    /// Target label.
-    pub target: String,
-    /// Phase.
-    pub phase: String,
-    /// Index in the phase.
-    pub index: u32,
-    /// Start, host Unix ns.
-    pub start_ns: i64,
-    /// End, host Unix ns.
-    pub end_ns: i64,
-    /// Bytes moved.
-    pub bytes: u64,
-}
 
 /// Probe figures for one file (`None` where the probe has no data).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -134,7 +118,7 @@ pub struct Correlation {
 }
 
 /// Correlates `files` with the probe `timeline`.
-pub fn correlate(timeline: &Timeline, files: &[FileSpan]) -> Correlation {
+pub fn correlate(timeline: &Timeline, files: &[FileRecord]) -> Correlation {
     let shares = energy_shares(timeline, files);
     let per_file = files
         .iter()
@@ -152,10 +136,10 @@ fn energy_between(t: &Timeline, start: i64, end: i64) -> Option<f64> {
     Some(t.energy_at(end)? - t.energy_at(start)?)
 }
 
-fn file_energy(t: &Timeline, f: &FileSpan, share: Option<f64>) -> FileEnergy {
-    let energy = energy_between(t, f.start_ns, f.end_ns);
-    let secs = (f.end_ns - f.start_ns) as f64 / 1e9;
-    let bins = t.bins_between(f.start_ns, f.end_ns, AGG_BIN_NS);
+fn file_energy(t: &Timeline, f: &FileRecord, share: Option<f64>) -> FileEnergy {
+    let energy = energy_between(t, f.start_ns as i64, f.end_ns as i64);
+    let secs = ((f.end_ns as i64) - (f.start_ns as i64)) as f64 / 1e9;
+    let bins = t.bins_between(f.start_ns as i64, f.end_ns as i64, AGG_BIN_NS);
     let max_of = |pick: fn(&hostd_probe::agg::AggRow) -> f64| {
         bins.iter()
             .map(pick)
@@ -183,16 +167,16 @@ fn file_energy(t: &Timeline, f: &FileSpan, share: Option<f64>) -> FileEnergy {
         mean_power_w: energy.filter(|_| secs > 0.0).map(|e| e / secs),
         peak_power_w: max_of(|b| b.power_w.mean),
         vbus_v: (vn > 0).then(|| vsum / vn as f64),
-        temp_start_c: at(f.start_ns, |b| b.enclosure_temp_c.mean),
-        temp_end_c: at(f.end_ns, |b| b.enclosure_temp_c.mean),
+        temp_start_c: at(f.start_ns as i64, |b| b.enclosure_temp_c.mean),
+        temp_end_c: at(f.end_ns as i64, |b| b.enclosure_temp_c.mean),
         temp_max_c: max_of(|b| b.enclosure_temp_c.max),
-        die_temp_start_c: at(f.start_ns, |b| b.die_temp_c.mean),
-        die_temp_end_c: at(f.end_ns, |b| b.die_temp_c.mean),
+        die_temp_start_c: at(f.start_ns as i64, |b| b.die_temp_c.mean),
+        die_temp_end_c: at(f.end_ns as i64, |b| b.die_temp_c.mean),
         die_temp_max_c: max_of(|b| b.die_temp_c.max),
     }
 }
 
-fn phase_power(t: &Timeline, files: &[FileSpan]) -> Vec<PhasePower> {
+fn phase_power(t: &Timeline, files: &[FileRecord]) -> Vec<PhasePower> {
     let mut order: Vec<(String, String)> = Vec::new();
     for f in files {
         let key = (f.target.clone(), f.phase.clone());
@@ -208,11 +192,12 @@ fn phase_power(t: &Timeline, files: &[FileSpan]) -> Vec<PhasePower> {
                     .iter()
                     .filter(|f| f.target == target && f.phase == phase)
             };
-            let start = mine().map(|f| f.start_ns).min().unwrap_or(0);
-            let end = mine().map(|f| f.end_ns).max().unwrap_or(0);
-            let energy = phase_energy(mine().map(|f| (f.start_ns, f.end_ns, f.bytes)), |a, b| {
-                energy_between(t, a, b)
-            });
+            let start = mine().map(|f| f.start_ns as i64).min().unwrap_or(0);
+            let end = mine().map(|f| f.end_ns as i64).max().unwrap_or(0);
+            let energy = phase_energy(
+                mine().map(|f| (f.start_ns as i64, f.end_ns as i64, f.bytes)),
+                |a, b| energy_between(t, a, b),
+            );
             let bins = t.bins_between(start, end, AGG_BIN_NS);
             let powers = bins.iter().map(|b| b.power_w.mean).filter(|v| !v.is_nan());
             PhasePower {
@@ -246,19 +231,19 @@ struct Shares {
 /// boundaries; each stretch's energy — `energy(b) − energy(a)` of the given
 /// cumulative energy function — goes equally to the files active in it, or
 /// to idle. Files not wholly inside the record are left out.
-fn shares_by(files: &[FileSpan], first: i64, last: i64, energy: impl Fn(i64) -> f64) -> Shares {
+fn shares_by(files: &[FileRecord], first: i64, last: i64, energy: impl Fn(i64) -> f64) -> Shares {
     let mut shares = vec![None; files.len()];
     let inside: Vec<usize> = (0..files.len())
         .filter(|&i| {
-            files[i].start_ns >= first
-                && files[i].end_ns <= last
-                && files[i].end_ns >= files[i].start_ns
+            (files[i].start_ns as i64) >= first
+                && (files[i].end_ns as i64) <= last
+                && (files[i].end_ns as i64) >= (files[i].start_ns as i64)
         })
         .collect();
     let mut bounds: Vec<i64> = vec![first, last];
     for &i in &inside {
-        bounds.push(files[i].start_ns);
-        bounds.push(files[i].end_ns);
+        bounds.push(files[i].start_ns as i64);
+        bounds.push(files[i].end_ns as i64);
         shares[i] = Some(0.0);
     }
     bounds.sort_unstable();
@@ -270,7 +255,7 @@ fn shares_by(files: &[FileSpan], first: i64, last: i64, energy: impl Fn(i64) -> 
         let active: Vec<usize> = inside
             .iter()
             .copied()
-            .filter(|&i| files[i].start_ns <= a && files[i].end_ns >= b)
+            .filter(|&i| (files[i].start_ns as i64) <= a && (files[i].end_ns as i64) >= b)
             .collect();
         if active.is_empty() {
             idle_j += e;
@@ -290,7 +275,7 @@ fn shares_by(files: &[FileSpan], first: i64, last: i64, energy: impl Fn(i64) -> 
 }
 
 /// Accumulator energy shares of each file (`energy_share_j`).
-fn energy_shares(t: &Timeline, files: &[FileSpan]) -> Shares {
+fn energy_shares(t: &Timeline, files: &[FileRecord]) -> Shares {
     match t.energy_span() {
         Some((first, last)) => shares_by(files, first, last, |x| t.energy_at(x).unwrap_or(0.0)),
         None => Shares {
@@ -355,7 +340,11 @@ impl PowerIntegral {
 
 /// The balance: files + idle energy from the POWER samples integrated over
 /// time, against the ENERGY accumulator over the same covered time.
-fn balance(t: &Timeline, files: &[FileSpan], accumulator_shares: &Shares) -> Option<EnergyBalance> {
+fn balance(
+    t: &Timeline,
+    files: &[FileRecord],
+    accumulator_shares: &Shares,
+) -> Option<EnergyBalance> {
     let (first, last) = t.energy_span()?;
     let accumulator = t.energy_at(last)? - t.energy_at(first)?;
     let integral = PowerIntegral::new(t, first, last);

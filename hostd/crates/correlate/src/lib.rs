@@ -21,7 +21,7 @@ pub mod smart;
 pub mod timeline;
 
 pub use component::{ProbeComponent, ProbeOptions};
-pub use correlate::{correlate, Correlation, EnergyBalance, FileEnergy, FileSpan, PhasePower};
+pub use correlate::{correlate, Correlation, EnergyBalance, FileEnergy, PhasePower};
 pub use recorder::{ProbeRecorder, Recording, SampleListener};
 pub use timeline::Timeline;
 

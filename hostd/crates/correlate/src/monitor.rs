@@ -7,6 +7,7 @@ use crate::component::{
 use crate::recorder::SampleListener;
 use anyhow::Context;
 use hostd_probe::link::{host_now_ns, LinkReport};
+use hostd_records::Manifest;
 use serde::Serialize;
 use serde_json::json;
 use std::path::Path;
@@ -66,14 +67,22 @@ pub fn run_monitor(
     }
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let start_ns = host_now_ns();
-    let manifest = json!({
-        "kind": "monitor",
-        "hostd_version": env!("CARGO_PKG_VERSION"),
-        "command_line": std::env::args().collect::<Vec<_>>(),
-        "start_ns": start_ns,
-        "probe": { "source": opts.source.to_string(), "rate_hz": opts.rate_hz, "sim_args": opts.sim_args },
-    });
-    write_json(&dir.join("manifest.json"), &manifest)?;
+    // The manifest `hostd run` writes (hostd-records), with no targets: the probe alone.
+    let run_id = dir
+        .file_name()
+        .map_or_else(|| "monitor".into(), |n| n.to_string_lossy().into_owned());
+    let mut manifest = Manifest::new(&run_id, start_ns as u64, Vec::new());
+    manifest.hostd_version = env!("CARGO_PKG_VERSION").into();
+    manifest.command_line = std::env::args().collect();
+    manifest.host = hostd_store::manifest::collect_host();
+    manifest
+        .extra
+        .insert("monitor".into(), json!({ "kind": "monitor" }));
+    manifest.extra.insert(
+        "probe".into(),
+        json!({ "source": opts.source.to_string(), "rate_hz": opts.rate_hz, "sim_args": opts.sim_args }),
+    );
+    hostd_records::manifest::write(dir, &manifest)?;
 
     let (link, recorder) = start_probe(opts, dir, listeners(dir)?)?;
     let started = Instant::now();
@@ -118,10 +127,11 @@ pub fn run_monitor(
         alignment_uncertainty_ns: alignment_uncertainty_ns(&report),
         link: report,
     };
-    let mut manifest = manifest;
-    manifest["probe"]["final"] = final_manifest_section(&summary.link);
-    manifest["end_ns"] = json!(end_ns);
-    write_json(&dir.join("manifest.json"), &manifest)?;
+    if let Some(p) = manifest.extra.get_mut("probe") {
+        p["final"] = final_manifest_section(&summary.link);
+    }
+    manifest.extra["monitor"]["end_ns"] = json!(end_ns);
+    hostd_records::manifest::write(dir, &manifest)?;
     write_json(&dir.join("summary.json"), &summary)?;
     Ok(summary)
 }

@@ -10,7 +10,7 @@ use hostd_probe::agg::AggRow;
 use hostd_probe::link::{LinkEvent, LinkOutput};
 use hostd_probe::stream::StreamEvent;
 use hostd_probe::ProbeSample;
-use hostd_records::{agg, probe};
+use hostd_records::{agg, probe, ProbeSeries};
 use serde_json::json;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -43,6 +43,8 @@ pub trait SampleListener: Send {
 pub struct Recording {
     /// The compact timeline (10 ms bins + accumulator readings).
     pub timeline: Timeline,
+    /// Every sample in columns, for the analysis and the report (what `probe.csv` holds).
+    pub series: ProbeSeries,
     /// Samples written to `probe.csv`.
     pub samples: u64,
     /// Rows written to `probe_agg.csv`.
@@ -124,6 +126,7 @@ fn record(
             LinkOutput::Samples(samples) => {
                 let mut rows = Vec::new();
                 for s in &samples {
+                    rec.series.push(s);
                     if let Some(row) = rec.timeline.push(s) {
                         rows.push(row);
                     }
@@ -152,6 +155,7 @@ fn record(
         write_agg(&mut files, &mut rec, &[row])?;
         each(&mut rec, &mut |l| l.agg(&row));
     }
+    rec.series.finish();
     files.samples.flush()?;
     files.agg.flush()?;
     files.events.flush()?;

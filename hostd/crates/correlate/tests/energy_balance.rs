@@ -1,38 +1,48 @@
 //! Per-file energy and the energy balance on synthetic probe streams with
 //! known power: idle 2 W, 6 W while any file is in progress.
 
-use hostd_correlate::{correlate, FileSpan, Timeline};
+use hostd_correlate::{correlate, Timeline};
 use hostd_probe::message::encode_probe_message;
 use hostd_probe::pb;
 use hostd_probe::pb::probe_to_host::Msg;
 use hostd_probe::stream::{ProbeStream, StreamItem};
 use hostd_probe::ProbeSample;
+use hostd_records::FileRecord;
 
 const T0: i64 = 1_800_000_000_000_000_000;
 const MS: i64 = 1_000_000;
 
-fn span(target: &str, phase: &str, index: u32, start_ms: i64, end_ms: i64, bytes: u64) -> FileSpan {
-    FileSpan {
-        target: target.into(),
-        phase: phase.into(),
+fn span(
+    target: &str,
+    phase: &str,
+    index: u32,
+    start_ms: i64,
+    end_ms: i64,
+    bytes: u64,
+) -> FileRecord {
+    FileRecord::new(
+        target,
+        phase,
         index,
-        start_ns: T0 + start_ms * MS,
-        end_ns: T0 + end_ms * MS,
+        (T0 + start_ms * MS) as u64,
+        (T0 + end_ms * MS) as u64,
         bytes,
-    }
+    )
 }
 
-fn busy(files: &[FileSpan], t: i64) -> bool {
-    files.iter().any(|f| f.start_ns <= t && t < f.end_ns)
+fn busy(files: &[FileRecord], t: i64) -> bool {
+    files
+        .iter()
+        .any(|f| f.start_ns as i64 <= t && t < f.end_ns as i64)
 }
 
 /// 1 kHz samples over `ms`, the accumulator read every 16 samples.
-fn timeline(files: &[FileSpan], ms: i64) -> Timeline {
+fn timeline(files: &[FileRecord], ms: i64) -> Timeline {
     timeline_scaled(files, ms, 1.0)
 }
 
 /// The same with the accumulator counting `scale` × the true energy.
-fn timeline_scaled(files: &[FileSpan], ms: i64, scale: f64) -> Timeline {
+fn timeline_scaled(files: &[FileRecord], ms: i64, scale: f64) -> Timeline {
     let mut t = Timeline::new();
     let mut energy = 0.0;
     let mut held = None;

@@ -36,7 +36,14 @@ fn analyze_json_has_the_documented_shape_and_writes_events_and_report() {
     keys.sort_unstable();
     assert_eq!(
         keys,
-        ["cycles", "events", "insufficient", "overlap", "phases"]
+        [
+            "cycles",
+            "events",
+            "format_version",
+            "insufficient",
+            "overlap",
+            "phases"
+        ]
     );
     let e = &v["events"][0];
     for k in [
@@ -119,7 +126,7 @@ fn malformed_files_csv_is_refused_with_row_and_column_and_nothing_written() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(
-        err.contains("row 3, column `bytes`") && err.contains("5x"),
+        err.contains("line 3, column `bytes`") && err.contains("5x"),
         "{err}"
     );
     assert!(!d.path().join("events.json").exists() && !d.path().join("report.html").exists());
@@ -204,4 +211,44 @@ fn analyze_does_not_replace_files_it_did_not_write_unless_forced() {
     );
     let out = hostd(&["analyze", dir, "--link-ceiling-gbps=-3"]);
     assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("positive"));
+}
+
+/// Records flow once: `hostd run` analyses the records it holds in memory and never reads
+/// its run directory back; `hostd analyze` reads the same records from the files. Both
+/// must give the same analysis, to the last field, for one run with a probe and two targets.
+#[test]
+fn run_in_memory_and_analyze_from_the_files_give_the_same_analysis() {
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("run");
+    let o = common::hostd()
+        .args(["run", "-q", "--profile", "quick", "--seed", "3"])
+        .args(["--probe", "sim", "--probe-on", "1"])
+        .args(["--target", "sim:x5-thermal*20:write"])
+        .args(["--target", "sim:steady*20:write", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_ok(&o);
+    let in_memory: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("events.json")).unwrap()).unwrap();
+    // The in-memory path had the probe's samples and knew the probed target.
+    let probed = in_memory["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["target"] == "sim:x5-thermal*20")
+        .expect("a phase of the probed target");
+    assert!(probed["mean_power_w"].as_f64().unwrap() > 0.0, "{probed}");
+    let other = in_memory["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["target"] == "sim:steady*20")
+        .expect("a phase of the other target");
+    assert!(other["mean_power_w"].is_null(), "{other}");
+
+    let a = hostd(&["analyze", out.to_str().unwrap(), "--json"]);
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    let from_files: serde_json::Value = serde_json::from_slice(&a.stdout).unwrap();
+    assert_eq!(from_files, in_memory);
 }

@@ -4,7 +4,7 @@
 //! data the target wrote and inside the reported interval, cause right, no other event. Needs the probe simulator
 //! (`just firmware-build`; `THROTTLESCOPE_PROBE_SIM` as the justfile exports it).
 
-use hostd_analysis::input::read_files_csv;
+use hostd_records::files::read as read_files;
 use std::path::{Path, PathBuf};
 
 mod common;
@@ -47,7 +47,7 @@ fn run_with(
 }
 
 fn total_bytes(run_dir: &Path, target: &str) -> f64 {
-    read_files_csv(&run_dir.join("files.csv"))
+    read_files(run_dir)
         .unwrap()
         .iter()
         .filter(|f| f.target == target)
@@ -76,11 +76,11 @@ fn hub_check(seed: u64) -> Vec<String> {
         .collect();
     let (dir, ev) = run_with(&targets, root.path(), "sustained-100GB", seed);
     let mut f = Vec::new();
-    let files = read_files_csv(&dir.join("files.csv")).unwrap();
+    let files = read_files(&dir).unwrap();
     let c_end = files
         .iter()
         .filter(|f| f.target == name("C"))
-        .map(|f| f.end_ns)
+        .map(|f| f.end_ns as i64)
         .max()
         .unwrap();
     if !events_of(&ev, &name("C")).is_empty() {
@@ -90,7 +90,7 @@ fn hub_check(seed: u64) -> Vec<String> {
         ));
     }
     for (t, lag_s) in [("A", 9.0), ("B", 8.5)] {
-        let at = c_end + (lag_s / SCALE * 1e9) as i64;
+        let at = (c_end + (lag_s / SCALE * 1e9) as i64) as u64;
         let mine: Vec<_> = files.iter().filter(|f| f.target == name(t)).collect();
         let truth: f64 = mine
             .iter()

@@ -128,6 +128,7 @@ impl RunComponent for InfluxComponent {
         &mut self,
         _outcome: &RunOutcome,
         summary: &mut Summary,
+        _run: &mut hostd_records::RunData,
         run_dir: &Path,
     ) -> anyhow::Result<()> {
         let Some(mut live) = self.live.take() else {
@@ -144,10 +145,6 @@ impl RunComponent for InfluxComponent {
         live.tags = tags;
         let mut pushed = serde_json::Map::new();
         let mut problems = Vec::new();
-        let manifest: serde_json::Value = std::fs::read_to_string(run_dir.join("manifest.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or_default();
         let writer = &live.writer;
         // Sent live already: not again from the files.
         let skip: &[&str] = if self.probe_live {
@@ -158,7 +155,6 @@ impl RunComponent for InfluxComponent {
         };
         if let Err(e) = schema::run_dir_points(
             run_dir,
-            &manifest,
             &live.tags,
             skip,
             |pts| Ok(writer.write_all(pts)?),
@@ -173,8 +169,7 @@ impl RunComponent for InfluxComponent {
         }
         // summary.json is written after the components finish: use the summary itself.
         if !pushed.contains_key("summary.json") {
-            let sv = serde_json::to_value(&*summary)?;
-            if let Some(p) = schema::probe_health_point(&sv, &manifest, &live.tags) {
+            if let Some(p) = schema::probe_health_point(summary, &live.tags) {
                 live.writer.write(&p)?;
                 pushed.insert("summary.json".into(), 1.into());
             }

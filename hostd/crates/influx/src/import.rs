@@ -111,7 +111,6 @@ pub fn import_run(dir: &Path, target: Target, rig: Option<&str>) -> anyhow::Resu
         let sources_cell = std::cell::RefCell::new(&mut sources);
         schema::run_dir_points(
             dir,
-            &manifest,
             &tags,
             &[],
             |pts| Ok(writer.write_all(pts)?),

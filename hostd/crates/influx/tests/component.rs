@@ -96,7 +96,13 @@ fn live_records_survive_an_outage_and_run_files_follow_at_the_end() {
         programs: Vec::new(),
     };
     let mut summary = Summary::compute("comp-run", &outcome);
-    comp.finish(&outcome, &mut summary, &run_dir).unwrap();
+    comp.finish(
+        &outcome,
+        &mut summary,
+        &mut hostd_records::RunData::default(),
+        &run_dir,
+    )
+    .unwrap();
     let inf = &summary.extra["influx"];
     assert_eq!(inf["complete"], true, "{inf}");
     assert!(inf["points_backfilled"].as_u64().unwrap() > 0, "{inf}");

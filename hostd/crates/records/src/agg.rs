@@ -171,23 +171,29 @@ impl Writer {
     }
 }
 
-/// Reads `dir/probe_agg.csv`, refusing a newer format. Every column is required; an empty
-/// cell is NaN (no sample of that channel in the bin).
+/// Reads `dir/probe_agg.csv`, refusing a newer format. `time_ns` is required, the other
+/// columns optional; an absent column or an empty cell is NaN (no sample of that channel in
+/// the bin; `samples` 0).
 pub fn read(dir: &Path) -> Result<Vec<AggRow>> {
     crate::version::check_csv(dir, FILE_NAME, FORMAT_VERSION)?;
     let path = dir.join(FILE_NAME);
-    let buf = slurp(&path)?;
-    let mut t = Table::new(&path, &buf)?;
+    parse(&path, &slurp(&path)?)
+}
+
+/// Parses the bytes of a `probe_agg.csv` (`path` names it in errors).
+pub fn parse(path: &Path, buf: &[u8]) -> Result<Vec<AggRow>> {
+    let mut t = Table::new(path, buf)?;
     let names = columns();
-    let cols: Vec<usize> = names.iter().map(|c| t.required(c)).collect::<Result<_>>()?;
+    let time = t.required("time_ns")?;
+    let cols: Vec<Option<usize>> = names.iter().map(|c| t.optional(c)).collect();
     let mut out = Vec::new();
     while let Some(row) = t.next_row()? {
         let f = |k: usize| -> Result<f64> {
-            Ok(row.opt_float(Some(cols[k]), &names[k])?.unwrap_or(f64::NAN))
+            Ok(row.opt_float(cols[k], &names[k])?.unwrap_or(f64::NAN))
         };
         let mut r = AggRow {
-            time_ns: row.int(cols[0], "time_ns")?,
-            samples: row.int(cols[1], "samples")?,
+            time_ns: row.int(time, "time_ns")?,
+            samples: row.opt_int(cols[1], "samples")?.unwrap_or(0),
             vbus_v: Stat::EMPTY,
             current_a: Stat::EMPTY,
             power_w: Stat::EMPTY,
@@ -250,10 +256,21 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_column_is_named() {
+    fn absent_columns_are_empty_and_a_bad_cell_names_line_and_column() {
         let d = tempfile::tempdir().unwrap();
-        std::fs::write(d.path().join(FILE_NAME), "time_ns,samples\n1,2\n").unwrap();
+        std::fs::write(
+            d.path().join(FILE_NAME),
+            "time_ns,power_w_mean\n1,2.5\n2,x\n",
+        )
+        .unwrap();
         let e = read(d.path()).unwrap_err().to_string();
-        assert!(e.contains("missing required column `vbus_v_min`"), "{e}");
+        assert!(
+            e.contains("probe_agg.csv: line 3, column `power_w_mean`"),
+            "{e}"
+        );
+        std::fs::write(d.path().join(FILE_NAME), "time_ns,power_w_mean\n1,2.5\n").unwrap();
+        let r = read(d.path()).unwrap();
+        assert_eq!((r[0].samples, r[0].power_w.mean), (0, 2.5));
+        assert!(r[0].vbus_v.is_empty());
     }
 }

@@ -291,6 +291,12 @@ pub struct PhaseStats {
     pub mean_bps: f64,
     /// Median of per-file rates.
     pub median_bps: f64,
+    /// Slowest file's rate.
+    #[serde(default)]
+    pub min_bps: f64,
+    /// Fastest file's rate.
+    #[serde(default)]
+    pub max_bps: f64,
     /// 20 % trimmed mean of per-file rates (20 % cut from each end).
     pub trimmed_mean_bps: f64,
     /// 1 / Theil–Sen slope of time against size.
@@ -395,15 +401,18 @@ struct EventsFile<'a> {
     analysis: &'a Analysis,
 }
 
+/// The events.json document (with its `format_version`), as `hostd analyze --json` prints it.
+pub fn to_json(analysis: &Analysis) -> serde_json::Value {
+    serde_json::to_value(EventsFile {
+        format_version: FORMAT_VERSION,
+        analysis,
+    })
+    .expect("an analysis serialises")
+}
+
 /// Writes `dir/events.json` atomically.
 pub fn write(dir: &Path, analysis: &Analysis) -> Result<()> {
-    crate::version::write_json(
-        &dir.join(FILE_NAME),
-        &EventsFile {
-            format_version: FORMAT_VERSION,
-            analysis,
-        },
-    )
+    crate::version::write_json(&dir.join(FILE_NAME), &to_json(analysis))
 }
 
 /// Reads `dir/events.json`, refusing a newer format.

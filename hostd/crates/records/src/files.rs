@@ -177,7 +177,8 @@ pub struct FileRecord {
     pub block_size: usize,
     /// I/Os kept in flight.
     pub queue_depth: usize,
-    /// The first corrupt blocks (`corrupt.csv`).
+    /// The first corrupt blocks (`corrupt.csv`; read from `files.csv` alone, only the first
+    /// block's offset is known).
     pub corrupt: Vec<CorruptBlock>,
     /// Whether this file's I/O bypassed the page cache.
     pub direct_io: bool,
@@ -393,8 +394,19 @@ pub fn read(dir: &Path) -> Result<Vec<FileRecord>> {
 /// others default (`mbps` computed, counters 0, `status` `ok`, `direct_io` false); extra
 /// columns to the right are ignored. An empty file (header only) is an error.
 pub fn read_path(path: &Path) -> Result<Vec<FileRecord>> {
-    let buf = slurp(path)?;
-    let mut t = Table::new(path, &buf)?;
+    let out = parse(path, &slurp(path)?)?;
+    if out.is_empty() {
+        return Err(RecordError::Empty {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(out)
+}
+
+/// Parses the bytes of a `files.csv` (`path` names it in errors), as [`read_path`] but
+/// accepting a file without rows (a run that failed before its first file).
+pub fn parse(path: &Path, buf: &[u8]) -> Result<Vec<FileRecord>> {
+    let mut t = Table::new(path, buf)?;
     let c_target = t.required("target")?;
     let c_phase = t.required("phase")?;
     let c_index = t.required("index")?;
@@ -447,6 +459,14 @@ pub fn read_path(path: &Path) -> Result<Vec<FileRecord>> {
         if !status.is_empty() {
             r.status = status.to_string();
         }
+        // The offset alone, until corrupt.csv (read by `read`) gives every block in full.
+        if let Some(offset) = row.opt_int(opt["first_corrupt_offset"], "first_corrupt_offset")? {
+            r.corrupt = vec![CorruptBlock {
+                offset,
+                bad_bytes: 0,
+                first_bad_byte: offset,
+            }];
+        }
         r.block_size = row.opt_int(opt["block_size"], "block_size")?.unwrap_or(0);
         r.queue_depth = row.opt_int(opt["queue_depth"], "queue_depth")?.unwrap_or(0);
         let probe = row.text_or_empty(opt["probe"], "probe")?;
@@ -461,11 +481,6 @@ pub fn read_path(path: &Path) -> Result<Vec<FileRecord>> {
             r.probe = Some(Box::new(p));
         }
         out.push(r);
-    }
-    if out.is_empty() {
-        return Err(RecordError::Empty {
-            path: path.to_path_buf(),
-        });
     }
     Ok(out)
 }
@@ -548,7 +563,9 @@ mod tests {
         }));
         write_all(d.path(), &recs).unwrap();
         let mut back = read_path(&d.path().join(FILE_NAME)).unwrap();
-        back[0].corrupt = recs[0].corrupt.clone(); // corrupt.csv is the streaming writer's
+        // Without corrupt.csv (the streaming writer's) only the first offset comes back.
+        assert_eq!(back[0].corrupt[0].offset, 8192);
+        back[0].corrupt = recs[0].corrupt.clone();
         assert_eq!(back, recs);
     }
 

@@ -61,8 +61,12 @@ impl Writer {
 pub fn read(dir: &Path) -> Result<Vec<IntervalRecord>> {
     crate::version::check_csv(dir, FILE_NAME, FORMAT_VERSION)?;
     let path = dir.join(FILE_NAME);
-    let buf = slurp(&path)?;
-    let mut t = Table::new(&path, &buf)?;
+    parse(&path, &slurp(&path)?)
+}
+
+/// Parses the bytes of an `intervals.csv` (`path` names it in errors).
+pub fn parse(path: &Path, buf: &[u8]) -> Result<Vec<IntervalRecord>> {
+    let mut t = Table::new(path, buf)?;
     let cols: Vec<usize> = COLUMNS
         .iter()
         .map(|c| t.required(c))

@@ -24,6 +24,7 @@
 pub mod agg;
 pub mod counters;
 mod csvio;
+pub mod energy;
 pub mod error;
 pub mod events;
 pub mod files;
@@ -31,6 +32,7 @@ pub mod intervals;
 pub mod manifest;
 pub mod probe;
 pub mod programs;
+pub mod run;
 pub mod summary;
 pub mod version;
 
@@ -42,6 +44,7 @@ pub use events::{Analysis, Event};
 pub use files::{CorruptBlock, FileProbe, FileRecord};
 pub use intervals::IntervalRecord;
 pub use manifest::{DirectIo, HostInfo, Manifest, TargetInfo};
-pub use probe::ProbeSample;
+pub use probe::{ProbeSample, ProbeSeries};
 pub use programs::{ProgramFigures, ProgramReport};
+pub use run::RunData;
 pub use summary::Summary;

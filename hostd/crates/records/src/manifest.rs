@@ -227,6 +227,17 @@ mod tests {
     }
 
     #[test]
+    fn the_probe_target_is_found_in_either_place() {
+        let mut m = manifest();
+        assert_eq!(m.probe_target(), Some("/mnt/x5"));
+        m.probe_target = None;
+        assert_eq!(m.probe_target(), None);
+        m.extra
+            .insert("probe".into(), serde_json::json!({ "target": "C" }));
+        assert_eq!(m.probe_target(), Some("C"));
+    }
+
+    #[test]
     fn a_bad_field_names_line_and_column() {
         let d = tempfile::tempdir().unwrap();
         std::fs::write(

@@ -95,6 +95,152 @@ impl ProbeSample {
     }
 }
 
+/// Probe samples column by column, the in-memory form the analysis and the report use:
+/// `time_ns`, `power_w`, `enclosure_temp_c` and `energy_j` (NaN where a sample lacks the
+/// channel; `energy_j` empty when no sample has it). `hostd run` builds it as samples
+/// arrive, `hostd analyze` from `probe.csv`; both through [`ProbeSeries::push`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProbeSeries {
+    /// Sample time, host Unix ns, ascending.
+    pub time_ns: Vec<i64>,
+    /// Bus power, W.
+    pub power_w: Vec<f64>,
+    /// Enclosure temperature, °C (NaN where the sensor gave nothing).
+    pub enclosure_temp_c: Vec<f64>,
+    /// INA228 energy accumulator, J (empty when no sample has it).
+    pub energy_j: Vec<f64>,
+    /// Samples pushed before the first with an energy reading (`energy_j` starts then).
+    energy_from: usize,
+}
+
+impl ProbeSeries {
+    /// The series of `samples`.
+    pub fn from_samples(samples: &[ProbeSample]) -> ProbeSeries {
+        let mut s = ProbeSeries::default();
+        samples.iter().for_each(|x| s.push(x));
+        s.finish();
+        s
+    }
+
+    /// Appends one sample.
+    pub fn push(&mut self, s: &ProbeSample) {
+        self.time_ns.push(s.time_ns);
+        self.power_w.push(s.power_w.unwrap_or(f64::NAN));
+        self.enclosure_temp_c
+            .push(s.enclosure_temp_c.unwrap_or(f64::NAN));
+        match s.energy_j {
+            Some(e) => {
+                if self.energy_j.is_empty() {
+                    self.energy_j.resize(self.energy_from, f64::NAN);
+                }
+                self.energy_j.push(e);
+            }
+            None if self.energy_j.is_empty() => self.energy_from += 1,
+            None => self.energy_j.push(f64::NAN),
+        }
+    }
+
+    /// After the last push: puts samples received out of time order in order (stable).
+    pub fn finish(&mut self) {
+        if !self.time_ns.windows(2).any(|w| w[1] < w[0]) {
+            return;
+        }
+        let mut order: Vec<usize> = (0..self.len()).collect();
+        order.sort_by_key(|&i| self.time_ns[i]);
+        let permute = |v: &Vec<f64>| -> Vec<f64> {
+            if v.is_empty() {
+                Vec::new()
+            } else {
+                order.iter().map(|&i| v[i]).collect()
+            }
+        };
+        self.power_w = permute(&self.power_w);
+        self.enclosure_temp_c = permute(&self.enclosure_temp_c);
+        self.energy_j = permute(&self.energy_j);
+        self.time_ns = order.iter().map(|&i| self.time_ns[i]).collect();
+    }
+
+    /// Number of samples.
+    pub fn len(&self) -> usize {
+        self.time_ns.len()
+    }
+
+    /// True when there are no samples.
+    pub fn is_empty(&self) -> bool {
+        self.time_ns.is_empty()
+    }
+
+    /// Index range of the samples with `from_ns <= t < to_ns`.
+    pub fn range(&self, from_ns: i64, to_ns: i64) -> std::ops::Range<usize> {
+        let a = self.time_ns.partition_point(|&t| t < from_ns);
+        let b = self.time_ns.partition_point(|&t| t < to_ns);
+        a..b.max(a)
+    }
+
+    /// Mean of `values` over the samples in `[from_ns, to_ns)`, ignoring NaN; None if empty.
+    pub fn mean_in(&self, values: &[f64], from_ns: i64, to_ns: i64) -> Option<f64> {
+        if values.is_empty() {
+            return None;
+        }
+        let r = self.range(from_ns, to_ns);
+        let (mut sum, mut n) = (0.0, 0usize);
+        for v in &values[r] {
+            if v.is_finite() {
+                sum += v;
+                n += 1;
+            }
+        }
+        (n > 0).then(|| sum / n as f64)
+    }
+
+    /// Energy (J) at host time `t` from the accumulator column, as
+    /// [`crate::energy::energy_at`] defines it (linear between the instants the reading
+    /// changed); None without readings around `t`.
+    pub fn energy_at(&self, t: i64) -> Option<f64> {
+        let (ts, e) = (&self.time_ns, &self.energy_j);
+        if e.len() != ts.len() {
+            return None;
+        }
+        let i = ts.partition_point(|&x| x <= t);
+        // The reading in force at `t`, and the instant it appeared.
+        let last = (0..i).rev().find(|&k| e[k].is_finite())?;
+        let v = e[last];
+        let mut start = last;
+        for k in (0..last).rev() {
+            if e[k].is_finite() {
+                if e[k] != v {
+                    break;
+                }
+                start = k;
+            }
+        }
+        match (i..e.len()).find(|&k| e[k].is_finite() && e[k] != v) {
+            Some(n) => crate::energy::energy_at(&[(ts[start], v), (ts[n], e[n])], t),
+            None => crate::energy::energy_at(&[(ts[start], v)], t),
+        }
+    }
+
+    /// Energy in joules over `[from_ns, to_ns]`: from the accumulator when present
+    /// ([`Self::energy_at`]), otherwise the trapezoidal integral of power.
+    pub fn energy_between(&self, from_ns: i64, to_ns: i64) -> Option<f64> {
+        if self.energy_j.iter().any(|e| e.is_finite()) {
+            return Some(self.energy_at(to_ns)? - self.energy_at(from_ns)?);
+        }
+        let r = self.range(from_ns, to_ns);
+        if r.len() < 2 {
+            return None;
+        }
+        let mut e = 0.0;
+        for i in r.start + 1..r.end {
+            let (p0, p1) = (self.power_w[i - 1], self.power_w[i]);
+            if p0.is_finite() && p1.is_finite() {
+                e += 0.5 * (p0 + p1) * (self.time_ns[i] - self.time_ns[i - 1]) as f64 * 1e-9;
+            }
+        }
+        Some(e)
+    }
+}
+
 /// Streams `probe.csv` (buffered; [`Writer::flush`] at the end or a checkpoint).
 pub struct Writer {
     path: PathBuf,
@@ -146,8 +292,32 @@ impl Writer {
 
 /// Reads `dir/probe.csv`, refusing a newer format.
 pub fn read(dir: &Path) -> Result<Vec<ProbeSample>> {
+    read_requiring(dir, &[])
+}
+
+/// Reads `dir/probe.csv` as [`read`], refusing a file without the `required` columns (what
+/// the analysis cannot do without: `power_w`, `enclosure_temp_c`).
+pub fn read_requiring(dir: &Path, required: &[&str]) -> Result<Vec<ProbeSample>> {
+    read_columns(dir, required, None)
+}
+
+/// The columns [`ProbeSeries`] keeps.
+const SERIES_COLUMNS: [&str; 4] = ["time_ns", "power_w", "energy_j", "enclosure_temp_c"];
+
+/// Reads `dir/probe.csv` straight into the analysis' columns (`power_w` and
+/// `enclosure_temp_c` required); the other columns are not parsed, which keeps a 1 M-sample
+/// file fast. The same series as `ProbeSeries::from_samples(&read(dir)?)`.
+pub fn read_series(dir: &Path) -> Result<ProbeSeries> {
+    let samples = read_columns(dir, &["power_w", "enclosure_temp_c"], Some(&SERIES_COLUMNS))?;
+    Ok(ProbeSeries::from_samples(&samples))
+}
+
+fn read_columns(dir: &Path, required: &[&str], only: Option<&[&str]>) -> Result<Vec<ProbeSample>> {
     crate::version::check_csv(dir, FILE_NAME, FORMAT_VERSION)?;
-    read_path(&dir.join(FILE_NAME))
+    let path = dir.join(FILE_NAME);
+    let buf = slurp(&path)?;
+    let plain = !buf.contains(&b'"') && !buf.contains(&b'\r');
+    parse_only(&path, &buf, plain, required, only)
 }
 
 /// Reads one `probe.csv`: `time_ns` required, every other column optional (an absent column
@@ -156,16 +326,39 @@ pub fn read(dir: &Path) -> Result<Vec<ProbeSample>> {
 /// goes through the full CSV reader; both give the same samples and the same errors.
 pub fn read_path(path: &Path) -> Result<Vec<ProbeSample>> {
     let buf = slurp(path)?;
-    let plain = !buf.contains(&b'"') && !buf.contains(&b'\r');
-    parse(path, &buf, plain)
+    parse(path, &buf)
 }
 
-fn parse(path: &Path, buf: &[u8], fast: bool) -> Result<Vec<ProbeSample>> {
+/// Parses the bytes of a `probe.csv` (`path` names it in errors), as [`read_path`].
+pub fn parse(path: &Path, buf: &[u8]) -> Result<Vec<ProbeSample>> {
+    let plain = !buf.contains(&b'"') && !buf.contains(&b'\r');
+    parse_with(path, buf, plain, &[])
+}
+
+fn parse_with(path: &Path, buf: &[u8], fast: bool, required: &[&str]) -> Result<Vec<ProbeSample>> {
+    parse_only(path, buf, fast, required, None)
+}
+
+/// Parses with `only` the listed columns read (all when None; `time_ns` always).
+fn parse_only(
+    path: &Path,
+    buf: &[u8],
+    fast: bool,
+    required: &[&str],
+    only: Option<&[&str]>,
+) -> Result<Vec<ProbeSample>> {
     let mut t = Table::new(path, buf)?;
+    for name in required {
+        t.required(name)?;
+    }
+    let wanted = |name: &str| only.map_or(true, |o| o.contains(&name));
     let spec = Spec {
         time: t.required("time_ns")?,
-        seq: t.optional("seq"),
-        channels: std::array::from_fn(|k| t.optional(COLUMNS[k + 2])),
+        seq: t.optional("seq").filter(|_| wanted("seq")),
+        channels: std::array::from_fn(|k| {
+            t.optional(COLUMNS[k + 2])
+                .filter(|_| wanted(COLUMNS[k + 2]))
+        }),
     };
     let mut samples = if fast {
         parse_fast(path, buf, &spec)?
@@ -366,6 +559,33 @@ fn fast_int(v: &[u8]) -> Option<i64> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn accumulator_energy_is_linear_between_its_changes_not_its_repeated_readings() {
+        // Read every 1 ns, updated every 10 ns: 0 J at 0, 1 J at 10, 3 J at 20.
+        let time_ns: Vec<i64> = (0..=20).collect();
+        let energy_j = time_ns
+            .iter()
+            .map(|&t| {
+                if t < 10 {
+                    0.0
+                } else if t < 20 {
+                    1.0
+                } else {
+                    3.0
+                }
+            })
+            .collect();
+        let p = ProbeSeries {
+            power_w: vec![0.0; 21],
+            time_ns,
+            energy_j,
+            ..Default::default()
+        };
+        assert_eq!(p.energy_at(5), Some(0.5));
+        assert_eq!(p.energy_between(5, 15), Some(1.5));
+        assert_eq!(p.energy_at(21), None);
+    }
+
     fn sample(i: i64) -> ProbeSample {
         ProbeSample {
             time_ns: 1_795_280_425_231_439_833 + i * 1_000_000,
@@ -400,12 +620,14 @@ mod tests {
             text.push_str(&format!("{i},{}.5,40.0,{i}\n", i % 7));
         }
         let p = Path::new("probe.csv");
-        let fast = parse(p, text.as_bytes(), true).unwrap();
-        assert_eq!(fast, parse(p, text.as_bytes(), false).unwrap());
+        let fast = parse_with(p, text.as_bytes(), true, &[]).unwrap();
+        assert_eq!(fast, parse_with(p, text.as_bytes(), false, &[]).unwrap());
         assert_eq!(fast.len(), 1000);
         assert_eq!(fast[999].power_w, Some(5.5));
         let broken = text.replace("\n900,", "\n900x,");
-        let e = parse(p, broken.as_bytes(), true).unwrap_err().to_string();
+        let e = parse_with(p, broken.as_bytes(), true, &[])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("probe.csv: line 902, column `time_ns`"), "{e}");
     }
 
@@ -427,10 +649,38 @@ mod tests {
         let p = Path::new("probe.csv");
         for body in bodies {
             let buf = format!("{header}{body}").into_bytes();
-            let fast = parse(p, &buf, true).map_err(|e| e.to_string());
-            let full = parse(p, &buf, false).map_err(|e| e.to_string());
+            let fast = parse_with(p, &buf, true, &[]).map_err(|e| e.to_string());
+            let full = parse_with(p, &buf, false, &[]).map_err(|e| e.to_string());
             assert_eq!(fast, full, "{body:?}");
         }
+    }
+
+    #[test]
+    fn the_series_reader_gives_the_series_of_all_samples() {
+        let d = tempfile::tempdir().unwrap();
+        let samples: Vec<ProbeSample> = (0..300).rev().map(sample).collect();
+        let mut w = Writer::create(d.path()).unwrap();
+        w.write(&samples).unwrap();
+        w.flush().unwrap();
+        let want = ProbeSeries::from_samples(&read(d.path()).unwrap());
+        assert_eq!(
+            format!("{:?}", read_series(d.path()).unwrap()),
+            format!("{want:?}")
+        );
+        assert_eq!(want.len(), 300);
+    }
+
+    #[test]
+    fn a_required_column_missing_is_named() {
+        let e = parse_with(
+            Path::new("probe.csv"),
+            b"time_ns,enclosure_temp_c\n1,2\n",
+            true,
+            &["power_w"],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("missing required column `power_w`"), "{e}");
     }
 
     #[test]

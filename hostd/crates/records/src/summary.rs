@@ -118,9 +118,36 @@ pub struct Summary {
     /// duration runs), one per target and kind.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub programs: Vec<crate::ProgramReport>,
+    /// The probe's health totals at the end of the run (with a probe).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_health: Option<ProbeHealth>,
     /// Sections added by run components (`analysis`, `probe`, …), keyed by name.
     #[serde(default)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The probe's health at the end of a run: what InfluxDB's `probe_health` measurement and a
+/// dashboard's health panel show. `None` where the probe did not report it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProbeHealth {
+    /// Samples the probe took (its own counter).
+    pub samples: Option<u64>,
+    /// Samples the probe dropped (its own counter).
+    pub dropped: Option<u64>,
+    /// I²C errors the probe counted.
+    pub i2c_errors: Option<u64>,
+    /// Ring and transmit buffer overflows the probe counted.
+    pub overflows: Option<u64>,
+    /// Frames the host rejected for a bad CRC.
+    pub crc_errors: u64,
+    /// Discontinuities in the sample sequence numbers.
+    pub seq_gaps: u64,
+    /// Times the link re-opened the port.
+    pub reconnects: u64,
+    /// Largest clock-alignment uncertainty of the run, ns.
+    pub alignment_uncertainty_ns: Option<f64>,
+    /// Requested sample rate, Hz.
+    pub sample_rate_hz: Option<f64>,
 }
 
 /// Writes `dir/summary.json` atomically.
@@ -164,6 +191,12 @@ mod tests {
             notes: Vec::new(),
             cleanup: Vec::new(),
             programs: Vec::new(),
+            probe_health: Some(ProbeHealth {
+                samples: Some(10),
+                crc_errors: 1,
+                alignment_uncertainty_ns: Some(4e4),
+                ..ProbeHealth::default()
+            }),
             extra: serde_json::Map::new(),
         };
         write(d.path(), &s).unwrap();

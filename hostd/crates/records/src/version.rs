@@ -31,7 +31,7 @@ pub fn current() -> BTreeMap<String, u32> {
 
 /// Checks the version `dir/manifest.json` records for the CSV `name` against `supported`.
 /// No manifest, or no entry, means version 1 (directories written before versions).
-pub(crate) fn check_csv(dir: &Path, name: &str, supported: u32) -> Result<()> {
+pub fn check_csv(dir: &Path, name: &str, supported: u32) -> Result<()> {
     let text = match std::fs::read_to_string(dir.join(crate::manifest::FILE_NAME)) {
         Ok(t) => t,
         Err(_) => return Ok(()),

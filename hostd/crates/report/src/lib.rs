@@ -41,6 +41,15 @@ pub fn analyze_and_write(dir: &Path) -> anyhow::Result<Analysis> {
     Ok(analysis)
 }
 
+/// Analyses records already in memory (`hostd run`), writes `events.json` and `report.html`
+/// into `dir`, and returns the analysis — what [`analyze_and_write`] does from the files.
+pub fn analyze_and_write_records(dir: &Path, run: &RunData) -> anyhow::Result<Analysis> {
+    let analysis = hostd_analysis::analyze(run, &Options::default());
+    hostd_analysis::write_events(dir, &analysis)?;
+    write_report(dir, run, &analysis)?;
+    Ok(analysis)
+}
+
 /// The analysis' lines for the end of `hostd run`: its summary without the
 /// per-phase statistics and the all-active window, which the run's own table
 /// above them already gives (the events and what could not be told remain).
@@ -71,8 +80,7 @@ pub fn write_report(dir: &Path, run: &RunData, analysis: &Analysis) -> anyhow::R
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_else(|| "run".into());
-    let probed = hostd_analysis::manifest_probe_target(dir);
-    let html = render_with(run, analysis, &title, probed.as_deref());
+    let html = render_with(run, analysis, &title, run.probe_target.as_deref());
     Ok(hostd_records::write_atomic(
         &dir.join("report.html"),
         html.as_bytes(),
@@ -207,7 +215,12 @@ pub fn render(run: &RunData, a: &Analysis, title: &str) -> String {
 pub fn render_with(run: &RunData, a: &Analysis, title: &str, probed: Option<&str>) -> String {
     let targets = Targets::of(run);
     let views = series_views(run, &targets);
-    let t0 = run.files.iter().map(|f| f.start_ns).min().unwrap_or(0);
+    let t0 = run
+        .files
+        .iter()
+        .map(|f| f.start_ns as i64)
+        .min()
+        .unwrap_or(0);
     let events = event_views(a, &views, &targets, t0);
     let mut h = String::new();
     let _ = write!(
@@ -409,7 +422,12 @@ fn chart_time(
     t0: i64,
     probed: Option<&str>,
 ) -> String {
-    let end = run.files.iter().map(|f| f.end_ns).max().unwrap_or(t0);
+    let end = run
+        .files
+        .iter()
+        .map(|f| f.end_ns as i64)
+        .max()
+        .unwrap_or(t0);
     let (mut lo_ns, mut hi_ns) = (t0, end);
     if let Some(p) = &run.probe {
         lo_ns = lo_ns.min(*p.time_ns.first().unwrap_or(&t0));
@@ -428,7 +446,10 @@ fn chart_time(
             .iter()
             .filter(|f| f.target == v.target && f.phase == v.phase)
             .map(|f| {
-                let (s, e) = ((f.start_ns - t0) as f64 / NS, (f.end_ns - t0) as f64 / NS);
+                let (s, e) = (
+                    (f.start_ns as i64 - t0) as f64 / NS,
+                    (f.end_ns as i64 - t0) as f64 / NS,
+                );
                 (
                     s,
                     e,

@@ -6,6 +6,7 @@
 
 use crate::manifest::Manifest;
 use crate::summary::Summary;
+use hostd_records::RunData;
 use hostd_workload::events::RunObserver;
 use hostd_workload::runner::RunOutcome;
 use std::path::Path;
@@ -22,12 +23,15 @@ pub trait RunComponent: RunObserver {
     ) -> anyhow::Result<Option<serde_json::Value>> {
         Ok(None)
     }
-    /// After the run, before `summary.json` is written. May write its own
+    /// After the run, before `summary.json` is written. `run` holds the run's records in
+    /// memory (files, counters; the probe component adds its samples and figures) for the
+    /// components after it: read them there, not back from the files. May write its own
     /// files into `run_dir` and add to `summary` (`extra`, `warnings`).
     fn finish(
         &mut self,
         _outcome: &RunOutcome,
         _summary: &mut Summary,
+        _run: &mut RunData,
         _run_dir: &Path,
     ) -> anyhow::Result<()> {
         Ok(())

@@ -112,6 +112,7 @@ impl SummaryExt for Summary {
             notes,
             cleanup: out.cleanup.clone(),
             programs: out.programs.clone(),
+            probe_health: None,
             extra: serde_json::Map::new(),
         }
     }
@@ -245,18 +246,6 @@ fn truncate(s: &str, n: usize) -> String {
     }
 }
 
-/// The analysis' view of a workload file record.
-fn analysed_record(r: &FileRecord) -> hostd_analysis::FileRecord {
-    hostd_analysis::FileRecord {
-        target: r.target.clone(),
-        phase: r.phase.clone(),
-        index: u64::from(r.index),
-        start_ns: r.start_ns as i64,
-        end_ns: r.end_ns as i64,
-        bytes: r.bytes,
-    }
-}
-
 /// The analysis' statistics of one phase's completed files
 /// (`hostd_analysis::series::phase_stats`, one definition) in MB/s, with the
 /// workload's facts (corruption, late I/Os, I/O size, queue depth, IOPS).
@@ -264,7 +253,7 @@ fn phase_stats(recs: &[&FileRecord]) -> PhaseStats {
     let series = Series::new(
         recs[0].target.clone(),
         recs[0].phase.clone(),
-        recs.iter().map(|r| analysed_record(r)).collect(),
+        recs.iter().map(|r| (*r).clone()).collect(),
     );
     let a = analysed::phase_stats(&series, None);
     let mbps = |bps: f64| bps / 1e6;
@@ -314,7 +303,7 @@ pub fn active_window(out: &RunOutcome) -> Option<ActiveWindow> {
         .files
         .iter()
         .filter(|f| f.status == "ok")
-        .map(analysed_record)
+        .cloned()
         .collect();
     let overlap = hostd_analysis::overlap::overlap(&analysed::group(&files), &[]);
     let w = overlap.window?;
@@ -390,6 +379,7 @@ mod tests {
             notes: Vec::new(),
             cleanup: Vec::new(),
             programs: Vec::new(),
+            probe_health: None,
             extra: serde_json::Map::new(),
         };
         let text = summary.render();

@@ -64,7 +64,8 @@ pub fn execute(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         hostd_report::write_report(&args.run_dir, &run, &analysis)?;
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&analysis)?);
+        let doc = hostd_records::events::to_json(&analysis);
+        println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         print!("{}", hostd_analysis::summary::text(&analysis));
         println!("wrote {}", events.display());

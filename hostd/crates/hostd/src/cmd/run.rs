@@ -9,6 +9,7 @@ mod programs;
 
 use super::probe_influx::InfluxProbe;
 use anyhow::{bail, Context};
+use hostd_records::counters::CounterRecord;
 use hostd_store::manifest::{collect_host, FORMAT_VERSION};
 use hostd_store::{Manifest, RunComponent, RunDirSink, SinkSet, Summary, SummaryExt};
 use hostd_workload::backend::{BackendOptions, BackendRegistry, TargetBackend};
@@ -296,13 +297,16 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
 
     manifest.targets = outcome.targets.clone();
     let mut summary = Summary::compute(&run_id, &outcome);
-    // The 100 ms byte counters, before the analysis component reads the directory.
+    // The 100 ms byte counters: a file for other tools; the components get them in memory.
     let labels: Vec<String> = outcome.targets.iter().map(|t| t.label.clone()).collect();
     if let Err(e) = hostd_store::rundir::write_counters(&out_dir, &labels, &outcome.samples) {
         summary.warnings.push(format!("counters.csv: {e:#}"));
     }
+    // The run's records flow on in memory (the probe component adds its samples), so the
+    // analysis and the report read nothing back from the run directory.
+    let mut records = run_data(&outcome, &labels);
     for c in comps.iter_mut() {
-        if let Err(e) = c.finish(&outcome, &mut summary, &out_dir) {
+        if let Err(e) = c.finish(&outcome, &mut summary, &mut records, &out_dir) {
             summary.warnings.push(format!("{}: {e:#}", c.name()));
         }
     }
@@ -440,6 +444,29 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
     let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
     (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// The analysis input of a finished run from the records in memory: the same value
+/// `hostd analyze` reads from the run directory (`RunData::read`).
+fn run_data(outcome: &runner::RunOutcome, labels: &[String]) -> hostd_records::RunData {
+    let counters = labels
+        .iter()
+        .zip(&outcome.samples)
+        .map(|(label, s)| {
+            let mut c: Vec<CounterRecord> = s
+                .iter()
+                .map(|&(time_ns, bytes)| CounterRecord { time_ns, bytes })
+                .collect();
+            c.sort_by_key(|c| c.time_ns);
+            (label.clone(), c)
+        })
+        .collect();
+    hostd_records::RunData {
+        files: outcome.files.clone(),
+        probe: None,
+        counters: Some(counters),
+        probe_target: None,
+    }
 }
 
 #[cfg(test)]

@@ -1,10 +1,11 @@
 //! The run directory's CSV files → points (`files.csv`, `intervals.csv`, `probe.csv`,
-//! `probe_agg.csv`, each also as `.gz`).
+//! `probe_agg.csv`, each also as `.gz`): each file is read into its typed records by the
+//! `hostd-records` reader, then mapped by the same functions `hostd run` uses live.
 
-use super::probe::{agg_from_row, sample_from_row};
-use super::{m, typed_field, RunTags};
+use super::{m, RunTags};
 use crate::Point;
 use anyhow::Context as _;
+use hostd_records as records;
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
@@ -16,24 +17,20 @@ pub struct CsvSpec {
     pub file: &'static str,
     /// Measurement.
     pub measurement: &'static str,
-    /// Candidate time columns (host Unix ns), first present wins.
-    pub time: &'static [&'static str],
-    /// Columns that become tags.
-    pub tags: &'static [&'static str],
-    /// Whether points carry the `probe` tag.
-    pub probe_tag: bool,
-    /// How a row becomes a point.
+    /// Which record the rows are.
     pub rows: Rows,
 }
 
-/// How the rows of a CSV file become points.
+/// The record type of a CSV file's rows, each mapped as live.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rows {
-    /// Every column a field (or tag), typed by name ([`super::typed_field`]).
-    ByColumn,
-    /// A [`hostd_probe::ProbeSample`], then [`super::sample_point`] (as live).
+    /// [`records::FileRecord`], then [`super::file_point`].
+    Files,
+    /// [`records::IntervalRecord`], then [`super::interval_point`].
+    Intervals,
+    /// [`records::ProbeSample`], then [`super::sample_point`].
     ProbeSample,
-    /// A [`hostd_probe::agg::AggRow`], then [`super::agg_point`] (as live).
+    /// [`records::AggRow`], then [`super::agg_point`].
     ProbeAgg,
 }
 
@@ -42,35 +39,21 @@ pub const CSV_SPECS: &[CsvSpec] = &[
     CsvSpec {
         file: "files.csv",
         measurement: m::FILE,
-        time: &["end_ns", "start_ns"],
-        // `probe` (the probe's id, or "no probe") stays a field: files.csv is pushed
-        // again at the end, and a new tag would make that a second series.
-        tags: &["target", "phase"],
-        probe_tag: false,
-        rows: Rows::ByColumn,
+        rows: Rows::Files,
     },
     CsvSpec {
         file: "intervals.csv",
         measurement: m::INTERVAL,
-        time: &["start_ns", "time_ns", "end_ns"],
-        tags: &["target", "phase"],
-        probe_tag: false,
-        rows: Rows::ByColumn,
+        rows: Rows::Intervals,
     },
     CsvSpec {
         file: "probe.csv",
         measurement: m::PROBE,
-        time: &["time_ns"],
-        tags: &[],
-        probe_tag: true,
         rows: Rows::ProbeSample,
     },
     CsvSpec {
         file: "probe_agg.csv",
         measurement: m::PROBE_AGG,
-        time: &["time_ns", "start_ns"],
-        tags: &[],
-        probe_tag: true,
         rows: Rows::ProbeAgg,
     },
 ];
@@ -94,104 +77,64 @@ pub fn open_maybe_gz(dir: &Path, file: &str) -> anyhow::Result<Option<Box<dyn Re
     Ok(None)
 }
 
-/// Streams the points of one CSV file to `sink`, in file order. For `files.csv` a
-/// `cum_bytes` field (bytes of this target and phase up to and including the file, in
-/// file order) and `seconds` are added when absent. Returns the number of points, or
-/// `None` when the file does not exist. A row without a usable time is an error naming
-/// the file and line.
+/// Streams the points of one CSV file to `sink`, in file order, through its typed reader
+/// (refusing a newer format the manifest records). For `files.csv` the `cum_bytes` field is
+/// the bytes of the target and phase up to and including the file, in file order, as live.
+/// Returns the number of points, or `None` when the file does not exist. A bad cell is an
+/// error naming the file, line and column.
 pub fn csv_points(
     dir: &Path,
     spec: &CsvSpec,
     tags: &RunTags,
     mut sink: impl FnMut(Point) -> anyhow::Result<()>,
 ) -> anyhow::Result<Option<usize>> {
-    let Some(reader) = open_maybe_gz(dir, spec.file)? else {
+    let Some(mut reader) = open_maybe_gz(dir, spec.file)? else {
         return Ok(None);
     };
-    let mut rdr = csv::ReaderBuilder::new().flexible(true).from_reader(reader);
-    let headers: Vec<String> = rdr
-        .headers()
-        .with_context(|| format!("{}: cannot read the header", spec.file))?
-        .iter()
-        .map(|h| h.trim().to_owned())
-        .collect();
-    let time_col = spec
-        .time
-        .iter()
-        .find_map(|t| headers.iter().position(|h| h == t))
-        .with_context(|| format!("{}: no time column (one of {:?})", spec.file, spec.time))?;
-    let col = |name: &str| headers.iter().position(|h| h == name);
-    let is_files = spec.measurement == m::FILE;
-    let (start_col, end_col, bytes_col) = (col("start_ns"), col("end_ns"), col("bytes"));
-    let add_cum = is_files && col("cum_bytes").is_none() && bytes_col.is_some();
-    let add_secs = is_files && col("seconds").is_none() && start_col.is_some() && end_col.is_some();
-    let mut cum: HashMap<(String, String), i64> = HashMap::new();
+    let mut buf = Vec::new();
+    reader
+        .read_to_end(&mut buf)
+        .with_context(|| format!("cannot read {}", dir.join(spec.file).display()))?;
+    records::version::check_csv(dir, spec.file, format_version(spec.rows))?;
+    let path = dir.join(spec.file);
     let mut n = 0;
-    for (i, row) in rdr.records().enumerate() {
-        let line = i + 2;
-        let row = row.with_context(|| format!("{}: line {line}", spec.file))?;
-        let t_text = row.get(time_col).unwrap_or("").trim();
-        let ts: i64 = t_text.parse().with_context(|| {
-            format!(
-                "{}: line {line}: time {:?} is not an integer (ns)",
-                spec.file, t_text
-            )
-        })?;
-        if spec.rows != Rows::ByColumn {
-            let get = |name: &str| {
-                col(name)
-                    .and_then(|c| row.get(c))
-                    .and_then(|v| v.trim().parse::<f64>().ok())
-                    .filter(|v| v.is_finite())
-            };
-            sink(match spec.rows {
-                Rows::ProbeSample => super::sample_point(tags, &sample_from_row(ts, &get)),
-                _ => super::agg_point(tags, &agg_from_row(ts, &get)),
-            })?;
-            n += 1;
-            continue;
-        }
-        let mut p = Point::new(spec.measurement).timestamp_ns(ts);
-        p = if spec.probe_tag {
-            tags.apply_probe(p)
-        } else {
-            tags.apply(p)
-        };
-        for (h, v) in headers.iter().zip(row.iter()) {
-            if spec.tags.contains(&h.as_str()) {
-                p = p.tag(h, v.trim());
-            } else if h == "time_ns" {
-                // the point's own time
-            } else if let Some(fv) = typed_field(h, v) {
-                p = p.field(h, fv);
-            }
-        }
-        let get = |c: Option<usize>| {
-            c.and_then(|c| row.get(c))
-                .and_then(|v| v.trim().parse::<i64>().ok())
-        };
-        if add_cum {
-            let key = (
-                col("target")
-                    .and_then(|c| row.get(c))
-                    .unwrap_or("")
-                    .to_owned(),
-                col("phase")
-                    .and_then(|c| row.get(c))
-                    .unwrap_or("")
-                    .to_owned(),
-            );
-            let total = cum.entry(key).or_default();
-            *total += get(bytes_col).unwrap_or(0);
-            p = p.field("cum_bytes", *total);
-        }
-        if add_secs {
-            if let (Some(s), Some(e)) = (get(start_col), get(end_col)) {
-                p = p.field("seconds", (e - s) as f64 / 1e9);
-            }
-        }
-        sink(p)?;
+    let mut send = |p: Point| -> anyhow::Result<()> {
         n += 1;
+        sink(p)
+    };
+    match spec.rows {
+        Rows::Files => {
+            let mut cum: HashMap<(String, String), u64> = HashMap::new();
+            for r in records::files::parse(&path, &buf)? {
+                let total = cum.entry((r.target.clone(), r.phase.clone())).or_default();
+                *total += r.bytes;
+                send(super::file_point(tags, &r, *total))?;
+            }
+        }
+        Rows::Intervals => {
+            for r in records::intervals::parse(&path, &buf)? {
+                send(super::interval_point(tags, &r))?;
+            }
+        }
+        Rows::ProbeSample => {
+            for s in records::probe::parse(&path, &buf)? {
+                send(super::sample_point(tags, &s))?;
+            }
+        }
+        Rows::ProbeAgg => {
+            for r in records::agg::parse(&path, &buf)? {
+                send(super::agg_point(tags, &r))?;
+            }
+        }
     }
     Ok(Some(n))
+}
+
+fn format_version(rows: Rows) -> u32 {
+    match rows {
+        Rows::Files => records::files::FORMAT_VERSION,
+        Rows::Intervals => records::intervals::FORMAT_VERSION,
+        Rows::ProbeSample => records::probe::FORMAT_VERSION,
+        Rows::ProbeAgg => records::agg::FORMAT_VERSION,
+    }
 }

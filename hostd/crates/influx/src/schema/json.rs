@@ -4,6 +4,7 @@
 use super::{json_field, m, RunTags};
 use crate::{FieldValue, Point};
 use anyhow::Context as _;
+use hostd_records::Summary;
 use serde_json::Value;
 
 /// The `run` point of a manifest (time = `start_ns`).
@@ -222,47 +223,33 @@ pub fn stats_points(events: &Value, tags: &RunTags) -> Vec<Point> {
     out
 }
 
-/// The `probe_health` point of a run: totals from summary.json `extra.probe` at the run's
-/// end (`samples`, `dropped`, `i2c_errors`, `overflows`, `crc_errors`, `seq_gaps`,
-/// `reconnects`, `alignment_uncertainty_us`) and `sample_rate_hz` from the manifest.
-/// `None` without a probe section.
-pub fn probe_health_point(summary: &Value, manifest: &Value, tags: &RunTags) -> Option<Point> {
-    let pr = &summary["extra"]["probe"];
-    if !pr.is_object() {
-        return None;
-    }
-    let end = summary["end_ns"].as_i64()?;
-    let link = &pr["link"];
-    let int = |v: &Value| v.as_i64().or_else(|| v.as_f64().map(|f| f.round() as i64));
+/// The `probe_health` point of a run, at its end, from the typed totals in its summary
+/// (`summary.json` `probe_health`). `None` without a probe.
+pub fn probe_health_point(summary: &Summary, tags: &RunTags) -> Option<Point> {
+    let h = summary.probe_health.as_ref()?;
     let mut p = tags
         .apply_probe(Point::new(m::PROBE_HEALTH))
-        .timestamp_ns(end);
-    let probe = &link["probe"];
+        .timestamp_ns(summary.end_ns as i64);
     for (field, v) in [
-        ("samples", &probe["samples_taken"]),
-        ("dropped", &probe["samples_dropped"]),
-        ("i2c_errors", &probe["i2c_errors"]),
-        ("crc_errors", &link["stats"]["frames"]["crc_errors"]),
-        ("seq_gaps", &link["stats"]["sequence"]["gaps"]),
+        ("samples", h.samples),
+        ("dropped", h.dropped),
+        ("i2c_errors", h.i2c_errors),
+        ("crc_errors", Some(h.crc_errors)),
+        ("seq_gaps", Some(h.seq_gaps)),
+        ("overflows", h.overflows),
+        ("reconnects", Some(h.reconnects)),
     ] {
-        if let Some(n) = int(v) {
-            p = p.field(field, n);
+        if let Some(n) = v {
+            p = p.field(field, n as i64);
         }
     }
-    if let (Some(a), Some(b)) = (int(&probe["ring_overflows"]), int(&probe["tx_overflows"])) {
-        p = p.field("overflows", a + b);
-    }
-    if let Some(r) = link["reconnects"].as_array() {
-        p = p.field("reconnects", r.len() as i64);
-    }
-    if let Some(u) = pr["alignment_uncertainty_ns"].as_f64() {
+    if let Some(u) = h.alignment_uncertainty_ns {
         p = p.field("alignment_uncertainty_us", u / 1e3);
     }
-    let rate = &manifest["extra"]["probe"]["rate_hz"];
-    if let Some(r) = rate.as_f64() {
+    if let Some(r) = h.sample_rate_hz {
         p = p.field("sample_rate_hz", r);
     }
-    (!p.fields().is_empty()).then_some(p)
+    Some(p)
 }
 
 /// `probe_link` points of probe-link.jsonl (one JSON object per line with `time_ns` and

@@ -186,7 +186,6 @@ pub fn json_field(name: &str, v: &Value) -> Option<FieldValue> {
 /// with its point count (`None`: absent).
 pub fn run_dir_points(
     dir: &Path,
-    manifest: &Value,
     tags: &RunTags,
     skip: &[&str],
     mut emit: impl FnMut(&[Point]) -> anyhow::Result<()>,
@@ -232,9 +231,20 @@ pub fn run_dir_points(
         }
         None => done("events.json", None)?,
     }
-    match read_json("summary.json")? {
-        Some(v) => {
-            let pts: Vec<Point> = probe_health_point(&v, manifest, tags).into_iter().collect();
+    // A `hostd monitor` directory's summary.json is the session's, not a run summary.
+    let monitor = hostd_records::manifest::read(dir)
+        .map(|m| m.extra.contains_key("monitor"))
+        .unwrap_or_else(|_| {
+            // Written before monitor used the records manifest: `"kind": "monitor"`.
+            std::fs::read_to_string(dir.join(hostd_records::manifest::FILE_NAME))
+                .is_ok_and(|t| t.contains("\"kind\": \"monitor\""))
+        });
+    match (dir.join(hostd_records::summary::FILE_NAME).is_file() && !monitor)
+        .then(|| hostd_records::summary::read(dir))
+        .transpose()?
+    {
+        Some(s) => {
+            let pts: Vec<Point> = probe_health_point(&s, tags).into_iter().collect();
             emit(&pts)?;
             done("summary.json", Some(pts.len()))?;
         }

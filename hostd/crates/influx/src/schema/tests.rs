@@ -60,7 +60,8 @@ fn files_csv_gets_tags_cumulative_bytes_and_seconds() {
     assert_eq!(
         pts[1],
         "file,phase=write,rig=bench,run=r1,target=/mnt/x index=1i,start_ns=2000000000i,\
-         end_ns=2500000000i,bytes=50i,mbps=0.0001,status=\"ok\",cum_bytes=150i,seconds=0.5 2500000000"
+         end_ns=2500000000i,bytes=50i,mbps=0.0001,corrupt_blocks=0i,corrupt_bytes=0i,late_ops=0i,\
+         block_size=0i,queue_depth=0i,direct_io=false,status=\"ok\",cum_bytes=150i,seconds=0.5 2500000000"
     );
     assert!(pts[2].contains("verified=true") && pts[2].contains("cum_bytes=100i"));
 }
@@ -100,7 +101,7 @@ fn gzipped_probe_csv_is_read_and_bad_time_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let f = std::fs::File::create(dir.path().join("probe.csv.gz")).unwrap();
     let mut gz = flate2::write::GzEncoder::new(f, flate2::Compression::fast());
-    gz.write_all(b"time_ns,seq,power_w\n10,0,4.5\nx,1,4.6\n")
+    gz.write_all(b"time_ns,seq,power_w,enclosure_temp_c\n10,0,4.5,\nx,1,4.6,\n")
         .unwrap();
     gz.finish().unwrap();
     let mut lines = Vec::new();
@@ -109,11 +110,27 @@ fn gzipped_probe_csv_is_read_and_bad_time_is_a_clear_error() {
         Ok(())
     })
     .unwrap_err();
+    // The file is read whole before any point goes out: a bad file sends nothing.
+    assert!(lines.is_empty(), "{lines:?}");
+    assert!(
+        format!("{err:#}").contains("probe.csv: line 3, column `time_ns`"),
+        "{err:#}"
+    );
+    std::fs::remove_file(dir.path().join("probe.csv.gz")).unwrap();
+    let f = std::fs::File::create(dir.path().join("probe.csv.gz")).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(f, flate2::Compression::fast());
+    gz.write_all(b"time_ns,seq,power_w,enclosure_temp_c\n10,0,4.5,\n")
+        .unwrap();
+    gz.finish().unwrap();
+    csv_points(dir.path(), &CSV_SPECS[2], &tags(), |p| {
+        lines.push(p.to_line()?);
+        Ok(())
+    })
+    .unwrap();
     assert_eq!(
         lines,
         ["probe,probe=p7,rig=bench,run=r1 seq=0i,power_w=4.5 10"]
     );
-    assert!(format!("{err:#}").contains("probe.csv: line 3"), "{err:#}");
     assert_eq!(
         csv_points(dir.path(), &CSV_SPECS[3], &tags(), |_| Ok(())).unwrap(),
         None
@@ -209,14 +226,23 @@ fn overlap_stats_probe_health_and_link_events() {
     }
     assert!(!st[0].contains("gap"));
 
-    let summary = json!({"end_ns": 999, "extra": {"probe": {
-        "alignment_uncertainty_ns": 40105.3,
-        "link": {"probe": {"samples_taken": 11835, "samples_dropped": 2, "i2c_errors": 0,
-                           "ring_overflows": 1, "tx_overflows": 3},
-                 "reconnects": [{}, {}],
-                 "stats": {"frames": {"crc_errors": 4}, "sequence": {"gaps": 1}}}}}});
-    let man = json!({"extra": {"probe": {"rate_hz": 1000}}});
-    let ph = probe_health_point(&summary, &man, &tags())
+    let mut summary: hostd_records::Summary =
+        serde_json::from_value(json!({"run_id": "r1", "status": "completed", "start_ns": 1,
+            "end_ns": 999, "phases": [], "window": null, "warnings": [], "cleanup": []}))
+        .unwrap();
+    assert!(probe_health_point(&summary, &tags()).is_none());
+    summary.probe_health = Some(hostd_records::summary::ProbeHealth {
+        samples: Some(11835),
+        dropped: Some(2),
+        i2c_errors: Some(0),
+        overflows: Some(4),
+        crc_errors: 4,
+        seq_gaps: 1,
+        reconnects: 2,
+        alignment_uncertainty_ns: Some(40105.3),
+        sample_rate_hz: Some(1000.0),
+    });
+    let ph = probe_health_point(&summary, &tags())
         .unwrap()
         .to_line()
         .unwrap();
@@ -226,7 +252,6 @@ fn overlap_stats_probe_health_and_link_events() {
          crc_errors=4i,seq_gaps=1i,overflows=4i,reconnects=2i,alignment_uncertainty_us=40.1053,\
          sample_rate_hz=1000 999"
     );
-    assert!(probe_health_point(&json!({"end_ns": 1, "extra": {}}), &man, &tags()).is_none());
 
     let jsonl = "{\"event\":\"connected\",\"port\":\"/dev/pts/0\",\"time_ns\":5}\n\
                  {\"event\":\"device_info\",\"info\":{\"x\":1},\"time_ns\":6}\n";

@@ -33,6 +33,16 @@ pub fn file_point(tags: &RunTags, r: &FileRecord, cum_bytes: u64) -> Point {
     if let Some(c) = r.corrupt.first() {
         p = p.field("first_corrupt_offset", c.offset as i64);
     }
+    // The probe's figures, once correlated (the end-of-run push of files.csv).
+    if let Some(probe) = &r.probe {
+        p = p.field("probe", probe.probe.as_str());
+        let names = &hostd_records::files::PROBE_COLUMNS[1..];
+        for (name, v) in names.iter().zip(probe.figures()) {
+            if let Some(v) = v.filter(|v| v.is_finite()) {
+                p = p.field(*name, v);
+            }
+        }
+    }
     p.field("cum_bytes", cum_bytes as i64)
         .field("seconds", r.seconds())
 }
