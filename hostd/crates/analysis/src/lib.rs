@@ -7,6 +7,7 @@
 pub mod attribution;
 pub mod changepoint;
 pub mod detect;
+pub mod headline;
 pub mod input;
 pub mod model;
 pub mod overlap;
@@ -101,12 +102,14 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
     }
     events.sort_by_key(|e| e.onset_ns);
     let overlap = overlap::overlap(&all, &events);
+    let headlines = headline::headlines(&all, &events, run.probe.as_ref(), probe_target.as_deref());
     Analysis {
         events,
         phases,
         overlap,
         insufficient,
         cycles,
+        headlines,
     }
 }
 

@@ -17,6 +17,9 @@ pub struct Analysis {
     /// Repeated throttling: one summary per series with at least two drops.
     #[serde(default)]
     pub cycles: Vec<CycleSummary>,
+    /// Headline figures per target and phase and the enclosure's thermal fit.
+    #[serde(default)]
+    pub headlines: crate::headline::Headlines,
 }
 
 /// A series with too little data to detect throttling in.
