@@ -6,6 +6,7 @@
 //!   power profile; the energy balance.
 //! - [`recorder`]: writes `probe.csv`, `probe_agg.csv`, `probe-link.jsonl`.
 //! - [`filescsv`]: the probe columns of `files.csv`.
+//! - [`link`]: the USB/Thunderbolt/PCIe link of each target's drive (sysfs).
 //! - [`smart`]: the drive's own SMART view before and after each phase.
 //! - [`monitor`]: `hostd monitor`, the probe alone until stopped.
 //! - [`component`]: the `hostd run` component tying them together.
@@ -15,6 +16,7 @@
 pub mod component;
 pub mod correlate;
 pub mod filescsv;
+pub mod link;
 pub mod monitor;
 pub mod recorder;
 pub mod smart;
