@@ -492,7 +492,13 @@ pub fn link_for_path(path: &Path) -> LinkInfo {
     let Ok(meta) = std::fs::metadata(path) else {
         return none(format!("cannot stat {}", path.display()));
     };
-    let dev = meta.dev();
+    // A block device file names its device in st_rdev; anything else lives on st_dev.
+    use std::os::unix::fs::FileTypeExt as _;
+    let dev = if meta.file_type().is_block_device() {
+        meta.rdev()
+    } else {
+        meta.dev()
+    };
     // glibc's encoding of dev_t.
     let major = (((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff)) as u32;
     let minor = ((dev & 0xff) | ((dev >> 12) & !0xff)) as u32;
