@@ -6,6 +6,8 @@
 //!   power profile; the energy balance.
 //! - [`recorder`]: writes `probe.csv`, `probe_agg.csv`, `probe-link.jsonl`.
 //! - [`filescsv`]: the probe columns of `files.csv`.
+//! - [`drive`]: the `hostd run` component for the drive: link in the manifest,
+//!   temperature polled through the run (`drive_temp.csv`).
 //! - [`link`]: the USB/Thunderbolt/PCIe link of each target's drive (sysfs).
 //! - [`smart`]: the drive's own SMART view before and after each phase.
 //! - [`monitor`]: `hostd monitor`, the probe alone until stopped.
@@ -15,6 +17,7 @@
 
 pub mod component;
 pub mod correlate;
+pub mod drive;
 pub mod filescsv;
 pub mod link;
 pub mod monitor;

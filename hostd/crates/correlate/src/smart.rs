@@ -412,7 +412,11 @@ fn poll(
                 }
                 Err(why) => {
                     tracing::warn!(target = %label, device = %disk, "the drive answers no temperature to smartctl ({why}); the run goes on without a drive temperature series");
-                    source.note = Some(format!("{disk}: {why}"));
+                    source.note = Some(if why.starts_with(disk.as_str()) {
+                        why
+                    } else {
+                        format!("{disk}: {why}")
+                    });
                 }
             },
         }

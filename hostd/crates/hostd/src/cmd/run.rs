@@ -130,6 +130,10 @@ pub fn components(args: &RunArgs) -> anyhow::Result<Vec<Box<dyn RunComponent>>> 
     } else if args.probe_rate.is_some() || args.probe_channels.is_some() {
         anyhow::bail!("--probe-rate and --probe-channels need a probe (--probe sim, auto or PORT)");
     }
+    // The drive's link (manifest) and its own temperature through the run.
+    list.push(Box::new(hostd_correlate::drive::DriveComponent::new(Some(
+        hostd_correlate::smart::PollerConfig::default(),
+    ))));
     // Last: reads the files.csv and probe.csv the others finish.
     list.push(Box::new(hostd_report::AnalysisComponent));
     // After analysis: probe samples stream live through it; at the end it pushes what

@@ -1,0 +1,135 @@
+//! The drive as a part of `hostd run`, with or without a probe: before the run, each
+//! target's link from sysfs goes into the manifest (`extra.drive.targets[].link`); while it
+//! runs, the drive's own temperature is polled about once a second ([`TempPoller`]); after
+//! it, `drive_temp.csv`, the `summary.json` `drive` section and a warning for a link slower
+//! than the drive supports or a drive that answers no temperature (said once).
+
+use crate::link::{link_for_path, LinkInfo};
+use crate::smart::{write_drive_temp_csv, PollResult, PollerConfig, TempPoller};
+use hostd_store::{Manifest, RunComponent, Summary};
+use hostd_workload::events::{RunEvent, RunObserver};
+use hostd_workload::runner::RunOutcome;
+use serde_json::{json, Value};
+use std::path::Path;
+
+/// File of the drive temperature series in the run directory.
+pub const DRIVE_TEMP_FILE: &str = "drive_temp.csv";
+
+/// The drive run component; see the module documentation.
+pub struct DriveComponent {
+    poll: Option<PollerConfig>,
+    poller: Option<TempPoller>,
+    links: Vec<(String, LinkInfo)>,
+}
+
+impl DriveComponent {
+    /// A component; `poll` None leaves the temperature unpolled (links are still read).
+    pub fn new(poll: Option<PollerConfig>) -> Self {
+        DriveComponent {
+            poll,
+            poller: None,
+            links: Vec::new(),
+        }
+    }
+}
+
+impl RunObserver for DriveComponent {
+    fn on_event(&self, _event: &RunEvent) {}
+}
+
+/// The link of one manifest target: sysfs for local paths; other schemes have none.
+fn target_link(scheme: &str, path: &str) -> LinkInfo {
+    if scheme == "dir" || scheme == "raw" {
+        link_for_path(Path::new(path))
+    } else {
+        LinkInfo {
+            bus: "none".into(),
+            text: format!("{scheme} target: no physical link"),
+            ..Default::default()
+        }
+    }
+}
+
+impl RunComponent for DriveComponent {
+    fn name(&self) -> &str {
+        "drive"
+    }
+
+    fn start(&mut self, manifest: &Manifest, _run_dir: &Path) -> anyhow::Result<Option<Value>> {
+        self.links = manifest
+            .targets
+            .iter()
+            .map(|t| (t.label.clone(), target_link(&t.scheme, &t.path)))
+            .collect();
+        if let Some(config) = self.poll.clone() {
+            let devices = self
+                .links
+                .iter()
+                .filter(|(_, l)| l.bus != "none")
+                .map(|(label, l)| (label.clone(), l.block.as_ref().map(|b| format!("/dev/{b}"))))
+                .collect::<Vec<_>>();
+            if !devices.is_empty() {
+                self.poller = Some(TempPoller::start(config, devices));
+            }
+        }
+        let targets: Vec<Value> = self
+            .links
+            .iter()
+            .map(|(label, link)| json!({"target": label, "link": link}))
+            .collect();
+        Ok(Some(json!({ "targets": targets })))
+    }
+
+    fn finish(
+        &mut self,
+        _outcome: &RunOutcome,
+        summary: &mut Summary,
+        run_dir: &Path,
+    ) -> anyhow::Result<()> {
+        let polled: PollResult = self.poller.take().map(TempPoller::stop).unwrap_or_default();
+        if !polled.samples.is_empty() {
+            write_drive_temp_csv(&run_dir.join(DRIVE_TEMP_FILE), &polled.samples)?;
+        }
+        for (label, link) in &self.links {
+            for w in &link.warnings {
+                summary.warnings.push(format!("{label}: {w}"));
+            }
+        }
+        let mut text = Vec::new();
+        for s in &polled.sources {
+            if s.answered {
+                let temps: Vec<f64> = polled
+                    .samples
+                    .iter()
+                    .filter(|x| x.target == s.target)
+                    .map(|x| x.temperature_c)
+                    .collect();
+                let lo = temps.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = temps.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                text.push(format!(
+                    "{} drive temperature (SMART{}): {} readings, {lo:.0}–{hi:.0} °C",
+                    s.target,
+                    s.device_type
+                        .as_ref()
+                        .map_or(String::new(), |t| format!(" via -d {t}")),
+                    s.samples
+                ));
+            } else {
+                let why = s.note.clone().unwrap_or_default();
+                summary.warnings.push(format!(
+                    "{}: the drive answered no temperature ({why}); no drive temperature series",
+                    s.target
+                ));
+            }
+        }
+        summary.extra.insert(
+            "drive".into(),
+            json!({
+                "links": self.links.iter().map(|(t, l)| json!({"target": t, "link": l})).collect::<Vec<_>>(),
+                "temperature": polled.sources,
+                "text": text,
+            }),
+        );
+        Ok(())
+    }
+}
