@@ -116,10 +116,9 @@ impl RunComponent for DriveComponent {
                 ));
             } else {
                 let why = s.note.clone().unwrap_or_default();
-                summary.warnings.push(format!(
-                    "{}: the drive answered no temperature ({why}); no drive temperature series",
-                    s.target
-                ));
+                summary
+                    .warnings
+                    .push(format!("{}: no drive temperature ({why})", s.target));
             }
         }
         summary.extra.insert(

@@ -347,9 +347,8 @@ pub fn detect(config: &PollerConfig, disk: &str) -> Result<(Option<String>, Stri
         first.get_or_insert(why);
     }
     Err(format!(
-        "{}; no bridge type ({}) answered either",
-        first.unwrap_or_default(),
-        BRIDGE_TYPES.join(", ")
+        "{}; no -d bridge type answered",
+        first.unwrap_or_default()
     ))
 }
 
@@ -632,7 +631,7 @@ mod tests {
         assert!(!vm.answered && vm.samples == 0);
         let note = vm.note.as_deref().unwrap();
         assert!(note.contains("Unable to detect device type"), "{note}");
-        assert!(note.contains("no bridge type"), "{note}");
+        assert!(note.contains("no -d bridge type answered"), "{note}");
         assert!(src("tmpfs")
             .note
             .as_deref()
