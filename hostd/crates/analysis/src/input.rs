@@ -121,6 +121,42 @@ pub struct RunData {
     pub probe: Option<ProbeSeries>,
     /// Each target's cumulative bytes every 100 ms, if `counters.csv` exists.
     pub counters: Option<Counters>,
+    /// Each target's drive (SMART) temperature readings, if `drive_temp.csv` exists.
+    pub drive_temp: Option<DriveTemps>,
+}
+
+/// Per target: (host Unix ns, °C) of the drive's own temperature, in time order.
+pub type DriveTemps = HashMap<String, Vec<(i64, f64)>>;
+
+/// Reads `drive_temp.csv` (`time_ns,target,temperature_c`); rows are sorted by time.
+pub fn read_drive_temp_csv(path: &Path) -> Result<DriveTemps, InputError> {
+    let buf = open(path)?;
+    let mut rdr = reader(&buf);
+    let cols = Columns::new(path, rdr.byte_headers().map_err(|e| csv_error(path, e))?);
+    let c_time = cols.required("time_ns")?;
+    let c_target = cols.required("target")?;
+    let c_temp = cols.required("temperature_c")?;
+    let mut out: DriveTemps = HashMap::new();
+    let mut rec = csv::ByteRecord::new();
+    let mut lines = LineCounter::new(&buf);
+    while rdr
+        .read_byte_record(&mut rec)
+        .map_err(|e| csv_error(path, e))?
+    {
+        let row = lines.line_of(&rec);
+        let cell = Cell { path, row };
+        let target = cell.text(&rec, c_target, "target")?.to_string();
+        let t: i64 = cell.int(&rec, c_time, "time_ns")?;
+        let text = cell.text(&rec, c_temp, "temperature_c")?;
+        let v: f64 = text
+            .parse()
+            .map_err(|_| cell.bad("temperature_c", text, "not a number"))?;
+        out.entry(target).or_default().push((t, v));
+    }
+    for v in out.values_mut() {
+        v.sort_by_key(|r| r.0);
+    }
+    Ok(out)
 }
 
 /// Per target (label as in files.csv): (host Unix ns, cumulative bytes of all its phases),
@@ -194,10 +230,17 @@ pub fn read_run_dir(dir: &Path) -> Result<RunData, InputError> {
     } else {
         None
     };
+    let drive_path = dir.join("drive_temp.csv");
+    let drive_temp = if drive_path.exists() {
+        Some(read_drive_temp_csv(&drive_path)?)
+    } else {
+        None
+    };
     Ok(RunData {
         files,
         probe,
         counters,
+        drive_temp,
     })
 }
 
@@ -759,6 +802,29 @@ mod tests {
         let e = read_files_csv(&p).unwrap_err().to_string();
         assert!(
             e.contains("row 3, column `bytes`") && e.contains("\"ten\""),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn drive_temperatures_are_read_per_target_in_time_order_and_bad_cells_named() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(
+            d.path(),
+            "drive_temp.csv",
+            "time_ns,target,temperature_c\n3,A,51\n1,A,49\n2,\"B,1\",40.5\n",
+        );
+        let t = read_drive_temp_csv(&p).unwrap();
+        assert_eq!(t["A"], [(1, 49.0), (3, 51.0)]);
+        assert_eq!(t["B,1"], [(2, 40.5)]);
+        let p = write(
+            d.path(),
+            "bad.csv",
+            "time_ns,target,temperature_c\n1,A,hot\n",
+        );
+        let e = read_drive_temp_csv(&p).unwrap_err().to_string();
+        assert!(
+            e.contains("row 2, column `temperature_c`") && e.contains("hot"),
             "{e}"
         );
     }

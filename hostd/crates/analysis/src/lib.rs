@@ -69,6 +69,11 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
             probe,
             run_start_ns,
             link_ceiling: ceiling,
+            drive_temp: run
+                .drive_temp
+                .as_ref()
+                .and_then(|d| d.get(&s.target))
+                .map(Vec::as_slice),
         };
         let stalls = run
             .counters
