@@ -73,6 +73,14 @@ pub const CSV_SPECS: &[CsvSpec] = &[
         probe_tag: true,
         rows: Rows::ProbeAgg,
     },
+    CsvSpec {
+        file: "drive_temp.csv",
+        measurement: m::DRIVE_TEMP,
+        time: &["time_ns"],
+        tags: &["target"],
+        probe_tag: false,
+        rows: Rows::ByColumn,
+    },
 ];
 
 /// Opens `dir/file`, or `dir/file.gz` decompressed; `None` when neither exists.
