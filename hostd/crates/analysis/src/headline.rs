@@ -156,6 +156,42 @@ pub struct ThermalFit {
     pub throttle_s_at_run_ambient: Figure,
 }
 
+impl ThermalFit {
+    /// One line in words: the fit, each figure with its interval or its reason once, and the
+    /// prediction only where the run has a thermal drop.
+    pub fn text(&self) -> String {
+        let mut s = format!(
+            "{} enclosure as a first-order RC over {} s: time constant {}",
+            self.target,
+            self.steps,
+            self.tau_s.text(1.0, 1, "s")
+        );
+        match (&self.rth_c_per_w, &self.ambient_c) {
+            (Figure::Absent { absent }, Figure::Absent { .. }) => {
+                s.push_str(&format!(
+                    "; thermal resistance and ambient: not measured ({absent})"
+                ));
+            }
+            (r, a) => s.push_str(&format!(
+                ", thermal resistance {}, ambient {}",
+                r.text(1.0, 2, "°C/W"),
+                a.text(1.0, 1, "°C")
+            )),
+        }
+        let no_drop =
+            |f: &Figure| matches!(f, Figure::Absent { absent } if absent.starts_with("no drop"));
+        if !no_drop(&self.throttle_s_at_delta) {
+            s.push_str(&format!(
+                "; first throttle predicted after {} at {:+.0} °C ambient (the model at this run's ambient: {})",
+                self.throttle_s_at_delta.text(1.0, 1, "s"),
+                self.ambient_delta_c,
+                self.throttle_s_at_run_ambient.text(1.0, 1, "s")
+            ));
+        }
+        s
+    }
+}
+
 /// All headline figures of a run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Headlines {

@@ -315,27 +315,7 @@ pub fn headline_lines(h: &Headlines) -> Vec<String> {
     match &h.thermal_fit {
         None => {}
         Some(Err(why)) => out.push(format!("enclosure thermal fit: none ({why})")),
-        Some(Ok(f)) => {
-            let mut line = format!(
-                "{} enclosure (first-order RC fit over {} s): Rth {}, τ {}, ambient {}",
-                f.target,
-                f.steps,
-                f.rth_c_per_w.text(1.0, 2, "°C/W"),
-                f.tau_s.text(1.0, 1, "s"),
-                f.ambient_c.text(1.0, 1, "°C"),
-            );
-            if f.throttle_s_at_run_ambient.get().is_some() || f.throttle_s_at_delta.get().is_some()
-            {
-                let _ = write!(
-                    line,
-                    "; first throttle predicted after {} at {:+.0} °C ambient (the model at this run's ambient: {})",
-                    f.throttle_s_at_delta.text(1.0, 1, "s"),
-                    f.ambient_delta_c,
-                    f.throttle_s_at_run_ambient.text(1.0, 1, "s"),
-                );
-            }
-            out.push(line);
-        }
+        Some(Ok(f)) => out.push(f.text()),
     }
     out
 }

@@ -43,6 +43,23 @@ fn check(name: &str, seed_offset: u64, failures: &mut Vec<String>) {
     write_run(dir.path(), &sc, &trace, Some(ProbeOptions::default())).unwrap();
     let (_, a) = analyze_run_dir(dir.path(), &Options::default()).unwrap();
     let tag = format!("{name} seed+{seed_offset}");
+    // The printed summary carries the same figures (when events could be looked for).
+    let text = hostd_analysis::summary::text(&a);
+    if a.insufficient.len() < a.phases.len() {
+        assert_eq!(
+            text.matches(" headline: average ").count(),
+            a.headlines.series.len(),
+            "{text}"
+        );
+        if trace
+            .truth
+            .iter()
+            .any(|t| t.cause == "thermal" && t.kind == "drop")
+        {
+            assert!(text.contains("; thermal throttle after "), "{text}");
+            assert!(text.contains("first throttle predicted after "), "{text}");
+        }
+    }
     for h in &a.headlines.series {
         let truth_first = |cause: &str| {
             trace.truth.iter().find(|t| {
