@@ -178,17 +178,23 @@ impl ThermalFit {
                 a.text(1.0, 1, "°C")
             )),
         }
+        s
+    }
+
+    /// The predicted time to throttle at another ambient in words; None where the run has
+    /// no thermal drop to predict.
+    pub fn prediction_text(&self) -> Option<String> {
         let no_drop =
             |f: &Figure| matches!(f, Figure::Absent { absent } if absent.starts_with("no drop"));
-        if !no_drop(&self.throttle_s_at_delta) {
-            s.push_str(&format!(
-                "; first throttle predicted after {} at {:+.0} °C ambient (the model at this run's ambient: {})",
+        (!no_drop(&self.throttle_s_at_delta)).then(|| {
+            format!(
+                "{} first throttle predicted after {} at {:+.0} °C ambient (the model at this run's ambient: {})",
+                self.target,
                 self.throttle_s_at_delta.text(1.0, 1, "s"),
                 self.ambient_delta_c,
                 self.throttle_s_at_run_ambient.text(1.0, 1, "s")
-            ));
-        }
-        s
+            )
+        })
     }
 }
 
@@ -661,7 +667,7 @@ pub fn thermal_fit(
         let never = all.iter().filter(|v| v.is_none()).count();
         if never * 40 > all.len() {
             return Figure::absent(format!(
-                "{never} of {} bootstrap fits never reach the onset temperature at {delta:+.0} °C ambient",
+                "{never} of {} bootstrap fits never get there",
                 all.len()
             ));
         }

@@ -258,43 +258,41 @@ fn bytes_figure(f: &Figure) -> String {
 pub fn headline_lines(h: &Headlines) -> Vec<String> {
     let mut out = Vec::new();
     for s in &h.series {
-        let mut line = format!(
+        out.push(format!(
             "{} {} headline: average {}, sustained (median of the last third) {}",
             s.target,
             s.phase,
             rate_figure(&s.average_bps),
             rate_figure(&s.sustained_bps)
-        );
+        ));
+        // Second line: what happened, each with its interval; "none" where no such event
+        // was found (other reasons, e.g. too few files, are given in full).
+        let none = |f: &Figure, what: &str| match f {
+            Figure::Absent { absent } if absent.starts_with("no drop") => format!("no {what}"),
+            Figure::Absent { absent } => format!("{what}: — ({absent})"),
+            _ => String::new(),
+        };
+        let mut parts = Vec::new();
         if s.phase.contains("write") {
-            match &s.slc_cache_bytes {
-                Figure::Absent { absent } => {
-                    let _ = write!(line, "; SLC cache: none found ({absent})");
-                }
-                f => {
-                    let _ = write!(
-                        line,
-                        "; SLC cache {}, then {}",
-                        bytes_figure(f),
-                        rate_figure(&s.post_cache_bps)
-                    );
-                }
-            }
+            parts.push(match s.slc_cache_bytes.get() {
+                None => none(&s.slc_cache_bytes, "SLC-cache drop"),
+                Some(_) => format!(
+                    "SLC cache {}, then {}",
+                    bytes_figure(&s.slc_cache_bytes),
+                    rate_figure(&s.post_cache_bps)
+                ),
+            });
         }
-        match &s.throttle_s {
-            Figure::Absent { absent } => {
-                let _ = write!(line, "; thermal throttle: none ({absent})");
-            }
-            f => {
-                let _ = write!(
-                    line,
-                    "; thermal throttle after {} / {}, then {}",
-                    f.text(1.0, 1, "s"),
-                    bytes_figure(&s.throttle_bytes),
-                    rate_figure(&s.throttled_bps)
-                );
-            }
-        }
-        out.push(line);
+        parts.push(match s.throttle_s.get() {
+            None => none(&s.throttle_s, "thermal throttle"),
+            Some(_) => format!(
+                "thermal throttle after {} at {}, then {}",
+                s.throttle_s.text(1.0, 1, "s"),
+                bytes_figure(&s.throttle_bytes),
+                rate_figure(&s.throttled_bps)
+            ),
+        });
+        out.push(format!("{} {}: {}", s.target, s.phase, parts.join("; ")));
         for e in &s.energy {
             out.push(format!(
                 "{} {} energy around the {} at {} ({}): {} → {}",
@@ -315,7 +313,10 @@ pub fn headline_lines(h: &Headlines) -> Vec<String> {
     match &h.thermal_fit {
         None => {}
         Some(Err(why)) => out.push(format!("enclosure thermal fit: none ({why})")),
-        Some(Ok(f)) => out.push(f.text()),
+        Some(Ok(f)) => {
+            out.push(f.text());
+            out.extend(f.prediction_text());
+        }
     }
     out
 }

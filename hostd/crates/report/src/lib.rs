@@ -722,6 +722,9 @@ fn headlines(a: &Analysis, targets: &Targets) -> String {
         }
         Some(Ok(f)) => {
             let _ = write!(out, r#"<p id="thermal-fit">{}.</p>"#, esc(&f.text()));
+            if let Some(p) = f.prediction_text() {
+                let _ = write!(out, r#"<p id="thermal-prediction">{}.</p>"#, esc(&p));
+            }
         }
     }
     out.push_str(r#"<p class="note">Brackets: 95 % intervals (onsets: the onset's 99.9 % interval); docs/methodology.md, "Headline figures".</p></section>"#);

@@ -56,7 +56,8 @@ fn check(name: &str, seed_offset: u64, failures: &mut Vec<String>) {
             .iter()
             .any(|t| t.cause == "thermal" && t.kind == "drop")
         {
-            assert!(text.contains("; thermal throttle after "), "{text}");
+            assert!(text.contains("thermal throttle after "), "{text}");
+            assert!(text.lines().all(|l| l.chars().count() <= 200), "{text}");
             assert!(text.contains("first throttle predicted after "), "{text}");
         }
     }
