@@ -109,7 +109,8 @@ fn check(name: &str, seed_offset: u64, failures: &mut Vec<String>) {
                 ));
                 line.push(inside(
                     &h.throttle_s,
-                    (t.onset_ns - start_ns) as f64 * 1e-9,
+                    (t.onset_ns - (start_ns as i64 - hostd_scenario::write::BASE_UNIX_NS)) as f64
+                        * 1e-9,
                     &format!("{tag} throttle s"),
                     failures,
                 ));
