@@ -298,7 +298,7 @@ pub fn headline_lines(h: &Headlines) -> Vec<String> {
                 "{} {} energy around the {} at {} ({}): {} → {}",
                 s.target,
                 s.phase,
-                if e.kind == EventKind::Drop {
+                if e.kind == hostd_records::events::EventKind::Drop {
                     "drop"
                 } else {
                     "recovery"

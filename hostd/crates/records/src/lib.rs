@@ -10,7 +10,7 @@
 //! | `counters.csv` | [`CounterRecord`] | [`counters`] |
 //! | `probe.csv` | [`ProbeSample`] | [`probe`] |
 //! | `probe_agg.csv` | [`AggRow`] | [`agg`] |
-//! | `events.json` | [`Analysis`] (with [`Event`]s) | [`events`] |
+//! | `events.json` | [`Analysis`] (with [`Event`]s, [`headline::Headlines`]) | [`events`], [`headline`] |
 //! | `manifest.json` | [`Manifest`] | [`manifest`] |
 //! | `summary.json` | [`Summary`] | [`summary`] |
 //!
@@ -27,6 +27,7 @@ mod csvio;
 pub mod error;
 pub mod events;
 pub mod files;
+pub mod headline;
 pub mod intervals;
 pub mod manifest;
 pub mod probe;

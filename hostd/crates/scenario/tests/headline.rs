@@ -43,6 +43,13 @@ fn check(name: &str, seed_offset: u64, failures: &mut Vec<String>) {
     write_run(dir.path(), &sc, &trace, Some(ProbeOptions::default())).unwrap();
     let (_, a) = analyze_run_dir(dir.path(), &Options::default()).unwrap();
     let tag = format!("{name} seed+{seed_offset}");
+    // events.json read through the records crate keeps every headline figure.
+    let json = serde_json::to_value(&a).unwrap();
+    let rec: hostd_records::events::Analysis = serde_json::from_value(json.clone()).unwrap();
+    assert_eq!(
+        serde_json::to_value(&rec).unwrap()["headlines"],
+        json["headlines"]
+    );
     // The printed summary carries the same figures (when events could be looked for).
     let text = hostd_analysis::summary::text(&a);
     if a.insufficient.len() < a.phases.len() {
