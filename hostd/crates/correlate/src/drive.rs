@@ -5,15 +5,12 @@
 //! than the drive supports or a drive that answers no temperature (said once).
 
 use crate::link::{link_for_path, LinkInfo};
-use crate::smart::{write_drive_temp_csv, PollResult, PollerConfig, TempPoller};
+use crate::smart::{PollResult, PollerConfig, TempPoller};
 use hostd_store::{Manifest, RunComponent, Summary};
 use hostd_workload::events::{RunEvent, RunObserver};
 use hostd_workload::runner::RunOutcome;
 use serde_json::{json, Value};
 use std::path::Path;
-
-/// File of the drive temperature series in the run directory.
-pub const DRIVE_TEMP_FILE: &str = "drive_temp.csv";
 
 /// The drive run component; see the module documentation.
 pub struct DriveComponent {
@@ -88,7 +85,7 @@ impl RunComponent for DriveComponent {
     ) -> anyhow::Result<()> {
         let polled: PollResult = self.poller.take().map(TempPoller::stop).unwrap_or_default();
         if !polled.samples.is_empty() {
-            write_drive_temp_csv(&run_dir.join(DRIVE_TEMP_FILE), &polled.samples)?;
+            hostd_records::drive_temp::write(run_dir, &polled.samples)?;
         }
         for (label, link) in &self.links {
             for w in &link.warnings {

@@ -231,16 +231,8 @@ pub fn smartctl_program() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("smartctl"))
 }
 
-/// One drive temperature reading.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TempSample {
-    /// Host Unix ns when smartctl answered.
-    pub time_ns: i64,
-    /// Target label.
-    pub target: String,
-    /// Temperature, °C.
-    pub temperature_c: f64,
-}
+/// One drive temperature reading (a row of `drive_temp.csv`).
+pub type TempSample = hostd_records::drive_temp::DriveTempRecord;
 
 /// How one target's drive answered the poller.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -452,25 +444,6 @@ fn poll(
     result
 }
 
-/// Header of `drive_temp.csv`.
-pub const DRIVE_TEMP_HEADER: &str = "time_ns,target,temperature_c";
-
-/// Writes `drive_temp.csv` (one row per reading).
-pub fn write_drive_temp_csv(path: &Path, samples: &[TempSample]) -> anyhow::Result<()> {
-    let mut text = String::with_capacity(32 * samples.len() + 64);
-    text.push_str(DRIVE_TEMP_HEADER);
-    text.push('\n');
-    for s in samples {
-        let target = if s.target.contains([',', '"', '\n']) {
-            format!("\"{}\"", s.target.replace('"', "\"\""))
-        } else {
-            s.target.clone()
-        };
-        text.push_str(&format!("{},{},{}\n", s.time_ns, target, s.temperature_c));
-    }
-    crate::write_atomic(path, text.as_bytes())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -652,28 +625,5 @@ mod tests {
             .as_deref()
             .unwrap()
             .contains("not installed"));
-    }
-
-    #[test]
-    fn drive_temp_csv_has_one_row_per_reading() {
-        let d = tempfile::tempdir().unwrap();
-        let path = d.path().join("drive_temp.csv");
-        let rows = [
-            TempSample {
-                time_ns: 1,
-                target: "a".into(),
-                temperature_c: 49.0,
-            },
-            TempSample {
-                time_ns: 2,
-                target: "b,c".into(),
-                temperature_c: 50.5,
-            },
-        ];
-        write_drive_temp_csv(&path, &rows).unwrap();
-        assert_eq!(
-            std::fs::read_to_string(&path).unwrap(),
-            "time_ns,target,temperature_c\n1,a,49\n2,\"b,c\",50.5\n"
-        );
     }
 }

@@ -8,6 +8,7 @@
 //! | `files.csv`, `corrupt.csv` | [`FileRecord`], [`CorruptBlock`], [`FileProbe`] | [`files`] |
 //! | `intervals.csv` | [`IntervalRecord`] | [`intervals`] |
 //! | `counters.csv` | [`CounterRecord`] | [`counters`] |
+//! | `drive_temp.csv` | [`drive_temp::DriveTempRecord`] | [`drive_temp`] |
 //! | `probe.csv` | [`ProbeSample`] | [`probe`] |
 //! | `probe_agg.csv` | [`AggRow`] | [`agg`] |
 //! | `events.json` | [`Analysis`] (with [`Event`]s, [`headline::Headlines`]) | [`events`], [`headline`] |
@@ -24,6 +25,7 @@
 pub mod agg;
 pub mod counters;
 mod csvio;
+pub mod drive_temp;
 pub mod error;
 pub mod events;
 pub mod files;
