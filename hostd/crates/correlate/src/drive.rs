@@ -1,13 +1,13 @@
-//! The drive as a part of `hostd run`, with or without a probe: before the run, each
-//! target's link from sysfs goes into the manifest (`extra.drive.targets[].link`); while it
+//! The drive as a part of `hostd run`, with or without a probe: each target's link (from
+//! sysfs, in the manifest's `targets[].link`) decides which disk to ask; while it
 //! runs, the drive's own temperature is polled about once a second ([`TempPoller`]); after
 //! it, `drive_temp.csv`, the `summary.json` `drive` section and a warning for a link slower
 //! than the drive supports or a drive that answers no temperature (said once).
 
-use crate::link::{link_for_path, LinkInfo};
 use crate::smart::{PollResult, PollerConfig, TempPoller};
 use hostd_store::{Manifest, RunComponent, Summary};
 use hostd_workload::events::{RunEvent, RunObserver};
+use hostd_workload::link::{link_for_path, LinkInfo};
 use hostd_workload::runner::RunOutcome;
 use serde_json::{json, Value};
 use std::path::Path;
@@ -56,7 +56,13 @@ impl RunComponent for DriveComponent {
         self.links = manifest
             .targets
             .iter()
-            .map(|t| (t.label.clone(), target_link(&t.scheme, &t.path)))
+            .map(|t| {
+                let link = t
+                    .link
+                    .clone()
+                    .unwrap_or_else(|| target_link(&t.scheme, &t.path));
+                (t.label.clone(), link)
+            })
             .collect();
         if let Some(config) = self.poll.clone() {
             let devices = self
@@ -69,12 +75,8 @@ impl RunComponent for DriveComponent {
                 self.poller = Some(TempPoller::start(config, devices));
             }
         }
-        let targets: Vec<Value> = self
-            .links
-            .iter()
-            .map(|(label, link)| json!({"target": label, "link": link}))
-            .collect();
-        Ok(Some(json!({ "targets": targets })))
+        // The links are in the manifest's targets already (`targets[].link`).
+        Ok(None)
     }
 
     fn finish(
@@ -121,7 +123,6 @@ impl RunComponent for DriveComponent {
         summary.extra.insert(
             "drive".into(),
             json!({
-                "links": self.links.iter().map(|(t, l)| json!({"target": t, "link": l})).collect::<Vec<_>>(),
                 "temperature": polled.sources,
                 "text": text,
             }),

@@ -8,7 +8,6 @@
 //! - [`filescsv`]: the probe columns of `files.csv`.
 //! - [`drive`]: the `hostd run` component for the drive: link in the manifest,
 //!   temperature polled through the run (`drive_temp.csv`).
-//! - [`link`]: the USB/Thunderbolt/PCIe link of each target's drive (sysfs).
 //! - [`smart`]: the drive's own SMART view before and after each phase.
 //! - [`monitor`]: `hostd monitor`, the probe alone until stopped.
 //! - [`component`]: the `hostd run` component tying them together.
@@ -19,7 +18,6 @@ pub mod component;
 pub mod correlate;
 pub mod drive;
 pub mod filescsv;
-pub mod link;
 pub mod monitor;
 pub mod recorder;
 pub mod smart;

@@ -57,7 +57,7 @@ fn a_drive_that_answers_gets_a_temperature_series_beside_the_run() {
     let work = disk_tempdir();
     let smartctl = replay(work.path(), "nvme-direct.json");
     let (manifest, summary, _) = run(work.path(), &smartctl);
-    let link = &manifest["extra"]["drive"]["targets"][0]["link"];
+    let link = &manifest["targets"][0]["link"];
     assert!(
         link["bus"].as_str().is_some_and(|b| !b.is_empty()),
         "{link}"

@@ -31,6 +31,7 @@ pub mod events;
 pub mod files;
 pub mod headline;
 pub mod intervals;
+pub mod link;
 pub mod manifest;
 pub mod probe;
 pub mod summary;

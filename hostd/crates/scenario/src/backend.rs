@@ -344,6 +344,7 @@ impl TargetBackend for SimBackend {
                     self.loc.scale, self.loc.scale
                 )
             }),
+            link: None,
         }
     }
 
