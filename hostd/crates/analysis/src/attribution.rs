@@ -29,6 +29,62 @@ pub struct Context<'a> {
     /// Link ceiling, bytes/s, and whether the user gave it (else: the peak aggregate over
     /// whole seconds of the run, when at least 5 were measured).
     pub link_ceiling: Option<(f64, bool)>,
+    /// The drive's own (SMART) temperature readings of this target, (host ns, °C), in time
+    /// order (`drive_temp.csv`), when polled.
+    pub drive_temp: Option<&'a [(i64, f64)]>,
+}
+
+/// A drive's SMART temperature must rise at least this much (1 °C resolution) before its
+/// plateau means anything, °C.
+const DRIVE_MIN_RISE_C: f64 = 3.0;
+
+/// The drive's own temperature around an onset: at onset (readings within ±2 s), its rise
+/// from the lowest reading of the series before, where that lies between its low and high
+/// over the series, and its slope from the onset to `after_end`.
+fn drive_evidence(
+    temps: &[(i64, f64)],
+    series: &Series,
+    onset_ns: i64,
+    after_end: i64,
+    ev: &mut Evidence,
+) {
+    let span: Vec<(i64, f64)> = temps
+        .iter()
+        .copied()
+        .filter(|&(t, v)| t >= series.start_ns() && t <= series.end_ns() && v.is_finite())
+        .collect();
+    let near: Vec<f64> = span
+        .iter()
+        .filter(|(t, _)| (t - onset_ns).abs() <= 2 * NS as i64)
+        .map(|&(_, v)| v)
+        .collect();
+    let Some(at) = stats::mean(&near) else {
+        return;
+    };
+    let low_before = span
+        .iter()
+        .filter(|(t, _)| *t <= onset_ns)
+        .map(|&(_, v)| v)
+        .fold(f64::INFINITY, f64::min);
+    let (lo, hi) = span
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &(_, v)| {
+            (l.min(v), h.max(v))
+        });
+    ev.drive_temp_at_onset_c = Some(at);
+    ev.drive_temp_rise_c = low_before.is_finite().then_some(at - low_before);
+    if hi - lo >= DRIVE_MIN_RISE_C {
+        ev.drive_temp_plateau_fraction = Some(((at - lo) / (hi - lo)).clamp(0.0, 1.0));
+    }
+    let after: Vec<(f64, f64)> = span
+        .iter()
+        .filter(|(t, _)| *t >= onset_ns && *t <= after_end)
+        .map(|&(t, v)| ((t - onset_ns) as f64 / NS, v))
+        .collect();
+    if after.len() >= 5 {
+        let (x, y): (Vec<f64>, Vec<f64>) = after.into_iter().unzip();
+        ev.drive_temp_slope_after_c_per_s = stats::least_squares(&x, &y).map(|l| l.slope);
+    }
 }
 
 /// A temperature rise counts only beyond max(this, 6 × the sensor's noise), °C.
@@ -268,6 +324,31 @@ pub fn attribute(
         );
     }
 
+    if let Some(temps) = ctx.drive_temp {
+        let after_end = change
+            .after_ns
+            .1
+            .min(change.onset_ns + (WINDOW_S * NS) as i64);
+        drive_evidence(temps, series, change.onset_ns, after_end, &mut ev);
+        if let Some(t) = ev.drive_temp_at_onset_c {
+            reasons.push(format!(
+                "drive (SMART) {t:.0} °C at onset{}{}{}",
+                ev.drive_temp_rise_c.map_or(String::new(), |r| format!(
+                    ", {r:+.0} °C since the phase began"
+                )),
+                ev.drive_temp_plateau_fraction
+                    .map_or(String::new(), |f| format!(
+                        ", {:.0} % of the way to its high",
+                        f * 100.0
+                    )),
+                ev.drive_temp_slope_after_c_per_s
+                    .map_or(String::new(), |a| format!(", {a:+.3} °C/s after")),
+            ));
+        }
+    }
+    let drive_at_plateau = ev
+        .drive_temp_plateau_fraction
+        .filter(|_| ev.drive_temp_rise_c.is_some_and(|r| r >= DRIVE_MIN_RISE_C));
     let plateau = ev.temp_plateau_fraction;
     let (sb, sa) = (ev.temp_slope_before_c_per_s, ev.temp_slope_after_c_per_s);
     let rise_needed = MIN_RISE_C.max(RISE_NOISE_FACTOR * ev.temp_noise_c.unwrap_or(0.0));
@@ -287,8 +368,14 @@ pub fn attribute(
             label: "thermal",
         };
         if drop {
-            if let (Some(f), Some(t)) = (plateau, ev.temp_at_onset_c) {
-                r.check(0.35, f >= 0.85, format!("enclosure {t:.1} °C at onset, {:.0} % of the way from its low to its plateau {:.1} °C", f * 100.0, ev.temp_max_c.unwrap_or(t)));
+            // The controller heats before the enclosure: a drive (SMART) temperature at its
+            // plateau meets this rule where the enclosure is still on its way.
+            let drive_plateau = drive_at_plateau.filter(|&f| f >= 0.85);
+            match (plateau, ev.temp_at_onset_c, drive_plateau) {
+                (Some(f), Some(t), None) => r.check(0.35, f >= 0.85, format!("enclosure {t:.1} °C at onset, {:.0} % of the way from its low to its plateau {:.1} °C", f * 100.0, ev.temp_max_c.unwrap_or(t))),
+                (f, _, Some(d)) if f.is_none_or(|f| f < 0.85) => r.check(0.35, true, format!("drive (SMART) {:.0} °C at onset, {:.0} % of the way to its plateau (the controller at its limit; the enclosure {})", ev.drive_temp_at_onset_c.unwrap_or(f64::NAN), d * 100.0, f.map_or("not measured".into(), |f| format!("{:.0} % of the way to its own", f * 100.0)))),
+                (Some(f), Some(t), Some(_)) => r.check(0.35, f >= 0.85, format!("enclosure {t:.1} °C at onset, {:.0} % of the way from its low to its plateau {:.1} °C (the drive's own temperature at its plateau too)", f * 100.0, ev.temp_max_c.unwrap_or(t))),
+                _ => {}
             }
             if let (Some(b), Some(a)) = (sb, sa) {
                 let flat = a <= 0.25 * b.max(0.0) + 0.005;
@@ -339,9 +426,19 @@ pub fn attribute(
                     format!("bus power held: {pb:.2} → {pa:.2} W (the drive works as hard, writing TLC directly)"),
                 );
             }
+            // A drive (SMART) temperature at its plateau and flat after the onset says the
+            // controller may be at its thermal limit, whatever the enclosure does.
+            let drive_held = drive_at_plateau.is_some_and(|f| f >= 0.85)
+                && ev
+                    .drive_temp_slope_after_c_per_s
+                    .is_some_and(|a| a <= 0.005);
             if let Some(f) = plateau {
                 let rising = sa.is_some_and(|a| a > 0.005);
-                r.check(0.3, f < 0.7 && rising, format!("temperature {:.0} % of the way to its plateau at onset and still rising ({:+.3} °C/s): not a thermal limit", f * 100.0, sa.unwrap_or(f64::NAN)));
+                if drive_held {
+                    r.check(0.3, false, format!("enclosure {:.0} % of the way to its plateau and rising ({:+.3} °C/s), but the drive (SMART) is at its plateau and flat after onset: a thermal limit is not ruled out", f * 100.0, sa.unwrap_or(f64::NAN)));
+                } else {
+                    r.check(0.3, f < 0.7 && rising, format!("temperature {:.0} % of the way to its plateau at onset and still rising ({:+.3} °C/s): not a thermal limit", f * 100.0, sa.unwrap_or(f64::NAN)));
+                }
             }
             let recovers = later.iter().any(|c| c.kind == EventKind::Recovery);
             r.check(
@@ -649,6 +746,7 @@ mod tests {
             probe: Some(&p),
             run_start_ns: 0,
             link_ceiling: None,
+            drive_temp: None,
         };
         let e = attribute(&s, &c, &ctx, None, &[]);
         assert_eq!(e.cause, Cause::Unknown, "{:#?}", e.evidence.reasons);
@@ -685,10 +783,68 @@ mod tests {
             probe: Some(&p),
             run_start_ns: 0,
             link_ceiling: None,
+            drive_temp: None,
         };
         let e = attribute(&s, &c, &ctx, None, &[]);
         assert_eq!(e.cause, Cause::Thermal, "{:#?}", e.evidence.reasons);
         assert!(e.evidence.temp_rise_c.unwrap() > 15.0);
+    }
+
+    #[test]
+    fn a_drive_at_its_own_plateau_makes_a_still_warming_enclosure_thermal() {
+        let (s, c) = drop_series("x", 0);
+        // The enclosure warms 40 → 60 °C over the whole run (still rising at the onset);
+        // power falls after the onset.
+        let end_s = s.end_ns() as f64 * 1e-9;
+        let onset_s = c.onset_ns as f64 * 1e-9;
+        let mut p = probe(-1_000_000_000, 80.0, 8.0, |t| {
+            40.0 + 20.0 * (t / end_s).clamp(0.0, 1.0)
+        });
+        for (k, t) in p.time_ns.clone().iter().enumerate() {
+            if *t > c.onset_ns {
+                p.power_w[k] = 5.0;
+            }
+        }
+        let all = vec![s.clone()];
+        let mut ctx = Context {
+            all: &all,
+            probe: Some(&p),
+            run_start_ns: 0,
+            link_ceiling: None,
+            drive_temp: None,
+        };
+        let without = attribute(&s, &c, &ctx, None, &[]);
+        assert_ne!(
+            without.cause,
+            Cause::Thermal,
+            "{:#?}",
+            without.evidence.reasons
+        );
+        // The controller, read once a second in whole degrees, reached 75 °C at the onset
+        // and held there.
+        let drive: Vec<(i64, f64)> = (0..80)
+            .map(|k| {
+                let t = k as f64;
+                let v = 45.0 + 30.0 * (t / onset_s).min(1.0);
+                ((t * 1e9) as i64, v.round())
+            })
+            .collect();
+        ctx.drive_temp = Some(&drive);
+        let with = attribute(&s, &c, &ctx, None, &[]);
+        assert_eq!(with.cause, Cause::Thermal, "{:#?}", with.evidence.reasons);
+        let ev = &with.evidence;
+        // Readings within ±2 s of the onset: the last of the climb and the held 75 °C.
+        assert!((73.0..=75.0).contains(&ev.drive_temp_at_onset_c.unwrap()));
+        assert!(ev.drive_temp_rise_c.unwrap() >= 29.0);
+        assert!(ev.drive_temp_plateau_fraction.unwrap() >= 0.95);
+        assert!(ev.drive_temp_slope_after_c_per_s.unwrap().abs() < 0.005);
+        assert!(
+            ev.reasons
+                .iter()
+                .any(|r| r.contains("✓") && r.contains("drive (SMART)")),
+            "{:#?}",
+            ev.reasons
+        );
     }
 
     #[test]
@@ -700,6 +856,7 @@ mod tests {
             probe: None,
             run_start_ns: 0,
             link_ceiling: crate::overlap::peak_aggregate_bps(&all).map(|c| (c, false)),
+            drive_temp: None,
         };
         let e = attribute(&s, &c, &ctx, None, &[]);
         assert_eq!((e.cause, e.confidence), (Cause::Unknown, 0.0));
@@ -734,6 +891,7 @@ mod tests {
             probe: None,
             run_start_ns: 0,
             link_ceiling: Some((ceiling * 0.5, false)),
+            drive_temp: None,
         };
         let e = attribute(&a, &c, &ctx, None, &[]);
         let agg = e.evidence.aggregate_bps.unwrap();

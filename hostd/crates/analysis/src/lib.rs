@@ -8,6 +8,7 @@ pub mod attribution;
 pub mod changepoint;
 pub mod detect;
 pub mod energy;
+pub mod headline;
 pub mod input;
 pub mod model;
 pub mod overlap;
@@ -77,6 +78,11 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
             probe,
             run_start_ns,
             link_ceiling: ceiling,
+            drive_temp: run
+                .drive_temp
+                .as_ref()
+                .and_then(|d| d.get(&s.target))
+                .map(Vec::as_slice),
         };
         let stalls = input::counter_points(run, &s.target).and_then(|c| stall::find(s, &c));
         let changes = match detect::changes(s, &options.changepoint, stalls.as_ref()) {
@@ -106,12 +112,14 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
     }
     events.sort_by_key(|e| e.onset_ns);
     let overlap = overlap::overlap(&all, &events);
+    let headlines = headline::headlines(&all, &events, run.probe.as_ref(), probe_target.as_deref());
     Analysis {
         events,
         phases,
         overlap,
         insufficient,
         cycles,
+        headlines,
     }
 }
 

@@ -1,5 +1,6 @@
 //! Human-readable lines: one per event, and the terminal summary of a whole analysis.
 
+use crate::headline::{Figure, Headlines};
 use crate::model::{Analysis, Event, EventKind};
 use std::fmt::Write;
 
@@ -219,7 +220,98 @@ pub fn text(a: &Analysis) -> String {
             l.recovered_target, l.lag_s, l.ended_target
         );
     }
+    for line in headline_lines(&a.headlines) {
+        let _ = writeln!(s, "{line}");
+    }
     s
+}
+
+/// A rate figure with its interval in the unit [`gbps`] picks: "0.65 GB/s [0.64–0.66]".
+fn rate_figure(f: &Figure) -> String {
+    match f.interval() {
+        Some((v, lo, hi)) if v.abs() >= 1e8 => {
+            format!("{:.2} GB/s [{:.2}–{:.2}]", v / 1e9, lo / 1e9, hi / 1e9)
+        }
+        Some((v, lo, hi)) => format!("{:.1} MB/s [{:.1}–{:.1}]", v / 1e6, lo / 1e6, hi / 1e6),
+        None => f.text(1.0, 0, ""),
+    }
+}
+
+/// A byte position with its interval, in GB from 1 GB up, in MB below.
+fn bytes_figure(f: &Figure) -> String {
+    match f.interval() {
+        Some((v, ..)) if v.abs() >= 1e9 => f.text(1e-9, 1, "GB"),
+        Some(_) => f.text(1e-6, 0, "MB"),
+        None => f.text(1.0, 0, ""),
+    }
+}
+
+/// The headline lines of the summary: per target and phase the reviewers' figures, the
+/// J/GB around each event, and the enclosure's thermal fit (docs/methodology.md).
+pub fn headline_lines(h: &Headlines) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in &h.series {
+        out.push(format!(
+            "{} {} headline: average {}, sustained (median of the last third) {}",
+            s.target,
+            s.phase,
+            rate_figure(&s.average_bps),
+            rate_figure(&s.sustained_bps)
+        ));
+        // Second line: what happened, each with its interval; "none" where no such event
+        // was found (other reasons, e.g. too few files, are given in full).
+        let none = |f: &Figure, what: &str| match f {
+            Figure::Absent { absent } if absent.starts_with("no drop") => format!("no {what}"),
+            Figure::Absent { absent } => format!("{what}: — ({absent})"),
+            _ => String::new(),
+        };
+        let mut parts = Vec::new();
+        if s.phase.contains("write") {
+            parts.push(match s.slc_cache_bytes.get() {
+                None => none(&s.slc_cache_bytes, "SLC-cache drop"),
+                Some(_) => format!(
+                    "SLC cache {}, then {}",
+                    bytes_figure(&s.slc_cache_bytes),
+                    rate_figure(&s.post_cache_bps)
+                ),
+            });
+        }
+        parts.push(match s.throttle_s.get() {
+            None => none(&s.throttle_s, "thermal throttle"),
+            Some(_) => format!(
+                "thermal throttle after {} at {}, then {}",
+                s.throttle_s.text(1.0, 1, "s"),
+                bytes_figure(&s.throttle_bytes),
+                rate_figure(&s.throttled_bps)
+            ),
+        });
+        out.push(format!("{} {}: {}", s.target, s.phase, parts.join("; ")));
+        for e in &s.energy {
+            out.push(format!(
+                "{} {} energy around the {} at {} ({}): {} → {}",
+                s.target,
+                s.phase,
+                if e.kind == hostd_records::events::EventKind::Drop {
+                    "drop"
+                } else {
+                    "recovery"
+                },
+                position(e.onset_bytes as f64 / 1e9),
+                e.cause.as_str(),
+                e.j_per_gb_before.text(1.0, 2, "J/GB"),
+                e.j_per_gb_after.text(1.0, 2, "J/GB"),
+            ));
+        }
+    }
+    match &h.thermal_fit {
+        None => {}
+        Some(Err(why)) => out.push(format!("enclosure thermal fit: none ({why})")),
+        Some(Ok(f)) => {
+            out.push(f.text());
+            out.extend(f.prediction_text());
+        }
+    }
+    out
 }
 
 fn gbps_opt(v: Option<f64>) -> String {

@@ -6,6 +6,8 @@
 //!   power profile; the energy balance.
 //! - [`recorder`]: writes `probe.csv`, `probe_agg.csv`, `probe-link.jsonl`.
 //! - [`filescsv`]: the probe columns of `files.csv`.
+//! - [`drive`]: the `hostd run` component for the drive: link in the manifest,
+//!   temperature polled through the run (`drive_temp.csv`).
 //! - [`smart`]: the drive's own SMART view before and after each phase.
 //! - [`monitor`]: `hostd monitor`, the probe alone until stopped.
 //! - [`component`]: the `hostd run` component tying them together.
@@ -14,6 +16,7 @@
 
 pub mod component;
 pub mod correlate;
+pub mod drive;
 pub mod filescsv;
 pub mod monitor;
 pub mod recorder;

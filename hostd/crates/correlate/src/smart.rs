@@ -3,11 +3,17 @@
 //! often and how long the controller throttled). Where the tool is missing,
 //! the target has no block device, or a USB bridge hides SMART, the reading
 //! says so and the run goes on.
+//!
+//! [`TempPoller`] polls the drive temperature about once a second while the run goes, on
+//! its own thread (never on an I/O thread), into a bounded series (`drive_temp.csv`).
 
 use serde::Serialize;
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// NVMe thermal-management counters (SMART / Health log).
@@ -66,7 +72,31 @@ pub fn parse_smartctl(json: &Value) -> (Option<String>, Option<f64>, Option<Nvme
         thermal_temp2_total_time_s: log["thermal_temp2_total_time"].as_u64(),
     });
     let temperature = temperature.or_else(|| log["temperature"].as_f64());
+    let temperature = temperature.or_else(|| ata_temperature(json));
     (model, temperature, nvme)
+}
+
+/// ATA attribute 194 (Temperature_Celsius): the low byte of its raw value (the higher bytes
+/// hold the lifetime minimum and maximum on many drives).
+fn ata_temperature(json: &Value) -> Option<f64> {
+    json["ata_smart_attributes"]["table"]
+        .as_array()?
+        .iter()
+        .find(|a| a["id"].as_u64() == Some(194))
+        .and_then(|a| a["raw"]["value"].as_u64())
+        .map(|raw| (raw & 0xff) as f64)
+}
+
+/// The drive temperature in one `smartctl --json` answer, and where it came from
+/// (`temperature.current`, the NVMe health log, or ATA attribute 194).
+pub fn temperature_of(json: &Value) -> Option<(f64, &'static str)> {
+    if let Some(t) = json["temperature"]["current"].as_f64() {
+        return Some((t, "temperature.current"));
+    }
+    if let Some(t) = json["nvme_smart_health_information_log"]["temperature"].as_f64() {
+        return Some((t, "nvme_smart_health_information_log"));
+    }
+    ata_temperature(json).map(|t| (t, "ata_smart_attributes 194"))
 }
 
 /// The whole disk behind a partition device (`/dev/sdb1` → `/dev/sdb`,
@@ -86,8 +116,8 @@ pub fn whole_disk(device: &str) -> String {
     device.to_string()
 }
 
-/// USB bridge types smartctl may need spelled out when it cannot tell.
-const BRIDGE_TYPES: [&str; 4] = ["sntjmicron", "sntrealtek", "sntasmedia", "sat"];
+/// USB bridge types smartctl may need spelled out when it cannot tell (`-d TYPE`).
+pub const BRIDGE_TYPES: [&str; 4] = ["sntjmicron", "sntrealtek", "sntasmedia", "sat"];
 
 /// Reads SMART of `device` (a mount source such as `/dev/sdb1`) with
 /// `smartctl --json -a`, trying the NVMe–USB bridge types when smartctl
@@ -121,7 +151,7 @@ pub fn read_smart(device: Option<&str>, target: &str, phase: &str, when: &str) -
             args.extend(["-d", b]);
         }
         args.push(&disk);
-        match run_with_timeout("smartctl", &args, Duration::from_secs(10)) {
+        match run_with_timeout(&smartctl_program(), &args, Duration::from_secs(10)) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 reading.note =
                     Some("smartctl is not installed (apt install smartmontools); no SMART".into());
@@ -162,7 +192,7 @@ fn smartctl_messages(json: &Value) -> Option<String> {
     (!msgs.is_empty()).then(|| msgs.join("; "))
 }
 
-fn run_with_timeout(program: &str, args: &[&str], timeout: Duration) -> std::io::Result<Vec<u8>> {
+fn run_with_timeout(program: &Path, args: &[&str], timeout: Duration) -> std::io::Result<Vec<u8>> {
     let mut child = Command::new(program)
         .args(args)
         .stdin(Stdio::null())
@@ -191,6 +221,227 @@ fn run_with_timeout(program: &str, args: &[&str], timeout: Duration) -> std::io:
         std::thread::sleep(Duration::from_millis(20));
     }
     Ok(reader.join().unwrap_or_default())
+}
+
+/// The smartctl to run: `THROTTLESCOPE_SMARTCTL` if set (another build, or a script that
+/// replays recorded answers), else `smartctl` from PATH.
+pub fn smartctl_program() -> PathBuf {
+    std::env::var_os("THROTTLESCOPE_SMARTCTL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("smartctl"))
+}
+
+/// One drive temperature reading (a row of `drive_temp.csv`).
+pub type TempSample = hostd_records::drive_temp::DriveTempRecord;
+
+/// How one target's drive answered the poller.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TempSource {
+    /// Target label.
+    pub target: String,
+    /// Whole-disk device polled, if any.
+    pub device: Option<String>,
+    /// `-d` type that worked (`None`: smartctl's own choice, e.g. NVMe directly).
+    pub device_type: Option<String>,
+    /// Field the temperature came from.
+    pub field: Option<String>,
+    /// True when the drive gave a temperature.
+    pub answered: bool,
+    /// Why not, when it did not (said once).
+    pub note: Option<String>,
+    /// Readings kept.
+    pub samples: usize,
+    /// Polls that gave no temperature after the first one did (timeouts, errors).
+    pub failed_polls: u64,
+    /// Readings not kept because the series was full.
+    pub dropped: u64,
+}
+
+/// Settings of the poller.
+#[derive(Debug, Clone)]
+pub struct PollerConfig {
+    /// smartctl to run.
+    pub smartctl: PathBuf,
+    /// Time between polls of one drive.
+    pub interval: Duration,
+    /// Longest a single smartctl may take.
+    pub timeout: Duration,
+    /// Most readings kept per target (48 h at 1 s); later ones are counted, not kept.
+    pub max_samples: usize,
+}
+
+impl Default for PollerConfig {
+    fn default() -> Self {
+        PollerConfig {
+            smartctl: smartctl_program(),
+            interval: Duration::from_secs(1),
+            timeout: Duration::from_secs(5),
+            max_samples: 48 * 3600,
+        }
+    }
+}
+
+/// What the poller collected.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct PollResult {
+    /// Every reading, in time order per target.
+    pub samples: Vec<TempSample>,
+    /// One entry per target.
+    pub sources: Vec<TempSource>,
+}
+
+/// Polls the temperature of each target's drive on a background thread until stopped.
+pub struct TempPoller {
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<PollResult>>,
+}
+
+/// One smartctl call; the parsed JSON, or why there is none.
+fn smartctl_json(
+    config: &PollerConfig,
+    device_type: Option<&str>,
+    disk: &str,
+) -> Result<Value, String> {
+    let mut args = vec!["--json", "-A"];
+    if let Some(t) = device_type {
+        args.extend(["-d", t]);
+    }
+    args.push(disk);
+    match run_with_timeout(&config.smartctl, &args, config.timeout) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!(
+            "{} is not installed (apt install smartmontools)",
+            config.smartctl.display()
+        )),
+        Err(e) => Err(format!("smartctl failed: {e}")),
+        Ok(out) => serde_json::from_slice::<Value>(&out)
+            .map_err(|_| "smartctl printed no JSON".to_string()),
+    }
+}
+
+/// Finds how `disk` answers: directly (NVMe, SATA, bridges smartctl knows), then each
+/// bridge type. Ok((type, field)), or what smartctl said when asked directly.
+pub fn detect(config: &PollerConfig, disk: &str) -> Result<(Option<String>, String), String> {
+    let mut first: Option<String> = None;
+    for t in std::iter::once(None).chain(BRIDGE_TYPES.iter().map(|t| Some(*t))) {
+        let why = match smartctl_json(config, t, disk) {
+            Err(e) if e.contains("not installed") => return Err(e),
+            Err(e) => e,
+            Ok(json) => match temperature_of(&json) {
+                Some((_, field)) => return Ok((t.map(str::to_string), field.to_string())),
+                None => smartctl_messages(&json).unwrap_or_else(|| {
+                    format!(
+                        "no temperature (smartctl exit status {})",
+                        json["smartctl"]["exit_status"].as_i64().unwrap_or(-1)
+                    )
+                }),
+            },
+        };
+        first.get_or_insert(why);
+    }
+    Err(format!(
+        "{}; no -d bridge type answered",
+        first.unwrap_or_default()
+    ))
+}
+
+impl TempPoller {
+    /// Starts polling `targets` (label, whole-disk device or None). Detection runs on the
+    /// poller's thread too, so starting never waits for smartctl.
+    pub fn start(config: PollerConfig, targets: Vec<(String, Option<String>)>) -> TempPoller {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let handle = std::thread::Builder::new()
+            .name("drive-temp".into())
+            .spawn(move || poll(&config, &targets, &flag))
+            .ok();
+        TempPoller { stop, handle }
+    }
+
+    /// Stops the poller and returns what it collected.
+    pub fn stop(mut self) -> PollResult {
+        self.stop.store(true, Ordering::Relaxed);
+        self.handle
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for TempPoller {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+fn poll(
+    config: &PollerConfig,
+    targets: &[(String, Option<String>)],
+    stop: &AtomicBool,
+) -> PollResult {
+    let mut result = PollResult::default();
+    let mut active: Vec<(usize, String, Option<String>)> = Vec::new();
+    for (label, device) in targets {
+        let mut source = TempSource {
+            target: label.clone(),
+            device: device.clone(),
+            device_type: None,
+            field: None,
+            answered: false,
+            note: None,
+            samples: 0,
+            failed_polls: 0,
+            dropped: 0,
+        };
+        match device {
+            None => source.note = Some("not on a block device: no drive temperature".into()),
+            Some(disk) => match detect(config, disk) {
+                Ok((t, field)) => {
+                    source.answered = true;
+                    source.device_type = t.clone();
+                    source.field = Some(field);
+                    active.push((result.sources.len(), disk.clone(), t));
+                }
+                Err(why) => {
+                    tracing::warn!(target = %label, device = %disk, "the drive answers no temperature to smartctl ({why}); the run goes on without a drive temperature series");
+                    source.note = Some(if why.starts_with(disk.as_str()) {
+                        why
+                    } else {
+                        format!("{disk}: {why}")
+                    });
+                }
+            },
+        }
+        result.sources.push(source);
+    }
+    let mut next = Instant::now();
+    while !stop.load(Ordering::Relaxed) && !active.is_empty() {
+        for (k, disk, t) in &active {
+            let reading = smartctl_json(config, t.as_deref(), disk)
+                .ok()
+                .and_then(|j| temperature_of(&j).map(|(v, _)| v));
+            let source = &mut result.sources[*k];
+            match reading {
+                None => source.failed_polls += 1,
+                Some(_) if source.samples >= config.max_samples => source.dropped += 1,
+                Some(v) => {
+                    source.samples += 1;
+                    result.samples.push(TempSample {
+                        time_ns: hostd_probe::link::host_now_ns(),
+                        target: source.target.clone(),
+                        temperature_c: v,
+                    });
+                }
+            }
+        }
+        next += config.interval;
+        while !stop.load(Ordering::Relaxed) && Instant::now() < next {
+            std::thread::sleep(Duration::from_millis(20).min(config.interval));
+        }
+        if Instant::now() > next + config.interval {
+            next = Instant::now(); // a slow smartctl: skip, do not catch up in a burst
+        }
+    }
+    result
 }
 
 #[cfg(test)]
@@ -237,5 +488,142 @@ mod tests {
             "/dev/definitely-not-a-disk"
         );
         assert_eq!(whole_disk("overlay"), "overlay");
+    }
+
+    fn fixture(name: &str) -> Value {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../fixtures/smartctl")
+            .join(name);
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn recorded_answers_give_the_drive_temperature_and_its_field() {
+        for (file, want) in [
+            ("nvme-direct.json", Some((61.0, "temperature.current"))),
+            (
+                "asm2362-sntasmedia.json",
+                Some((49.0, "temperature.current")),
+            ),
+            (
+                "jms583-sntjmicron.json",
+                Some((57.0, "nvme_smart_health_information_log")),
+            ),
+            (
+                "rtl9210-sntrealtek.json",
+                Some((44.0, "temperature.current")),
+            ),
+            ("sata-sat.json", Some((38.0, "ata_smart_attributes 194"))),
+            ("asm2362-direct.json", None),
+            ("vm-virtio-direct.json", None),
+            ("vm-virtio-sat.json", None),
+        ] {
+            assert_eq!(temperature_of(&fixture(file)), want, "{file}");
+        }
+        let unknown = smartctl_messages(&fixture("asm2362-direct.json")).unwrap();
+        assert!(unknown.contains("Unknown USB bridge"), "{unknown}");
+    }
+
+    /// A smartctl stand-in that replays recorded answers: `DISK.TYPE.json` (TYPE `direct`
+    /// without `-d`) from the directory next to it, else `default.json`.
+    fn replay_smartctl(dir: &Path, answers: &[(&str, &str)]) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt as _;
+        let data = dir.join("smartctl.d");
+        std::fs::create_dir_all(&data).unwrap();
+        for (name, file) in answers {
+            let text = std::fs::read_to_string(
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("../../../fixtures/smartctl")
+                    .join(file),
+            )
+            .unwrap();
+            std::fs::write(data.join(name), text).unwrap();
+        }
+        let script = dir.join("smartctl");
+        std::fs::write(
+            &script,
+            "#!/bin/sh\nt=direct; d=\nwhile [ $# -gt 0 ]; do case \"$1\" in -d) t=$2; shift;; /*) d=$1;; esac; shift; done\nf=\"$0.d/$(basename \"$d\").$t.json\"\n[ -f \"$f\" ] || f=\"$0.d/default.json\"\ncat \"$f\"\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        script
+    }
+
+    #[test]
+    fn poller_finds_each_bridge_type_polls_every_interval_and_says_once_when_a_drive_answers_nothing(
+    ) {
+        let d = tempfile::tempdir().unwrap();
+        let smartctl = replay_smartctl(
+            d.path(),
+            &[
+                ("sdb.direct.json", "asm2362-direct.json"),
+                ("sdb.sntasmedia.json", "asm2362-sntasmedia.json"),
+                ("sdc.sntjmicron.json", "jms583-sntjmicron.json"),
+                ("sde.sat.json", "sata-sat.json"),
+                ("nvme0n1.direct.json", "nvme-direct.json"),
+                ("vda.direct.json", "vm-virtio-direct.json"),
+                ("default.json", "vm-virtio-sat.json"),
+            ],
+        );
+        let config = PollerConfig {
+            smartctl,
+            interval: Duration::from_millis(100),
+            ..Default::default()
+        };
+        let targets = [
+            ("usb-asmedia", Some("/dev/sdb")),
+            ("usb-jmicron", Some("/dev/sdc")),
+            ("usb-sata", Some("/dev/sde")),
+            ("nvme", Some("/dev/nvme0n1")),
+            ("vm", Some("/dev/vda")),
+            ("tmpfs", None),
+        ]
+        .iter()
+        .map(|(l, dev)| (l.to_string(), dev.map(str::to_string)))
+        .collect();
+        let poller = TempPoller::start(config, targets);
+        std::thread::sleep(Duration::from_millis(1500));
+        let r = poller.stop();
+        let src = |t: &str| r.sources.iter().find(|s| s.target == t).unwrap();
+        for (t, ty, temp) in [
+            ("usb-asmedia", Some("sntasmedia"), 49.0),
+            ("usb-jmicron", Some("sntjmicron"), 57.0),
+            ("usb-sata", Some("sat"), 38.0),
+            ("nvme", None, 61.0),
+        ] {
+            let s = src(t);
+            assert!(s.answered, "{s:?}");
+            assert_eq!(s.device_type.as_deref(), ty, "{t}");
+            // ~1.5 s at 100 ms, minus detection: several readings, in time order.
+            assert!(s.samples >= 4, "{t}: {} readings", s.samples);
+            let mine: Vec<&TempSample> = r.samples.iter().filter(|x| x.target == t).collect();
+            assert!(mine.iter().all(|x| x.temperature_c == temp));
+            assert!(mine.windows(2).all(|w| w[0].time_ns < w[1].time_ns));
+        }
+        let vm = src("vm");
+        assert!(!vm.answered && vm.samples == 0);
+        let note = vm.note.as_deref().unwrap();
+        assert!(note.contains("Unable to detect device type"), "{note}");
+        assert!(note.contains("no -d bridge type answered"), "{note}");
+        assert!(src("tmpfs")
+            .note
+            .as_deref()
+            .unwrap()
+            .contains("not on a block device"));
+    }
+
+    #[test]
+    fn missing_smartctl_is_said_and_the_poller_ends() {
+        let config = PollerConfig {
+            smartctl: PathBuf::from("/nonexistent/smartctl"),
+            ..Default::default()
+        };
+        let r = TempPoller::start(config, vec![("t".into(), Some("/dev/sdb".into()))]).stop();
+        assert!(!r.sources[0].answered);
+        assert!(r.sources[0]
+            .note
+            .as_deref()
+            .unwrap()
+            .contains("not installed"));
     }
 }

@@ -40,11 +40,38 @@ fn analyze_json_has_the_documented_shape_and_writes_events_and_report() {
             "cycles",
             "events",
             "format_version",
+            "headlines",
             "insufficient",
             "overlap",
             "phases"
         ]
     );
+    // Headline figures: each {value, low, high} or {absent: reason}; the thermal fit.
+    let h = &v["headlines"]["series"][0];
+    for k in [
+        "average_bps",
+        "sustained_bps",
+        "slc_cache_bytes",
+        "post_cache_bps",
+        "throttle_s",
+        "throttle_bytes",
+        "throttled_bps",
+    ] {
+        let f = &h[k];
+        assert!(
+            (f["low"].as_f64() <= f["value"].as_f64()
+                && f["value"].as_f64() <= f["high"].as_f64()
+                && f["value"].is_number())
+                || f["absent"].is_string(),
+            "headline {k}: {f}"
+        );
+    }
+    assert!(
+        h["slc_cache_bytes"]["absent"].is_string(),
+        "x5 has no SLC drop: {h}"
+    );
+    assert!(h["throttle_bytes"]["value"].is_number(), "{h}");
+    assert!(v["headlines"]["thermal_fit"]["Ok"]["tau_s"]["value"].is_number());
     let e = &v["events"][0];
     for k in [
         "target",

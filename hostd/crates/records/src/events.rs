@@ -26,6 +26,9 @@ pub struct Analysis {
     /// Repeated throttling: one summary per series with at least two drops.
     #[serde(default)]
     pub cycles: Vec<CycleSummary>,
+    /// Headline figures per target and phase and the enclosure's thermal fit.
+    #[serde(default)]
+    pub headlines: crate::headline::Headlines,
 }
 
 /// A series with too little data to detect throttling in.
@@ -250,6 +253,19 @@ pub struct Evidence {
     /// Energy per GB after onset, J/GB.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub j_per_gb_after: Option<f64>,
+    /// The drive's own (SMART) temperature at onset, °C (`drive_temp.csv`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub drive_temp_at_onset_c: Option<f64>,
+    /// Its rise from the lowest reading of the phase before the onset, °C.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub drive_temp_rise_c: Option<f64>,
+    /// Where it lies at onset between its low (0) and high (1) over the phase (only when
+    /// those are ≥ 3 °C apart: SMART reports whole degrees).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub drive_temp_plateau_fraction: Option<f64>,
+    /// Its slope after the onset, °C/s.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub drive_temp_slope_after_c_per_s: Option<f64>,
     /// Other targets active during the slow segment.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub other_targets_active: Vec<String>,
@@ -448,6 +464,7 @@ mod tests {
                 reason: "too few files".into(),
             }],
             cycles: Vec::new(),
+            headlines: Default::default(),
         }
     }
 

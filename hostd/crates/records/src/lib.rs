@@ -8,9 +8,10 @@
 //! | `files.csv`, `corrupt.csv` | [`FileRecord`], [`CorruptBlock`], [`FileProbe`] | [`files`] |
 //! | `intervals.csv` | [`IntervalRecord`] | [`intervals`] |
 //! | `counters.csv` | [`CounterRecord`] | [`counters`] |
+//! | `drive_temp.csv` | [`drive_temp::DriveTempRecord`] | [`drive_temp`] |
 //! | `probe.csv` | [`ProbeSample`] | [`probe`] |
 //! | `probe_agg.csv` | [`AggRow`] | [`agg`] |
-//! | `events.json` | [`Analysis`] (with [`Event`]s) | [`events`] |
+//! | `events.json` | [`Analysis`] (with [`Event`]s, [`headline::Headlines`]) | [`events`], [`headline`] |
 //! | `manifest.json` | [`Manifest`] | [`manifest`] |
 //! | `summary.json` | [`Summary`] (with [`ProgramReport`]s) | [`summary`], [`programs`] |
 //!
@@ -24,11 +25,14 @@
 pub mod agg;
 pub mod counters;
 mod csvio;
+pub mod drive_temp;
 pub mod energy;
 pub mod error;
 pub mod events;
 pub mod files;
+pub mod headline;
 pub mod intervals;
+pub mod link;
 pub mod manifest;
 pub mod probe;
 pub mod programs;

@@ -83,6 +83,9 @@ pub struct TargetInfo {
     pub engine: String,
     /// Why the engine differs from the one asked for, if it does.
     pub engine_note: Option<String>,
+    /// The link the drive sits on (USB bridge and speed, PCIe, Thunderbolt), from sysfs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<crate::link::LinkInfo>,
 }
 
 /// The whole manifest. Sections other components add (probe, influx) go in `extra`.
@@ -197,6 +200,7 @@ mod tests {
                 },
                 engine: "threads".into(),
                 engine_note: None,
+                link: None,
             }],
         );
         m.probe_target = Some("/mnt/x5".into());

@@ -19,11 +19,13 @@ pub struct RunData {
     pub counters: Option<Counters>,
     /// The target the probe was inline with, if known.
     pub probe_target: Option<String>,
+    /// Each target's drive (SMART) temperature, (host Unix ns, °C) in time order, if polled.
+    pub drive_temp: Option<crate::drive_temp::DriveTemps>,
 }
 
 impl RunData {
-    /// Reads `files.csv`, and where present `probe.csv`, `counters.csv` and the manifest's
-    /// probe target, through the records readers (each refusing a newer format).
+    /// Reads `files.csv`, and where present `probe.csv`, `counters.csv`, `drive_temp.csv`
+    /// and the manifest's probe target, through the records readers (each refusing a newer format).
     pub fn read(dir: &Path) -> Result<RunData> {
         let files = crate::files::read(dir)?;
         let probe = if dir.join(crate::probe::FILE_NAME).exists() {
@@ -44,11 +46,17 @@ impl RunData {
             Err(e @ crate::RecordError::NewerFormat { .. }) => return Err(e),
             Err(_) => None,
         };
+        let drive_temp = if dir.join(crate::drive_temp::FILE_NAME).exists() {
+            Some(crate::drive_temp::read(dir)?)
+        } else {
+            None
+        };
         Ok(RunData {
             files,
             probe,
             counters,
             probe_target,
+            drive_temp,
         })
     }
 }

@@ -34,7 +34,7 @@ impl RunComponent for AnalysisComponent {
         let lines = crate::run_summary_lines(&analysis);
         summary.extra.insert(
             "analysis".into(),
-            serde_json::json!({ "text": lines, "events_json": "events.json", "report": "report.html" }),
+            serde_json::json!({ "text": lines, "headlines": analysis.headlines, "events_json": "events.json", "report": "report.html" }),
         );
         Ok(())
     }

@@ -295,6 +295,7 @@ span.badge{{display:inline-block;box-sizing:border-box;min-width:20px;height:20p
     h.push_str("<h2>Distribution of per-file rates</h2>");
     h.push_str(&chart_histogram(run, &views));
     h.push_str("</section>");
+    h.push_str(&headlines(a, &targets));
     h.push_str(&stats_table(a, &targets, probed));
     h.push_str(&attribution(a, &events));
     h.push_str(&overlap(a, t0, &targets));
@@ -501,6 +502,150 @@ fn chart_time(
             }
         }
     }
+    out.push_str(&chart_drive_temp(run, events, views, t0, xr));
+    out
+}
+
+/// The drive's own (SMART) temperature of each target that reported one, on the same time
+/// axis; a note when the run has none.
+fn chart_drive_temp(
+    run: &RunData,
+    events: &[EventView],
+    views: &[SeriesView],
+    t0: i64,
+    xr: (f64, f64),
+) -> String {
+    let Some(temps) = run
+        .drive_temp
+        .as_ref()
+        .filter(|d| d.values().any(|v| !v.is_empty()))
+    else {
+        return r#"<p class="note" id="no-drive-temp">No drive (SMART) temperature in this run (drive_temp.csv absent: the drive answered none, or an older run).</p>"#.into();
+    };
+    let all = temps.values().flatten().map(|r| r.1);
+    let (ymin, ymax) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
+        (l.min(v), h.max(v))
+    });
+    let pad = ((ymax - ymin) * 0.08).max(1.0);
+    let mut c = Chart::new(
+        "chart-drive-temperature",
+        WIDTH,
+        200.0,
+        xr,
+        (ymin - pad, ymax + pad),
+    );
+    if events.is_empty() {
+        c = c.without_marker_strip();
+    }
+    let mut names: Vec<&String> = temps.keys().collect();
+    names.sort();
+    for (k, target) in names.into_iter().enumerate() {
+        let color = views
+            .iter()
+            .find(|v| &v.target == target)
+            .map_or(PALETTE[k % PALETTE.len()], |v| v.color);
+        let pts: Vec<(f64, f64)> = temps[target]
+            .iter()
+            .map(|&(t, v)| ((t - t0) as f64 / NS, v))
+            .collect();
+        c.line(&pts, color, "series");
+        let short = views
+            .iter()
+            .find(|v| &v.target == target)
+            .map_or(target.as_str(), |v| {
+                v.label.split(' ').next().unwrap_or(target)
+            });
+        c.legend(&format!("{short} drive (SMART)"), color);
+    }
+    mark_events(&mut c, events);
+    c.finish(
+        "time since the first file started, s",
+        "drive temperature, °C",
+    )
+}
+
+/// Headline figures per target and phase, each with its interval or the reason it is
+/// missing, and the enclosure's thermal fit.
+fn headlines(a: &Analysis, targets: &Targets) -> String {
+    use hostd_analysis::headline::Figure;
+    let h = &a.headlines;
+    if h.series.is_empty() {
+        return String::new();
+    }
+    let rate = |f: &Figure| match f.interval() {
+        Some((v, lo, hi)) => format!(
+            "{} <span class=\"note\">[{}–{}]</span>",
+            hostd_analysis::summary::rate(v),
+            hostd_analysis::summary::rate(lo),
+            hostd_analysis::summary::rate(hi)
+        ),
+        None => "–".into(),
+    };
+    let num = |f: &Figure, unit: f64, d: usize| match f.interval() {
+        Some((v, lo, hi)) => format!(
+            "{:.d$} <span class=\"note\">[{:.d$}–{:.d$}]</span>",
+            v / unit,
+            lo / unit,
+            hi / unit
+        ),
+        None => "–".into(),
+    };
+    let mut out = String::from(
+        r#"<section id="headlines"><h2>Headline figures</h2><div class="scroll"><table id="headline-table"><tr><th class="l">target</th><th class="l">phase</th><th>average</th><th>sustained (last third)</th><th>SLC cache, GB</th><th>after the cache</th><th>to throttle, s</th><th>to throttle, GB</th><th>throttled</th></tr>"#,
+    );
+    let mut reasons: Vec<String> = Vec::new();
+    for s in &h.series {
+        let _ = write!(
+            out,
+            r#"<tr><td class="l">{}</td><td class="l">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"#,
+            esc(targets.short(&s.target)),
+            esc(&s.phase),
+            rate(&s.average_bps),
+            rate(&s.sustained_bps),
+            num(&s.slc_cache_bytes, 1e9, 1),
+            rate(&s.post_cache_bps),
+            num(&s.throttle_s, 1.0, 1),
+            num(&s.throttle_bytes, 1e9, 1),
+            rate(&s.throttled_bps),
+        );
+        for (what, f) in [
+            ("SLC cache", &s.slc_cache_bytes),
+            ("throttle", &s.throttle_s),
+            ("sustained", &s.sustained_bps),
+        ] {
+            if let Figure::Absent { absent } = f {
+                let r = format!("{} {} {what}: {absent}", targets.short(&s.target), s.phase);
+                if !reasons.contains(&r) {
+                    reasons.push(r);
+                }
+            }
+        }
+    }
+    out.push_str("</table></div>");
+    if !reasons.is_empty() {
+        let _ = write!(
+            out,
+            r#"<p class="note">– : {}.</p>"#,
+            esc(&reasons.join("; "))
+        );
+    }
+    match &h.thermal_fit {
+        None => {}
+        Some(Err(why)) => {
+            let _ = write!(
+                out,
+                r#"<p id="thermal-fit">Enclosure thermal fit: none ({}).</p>"#,
+                esc(why)
+            );
+        }
+        Some(Ok(f)) => {
+            let _ = write!(out, r#"<p id="thermal-fit">{}.</p>"#, esc(&f.text()));
+            if let Some(p) = f.prediction_text() {
+                let _ = write!(out, r#"<p id="thermal-prediction">{}.</p>"#, esc(&p));
+            }
+        }
+    }
+    out.push_str(r#"<p class="note">Brackets: 95 % intervals (onsets: the onset's 99.9 % interval); docs/methodology.md, "Headline figures".</p></section>"#);
     out
 }
 
@@ -737,5 +882,48 @@ mod tests {
         );
         let by_time = &markers_by(std::slice::from_ref(&e), true)[0];
         assert_eq!(by_time.band, Some((308.2, 316.1)));
+    }
+
+    #[test]
+    fn headline_figures_thermal_fit_and_drive_temperature_are_in_the_report() {
+        let sc = hostd_scenario::load("x5-thermal").unwrap();
+        let trace = hostd_scenario::simulate(&sc);
+        let d = tempfile::tempdir().unwrap();
+        hostd_scenario::write::write_run(
+            d.path(),
+            &sc,
+            &trace,
+            Some(hostd_scenario::write::ProbeOptions::default()),
+        )
+        .unwrap();
+        let start = hostd_scenario::write::BASE_UNIX_NS;
+        let mut csv = String::from("time_ns,target,temperature_c\n");
+        for k in 0..120 {
+            csv.push_str(&format!(
+                "{},x5,{}\n",
+                start + k * 1_000_000_000,
+                45 + (k / 4).min(25)
+            ));
+        }
+        std::fs::write(d.path().join("drive_temp.csv"), csv).unwrap();
+        let (run, a) =
+            hostd_analysis::analyze_run_dir(d.path(), &hostd_analysis::Options::default()).unwrap();
+        let html = render(&run, &a, "x5");
+        for want in [
+            r#"id="headline-table""#,
+            r#"id="thermal-fit""#,
+            "thermal resistance",
+            "first throttle predicted after",
+            r#"id="chart-drive-temperature""#,
+            "x5 drive (SMART)",
+        ] {
+            assert!(html.contains(want), "{want} missing");
+        }
+        assert!(!html.contains(r#"id="no-drive-temp""#));
+        // Without the drive's readings the report says so instead of drawing nothing.
+        std::fs::remove_file(d.path().join("drive_temp.csv")).unwrap();
+        let (run, a) =
+            hostd_analysis::analyze_run_dir(d.path(), &hostd_analysis::Options::default()).unwrap();
+        assert!(render(&run, &a, "x5").contains(r#"id="no-drive-temp""#));
     }
 }

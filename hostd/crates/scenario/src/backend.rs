@@ -427,6 +427,7 @@ impl TargetBackend for SimBackend {
                     self.loc.scale, self.loc.scale
                 )
             }),
+            link: None,
         }
     }
 

@@ -149,6 +149,7 @@ fn manifest(sc: &Scenario, trace: &Trace, start_ns: u64) -> Manifest {
             direct_io: DirectIo::Direct,
             engine: "simulated".into(),
             engine_note: None,
+            link: None,
         })
         .collect();
     let mut m = Manifest::new(&format!("scenario-{}", sc.name), start_ns, targets);

@@ -403,6 +403,7 @@ mod tests {
             direct_io: hostd_workload::direct::DirectIo::Direct,
             engine: "simulated".into(),
             engine_note: note.map(str::to_string),
+            link: None,
         }
     }
 

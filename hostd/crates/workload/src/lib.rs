@@ -21,6 +21,7 @@ pub mod events;
 pub mod fault;
 pub mod fsinfo;
 pub mod jobloop;
+pub mod link;
 pub mod plan;
 pub mod profile;
 mod profile_programs;

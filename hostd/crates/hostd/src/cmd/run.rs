@@ -132,7 +132,11 @@ pub fn components(args: &RunArgs) -> anyhow::Result<Vec<Box<dyn RunComponent>>> 
     } else if args.probe_rate.is_some() || args.probe_channels.is_some() {
         anyhow::bail!("--probe-rate and --probe-channels need a probe (--probe sim, auto or PORT)");
     }
-    // Last: reads the files.csv and probe.csv the others finish.
+    // The drive's link (manifest) and its own temperature through the run.
+    list.push(Box::new(hostd_correlate::drive::DriveComponent::new(Some(
+        hostd_correlate::smart::PollerConfig::default(),
+    ))));
+    // Last: analyses the records the others hand on in memory (RunData).
     list.push(Box::new(hostd_report::AnalysisComponent));
     // After analysis: probe samples stream live through it; at the end it pushes what
     // probe and analysis wrote (data-model.md).
@@ -466,6 +470,7 @@ fn run_data(outcome: &runner::RunOutcome, labels: &[String]) -> hostd_records::R
         probe: None,
         counters: Some(counters),
         probe_target: None,
+        drive_temp: None,
     }
 }
 

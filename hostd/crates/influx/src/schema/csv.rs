@@ -32,6 +32,8 @@ pub enum Rows {
     ProbeSample,
     /// [`records::AggRow`], then [`super::agg_point`].
     ProbeAgg,
+    /// [`records::drive_temp`] readings, then [`super::drive_temp_point`].
+    DriveTemp,
 }
 
 /// The CSV files of a run directory and their measurements.
@@ -55,6 +57,11 @@ pub const CSV_SPECS: &[CsvSpec] = &[
         file: "probe_agg.csv",
         measurement: m::PROBE_AGG,
         rows: Rows::ProbeAgg,
+    },
+    CsvSpec {
+        file: "drive_temp.csv",
+        measurement: m::DRIVE_TEMP,
+        rows: Rows::DriveTemp,
     },
 ];
 
@@ -126,6 +133,13 @@ pub fn csv_points(
                 send(super::agg_point(tags, &r))?;
             }
         }
+        Rows::DriveTemp => {
+            for (target, readings) in records::drive_temp::read(dir)? {
+                for (t, c) in readings {
+                    send(super::drive_temp_point(tags, &target, t, c))?;
+                }
+            }
+        }
     }
     Ok(Some(n))
 }
@@ -136,5 +150,6 @@ fn format_version(rows: Rows) -> u32 {
         Rows::Intervals => records::intervals::FORMAT_VERSION,
         Rows::ProbeSample => records::probe::FORMAT_VERSION,
         Rows::ProbeAgg => records::agg::FORMAT_VERSION,
+        Rows::DriveTemp => records::drive_temp::FORMAT_VERSION,
     }
 }

@@ -274,3 +274,91 @@ pub fn probe_link_points(text: &str, tags: &RunTags) -> anyhow::Result<Vec<Point
     }
     Ok(out)
 }
+
+/// Adds a headline figure (`{value, low, high}` or `{absent}`) as `name`, `name_low`,
+/// `name_high` divided by `unit`, or `name_absent` (the reason) when not measured.
+fn figure_fields(p: Point, name: &str, fig: &Value, unit: f64) -> Point {
+    match (
+        fig["value"].as_f64(),
+        fig["low"].as_f64(),
+        fig["high"].as_f64(),
+    ) {
+        (Some(v), Some(lo), Some(hi)) => p
+            .field(name, v / unit)
+            .field(format!("{name}_low"), lo / unit)
+            .field(format!("{name}_high"), hi / unit),
+        _ => match fig["absent"].as_str() {
+            Some(why) => p.field(format!("{name}_absent"), why),
+            None => p,
+        },
+    }
+}
+
+/// `headline` points (one per target and phase, at the phase's start; rates in MB/s, byte
+/// positions in GB, each with `_low`/`_high` or `_absent`) and the `thermal_fit` point of
+/// events.json `headlines` (docs/methodology.md "Headline figures").
+pub fn headline_points(events: &Value, tags: &RunTags) -> Vec<Point> {
+    let h = &events["headlines"];
+    let start_of = |target: &str, phase: &str| {
+        events["phases"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|p| p["target"] == target && p["phase"] == phase)
+            .and_then(|p| p["start_ns"].as_i64())
+    };
+    let mut out = Vec::new();
+    for s in h["series"].as_array().into_iter().flatten() {
+        let (Some(target), Some(phase)) = (s["target"].as_str(), s["phase"].as_str()) else {
+            continue;
+        };
+        let Some(start) = start_of(target, phase) else {
+            continue;
+        };
+        let mut p = tags
+            .apply(Point::new(m::HEADLINE))
+            .timestamp_ns(start)
+            .tag("target", target)
+            .tag("phase", phase);
+        for (name, key, unit) in [
+            ("average_mbps", "average_bps", 1e6),
+            ("sustained_mbps", "sustained_bps", 1e6),
+            ("slc_cache_gb", "slc_cache_bytes", 1e9),
+            ("post_cache_mbps", "post_cache_bps", 1e6),
+            ("throttle_s", "throttle_s", 1.0),
+            ("throttle_gb", "throttle_bytes", 1e9),
+            ("throttled_mbps", "throttled_bps", 1e6),
+        ] {
+            p = figure_fields(p, name, &s[key], unit);
+        }
+        out.push(p);
+    }
+    let fit = &h["thermal_fit"];
+    let (ok, target) = (&fit["Ok"], fit["Ok"]["target"].as_str());
+    let first_start = events["phases"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p["start_ns"].as_i64())
+        .min();
+    if let (Some(target), Some(start)) = (target, first_start) {
+        let mut p = tags
+            .apply(Point::new(m::THERMAL_FIT))
+            .timestamp_ns(start)
+            .tag("target", target);
+        for key in [
+            "rth_c_per_w",
+            "tau_s",
+            "ambient_c",
+            "throttle_s_at_run_ambient",
+        ] {
+            p = figure_fields(p, key, &ok[key], 1.0);
+        }
+        p = figure_fields(p, "throttle_s_at_delta", &ok["throttle_s_at_delta"], 1.0);
+        if let Some(d) = ok["ambient_delta_c"].as_f64() {
+            p = p.field("ambient_delta_c", d);
+        }
+        out.push(p);
+    }
+    out
+}

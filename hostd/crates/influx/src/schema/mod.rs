@@ -14,10 +14,11 @@ mod workload;
 
 pub use self::csv::{csv_points, open_maybe_gz, CsvSpec, Rows, CSV_SPECS};
 pub use self::json::{
-    event_points, overlap_points, probe_health_point, probe_link_points, run_point, stats_points,
+    event_points, headline_points, overlap_points, probe_health_point, probe_link_points,
+    run_point, stats_points,
 };
 pub use self::probe::{agg_point, sample_point};
-pub use self::workload::{file_point, interval_point};
+pub use self::workload::{drive_temp_point, file_point, interval_point};
 
 use crate::{FieldValue, Point};
 use anyhow::Context as _;
@@ -46,6 +47,12 @@ pub mod m {
     pub const PROBE_HEALTH: &str = "probe_health";
     /// Probe link events (probe-link.jsonl: connected, disconnected, …).
     pub const PROBE_LINK: &str = "probe_link";
+    /// Headline figures per target and phase (events.json `headlines.series`).
+    pub const HEADLINE: &str = "headline";
+    /// The enclosure's thermal fit (events.json `headlines.thermal_fit`).
+    pub const THERMAL_FIT: &str = "thermal_fit";
+    /// The drive's own (SMART) temperature through the run (drive_temp.csv).
+    pub const DRIVE_TEMP: &str = "drive_temp";
 }
 
 /// Tags every point of a run carries.
@@ -228,6 +235,9 @@ pub fn run_dir_points(
             pts = stats_points(&v, tags);
             emit(&pts)?;
             done("events.json phases", Some(pts.len()))?;
+            pts = headline_points(&v, tags);
+            emit(&pts)?;
+            done("events.json headlines", Some(pts.len()))?;
         }
         None => done("events.json", None)?,
     }

@@ -433,3 +433,88 @@ fn live_file_points_equal_imported_ones() {
     assert!(live[2].contains("verified=false"));
     assert!(live[1].contains("cum_bytes=3000i"));
 }
+
+#[test]
+fn headline_figures_map_with_their_intervals_or_the_reason_they_are_absent() {
+    let ev = json!({
+        "phases": [{"target": "x5", "phase": "write", "start_ns": 1000}],
+        "headlines": {
+            "series": [{
+                "target": "x5", "phase": "write",
+                "average_bps": {"value": 7.8e8, "low": 7.2e8, "high": 8.4e8},
+                "sustained_bps": {"value": 6.5e8, "low": 6.3e8, "high": 6.7e8},
+                "slc_cache_bytes": {"absent": "no drop attributed to the SLC cache"},
+                "post_cache_bps": {"absent": "no drop attributed to the SLC cache"},
+                "throttle_s": {"value": 10.5, "low": 10.3, "high": 10.9},
+                "throttle_bytes": {"value": 2.39e10, "low": 2.35e10, "high": 2.42e10},
+                "throttled_bps": {"value": 6.47e8, "low": 6.39e8, "high": 6.56e8},
+                "energy": []
+            }],
+            "thermal_fit": {"Ok": {
+                "target": "x5",
+                "rth_c_per_w": {"value": 5.98, "low": 1.28, "high": 6.65},
+                "tau_s": {"value": 19.9, "low": 2.55, "high": 22.0},
+                "ambient_c": {"value": 25.1, "low": 21.7, "high": 48.8},
+                "steps": 140, "residual_c_per_s": 0.01,
+                "throttle_s_at_delta": {"value": 1.88, "low": 0.56, "high": 1.97},
+                "ambient_delta_c": 10.0,
+                "throttle_s_at_run_ambient": {"absent": "138 of 2988 bootstrap fits never reach"}
+            }}
+        }
+    });
+    let pts: Vec<String> = headline_points(&ev, &tags())
+        .iter()
+        .map(|p| p.to_line().unwrap())
+        .collect();
+    assert_eq!(pts.len(), 2, "{pts:#?}");
+    let h = &pts[0];
+    assert!(
+        h.starts_with("headline,phase=write,rig=bench,run=r1,target=x5 "),
+        "{h}"
+    );
+    for want in [
+        "average_mbps=780,average_mbps_low=720,average_mbps_high=840",
+        "slc_cache_gb_absent=\"no drop attributed to the SLC cache\"",
+        "throttle_gb=23.9,throttle_gb_low=23.5,throttle_gb_high=24.2",
+        "throttle_s=10.5",
+    ] {
+        assert!(h.contains(want), "{want} not in {h}");
+    }
+    assert!(h.ends_with(" 1000"), "{h}");
+    let f = &pts[1];
+    assert!(
+        f.starts_with("thermal_fit,rig=bench,run=r1,target=x5 "),
+        "{f}"
+    );
+    assert!(
+        f.contains("rth_c_per_w=5.98,rth_c_per_w_low=1.28,rth_c_per_w_high=6.65"),
+        "{f}"
+    );
+    assert!(f.contains("throttle_s_at_run_ambient_absent="), "{f}");
+    assert!(f.contains("ambient_delta_c=10"), "{f}");
+}
+
+#[test]
+fn drive_temperature_rows_are_points_per_target() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("drive_temp.csv"),
+        "time_ns,target,temperature_c\n5000000000,/mnt/x,49\n6000000000,/mnt/x,50\n",
+    )
+    .unwrap();
+    let spec = CSV_SPECS
+        .iter()
+        .find(|s| s.file == "drive_temp.csv")
+        .unwrap();
+    let mut pts = Vec::new();
+    let n = csv_points(dir.path(), spec, &tags(), |p| {
+        pts.push(p.to_line()?);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(n, Some(2));
+    assert_eq!(
+        pts[1],
+        "drive_temp,rig=bench,run=r1,target=/mnt/x temperature_c=50 6000000000"
+    );
+}

@@ -58,3 +58,11 @@ pub fn interval_point(tags: &RunTags, r: &IntervalRecord) -> Point {
         .field("bytes", r.bytes as i64)
         .field("mbps", r.mbps)
 }
+
+/// The `drive_temp` point of one reading of a target's drive (SMART) temperature.
+pub fn drive_temp_point(tags: &RunTags, target: &str, time_ns: i64, temperature_c: f64) -> Point {
+    tags.apply(Point::new(m::DRIVE_TEMP))
+        .timestamp_ns(time_ns)
+        .tag("target", target)
+        .field("temperature_c", temperature_c)
+}

@@ -33,6 +33,7 @@ pub struct DirBackend {
     created_dir: bool,
     created: BTreeSet<u32>,
     fs: FsInfo,
+    link: crate::link::LinkInfo,
     direct: DirectIo,
     engine_name: String,
     engine_note: Option<String>,
@@ -106,6 +107,7 @@ impl DirBackend {
             } else {
                 fsinfo::fs_info(&root)
             },
+            link: crate::link::link_for_path(&root),
             root,
             test_dir: None,
             created_dir: false,
@@ -184,6 +186,7 @@ impl TargetBackend for DirBackend {
             direct_io: self.direct.clone(),
             engine: self.engine_name.clone(),
             engine_note: self.engine_note.clone(),
+            link: Some(self.link.clone()),
         }
     }
 

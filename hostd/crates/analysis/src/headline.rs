@@ -1,0 +1,720 @@
+//! The headline figures reviewers publish for an external SSD (SLC-cache size, post-cache
+//! rate, time and bytes to the first thermal throttle, throttled rate, whole-run average,
+//! sustained rate, J/GB around each event) and a first-order thermal fit of the enclosure.
+//! Every figure carries a 95 % interval, or says why the data cannot carry it
+//! (docs/methodology.md, "Headline figures").
+
+use crate::input::{FileRecord, ProbeSeries};
+use crate::model::{Cause, Event, EventKind};
+use crate::series::Series;
+use crate::stats;
+pub use hostd_records::headline::{EventEnergy, Figure, Headlines, SeriesHeadline, ThermalFit};
+use rand::{Rng, SeedableRng};
+
+const NS: f64 = 1e9;
+/// z of a two-sided 95 % normal interval.
+const Z95: f64 = 1.959_963_984_540_054;
+/// Bootstrap replicates of the thermal fit.
+const BOOTSTRAP: usize = 999;
+/// Fewest files a rate interval is computed from.
+const MIN_FILES: usize = 3;
+/// Fewest files of the last third for the median's order-statistic interval.
+const MIN_SUSTAINED_FILES: usize = 6;
+/// Fewest 1 s steps of probe data the thermal fit needs.
+const MIN_FIT_STEPS: usize = 20;
+/// Ambient shift the thermal fit predicts the time to throttle at, °C.
+pub const PREDICT_AMBIENT_DELTA_C: f64 = 10.0;
+
+/// Rate Σbytes/Σtime of `files` with a 95 % interval from the ratio estimator's standard
+/// error (files as the sampling units).
+pub fn rate_figure<'a>(files: impl Iterator<Item = &'a FileRecord>, what: &str) -> Figure {
+    let pairs: Vec<(f64, f64)> = files.map(|f| (f.bytes as f64, f.seconds())).collect();
+    ratio_figure(&pairs, what)
+}
+
+/// Ratio Σy/Σx with a 95 % interval: SE² = Σ(yᵢ − R·xᵢ)² / (n (n − 1) x̄²).
+fn ratio_figure(pairs: &[(f64, f64)], what: &str) -> Figure {
+    let n = pairs.len();
+    if n < MIN_FILES {
+        return Figure::absent(format!("{what}: {n} files, at least {MIN_FILES} needed"));
+    }
+    let sy: f64 = pairs.iter().map(|p| p.0).sum();
+    let sx: f64 = pairs.iter().map(|p| p.1).sum();
+    if sx <= 0.0 {
+        return Figure::absent(format!("{what}: no time measured"));
+    }
+    let r = sy / sx;
+    let xbar = sx / n as f64;
+    let ss: f64 = pairs.iter().map(|&(y, x)| (y - r * x).powi(2)).sum();
+    let se = (ss / (n as f64 * (n as f64 - 1.0))).sqrt() / xbar;
+    Figure::value(r, (r - Z95 * se).max(0.0), r + Z95 * se)
+}
+
+/// Median with its distribution-free 95 % interval (order statistics of Bin(n, ½)).
+fn median_figure(mut x: Vec<f64>, what: &str) -> Figure {
+    let n = x.len();
+    if n < MIN_SUSTAINED_FILES {
+        return Figure::absent(format!(
+            "{what}: {n} files, at least {MIN_SUSTAINED_FILES} needed"
+        ));
+    }
+    x.sort_by(f64::total_cmp);
+    let half = Z95 * (n as f64).sqrt() / 2.0;
+    let lo = ((n as f64 / 2.0 - half).floor() as usize).clamp(1, n) - 1;
+    let hi = ((n as f64 / 2.0 + half).ceil() as usize + 1).clamp(1, n) - 1;
+    let m = stats::median(&x).unwrap_or(f64::NAN);
+    Figure::value(m, x[lo], x[hi])
+}
+
+/// Files lying wholly inside `[a, b)`.
+fn files_in(s: &Series, a: i64, b: i64) -> impl Iterator<Item = &FileRecord> {
+    s.files
+        .iter()
+        .filter(move |f| f.start_ns as i64 >= a && f.end_ns as i64 <= b)
+}
+
+/// The stretch after `events[k]` up to the next event (outside both onset intervals).
+fn after(s: &Series, events: &[&Event], k: usize) -> (i64, i64) {
+    let end = events
+        .get(k + 1)
+        .map_or(s.end_ns() + 1, |n| n.onset_ns_low.min(n.onset_ns));
+    (events[k].onset_ns_high.max(events[k].onset_ns), end)
+}
+
+/// The stretch before `events[k]` from the previous event.
+fn before(s: &Series, events: &[&Event], k: usize) -> (i64, i64) {
+    let start = if k == 0 {
+        s.start_ns()
+    } else {
+        events[k - 1].onset_ns_high.max(events[k - 1].onset_ns)
+    };
+    (start, events[k].onset_ns_low.min(events[k].onset_ns))
+}
+
+/// Host ns bounds of an event's onset time: each end of its byte interval mapped into the
+/// file holding it at the fastest and slowest per-file rate of the stretch before (widened by
+/// a tenth of their range), joined with the event's own time interval. The event's times use
+/// the stretch's mean rate; a single file's rate differs from it by its jitter.
+fn onset_time_bounds(s: &Series, events: &[&Event], k: usize) -> (i64, i64) {
+    let e = events[k];
+    let (a, b) = before(s, events, k);
+    let median =
+        stats::median(&s.files.iter().map(|f| f.bytes as f64).collect::<Vec<_>>()).unwrap_or(0.0);
+    let rates: Vec<f64> = files_in(s, a, b)
+        .filter(|f| f.bytes as f64 >= 0.1 * median)
+        .map(FileRecord::rate_bps)
+        .collect();
+    let (Some(min), Some(max)) = (
+        rates.iter().copied().reduce(f64::min),
+        rates.iter().copied().reduce(f64::max),
+    ) else {
+        return (e.onset_ns_low, e.onset_ns_high);
+    };
+    let pad = 0.1 * (max - min);
+    let (slow, fast) = ((min - pad).max(min * 0.5), max + pad);
+    let at = |bytes: u64, rate: f64| -> Option<i64> {
+        let i = s
+            .cum_bytes
+            .partition_point(|&c| c <= bytes)
+            .checked_sub(1)?;
+        let f = s.files.get(i)?;
+        let t = f.start_ns as i64 + ((bytes - s.cum_bytes[i]) as f64 / rate * NS) as i64;
+        Some(t.clamp(f.start_ns as i64, f.end_ns as i64))
+    };
+    let lo = at(e.onset_bytes_low, fast).map_or(e.onset_ns_low, |t| t.min(e.onset_ns_low));
+    let hi = at(e.onset_bytes_high, slow).map_or(e.onset_ns_high, |t| t.max(e.onset_ns_high));
+    (lo, hi)
+}
+
+fn j_per_gb(s: &Series, probe: &ProbeSeries, a: i64, b: i64) -> Figure {
+    // Per-file energy through the same function the phase totals use.
+    let pairs: Vec<(f64, f64)> = files_in(s, a, b)
+        .filter_map(|f| {
+            let e = probe.energy_between(f.start_ns as i64, f.end_ns as i64)?;
+            Some((e, f.bytes as f64 / 1e9))
+        })
+        .collect();
+    ratio_figure(&pairs, "J/GB")
+}
+
+/// The headline figures of one series; `events` are all events of the run, `probe` is given
+/// only when the probe is on this series' target.
+pub fn series_headline(
+    s: &Series,
+    events: &[Event],
+    probe: Option<&ProbeSeries>,
+) -> SeriesHeadline {
+    let mine: Vec<&Event> = events
+        .iter()
+        .filter(|e| e.target == s.target && e.phase == s.phase && e.kind != EventKind::Stall)
+        .collect();
+    let average_bps = rate_figure(s.files.iter(), "average");
+    let total = s.total_bytes();
+    let last_third: Vec<f64> = s
+        .files
+        .iter()
+        .zip(&s.cum_bytes)
+        .filter(|(_, &c)| c as f64 >= total as f64 * 2.0 / 3.0)
+        .map(|(f, _)| f.rate_bps())
+        .collect();
+    let sustained_bps = median_figure(last_third, "last third");
+
+    let is_write = s.phase.contains("write");
+    let first = |cause: Cause| {
+        mine.iter()
+            .position(|e| e.kind == EventKind::Drop && e.cause == cause)
+    };
+    let (slc_cache_bytes, post_cache_bps) = match (is_write, first(Cause::SlcCache)) {
+        (false, _) => {
+            let why = "not a write phase";
+            (Figure::absent(why), Figure::absent(why))
+        }
+        (true, None) => {
+            let why = "no drop attributed to the SLC cache";
+            (Figure::absent(why), Figure::absent(why))
+        }
+        (true, Some(k)) => {
+            let e = mine[k];
+            let (a, b) = after(s, &mine, k);
+            (
+                Figure::value(
+                    e.onset_bytes as f64,
+                    e.onset_bytes_low as f64,
+                    e.onset_bytes_high as f64,
+                ),
+                rate_figure(files_in(s, a, b), "after the SLC drop"),
+            )
+        }
+    };
+    let (throttle_s, throttle_bytes, throttled_bps) = match first(Cause::Thermal) {
+        None => {
+            let why = "no drop attributed to heat";
+            (
+                Figure::absent(why),
+                Figure::absent(why),
+                Figure::absent(why),
+            )
+        }
+        Some(k) => {
+            let e = mine[k];
+            let t0 = s.start_ns();
+            let sec = |ns: i64| (ns - t0) as f64 / NS;
+            let (a, b) = after(s, &mine, k);
+            let (lo, hi) = onset_time_bounds(s, &mine, k);
+            (
+                Figure::value(sec(e.onset_ns), sec(lo), sec(hi)),
+                Figure::value(
+                    e.onset_bytes as f64,
+                    e.onset_bytes_low as f64,
+                    e.onset_bytes_high as f64,
+                ),
+                rate_figure(files_in(s, a, b), "after the throttle"),
+            )
+        }
+    };
+    let energy = probe
+        .map(|p| {
+            (0..mine.len())
+                .map(|k| {
+                    let (a0, b0) = before(s, &mine, k);
+                    let (a1, b1) = after(s, &mine, k);
+                    EventEnergy {
+                        kind: mine[k].kind,
+                        cause: mine[k].cause,
+                        onset_bytes: mine[k].onset_bytes,
+                        j_per_gb_before: j_per_gb(s, p, a0, b0),
+                        j_per_gb_after: j_per_gb(s, p, a1, b1),
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    SeriesHeadline {
+        target: s.target.clone(),
+        phase: s.phase.clone(),
+        average_bps,
+        sustained_bps,
+        slc_cache_bytes,
+        post_cache_bps,
+        throttle_s,
+        throttle_bytes,
+        throttled_bps,
+        energy,
+    }
+}
+
+/// One 1 s step of the thermal fit: temperature at both edges, mean power and temperature.
+#[derive(Debug, Clone, Copy)]
+struct Step {
+    t_ns: i64,
+    t_start: f64,
+    t_end: f64,
+    p_mean: f64,
+    t_mean: f64,
+}
+
+/// Mean of the finite `values` of samples in `[a, b)`.
+fn mean_of(p: &ProbeSeries, values: &[f64], a: i64, b: i64) -> Option<f64> {
+    p.mean_in(values, a, b)
+}
+
+/// The 1 s steps of the probe record: edge temperatures are means over ±0.1 s around the
+/// edge (the instantaneous temperature, its noise averaged), so the integrated model
+/// τ·(T(t+1) − T(t)) = Rth·∫P − ∫T + T_amb holds exactly for any power profile.
+fn steps(p: &ProbeSeries) -> Vec<Step> {
+    let (Some(&first), Some(&last)) = (p.time_ns.first(), p.time_ns.last()) else {
+        return Vec::new();
+    };
+    let h = NS as i64;
+    let w = h / 10;
+    let mut out = Vec::new();
+    let mut t = first + w;
+    while t + h + w <= last {
+        let edge = |x: i64| mean_of(p, &p.enclosure_temp_c, x - w, x + w);
+        if let (Some(a), Some(b), Some(pm), Some(tm)) = (
+            edge(t),
+            edge(t + h),
+            mean_of(p, &p.power_w, t, t + h),
+            mean_of(p, &p.enclosure_temp_c, t, t + h),
+        ) {
+            out.push(Step {
+                t_ns: t,
+                t_start: a,
+                t_end: b,
+                p_mean: pm,
+                t_mean: tm,
+            });
+        }
+        t += h;
+    }
+    out
+}
+
+/// (a, b, c) of dT/dt = a + b·P + c·T by least squares on the given rows.
+fn ols(rows: &[Step], idx: impl Iterator<Item = usize>) -> Option<[f64; 3]> {
+    let mut xtx = [[0.0f64; 3]; 3];
+    let mut xty = [0.0f64; 3];
+    for i in idx {
+        let r = rows[i];
+        let x = [1.0, r.p_mean, r.t_mean];
+        let y = r.t_end - r.t_start;
+        for j in 0..3 {
+            xty[j] += x[j] * y;
+            for k in 0..3 {
+                xtx[j][k] += x[j] * x[k];
+            }
+        }
+    }
+    solve3(xtx, xty)
+}
+
+/// Gaussian elimination with partial pivoting; None when singular.
+fn solve3(mut a: [[f64; 3]; 3], mut b: [f64; 3]) -> Option<[f64; 3]> {
+    for col in 0..3 {
+        let piv = (col..3).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
+        if a[piv][col].abs() < 1e-12 * (1.0 + a[col][col].abs()) {
+            return None;
+        }
+        a.swap(col, piv);
+        b.swap(col, piv);
+        for r in col + 1..3 {
+            let f = a[r][col] / a[col][col];
+            let pivot_row = a[col];
+            for (dst, src) in a[r].iter_mut().zip(pivot_row).skip(col) {
+                *dst -= f * src;
+            }
+            b[r] -= f * b[col];
+        }
+    }
+    let mut x = [0.0; 3];
+    for r in (0..3).rev() {
+        let s: f64 = (r + 1..3).map(|k| a[r][k] * x[k]).sum();
+        x[r] = (b[r] - s) / a[r][r];
+    }
+    x.iter().all(|v| v.is_finite()).then_some(x)
+}
+
+/// (Rth, τ, T_amb) from the regression coefficients; None when not a stable RC (c ≥ 0).
+fn params(c: [f64; 3]) -> Option<(f64, f64, f64)> {
+    let [a, b, c] = c;
+    (c < 0.0).then(|| (-b / c, -1.0 / c, -a / c))
+}
+
+/// Seconds from `from_ns` until the model temperature (started at the measured one, driven
+/// by the measured power) reaches `limit_c`; after the steps, power held at the mean of the
+/// last 10 steps. None when it never gets there.
+fn time_to_reach(
+    rows: &[Step],
+    (rth, tau, amb): (f64, f64, f64),
+    from_ns: i64,
+    limit_c: f64,
+) -> Option<f64> {
+    let start = rows.iter().position(|r| r.t_ns >= from_ns)?;
+    let mut t = rows[start].t_start;
+    if t >= limit_c {
+        return Some(0.0);
+    }
+    let mut elapsed = (rows[start].t_ns - from_ns) as f64 / NS;
+    for r in &rows[start..] {
+        let eq = amb + rth * r.p_mean;
+        let next = eq + (t - eq) * (-1.0 / tau).exp();
+        if next >= limit_c {
+            // Exact crossing inside the step.
+            let frac = -tau * ((limit_c - eq) / (t - eq)).ln();
+            return Some(elapsed + frac.clamp(0.0, 1.0));
+        }
+        t = next;
+        elapsed += 1.0;
+    }
+    let tail = &rows[rows.len().saturating_sub(10)..];
+    let p = tail.iter().map(|r| r.p_mean).sum::<f64>() / tail.len() as f64;
+    let eq = amb + rth * p;
+    (eq > limit_c).then(|| elapsed - tau * ((limit_c - eq) / (t - eq)).ln())
+}
+
+/// Fits the enclosure's RC model to the probe record and predicts the time to the first
+/// thermal drop of `throttle` (the series and its event) at an ambient
+/// [`PREDICT_AMBIENT_DELTA_C`] warmer. Err says why the data cannot carry a fit.
+pub fn thermal_fit(
+    target: &str,
+    p: &ProbeSeries,
+    throttle: Option<(&Series, &Event)>,
+) -> Result<ThermalFit, String> {
+    // The probe record may reach before and after the files; only use the stretch the
+    // power was measured over, which is the whole record.
+    let rows = steps(p);
+    if rows.len() < MIN_FIT_STEPS {
+        return Err(format!(
+            "{} s of probe temperature and power, at least {MIN_FIT_STEPS} s needed",
+            rows.len()
+        ));
+    }
+    let temps: Vec<f64> = rows.iter().map(|r| r.t_mean).collect();
+    let range = temps.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+        - temps.iter().copied().fold(f64::INFINITY, f64::min);
+    let diffs: Vec<f64> = rows.iter().map(|r| r.t_end - r.t_start).collect();
+    let noise = stats::mad_sigma(&diffs).unwrap_or(0.0);
+    let need = 0.5f64.max(6.0 * noise.min(range));
+    if range < 0.5 {
+        return Err(format!(
+            "the enclosure moved {range:.2} °C over the run, at least {need:.2} °C needed to fit its time constant"
+        ));
+    }
+    let n = rows.len();
+    let coef = ols(&rows, 0..n).ok_or("power and temperature do not vary independently")?;
+    let Some((rth, tau, amb)) = params(coef) else {
+        return Err(
+            "the temperature does not settle towards an equilibrium (no time constant)".into(),
+        );
+    };
+    let residual = {
+        let ss: f64 = rows
+            .iter()
+            .map(|r| {
+                let y = r.t_end - r.t_start;
+                (y - coef[0] - coef[1] * r.p_mean - coef[2] * r.t_mean).powi(2)
+            })
+            .sum();
+        (ss / (n as f64 - 3.0).max(1.0)).sqrt()
+    };
+    // Onset temperature and its spread over the onset interval, with the series start.
+    let throttle_at = throttle.and_then(|(s, e)| {
+        let w = (NS / 2.0) as i64;
+        let at = |ns: i64| p.mean_in(&p.enclosure_temp_c, ns - w, ns + w);
+        Some((
+            s.start_ns(),
+            [at(e.onset_ns)?, at(e.onset_ns_low)?, at(e.onset_ns_high)?],
+        ))
+    });
+    let predict = |prm: (f64, f64, f64), delta: f64| -> Vec<Option<f64>> {
+        throttle_at.map_or(Vec::new(), |(from, limits)| {
+            limits
+                .iter()
+                .map(|l| time_to_reach(&rows, prm, from, l - delta))
+                .collect()
+        })
+    };
+    // Moving-block bootstrap over the steps (the residuals of neighbouring steps share an
+    // edge and are correlated): percentile intervals of every derived figure.
+    let block = ((n as f64).cbrt().ceil() as usize).max(2);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0x07ea_1f17);
+    let (mut rths, mut taus, mut ambs) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut pred_d, mut pred_0) = (Vec::new(), Vec::new());
+    let mut unstable = 0usize;
+    let mut idx = Vec::with_capacity(n);
+    for _ in 0..BOOTSTRAP {
+        idx.clear();
+        while idx.len() < n {
+            let s = rng.gen_range(0..=n - block);
+            idx.extend(s..s + block);
+        }
+        idx.truncate(n);
+        match ols(&rows, idx.iter().copied()).and_then(params) {
+            None => unstable += 1,
+            Some(prm) => {
+                rths.push(prm.0);
+                taus.push(prm.1);
+                ambs.push(prm.2);
+                pred_d.push(predict(prm, PREDICT_AMBIENT_DELTA_C));
+                pred_0.push(predict(prm, 0.0));
+            }
+        }
+    }
+    if unstable * 40 > BOOTSTRAP {
+        return Err(format!(
+            "the time constant is not bounded: {unstable} of {BOOTSTRAP} bootstrap fits have no equilibrium"
+        ));
+    }
+    let pct = |v: &mut Vec<f64>, point: f64| {
+        v.sort_by(f64::total_cmp);
+        let q = |f: f64| v[((f * (v.len() - 1) as f64).round() as usize).min(v.len() - 1)];
+        Figure::value(point, q(0.025), q(0.975))
+    };
+    let prediction = |reps: &[Vec<Option<f64>>], delta: f64| -> Figure {
+        let Some(point) = predict((rth, tau, amb), delta).first().copied() else {
+            return Figure::absent("no drop attributed to heat");
+        };
+        let Some(point) = point else {
+            return Figure::absent(format!(
+                "the model never reaches the onset temperature at {delta:+.0} °C ambient"
+            ));
+        };
+        // Every replicate at the onset and at both ends of its interval: the union; a
+        // replicate that never gets there counts as infinitely late.
+        let all: Vec<Option<f64>> = reps.iter().flatten().copied().collect();
+        let never = all.iter().filter(|v| v.is_none()).count();
+        if never * 40 > all.len() {
+            return Figure::absent(format!(
+                "{never} of {} bootstrap fits never get there",
+                all.len()
+            ));
+        }
+        let mut v: Vec<f64> = all.iter().map(|v| v.unwrap_or(f64::INFINITY)).collect();
+        pct(&mut v, point)
+    };
+    let rth_c_per_w = pct(&mut rths, rth);
+    // With the enclosure never near equilibrium at two power levels only T_amb + Rth·P is
+    // identified, not its parts: the bootstrap interval of Rth then reaches zero or beyond.
+    let (rth_c_per_w, ambient_c) = match rth_c_per_w.interval() {
+        Some((v, l, h)) if l > 0.0 && h - l < v => (rth_c_per_w, pct(&mut ambs, amb)),
+        other => {
+            let (_, l, h) = other.unwrap_or_default();
+            let why = format!(
+                "this run does not separate Rth from the ambient (Rth's 95 % interval {l:.1}–{h:.1} °C/W): that needs the enclosure near equilibrium at two power levels, e.g. idle for a few τ before the load"
+            );
+            (Figure::absent(why.clone()), Figure::absent(why))
+        }
+    };
+    Ok(ThermalFit {
+        target: target.to_string(),
+        rth_c_per_w,
+        tau_s: pct(&mut taus, tau),
+        ambient_c,
+        steps: n,
+        residual_c_per_s: residual,
+        throttle_s_at_delta: prediction(&pred_d, PREDICT_AMBIENT_DELTA_C),
+        ambient_delta_c: PREDICT_AMBIENT_DELTA_C,
+        throttle_s_at_run_ambient: prediction(&pred_0, 0.0),
+    })
+}
+
+/// Headlines of every series plus the thermal fit of the probed target.
+pub fn headlines(
+    all: &[Series],
+    events: &[Event],
+    probe: Option<&ProbeSeries>,
+    probe_target: Option<&str>,
+) -> Headlines {
+    let series = all
+        .iter()
+        .map(|s| {
+            let p = probe.filter(|_| probe_target == Some(s.target.as_str()));
+            series_headline(s, events, p)
+        })
+        .collect();
+    let thermal_fit = match (probe, probe_target) {
+        (None, _) => None,
+        (Some(_), None) => Some(Err(
+            "several targets and none named as the probed one".to_string()
+        )),
+        (Some(p), Some(t)) => {
+            let throttle = all.iter().filter(|s| s.target == t).find_map(|s| {
+                events
+                    .iter()
+                    .find(|e| {
+                        e.target == t
+                            && e.phase == s.phase
+                            && e.kind == EventKind::Drop
+                            && e.cause == Cause::Thermal
+                    })
+                    .map(|e| (s, e))
+            });
+            Some(thermal_fit(t, p, throttle))
+        }
+    };
+    Headlines {
+        series,
+        thermal_fit,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(i: u64, start_s: f64, secs: f64, bytes: u64) -> FileRecord {
+        FileRecord::new(
+            "t",
+            "write",
+            i as u32,
+            (start_s * NS) as u64,
+            ((start_s + secs) * NS) as u64,
+            bytes,
+        )
+    }
+
+    #[test]
+    fn ratio_interval_covers_the_true_rate_and_narrows_with_more_files() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        let make = |n: usize, rng: &mut rand_chacha::ChaCha8Rng| -> Vec<FileRecord> {
+            (0..n)
+                .map(|i| {
+                    let b = rng.gen_range(1e8..1e9) as u64;
+                    let r = 1e9 * (1.0 + rng.gen_range(-0.1..0.1));
+                    file(i as u64, i as f64, b as f64 / r, b)
+                })
+                .collect()
+        };
+        let small = make(10, &mut rng);
+        let big = make(400, &mut rng);
+        let (v1, l1, h1) = rate_figure(small.iter(), "x").interval().unwrap();
+        let (v2, l2, h2) = rate_figure(big.iter(), "x").interval().unwrap();
+        assert!(l2 <= 1e9 && 1e9 <= h2, "{l2} {v2} {h2}");
+        assert!(l1 <= v1 && v1 <= h1);
+        assert!(h2 - l2 < (h1 - l1) / 3.0);
+    }
+
+    #[test]
+    fn too_few_files_give_a_reason_not_a_number() {
+        let f = [file(0, 0.0, 1.0, 1000), file(1, 1.0, 1.0, 1000)];
+        match rate_figure(f.iter(), "average") {
+            Figure::Absent { absent } => assert!(absent.contains("2 files"), "{absent}"),
+            v => panic!("{v:?}"),
+        }
+    }
+
+    #[test]
+    fn median_interval_is_ordered_and_contains_the_median() {
+        let x: Vec<f64> = (0..50).map(f64::from).collect();
+        let (m, l, h) = median_figure(x, "x").interval().unwrap();
+        assert_eq!(m, 24.5);
+        assert!(l < m && m < h && l >= 15.0 && h <= 34.0, "{l} {h}");
+    }
+
+    /// A probe record of the exact RC model with a power profile of steps.
+    fn rc_record(rth: f64, tau: f64, amb: f64, noise_c: f64) -> ProbeSeries {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+        let mut p = ProbeSeries::default();
+        let dt = 0.01;
+        let mut temp = amb + rth * 3.0;
+        for i in 0..30_000 {
+            let t = i as f64 * dt;
+            let power = if t < 20.0 {
+                3.0
+            } else if t < 150.0 {
+                8.0
+            } else {
+                4.5
+            };
+            temp += (amb + rth * power - temp) * (1.0 - (-dt / tau).exp());
+            p.time_ns.push((t * NS) as i64);
+            p.power_w.push(power * (1.0 + rng.gen_range(-0.015..0.015)));
+            p.enclosure_temp_c
+                .push(temp + rng.gen_range(-noise_c..=noise_c));
+        }
+        p
+    }
+
+    #[test]
+    fn thermal_fit_recovers_the_rc_model_inside_its_intervals() {
+        let p = rc_record(6.0, 40.0, 25.0, 0.05);
+        let fit = thermal_fit("t", &p, None).unwrap();
+        for (fig, truth) in [
+            (&fit.rth_c_per_w, 6.0),
+            (&fit.tau_s, 40.0),
+            (&fit.ambient_c, 25.0),
+        ] {
+            let (v, l, h) = fig.interval().unwrap();
+            assert!(
+                l <= truth && truth <= h,
+                "{truth} outside {l}–{h} (fit {v})"
+            );
+            assert!((v - truth).abs() < 0.05 * truth, "{v} vs {truth}");
+        }
+        assert!(matches!(fit.throttle_s_at_delta, Figure::Absent { .. }));
+    }
+
+    #[test]
+    fn a_flat_enclosure_gives_no_thermal_fit() {
+        let mut p = rc_record(6.0, 40.0, 25.0, 0.05);
+        p.enclosure_temp_c.iter_mut().for_each(|t| *t = 30.0);
+        let err = thermal_fit("t", &p, None).unwrap_err();
+        assert!(err.contains("moved 0.00 °C"), "{err}");
+    }
+
+    #[test]
+    fn a_short_record_gives_no_thermal_fit() {
+        let mut p = rc_record(6.0, 40.0, 25.0, 0.05);
+        p.time_ns.truncate(1000);
+        p.power_w.truncate(1000);
+        p.enclosure_temp_c.truncate(1000);
+        let err = thermal_fit("t", &p, None).unwrap_err();
+        assert!(err.contains("at least 20 s"), "{err}");
+    }
+
+    #[test]
+    fn warmer_ambient_throttles_sooner_as_the_model_says() {
+        // Throttle at the temperature reached 60 s into the 8 W stretch; at +10 °C the model
+        // reaches it when the rise is 10 °C smaller.
+        let (rth, tau, amb) = (6.0, 40.0, 25.0);
+        let p = rc_record(rth, tau, amb, 0.05);
+        let files: Vec<FileRecord> = (0..100)
+            .map(|i| file(i, 20.0 + i as f64, 1.0, 1_000_000_000))
+            .collect();
+        let s = &crate::series::group(&files)[0];
+        let onset_s = 80.0;
+        let onset_ns = (onset_s * NS) as i64;
+        let ev = Event {
+            target: "t".into(),
+            phase: "write".into(),
+            kind: EventKind::Drop,
+            onset_bytes: 60_000_000_000,
+            onset_ns,
+            onset_bytes_low: 59_900_000_000,
+            onset_bytes_high: 60_100_000_000,
+            onset_ns_low: onset_ns - NS as i64 / 10,
+            onset_ns_high: onset_ns + NS as i64 / 10,
+            p_value: 0.002,
+            permutations: 999,
+            gradual: false,
+            settle_bytes: 0,
+            settle_ns: 0,
+            rate_before_bps: 1e9,
+            rate_after_bps: 5e8,
+            relative_change: -0.5,
+            stall: None,
+            cause: Cause::Thermal,
+            confidence: 0.9,
+            evidence: Default::default(),
+        };
+        let fit = thermal_fit("t", &p, Some((s, &ev))).unwrap();
+        // Truth: T(t) = 43 + 30(1 − e^(−(t−20)/40)); T_th = T(80); at +10 °C the rise needed
+        // is 10 °C less.
+        let t_th_rise = 30.0 * (1.0 - (-60.0f64 / tau).exp());
+        let truth = -tau * (1.0 - (t_th_rise - 10.0) / 30.0).ln();
+        let (v, l, h) = fit.throttle_s_at_delta.interval().unwrap();
+        assert!(l <= truth && truth <= h, "{truth} outside {l}–{h} ({v})");
+        let (v0, l0, h0) = fit.throttle_s_at_run_ambient.interval().unwrap();
+        assert!(l0 <= 60.0 && 60.0 <= h0, "{l0} {v0} {h0}");
+    }
+}

@@ -1,0 +1,143 @@
+//! The drive as a part of `hostd run`, with or without a probe: each target's link (from
+//! sysfs, in the manifest's `targets[].link`) decides which disk to ask; while it
+//! runs, the drive's own temperature is polled about once a second ([`TempPoller`]); after
+//! it, `drive_temp.csv`, the `summary.json` `drive` section and a warning for a link slower
+//! than the drive supports or a drive that answers no temperature (said once).
+
+use crate::smart::{PollResult, PollerConfig, TempPoller};
+use hostd_store::{Manifest, RunComponent, Summary};
+use hostd_workload::events::{RunEvent, RunObserver};
+use hostd_workload::link::{link_for_path, LinkInfo};
+use hostd_workload::runner::RunOutcome;
+use serde_json::{json, Value};
+use std::path::Path;
+
+/// The drive run component; see the module documentation.
+pub struct DriveComponent {
+    poll: Option<PollerConfig>,
+    poller: Option<TempPoller>,
+    links: Vec<(String, LinkInfo)>,
+}
+
+impl DriveComponent {
+    /// A component; `poll` None leaves the temperature unpolled (links are still read).
+    pub fn new(poll: Option<PollerConfig>) -> Self {
+        DriveComponent {
+            poll,
+            poller: None,
+            links: Vec::new(),
+        }
+    }
+}
+
+impl RunObserver for DriveComponent {
+    fn on_event(&self, _event: &RunEvent) {}
+}
+
+/// The link of one manifest target: sysfs for local paths; other schemes have none.
+fn target_link(scheme: &str, path: &str) -> LinkInfo {
+    if scheme == "dir" || scheme == "raw" {
+        link_for_path(Path::new(path))
+    } else {
+        LinkInfo {
+            bus: "none".into(),
+            text: format!("{scheme} target: no physical link"),
+            ..Default::default()
+        }
+    }
+}
+
+impl RunComponent for DriveComponent {
+    fn name(&self) -> &str {
+        "drive"
+    }
+
+    fn start(&mut self, manifest: &Manifest, _run_dir: &Path) -> anyhow::Result<Option<Value>> {
+        self.links = manifest
+            .targets
+            .iter()
+            .map(|t| {
+                let link = t
+                    .link
+                    .clone()
+                    .unwrap_or_else(|| target_link(&t.scheme, &t.path));
+                (t.label.clone(), link)
+            })
+            .collect();
+        if let Some(config) = self.poll.clone() {
+            let devices = self
+                .links
+                .iter()
+                .filter(|(_, l)| l.bus != "none")
+                .map(|(label, l)| (label.clone(), l.block.as_ref().map(|b| format!("/dev/{b}"))))
+                .collect::<Vec<_>>();
+            if !devices.is_empty() {
+                self.poller = Some(TempPoller::start(config, devices));
+            }
+        }
+        // The links are in the manifest's targets already (`targets[].link`).
+        Ok(None)
+    }
+
+    fn finish(
+        &mut self,
+        _outcome: &RunOutcome,
+        summary: &mut Summary,
+        run: &mut hostd_records::RunData,
+        run_dir: &Path,
+    ) -> anyhow::Result<()> {
+        let polled: PollResult = self.poller.take().map(TempPoller::stop).unwrap_or_default();
+        if !polled.samples.is_empty() {
+            hostd_records::drive_temp::write(run_dir, &polled.samples)?;
+            // The analysis gets the readings in memory, as `RunData::read` gives them.
+            let mut temps = hostd_records::drive_temp::DriveTemps::new();
+            for r in &polled.samples {
+                temps
+                    .entry(r.target.clone())
+                    .or_default()
+                    .push((r.time_ns, r.temperature_c));
+            }
+            temps.values_mut().for_each(|v| v.sort_by_key(|r| r.0));
+            run.drive_temp = Some(temps);
+        }
+        for (label, link) in &self.links {
+            for w in &link.warnings {
+                summary.warnings.push(format!("{label}: {w}"));
+            }
+        }
+        let mut text = Vec::new();
+        for s in &polled.sources {
+            if s.answered {
+                let temps: Vec<f64> = polled
+                    .samples
+                    .iter()
+                    .filter(|x| x.target == s.target)
+                    .map(|x| x.temperature_c)
+                    .collect();
+                let lo = temps.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = temps.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                text.push(format!(
+                    "{} drive temperature (SMART{}): {} readings, {lo:.0}–{hi:.0} °C",
+                    s.target,
+                    s.device_type
+                        .as_ref()
+                        .map_or(String::new(), |t| format!(" via -d {t}")),
+                    s.samples
+                ));
+            } else {
+                let why = s.note.clone().unwrap_or_default();
+                summary
+                    .warnings
+                    .push(format!("{}: no drive temperature ({why})", s.target));
+            }
+        }
+        summary.extra.insert(
+            "drive".into(),
+            json!({
+                "temperature": polled.sources,
+                "text": text,
+            }),
+        );
+        Ok(())
+    }
+}

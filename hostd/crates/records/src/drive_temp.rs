@@ -1,0 +1,110 @@
+//! `drive_temp.csv`: the drive's own (SMART/NVMe) temperature about once a second through
+//! the run, per target (docs/run-directory.md "Drive").
+
+use crate::csvio::{slurp, CsvOut, Table};
+use crate::error::Result;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// File name in the run directory.
+pub const FILE_NAME: &str = "drive_temp.csv";
+/// Newest format this build reads and the one it writes.
+pub const FORMAT_VERSION: u32 = 1;
+/// Columns, in order.
+pub const COLUMNS: [&str; 3] = ["time_ns", "target", "temperature_c"];
+
+/// One reading of one target's drive temperature.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DriveTempRecord {
+    /// Host Unix ns when smartctl answered.
+    pub time_ns: i64,
+    /// Target label.
+    pub target: String,
+    /// Temperature, °C.
+    pub temperature_c: f64,
+}
+
+/// Per target: (host Unix ns, °C) of the drive's own temperature, in time order.
+pub type DriveTemps = BTreeMap<String, Vec<(i64, f64)>>;
+
+/// Writes `dir/drive_temp.csv`, one row per reading.
+pub fn write(dir: &Path, rows: &[DriveTempRecord]) -> Result<()> {
+    let mut w = CsvOut::create(&dir.join(FILE_NAME), &COLUMNS)?;
+    for r in rows {
+        w.row([
+            r.time_ns.to_string(),
+            r.target.clone(),
+            r.temperature_c.to_string(),
+        ])?;
+    }
+    w.flush()
+}
+
+/// Reads `dir/drive_temp.csv` per target, (host ns, °C) in time order; refuses a newer
+/// format and names the line and column of a bad cell.
+pub fn read(dir: &Path) -> Result<DriveTemps> {
+    crate::version::check_csv(dir, FILE_NAME, FORMAT_VERSION)?;
+    let path = dir.join(FILE_NAME);
+    let buf = slurp(&path)?;
+    let mut t = Table::new(&path, &buf)?;
+    let cols: Vec<usize> = COLUMNS
+        .iter()
+        .map(|c| t.required(c))
+        .collect::<Result<_>>()?;
+    let mut out: BTreeMap<String, Vec<(i64, f64)>> = BTreeMap::new();
+    while let Some(row) = t.next_row()? {
+        let time: i64 = row.int(cols[0], "time_ns")?;
+        let target = row.text(cols[1], "target")?.to_string();
+        let temp = row
+            .opt_float(Some(cols[2]), "temperature_c")?
+            .ok_or_else(|| row.bad("temperature_c", "", "expected a number"))?;
+        out.entry(target).or_default().push((time, temp));
+    }
+    for v in out.values_mut() {
+        v.sort_by_key(|r| r.0);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn drive_temperatures_round_trip_per_target_in_time_order() {
+        let d = tempfile::tempdir().unwrap();
+        let r = |t: i64, target: &str, c: f64| DriveTempRecord {
+            time_ns: t,
+            target: target.into(),
+            temperature_c: c,
+        };
+        write(
+            d.path(),
+            &[r(3, "a", 51.0), r(1, "a", 49.0), r(2, "b,1", 40.5)],
+        )
+        .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(d.path().join(FILE_NAME)).unwrap(),
+            "time_ns,target,temperature_c\n3,a,51\n1,a,49\n2,\"b,1\",40.5\n"
+        );
+        let back = read(d.path()).unwrap();
+        assert_eq!(back["a"], [(1, 49.0), (3, 51.0)]);
+        assert_eq!(back["b,1"], [(2, 40.5)]);
+    }
+
+    #[test]
+    fn a_bad_temperature_names_its_line_and_column() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(
+            d.path().join(FILE_NAME),
+            "time_ns,target,temperature_c\n1,a,hot\n",
+        )
+        .unwrap();
+        let e = read(d.path()).unwrap_err().to_string();
+        assert!(
+            e.contains("line 2, column `temperature_c`") && e.contains("hot"),
+            "{e}"
+        );
+    }
+}
