@@ -72,7 +72,7 @@ fn splitmix(mut z: u64) -> u64 {
 }
 
 /// One corrupt block: where, and how many of its bytes differ.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct CorruptBlock {
     /// Byte offset of the block in the file.
     pub offset: u64,

@@ -14,6 +14,7 @@ pub mod backend;
 pub mod bench;
 pub mod block;
 pub mod buffer;
+pub mod certify;
 pub mod crc32c;
 pub mod direct;
 pub mod engine;

@@ -1,7 +1,10 @@
 //! Workload profiles: TOML files (built in or the user's) describing what to
 //! write and read. See `fixtures/profiles/` for the built-in ones.
 
+pub mod certify;
+
 use crate::units::ByteSize;
+pub use certify::{CertifySpec, Gates};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -35,6 +38,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
     (
         "video",
         include_str!("../../../../fixtures/profiles/video.toml"),
+    ),
+    (
+        "certify",
+        include_str!("../../../../fixtures/profiles/certify.toml"),
     ),
 ];
 
@@ -87,6 +94,8 @@ pub enum Kind {
     Diskmark,
     /// Frame-sized writes on a frame clock.
     Video,
+    /// Write and verify every block, several passes, judged by `[gates]`.
+    Certify,
 }
 
 /// A phase of a files/fill/video workload.
@@ -122,6 +131,12 @@ pub struct Profile {
     /// Parameters of `kind = "video"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub video: Option<VideoSpec>,
+    /// Parameters of `kind = "certify"` (see [`certify`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub certify: Option<CertifySpec>,
+    /// Pass/fail gates of `kind = "certify"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gates: Option<Gates>,
     /// I/O parameters shared by all kinds.
     pub io: IoSpec,
 }
@@ -278,7 +293,17 @@ impl Profile {
         if self.io.phases.is_empty() {
             return Err("[io] phases is empty: give at least one of \"write\", \"read\"".into());
         }
+        certify::validate(
+            self.kind == Kind::Certify,
+            self.certify.as_ref(),
+            self.gates.as_ref(),
+        )?;
         match self.kind {
+            Kind::Certify => {
+                if !self.io.verify || self.io.phases != [PhaseKind::Write, PhaseKind::Read] {
+                    return Err("kind = \"certify\" writes then verifies every block: give [io] phases = [\"write\", \"read\"] and verify = true".into());
+                }
+            }
             Kind::Files => {
                 let f = self
                     .files
