@@ -24,6 +24,7 @@ pub mod fsinfo;
 pub mod jobloop;
 pub mod plan;
 pub mod profile;
+pub mod reverify;
 pub mod runner;
 pub mod sizes;
 pub mod target;

@@ -1,0 +1,170 @@
+//! `hostd verify RUN_DIR`: re-read the test files a run kept (`--keep`) and
+//! locate every corrupt byte — a retention check after the drive was stored,
+//! unplugged or power-cycled. The expected bytes are regenerated from the
+//! manifest's seed, target index and file number. The result is appended to
+//! the run directory as `verify-<UTC time>.json`; nothing else there is touched.
+
+use anyhow::{bail, Context};
+use hostd_workload::block::{BlockCodec, DataPool};
+use hostd_workload::reverify::{self, FileResult, VerifyResult};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Arguments of `hostd verify`.
+#[derive(clap::Args)]
+pub struct VerifyArgs {
+    /// The run directory of a run made with `--keep`.
+    pub run_dir: PathBuf,
+    /// Most bad bytes listed per file in the result file (all are counted).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub max_listed: usize,
+}
+
+/// Runs `hostd verify`: exit 0 clean, 3 corruption found.
+pub fn execute(args: VerifyArgs) -> anyhow::Result<ExitCode> {
+    let path = args.run_dir.join("manifest.json");
+    let m: Value = serde_json::from_str(
+        &std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?,
+    )
+    .with_context(|| format!("{} is not JSON", path.display()))?;
+    let seed = m["seed"]
+        .as_u64()
+        .with_context(|| format!("{} has no seed", path.display()))?;
+    if m["keep"].as_bool() != Some(true) {
+        bail!(
+            "{} key keep = {}: the run removed its test files; only a run made with --keep can be verified later",
+            path.display(),
+            m["keep"]
+        );
+    }
+    let pool = DataPool::new(seed);
+    let mut per_file = Vec::new();
+    for (ti, t) in m["targets"].as_array().into_iter().flatten().enumerate() {
+        let Some(dir) = t["test_dir"].as_str() else {
+            bail!(
+                "{} key targets[{ti}].test_dir is absent: target {} kept no test directory (raw devices are not re-verified yet)",
+                path.display(),
+                t["label"]
+            );
+        };
+        for (file, p) in test_files(Path::new(dir))? {
+            let codec = BlockCodec::new(pool.clone(), ti as u32, file);
+            let c = reverify::check_file(&p, &codec, args.max_listed)
+                .with_context(|| format!("cannot read {}", p.display()))?;
+            per_file.push(FileResult {
+                target_index: ti,
+                path: p.display().to_string(),
+                bytes: c.bytes,
+                corrupt_blocks: c.corrupt_blocks,
+                corrupt_bytes: c.corrupt_bytes,
+                direct_io: c.direct_io,
+                bad: c.bad,
+            });
+        }
+    }
+    if per_file.is_empty() {
+        bail!(
+            "no test files (fNNNNN.dat) found for the run in {}",
+            path.display()
+        );
+    }
+    let corrupt: u64 = per_file.iter().map(|f| f.corrupt_bytes).sum();
+    let result = VerifyResult {
+        run_id: m["run_id"].as_str().unwrap_or_default().to_string(),
+        hostd_version: env!("CARGO_PKG_VERSION").to_string(),
+        time_ns: hostd_workload::unix_ns(),
+        result: if corrupt == 0 { "clean" } else { "corrupt" },
+        files: per_file.len(),
+        bytes: per_file.iter().map(|f| f.bytes).sum(),
+        corrupt_bytes: corrupt,
+        per_file,
+    };
+    let out = write_result(&args.run_dir, &result)?;
+    println!(
+        "verify: {} files, {} read, {} corrupt bytes",
+        result.files,
+        hostd_workload::units::human_bytes(result.bytes),
+        corrupt
+    );
+    let mut printed = 0;
+    for f in result.per_file.iter().filter(|f| f.corrupt_bytes > 0) {
+        println!(
+            "  {}: {} corrupt bytes in {} blocks",
+            f.path, f.corrupt_bytes, f.corrupt_blocks
+        );
+        for b in f.bad.iter().take(100usize.saturating_sub(printed)) {
+            println!(
+                "    offset {}: expected 0x{:02x}, found 0x{:02x}",
+                b.offset, b.expected, b.found
+            );
+            printed += 1;
+        }
+    }
+    if printed == 100 {
+        println!("  (the first 100 bad bytes; all are in {})", out.display());
+    }
+    if result.per_file.iter().any(|f| !f.direct_io) {
+        println!("note: some files were read through the page cache (direct I/O refused)");
+    }
+    println!("result: {} ({})", result.result, out.display());
+    Ok(if corrupt == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(3)
+    })
+}
+
+/// The `fNNNNN.dat` files in `dir`, by number.
+fn test_files(dir: &Path) -> anyhow::Result<Vec<(u32, PathBuf)>> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))? {
+        let e = e?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        if let Some(n) = name
+            .strip_prefix('f')
+            .and_then(|n| n.strip_suffix(".dat"))
+            .and_then(|n| n.parse::<u32>().ok())
+        {
+            out.push((n, e.path()));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Writes `verify-<UTC time>.json` (a new file; never overwrites).
+fn write_result(run_dir: &Path, result: &VerifyResult) -> anyhow::Result<PathBuf> {
+    use std::io::Write;
+    let secs = result.time_ns / 1_000_000_000;
+    let (y, mo, d) = super::run::civil_from_days((secs / 86_400) as i64);
+    let rem = secs % 86_400;
+    let stamp = format!(
+        "{y:04}{mo:02}{d:02}T{:02}{:02}{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    );
+    for n in 0.. {
+        let name = match n {
+            0 => format!("verify-{stamp}.json"),
+            n => format!("verify-{stamp}-{n}.json"),
+        };
+        let path = run_dir.join(name);
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(mut f) => {
+                f.write_all(&serde_json::to_vec_pretty(result)?)?;
+                f.sync_all()?;
+                return Ok(path);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e).with_context(|| format!("cannot create {}", path.display())),
+        }
+    }
+    unreachable!()
+}
