@@ -469,6 +469,10 @@ fn a_target_unmounted_mid_run_stops_the_run_with_a_clear_error() {
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(text.contains("run stopped"), "{text}");
     assert!(text.contains("f0000"), "the error names the file: {text}");
+    assert!(
+        text.contains("was the target unmounted or unplugged?"),
+        "{text}"
+    );
     assert!(has(&journal(&run), "pass1-write", 0));
     eprintln!("unmounted_mid_run: {text}");
     // Mount it again so that the rig's cleanup finds it as it left it.

@@ -329,8 +329,16 @@ impl TargetBackend for DirBackend {
         } else {
             OpenMode::Read
         };
-        let (file, status) = direct::open(&path, mode, self.opts.allow_cached)
-            .map_err(|e| StepError::Other(anyhow::anyhow!("cannot open {pstr}: {e}")))?;
+        let (file, status) = direct::open(&path, mode, self.opts.allow_cached).map_err(|e| {
+            match &self.test_dir {
+                // The directory this run created is gone: the filesystem went away under it.
+                Some(d) if !d.exists() => StepError::Other(anyhow::anyhow!(
+                    "cannot open {pstr}: {e}; the test directory {} is gone — was the target unmounted or unplugged?",
+                    d.display()
+                )),
+                _ => StepError::Other(anyhow::anyhow!("cannot open {pstr}: {e}")),
+            }
+        })?;
         if mode == OpenMode::CreateNew {
             self.created.insert(step.file);
         }
