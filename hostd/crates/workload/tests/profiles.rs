@@ -21,7 +21,8 @@ fn every_builtin_parses_and_matches_its_fixture_file() {
             "sustained-100GB",
             "fill-90",
             "diskmark",
-            "video"
+            "video",
+            "certify"
         ]
     );
     for n in &names {
