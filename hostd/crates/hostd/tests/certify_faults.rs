@@ -481,3 +481,67 @@ fn a_target_unmounted_mid_run_stops_the_run_with_a_clear_error() {
         .arg(&rig.devs[0].mount)
         .status();
 }
+
+#[test]
+fn raw_device_certify_needs_destroy_data_refuses_a_mounted_device_and_stays_in_its_range() {
+    let Some(rig) = Rig::new("raw_device_certify", 1, 64 << 20) else {
+        return;
+    };
+    let dev = rig.devs[0].dev.display().to_string();
+    let profile = rig.dir().join("p.toml");
+    std::fs::write(
+        &profile,
+        certify_profile(1, 0.5, "8MiB", "max_corrupt_bytes = 0"),
+    )
+    .unwrap();
+    let p = profile.display().to_string();
+    let run = |extra: &[&str], out: &str| {
+        let mut a = args(&[
+            "run",
+            "-q",
+            "--profile",
+            &p,
+            "--target",
+            &dev,
+            "--raw-device",
+        ]);
+        a.extend(args(extra));
+        a.push("--out".into());
+        a.push(rig.dir().join(out).into());
+        Hostd::spawn(&rig, &a).wait()
+    };
+    // Mounted: refused even with --destroy-data.
+    let (out, text) = run(&["--destroy-data"], "r1");
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("mounted"), "{text}");
+    assert!(!rig.dir().join("r1").exists());
+    assert!(Command::new("umount")
+        .arg(rig.target(0))
+        .status()
+        .unwrap()
+        .success());
+    // Holding a filesystem, unmounted: refused without --destroy-data.
+    let (out, text) = run(&[], "r2");
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("--destroy-data"), "{text}");
+    // The second half of the device is outside the run's range: mark it.
+    let marker: Vec<u8> = (0..(1u32 << 20)).map(|i| (i * 7 + 3) as u8).collect();
+    let mark_at = 60u64 << 20;
+    let f = std::fs::OpenOptions::new().write(true).open(&dev).unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&f, &marker, mark_at).unwrap();
+    f.sync_all().unwrap();
+    drop(f);
+    let (out, text) = run(&["--destroy-data"], "r3");
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("certify: PASS"), "{text}");
+    let v = certify_json(&rig.dir().join("r3"));
+    assert_eq!(
+        v["bytes_verified"],
+        32 << 20,
+        "half of the 64 MiB device: {v}"
+    );
+    let mut back = vec![0u8; marker.len()];
+    let f = std::fs::File::open(&dev).unwrap();
+    std::os::unix::fs::FileExt::read_exact_at(&f, &mut back, mark_at).unwrap();
+    assert!(back == marker, "bytes beyond the run's range changed");
+}
