@@ -216,3 +216,35 @@ fn a_clean_kept_run_verifies_clean() {
         "{text}"
     );
 }
+
+#[test]
+fn certify_on_a_simulated_target_cannot_pass_a_corruption_gate() {
+    // A simulated target moves no data: its reads verify nothing, so "zero corrupt
+    // bytes" is not evaluated and the run fails rather than claim it.
+    let dir = scratch();
+    let profile = dir.path().join("sim.toml");
+    std::fs::write(
+        &profile,
+        BODY.replace("0.0001", "0.001").replace("1MiB", "1GiB")
+            + "[gates]\nmax_corrupt_bytes = 0\nmin_write_mbps = 100.0\n",
+    )
+    .unwrap();
+    let run = dir.path().join("run");
+    let (out, text) = hostd(&[
+        "run",
+        "-q",
+        "--profile",
+        profile.to_str().unwrap(),
+        "--target",
+        "sim:steady*20",
+        "--out",
+        run.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    assert!(text.contains("certify: FAIL"), "{text}");
+    assert!(text.contains("no block was verified"), "{text}");
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(run.join("certify.json")).unwrap()).unwrap();
+    assert_eq!(v["gates"][0]["status"], "not_evaluated");
+    assert_eq!(v["gates"][1]["status"], "pass", "{v}");
+}

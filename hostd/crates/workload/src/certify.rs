@@ -68,6 +68,11 @@ impl JournalEntry {
         })
     }
 
+    /// True for a verify read (`passN-read`).
+    pub fn is_read(&self) -> bool {
+        self.phase.ends_with("-read")
+    }
+
     /// The step's key in a plan: (target, phase, index).
     pub fn key(&self) -> (usize, String, u32) {
         (self.target_index, self.phase.clone(), self.index)
@@ -227,11 +232,27 @@ pub fn evaluate(
     planned: usize,
     seen: &Observed,
 ) -> Verdict {
-    let reads: Vec<&JournalEntry> = entries.iter().filter(|e| e.verified.is_some()).collect();
-    let writes: Vec<&JournalEntry> = entries.iter().filter(|e| e.verified.is_none()).collect();
-    let corrupt_bytes: u64 = reads.iter().map(|e| e.corrupt_bytes).sum();
+    let reads: Vec<&JournalEntry> = entries.iter().filter(|e| e.is_read()).collect();
+    let writes: Vec<&JournalEntry> = entries.iter().filter(|e| !e.is_read()).collect();
+    let verified: Vec<&JournalEntry> = reads
+        .iter()
+        .copied()
+        .filter(|e| e.verified.is_some())
+        .collect();
+    let corrupt_bytes: u64 = verified.iter().map(|e| e.corrupt_bytes).sum();
     let mut out = Vec::new();
-    if let Some(max) = gates.max_corrupt_bytes {
+    if let (Some(max), true) = (gates.max_corrupt_bytes, verified.is_empty()) {
+        out.push(GateResult {
+            gate: "max_corrupt_bytes".into(),
+            limit: format!("≤ {max} B"),
+            measured: None,
+            status: GateStatus::NotEvaluated,
+            detail: format!(
+                "no block was verified ({} reads; a simulated target moves no data)",
+                reads.len()
+            ),
+        });
+    } else if let Some(max) = gates.max_corrupt_bytes {
         out.push(GateResult {
             gate: "max_corrupt_bytes".into(),
             limit: format!("≤ {max} B"),
@@ -243,8 +264,11 @@ pub fn evaluate(
             },
             detail: format!(
                 "{} of {} verified reads found corruption",
-                reads.iter().filter(|e| e.verified == Some(false)).count(),
-                reads.len()
+                verified
+                    .iter()
+                    .filter(|e| e.verified == Some(false))
+                    .count(),
+                verified.len()
             ),
         });
     }
@@ -325,7 +349,7 @@ pub fn evaluate(
             },
         });
     }
-    let corrupt = reads
+    let corrupt = verified
         .iter()
         .flat_map(|e| {
             e.corrupt.iter().map(|b| CorruptAt {
@@ -337,12 +361,14 @@ pub fn evaluate(
         })
         .collect();
     let steps_done = done(entries).len();
-    let all_pass = out.iter().all(|g| g.status == GateStatus::Pass);
-    let result = if !all_pass {
+    let status = |s: GateStatus| out.iter().any(|g| g.status == s);
+    let result = if status(GateStatus::Fail) {
         // A failed gate stays failed whatever the rest of the run would show.
         "FAIL"
     } else if steps_done < planned {
         "INCOMPLETE"
+    } else if status(GateStatus::NotEvaluated) {
+        "FAIL"
     } else {
         "PASS"
     };
@@ -351,7 +377,7 @@ pub fn evaluate(
         gates: out,
         steps_done,
         steps_planned: planned,
-        bytes_verified: reads.iter().map(|e| e.bytes).sum(),
+        bytes_verified: verified.iter().map(|e| e.bytes).sum(),
         corrupt_bytes,
         corrupt,
         sessions: entries.iter().map(|e| e.session + 1).max().unwrap_or(0),
@@ -450,6 +476,18 @@ mod tests {
         assert_eq!(v.result, "FAIL");
         assert!(v.gates.iter().all(|g| g.status == GateStatus::NotEvaluated));
         assert!(v.gates[1].detail.contains("no latency data"));
+    }
+
+    #[test]
+    fn reads_that_verified_nothing_leave_the_corruption_gate_unevaluated() {
+        let mut read = entry("pass1-read", 0, 90.0, 0);
+        read.verified = None;
+        let j = [entry("pass1-write", 0, 80.0, 0), read];
+        let v = evaluate(&gates(), &j, 2, &Observed::default());
+        assert_eq!(v.gates[0].status, GateStatus::NotEvaluated);
+        assert_eq!((v.result.as_str(), v.bytes_verified), ("FAIL", 0));
+        // The unverified read is still a read, not a write, for the rate gates.
+        assert_eq!(v.gates[1].measured.as_deref(), Some("80.0 MB/s"));
     }
 
     #[test]
