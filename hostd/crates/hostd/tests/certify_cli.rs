@@ -3,6 +3,8 @@
 //! directory, no test directory, no journal line. Runs on a directory of this
 //! machine's disk (direct I/O), no root needed.
 
+mod common;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -247,4 +249,57 @@ fn certify_on_a_simulated_target_cannot_pass_a_corruption_gate() {
         serde_json::from_slice(&std::fs::read(run.join("certify.json")).unwrap()).unwrap();
     assert_eq!(v["gates"][0]["status"], "not_evaluated");
     assert_eq!(v["gates"][1]["status"], "pass", "{v}");
+}
+
+#[test]
+fn the_temperature_gate_is_judged_by_the_probes_highest_enclosure_reading() {
+    let dir = scratch();
+    let profile = dir.path().join("hot.toml");
+    std::fs::write(
+        &profile,
+        BODY.replace("0.0001", "0.001").replace("1MiB", "1GiB")
+            + "[gates]\nmax_temperature_c = 30.0\n",
+    )
+    .unwrap();
+    let run = dir.path().join("run");
+    let out = Command::new(env!("CARGO_BIN_EXE_hostd"))
+        .env("THROTTLESCOPE_PROBE_SIM", common::sim_path())
+        .args([
+            "run",
+            "-q",
+            "--probe",
+            "sim",
+            "--target",
+            "sim:x5-gradual*20",
+            "--profile",
+        ])
+        .arg(&profile)
+        .arg("--out")
+        .arg(&run)
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    let summary: Value =
+        serde_json::from_slice(&std::fs::read(run.join("summary.json")).unwrap()).unwrap();
+    let hottest = summary["extra"]["probe"]["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["temp_max_c"].as_f64())
+        .fold(f64::MIN, f64::max);
+    assert!(
+        hottest > 30.0,
+        "the simulated X5 heats past 30 °C: {hottest}"
+    );
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(run.join("certify.json")).unwrap()).unwrap();
+    let gate = &v["gates"][0];
+    assert_eq!(gate["status"], "fail", "{v}");
+    assert_eq!(gate["measured"], format!("{hottest:.1} °C"), "{v}");
+    assert!(gate["detail"]
+        .as_str()
+        .unwrap()
+        .contains("enclosure (probe)"));
 }
