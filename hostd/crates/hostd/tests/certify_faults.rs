@@ -127,7 +127,7 @@ fn test_dir(run: &Path) -> PathBuf {
 /// Flips one byte of `path` at `offset` on the medium: the 4 KiB block around it is
 /// rewritten by `dd oflag=direct conv=notrunc` (past the page cache, to the
 /// device), then the file is synced. Returns the byte before and after.
-fn flip_byte(path: &Path, offset: u64) -> (u8, u8) {
+fn flip_byte(path: &Path, offset: u64, scratch: &Path) -> (u8, u8) {
     use std::os::unix::fs::FileExt;
     let blk = offset / 4096;
     let mut block = vec![0u8; 4096];
@@ -138,7 +138,7 @@ fn flip_byte(path: &Path, offset: u64) -> (u8, u8) {
     let i = (offset % 4096) as usize;
     let before = block[i];
     block[i] ^= 0x5a;
-    let patch = path.with_extension("patch");
+    let patch = scratch.join("patch.bin");
     std::fs::write(&patch, &block).unwrap();
     let out = Command::new("dd")
         .arg(format!("if={}", patch.display()))
@@ -191,7 +191,7 @@ fn certify_fails_with_the_file_and_offset_of_a_byte_flipped_on_the_medium() {
     wait_for(&run, "pass1-write f00000", |j| has(j, "pass1-write", 0));
     let file = test_dir(&run).join("f00000.dat");
     let offset = 3 * 1048576 + 12345;
-    let (before, after) = flip_byte(&file, offset);
+    let (before, after) = flip_byte(&file, offset, rig.dir());
     assert!(
         !has(&journal(&run), "pass1-read", 0),
         "the flip came too late: f00000 was verified already"
@@ -264,7 +264,7 @@ fn verify_after_keep_finds_exactly_the_byte_dd_flipped() {
         .success());
     let file = test_dir(&run).join("f00002.dat");
     let offset = 5 * 1048576 + 4096 + 77;
-    flip_byte(&file, offset);
+    flip_byte(&file, offset, rig.dir());
 
     let verify = Command::new(env!("CARGO_BIN_EXE_hostd"))
         .arg("verify")
@@ -544,4 +544,23 @@ fn raw_device_certify_needs_destroy_data_refuses_a_mounted_device_and_stays_in_i
     let f = std::fs::File::open(&dev).unwrap();
     std::os::unix::fs::FileExt::read_exact_at(&f, &mut back, mark_at).unwrap();
     assert!(back == marker, "bytes beyond the run's range changed");
+    // Retention on the raw device: one byte of the second file flipped on the medium.
+    let offset = 1234567;
+    flip_byte(Path::new(&dev), (8 << 20) + offset, rig.dir());
+    let verify = Command::new(env!("CARGO_BIN_EXE_hostd"))
+        .arg("verify")
+        .arg(rig.dir().join("r3"))
+        .output()
+        .unwrap();
+    let vtext = String::from_utf8_lossy(&verify.stdout);
+    assert_eq!(verify.status.code(), Some(3), "{vtext}");
+    assert!(
+        vtext.contains("f00001 (device offset 8388608): 1 corrupt bytes"),
+        "{vtext}"
+    );
+    assert!(vtext.contains(&format!("offset {offset}:")), "{vtext}");
+    assert!(
+        vtext.contains("4 files") && vtext.contains("1 corrupt bytes"),
+        "{vtext}"
+    );
 }

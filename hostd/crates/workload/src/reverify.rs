@@ -81,8 +81,24 @@ pub struct VerifyResult {
 /// Reads `path` whole (direct I/O where the filesystem allows it) and
 /// compares every byte with what `codec` wrote; lists at most `limit` bad bytes.
 pub fn check_file(path: &Path, codec: &BlockCodec, limit: usize) -> std::io::Result<FileCheck> {
+    check_range(path, 0, None, codec, limit)
+}
+
+/// Like [`check_file`] for the `len` bytes at `base` of `path` (a test file's
+/// extent on a raw device); `None` reads to the end. Offsets reported are
+/// relative to `base`, as the blocks' headers carry them.
+pub fn check_range(
+    path: &Path,
+    base: u64,
+    len: Option<u64>,
+    codec: &BlockCodec,
+    limit: usize,
+) -> std::io::Result<FileCheck> {
     let (file, status) = direct::open(path, OpenMode::Read, true)?;
-    let len = file.metadata()?.len();
+    let len = match len {
+        Some(l) => l,
+        None => file.metadata()?.len().saturating_sub(base),
+    };
     let mut out = FileCheck {
         direct_io: status.is_direct(),
         ..FileCheck::default()
@@ -93,7 +109,8 @@ pub fn check_file(path: &Path, codec: &BlockCodec, limit: usize) -> std::io::Res
     let mut off = 0u64;
     while off < len {
         let want = CHUNK.min((len - off).div_ceil(BLOCK as u64) as usize * BLOCK);
-        let n = read_full(&file, &mut buf.as_mut_slice()[..want], off)?;
+        let n = read_full(&file, &mut buf.as_mut_slice()[..want], base + off)?;
+        let n = n.min((len - off) as usize);
         if n == 0 {
             break;
         }

@@ -32,7 +32,10 @@ pub fn execute(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     let seed = m["seed"]
         .as_u64()
         .with_context(|| format!("{} has no seed", path.display()))?;
-    if m["keep"].as_bool() != Some(true) {
+    let raw = m["targets"]
+        .as_array()
+        .is_some_and(|ts| ts.iter().any(|t| t["scheme"] == "raw"));
+    if !raw && m["keep"].as_bool() != Some(true) {
         bail!(
             "{} key keep = {}: the run removed its test files; only a run made with --keep can be verified later",
             path.display(),
@@ -42,9 +45,30 @@ pub fn execute(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     let pool = DataPool::new(seed);
     let mut per_file = Vec::new();
     for (ti, t) in m["targets"].as_array().into_iter().flatten().enumerate() {
+        if t["scheme"] == "raw" {
+            let dev = t["path"]
+                .as_str()
+                .with_context(|| format!("{} key targets[{ti}].path is absent", path.display()))?;
+            for (file, base, len) in raw_extents(&m, &path, ti)? {
+                let codec = BlockCodec::new(pool.clone(), ti as u32, file);
+                let c =
+                    reverify::check_range(Path::new(dev), base, Some(len), &codec, args.max_listed)
+                        .with_context(|| format!("cannot read {dev}"))?;
+                per_file.push(FileResult {
+                    target_index: ti,
+                    path: format!("{dev} f{file:05} (device offset {base})"),
+                    bytes: c.bytes,
+                    corrupt_blocks: c.corrupt_blocks,
+                    corrupt_bytes: c.corrupt_bytes,
+                    direct_io: c.direct_io,
+                    bad: c.bad,
+                });
+            }
+            continue;
+        }
         let Some(dir) = t["test_dir"].as_str() else {
             bail!(
-                "{} key targets[{ti}].test_dir is absent: target {} kept no test directory (raw devices are not re-verified yet)",
+                "{} key targets[{ti}].test_dir is absent: target {} kept no test directory",
                 path.display(),
                 t["label"]
             );
@@ -114,6 +138,32 @@ pub fn execute(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(3)
     })
+}
+
+/// The test files of raw target `ti` as (file, device offset, length): the
+/// run's plan rebuilt from the manifest's profile, seed and recorded capacity,
+/// files laid end to end from offset 0 as the run wrote them.
+fn raw_extents(m: &Value, path: &Path, ti: usize) -> anyhow::Result<Vec<(u32, u64, u64)>> {
+    use hostd_workload::plan::{Capacity, Plan};
+    use hostd_workload::{Profile, TargetSpec};
+    let profile: Profile = serde_json::from_value(m["profile"].clone())
+        .with_context(|| format!("{} key profile is unreadable", path.display()))?;
+    let t = &m["targets"][ti];
+    let spec = TargetSpec::parse(t["label"].as_str().unwrap_or_default(), &[])
+        .map_err(anyhow::Error::msg)?;
+    let cap = Capacity {
+        total: t["capacity_bytes"].as_u64().unwrap_or(0),
+        available: t["free_bytes"].as_u64().unwrap_or(0),
+    };
+    let seed = m["seed"].as_u64().unwrap_or(0);
+    let plan = Plan::build(&profile, &[spec], seed, &[cap]);
+    let mut base = 0;
+    let mut out = Vec::new();
+    for (i, &len) in plan.targets[0].file_sizes.iter().enumerate() {
+        out.push((i as u32, base, len));
+        base += len;
+    }
+    Ok(out)
 }
 
 /// The `fNNNNN.dat` files in `dir`, by number.
