@@ -303,3 +303,14 @@ fn the_temperature_gate_is_judged_by_the_probes_highest_enclosure_reading() {
         .unwrap()
         .contains("enclosure (probe)"));
 }
+
+#[test]
+fn resume_of_a_completed_run_is_refused() {
+    let dir = scratch();
+    let (run, _) = finished_run(dir.path());
+    let before = listing(dir.path());
+    let (out, text) = hostd(&["run", "-q", "--resume", run.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("steps are done already"), "{text}");
+    assert_eq!(listing(dir.path()), before, "something was written");
+}

@@ -226,6 +226,13 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         Some(r) => {
             // The files are on the target already: rewriting them needs no more space.
             r.skip_done(&mut plan);
+            if plan.targets.iter().all(|t| t.measured.is_empty()) {
+                bail!(
+                    "cannot resume {}: all {planned_steps} steps are done already ({} holds the verdict)",
+                    r.root.display(),
+                    r.root.join(hostd_workload::certify::VERDICT).display()
+                );
+            }
             Ok(Vec::new())
         }
         None => runner::check_space(&plan, &backends),
