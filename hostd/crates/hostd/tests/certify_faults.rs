@@ -341,6 +341,7 @@ fn resume_after_sigkill_loses_no_verified_result() {
     assert!(verified_before >= 2);
 
     let t0 = Instant::now();
+    let launched_ns = common::realdev::now_ns();
     let mut r = args(&["run", "-q", "--resume"]);
     r.push(run.clone().into());
     let (out, text) = Hostd::spawn(&rig, &r).wait();
@@ -370,8 +371,16 @@ fn resume_after_sigkill_loses_no_verified_result() {
     assert!(run.join("resume-1").join("manifest.json").exists());
     // The test files are gone after the completed run (it did not ask to keep them).
     assert!(!test_dir(&run).exists());
+    let m: Value =
+        serde_json::from_slice(&std::fs::read(run.join("resume-1/manifest.json")).unwrap())
+            .unwrap();
+    let startup_s = (m["start_ns"].as_i64().unwrap() - launched_ns) as f64 / 1e9;
+    assert_eq!(
+        m["extra"]["certify"]["steps_skipped_as_done"],
+        done_before.len()
+    );
     eprintln!(
-        "resume_after_sigkill: {} steps journaled before SIGKILL ({verified_before} verified reads), {} after resume, resume took {resume_s:.1} s to finish",
+        "resume_after_sigkill: {} steps journaled before SIGKILL ({verified_before} verified reads), {} after resume; resume started its first I/O {startup_s:.2} s after launch and finished in {resume_s:.1} s",
         done_before.len(),
         second.len()
     );

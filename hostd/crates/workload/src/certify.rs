@@ -247,10 +247,14 @@ pub fn evaluate(
             limit: format!("≤ {max} B"),
             measured: None,
             status: GateStatus::NotEvaluated,
-            detail: format!(
-                "no block was verified ({} reads; a simulated target moves no data)",
-                reads.len()
-            ),
+            detail: if reads.is_empty() {
+                "no block was verified (no read ran)".into()
+            } else {
+                format!(
+                    "no block was verified ({} reads; a simulated target moves no data)",
+                    reads.len()
+                )
+            },
         });
     } else if let Some(max) = gates.max_corrupt_bytes {
         out.push(GateResult {
