@@ -6,20 +6,12 @@ use crate::manifest::Manifest;
 use crate::sink::RecordSink;
 use crate::summary::Summary;
 use anyhow::Context;
+use hostd_records::counters::CounterRecord;
+use hostd_records::{files, intervals};
 use hostd_workload::events::{FileRecord, IntervalRecord, RunEvent};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-
-/// Header of `files.csv`.
-pub const FILES_HEADER: &str =
-    "target,phase,index,start_ns,end_ns,bytes,mbps,verified,corrupt_blocks,corrupt_bytes,late_ops,direct_io,status,first_corrupt_offset,block_size,queue_depth";
-/// Header of `corrupt.csv` (one row per corrupt 4 KiB block, first 64 per file).
-pub const CORRUPT_HEADER: &str = "target,phase,index,block_offset,bad_bytes,first_bad_byte";
-/// Header of `intervals.csv`.
-pub const INTERVALS_HEADER: &str = "target,start_ns,end_ns,bytes,mbps,phase";
-/// Header of `counters.csv` (each target's cumulative bytes every 100 ms).
-pub const COUNTERS_HEADER: &str = "target,time_ns,bytes";
 
 /// Writes `counters.csv` into `dir`: per target (label), the runner's 100 ms samples of its
 /// cumulative bytes (all phases), `samples[i]` belonging to `labels[i]`.
@@ -28,30 +20,23 @@ pub fn write_counters(
     labels: &[String],
     samples: &[Vec<(u64, u64)>],
 ) -> anyhow::Result<()> {
-    let path = dir.join("counters.csv");
-    let file = File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
-    // The same CSV writer as files.csv, so a label with a comma or quote is quoted alike.
-    let mut w = csv::WriterBuilder::new()
-        .has_headers(false)
-        .from_writer(file);
-    w.write_record(COUNTERS_HEADER.split(','))?;
-    for (label, s) in labels.iter().zip(samples) {
-        for &(t, b) in s {
-            w.write_record([label.as_str(), &t.to_string(), &b.to_string()])?;
-        }
-    }
-    w.flush()
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
+    let samples: Vec<Vec<CounterRecord>> = samples
+        .iter()
+        .map(|s| {
+            s.iter()
+                .map(|&(time_ns, bytes)| CounterRecord { time_ns, bytes })
+                .collect()
+        })
+        .collect();
+    Ok(hostd_records::counters::write(dir, labels, &samples)?)
 }
 
 /// Writes a run directory.
 pub struct RunDirSink {
     dir: PathBuf,
-    files: csv::Writer<File>,
-    intervals: csv::Writer<File>,
+    files: files::Writer,
+    intervals: intervals::Writer,
     events: BufWriter<File>,
-    corrupt: Option<csv::Writer<File>>,
 }
 
 impl RunDirSink {
@@ -73,23 +58,14 @@ impl RunDirSink {
             File::create(dir.join(name))
                 .with_context(|| format!("cannot create {}", dir.join(name).display()))
         };
-        let mut files = csv::WriterBuilder::new()
-            .has_headers(false)
-            .from_writer(open("files.csv")?);
-        files.write_record(FILES_HEADER.split(','))?;
-        files.flush()?;
-        let mut intervals = csv::WriterBuilder::new()
-            .has_headers(false)
-            .from_writer(open("intervals.csv")?);
-        intervals.write_record(INTERVALS_HEADER.split(','))?;
-        intervals.flush()?;
+        let files = files::Writer::create(dir, false)?;
+        let intervals = intervals::Writer::create(dir)?;
         let events = BufWriter::new(open("run-events.jsonl")?);
         Ok(RunDirSink {
             dir: dir.to_path_buf(),
             files,
             intervals,
             events,
-            corrupt: None,
         })
     }
 
@@ -113,15 +89,6 @@ impl RunDirSink {
         }
         let _ = std::fs::remove_dir(&dir);
     }
-
-    fn write_json(&self, name: &str, value: &impl serde::Serialize) -> anyhow::Result<()> {
-        let path = self.dir.join(name);
-        let tmp = self.dir.join(format!(".{name}.tmp"));
-        std::fs::write(&tmp, serde_json::to_vec_pretty(value)?)
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
-        std::fs::rename(&tmp, &path).with_context(|| format!("cannot write {}", path.display()))?;
-        Ok(())
-    }
 }
 
 impl RecordSink for RunDirSink {
@@ -130,71 +97,15 @@ impl RecordSink for RunDirSink {
     }
 
     fn begin(&mut self, manifest: &Manifest) -> anyhow::Result<()> {
-        self.write_json("manifest.json", manifest)
+        Ok(hostd_records::manifest::write(&self.dir, manifest)?)
     }
 
     fn file(&mut self, r: &FileRecord) -> anyhow::Result<()> {
-        self.files.write_record([
-            r.target.clone(),
-            r.phase.clone(),
-            r.index.to_string(),
-            r.start_ns.to_string(),
-            r.end_ns.to_string(),
-            r.bytes.to_string(),
-            format!("{:.3}", r.mbps),
-            match r.verified {
-                Some(true) => "true".into(),
-                Some(false) => "false".into(),
-                None => String::new(),
-            },
-            r.corrupt_blocks.to_string(),
-            r.corrupt_bytes.to_string(),
-            r.late_ops.to_string(),
-            r.direct_io.to_string(),
-            r.status.clone(),
-            r.corrupt
-                .first()
-                .map(|c| c.offset.to_string())
-                .unwrap_or_default(),
-            r.block_size.to_string(),
-            r.queue_depth.to_string(),
-        ])?;
-        self.files.flush()?;
-        if !r.corrupt.is_empty() {
-            if self.corrupt.is_none() {
-                let f = File::create(self.dir.join("corrupt.csv"))
-                    .context("cannot create corrupt.csv")?;
-                let mut w = csv::WriterBuilder::new().has_headers(false).from_writer(f);
-                w.write_record(CORRUPT_HEADER.split(','))?;
-                self.corrupt = Some(w);
-            }
-            let w = self.corrupt.as_mut().expect("created");
-            for c in &r.corrupt {
-                w.write_record([
-                    r.target.clone(),
-                    r.phase.clone(),
-                    r.index.to_string(),
-                    c.offset.to_string(),
-                    c.bad_bytes.to_string(),
-                    c.first_bad_byte.to_string(),
-                ])?;
-            }
-            w.flush()?;
-        }
-        Ok(())
+        Ok(self.files.write(r)?)
     }
 
     fn interval(&mut self, r: &IntervalRecord) -> anyhow::Result<()> {
-        self.intervals.write_record([
-            r.target.clone(),
-            r.start_ns.to_string(),
-            r.end_ns.to_string(),
-            r.bytes.to_string(),
-            format!("{:.3}", r.mbps),
-            r.phase.clone(),
-        ])?;
-        self.intervals.flush()?;
-        Ok(())
+        Ok(self.intervals.write(r)?)
     }
 
     fn event(&mut self, ev: &RunEvent) -> anyhow::Result<()> {
@@ -206,7 +117,7 @@ impl RecordSink for RunDirSink {
 
     fn finish(&mut self, manifest: &Manifest, summary: &Summary) -> anyhow::Result<()> {
         // Rewrite the manifest: engines and direct-I/O status are final now.
-        self.write_json("manifest.json", manifest)?;
-        self.write_json("summary.json", summary)
+        hostd_records::manifest::write(&self.dir, manifest)?;
+        Ok(hostd_records::summary::write(&self.dir, summary)?)
     }
 }

@@ -2,185 +2,41 @@
 //! run resumable without losing a verified result) and the evaluation of a
 //! profile's `[gates]` into PASS or FAIL.
 //!
-//! The journal, `RUN_DIR/certify.jsonl`, gets one JSON line per file step as
+//! The journal, `RUN_DIR/certify.jsonl` (typed in `hostd_records::certify`), gets one JSON line per file step as
 //! it completes, flushed to the device (`fdatasync`) before the next step
 //! starts. A step that was running when the process died has no line and is
 //! run again on `--resume`; a torn last line (killed mid-write) is ignored.
 
-use crate::block::CorruptBlock;
 use crate::events::FileRecord;
 use crate::profile::Gates;
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
-use std::fs::{File, OpenOptions};
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::Duration;
 
-/// File name of the journal in the run directory.
-pub const JOURNAL: &str = "certify.jsonl";
-/// File name of the verdict in the run directory (rewritten at each session's end).
-pub const VERDICT: &str = "certify.json";
+pub use hostd_records::certify::{
+    read_journal as load, CorruptAt, GateResult, GateStatus, Journal, JournalEntry, Verdict,
+    JOURNAL_FILE_NAME as JOURNAL, VERDICT_FILE_NAME as VERDICT,
+};
 
-/// One completed file step.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JournalEntry {
-    /// 0 for the first run, N for the Nth `--resume`.
-    pub session: u32,
-    /// Target index (command-line order).
-    pub target_index: usize,
-    /// `passN-write` or `passN-read`.
-    pub phase: String,
-    /// File number (`fNNNNN.dat`).
-    pub index: u32,
-    /// Bytes moved.
-    pub bytes: u64,
-    /// Duration on the monotonic clock, s.
-    pub seconds: f64,
-    /// Rate, MB/s.
-    pub mbps: f64,
-    /// `Some(true)` clean, `Some(false)` corrupt, `None` a write.
-    pub verified: Option<bool>,
-    /// Corrupt bytes found by this read.
-    pub corrupt_bytes: u64,
-    /// The corrupt blocks (first ones), with the first bad byte of each.
-    pub corrupt: Vec<CorruptBlock>,
-    /// End, host Unix ns (for people; durations use `seconds`).
-    pub end_ns: u64,
-}
-
-impl JournalEntry {
-    /// The entry for a finished file step; `None` if the step did not complete.
-    pub fn from_record(session: u32, rec: &FileRecord) -> Option<JournalEntry> {
-        (rec.status == "ok").then(|| JournalEntry {
-            session,
-            target_index: rec.target_index,
-            phase: rec.phase.clone(),
-            index: rec.index,
-            bytes: rec.bytes,
-            seconds: rec.seconds(),
-            mbps: rec.mbps,
-            verified: rec.verified,
-            corrupt_bytes: rec.corrupt_bytes,
-            corrupt: rec.corrupt.clone(),
-            end_ns: rec.end_ns,
-        })
-    }
-
-    /// True for a verify read (`passN-read`).
-    pub fn is_read(&self) -> bool {
-        self.phase.ends_with("-read")
-    }
-
-    /// The step's key in a plan: (target, phase, index).
-    pub fn key(&self) -> (usize, String, u32) {
-        (self.target_index, self.phase.clone(), self.index)
-    }
-}
-
-/// The journal open for appending.
-pub struct Journal {
-    path: PathBuf,
-    file: Mutex<File>,
-}
-
-impl Journal {
-    /// Opens (creating) `dir/certify.jsonl` for appending.
-    pub fn open(dir: &Path) -> std::io::Result<Journal> {
-        let path = dir.join(JOURNAL);
-        let file = OpenOptions::new().create(true).append(true).open(&path)?;
-        Ok(Journal {
-            path,
-            file: Mutex::new(file),
-        })
-    }
-
-    /// Appends one entry and flushes it to the device.
-    pub fn append(&self, entry: &JournalEntry) -> std::io::Result<()> {
-        let mut line = serde_json::to_vec(entry).map_err(std::io::Error::other)?;
-        line.push(b'\n');
-        let mut f = self.file.lock().unwrap_or_else(|e| e.into_inner());
-        f.write_all(&line)?;
-        f.sync_data()
-    }
-
-    /// Where it is.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-/// Reads `dir/certify.jsonl` (empty if absent). A last line without its
-/// newline is a write the process did not finish and is skipped; any other
-/// unreadable line is an error naming the file and line.
-pub fn load(dir: &Path) -> anyhow::Result<Vec<JournalEntry>> {
-    let path = dir.join(JOURNAL);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(anyhow::anyhow!("cannot read {}: {e}", path.display())),
-    };
-    let complete = text.ends_with('\n');
-    let lines: Vec<&str> = text.lines().collect();
-    let mut out = Vec::with_capacity(lines.len());
-    for (n, line) in lines.iter().enumerate() {
-        match serde_json::from_str(line) {
-            Ok(e) => out.push(e),
-            Err(_) if n + 1 == lines.len() && !complete => break,
-            Err(e) => anyhow::bail!(
-                "{} line {}: not a journal entry: {e}",
-                path.display(),
-                n + 1
-            ),
-        }
-    }
-    Ok(out)
+/// The journal entry for a finished file step; `None` if the step did not complete.
+pub fn entry_from_record(session: u32, rec: &FileRecord) -> Option<JournalEntry> {
+    (rec.status == "ok").then(|| JournalEntry {
+        session,
+        target_index: rec.target_index,
+        phase: rec.phase.clone(),
+        index: rec.index,
+        bytes: rec.bytes,
+        seconds: rec.seconds(),
+        mbps: rec.mbps,
+        verified: rec.verified,
+        corrupt_bytes: rec.corrupt_bytes,
+        corrupt: rec.corrupt.clone(),
+        end_ns: rec.end_ns,
+    })
 }
 
 /// The keys of the steps already done.
 pub fn done(entries: &[JournalEntry]) -> BTreeSet<(usize, String, u32)> {
     entries.iter().map(JournalEntry::key).collect()
-}
-
-/// Outcome of one gate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GateStatus {
-    /// Measured and within the limit.
-    Pass,
-    /// Measured and outside the limit.
-    Fail,
-    /// No data to judge by: counts as a failure.
-    NotEvaluated,
-}
-
-/// One gate's limit, measured value and outcome.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GateResult {
-    /// The `[gates]` key.
-    pub gate: String,
-    /// The limit, with its unit.
-    pub limit: String,
-    /// The measured value with its unit, if there was data.
-    pub measured: Option<String>,
-    /// Outcome.
-    pub status: GateStatus,
-    /// Where the value comes from, or why it could not be measured.
-    pub detail: String,
-}
-
-/// A corrupt block located in a file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CorruptAt {
-    /// Target index.
-    pub target_index: usize,
-    /// File number (`fNNNNN.dat`).
-    pub file: u32,
-    /// The read that found it.
-    pub phase: String,
-    /// The block.
-    pub block: CorruptBlock,
 }
 
 /// What the run measured besides the journal, for the gates.
@@ -190,39 +46,6 @@ pub struct Observed {
     pub temperature_c: Option<(f64, String)>,
     /// 99.9th-percentile I/O latency, if the engine recorded latencies.
     pub p999_latency: Option<Duration>,
-}
-
-/// The run's verdict.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Verdict {
-    /// `PASS`, `FAIL` or `INCOMPLETE` (not every step ran: no verdict).
-    pub result: String,
-    /// Every gate of the profile.
-    pub gates: Vec<GateResult>,
-    /// Steps completed / planned.
-    pub steps_done: usize,
-    /// Steps in the plan.
-    pub steps_planned: usize,
-    /// Bytes read back and verified.
-    pub bytes_verified: u64,
-    /// Corrupt bytes over all reads.
-    pub corrupt_bytes: u64,
-    /// Where (first blocks of each file).
-    pub corrupt: Vec<CorruptAt>,
-    /// Sessions the journal spans (1 + resumes).
-    pub sessions: u32,
-}
-
-impl Verdict {
-    /// True when every gate passed and every step ran.
-    pub fn passed(&self) -> bool {
-        self.result == "PASS"
-    }
-
-    /// True when the run failed a gate (the exit-code-3 case).
-    pub fn failed(&self) -> bool {
-        self.result == "FAIL"
-    }
 }
 
 /// Judges the journal by the gates. `planned` is the number of measured steps.
@@ -377,6 +200,7 @@ pub fn evaluate(
         "PASS"
     };
     Verdict {
+        format_version: hostd_records::certify::FORMAT_VERSION,
         result: result.into(),
         gates: out,
         steps_done,
@@ -391,6 +215,7 @@ pub fn evaluate(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::block::CorruptBlock;
 
     fn entry(phase: &str, index: u32, mbps: f64, corrupt: u64) -> JournalEntry {
         let read = phase.ends_with("read");
@@ -501,24 +326,5 @@ mod tests {
             evaluate(&gates(), &j, 2, &Observed::default()).result,
             "INCOMPLETE"
         );
-    }
-
-    #[test]
-    fn the_journal_survives_a_torn_last_line() {
-        let dir = tempfile::tempdir().unwrap();
-        let j = Journal::open(dir.path()).unwrap();
-        let e = entry("pass1-read", 3, 90.0, 0);
-        j.append(&e).unwrap();
-        drop(j);
-        let mut f = OpenOptions::new()
-            .append(true)
-            .open(dir.path().join(JOURNAL))
-            .unwrap();
-        f.write_all(b"{\"session\":0,\"tar").unwrap();
-        assert_eq!(load(dir.path()).unwrap(), vec![e]);
-        // A bad line in the middle is an error naming the file and line.
-        f.write_all(b"\n{}\n").unwrap();
-        let err = load(dir.path()).unwrap_err().to_string();
-        assert!(err.contains("certify.jsonl line 2"), "{err}");
     }
 }

@@ -10,16 +10,7 @@ use serde::Serialize;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-/// One byte that differs from what was written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct BadByte {
-    /// Offset in the file.
-    pub offset: u64,
-    /// What was written.
-    pub expected: u8,
-    /// What was read.
-    pub found: u8,
-}
+pub use hostd_records::certify::{BadByte, VerifiedFile, VerifyResult};
 
 /// What re-reading one file found.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -36,46 +27,6 @@ pub struct FileCheck {
     pub bad: Vec<BadByte>,
     /// Whether the reads bypassed the page cache.
     pub direct_io: bool,
-}
-
-/// One re-read file in a `verify-*.json` result.
-#[derive(Debug, Clone, Serialize)]
-pub struct FileResult {
-    /// Target index in the manifest.
-    pub target_index: usize,
-    /// The file.
-    pub path: String,
-    /// Bytes read.
-    pub bytes: u64,
-    /// Blocks with a bad byte.
-    pub corrupt_blocks: u64,
-    /// Bad bytes.
-    pub corrupt_bytes: u64,
-    /// Whether the reads bypassed the page cache.
-    pub direct_io: bool,
-    /// Every bad byte (up to the listing limit).
-    pub bad: Vec<BadByte>,
-}
-
-/// The result `hostd verify` appends to a run directory.
-#[derive(Debug, Clone, Serialize)]
-pub struct VerifyResult {
-    /// The run verified.
-    pub run_id: String,
-    /// The hostd that verified it.
-    pub hostd_version: String,
-    /// When, host Unix ns.
-    pub time_ns: u64,
-    /// `clean` or `corrupt`.
-    pub result: &'static str,
-    /// Files read.
-    pub files: usize,
-    /// Bytes read.
-    pub bytes: u64,
-    /// Bad bytes in all.
-    pub corrupt_bytes: u64,
-    /// Each file.
-    pub per_file: Vec<FileResult>,
 }
 
 /// Reads `path` whole (direct I/O where the filesystem allows it) and

@@ -6,7 +6,7 @@
 
 use anyhow::{bail, Context};
 use hostd_workload::block::{BlockCodec, DataPool};
-use hostd_workload::reverify::{self, FileResult, VerifyResult};
+use hostd_workload::reverify::{self, VerifiedFile, VerifyResult};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -54,7 +54,7 @@ pub fn execute(args: VerifyArgs) -> anyhow::Result<ExitCode> {
                 let c =
                     reverify::check_range(Path::new(dev), base, Some(len), &codec, args.max_listed)
                         .with_context(|| format!("cannot read {dev}"))?;
-                per_file.push(FileResult {
+                per_file.push(VerifiedFile {
                     target_index: ti,
                     path: format!("{dev} f{file:05} (device offset {base})"),
                     bytes: c.bytes,
@@ -77,7 +77,7 @@ pub fn execute(args: VerifyArgs) -> anyhow::Result<ExitCode> {
             let codec = BlockCodec::new(pool.clone(), ti as u32, file);
             let c = reverify::check_file(&p, &codec, args.max_listed)
                 .with_context(|| format!("cannot read {}", p.display()))?;
-            per_file.push(FileResult {
+            per_file.push(VerifiedFile {
                 target_index: ti,
                 path: p.display().to_string(),
                 bytes: c.bytes,
@@ -96,10 +96,11 @@ pub fn execute(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     }
     let corrupt: u64 = per_file.iter().map(|f| f.corrupt_bytes).sum();
     let result = VerifyResult {
+        format_version: hostd_records::certify::FORMAT_VERSION,
         run_id: m["run_id"].as_str().unwrap_or_default().to_string(),
         hostd_version: env!("CARGO_PKG_VERSION").to_string(),
         time_ns: hostd_workload::unix_ns(),
-        result: if corrupt == 0 { "clean" } else { "corrupt" },
+        result: if corrupt == 0 { "clean" } else { "corrupt" }.into(),
         files: per_file.len(),
         bytes: per_file.iter().map(|f| f.bytes).sum(),
         corrupt_bytes: corrupt,
@@ -184,9 +185,8 @@ fn test_files(dir: &Path) -> anyhow::Result<Vec<(u32, PathBuf)>> {
     Ok(out)
 }
 
-/// Writes `verify-<UTC time>.json` (a new file; never overwrites).
+/// Adds `verify-<UTC time>.json` to the run directory (never overwrites).
 fn write_result(run_dir: &Path, result: &VerifyResult) -> anyhow::Result<PathBuf> {
-    use std::io::Write;
     let secs = result.time_ns / 1_000_000_000;
     let (y, mo, d) = super::run::civil_from_days((secs / 86_400) as i64);
     let rem = secs % 86_400;
@@ -196,25 +196,7 @@ fn write_result(run_dir: &Path, result: &VerifyResult) -> anyhow::Result<PathBuf
         rem % 3600 / 60,
         rem % 60
     );
-    for n in 0.. {
-        let name = match n {
-            0 => format!("verify-{stamp}.json"),
-            n => format!("verify-{stamp}-{n}.json"),
-        };
-        let path = run_dir.join(name);
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
-            Ok(mut f) => {
-                f.write_all(&serde_json::to_vec_pretty(result)?)?;
-                f.sync_all()?;
-                return Ok(path);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e).with_context(|| format!("cannot create {}", path.display())),
-        }
-    }
-    unreachable!()
+    Ok(hostd_records::certify::write_verify_result(
+        run_dir, &stamp, result,
+    )?)
 }

@@ -9,7 +9,7 @@
 
 use anyhow::{bail, Context};
 use hostd_store::Summary;
-use hostd_workload::certify::{self, GateStatus, Journal, JournalEntry, Observed, Verdict};
+use hostd_workload::certify::{self, GateStatus, Journal, Observed, Verdict};
 use hostd_workload::events::{RunEvent, TargetInfo};
 use hostd_workload::plan::{Capacity, Plan};
 use hostd_workload::Profile;
@@ -41,7 +41,7 @@ impl JournalObserver {
     /// Records a finished file step (called from the target threads).
     pub fn on_event(&self, ev: &RunEvent) {
         if let RunEvent::FileEnd(rec) = ev {
-            if let Some(entry) = JournalEntry::from_record(self.session, rec) {
+            if let Some(entry) = certify::entry_from_record(self.session, rec) {
                 if let Err(e) = self.journal.append(&entry) {
                     if !self.failed.swap(true, Ordering::Relaxed) {
                         tracing::error!(
@@ -249,12 +249,8 @@ pub fn conclude(
     let entries = certify::load(root)?;
     let gates = profile.gates.clone().unwrap_or_default();
     let verdict = certify::evaluate(&gates, &entries, planned, &observed(summary));
-    let json = serde_json::to_vec_pretty(&verdict)?;
-    let path = root.join(certify::VERDICT);
-    std::fs::write(&path, json).with_context(|| format!("cannot write {}", path.display()))?;
-    summary
-        .extra
-        .insert("certify".into(), serde_json::to_value(&verdict)?);
+    hostd_records::certify::write_verdict(root, &verdict)?;
+    summary.certify = Some(verdict.clone());
     Ok(verdict)
 }
 
