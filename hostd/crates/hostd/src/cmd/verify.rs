@@ -7,7 +7,6 @@
 use anyhow::{bail, Context};
 use hostd_workload::block::{BlockCodec, DataPool};
 use hostd_workload::reverify::{self, VerifiedFile, VerifyResult};
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -23,32 +22,20 @@ pub struct VerifyArgs {
 
 /// Runs `hostd verify`: exit 0 clean, 3 corruption found.
 pub fn execute(args: VerifyArgs) -> anyhow::Result<ExitCode> {
-    let path = args.run_dir.join("manifest.json");
-    let m: Value = serde_json::from_str(
-        &std::fs::read_to_string(&path)
-            .with_context(|| format!("cannot read {}", path.display()))?,
-    )
-    .with_context(|| format!("{} is not JSON", path.display()))?;
-    let seed = m["seed"]
-        .as_u64()
-        .with_context(|| format!("{} has no seed", path.display()))?;
-    let raw = m["targets"]
-        .as_array()
-        .is_some_and(|ts| ts.iter().any(|t| t["scheme"] == "raw"));
-    if !raw && m["keep"].as_bool() != Some(true) {
+    let path = args.run_dir.join(hostd_records::manifest::FILE_NAME);
+    let m = hostd_records::manifest::read(&args.run_dir)?;
+    let raw = m.targets.iter().any(|t| t.scheme == "raw");
+    if !raw && !m.keep {
         bail!(
-            "{} key keep = {}: the run removed its test files; only a run made with --keep can be verified later",
+            "{} key keep = false: the run removed its test files; only a run made with --keep can be verified later",
             path.display(),
-            m["keep"]
         );
     }
-    let pool = DataPool::new(seed);
+    let pool = DataPool::new(m.seed);
     let mut per_file = Vec::new();
-    for (ti, t) in m["targets"].as_array().into_iter().flatten().enumerate() {
-        if t["scheme"] == "raw" {
-            let dev = t["path"]
-                .as_str()
-                .with_context(|| format!("{} key targets[{ti}].path is absent", path.display()))?;
+    for (ti, t) in m.targets.iter().enumerate() {
+        if t.scheme == "raw" {
+            let dev = t.path.as_str();
             for (file, base, len) in raw_extents(&m, &path, ti)? {
                 let codec = BlockCodec::new(pool.clone(), ti as u32, file);
                 let c =
@@ -66,11 +53,11 @@ pub fn execute(args: VerifyArgs) -> anyhow::Result<ExitCode> {
             }
             continue;
         }
-        let Some(dir) = t["test_dir"].as_str() else {
+        let Some(dir) = t.test_dir.as_deref() else {
             bail!(
                 "{} key targets[{ti}].test_dir is absent: target {} kept no test directory",
                 path.display(),
-                t["label"]
+                t.label
             );
         };
         for (file, p) in test_files(Path::new(dir))? {
@@ -97,7 +84,7 @@ pub fn execute(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     let corrupt: u64 = per_file.iter().map(|f| f.corrupt_bytes).sum();
     let result = VerifyResult {
         format_version: hostd_records::certify::FORMAT_VERSION,
-        run_id: m["run_id"].as_str().unwrap_or_default().to_string(),
+        run_id: m.run_id.clone(),
         hostd_version: env!("CARGO_PKG_VERSION").to_string(),
         time_ns: hostd_workload::unix_ns(),
         result: if corrupt == 0 { "clean" } else { "corrupt" }.into(),
@@ -144,20 +131,22 @@ pub fn execute(args: VerifyArgs) -> anyhow::Result<ExitCode> {
 /// The test files of raw target `ti` as (file, device offset, length): the
 /// run's plan rebuilt from the manifest's profile, seed and recorded capacity,
 /// files laid end to end from offset 0 as the run wrote them.
-fn raw_extents(m: &Value, path: &Path, ti: usize) -> anyhow::Result<Vec<(u32, u64, u64)>> {
+fn raw_extents(
+    m: &hostd_records::Manifest,
+    path: &Path,
+    ti: usize,
+) -> anyhow::Result<Vec<(u32, u64, u64)>> {
     use hostd_workload::plan::{Capacity, Plan};
     use hostd_workload::{Profile, TargetSpec};
-    let profile: Profile = serde_json::from_value(m["profile"].clone())
+    let profile: Profile = serde_json::from_value(m.profile.clone())
         .with_context(|| format!("{} key profile is unreadable", path.display()))?;
-    let t = &m["targets"][ti];
-    let spec = TargetSpec::parse(t["label"].as_str().unwrap_or_default(), &[])
-        .map_err(anyhow::Error::msg)?;
+    let t = &m.targets[ti];
+    let spec = TargetSpec::parse(&t.label, &[]).map_err(anyhow::Error::msg)?;
     let cap = Capacity {
-        total: t["capacity_bytes"].as_u64().unwrap_or(0),
-        available: t["free_bytes"].as_u64().unwrap_or(0),
+        total: t.capacity_bytes.unwrap_or(0),
+        available: t.free_bytes.unwrap_or(0),
     };
-    let seed = m["seed"].as_u64().unwrap_or(0);
-    let plan = Plan::build(&profile, &[spec], seed, &[cap]);
+    let plan = Plan::build(&profile, &[spec], m.seed, &[cap]);
     let mut base = 0;
     let mut out = Vec::new();
     for (i, &len) in plan.targets[0].file_sizes.iter().enumerate() {

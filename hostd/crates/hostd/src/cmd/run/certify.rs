@@ -13,7 +13,6 @@ use hostd_workload::certify::{self, GateStatus, Journal, Observed, Verdict};
 use hostd_workload::events::{RunEvent, TargetInfo};
 use hostd_workload::plan::{Capacity, Plan};
 use hostd_workload::Profile;
-use serde_json::Value;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -83,35 +82,23 @@ impl Resume {
     /// Reads and checks `run_dir/manifest.json` and the journal; writes nothing.
     /// `targets` are the `--target` values given with `--resume`, if any.
     pub fn load(run_dir: &Path, targets: &[String]) -> anyhow::Result<Resume> {
-        let path = run_dir.join("manifest.json");
-        let text = std::fs::read_to_string(&path).with_context(|| {
+        let path = run_dir.join(hostd_records::manifest::FILE_NAME);
+        let m = hostd_records::manifest::read(run_dir)
+            .with_context(|| format!("cannot resume {}", run_dir.display()))?;
+        let ours = env!("CARGO_PKG_VERSION");
+        if m.hostd_version != ours {
+            bail!(
+                "cannot resume: {} key hostd_version = \"{}\", but this is hostd {ours}; resume with the hostd that started the run",
+                path.display(),
+                m.hostd_version
+            );
+        }
+        let profile: Profile = serde_json::from_value(m.profile.clone()).with_context(|| {
             format!(
-                "cannot resume {}: cannot read {}",
-                run_dir.display(),
+                "cannot resume: {} key profile is unreadable",
                 path.display()
             )
         })?;
-        let m: Value = serde_json::from_str(&text)
-            .with_context(|| format!("cannot resume: {} is not JSON", path.display()))?;
-        let field = |key: &str| {
-            m.get(key)
-                .with_context(|| format!("cannot resume: {} has no `{key}`", path.display()))
-        };
-        let ours = env!("CARGO_PKG_VERSION");
-        let version = field("hostd_version")?.as_str().unwrap_or("?");
-        if version != ours {
-            bail!(
-                "cannot resume: {} key hostd_version = \"{version}\", but this is hostd {ours}; resume with the hostd that started the run",
-                path.display()
-            );
-        }
-        let profile: Profile =
-            serde_json::from_value(field("profile")?.clone()).with_context(|| {
-                format!(
-                    "cannot resume: {} key profile is unreadable",
-                    path.display()
-                )
-            })?;
         let profile = Profile::parse(
             &profile.to_toml(),
             &format!("{} key profile", path.display()),
@@ -123,20 +110,7 @@ impl Resume {
                 profile.kind
             );
         }
-        let seed = field("seed")?.as_u64().with_context(|| {
-            format!("cannot resume: {} key seed is not a number", path.display())
-        })?;
-        let run_id = field("run_id")?.as_str().unwrap_or_default().to_string();
-        let recorded = field("targets")?.as_array().with_context(|| {
-            format!(
-                "cannot resume: {} key targets is not a list",
-                path.display()
-            )
-        })?;
-        let labels: Vec<String> = recorded
-            .iter()
-            .map(|t| t["label"].as_str().unwrap_or_default().to_string())
-            .collect();
+        let labels: Vec<String> = m.targets.iter().map(|t| t.label.clone()).collect();
         if !targets.is_empty() && targets != labels.as_slice() {
             bail!(
                 "cannot resume: --target {} is another target than {} key targets = {}",
@@ -145,28 +119,26 @@ impl Resume {
                 labels.join(", ")
             );
         }
-        let capacity = recorded
+        let capacity = m
+            .targets
             .iter()
             .map(|t| Capacity {
-                total: t["capacity_bytes"].as_u64().unwrap_or(0),
-                available: t["free_bytes"].as_u64().unwrap_or(0),
+                total: t.capacity_bytes.unwrap_or(0),
+                available: t.free_bytes.unwrap_or(0),
             })
             .collect();
-        let devices = recorded
-            .iter()
-            .map(|t| t["device"].as_str().map(String::from))
-            .collect();
+        let devices = m.targets.iter().map(|t| t.device.clone()).collect();
         let entries = certify::load(run_dir)?;
         let session = entries.iter().map(|e| e.session + 1).max().unwrap_or(1);
         let session = session.max(next_session(run_dir));
         Ok(Resume {
             root: run_dir.to_path_buf(),
-            run_id,
+            run_id: m.run_id,
             profile,
-            seed,
+            seed: m.seed,
             targets: labels,
             capacity,
-            keep: m["keep"].as_bool().unwrap_or(false),
+            keep: m.keep,
             session,
             done: certify::done(&entries),
             devices,
