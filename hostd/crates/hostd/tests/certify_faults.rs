@@ -573,3 +573,60 @@ fn raw_device_certify_needs_destroy_data_refuses_a_mounted_device_and_stays_in_i
         "{vtext}"
     );
 }
+
+#[test]
+fn resume_on_another_device_at_the_same_path_is_refused() {
+    let Some(rig) = Rig::new("resume_other_device", 2, 128 << 20) else {
+        return;
+    };
+    limit(&rig, 0, false, 8_000_000);
+    let profile = rig.dir().join("p.toml");
+    std::fs::write(
+        &profile,
+        certify_profile(1, 0.3, "8MB", "max_corrupt_bytes = 0"),
+    )
+    .unwrap();
+    let run = rig.dir().join("run");
+    let target = rig.target(0).display().to_string();
+    let mut a = args(&["run", "-q", "--seed", "8", "--target", &target, "--profile"]);
+    a.push(profile.into());
+    a.push("--out".into());
+    a.push(run.clone().into());
+    let mut h = Hostd::spawn(&rig, &a);
+    wait_for(&run, "pass1-write f00000", |j| has(j, "pass1-write", 0));
+    h.kill();
+    h.wait();
+    // The other drive mounted where the first one was.
+    let (mnt, other) = (&rig.devs[0].mount, &rig.devs[1].dev);
+    assert!(Command::new("umount").arg(mnt).status().unwrap().success());
+    assert!(Command::new("mount")
+        .arg(other)
+        .arg(mnt)
+        .status()
+        .unwrap()
+        .success());
+    let journal_before = std::fs::read(run.join("certify.jsonl")).unwrap();
+    let mut r = args(&["run", "-q", "--resume"]);
+    r.push(run.clone().into());
+    let (out, text) = Hostd::spawn(&rig, &r).wait();
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("another target"), "{text}");
+    assert!(text.contains("key targets.device"), "{text}");
+    assert!(
+        text.contains(&rig.devs[0].dev.display().to_string()),
+        "{text}"
+    );
+    assert!(!run.join("resume-1").exists(), "nothing written");
+    assert_eq!(
+        std::fs::read(run.join("certify.jsonl")).unwrap(),
+        journal_before
+    );
+    // Put the first drive back for the rig's cleanup.
+    assert!(Command::new("umount").arg(mnt).status().unwrap().success());
+    assert!(Command::new("mount")
+        .arg(&rig.devs[0].dev)
+        .arg(mnt)
+        .status()
+        .unwrap()
+        .success());
+}
