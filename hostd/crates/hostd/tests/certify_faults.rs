@@ -574,6 +574,17 @@ fn raw_device_certify_needs_destroy_data_refuses_a_mounted_device_and_stays_in_i
     );
 }
 
+/// Unmounts `mnt`, waiting while a killed process's I/O (io_uring workers) still holds it.
+fn umount(mnt: &Path) {
+    for _ in 0..100 {
+        if Command::new("umount").arg(mnt).status().unwrap().success() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("cannot unmount {} within 10 s", mnt.display());
+}
+
 #[test]
 fn resume_on_another_device_at_the_same_path_is_refused() {
     let Some(rig) = Rig::new("resume_other_device", 2, 128 << 20) else {
@@ -598,7 +609,7 @@ fn resume_on_another_device_at_the_same_path_is_refused() {
     h.wait();
     // The other drive mounted where the first one was.
     let (mnt, other) = (&rig.devs[0].mount, &rig.devs[1].dev);
-    assert!(Command::new("umount").arg(mnt).status().unwrap().success());
+    umount(mnt);
     assert!(Command::new("mount")
         .arg(other)
         .arg(mnt)
@@ -622,7 +633,7 @@ fn resume_on_another_device_at_the_same_path_is_refused() {
         journal_before
     );
     // Put the first drive back for the rig's cleanup.
-    assert!(Command::new("umount").arg(mnt).status().unwrap().success());
+    umount(mnt);
     assert!(Command::new("mount")
         .arg(&rig.devs[0].dev)
         .arg(mnt)
