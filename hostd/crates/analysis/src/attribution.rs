@@ -293,16 +293,6 @@ pub fn attribute(
                 let flat = a <= 0.25 * b.max(0.0) + 0.005;
                 r.check(0.2, flat, format!("temperature slope {b:+.3} °C/s before, {a:+.3} °C/s after (flat or falling after onset means held at a limit)"));
             }
-            if let (Some(pb), Some(pa), Some(falls)) =
-                (ev.power_before_w, ev.power_after_w, power_falls)
-            {
-                r.check(
-                    0.3,
-                    falls,
-                    format!("bus power {pb:.2} → {pa:.2} W while throughput went ×{rate_ratio:.2}"),
-                );
-            }
-            r.check(0.15, alone, "no other target active".to_string());
         } else {
             let peak_before = ctx
                 .probe
@@ -314,17 +304,22 @@ pub fn attribute(
                 let cooled = b < -0.005 || t < hi - 2.0;
                 r.check(0.5, cooled, format!("enclosure {t:.1} °C at recovery, peak before it {hi:.1} °C, slope before {b:+.3} °C/s (cooling means a thermal limit released)"));
             }
-            if let (Some(pb), Some(pa), Some(rises)) =
-                (ev.power_before_w, ev.power_after_w, power_falls)
-            {
-                r.check(
-                    0.3,
-                    rises,
-                    format!("bus power {pb:.2} → {pa:.2} W with throughput ×{rate_ratio:.2}"),
-                );
-            }
-            r.check(0.2, alone, "no other target active".to_string());
         }
+        // Bus power that follows throughput (falls with a drop, rises with a recovery).
+        if let (Some(pb), Some(pa), Some(follows)) =
+            (ev.power_before_w, ev.power_after_w, power_falls)
+        {
+            r.check(
+                0.3,
+                follows,
+                format!("bus power {pb:.2} → {pa:.2} W with throughput ×{rate_ratio:.2}"),
+            );
+        }
+        r.check(
+            if drop { 0.15 } else { 0.2 },
+            alone,
+            "no other target active".to_string(),
+        );
         let mut r = Rule {
             scores: &mut slc,
             reasons: &mut reasons,

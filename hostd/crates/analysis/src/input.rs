@@ -88,18 +88,42 @@ impl ProbeSeries {
         (n > 0).then(|| sum / n as f64)
     }
 
-    /// Energy in joules over `[from_ns, to_ns)`: from the accumulator when present,
-    /// otherwise the trapezoidal integral of power.
+    /// Energy (J) at host time `t` from the accumulator column, as
+    /// [`crate::energy::energy_at`] defines it (linear between the instants the reading
+    /// changed); None without readings around `t`.
+    pub fn energy_at(&self, t: i64) -> Option<f64> {
+        let (ts, e) = (&self.time_ns, &self.energy_j);
+        if e.len() != ts.len() {
+            return None;
+        }
+        let i = ts.partition_point(|&x| x <= t);
+        // The reading in force at `t`, and the instant it appeared.
+        let last = (0..i).rev().find(|&k| e[k].is_finite())?;
+        let v = e[last];
+        let mut start = last;
+        for k in (0..last).rev() {
+            if e[k].is_finite() {
+                if e[k] != v {
+                    break;
+                }
+                start = k;
+            }
+        }
+        match (i..e.len()).find(|&k| e[k].is_finite() && e[k] != v) {
+            Some(n) => crate::energy::energy_at(&[(ts[start], v), (ts[n], e[n])], t),
+            None => crate::energy::energy_at(&[(ts[start], v)], t),
+        }
+    }
+
+    /// Energy in joules over `[from_ns, to_ns]`: from the accumulator when present
+    /// ([`Self::energy_at`]), otherwise the trapezoidal integral of power.
     pub fn energy_between(&self, from_ns: i64, to_ns: i64) -> Option<f64> {
+        if self.energy_j.iter().any(|e| e.is_finite()) {
+            return Some(self.energy_at(to_ns)? - self.energy_at(from_ns)?);
+        }
         let r = self.range(from_ns, to_ns);
         if r.len() < 2 {
             return None;
-        }
-        if !self.energy_j.is_empty() {
-            let (a, b) = (self.energy_j[r.start], self.energy_j[r.end - 1]);
-            if a.is_finite() && b.is_finite() {
-                return Some(b - a);
-            }
         }
         let mut e = 0.0;
         for i in r.start + 1..r.end {
@@ -397,7 +421,8 @@ fn csv_error(path: &Path, e: csv::Error) -> InputError {
     }
 }
 
-/// Reads `files.csv`: required columns `target,phase,index,start_ns,end_ns,bytes`.
+/// Reads `files.csv`: required columns `target,phase,index,start_ns,end_ns,bytes`; rows
+/// whose optional `status` is not `ok` (files cut short) are left out.
 pub fn read_files_csv(path: &Path) -> Result<Vec<FileRecord>, InputError> {
     let buf = open(path)?;
     let mut rdr = reader(&buf);
@@ -408,7 +433,9 @@ pub fn read_files_csv(path: &Path) -> Result<Vec<FileRecord>, InputError> {
     let c_start = cols.required("start_ns")?;
     let c_end = cols.required("end_ns")?;
     let c_bytes = cols.required("bytes")?;
+    let c_status = cols.optional("status");
     let mut out = Vec::new();
+    let mut incomplete = 0usize;
     let mut rec = csv::ByteRecord::new();
     let mut lines = LineCounter::new(&buf);
     while rdr
@@ -417,6 +444,11 @@ pub fn read_files_csv(path: &Path) -> Result<Vec<FileRecord>, InputError> {
     {
         let row = lines.line_of(&rec);
         let cell = Cell { path, row };
+        // A file cut short (Ctrl-C, an I/O error) is listed but not measured.
+        if c_status.is_some_and(|c| rec.get(c).is_some_and(|v| v != b"ok")) {
+            incomplete += 1;
+            continue;
+        }
         let f = FileRecord {
             target: cell.text(&rec, c_target, "target")?.to_string(),
             phase: cell.text(&rec, c_phase, "phase")?.to_string(),
@@ -430,7 +462,7 @@ pub fn read_files_csv(path: &Path) -> Result<Vec<FileRecord>, InputError> {
         }
         out.push(f);
     }
-    if out.is_empty() {
+    if out.is_empty() && incomplete == 0 {
         return Err(InputError::Empty {
             path: path.to_path_buf(),
         });
@@ -734,6 +766,41 @@ mod tests {
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].bytes, 1000);
         assert!((f[0].rate_bps() - 1e9).abs() < 1.0);
+    }
+
+    #[test]
+    fn files_cut_short_are_left_out_as_the_summary_leaves_them_out() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(d.path(), "files.csv", "target,phase,index,start_ns,end_ns,bytes,status\nA,write,0,0,10,100,ok\nA,write,1,10,15,7,interrupted\nA,write,2,15,16,1,error: EIO\n");
+        let f = read_files_csv(&p).unwrap();
+        assert_eq!(f.iter().map(|f| f.index).collect::<Vec<_>>(), [0]);
+    }
+
+    #[test]
+    fn accumulator_energy_is_linear_between_its_changes_not_its_repeated_readings() {
+        // Read every 1 ns, updated every 10 ns: 0 J at 0, 1 J at 10, 3 J at 20.
+        let time_ns: Vec<i64> = (0..=20).collect();
+        let energy_j = time_ns
+            .iter()
+            .map(|&t| {
+                if t < 10 {
+                    0.0
+                } else if t < 20 {
+                    1.0
+                } else {
+                    3.0
+                }
+            })
+            .collect();
+        let p = ProbeSeries {
+            power_w: vec![0.0; 21],
+            time_ns,
+            energy_j,
+            ..Default::default()
+        };
+        assert_eq!(p.energy_at(5), Some(0.5));
+        assert_eq!(p.energy_between(5, 15), Some(1.5));
+        assert_eq!(p.energy_at(21), None);
     }
 
     #[test]

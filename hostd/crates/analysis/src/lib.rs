@@ -7,6 +7,7 @@
 pub mod attribution;
 pub mod changepoint;
 pub mod detect;
+pub mod energy;
 pub mod input;
 pub mod model;
 pub mod overlap;
@@ -22,7 +23,6 @@ pub use model::{
     StallSummary,
 };
 
-use anyhow::Context as _;
 use std::path::Path;
 
 /// Knobs of one analysis; the defaults are what `hostd analyze` uses.
@@ -176,13 +176,11 @@ pub fn events_replaceable(path: &Path) -> bool {
 
 /// Writes `events.json` (the `hostd analyze --json` document) into the run directory.
 pub fn write_events(dir: &Path, analysis: &Analysis) -> anyhow::Result<()> {
-    let path = dir.join("events.json");
-    let text = serde_json::to_string_pretty(analysis)?;
-    let tmp = dir.join(".events.json.tmp");
-    std::fs::write(&tmp, text + "\n")
-        .with_context(|| format!("could not write {}", tmp.display()))?;
-    std::fs::rename(&tmp, &path).with_context(|| format!("could not write {}", path.display()))?;
-    Ok(())
+    let text = serde_json::to_string_pretty(analysis)? + "\n";
+    Ok(hostd_records::write_atomic(
+        &dir.join("events.json"),
+        text.as_bytes(),
+    )?)
 }
 
 #[cfg(test)]

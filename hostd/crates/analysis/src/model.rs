@@ -282,6 +282,12 @@ pub struct PhaseStats {
     pub mean_bps: f64,
     /// Median of per-file rates.
     pub median_bps: f64,
+    /// Slowest file's rate.
+    #[serde(default)]
+    pub min_bps: f64,
+    /// Fastest file's rate.
+    #[serde(default)]
+    pub max_bps: f64,
     /// 20 % trimmed mean of per-file rates (20 % cut from each end).
     pub trimmed_mean_bps: f64,
     /// 1 / Theil–Sen slope of time against size.

@@ -1,5 +1,6 @@
 //! Grouping files into one ordered series per target and phase, and their statistics.
 
+use crate::energy::{phase_energy, PhaseEnergy};
 use crate::input::{FileRecord, ProbeSeries};
 use crate::model::PhaseStats;
 use crate::stats;
@@ -18,6 +19,24 @@ pub struct Series {
 }
 
 impl Series {
+    /// The series of `files` (one target and phase), ordered by start time.
+    pub fn new(target: String, phase: String, mut files: Vec<FileRecord>) -> Self {
+        files.sort_by_key(|f| (f.start_ns, f.index));
+        let mut cum_bytes = Vec::with_capacity(files.len() + 1);
+        let mut acc = 0u64;
+        cum_bytes.push(0);
+        for f in &files {
+            acc += f.bytes;
+            cum_bytes.push(acc);
+        }
+        Series {
+            target,
+            phase,
+            files,
+            cum_bytes,
+        }
+    }
+
     /// Per-file rates, bytes/s.
     pub fn rates(&self) -> Vec<f64> {
         self.files.iter().map(FileRecord::rate_bps).collect()
@@ -60,16 +79,9 @@ pub fn group(files: &[FileRecord]) -> Vec<Series> {
             }),
         }
     }
-    for s in &mut out {
-        s.files.sort_by_key(|f| (f.start_ns, f.index));
-        let mut acc = 0u64;
-        s.cum_bytes.push(0);
-        for f in &s.files {
-            acc += f.bytes;
-            s.cum_bytes.push(acc);
-        }
-    }
-    out
+    out.into_iter()
+        .map(|s| Series::new(s.target, s.phase, s.files))
+        .collect()
 }
 
 /// Robust statistics of one series (see docs/methodology.md for each number).
@@ -86,13 +98,11 @@ pub fn phase_stats(s: &Series, probe: Option<&ProbeSeries>) -> PhaseStats {
     let ls = inv(stats::least_squares(&sizes, &times));
     let bim = stats::bimodality(&rates);
     let (start_ns, end_ns) = (s.start_ns(), s.end_ns());
-    let energy = probe.and_then(|p| {
-        let e: f64 = s
-            .files
-            .iter()
-            .filter_map(|f| p.energy_between(f.start_ns, f.end_ns))
-            .sum();
-        (e > 0.0).then_some(e)
+    let energy = probe.map_or_else(PhaseEnergy::default, |p| {
+        phase_energy(
+            s.files.iter().map(|f| (f.start_ns, f.end_ns, f.bytes)),
+            |a, b| p.energy_between(a, b),
+        )
     });
     PhaseStats {
         target: s.target.clone(),
@@ -105,6 +115,8 @@ pub fn phase_stats(s: &Series, probe: Option<&ProbeSeries>) -> PhaseStats {
         throughput_bps: s.total_bytes() as f64 / seconds.max(1e-9),
         mean_bps: stats::mean(&rates).unwrap_or(0.0),
         median_bps: stats::median(&rates).unwrap_or(0.0),
+        min_bps: rates.iter().copied().reduce(f64::min).unwrap_or(0.0),
+        max_bps: rates.iter().copied().reduce(f64::max).unwrap_or(0.0),
         trimmed_mean_bps: stats::trimmed_mean(&rates, 0.2).unwrap_or(0.0),
         theil_sen_bps: ts.map(|t| t.0),
         theil_sen_overhead_s: ts.map(|t| t.1),
@@ -113,8 +125,11 @@ pub fn phase_stats(s: &Series, probe: Option<&ProbeSeries>) -> PhaseStats {
         bimodal: bim.is_some_and(|b| b.bimodal),
         bimodality: bim,
         bimodality_coefficient: stats::bimodality_coefficient(&rates),
-        energy_j: energy,
-        j_per_gb: energy.map(|e| e / (s.total_bytes() as f64 / 1e9).max(1e-12)),
-        mean_power_w: probe.and_then(|p| p.mean_in(&p.power_w, start_ns, end_ns)),
+        energy_j: energy.energy_j,
+        j_per_gb: energy.j_per_gb,
+        // Without the accumulator, the mean of the power samples while the phase ran.
+        mean_power_w: energy
+            .mean_power_w
+            .or_else(|| probe.and_then(|p| p.mean_in(&p.power_w, start_ns, end_ns))),
     }
 }

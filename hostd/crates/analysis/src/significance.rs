@@ -203,14 +203,11 @@ mod tests {
                 by_shape[(i / 3) % 4] += 1;
             }
         }
-        println!(
-            "{rejections} of {series} null series rejected at α = {ALPHA}; by shape (uniform, heavy tail, small files, AR(1)) of {} each: {by_shape:?}",
-            series / 4
-        );
         // α·N = 8; P(Binomial(800, 0.01) > 17) < 0.001.
         assert!(
             rejections <= 17,
-            "{rejections} of {series} null series rejected"
+            "{rejections} of {series} null series rejected at α = {ALPHA}; by shape (uniform, heavy tail, small files, AR(1)) of {} each: {by_shape:?}",
+            series / 4
         );
     }
 

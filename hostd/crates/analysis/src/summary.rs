@@ -4,8 +4,9 @@ use crate::model::{Analysis, Event, EventKind};
 use std::fmt::Write;
 
 /// A rate in the unit that keeps its digits: "2.31 GB/s" from 0.1 GB/s up, "23.8 MB/s" below
-/// (a slow device's 24 → 12 MB/s would otherwise read "0.02 → 0.01 GB/s").
-fn gbps(bps: f64) -> String {
+/// (a slow device's 24 → 12 MB/s would otherwise read "0.02 → 0.01 GB/s"). The terminal
+/// summary and the report both write rates with it.
+pub fn rate(bps: f64) -> String {
     if bps.abs() >= 1e8 {
         format!("{:.2} GB/s", bps / 1e9)
     } else {
@@ -70,41 +71,33 @@ pub fn event_line(e: &Event) -> String {
             lo,
             hi,
             st.period_s.map_or(String::new(), |p| format!(", every {p:.1} s")),
-            gbps(e.rate_after_bps),
-            gbps(e.rate_before_bps),
-            strength(e)
-        )
-    } else if e.gradual {
-        format!(
-            "{} {} {} gradually from {} ({:.1} s) {interval}, settling at {}, {} → {}, {}",
-            e.target,
-            e.phase,
-            if e.kind == EventKind::Drop {
-                "declined"
-            } else {
-                "rose"
-            },
-            position(ev.onset_gb),
-            ev.onset_s,
-            position(e.settle_bytes as f64 / 1e9),
-            gbps(e.rate_before_bps),
-            gbps(e.rate_after_bps),
+            rate(e.rate_after_bps),
+            rate(e.rate_before_bps),
             strength(e)
         )
     } else {
+        // A step "dropped at …"/"recovered at …", a ramp "declined/rose gradually from …,
+        // settling at …".
+        let (verb, settle) = match (e.gradual, e.kind == EventKind::Drop) {
+            (false, true) => ("dropped at", String::new()),
+            (false, false) => ("recovered at", String::new()),
+            (true, drop) => (
+                if drop {
+                    "declined gradually from"
+                } else {
+                    "rose gradually from"
+                },
+                format!(", settling at {}", position(e.settle_bytes as f64 / 1e9)),
+            ),
+        };
         format!(
-            "{} {} {} at {} ({:.1} s) {interval}, {} → {}, {}",
+            "{} {} {verb} {} ({:.1} s) {interval}{settle}, {} → {}, {}",
             e.target,
             e.phase,
-            if e.kind == EventKind::Drop {
-                "dropped"
-            } else {
-                "recovered"
-            },
             position(ev.onset_gb),
             ev.onset_s,
-            gbps(e.rate_before_bps),
-            gbps(e.rate_after_bps),
+            rate(e.rate_before_bps),
+            rate(e.rate_after_bps),
             strength(e)
         )
     };
@@ -176,10 +169,10 @@ pub fn text(a: &Analysis) -> String {
             p.files,
             p.bytes as f64 / 1e9,
             p.seconds,
-            gbps(p.throughput_bps),
-            gbps(p.median_bps),
-            gbps(p.trimmed_mean_bps),
-            p.theil_sen_bps.map_or("–".into(), gbps),
+            rate(p.throughput_bps),
+            rate(p.median_bps),
+            rate(p.trimmed_mean_bps),
+            p.theil_sen_bps.map_or("–".into(), rate),
             if p.bimodal { " — BIMODAL: averages mislead" } else { "" }
         );
     }
@@ -208,7 +201,7 @@ pub fn text(a: &Analysis) -> String {
             .overlap
             .per_target
             .iter()
-            .map(|t| format!("{} {}", t.target, gbps(t.rate_bps)))
+            .map(|t| format!("{} {}", t.target, rate(t.rate_bps)))
             .collect();
         let _ = writeln!(
             s,
@@ -216,7 +209,7 @@ pub fn text(a: &Analysis) -> String {
             a.overlap.targets.len(),
             w.duration_s,
             per.join(" + "),
-            gbps(agg)
+            rate(agg)
         );
     }
     for l in &a.overlap.lags {
@@ -372,10 +365,10 @@ mod tests {
 
     #[test]
     fn slow_rates_and_positions_keep_their_digits() {
-        assert_eq!(gbps(2.31e9), "2.31 GB/s");
-        assert_eq!(gbps(0.66e9), "0.66 GB/s");
-        assert_eq!(gbps(23.8e6), "23.8 MB/s");
-        assert_eq!(gbps(12.04e6), "12.0 MB/s");
+        assert_eq!(rate(2.31e9), "2.31 GB/s");
+        assert_eq!(rate(0.66e9), "0.66 GB/s");
+        assert_eq!(rate(23.8e6), "23.8 MB/s");
+        assert_eq!(rate(12.04e6), "12.0 MB/s");
         assert_eq!(position(23.94), "23.9 GB");
         assert_eq!(position(0.6004), "600 MB");
         assert_eq!(

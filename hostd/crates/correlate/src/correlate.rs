@@ -12,9 +12,9 @@
 //! energy during the file.
 
 use crate::timeline::Timeline;
+use hostd_analysis::energy::phase_energy;
 use hostd_probe::agg::AGG_BIN_NS;
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 /// A file operation as the workload recorded it.
 #[derive(Debug, Clone, PartialEq)]
@@ -81,11 +81,11 @@ pub struct PhasePower {
     pub end_ns: i64,
     /// Bytes of the phase's files.
     pub bytes: u64,
-    /// Bus energy from first start to last end, J.
+    /// Σ of the files' bus energies (see `hostd_analysis::energy`), J.
     pub energy_j: Option<f64>,
     /// Energy per GB, J/GB.
     pub j_per_gb: Option<f64>,
-    /// Mean bus power, W.
+    /// Mean bus power over the files' time (energy / Σ durations), W.
     pub mean_power_w: Option<f64>,
     /// Lowest 10 ms mean bus power, W.
     pub min_power_w: Option<f64>,
@@ -194,36 +194,36 @@ fn file_energy(t: &Timeline, f: &FileSpan, share: Option<f64>) -> FileEnergy {
 
 fn phase_power(t: &Timeline, files: &[FileSpan]) -> Vec<PhasePower> {
     let mut order: Vec<(String, String)> = Vec::new();
-    let mut spans: BTreeMap<(String, String), (i64, i64, u64)> = BTreeMap::new();
     for f in files {
         let key = (f.target.clone(), f.phase.clone());
-        let e = spans.entry(key.clone()).or_insert_with(|| {
+        if !order.contains(&key) {
             order.push(key);
-            (f.start_ns, f.end_ns, 0)
-        });
-        e.0 = e.0.min(f.start_ns);
-        e.1 = e.1.max(f.end_ns);
-        e.2 += f.bytes;
+        }
     }
     order
         .into_iter()
-        .map(|key| {
-            let (start, end, bytes) = spans[&key];
-            let energy = energy_between(t, start, end);
+        .map(|(target, phase)| {
+            let mine = || {
+                files
+                    .iter()
+                    .filter(|f| f.target == target && f.phase == phase)
+            };
+            let start = mine().map(|f| f.start_ns).min().unwrap_or(0);
+            let end = mine().map(|f| f.end_ns).max().unwrap_or(0);
+            let energy = phase_energy(mine().map(|f| (f.start_ns, f.end_ns, f.bytes)), |a, b| {
+                energy_between(t, a, b)
+            });
             let bins = t.bins_between(start, end, AGG_BIN_NS);
             let powers = bins.iter().map(|b| b.power_w.mean).filter(|v| !v.is_nan());
-            let secs = (end - start) as f64 / 1e9;
             PhasePower {
-                target: key.0,
-                phase: key.1,
+                bytes: mine().map(|f| f.bytes).sum(),
+                target,
+                phase,
                 start_ns: start,
                 end_ns: end,
-                bytes,
-                energy_j: energy,
-                j_per_gb: energy
-                    .filter(|_| bytes > 0)
-                    .map(|e| e / (bytes as f64 / 1e9)),
-                mean_power_w: energy.filter(|_| secs > 0.0).map(|e| e / secs),
+                energy_j: energy.energy_j,
+                j_per_gb: energy.j_per_gb,
+                mean_power_w: energy.mean_power_w,
                 min_power_w: powers.clone().reduce(f64::min),
                 peak_power_w: powers.reduce(f64::max),
                 temp_max_c: bins

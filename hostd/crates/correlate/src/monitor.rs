@@ -127,5 +127,8 @@ pub fn run_monitor(
 }
 
 fn write_json(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
-    crate::write_atomic(path, &serde_json::to_vec_pretty(value)?)
+    Ok(crate::write_atomic(
+        path,
+        &serde_json::to_vec_pretty(value)?,
+    )?)
 }

@@ -53,20 +53,7 @@ impl Timeline {
     /// Energy (J) at host time `t`, linear between accumulator readings;
     /// `None` outside the readings.
     pub fn energy_at(&self, t: i64) -> Option<f64> {
-        let (first, last) = self.energy_span()?;
-        if t < first || t > last {
-            return None;
-        }
-        let i = self.energy.partition_point(|&(ti, _)| ti <= t);
-        if i == 0 {
-            return Some(self.energy[0].1);
-        }
-        let (t0, e0) = self.energy[i - 1];
-        match self.energy.get(i) {
-            None => Some(e0),
-            Some(&(t1, e1)) if t1 > t0 => Some(e0 + (e1 - e0) * (t - t0) as f64 / (t1 - t0) as f64),
-            Some(_) => Some(e0),
-        }
+        hostd_analysis::energy::energy_at(&self.energy, t)
     }
 
     /// Bins that overlap `[start, end]`.

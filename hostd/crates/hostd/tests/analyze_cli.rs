@@ -3,13 +3,14 @@
 
 use hostd_scenario::write::{write_run, ProbeOptions};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
+mod common;
+use common::assert_ok;
+
+/// `hostd ARGS…`, run to its end.
 fn hostd(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hostd"))
-        .args(args)
-        .output()
-        .expect("hostd runs")
+    common::hostd().args(args).output().expect("hostd runs")
 }
 
 fn generate(name: &str, dir: &Path) {
@@ -28,11 +29,7 @@ fn analyze_json_has_the_documented_shape_and_writes_events_and_report() {
     let d = tempfile::tempdir().unwrap();
     generate("x5-thermal", d.path());
     let out = hostd(&["analyze", d.path().to_str().unwrap(), "--json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let v: serde_json::Value =
         serde_json::from_slice(&out.stdout).expect("stdout is exactly one JSON document");
     let mut keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
@@ -104,11 +101,7 @@ fn analyze_works_without_probe_csv() {
     let sc = hostd_scenario::load("steady").unwrap();
     write_run(d.path(), &sc, &hostd_scenario::simulate(&sc), None).unwrap();
     let out = hostd(&["analyze", d.path().to_str().unwrap(), "--json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["events"].as_array().unwrap().len(), 0);
     assert!(v["phases"][0]["j_per_gb"].is_null());
@@ -165,11 +158,7 @@ fn compare_puts_runs_side_by_side() {
         b.path().to_str().unwrap(),
     ]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     assert!(
         text.contains("Theil–Sen GB/s")
             && text.contains("x5 write")

@@ -7,24 +7,15 @@
 use hostd_influx::testing::InfluxServer;
 use hostd_scenario::write::{write_run, ProbeOptions};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 mod common;
-use common::sim_path;
+use common::{assert_ok, hostd, record_count, sim_path, to_influx};
 
 fn import(dir: &Path, server: &InfluxServer) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hostd"))
-        .arg("import")
-        .arg(dir)
-        .args(["--influx-url", &server.url(), "--influx-token-file"])
-        .arg(server.token_file().unwrap())
-        .env_remove("INFLUX_TOKEN")
+    to_influx(hostd().arg("import").arg(dir), server)
         .output()
         .unwrap()
-}
-
-fn rows(path: &Path) -> u64 {
-    std::fs::read_to_string(path).unwrap().lines().count() as u64 - 1
 }
 
 #[test]
@@ -59,8 +50,8 @@ fn import_takes_a_scenario_gen_run_directory() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.status.success(), "hostd import failed:\n{text}");
-    let files = rows(&dir.join("files.csv"));
-    let probe = rows(&dir.join("probe.csv"));
+    let files = record_count(&dir.join("files.csv"));
+    let probe = record_count(&dir.join("probe.csv"));
     assert!(files > 10 && probe > 1000, "{files} files, {probe} samples");
     assert_eq!(server.count("file", "bytes").unwrap(), files, "{text}");
     assert_eq!(server.count("probe", "seq").unwrap(), probe, "{text}");
@@ -94,31 +85,22 @@ fn import_takes_a_monitor_directory() {
     let server = InfluxServer::start().expect("private influxd (run `just influx-build` first)");
     let work = tempfile::tempdir().unwrap();
     let dir = work.path().join("mon");
-    let out = Command::new(env!("CARGO_BIN_EXE_hostd"))
+    let out = hostd()
         .args(["monitor", "--probe", "sim", "--duration", "1.5"])
         .args(["--status-every", "0", "--out"])
         .arg(&dir)
         .env("THROTTLESCOPE_PROBE_SIM", sim_path())
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "hostd monitor failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let out = import(&dir, &server);
-    assert!(
-        out.status.success(),
-        "hostd import failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let probe = rows(&dir.join("probe.csv"));
+    assert_ok(&out);
+    let probe = record_count(&dir.join("probe.csv"));
     assert!(probe > 500, "{probe} samples");
     assert_eq!(server.count("probe", "seq").unwrap(), probe);
     assert_eq!(
         server.count("probe_agg", "samples").unwrap(),
-        rows(&dir.join("probe_agg.csv"))
+        record_count(&dir.join("probe_agg.csv"))
     );
 }
 

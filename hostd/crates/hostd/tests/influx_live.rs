@@ -3,12 +3,11 @@
 //! the run); at the end every received sample is there once, none pushed twice.
 
 use hostd_influx::testing::InfluxServer;
-use serde_json::Value;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{paced_profile, sim_path};
+use common::{assert_ok, hostd_run, paced_profile, read_json, record_count, to_influx};
 
 #[test]
 fn probe_points_reach_influxdb_while_the_run_is_going() {
@@ -19,17 +18,8 @@ fn probe_points_reach_influxdb_while_the_run_is_going() {
         .unwrap();
     let (target, run) = (work.path().join("target"), work.path().join("run"));
     std::fs::create_dir(&target).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hostd"))
-        .args(["run", "-q", "--probe", "sim", "--profile"])
-        .arg(paced_profile(work.path()))
-        .arg("--target")
-        .arg(&target)
-        .arg("--out")
-        .arg(&run)
-        .args(["--influx-url", &server.url(), "--influx-token-file"])
-        .arg(server.token_file().unwrap())
-        .env("THROTTLESCOPE_PROBE_SIM", sim_path())
-        .env_remove("INFLUX_TOKEN")
+    let mut cmd = hostd_run(paced_profile(work.path()), [&target], &run);
+    let mut child = to_influx(cmd.args(["--probe", "sim"]), &server)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -51,11 +41,7 @@ fn probe_points_reach_influxdb_while_the_run_is_going() {
         );
     }
     let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "hostd run failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let (probe_live, agg_live) = seen_running;
     // 1 kHz for several seconds: thousands of samples in InfluxDB before the end.
     assert!(
@@ -64,8 +50,7 @@ fn probe_points_reach_influxdb_while_the_run_is_going() {
     );
     assert!(agg_live > 100, "{agg_live} probe_agg points while running");
 
-    let summary: Value =
-        serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap()).unwrap();
+    let summary = read_json(&run.join("summary.json"));
     let received = summary["extra"]["probe"]["link"]["stats"]["sequence"]["received"]
         .as_u64()
         .unwrap();
@@ -75,11 +60,7 @@ fn probe_points_reach_influxdb_while_the_run_is_going() {
     let pushed = &inf["pushed_at_end"];
     assert!(pushed.get("probe.csv").is_none(), "{pushed}");
     assert_eq!(server.count("probe", "seq").unwrap(), received);
-    let agg_rows = std::fs::read_to_string(run.join("probe_agg.csv"))
-        .unwrap()
-        .lines()
-        .count() as u64
-        - 1;
+    let agg_rows = record_count(&run.join("probe_agg.csv"));
     assert_eq!(server.count("probe_agg", "power_w_mean").unwrap(), agg_rows);
     assert!(
         pushed["probe (live)"].as_u64().unwrap() >= received + agg_rows,

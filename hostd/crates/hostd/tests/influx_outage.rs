@@ -4,50 +4,22 @@
 //! probe sample and 10 ms aggregate of the run directory is then counted in InfluxDB.
 
 use hostd_influx::testing::InfluxServer;
-use serde_json::Value;
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 mod common;
-use common::sim_path;
-
-fn csv_rows(path: &Path) -> u64 {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    text.lines()
-        .skip(1)
-        .filter(|l| !l.trim().is_empty())
-        .count() as u64
-}
+use common::{hostd_run, read_json, record_count, to_influx};
 
 #[test]
 fn run_survives_a_30_second_influxdb_outage_with_nothing_lost() {
     let mut server = InfluxServer::start().unwrap_or_else(|e| panic!("{e:#}"));
-    let token_file = server.token_file().unwrap();
     let work = tempfile::Builder::new()
         .prefix("hostd-influx-outage")
         .tempdir_in("/var/tmp")
         .unwrap();
     let run = work.path().join("run");
-    let child = Command::new(env!("CARGO_BIN_EXE_hostd"))
-        .args([
-            "run",
-            "--profile",
-            "sustained-100GB",
-            "--target",
-            "sim:x5-thermal*4:write",
-            "--probe",
-            "sim",
-            "-q",
-            "--influx-url",
-            &server.url(),
-            "--influx-token-file",
-        ])
-        .arg(&token_file)
-        .arg("--out")
-        .arg(&run)
-        .env("THROTTLESCOPE_PROBE_SIM", sim_path())
-        .env_remove("INFLUX_TOKEN")
+    let mut cmd = hostd_run("sustained-100GB", ["sim:x5-thermal*4:write"], &run);
+    let child = to_influx(cmd.args(["--probe", "sim"]), &server)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -69,8 +41,7 @@ fn run_survives_a_30_second_influxdb_outage_with_nothing_lost() {
         "hostd run failed:\n{stdout}\n{stderr}"
     );
 
-    let summary: Value =
-        serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap()).unwrap();
+    let summary = read_json(&run.join("summary.json"));
     let inf = &summary["extra"]["influx"];
     eprintln!("summary.extra.influx = {inf}");
     assert_eq!(inf["complete"], true, "{inf}");
@@ -82,10 +53,10 @@ fn run_survives_a_30_second_influxdb_outage_with_nothing_lost() {
     assert_eq!(inf["points_rejected"], 0);
 
     // Every record of the run directory is in InfluxDB.
-    let files = csv_rows(&run.join("files.csv"));
-    let probe = csv_rows(&run.join("probe.csv"));
-    let agg = csv_rows(&run.join("probe_agg.csv"));
-    let intervals = csv_rows(&run.join("intervals.csv"));
+    let files = record_count(&run.join("files.csv"));
+    let probe = record_count(&run.join("probe.csv"));
+    let agg = record_count(&run.join("probe_agg.csv"));
+    let intervals = record_count(&run.join("intervals.csv"));
     assert!(
         files >= 50 && probe > 10_000,
         "files {files}, probe samples {probe}"

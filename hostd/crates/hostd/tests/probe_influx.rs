@@ -4,11 +4,11 @@
 //! closing to 0.1 %.
 
 use hostd_influx::testing::InfluxServer;
-use serde_json::Value;
-use std::process::Command;
 
 mod common;
-use common::{run_with_unplug, sim_path, UnplugRun};
+use common::{
+    assert_ok, hostd, hostd_run, read_json, record_count, run_with_unplug, to_influx, UnplugRun,
+};
 
 #[test]
 fn probe_run_reaches_influxdb_complete() {
@@ -19,35 +19,15 @@ fn probe_run_reaches_influxdb_complete() {
         .unwrap();
     let (target, run) = (work.path().join("target"), work.path().join("run"));
     std::fs::create_dir(&target).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_hostd"))
-        .args([
-            "run",
-            "--profile",
-            "quick",
-            "--probe",
-            "sim",
-            "-q",
-            "--influx-url",
-            &server.url(),
-            "--influx-token-file",
-        ])
-        .arg(server.token_file().unwrap())
-        .arg("--target")
-        .arg(&target)
-        .arg("--out")
-        .arg(&run)
-        .env("THROTTLESCOPE_PROBE_SIM", sim_path())
-        .env_remove("INFLUX_TOKEN")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "hostd run failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = to_influx(
+        hostd_run("quick", [&target], &run).args(["--probe", "sim"]),
+        &server,
+    )
+    .output()
+    .unwrap();
+    assert_ok(&out);
 
-    let summary: Value =
-        serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap()).unwrap();
+    let summary = read_json(&run.join("summary.json"));
     let probe = &summary["extra"]["probe"];
     let received = probe["link"]["stats"]["sequence"]["received"]
         .as_u64()
@@ -56,11 +36,7 @@ fn probe_run_reaches_influxdb_complete() {
     assert!(probe["alignment_uncertainty_ns"].as_f64().unwrap() <= 1e6);
     assert!(probe["energy_balance"]["relative_error"].as_f64().unwrap() < 1e-3);
 
-    let files = std::fs::read_to_string(run.join("files.csv"))
-        .unwrap()
-        .lines()
-        .count() as u64
-        - 1;
+    let files = record_count(&run.join("files.csv"));
     assert_eq!(
         server.count("probe", "seq").unwrap(),
         received,
@@ -76,11 +52,7 @@ fn probe_run_reaches_influxdb_complete() {
         files,
         "every file has its energy"
     );
-    let agg = std::fs::read_to_string(run.join("probe_agg.csv"))
-        .unwrap()
-        .lines()
-        .count() as u64
-        - 1;
+    let agg = record_count(&run.join("probe_agg.csv"));
     assert_eq!(server.count("probe_agg", "power_w_mean").unwrap(), agg);
 }
 
@@ -89,38 +61,19 @@ fn monitor_streams_the_idle_probe_to_influxdb() {
     let server = InfluxServer::start().expect("private influxd (run `just influx-build` first)");
     let work = tempfile::tempdir().unwrap();
     let dir = work.path().join("mon");
-    let out = Command::new(env!("CARGO_BIN_EXE_hostd"))
+    let mut cmd = hostd();
+    cmd.args(["monitor", "--probe", "sim", "--duration", "2.5"])
         .args([
-            "monitor",
-            "--probe",
-            "sim",
-            "--duration",
-            "2.5",
             "--status-every",
             "0",
-        ])
-        .args([
             "--sim-arg=--idle-w",
             "--sim-arg=1.5",
-            "--influx-url",
-            &server.url(),
-            "--influx-token-file",
+            "--out",
         ])
-        .arg(server.token_file().unwrap())
-        .arg("--out")
-        .arg(&dir)
-        .env("THROTTLESCOPE_PROBE_SIM", sim_path())
-        .env_remove("INFLUX_TOKEN")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "hostd monitor failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let summary: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+        .arg(&dir);
+    let out = to_influx(&mut cmd, &server).output().unwrap();
+    assert_ok(&out);
+    let summary = read_json(&dir.join("summary.json"));
     let samples = summary["samples"].as_u64().unwrap();
     assert!(samples > 1500, "{samples} samples in 2.5 s");
     let idle = summary["mean_power_w"].as_f64().unwrap();
@@ -129,22 +82,14 @@ fn monitor_streams_the_idle_probe_to_influxdb() {
         "idle power {idle} W, simulator idles at 1.5 W"
     );
     assert_eq!(summary["link"]["stats"]["sequence"]["gaps"], 0);
-    let csv_rows = std::fs::read_to_string(dir.join("probe.csv"))
-        .unwrap()
-        .lines()
-        .count() as u64
-        - 1;
+    let csv_rows = record_count(&dir.join("probe.csv"));
     assert_eq!(csv_rows, samples);
     assert_eq!(
         server.count("probe", "seq").unwrap(),
         samples,
         "every sample streamed to InfluxDB"
     );
-    let agg = std::fs::read_to_string(dir.join("probe_agg.csv"))
-        .unwrap()
-        .lines()
-        .count() as u64
-        - 1;
+    let agg = record_count(&dir.join("probe_agg.csv"));
     assert_eq!(server.count("probe_agg", "samples").unwrap(), agg);
 }
 
@@ -155,13 +100,10 @@ fn unplug_mid_run_loses_no_received_sample_on_the_way_to_influxdb() {
     let UnplugRun {
         run, work: _work, ..
     } = run_with_unplug("hostd-probe-influx", |cmd| {
-        cmd.args(["--influx-url", &server.url(), "--influx-token-file"])
-            .arg(server.token_file().unwrap())
-            .env_remove("INFLUX_TOKEN");
+        to_influx(cmd, &server);
     });
 
-    let summary: Value =
-        serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap()).unwrap();
+    let summary = read_json(&run.join("summary.json"));
     let probe = &summary["extra"]["probe"];
     let reconnects = probe["link"]["reconnects"].as_array().unwrap();
     assert_eq!(reconnects.len(), 1, "{reconnects:?}");
@@ -174,10 +116,6 @@ fn unplug_mid_run_loses_no_received_sample_on_the_way_to_influxdb() {
         received,
         "every received sample in InfluxDB"
     );
-    let files = std::fs::read_to_string(run.join("files.csv"))
-        .unwrap()
-        .lines()
-        .count() as u64
-        - 1;
+    let files = record_count(&run.join("files.csv"));
     assert_eq!(server.count("file", "bytes").unwrap(), files);
 }

@@ -2,72 +2,27 @@
 //! file correlated, zero gaps, alignment within 1 ms, energy closes; and an
 //! unplug in the middle of a run is survived and recorded.
 
-use serde_json::Value;
-use std::path::Path;
-use std::process::Command;
-
 mod common;
-use common::{run_with_unplug, sim_path, UnplugRun};
-
-/// A scratch directory on a real disk (tmpfs has no direct I/O).
-fn scratch() -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix("hostd-probe-run")
-        .tempdir_in("/var/tmp")
-        .unwrap()
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn csv_rows(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut lines = text.lines();
-    let header = lines.next().unwrap().split(',').map(String::from).collect();
-    (
-        header,
-        lines
-            .map(|l| l.split(',').map(String::from).collect())
-            .collect(),
-    )
-}
-
-fn hostd(args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hostd"));
-    cmd.args(args).env("THROTTLESCOPE_PROBE_SIM", sim_path());
-    cmd
-}
+use common::{
+    assert_ok, csv_rows, disk_target, hostd, hostd_run, read_json, run_with_unplug, sim_path,
+    UnplugRun,
+};
 
 #[test]
 fn run_with_the_simulated_probe_correlates_every_file() {
-    let work = scratch();
-    let (target, run) = (work.path().join("target"), work.path().join("run"));
-    std::fs::create_dir(&target).unwrap();
-    let out = hostd(&[
-        "run",
-        "--profile",
-        "quick",
-        "--probe",
-        "sim",
-        "--probe-rate",
-        "500",
-        "--probe-channels",
-        "all",
-        "-q",
-        "--target",
-    ])
-    .arg(&target)
-    .arg("--out")
-    .arg(&run)
-    .output()
-    .unwrap();
-    assert!(
-        out.status.success(),
-        "hostd run failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (_work, target, run) = disk_target();
+    let out = hostd_run("quick", [&target], &run)
+        .args([
+            "--probe",
+            "sim",
+            "--probe-rate",
+            "500",
+            "--probe-channels",
+            "all",
+        ])
+        .output()
+        .unwrap();
+    assert_ok(&out);
 
     // The rate and channels asked, the conversion rate the probe chose and the
     // rate it achieved are in the manifest.
@@ -109,23 +64,24 @@ fn run_with_the_simulated_probe_correlates_every_file() {
     assert!(balance["accumulator_j"].as_f64().unwrap() > 0.0);
 
     // Every file has its energy; probe.csv holds every received sample.
-    let (header, rows) = csv_rows(&run.join("files.csv"));
+    let table = csv_rows(&run.join("files.csv"));
+    let (header, rows) = (&table[0], &table[1..]);
     let energy = header
         .iter()
         .position(|h| h == "energy_j")
         .expect("energy_j column");
     let jpg = header.iter().position(|h| h == "j_per_gb").unwrap();
     assert_eq!(rows.len(), 24);
-    for row in &rows {
+    for row in rows {
         let e: f64 = row[energy]
             .parse()
             .unwrap_or_else(|_| panic!("no energy in {row:?}"));
         assert!(e > 0.0);
         assert!(row[jpg].parse::<f64>().unwrap() > 0.0);
     }
-    let (_, samples) = csv_rows(&run.join("probe.csv"));
+    let samples = &csv_rows(&run.join("probe.csv"))[1..];
     assert_eq!(samples.len() as u64, seq["received"].as_u64().unwrap());
-    let (_, agg) = csv_rows(&run.join("probe_agg.csv"));
+    let agg = &csv_rows(&run.join("probe_agg.csv"))[1..];
     assert!(agg.len() > 50);
     assert!(probe["phases"].as_array().unwrap().len() == 2);
     // The summary says how the probe sampled: achieved of converted rate,
@@ -174,20 +130,21 @@ fn unplug_in_the_middle_of_a_run_is_recorded_and_the_run_completes() {
     let events = std::fs::read_to_string(run.join("probe-link.jsonl")).unwrap();
     assert!(events.contains("\"disconnected\"") && events.contains("\"reconnected\""));
     let resumed_ns = r["resumed_ns"].as_i64().unwrap();
-    let (_, samples) = csv_rows(&run.join("probe.csv"));
+    let samples = &csv_rows(&run.join("probe.csv"))[1..];
     let after = samples
         .iter()
         .filter(|s| s[0].parse::<i64>().unwrap() > resumed_ns)
         .count();
     assert!(after > 1000, "only {after} samples after the reconnect");
-    let (_, files) = csv_rows(&run.join("files.csv"));
+    let files = &csv_rows(&run.join("files.csv"))[1..];
     assert!(!files.is_empty());
 }
 
 #[test]
 fn monitor_refuses_durations_that_are_not_finite_positive_numbers() {
     for bad in ["-1", "nan", "inf", "0", "soon"] {
-        let out = hostd(&["monitor", "--probe", "sim", &format!("--duration={bad}")])
+        let out = hostd()
+            .args(["monitor", "--probe", "sim", &format!("--duration={bad}")])
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(2), "--duration {bad} accepted");
@@ -201,27 +158,18 @@ fn monitor_refuses_durations_that_are_not_finite_positive_numbers() {
 
 #[test]
 fn a_probe_rate_above_the_i2c_ceiling_is_refused_with_the_numbers() {
-    let work = scratch();
-    let (target, run) = (work.path().join("target"), work.path().join("run"));
-    std::fs::create_dir(&target).unwrap();
-    let out = hostd(&[
-        "run",
-        "--profile",
-        "quick",
-        "-q",
-        "--probe",
-        "sim",
-        "--probe-rate",
-        "1200",
-        "--probe-channels",
-        "all",
-        "--target",
-    ])
-    .arg(&target)
-    .arg("--out")
-    .arg(&run)
-    .output()
-    .unwrap();
+    let (_work, target, run) = disk_target();
+    let out = hostd_run("quick", [&target], &run)
+        .args([
+            "--probe",
+            "sim",
+            "--probe-rate",
+            "1200",
+            "--probe-channels",
+            "all",
+        ])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     // Four channels: DIAG_ALRT + 4 x 3 bytes + one 5-byte read = 1028 us at 400 kHz.
@@ -241,8 +189,7 @@ fn a_probe_rate_above_the_i2c_ceiling_is_refused_with_the_numbers() {
         &["--probe", "sim", "--probe-channels", "vbus,amps"][..],
         &["--probe-rate", "500"][..],
     ] {
-        let out = hostd(&["run", "--profile", "quick", "-q", "--target"])
-            .arg(&target)
+        let out = hostd_run("quick", [&target], &run)
             .args(args)
             .output()
             .unwrap();
@@ -257,23 +204,11 @@ fn a_probe_rate_above_the_i2c_ceiling_is_refused_with_the_numbers() {
 
 #[test]
 fn an_unreachable_probe_is_refused_before_anything_is_written() {
-    let work = scratch();
-    let (target, run) = (work.path().join("target"), work.path().join("run"));
-    std::fs::create_dir(&target).unwrap();
-    let out = hostd(&[
-        "run",
-        "--profile",
-        "quick",
-        "-q",
-        "--probe",
-        "/dev/no-such-probe",
-        "--target",
-    ])
-    .arg(&target)
-    .arg("--out")
-    .arg(&run)
-    .output()
-    .unwrap();
+    let (_work, target, run) = disk_target();
+    let out = hostd_run("quick", [&target], &run)
+        .args(["--probe", "/dev/no-such-probe"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(

@@ -1,45 +1,15 @@
 //! `hostd run` and `hostd profiles` through the built binary: real files with
 //! direct I/O, the run directory, and the faults a user meets.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-fn hostd() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_hostd"))
-}
-
-/// A temporary directory on a real disk (direct I/O needs one).
-fn disk_tempdir() -> tempfile::TempDir {
-    let base = std::env::var("THROTTLESCOPE_TEST_DIR").unwrap_or_else(|_| "/var/tmp".into());
-    tempfile::tempdir_in(base).expect("tempdir on disk")
-}
-
-fn small_profile(dir: &Path, count: u32, max: &str) -> PathBuf {
-    let p = dir.join("small.toml");
-    std::fs::write(
-        &p,
-        format!("name = \"small\"\ndescription = \"test\"\nkind = \"files\"\n[files]\ncount = {count}\nmin_size = \"1MB\"\nmax_size = \"{max}\"\n[io]\nblock_size = \"1MiB\"\nqueue_depth = 4\nphases = [\"write\", \"read\"]\n"),
-    )
-    .unwrap();
-    p
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn csv_rows(path: &Path) -> Vec<Vec<String>> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| l.split(',').map(String::from).collect())
-        .collect()
-}
+mod common;
+use common::{
+    assert_ok, csv_rows, disk_target, disk_tempdir, hostd, hostd_run, read_json, small_profile,
+    text,
+};
 
 fn dir_is_empty(p: &Path) -> bool {
     std::fs::read_dir(p).unwrap().next().is_none()
@@ -70,22 +40,13 @@ fn profiles_lists_every_builtin_with_parameters() {
 
 #[test]
 fn run_writes_a_complete_run_directory_and_removes_its_test_files() {
-    let work = disk_tempdir();
-    let target = work.path().join("target");
-    std::fs::create_dir(&target).unwrap();
-    let out = work.path().join("run");
+    let (work, target, out) = disk_target();
     let prof = small_profile(work.path(), 4, "3MB");
-    let o = hostd()
-        .args(["run", "--profile"])
-        .arg(&prof)
-        .arg("--target")
-        .arg(&target)
-        .arg("--out")
-        .arg(&out)
+    let o = hostd_run(&prof, [&target], &out)
         .args(["--seed", "42"])
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
+    assert_ok(&o);
     let t = text(&o);
     assert!(
         t.contains("completed") && t.contains("trim20") && t.contains("theil-sen"),
@@ -107,29 +68,21 @@ fn run_writes_a_complete_run_directory_and_removes_its_test_files() {
     );
     assert_eq!(rows.len(), 1 + 8);
     assert!(rows[5..].iter().all(|r| r[1] == "read" && r[7] == "true"));
-    let manifest: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+    let manifest = read_json(&out.join("manifest.json"));
     assert_eq!(manifest["seed"], 42);
     assert_eq!(manifest["profile"]["files"]["count"], 4);
     assert_eq!(manifest["targets"][0]["direct_io"]["status"], "direct");
     assert!(manifest["targets"][0]["engine"].as_str().unwrap().len() > 2);
     assert!(manifest["host"]["kernel"].as_str().unwrap().len() > 2);
     assert!(manifest["targets"][0]["fs_type"].is_string());
-    let summary: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let summary = read_json(&out.join("summary.json"));
     assert_eq!(summary["status"], "completed");
     assert_eq!(summary["phases"].as_array().unwrap().len(), 2);
     assert!(dir_is_empty(&target), "test files left behind");
     // Same seed, same sizes.
     let out2 = work.path().join("run2");
-    let o = hostd()
-        .args(["run", "--profile"])
-        .arg(&prof)
-        .arg("--target")
-        .arg(&target)
-        .arg("--out")
-        .arg(&out2)
-        .args(["--seed", "42", "-q"])
+    let o = hostd_run(&prof, [&target], &out2)
+        .args(["--seed", "42"])
         .output()
         .unwrap();
     assert!(o.status.success());
@@ -190,13 +143,7 @@ fn too_little_free_space_is_refused_before_writing() {
     std::fs::write(&p, "name = \"huge\"\nkind = \"files\"\n[files]\ncount = 50000\nmin_size = \"2GB\"\nmax_size = \"2GB\"\n[io]\nblock_size = \"1MiB\"\nqueue_depth = 4\nphases = [\"write\"]\n").unwrap();
     let target = work.path().join("t");
     std::fs::create_dir(&target).unwrap();
-    let o = hostd()
-        .args(["run", "--profile"])
-        .arg(&p)
-        .arg("--target")
-        .arg(&target)
-        .arg("--out")
-        .arg(work.path().join("run"))
+    let o = hostd_run(&p, [&target], &work.path().join("run"))
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
@@ -206,18 +153,9 @@ fn too_little_free_space_is_refused_before_writing() {
 
 #[test]
 fn disk_full_mid_run_keeps_the_records_and_removes_the_files() {
-    let work = disk_tempdir();
-    let target = work.path().join("target");
-    std::fs::create_dir(&target).unwrap();
-    let out = work.path().join("run");
+    let (work, target, out) = disk_target();
     let prof = small_profile(work.path(), 6, "3MB");
-    let o = hostd()
-        .args(["run", "-q", "--profile"])
-        .arg(&prof)
-        .arg("--target")
-        .arg(&target)
-        .arg("--out")
-        .arg(&out)
+    let o = hostd_run(&prof, [&target], &out)
         .env("HOSTD_INJECT_ENOSPC_AFTER", "5MB")
         .output()
         .unwrap();
@@ -228,26 +166,16 @@ fn disk_full_mid_run_keeps_the_records_and_removes_the_files() {
         rows.iter().any(|r| r[12] == "ok")
             && rows.iter().any(|r| r[12].starts_with("error: disk full"))
     );
-    let summary: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let summary = read_json(&out.join("summary.json"));
     assert!(summary["status"].as_str().unwrap().starts_with("failed: "));
     assert!(dir_is_empty(&target));
 }
 
 #[test]
 fn sigterm_stops_cleanly_keeps_results_and_removes_test_files() {
-    let work = disk_tempdir();
-    let target = work.path().join("target");
-    std::fs::create_dir(&target).unwrap();
-    let out = work.path().join("run");
+    let (work, target, out) = disk_target();
     let prof = small_profile(work.path(), 400, "8MB");
-    let child = hostd()
-        .args(["run", "-q", "--profile"])
-        .arg(&prof)
-        .arg("--target")
-        .arg(&target)
-        .arg("--out")
-        .arg(&out)
+    let child = hostd_run(&prof, [&target], &out)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -269,8 +197,7 @@ fn sigterm_stops_cleanly_keeps_results_and_removes_test_files() {
     assert!(text(&o).contains("interrupted"));
     let rows = csv_rows(&out.join("files.csv"));
     assert!(rows.len() >= 3 && rows.len() < 801, "{}", rows.len());
-    let summary: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let summary = read_json(&out.join("summary.json"));
     assert_eq!(summary["status"], "interrupted");
     assert!(dir_is_empty(&target), "test files left behind");
 }
@@ -285,31 +212,18 @@ fn tmpfs_target_needs_allow_cached_and_is_recorded_as_not_direct() {
     let t = tempfile::tempdir_in(shm).unwrap();
     let work = disk_tempdir();
     let prof = small_profile(work.path(), 2, "2MB");
-    let o = hostd()
-        .args(["run", "-q", "--profile"])
-        .arg(&prof)
-        .arg("--target")
-        .arg(t.path())
-        .arg("--out")
-        .arg(work.path().join("r1"))
+    let o = hostd_run(&prof, [t.path()], &work.path().join("r1"))
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("--allow-cached"), "{}", text(&o));
-    let o = hostd()
-        .args(["run", "-q", "--allow-cached", "--profile"])
-        .arg(&prof)
-        .arg("--target")
-        .arg(t.path())
-        .arg("--out")
-        .arg(work.path().join("r2"))
+    let o = hostd_run(&prof, [t.path()], &work.path().join("r2"))
+        .arg("--allow-cached")
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
+    assert_ok(&o);
     assert!(text(&o).contains("NOT in force"), "{}", text(&o));
-    let m: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(work.path().join("r2/manifest.json")).unwrap())
-            .unwrap();
+    let m = read_json(&work.path().join("r2/manifest.json"));
     assert_ne!(m["targets"][0]["direct_io"]["status"], "direct");
     assert_eq!(m["allow_cached"], true);
 }
@@ -322,21 +236,14 @@ fn two_targets_report_the_all_active_window() {
     std::fs::create_dir(&b).unwrap();
     let out = work.path().join("run");
     let prof = small_profile(work.path(), 8, "6MB");
-    let o = hostd()
-        .args(["run", "-q", "--profile"])
-        .arg(&prof)
-        .arg("--target")
-        .arg(format!("{}:write", a.display()))
-        .arg("--target")
-        .arg(format!("{}:read", b.display()))
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
+    let targets = [
+        format!("{}:write", a.display()),
+        format!("{}:read", b.display()),
+    ];
+    let o = hostd_run(&prof, targets, &out).output().unwrap();
+    assert_ok(&o);
     assert!(text(&o).contains("targets active for"), "{}", text(&o));
-    let s: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let s = read_json(&out.join("summary.json"));
     let w = &s["window"];
     assert!(w["seconds"].as_f64().unwrap() > 0.0);
     let per: f64 = w["targets"]
@@ -360,13 +267,7 @@ fn existing_run_directory_is_not_overwritten() {
     let out = work.path().join("run");
     std::fs::create_dir(&out).unwrap();
     std::fs::write(out.join("notes.txt"), b"mine").unwrap();
-    let o = hostd()
-        .args(["run", "--profile", "quick", "--target"])
-        .arg(work.path())
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = hostd_run("quick", [work.path()], &out).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("not empty"), "{}", text(&o));
     assert_eq!(std::fs::read(out.join("notes.txt")).unwrap(), b"mine");
@@ -384,11 +285,8 @@ fn a_probe_that_fails_to_start_leaves_nothing_on_the_target() {
     std::fs::write(&fake, "#!/bin/sh\necho 'not a pty line'\nexit 3\n").unwrap();
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
     let out = work.path().join("run");
-    let o = hostd()
-        .args(["run", "--profile", "quick", "--probe", "sim", "--target"])
-        .arg(&target)
-        .arg("--out")
-        .arg(&out)
+    let o = hostd_run("quick", [&target], &out)
+        .args(["--probe", "sim"])
         .env("THROTTLESCOPE_PROBE_SIM", &fake)
         .stdin(Stdio::null())
         .output()
@@ -409,18 +307,12 @@ fn one_directory_can_be_a_write_and_a_read_target_at_once() {
     std::fs::create_dir(&dir).unwrap();
     let out = work.path().join("run");
     let prof = small_profile(work.path(), 4, "4MB");
-    let o = hostd()
-        .args(["run", "-q", "--profile"])
-        .arg(&prof)
-        .arg("--target")
-        .arg(format!("{}:write", dir.display()))
-        .arg("--target")
-        .arg(format!("{}:read", dir.display()))
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
+    let targets = [
+        format!("{}:write", dir.display()),
+        format!("{}:read", dir.display()),
+    ];
+    let o = hostd_run(&prof, targets, &out).output().unwrap();
+    assert_ok(&o);
     let rows = csv_rows(&out.join("files.csv"));
     let verified_reads = rows
         .iter()
@@ -433,21 +325,10 @@ fn one_directory_can_be_a_write_and_a_read_target_at_once() {
 
 #[test]
 fn an_interval_spanning_write_and_read_is_labelled_with_both() {
-    let work = disk_tempdir();
-    let target = work.path().join("target");
-    std::fs::create_dir(&target).unwrap();
-    let out = work.path().join("run");
+    let (work, target, out) = disk_target();
     let prof = small_profile(work.path(), 4, "3MB");
-    let o = hostd()
-        .args(["run", "-q", "--profile"])
-        .arg(&prof)
-        .arg("--target")
-        .arg(&target)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
+    let o = hostd_run(&prof, [&target], &out).output().unwrap();
+    assert_ok(&o);
     let files = csv_rows(&out.join("files.csv"));
     let ns = |r: &Vec<String>, c: usize| r[c].parse::<u64>().unwrap();
     let last_write_end = files
@@ -488,13 +369,11 @@ fn a_simulated_targets_bytes_reach_the_intervals() {
     // (and the live view, which reads the same counters) must see them.
     let work = tempfile::tempdir().unwrap();
     let out = work.path().join("run");
-    let o = hostd()
-        .args(["run", "-q", "--profile", "quick", "--seed", "7"])
-        .args(["--target", "sim:steady*20:write", "--out"])
-        .arg(&out)
+    let o = hostd_run("quick", ["sim:steady*20:write"], &out)
+        .args(["--seed", "7"])
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
+    assert_ok(&o);
     let files: u64 = csv_rows(&out.join("files.csv"))
         .iter()
         .skip(1)
@@ -523,13 +402,11 @@ fn files_csv_is_readable_like_every_other_file_of_the_run() {
     use std::os::unix::fs::PermissionsExt;
     let work = tempfile::tempdir().unwrap();
     let out = work.path().join("run");
-    let o = hostd()
-        .args(["run", "-q", "--profile", "quick", "--probe", "sim"])
-        .args(["--target", "sim:steady*20:write", "--out"])
-        .arg(&out)
+    let o = hostd_run("quick", ["sim:steady*20:write"], &out)
+        .args(["--probe", "sim"])
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
+    assert_ok(&o);
     let mode = |f: &str| std::fs::metadata(out.join(f)).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode("files.csv"), mode("intervals.csv"));
     assert_eq!(mode("files.csv"), mode("manifest.json"));
@@ -537,18 +414,12 @@ fn files_csv_is_readable_like_every_other_file_of_the_run() {
 
 #[test]
 fn a_quick_run_summary_fits_one_screen_and_says_what_and_where() {
-    let work = disk_tempdir();
-    let target = work.path().join("target");
-    std::fs::create_dir(&target).unwrap();
-    let out = work.path().join("run");
-    let o = hostd()
-        .args(["run", "--profile", "quick", "--probe", "sim", "--target"])
-        .arg(&target)
-        .arg("--out")
-        .arg(&out)
+    let (_work, target, out) = disk_target();
+    let o = hostd_run("quick", [&target], &out)
+        .args(["--probe", "sim"])
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
+    assert_ok(&o);
     let t = String::from_utf8_lossy(&o.stdout).to_string();
     let lines: Vec<&str> = t.lines().collect();
     // One screen: 24 lines of at most 160 columns.

@@ -6,24 +6,11 @@
 
 use hostd_analysis::input::read_files_csv;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+mod common;
+use common::{hostd_run, sim_path};
 
 const SCALE: f64 = 20.0;
-
-fn probe_sim() -> PathBuf {
-    let path = std::env::var_os("THROTTLESCOPE_PROBE_SIM")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../../build/firmware/sim/throttlescope-probe-sim")
-        });
-    assert!(
-        path.exists(),
-        "probe simulator missing at {} — run `just firmware-build`",
-        path.display()
-    );
-    path
-}
 
 /// Runs hostd on `targets`; returns the run directory and its events.json.
 fn run(targets: &[String], root: &Path) -> (PathBuf, serde_json::Value) {
@@ -38,16 +25,9 @@ fn run_with(
     seed: u64,
 ) -> (PathBuf, serde_json::Value) {
     let out = root.join("run");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hostd"));
-    cmd.args(["run", "--profile", profile, "--probe", "sim", "--seed"])
-        .arg(seed.to_string())
-        .args(["-q", "--out"])
-        .arg(&out);
-    for t in targets {
-        cmd.args(["--target", t]);
-    }
-    let res = cmd
-        .env("THROTTLESCOPE_PROBE_SIM", probe_sim())
+    let res = hostd_run(profile, targets, &out)
+        .args(["--probe", "sim", "--seed", &seed.to_string()])
+        .env("THROTTLESCOPE_PROBE_SIM", sim_path())
         .output()
         .expect("hostd runs");
     let log = format!(
@@ -173,22 +153,7 @@ fn hub_check(seed: u64) -> Vec<String> {
 
 #[test]
 fn hub_contention_ten_seeds_through_the_pipeline() {
-    let failures = std::sync::Mutex::new(Vec::new());
-    let next = std::sync::atomic::AtomicU64::new(1);
-    std::thread::scope(|s| {
-        for _ in 0..PARALLEL {
-            s.spawn(|| loop {
-                let seed = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                if seed > SEEDS {
-                    return;
-                }
-                let f = hub_check(seed);
-                failures.lock().unwrap().extend(f);
-            });
-        }
-    });
-    let f = failures.into_inner().unwrap();
-    assert!(f.is_empty(), "{f:#?}");
+    all_seeds(hub_check);
 }
 
 #[test]
@@ -201,8 +166,7 @@ fn with_two_targets_the_probe_evidence_goes_to_the_probed_one() {
         &[format!("{x5}:write"), format!("{steady}:write")],
         root.path(),
     );
-    let manifest: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    let manifest = common::read_json(&dir.join("manifest.json"));
     assert_eq!(manifest["extra"]["probe"]["target"], x5.as_str());
     let found = events_of(&ev, &x5);
     assert_eq!(found.len(), 1, "{found:#?}");
@@ -237,6 +201,19 @@ fn seeds(
     check: impl Fn(&Path, &serde_json::Value, &str) -> Vec<String> + Sync,
 ) {
     let target = format!("sim:{scenario}*{scale}");
+    all_seeds(|seed| {
+        let root = tempfile::tempdir().unwrap();
+        let (dir, ev) = run_with(&[format!("{target}:{mode}")], root.path(), profile, seed);
+        check(&dir, &ev, &target)
+            .into_iter()
+            .map(|m| format!("{scenario} seed {seed}: {m}"))
+            .collect()
+    });
+}
+
+/// Runs `check` for seeds 1..=SEEDS, `PARALLEL` at a time; asserts that none failed,
+/// listing every failure.
+fn all_seeds(check: impl Fn(u64) -> Vec<String> + Sync) {
     let failures = std::sync::Mutex::new(Vec::new());
     let next = std::sync::atomic::AtomicU64::new(1);
     std::thread::scope(|s| {
@@ -246,12 +223,7 @@ fn seeds(
                 if seed > SEEDS {
                     return;
                 }
-                let root = tempfile::tempdir().unwrap();
-                let (dir, ev) = run_with(&[format!("{target}:{mode}")], root.path(), profile, seed);
-                let f: Vec<String> = check(&dir, &ev, &target)
-                    .into_iter()
-                    .map(|m| format!("{scenario} seed {seed}: {m}"))
-                    .collect();
+                let f = check(seed);
                 failures.lock().unwrap().extend(f);
             });
         }

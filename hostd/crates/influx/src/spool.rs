@@ -7,8 +7,8 @@
 //! order is kept either way. Batches the server rejected as bad data go to
 //! `rejected-NNNNNNNNNN.lp` beside them and are never sent again.
 
+use hostd_records::write_atomic;
 use std::collections::VecDeque;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 enum Entry {
@@ -187,20 +187,6 @@ pub fn count_lines(body: &[u8]) -> usize {
     body.split(|&b| b == b'\n')
         .filter(|l| !l.is_empty() && !l.starts_with(b"#"))
         .count()
-}
-
-/// Writes `data` to a fresh temporary file in the same directory, syncs it and renames
-/// it to `path`, so a reader sees the whole batch or nothing.
-fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".spool-")
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
-    tmp.write_all(data)?;
-    tmp.as_file().sync_data()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! InfluxComponent through a whole (synthetic) run: live records while influxd goes away
 //! and comes back, then the run directory's probe, aggregate and event files at the end.
 
+mod common;
+
 use hostd_influx::testing::InfluxServer;
 use hostd_influx::InfluxComponent;
 use hostd_store::manifest::collect_host;
@@ -13,26 +15,8 @@ use std::time::Duration;
 const T0: u64 = 1_763_800_000_000_000_000;
 
 fn file(index: u32) -> FileRecord {
-    FileRecord {
-        target: "t0".into(),
-        target_index: 0,
-        phase: "write".into(),
-        index,
-        start_ns: T0 + u64::from(index) * 100_000_000,
-        end_ns: T0 + u64::from(index + 1) * 100_000_000,
-        bytes: 8 << 20,
-        mbps: 83.886,
-        verified: None,
-        corrupt_blocks: 0,
-        corrupt_bytes: 0,
-        late_ops: 0,
-        block_size: 1 << 20,
-        queue_depth: 8,
-        corrupt: Vec::new(),
-        direct_io: true,
-        status: "ok".into(),
-        probe: None,
-    }
+    let start = T0 + u64::from(index) * 100_000_000;
+    common::file_record("write", index, start, start + 100_000_000, 8 << 20)
 }
 
 #[test]

@@ -1,6 +1,8 @@
 //! `hostd influx setup` (admin::setup) on a fresh influxd and `hostd import` of a run
 //! directory (import::import_run), against real servers.
 
+mod common;
+
 use hostd_influx::testing::InfluxServer;
 use hostd_influx::{admin, import, Token};
 use hostd_store::{RecordSink, RunDirSink};
@@ -8,6 +10,11 @@ use hostd_workload::events::{FileRecord, IntervalRecord};
 use std::io::Write as _;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
+
+/// `hostd influx setup` with the default organisation and bucket.
+fn setup(url: &str, token_file: &Path) -> anyhow::Result<admin::SetupOutcome> {
+    admin::setup(url, "throttlescope", "throttlescope", "me", token_file)
+}
 
 #[test]
 fn setup_onboards_once_writes_a_private_token_and_maps_influxql() {
@@ -18,29 +25,12 @@ fn setup_onboards_once_writes_a_private_token_and_maps_influxql() {
     // An existing file at the token path is never overwritten, and the server stays fresh.
     std::fs::create_dir_all(dir.path().join("cfg")).unwrap();
     std::fs::write(&token_file, "mine").unwrap();
-    let err = format!(
-        "{:#}",
-        admin::setup(
-            &s.url(),
-            "throttlescope",
-            "throttlescope",
-            "me",
-            &token_file
-        )
-        .unwrap_err()
-    );
+    let err = format!("{:#}", setup(&s.url(), &token_file).unwrap_err());
     assert!(err.contains("already exists"), "{err}");
     assert_eq!(std::fs::read_to_string(&token_file).unwrap(), "mine");
     std::fs::remove_file(&token_file).unwrap();
 
-    let out = admin::setup(
-        &s.url(),
-        "throttlescope",
-        "throttlescope",
-        "me",
-        &token_file,
-    )
-    .unwrap();
+    let out = setup(&s.url(), &token_file).unwrap();
     assert!(out.onboarded);
     let mode = std::fs::metadata(&token_file).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
@@ -57,14 +47,7 @@ fn setup_onboards_once_writes_a_private_token_and_maps_influxql() {
         .unwrap();
 
     // Idempotent: a second run uses the token file and changes nothing.
-    let again = admin::setup(
-        &s.url(),
-        "throttlescope",
-        "throttlescope",
-        "me",
-        &token_file,
-    )
-    .unwrap();
+    let again = setup(&s.url(), &token_file).unwrap();
     assert!(!again.onboarded);
     assert_eq!(again.ids, out.ids);
     s.api()
@@ -78,13 +61,7 @@ fn setup_onboards_once_writes_a_private_token_and_maps_influxql() {
     assert_ne!(other.ids.bucket_id, out.ids.bucket_id);
 
     // Without a token for an onboarded server: a clear error.
-    let err = admin::setup(
-        &s.url(),
-        "throttlescope",
-        "throttlescope",
-        "me",
-        &dir.path().join("missing"),
-    );
+    let err = setup(&s.url(), &dir.path().join("missing"));
     if std::env::var_os("INFLUX_TOKEN").is_none() {
         let err = format!("{:#}", err.unwrap_err());
         assert!(err.contains("already onboarded"), "{err}");
@@ -100,26 +77,8 @@ fn setup_onboards_once_writes_a_private_token_and_maps_influxql() {
 }
 
 fn file_rec(index: u32, phase: &str, t0: u64) -> FileRecord {
-    FileRecord {
-        target: "t0".into(),
-        target_index: 0,
-        phase: phase.into(),
-        index,
-        start_ns: t0 + u64::from(index) * 1_000_000_000,
-        end_ns: t0 + u64::from(index) * 1_000_000_000 + 500_000_000,
-        bytes: 64 << 20,
-        mbps: 134.218,
-        verified: (phase == "read").then_some(true),
-        corrupt_blocks: 0,
-        corrupt_bytes: 0,
-        late_ops: 0,
-        block_size: 1 << 20,
-        queue_depth: 8,
-        corrupt: Vec::new(),
-        direct_io: true,
-        status: "ok".into(),
-        probe: None,
-    }
+    let start = t0 + u64::from(index) * 1_000_000_000;
+    common::file_record(phase, index, start, start + 500_000_000, 64 << 20)
 }
 
 /// A run directory as hostd writes it: files.csv and intervals.csv by the real run-dir

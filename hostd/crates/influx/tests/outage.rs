@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{int_field, Proxy};
+use common::{int_field, proxied};
 use hostd_influx::testing::InfluxServer;
 use hostd_influx::{Point, Writer, WriterConfig};
 use std::time::{Duration, Instant};
@@ -31,9 +31,7 @@ fn produce(w: &Writer, seq: &mut i64, for_: Duration) {
 
 fn outage(length: Duration, quick: bool) {
     let mut s = InfluxServer::start().unwrap_or_else(|e| panic!("{e:#}"));
-    let proxy = Proxy::start(s.port());
-    let mut target = s.target();
-    target.url = proxy.url();
+    let (proxy, target) = proxied(&s);
     let dir = tempfile::tempdir().unwrap();
     let spool = dir.path().join("spool");
     let mut cfg = WriterConfig::new(target, Some(spool.clone()));

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{int_field, Proxy};
+use common::{int_field, proxied};
 use hostd_influx::testing::InfluxServer;
 use hostd_influx::{Point, Target, Token, Writer, WriterConfig};
 use std::time::Duration;
@@ -91,9 +91,7 @@ fn escaping_edge_cases_round_trip_through_influxd() {
 #[test]
 fn writes_batches_and_every_point_is_counted_back_gzip_used() {
     let s = server();
-    let proxy = Proxy::start(s.port());
-    let mut target = s.target();
-    target.url = proxy.url();
+    let (proxy, target) = proxied(&s);
     let mut cfg = fast_config(target, None);
     cfg.flush_interval = Duration::from_secs(600); // batches by size only in this test
     let w = Writer::start(cfg).unwrap();
@@ -137,9 +135,7 @@ fn writes_batches_and_every_point_is_counted_back_gzip_used() {
 #[test]
 fn retry_after_on_429_and_503_is_honoured_and_nothing_lost() {
     let s = server();
-    let proxy = Proxy::start(s.port());
-    let mut target = s.target();
-    target.url = proxy.url();
+    let (proxy, target) = proxied(&s);
     proxy.inject(429, Some(1));
     proxy.inject(503, Some(1));
     let spool = tempfile::tempdir().unwrap();

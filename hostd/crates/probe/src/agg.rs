@@ -2,47 +2,29 @@
 //! `probe_agg` measurement), also the compact timeline correlation uses.
 
 use crate::sample::ProbeSample;
+use hostd_analysis::stats::MinMeanMax;
 
 /// Default bin width: 10 ms.
 pub const AGG_BIN_NS: i64 = 10_000_000;
 
 pub use hostd_records::agg::{AggRow, Stat};
 
+/// One channel's accumulator: the project's one min/mean/max binning.
 #[derive(Debug, Clone, Copy)]
-struct Acc {
-    min: f64,
-    max: f64,
-    sum: f64,
-    n: u32,
-}
+struct Acc(MinMeanMax);
 
 impl Acc {
-    const ZERO: Acc = Acc {
-        min: f64::INFINITY,
-        max: f64::NEG_INFINITY,
-        sum: 0.0,
-        n: 0,
-    };
+    const ZERO: Acc = Acc(MinMeanMax::EMPTY);
 
     fn add(&mut self, v: Option<f64>) {
         if let Some(v) = v {
-            self.min = self.min.min(v);
-            self.max = self.max.max(v);
-            self.sum += v;
-            self.n += 1;
+            self.0.add(v);
         }
     }
 
     fn stat(&self) -> Stat {
-        if self.n == 0 {
-            Stat::EMPTY
-        } else {
-            Stat {
-                min: self.min,
-                mean: self.sum / self.n as f64,
-                max: self.max,
-            }
-        }
+        let (min, mean, max) = self.0.get();
+        Stat { min, mean, max }
     }
 }
 

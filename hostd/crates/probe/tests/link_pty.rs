@@ -2,22 +2,17 @@
 
 mod common;
 
-use common::{drain, PeerProbe, POWER_W};
+use common::{start_link, stop_after, PeerProbe, POWER_W};
 use hostd_probe::link::{LinkConfig, LinkEvent, ProbeLink, ProbeSource};
 use std::sync::mpsc;
 use std::time::Duration;
 
 fn link_to(peer: &PeerProbe) -> (ProbeLink, mpsc::Receiver<hostd_probe::link::LinkOutput>) {
-    let (tx, rx) = mpsc::channel();
-    let config = LinkConfig {
+    start_link(LinkConfig {
         source: ProbeSource::Port(peer.link.clone()),
         sync_interval: Duration::from_millis(200),
         ..Default::default()
-    };
-    let link = ProbeLink::start(config, tx).expect("link starts");
-    link.wait_for_samples(Duration::from_secs(5))
-        .expect("samples flow");
-    (link, rx)
+    })
 }
 
 #[test]
@@ -25,9 +20,7 @@ fn streams_every_sample_aligned_to_host_time() {
     let dir = tempfile::tempdir().unwrap();
     let peer = PeerProbe::start(dir.path(), 150.0);
     let (link, rx) = link_to(&peer);
-    std::thread::sleep(Duration::from_secs(3));
-    let report = link.stop();
-    let (samples, _) = drain(&rx);
+    let (report, samples, _) = stop_after(link, &rx, Duration::from_secs(3));
 
     assert!(samples.len() > 2000, "only {} samples", samples.len());
     for pair in samples.windows(2) {
@@ -74,9 +67,7 @@ fn reconnects_after_the_port_vanishes_and_records_the_gap() {
     let (link, rx) = link_to(&peer);
     std::thread::sleep(Duration::from_millis(500));
     peer.unplug(600);
-    std::thread::sleep(Duration::from_millis(2500));
-    let report = link.stop();
-    let (samples, events) = drain(&rx);
+    let (report, samples, events) = stop_after(link, &rx, Duration::from_millis(2500));
 
     assert_eq!(report.reconnects.len(), 1, "{:?}", report.reconnects);
     let r = &report.reconnects[0];
@@ -127,9 +118,7 @@ fn a_probe_that_goes_silent_is_reopened_and_the_outage_recorded() {
         .expect("samples flow");
     std::thread::sleep(Duration::from_millis(300));
     peer.freeze(1500);
-    std::thread::sleep(Duration::from_millis(3500));
-    let report = link.stop();
-    let (samples, events) = drain(&rx);
+    let (report, samples, events) = stop_after(link, &rx, Duration::from_millis(3500));
     assert!(
         events.iter().any(
             |e| matches!(e, LinkEvent::Disconnected { reason, .. } if reason.contains("no data"))

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::drain;
+use common::{start_link, stop_after};
 use hostd_probe::link::{
     open_port, sim::sim_program, LinkConfig, LinkEvent, LinkOutput, ProbeLink, ProbeSource,
     SimProcess,
@@ -20,26 +20,19 @@ fn start_sim(args: &[&str]) -> (ProbeLink, mpsc::Receiver<LinkOutput>) {
     if let Err(err) = sim_program() {
         panic!("{err:#}");
     }
-    let (tx, rx) = mpsc::channel();
-    let config = LinkConfig {
+    start_link(LinkConfig {
         source: ProbeSource::Sim,
         sim_args: args.iter().map(|s| s.to_string()).collect(),
         sync_interval: Duration::from_millis(250),
         ..Default::default()
-    };
-    let link = ProbeLink::start(config, tx).expect("simulator link starts");
-    link.wait_for_samples(Duration::from_secs(5))
-        .expect("samples flow");
-    (link, rx)
+    })
 }
 
 #[test]
 fn simulator_streams_without_gaps_and_aligns_within_a_millisecond() {
     let (link, rx) = start_sim(&["--drift-ppm", "250", "--idle-w", "1.5", "--active-w", "6"]);
     link.set_load(1.0);
-    std::thread::sleep(Duration::from_secs(4));
-    let report = link.stop();
-    let (samples, _) = drain(&rx);
+    let (report, samples, _) = stop_after(link, &rx, Duration::from_secs(4));
     let stats = report.stats;
     let alignment = stats.alignment.expect("aligned");
     eprintln!(
@@ -87,9 +80,7 @@ fn simulator_unplug_is_recorded_and_samples_resume_within_two_seconds() {
     std::thread::sleep(Duration::from_millis(800));
     // Longer than the probe's ring holds (2048 samples at ~1068 Hz = 1.9 s).
     link.sim().unwrap().unplug(2500).unwrap();
-    std::thread::sleep(Duration::from_millis(5000));
-    let report = link.stop();
-    let (samples, events) = drain(&rx);
+    let (report, samples, events) = stop_after(link, &rx, Duration::from_millis(5000));
     assert_eq!(report.reconnects.len(), 1, "{:?}", report.reconnects);
     let r = &report.reconnects[0];
     eprintln!("sim reconnect: {r:?}");
@@ -120,9 +111,7 @@ fn chip_reset_mid_run_is_recorded_as_a_reset_and_energy_stays_continuous() {
     let (link, rx) = start_sim(&["--idle-w", "5.0", "--vbus-v", "5.0"]);
     std::thread::sleep(Duration::from_millis(1000));
     link.sim().unwrap().reset_chip().unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    let report = link.stop();
-    let (samples, events) = drain(&rx);
+    let (report, samples, events) = stop_after(link, &rx, Duration::from_millis(1500));
     assert_eq!(report.resets.len(), 1, "{:?}", report.resets);
     let reset = report.resets[0];
     assert_eq!((reset.epoch, reset.resets), (1, 1));
@@ -167,9 +156,7 @@ fn a_stalled_sampler_misses_slots_that_are_counted_on_both_ends() {
     let (link, rx) = start_sim(&[]);
     std::thread::sleep(Duration::from_millis(500));
     link.sim().unwrap().stall_sampler(300).unwrap();
-    std::thread::sleep(Duration::from_millis(2500));
-    let report = link.stop();
-    let (samples, _) = drain(&rx);
+    let (report, samples, _) = stop_after(link, &rx, Duration::from_millis(2500));
     let probe = report.probe.expect("status");
     let seq = report.stats.sequence;
     eprintln!("stall: probe {probe:?}, host {seq:?}");

@@ -267,7 +267,9 @@ impl CsvOut {
 }
 
 /// Writes `bytes` to `path` atomically: a hidden temporary file in the same directory,
-/// then a rename, so a reader never sees half a file.
+/// synced, then a rename, so a reader never sees half a file and a crash leaves the old
+/// file or the new one. A replaced file keeps its mode. The one atomic writer of the
+/// project (run-directory files, `report.html`, InfluxDB spool batches).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let name = path
         .file_name()
@@ -276,6 +278,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let tmp = path.with_file_name(format!(".{name}.tmp"));
     let write = || -> std::io::Result<()> {
         let mut f = File::create(&tmp)?;
+        if let Ok(old) = std::fs::metadata(path) {
+            f.set_permissions(old.permissions())?;
+        }
         f.write_all(bytes)?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)
@@ -284,4 +289,23 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         let _ = std::fs::remove_file(&tmp);
         RecordError::write(path, e)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt as _;
+
+    #[test]
+    fn write_atomic_replaces_the_file_keeps_its_mode_and_leaves_nothing_else() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("summary.json");
+        write_atomic(&p, b"one").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).unwrap();
+        write_atomic(&p, b"two").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"two");
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o640);
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
+    }
 }

@@ -12,6 +12,8 @@ pub use hostd_store::labels;
 pub use component::AnalysisComponent;
 
 use anyhow::Context;
+use hostd_analysis::stats::MinMeanMax;
+use hostd_analysis::summary::rate;
 use hostd_analysis::{Analysis, Options, RunData};
 use std::fmt::Write;
 use std::path::Path;
@@ -71,11 +73,10 @@ pub fn write_report(dir: &Path, run: &RunData, analysis: &Analysis) -> anyhow::R
         .unwrap_or_else(|| "run".into());
     let probed = hostd_analysis::manifest_probe_target(dir);
     let html = render_with(run, analysis, &title, probed.as_deref());
-    let path = dir.join("report.html");
-    let tmp = dir.join(".report.html.tmp");
-    std::fs::write(&tmp, html).with_context(|| format!("could not write {}", tmp.display()))?;
-    std::fs::rename(&tmp, &path).with_context(|| format!("could not write {}", path.display()))?;
-    Ok(())
+    Ok(hostd_records::write_atomic(
+        &dir.join("report.html"),
+        html.as_bytes(),
+    )?)
 }
 
 struct SeriesView {
@@ -129,24 +130,13 @@ fn series_views(run: &RunData, targets: &Targets) -> Vec<SeriesView> {
 }
 
 /// One event as the report lays it out: its number in the list, where it is
-/// on each axis (with its uncertainty interval, when the analysis gives one)
-/// and how strong it is. Read through the event's serialised form, so fields
-/// the analysis adds (`onset_bytes_low`, `p_value`, kinds such as `stall`)
-/// show as soon as they exist.
+/// on each axis with its onset interval, and the analysis' own line for it.
 struct EventView {
     number: usize,
-    target: String,
-    phase: String,
-    kind: String,
     onset_gb: f64,
     onset_s: f64,
     gb_interval: Option<(f64, f64)>,
     s_interval: Option<(f64, f64)>,
-    p_value: Option<f64>,
-    rate_before_bps: f64,
-    rate_after_bps: f64,
-    cause: String,
-    confidence: f64,
     color: &'static str,
     /// The event's line in the list (also the markers' tooltip).
     line: String,
@@ -156,106 +146,37 @@ fn event_views(a: &Analysis, views: &[SeriesView], targets: &Targets, t0: i64) -
     a.events
         .iter()
         .enumerate()
-        .map(|(k, e)| {
-            let v = serde_json::to_value(e).unwrap_or_default();
-            event_view(k + 1, &v, views, targets, t0)
-        })
+        .map(|(k, e)| event_view(k + 1, e, views, targets, t0))
         .collect()
 }
 
-/// The view of one event from its serialised form (see [`EventView`]).
+/// The view of one event; its line is `hostd_analysis::summary::event_line` with the
+/// target's short name.
 fn event_view(
     number: usize,
-    v: &serde_json::Value,
+    e: &hostd_analysis::Event,
     views: &[SeriesView],
     targets: &Targets,
     t0: i64,
 ) -> EventView {
-    let f = |key: &str| v.get(key).and_then(|x| x.as_f64());
-    let text = |key: &str| v.get(key).and_then(|x| x.as_str()).unwrap_or("");
-    let int = |lo: &str, hi: &str, map: &dyn Fn(f64) -> f64| Some((map(f(lo)?), map(f(hi)?)));
-    let since_t0 = |ns: f64| (ns - t0 as f64) / NS;
-    let (target, phase) = (text("target"), text("phase"));
+    let since_t0 = |ns: i64| (ns - t0) as f64 / NS;
+    let gb = |b: u64| b as f64 / 1e9;
     let color = views
         .iter()
-        .find(|s| s.target == target && s.phase == phase)
+        .find(|s| s.target == e.target && s.phase == e.phase)
         .map_or("#000", |s| s.color);
-    let mut ev = EventView {
+    let short = hostd_analysis::Event {
+        target: targets.short(&e.target).to_string(),
+        ..e.clone()
+    };
+    EventView {
         number,
-        target: targets.short(target).to_string(),
-        phase: phase.to_string(),
-        kind: Some(text("kind"))
-            .filter(|k| !k.is_empty())
-            .unwrap_or("change")
-            .to_string(),
-        onset_gb: f("onset_bytes").unwrap_or(0.0) / 1e9,
-        onset_s: since_t0(f("onset_ns").unwrap_or(t0 as f64)),
-        gb_interval: int("onset_bytes_low", "onset_bytes_high", &|b| b / 1e9),
-        s_interval: int("onset_ns_low", "onset_ns_high", &since_t0),
-        p_value: f("p_value"),
-        rate_before_bps: f("rate_before_bps").unwrap_or(f64::NAN),
-        rate_after_bps: f("rate_after_bps").unwrap_or(f64::NAN),
-        cause: cause_words(text("cause")),
-        confidence: f("confidence").unwrap_or(0.0),
+        onset_gb: gb(e.onset_bytes),
+        onset_s: since_t0(e.onset_ns),
+        gb_interval: Some((gb(e.onset_bytes_low), gb(e.onset_bytes_high))),
+        s_interval: Some((since_t0(e.onset_ns_low), since_t0(e.onset_ns_high))),
         color,
-        line: String::new(),
-    };
-    ev.line = event_line(&ev);
-    ev
-}
-
-/// "target write drop at 23.9 GB (23.5–24.3), 312.0 s (308.2–316.1): 2.31 → 0.66 GB/s".
-fn event_line(e: &EventView) -> String {
-    let range = |r: Option<(f64, f64)>, d: usize| {
-        r.map_or(String::new(), |(lo, hi)| format!(" ({lo:.d$}–{hi:.d$})"))
-    };
-    format!(
-        "{} {} {} at {:.2} GB{}, {:.1} s{}: {}",
-        e.target,
-        e.phase,
-        e.kind,
-        e.onset_gb,
-        range(e.gb_interval, 2),
-        e.onset_s,
-        range(e.s_interval, 1),
-        rate_change(e.rate_before_bps, e.rate_after_bps)
-    )
-}
-
-/// "2.31 → 0.66 GB/s", or in MB/s when either rate is below 0.1 GB/s (a slow device's
-/// 24 → 12 MB/s would otherwise read "0.02 → 0.01 GB/s").
-fn rate_change(before_bps: f64, after_bps: f64) -> String {
-    if before_bps.abs().min(after_bps.abs()) >= 1e8 {
-        format!("{} → {} GB/s", gbps(before_bps), gbps(after_bps))
-    } else {
-        format!("{:.1} → {:.1} MB/s", before_bps / 1e6, after_bps / 1e6)
-    }
-}
-
-/// A cause as a reader says it: "SLC cache", not "slc_cache".
-fn cause_words(cause: &str) -> String {
-    match cause {
-        "slc_cache" => "SLC cache".into(),
-        other => other.replace('_', " "),
-    }
-}
-
-fn strength(e: &EventView) -> String {
-    let mut s = format!("confidence {:.2}", e.confidence);
-    if let Some(p) = e.p_value {
-        let _ = write!(s, ", p = {}", fmt_p(p));
-    }
-    s
-}
-
-/// A p-value with the digits it needs: 0.03, 0.004, < 0.001.
-fn fmt_p(p: f64) -> String {
-    if p < 0.001 {
-        "< 0.001".into()
-    } else if p < 0.01 {
-        format!("{p:.3}")
-    } else {
-        format!("{p:.2}")
+        line: hostd_analysis::summary::event_line(&short),
     }
 }
 
@@ -270,10 +191,6 @@ fn markers_by(events: &[EventView], on_time: bool) -> Vec<Marker> {
             color: e.color.to_string(),
         })
         .collect()
-}
-
-fn gbps(bps: f64) -> String {
-    format!("{:.2}", bps / 1e9)
 }
 
 fn opt(v: Option<f64>, digits: usize) -> String {
@@ -333,12 +250,10 @@ span.badge{{display:inline-block;box-sizing:border-box;min-width:20px;height:20p
         for e in &events {
             let _ = write!(
                 h,
-                r#"<li data-event="{n}"><span class="badge" style="color:{c};border-color:{c}">{n}</span>{line} — <span class="cause">{cause}</span> ({strength})</li>"#,
+                r#"<li data-event="{n}"><span class="badge" style="color:{c};border-color:{c}">{n}</span>{line}</li>"#,
                 n = e.number,
                 c = e.color,
                 line = esc(&e.line),
-                cause = esc(&e.cause),
-                strength = strength(e)
             );
         }
         h.push_str("</ol>");
@@ -458,7 +373,8 @@ fn chart_by_bytes(run: &RunData, events: &[EventView], views: &[SeriesView]) -> 
     )
 }
 
-/// Mean, min and max of `values` in `n` equal time buckets over [a, b).
+/// Mean, min and max of `values` in `n` equal time buckets over [a, b)
+/// (`hostd_analysis::stats::MinMeanMax`, as the probe's 10 ms rows).
 fn bucketed(
     time_ns: &[i64],
     values: &[f64],
@@ -466,43 +382,24 @@ fn bucketed(
     b: i64,
     n: usize,
 ) -> (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>) {
-    let mut sum = vec![0.0; n];
-    let mut cnt = vec![0usize; n];
-    let mut lo = vec![f64::INFINITY; n];
-    let mut hi = vec![f64::NEG_INFINITY; n];
+    let mut buckets = vec![MinMeanMax::default(); n];
     let span = (b - a).max(1) as f64;
     for (t, v) in time_ns.iter().zip(values) {
-        if *t < a || *t >= b || !v.is_finite() {
-            continue;
+        if *t >= a && *t < b {
+            let k = (((*t - a) as f64 / span) * n as f64) as usize;
+            buckets[k.min(n - 1)].add(*v);
         }
-        let k = (((*t - a) as f64 / span) * n as f64) as usize;
-        let k = k.min(n - 1);
-        sum[k] += v;
-        cnt[k] += 1;
-        lo[k] = lo[k].min(*v);
-        hi[k] = hi[k].max(*v);
     }
     let xs = (0..n)
         .map(|k| (a as f64 + (k as f64 + 0.5) * span / n as f64) / NS)
         .collect();
-    let mean = (0..n)
-        .map(|k| {
-            if cnt[k] > 0 {
-                sum[k] / cnt[k] as f64
-            } else {
-                f64::NAN
-            }
-        })
-        .collect();
-    let lo = lo
-        .into_iter()
-        .map(|v| if v.is_finite() { v } else { f64::NAN })
-        .collect();
-    let hi = hi
-        .into_iter()
-        .map(|v| if v.is_finite() { v } else { f64::NAN })
-        .collect();
-    (xs, mean, lo, hi)
+    let stats: Vec<(f64, f64, f64)> = buckets.iter().map(MinMeanMax::get).collect();
+    (
+        xs,
+        stats.iter().map(|s| s.1).collect(),
+        stats.iter().map(|s| s.0).collect(),
+        stats.iter().map(|s| s.2).collect(),
+    )
 }
 
 fn chart_time(
@@ -640,12 +537,12 @@ fn stats_table(a: &Analysis, targets: &Targets, probed: Option<&str>) -> String 
             p.files,
             p.bytes as f64 / 1e9,
             p.seconds,
-            gbps(p.throughput_bps),
-            gbps(p.mean_bps),
-            gbps(p.median_bps),
-            gbps(p.trimmed_mean_bps),
-            p.theil_sen_bps.map_or("–".into(), gbps),
-            p.least_squares_bps.map_or("–".into(), gbps),
+            rate(p.throughput_bps),
+            rate(p.mean_bps),
+            rate(p.median_bps),
+            rate(p.trimmed_mean_bps),
+            p.theil_sen_bps.map_or("–".into(), rate),
+            p.least_squares_bps.map_or("–".into(), rate),
             opt(p.theil_sen_overhead_s.map(|s| s * 1e3), 1),
             match (p.j_per_gb, probed) {
                 (None, Some(t)) if t != p.target => "no probe".into(),
@@ -659,10 +556,10 @@ fn stats_table(a: &Analysis, targets: &Targets, probed: Option<&str>) -> String 
         );
         if let (true, Some(b)) = (p.bimodal, p.bimodality) {
             bimodal_notes.push(format!(
-                r#"<span class="bimodal">{} {}</span>: two groups of per-file rates, split at {} GB/s, {:.1} spreads apart."#,
+                r#"<span class="bimodal">{} {}</span>: two groups of per-file rates, split at {}, {:.1} spreads apart."#,
                 esc(short),
                 esc(&p.phase),
-                gbps(b.split_at),
+                rate(b.split_at),
                 b.separation
             ));
         }
@@ -731,13 +628,13 @@ fn overlap(a: &Analysis, t0: i64, targets: &Targets) -> String {
         (Some(w), Some(agg)) => {
             let _ = write!(
                 h,
-                "<p>All {} targets were active from {:.1} s to {:.1} s ({:.1} s). Aggregate {} GB/s{}.</p><table><tr><th class=\"l\">target</th><th>GB in window</th><th>GB/s</th></tr>",
+                "<p>All {} targets were active from {:.1} s to {:.1} s ({:.1} s). Aggregate {}{}.</p><table><tr><th class=\"l\">target</th><th>GB in window</th><th>rate</th></tr>",
                 o.targets.len(),
                 (w.start_ns - t0) as f64 / NS,
                 (w.end_ns - t0) as f64 / NS,
                 w.duration_s,
-                gbps(agg),
-                o.peak_aggregate_bps.map_or(String::new(), |p| format!(" (peak 1 s aggregate of the run {} GB/s)", gbps(p)))
+                rate(agg),
+                o.peak_aggregate_bps.map_or(String::new(), |p| format!(" (peak 1 s aggregate of the run {})", rate(p)))
             );
             for t in &o.per_target {
                 let _ = write!(
@@ -745,7 +642,7 @@ fn overlap(a: &Analysis, t0: i64, targets: &Targets) -> String {
                     r#"<tr><td class="l">{}</td><td>{:.2}</td><td>{}</td></tr>"#,
                     esc(targets.short(&t.target)),
                     t.bytes / 1e9,
-                    gbps(t.rate_bps)
+                    rate(t.rate_bps)
                 );
             }
             h.push_str("</table>");
@@ -769,10 +666,10 @@ fn overlap(a: &Analysis, t0: i64, targets: &Targets) -> String {
 mod tests {
     use super::*;
 
-    /// An event as the analysis will serialise it with its onset interval,
-    /// p-value and a kind this crate does not know.
+    /// An event is the analysis' line for it, with the target's short name, and its
+    /// markers stand at its onset with its interval on both axes.
     #[test]
-    fn events_show_their_onset_interval_and_p_value_when_the_analysis_gives_them() {
+    fn events_read_as_the_analysis_says_them_and_mark_their_onset_interval() {
         let targets = Targets {
             full: vec!["/var/tmp/demo.X/target".into()],
             short: vec!["target".into()],
@@ -784,22 +681,34 @@ mod tests {
             phase: "write".into(),
         }];
         let t0 = 1_000_000_000_000;
-        let v = serde_json::json!({
-            "target": "/var/tmp/demo.X/target", "phase": "write", "kind": "stall",
+        let event: hostd_analysis::Event = serde_json::from_value(serde_json::json!({
+            "target": "/var/tmp/demo.X/target", "phase": "write", "kind": "drop",
             "onset_bytes": 23_900_000_000u64, "onset_ns": t0 + 312_000_000_000i64,
             "onset_bytes_low": 23_500_000_000u64, "onset_bytes_high": 24_300_000_000u64,
             "onset_ns_low": t0 + 308_200_000_000i64, "onset_ns_high": t0 + 316_100_000_000i64,
-            "p_value": 0.004, "rate_before_bps": 2.31e9, "rate_after_bps": 0.66e9,
-            "cause": "slc_cache", "confidence": 0.9
-        });
-        let e = event_view(3, &v, &views, &targets, t0);
+            "p_value": 0.004, "permutations": 999, "gradual": false,
+            "settle_bytes": 23_900_000_000u64, "settle_ns": t0 + 312_000_000_000i64,
+            "rate_before_bps": 2.31e9, "rate_after_bps": 0.66e9, "relative_change": -0.71,
+            "cause": "slc_cache", "confidence": 0.9,
+            "evidence": {"onset_gb": 23.9, "onset_s": 312.0,
+                "onset_interval_gb": [23.5, 24.3], "onset_interval_s": [308.2, 316.1],
+                "reasons": [], "text": "", "duration_s": 10.0, "onset_file_index": 40,
+                "scores": {"thermal": 0.1, "slc_cache": 0.9, "contention": 0.0}}
+        }))
+        .unwrap();
+        let e = event_view(3, &event, &views, &targets, t0);
         assert_eq!(
             e.line,
-            "target write stall at 23.90 GB (23.50–24.30), 312.0 s (308.2–316.1): 2.31 → 0.66 GB/s"
+            hostd_analysis::summary::event_line(&hostd_analysis::Event {
+                target: "target".into(),
+                ..event.clone()
+            })
         );
-        assert_eq!(strength(&e), "confidence 0.90, p = 0.004");
-        assert_eq!(rate_change(24.0e6, 12.04e6), "24.0 → 12.0 MB/s");
-        assert_eq!(e.cause, "SLC cache");
+        assert!(
+            e.line.starts_with("target write dropped at 23.9 GB"),
+            "{}",
+            e.line
+        );
         let by_gb = &markers_by(std::slice::from_ref(&e), false)[0];
         assert_eq!(
             (by_gb.x, by_gb.band, by_gb.number),
@@ -807,6 +716,5 @@ mod tests {
         );
         let by_time = &markers_by(std::slice::from_ref(&e), true)[0];
         assert_eq!(by_time.band, Some((308.2, 316.1)));
-        assert_eq!(fmt_p(0.0001), "< 0.001");
     }
 }

@@ -3,8 +3,8 @@
 //! [`sink::RecordSink`] is the trait of a record destination (the run directory
 //! here; InfluxDB is a `RunComponent` of `hostd-influx`); [`sink::SinkSet`] feeds them
 //! all from the runner's events. [`manifest`] describes the run,
-//! [`summary`] computes the per-phase statistics and the all-targets-active
-//! window, [`stats`] holds the small robust statistics they use.
+//! [`summary`] presents the per-phase statistics and the all-targets-active
+//! window, both computed by `hostd_analysis` (one definition of each).
 
 #![warn(missing_docs)]
 
@@ -13,7 +13,6 @@ pub mod labels;
 pub mod manifest;
 pub mod rundir;
 pub mod sink;
-pub mod stats;
 pub mod summary;
 
 pub use component::RunComponent;

@@ -38,7 +38,7 @@ pub trait RecordSink: Send {
 type SinkEntry = (Box<dyn RecordSink>, Option<String>);
 
 /// All sinks of a run. As a [`RunObserver`] it forwards the runner's events;
-/// a sink that fails is reported once and then skipped (others go on).
+/// a sink that fails is logged once (`tracing::warn!`) and then skipped (others go on).
 #[derive(Default)]
 pub struct SinkSet {
     sinks: Mutex<Vec<SinkEntry>>,
@@ -62,7 +62,8 @@ impl SinkSet {
             }
             if let Err(e) = f(sink.as_mut()) {
                 let msg = format!("sink {} failed: {e:#}", sink.name());
-                eprintln!("hostd: warning: {msg}");
+                // Said once, as it happens; the binary's subscriber renders it.
+                tracing::warn!("{msg}");
                 *err = Some(msg);
             }
         }

@@ -1,9 +1,11 @@
 //! `summary.json` and the terminal summary: per target and phase the robust
 //! statistics of per-file rates, the fit of time against size, a bimodality
 //! warning, corruption totals, and the window in which all targets were
-//! active with each target's and the aggregate throughput in it.
+//! active with each target's and the aggregate throughput in it. The figures
+//! are the analysis' own (`hostd_analysis::series::phase_stats`,
+//! `hostd_analysis::overlap`), shown here in MB/s with the workload's facts.
 
-use crate::stats;
+use hostd_analysis::series::{self as analysed, Series};
 use hostd_workload::events::{FileRecord, TargetInfo};
 use hostd_workload::runner::RunOutcome;
 use hostd_workload::units::{human_bytes, ByteSize};
@@ -239,44 +241,42 @@ fn truncate(s: &str, n: usize) -> String {
     }
 }
 
+/// The analysis' view of a workload file record.
+fn analysed_record(r: &FileRecord) -> hostd_analysis::FileRecord {
+    hostd_analysis::FileRecord {
+        target: r.target.clone(),
+        phase: r.phase.clone(),
+        index: u64::from(r.index),
+        start_ns: r.start_ns as i64,
+        end_ns: r.end_ns as i64,
+        bytes: r.bytes,
+    }
+}
+
+/// The analysis' statistics of one phase's completed files
+/// (`hostd_analysis::series::phase_stats`, one definition) in MB/s, with the
+/// workload's facts (corruption, late I/Os, I/O size, queue depth, IOPS).
 fn phase_stats(recs: &[&FileRecord]) -> PhaseStats {
-    let rates: Vec<f64> = recs.iter().map(|r| r.mbps).collect();
-    let sizes: Vec<f64> = recs.iter().map(|r| r.bytes as f64).collect();
-    let times: Vec<f64> = recs.iter().map(|r| r.seconds()).collect();
-    let bytes: u64 = recs.iter().map(|r| r.bytes).sum();
-    let seconds: f64 = times.iter().sum();
-    let ts = stats::theil_sen(&sizes, &times);
-    let ls = stats::least_squares(&sizes, &times);
-    let rate = |l: stats::Line| {
-        if l.slope > 0.0 {
-            Some(1.0 / l.slope / 1e6)
-        } else {
-            None
-        }
-    };
-    let (min, max) = stats::min_max(&rates);
+    let series = Series::new(
+        recs[0].target.clone(),
+        recs[0].phase.clone(),
+        recs.iter().map(|r| analysed_record(r)).collect(),
+    );
+    let a = analysed::phase_stats(&series, None);
+    let mbps = |bps: f64| bps / 1e6;
     let block_size = common(recs.iter().map(|r| r.block_size)).filter(|&b| b > 0);
     PhaseStats {
-        target: recs[0].target.clone(),
-        phase: recs[0].phase.clone(),
-        files: recs.len(),
-        bytes,
-        seconds,
-        overall_mbps: if seconds > 0.0 {
-            bytes as f64 / seconds / 1e6
-        } else {
-            0.0
-        },
-        mean_mbps: stats::mean(&rates),
-        median_mbps: stats::median(&rates),
-        trimmed20_mbps: stats::trimmed_mean(&rates, 0.2),
-        min_mbps: min,
-        max_mbps: max,
-        theil_sen_mbps: ts.and_then(rate),
-        theil_sen_overhead_s: ts.map(|l| l.intercept),
-        least_squares_mbps: ls.and_then(rate),
-        bimodality_coefficient: stats::bimodality_coefficient(&rates),
-        bimodal: stats::looks_bimodal(&rates),
+        overall_mbps: mbps(a.throughput_bps),
+        mean_mbps: mbps(a.mean_bps),
+        median_mbps: mbps(a.median_bps),
+        trimmed20_mbps: mbps(a.trimmed_mean_bps),
+        min_mbps: mbps(a.min_bps),
+        max_mbps: mbps(a.max_bps),
+        theil_sen_mbps: a.theil_sen_bps.map(mbps),
+        theil_sen_overhead_s: a.theil_sen_overhead_s,
+        least_squares_mbps: a.least_squares_bps.map(mbps),
+        bimodality_coefficient: a.bimodality_coefficient,
+        bimodal: a.bimodal,
         corrupt_blocks: recs.iter().map(|r| r.corrupt_blocks).sum(),
         corrupt_bytes: recs.iter().map(|r| r.corrupt_bytes).sum(),
         verified_files: recs.iter().filter(|r| r.verified == Some(true)).count(),
@@ -284,8 +284,13 @@ fn phase_stats(recs: &[&FileRecord]) -> PhaseStats {
         block_size,
         queue_depth: common(recs.iter().map(|r| r.queue_depth)),
         iops: block_size
-            .filter(|_| seconds > 0.0)
-            .map(|_| recs.iter().map(|r| r.ios()).sum::<u64>() as f64 / seconds),
+            .filter(|_| a.seconds > 0.0)
+            .map(|_| recs.iter().map(|r| r.ios()).sum::<u64>() as f64 / a.seconds),
+        target: a.target,
+        phase: a.phase,
+        files: a.files,
+        bytes: a.bytes,
+        seconds: a.seconds,
     }
 }
 
@@ -295,64 +300,35 @@ fn common(mut it: impl Iterator<Item = usize>) -> Option<usize> {
     it.all(|v| v == first).then_some(first)
 }
 
-/// Cumulative bytes of a sampled series at time `t` (linear interpolation).
-pub fn bytes_at(samples: &[(u64, u64)], t: u64) -> u64 {
-    match samples.iter().position(|&(ts, _)| ts >= t) {
-        None => samples.last().map(|s| s.1).unwrap_or(0),
-        Some(0) => samples[0].1,
-        Some(i) => {
-            let (t0, b0) = samples[i - 1];
-            let (t1, b1) = samples[i];
-            if t1 == t0 {
-                return b1;
-            }
-            b0 + ((b1 - b0) as f64 * (t - t0) as f64 / (t1 - t0) as f64) as u64
-        }
-    }
-}
-
-/// The window in which every target was in its measured steps, from the file
-/// records; bytes per target from the 100 ms samples.
+/// The window in which every target was in its measured steps and each
+/// target's throughput in it, as the analysis defines them
+/// (`hostd_analysis::overlap`, one definition), in MB/s: completed files, cut
+/// at the window's edges pro rata; None with fewer than two targets or no
+/// common time.
 pub fn active_window(out: &RunOutcome) -> Option<ActiveWindow> {
-    let n = out.targets.len();
-    if n == 0 {
-        return None;
-    }
-    let mut start = 0u64;
-    let mut end = u64::MAX;
-    for t in 0..n {
-        let measured: Vec<&FileRecord> = out
-            .files
-            .iter()
-            .filter(|f| f.target_index == t && f.phase != "prepare")
-            .collect();
-        let first = measured.iter().map(|f| f.start_ns).min()?;
-        let last = measured.iter().map(|f| f.end_ns).max()?;
-        start = start.max(first);
-        end = end.min(last);
-    }
-    if end <= start {
-        return None;
-    }
-    let seconds = (end - start) as f64 / 1e9;
-    let targets: Vec<WindowTarget> = (0..n)
-        .map(|t| {
-            let s = out.samples.get(t).map(|v| v.as_slice()).unwrap_or(&[]);
-            let bytes = bytes_at(s, end).saturating_sub(bytes_at(s, start));
-            WindowTarget {
-                target: out.targets[t].label.clone(),
-                bytes,
-                mbps: bytes as f64 / seconds / 1e6,
-            }
+    let files: Vec<hostd_analysis::FileRecord> = out
+        .files
+        .iter()
+        .filter(|f| f.status == "ok")
+        .map(analysed_record)
+        .collect();
+    let overlap = hostd_analysis::overlap::overlap(&analysed::group(&files), &[]);
+    let w = overlap.window?;
+    let targets: Vec<WindowTarget> = overlap
+        .per_target
+        .iter()
+        .map(|t| WindowTarget {
+            target: t.target.clone(),
+            bytes: t.bytes.round() as u64,
+            mbps: t.rate_bps / 1e6,
         })
         .collect();
-    let aggregate_bytes = targets.iter().map(|t| t.bytes).sum();
     Some(ActiveWindow {
-        start_ns: start,
-        end_ns: end,
-        seconds,
-        aggregate_mbps: aggregate_bytes as f64 / seconds / 1e6,
-        aggregate_bytes,
+        start_ns: w.start_ns as u64,
+        end_ns: w.end_ns as u64,
+        seconds: w.duration_s,
+        aggregate_bytes: targets.iter().map(|t| t.bytes).sum(),
+        aggregate_mbps: overlap.aggregate_bps? / 1e6,
         targets,
     })
 }
@@ -468,13 +444,5 @@ mod tests {
             warnings[0].contains("/mnt/x") && warnings[0].contains("page cache"),
             "{text}"
         );
-    }
-
-    #[test]
-    fn interpolation_between_samples() {
-        let s = [(0, 0), (10, 100), (20, 300)];
-        assert_eq!(bytes_at(&s, 5), 50);
-        assert_eq!(bytes_at(&s, 15), 200);
-        assert_eq!(bytes_at(&s, 25), 300);
     }
 }

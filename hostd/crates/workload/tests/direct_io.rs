@@ -76,13 +76,10 @@ fn both_engines_run_the_same_job_and_are_recorded() {
         }
         let dir = disk_tempdir();
         let profile = small_profile(3, "2MB", "3MB", 8);
-        let (_, out) = run(
+        let (_, out) = run_to_end(
             &profile,
             &[dir.path().to_str().unwrap()],
             &options(3, choice),
-            false,
-            Arc::new(AtomicBool::new(false)),
-            &Recorder::default(),
         )
         .unwrap();
         assert_eq!(out.status, RunStatus::Completed);
@@ -200,13 +197,10 @@ fn diskmark_runs_every_test_and_verifies_random_reads() {
         "test",
     )
     .unwrap();
-    let (_, out) = run(
+    let (_, out) = run_to_end(
         &profile,
         &[dir.path().to_str().unwrap()],
         &options(8, EngineChoice::Auto),
-        false,
-        Arc::new(AtomicBool::new(false)),
-        &Recorder::default(),
     )
     .unwrap();
     assert_eq!(out.status, RunStatus::Completed);
@@ -251,13 +245,10 @@ fn video_writes_frames_on_the_frame_clock() {
         "test",
     )
     .unwrap();
-    let (_, out) = run(
+    let (_, out) = run_to_end(
         &profile,
         &[dir.path().to_str().unwrap()],
         &options(9, EngineChoice::Auto),
-        false,
-        Arc::new(AtomicBool::new(false)),
-        &Recorder::default(),
     )
     .unwrap();
     assert_eq!(out.status, RunStatus::Completed);

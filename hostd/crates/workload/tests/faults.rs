@@ -23,13 +23,10 @@ fn injected_disk_full_stops_the_run_keeps_records_and_cleans_up() {
     opts.fault = FaultPlan {
         enospc_after_bytes: Some(10 << 20),
     };
-    let (_, out) = run(
+    let (_, out) = run_to_end(
         &small_profile(6, "4MB", "4MB", 4),
         &[dir.path().to_str().unwrap()],
         &opts,
-        false,
-        no_stop(),
-        &Recorder::default(),
     )
     .unwrap();
     match &out.status {
@@ -133,13 +130,10 @@ fn real_disk_full_on_a_tiny_loop_ext4() {
 fn too_little_free_space_is_refused_before_writing() {
     let dir = disk_tempdir();
     let giant = small_profile(100_000, "2GB", "2GB", 4);
-    let err = run(
+    let err = run_to_end(
         &giant,
         &[dir.path().to_str().unwrap()],
         &options(1, EngineChoice::Auto),
-        false,
-        no_stop(),
-        &Recorder::default(),
     )
     .unwrap_err();
     let msg = format!("{err:#}");
@@ -184,13 +178,10 @@ fn an_existing_test_directory_is_refused_and_left_alone() {
     let existing = dir.path().join(format!("throttlescope-{}", opts.run_id));
     std::fs::create_dir(&existing).unwrap();
     std::fs::write(existing.join("precious"), b"x").unwrap();
-    let err = run(
+    let err = run_to_end(
         &small_profile(2, "1MB", "1MB", 1),
         &[dir.path().to_str().unwrap()],
         &opts,
-        false,
-        no_stop(),
-        &Recorder::default(),
     )
     .unwrap_err();
     assert!(format!("{err:#}").contains("already exists"), "{err:#}");
@@ -203,23 +194,17 @@ fn missing_or_non_directory_targets_are_refused() {
     let file = dir.path().join("plain-file");
     std::fs::write(&file, b"x").unwrap();
     let opts = options(4, EngineChoice::Auto);
-    let e1 = run(
+    let e1 = run_to_end(
         &small_profile(1, "1MB", "1MB", 1),
         &[file.to_str().unwrap()],
         &opts,
-        false,
-        no_stop(),
-        &Recorder::default(),
     )
     .unwrap_err();
     assert!(format!("{e1:#}").contains("is not a directory"), "{e1:#}");
-    let e2 = run(
+    let e2 = run_to_end(
         &small_profile(1, "1MB", "1MB", 1),
         &[dir.path().join("nope").to_str().unwrap()],
         &opts,
-        false,
-        no_stop(),
-        &Recorder::default(),
     )
     .unwrap_err();
     assert!(format!("{e2:#}").contains("No such file"), "{e2:#}");
@@ -241,13 +226,10 @@ fn unwritable_target_gives_a_clear_error() {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
     }
-    let err = run(
+    let err = run_to_end(
         &small_profile(1, "1MB", "1MB", 1),
         &[ro.to_str().unwrap()],
         &options(4, EngineChoice::Auto),
-        false,
-        no_stop(),
-        &Recorder::default(),
     );
     if mounted {
         let _ = Command::new("umount").arg(&ro).status();
@@ -265,13 +247,10 @@ fn memory_filesystem_is_refused_unless_cached_io_is_allowed() {
         return;
     }
     let dir = tempfile::tempdir_in(shm).unwrap();
-    let err = run(
+    let err = run_to_end(
         &small_profile(2, "1MB", "1MB", 1),
         &[dir.path().to_str().unwrap()],
         &options(6, EngineChoice::Auto),
-        false,
-        no_stop(),
-        &Recorder::default(),
     )
     .unwrap_err();
     let msg = format!("{err:#}");
@@ -282,13 +261,10 @@ fn memory_filesystem_is_refused_unless_cached_io_is_allowed() {
     assert!(entries(dir.path()).is_empty());
     let mut opts = options(6, EngineChoice::Auto);
     opts.allow_cached = true;
-    let (_, out) = run(
+    let (_, out) = run_to_end(
         &small_profile(2, "1MB", "1MB", 1),
         &[dir.path().to_str().unwrap()],
         &opts,
-        false,
-        no_stop(),
-        &Recorder::default(),
     )
     .unwrap();
     assert_eq!(out.status, RunStatus::Completed);
@@ -360,15 +336,7 @@ fn raw_device_fill_writes_and_verifies_an_unmounted_loop_device() {
     let mut opts = options(12, EngineChoice::Auto);
     opts.raw_device = true;
     opts.destroy_data = true;
-    let (plan, out) = run(
-        &profile,
-        &[&dev],
-        &opts,
-        false,
-        no_stop(),
-        &Recorder::default(),
-    )
-    .unwrap();
+    let (plan, out) = run_to_end(&profile, &[&dev], &opts).unwrap();
     assert_eq!(out.status, RunStatus::Completed);
     assert_eq!(plan.targets[0].footprint(), 8 << 20, "half of 16 MiB");
     assert_eq!(out.files.iter().filter(|f| f.phase == "write").count(), 2);

@@ -417,7 +417,8 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
-    let failures = sinks.finish(&manifest, &summary);
+    // A sink's failure was logged when it happened.
+    sinks.finish(&manifest, &summary);
     print!(
         "{}",
         closing::closing(
@@ -436,9 +437,6 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
                 journal_root.display()
             );
         }
-    }
-    for f in failures {
-        tracing::warn!("{f}");
     }
     crate::logging::stop_log_file();
     Ok(match outcome.status {

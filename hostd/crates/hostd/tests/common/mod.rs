@@ -1,10 +1,110 @@
 //! Helpers shared by the integration tests that start the probe simulator.
 #![allow(dead_code)] // each test file uses its own subset
 
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
 use std::time::Duration;
+
+/// The `hostd` binary this crate builds, as a command to add arguments to.
+pub fn hostd() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_hostd"))
+}
+
+/// `hostd run -q --profile PROFILE --target T… --out OUT`: the run every test starts from;
+/// the caller adds its own arguments and runs it.
+pub fn hostd_run<T: AsRef<OsStr>>(
+    profile: impl AsRef<OsStr>,
+    targets: impl IntoIterator<Item = T>,
+    out: &Path,
+) -> Command {
+    let mut cmd = hostd();
+    cmd.args(["run", "-q", "--profile"]).arg(profile);
+    for t in targets {
+        cmd.arg("--target").arg(t);
+    }
+    cmd.arg("--out").arg(out);
+    cmd
+}
+
+/// Points `cmd` at the private influxd `server` (URL and token file; no token from the
+/// environment).
+pub fn to_influx<'c>(
+    cmd: &'c mut Command,
+    server: &hostd_influx::testing::InfluxServer,
+) -> &'c mut Command {
+    cmd.args(["--influx-url", &server.url(), "--influx-token-file"])
+        .arg(server.token_file().unwrap())
+        .env_remove("INFLUX_TOKEN")
+}
+
+/// A temporary directory on a real disk (tmpfs has no direct I/O):
+/// `$THROTTLESCOPE_TEST_DIR`, else /var/tmp.
+pub fn disk_tempdir() -> tempfile::TempDir {
+    let base = std::env::var("THROTTLESCOPE_TEST_DIR").unwrap_or_else(|_| "/var/tmp".into());
+    tempfile::tempdir_in(base).expect("tempdir on disk")
+}
+
+/// A [`disk_tempdir`] with an empty `target/` in it, and where a run's results go
+/// (`run/`, not created): (scratch, target, run directory).
+pub fn disk_target() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let work = disk_tempdir();
+    let (target, run) = (work.path().join("target"), work.path().join("run"));
+    std::fs::create_dir(&target).unwrap();
+    (work, target, run)
+}
+
+/// Writes `dir/small.toml`: `count` files of 1 MB to `max`, written then read back.
+pub fn small_profile(dir: &Path, count: u32, max: &str) -> PathBuf {
+    let p = dir.join("small.toml");
+    std::fs::write(
+        &p,
+        format!("name = \"small\"\ndescription = \"test\"\nkind = \"files\"\n[files]\ncount = {count}\nmin_size = \"1MB\"\nmax_size = \"{max}\"\n[io]\nblock_size = \"1MiB\"\nqueue_depth = 4\nphases = [\"write\", \"read\"]\n"),
+    )
+    .unwrap();
+    p
+}
+
+/// What a command wrote, stdout then stderr.
+pub fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Asserts that a command succeeded, showing what it wrote when it did not.
+#[track_caller]
+pub fn assert_ok(o: &Output) {
+    assert!(o.status.success(), "{:?}:\n{}", o.status, text(o));
+}
+
+/// The rows of a run-directory CSV file (header first), through the csv reader.
+pub fn csv_rows(path: &Path) -> Vec<Vec<String>> {
+    let mut r = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_path(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    r.records()
+        .map(|x| x.unwrap().iter().map(str::to_string).collect())
+        .collect()
+}
+
+/// The records (rows after the header) of a run-directory CSV file.
+pub fn record_count(path: &Path) -> u64 {
+    csv_rows(path).len().saturating_sub(1) as u64
+}
+
+/// A JSON file of the run directory.
+pub fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(
+        &std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+    )
+    .unwrap()
+}
 
 /// The probe simulator `just firmware-build` builds (the justfile exports
 /// its path as `THROTTLESCOPE_PROBE_SIM`); panics with the fix when absent.
@@ -73,15 +173,8 @@ pub fn run_with_unplug(prefix: &str, configure: impl FnOnce(&mut Command)) -> Un
     assert!(line.starts_with("pty "), "simulator said {line:?}");
     let drain = std::thread::spawn(move || sim_out.lines().count());
 
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hostd"));
-    cmd.args(["run", "-q", "--probe"])
-        .arg(&link)
-        .arg("--profile")
-        .arg(&profile)
-        .arg("--target")
-        .arg(&target)
-        .arg("--out")
-        .arg(&run);
+    let mut cmd = hostd_run(&profile, [&target], &run);
+    cmd.arg("--probe").arg(&link);
     configure(&mut cmd);
     let child = cmd
         .stdout(Stdio::piped())

@@ -209,3 +209,42 @@ pub fn int_field(body: &str, name: &str) -> Vec<i64> {
         })
         .collect()
 }
+
+/// A workload file record of target `t0` as the runner writes it: `bytes` moved in
+/// `[start_ns, end_ns)`, 1 MiB I/Os at queue depth 8, a read verified clean.
+pub fn file_record(
+    phase: &str,
+    index: u32,
+    start_ns: u64,
+    end_ns: u64,
+    bytes: u64,
+) -> hostd_workload::events::FileRecord {
+    hostd_workload::events::FileRecord {
+        target: "t0".into(),
+        target_index: 0,
+        phase: phase.into(),
+        index,
+        start_ns,
+        end_ns,
+        bytes,
+        mbps: bytes as f64 / ((end_ns - start_ns) as f64 / 1e9) / 1e6,
+        verified: (phase == "read").then_some(true),
+        corrupt_blocks: 0,
+        corrupt_bytes: 0,
+        late_ops: 0,
+        block_size: 1 << 20,
+        queue_depth: 8,
+        corrupt: Vec::new(),
+        direct_io: true,
+        status: "ok".into(),
+        probe: None,
+    }
+}
+
+/// A [`Proxy`] in front of `server`, and `server`'s write target pointed at it.
+pub fn proxied(server: &hostd_influx::testing::InfluxServer) -> (Proxy, hostd_influx::Target) {
+    let proxy = Proxy::start(server.port());
+    let mut target = server.target();
+    target.url = proxy.url();
+    (proxy, target)
+}

@@ -268,3 +268,34 @@ pub fn drain(
     }
     (samples, events)
 }
+
+/// Starts a link with `config` and waits until samples flow.
+pub fn start_link(
+    config: hostd_probe::link::LinkConfig,
+) -> (
+    hostd_probe::link::ProbeLink,
+    std::sync::mpsc::Receiver<hostd_probe::link::LinkOutput>,
+) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let link = hostd_probe::link::ProbeLink::start(config, tx).expect("link starts");
+    link.wait_for_samples(Duration::from_secs(5))
+        .expect("samples flow");
+    (link, rx)
+}
+
+/// Lets the link run for `wait`, stops it and returns its report with every
+/// sample and event it sent.
+pub fn stop_after(
+    link: hostd_probe::link::ProbeLink,
+    rx: &std::sync::mpsc::Receiver<hostd_probe::link::LinkOutput>,
+    wait: Duration,
+) -> (
+    hostd_probe::link::LinkReport,
+    Vec<hostd_probe::ProbeSample>,
+    Vec<hostd_probe::link::LinkEvent>,
+) {
+    std::thread::sleep(wait);
+    let report = link.stop();
+    let (samples, events) = drain(rx);
+    (report, samples, events)
+}

@@ -80,6 +80,23 @@ impl<F: Fn(&RunEvent) + Send + Sync> RunObserver for Hook<F> {
 }
 
 /// Plans, prepares and runs `profile` on `targets`.
+/// [`run`] without keeping the files, without a stop request and with a recorder
+/// nobody reads: what most tests need.
+pub fn run_to_end(
+    profile: &Profile,
+    targets: &[&str],
+    opts: &BackendOptions,
+) -> anyhow::Result<(Plan, RunOutcome)> {
+    run(
+        profile,
+        targets,
+        opts,
+        false,
+        Arc::new(AtomicBool::new(false)),
+        &Recorder::default(),
+    )
+}
+
 pub fn run(
     profile: &Profile,
     targets: &[&str],

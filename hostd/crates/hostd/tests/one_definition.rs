@@ -1,0 +1,120 @@
+//! One definition of each figure: `hostd run` puts the per-phase statistics, the
+//! phase energy (J/GB) and the all-targets window rates into summary.json and
+//! events.json; both must say the same thing, as they are computed once.
+
+use serde_json::Value;
+
+mod common;
+use common::{assert_ok, disk_tempdir, hostd_run, read_json, small_profile};
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-12)
+}
+
+#[test]
+fn summary_and_events_agree_on_rates_energy_and_the_window() {
+    // Real files with direct I/O (tmpfs has none): one target writes while the other reads.
+    let work = disk_tempdir();
+    let (a, b, out) = (
+        work.path().join("a"),
+        work.path().join("b"),
+        work.path().join("run"),
+    );
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    let profile = small_profile(work.path(), 16, "16MB");
+    let targets = [
+        format!("{}:write", a.display()),
+        format!("{}:read", b.display()),
+    ];
+    let o = hostd_run(&profile, targets, &out)
+        .args(["--seed", "5", "--probe", "sim"])
+        .output()
+        .unwrap();
+    assert_ok(&o);
+    let summary = read_json(&out.join("summary.json"));
+    let events = read_json(&out.join("events.json"));
+
+    // Per-phase rate statistics.
+    let ev_phases = events["phases"].as_array().unwrap();
+    let sum_phases = summary["phases"].as_array().unwrap();
+    // The summary also shows the unmeasured `prepare` writes; the analysis leaves them out.
+    let measured: Vec<&Value> = sum_phases
+        .iter()
+        .filter(|p| p["phase"] != "prepare")
+        .collect();
+    assert_eq!(measured.len(), ev_phases.len(), "{sum_phases:?}");
+    for s in measured {
+        let e = ev_phases
+            .iter()
+            .find(|e| e["target"] == s["target"] && e["phase"] == s["phase"])
+            .unwrap_or_else(|| panic!("no events.json phase for {s}"));
+        assert_eq!(s["files"], e["files"]);
+        assert_eq!(s["bytes"], e["bytes"]);
+        assert_eq!(s["bimodal"], e["bimodal"]);
+        for (mbps, bps) in [
+            ("overall_mbps", "throughput_bps"),
+            ("mean_mbps", "mean_bps"),
+            ("median_mbps", "median_bps"),
+            ("trimmed20_mbps", "trimmed_mean_bps"),
+            ("min_mbps", "min_bps"),
+            ("max_mbps", "max_bps"),
+            ("theil_sen_mbps", "theil_sen_bps"),
+            ("least_squares_mbps", "least_squares_bps"),
+        ] {
+            // A fit with no positive slope has no rate: then in neither file.
+            match (s[mbps].as_f64(), e[bps].as_f64()) {
+                (Some(a), Some(b)) => assert!(close(a * 1e6, b), "{mbps} {a} against {bps} {b}"),
+                (a, b) => assert!(
+                    a.is_none() && b.is_none(),
+                    "{mbps} {a:?} against {bps} {b:?}"
+                ),
+            }
+        }
+    }
+
+    // Phase energy: the probe section of the summary against events.json.
+    let probe_phases = summary["extra"]["probe"]["phases"].as_array().unwrap();
+    assert!(!probe_phases.is_empty());
+    for p in probe_phases {
+        let e = ev_phases
+            .iter()
+            .find(|e| e["target"] == p["target"] && e["phase"] == p["phase"])
+            .unwrap_or_else(|| panic!("no events.json phase for {p}"));
+        for key in ["energy_j", "j_per_gb", "mean_power_w"] {
+            let (a, b) = (p[key].as_f64().unwrap(), e[key].as_f64().unwrap());
+            assert!(
+                (a - b).abs() <= 1e-6 * a.abs(),
+                "{key}: summary {a}, events {b}"
+            );
+        }
+    }
+
+    // The all-targets window and each target's rate in it (MB/s in the summary).
+    let (w, ov) = (&summary["window"], &events["overlap"]);
+    assert!(w.is_object() && ov["window"].is_object(), "{w} {ov}");
+    assert_eq!(w["start_ns"], ov["window"]["start_ns"]);
+    assert_eq!(w["end_ns"], ov["window"]["end_ns"]);
+    let agg = ov["aggregate_bps"].as_f64().unwrap();
+    assert!(
+        close(w["aggregate_mbps"].as_f64().unwrap() * 1e6, agg),
+        "{w} {ov}"
+    );
+    for t in w["targets"].as_array().unwrap() {
+        let e = ov["per_target"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["target"] == t["target"])
+            .unwrap();
+        let (a, b) = (
+            t["mbps"].as_f64().unwrap() * 1e6,
+            e["rate_bps"].as_f64().unwrap(),
+        );
+        assert!(
+            close(a, b),
+            "{}: summary {a} B/s, events {b} B/s",
+            t["target"]
+        );
+    }
+}
