@@ -46,6 +46,8 @@ enum Command {
     Influx(cmd::influx::InfluxArgs),
     /// Record the probe alone until stopped (idle power, cool-down curves).
     Monitor(cmd::monitor::MonitorArgs),
+    /// Re-read the files a run kept (--keep) and locate every corrupt byte (exit 3 if any).
+    Verify(cmd::verify::VerifyArgs),
 }
 
 fn main() -> ExitCode {
@@ -63,6 +65,7 @@ fn main() -> ExitCode {
         Command::Import(args) => cmd::import::execute(args),
         Command::Influx(args) => cmd::influx::execute(args),
         Command::Monitor(args) => cmd::monitor::execute(args),
+        Command::Verify(args) => cmd::verify::execute(args),
     };
     match result {
         Ok(code) => code,

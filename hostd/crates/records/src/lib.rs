@@ -14,6 +14,7 @@
 //! | `events.json` | [`Analysis`] (with [`Event`]s, [`headline::Headlines`]) | [`events`], [`headline`] |
 //! | `manifest.json` | [`Manifest`] | [`manifest`] |
 //! | `summary.json` | [`Summary`] (with [`ProgramReport`]s) | [`summary`], [`programs`] |
+//! | `certify.jsonl`, `certify.json`, `verify-*.json` | [`certify::JournalEntry`], [`certify::Verdict`], [`certify::VerifyResult`] | [`certify`] |
 //!
 //! To add a field: add it to the record type (with `#[serde(default)]` on JSON records so
 //! older files still read); for a CSV add its column to the module's header list, writer row
@@ -23,6 +24,7 @@
 #![warn(missing_docs)]
 
 pub mod agg;
+pub mod certify;
 pub mod counters;
 mod csvio;
 pub mod drive_temp;

@@ -124,6 +124,9 @@ pub struct Summary {
     /// Sections added by run components (`analysis`, `probe`, …), keyed by name.
     #[serde(default)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+    /// The verdict of a certify run (as in `certify.json`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub certify: Option<crate::certify::Verdict>,
 }
 
 /// The probe's health at the end of a run: what InfluxDB's `probe_health` measurement and a
@@ -198,6 +201,7 @@ mod tests {
                 ..ProbeHealth::default()
             }),
             extra: serde_json::Map::new(),
+            certify: None,
         };
         write(d.path(), &s).unwrap();
         assert_eq!(read(d.path()).unwrap(), s);

@@ -114,6 +114,7 @@ impl SummaryExt for Summary {
             programs: out.programs.clone(),
             probe_health: None,
             extra: serde_json::Map::new(),
+            certify: None,
         }
     }
 
@@ -381,6 +382,7 @@ mod tests {
             programs: Vec::new(),
             probe_health: None,
             extra: serde_json::Map::new(),
+            certify: None,
         };
         let text = summary.render();
         assert!(text.contains("100.0k IOPS  (4KiB I/Os, QD64)"), "{text}");

@@ -2,7 +2,7 @@
 //! into an unmeasured `prepare` part and the measured part. Pure data: the
 //! same profile, targets, seed and capacities give the same plan.
 
-use crate::profile::{align_up, Kind, Pattern, PhaseKind, Profile};
+use crate::profile::{align_up, Kind, Pattern, PhaseKind, Profile, ALIGN};
 use crate::sizes::SizeGenerator;
 use crate::target::{TargetMode, TargetSpec};
 use crate::units::human_bytes;
@@ -274,7 +274,9 @@ fn plan_target(
                     write_qd = 1;
                     vec![frame * frames; v.clips as usize]
                 }
-                Kind::Diskmark | Kind::CacheRecovery | Kind::PacedSweep => unreachable!(),
+                Kind::Diskmark | Kind::CacheRecovery | Kind::PacedSweep | Kind::Certify => {
+                    unreachable!()
+                }
             };
             let write_step = |i: usize, size: u64, phase: &str| Step {
                 phase: phase.to_string(),
@@ -322,6 +324,11 @@ fn plan_target(
             }
         }
         Kind::CacheRecovery | Kind::PacedSweep => file_sizes = Vec::new(),
+        Kind::Certify => {
+            let (sizes, steps) = certify_steps(profile, cap, file_seed);
+            file_sizes = sizes;
+            measured = steps;
+        }
         Kind::Diskmark => {
             let d = profile.diskmark.as_ref().expect("validated");
             let size = align_up(d.file_size.0);
@@ -418,12 +425,74 @@ fn plan_target(
     }
 }
 
+/// Certify: files of `file_size` covering `fraction` of the free space (of the
+/// device when raw), then per pass `passN-write` of every file followed by
+/// `passN-read` (verified) of every file. The target's mode is not used.
+fn certify_steps(
+    profile: &Profile,
+    cap: Option<Capacity>,
+    file_seed: u64,
+) -> (Vec<u64>, Vec<Step>) {
+    let c = profile.certify.as_ref().expect("validated");
+    let io = &profile.io;
+    let available = cap.map_or(0, |c| c.available);
+    let need = ((available as f64 * c.fraction) as u64) / ALIGN * ALIGN;
+    let fs = align_up(c.file_size.0);
+    let mut sizes = vec![fs; (need / fs) as usize];
+    if need % fs >= ALIGN {
+        sizes.push(need % fs);
+    }
+    let mut steps = Vec::with_capacity(sizes.len() * 2 * c.passes as usize);
+    for pass in 1..=c.passes {
+        for (rw, dir) in [(Rw::Write, "write"), (Rw::Read, "read")] {
+            for (i, &size) in sizes.iter().enumerate() {
+                steps.push(Step {
+                    phase: format!("pass{pass}-{dir}"),
+                    index: i as u32,
+                    file: i as u32,
+                    job: IoJob {
+                        rw,
+                        file_size: size,
+                        bytes: size,
+                        block_size: io.block_size.0 as usize,
+                        queue_depth: io.queue_depth,
+                        verify: true,
+                        pace_ns: None,
+                        seed: file_seed + i as u64,
+                    },
+                });
+            }
+        }
+    }
+    (sizes, steps)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn quick() -> Profile {
         Profile::load("quick").unwrap()
+    }
+
+    #[test]
+    fn certify_plan_writes_then_verifies_every_file_each_pass() {
+        let t = TargetSpec::parse("/tmp/x", &[]).unwrap();
+        let cap = Capacity {
+            total: 100 << 20,
+            available: 10 << 20,
+        };
+        let p = Plan::build(&Profile::load("certify").unwrap(), &[t], 1, &[cap]);
+        let tp = &p.targets[0];
+        // Half of 10 MiB in 1 GiB files: one 5 MiB file.
+        assert_eq!(tp.file_sizes, vec![5 << 20]);
+        let phases: Vec<&str> = tp.measured.iter().map(|s| s.phase.as_str()).collect();
+        assert_eq!(
+            phases,
+            ["pass1-write", "pass1-read", "pass2-write", "pass2-read"]
+        );
+        assert!(tp.measured.iter().all(|s| s.job.verify));
+        assert!(tp.prepare.is_empty());
     }
 
     #[test]

@@ -2,7 +2,10 @@
 //! write and read. See `fixtures/profiles/` for the built-in ones.
 
 pub use crate::profile_programs::{CacheRecoverySpec, DurationText, PacedSweepSpec};
+pub mod certify;
+
 use crate::units::ByteSize;
+pub use certify::{CertifySpec, Gates};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -52,6 +55,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
     (
         "soak-8h",
         include_str!("../../../../fixtures/profiles/soak-8h.toml"),
+    ),
+    (
+        "certify",
+        include_str!("../../../../fixtures/profiles/certify.toml"),
     ),
 ];
 
@@ -110,6 +117,8 @@ pub enum Kind {
     /// Paced writes at stepped fractions of the unthrottled rate (`[paced_sweep]`).
     #[serde(rename = "paced-sweep")]
     PacedSweep,
+    /// Write and verify every block, several passes, judged by `[gates]`.
+    Certify,
 }
 
 /// A phase of a files/fill/video workload.
@@ -151,6 +160,12 @@ pub struct Profile {
     /// Parameters of `kind = "paced-sweep"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paced_sweep: Option<PacedSweepSpec>,
+    /// Parameters of `kind = "certify"` (see [`certify`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub certify: Option<CertifySpec>,
+    /// Pass/fail gates of `kind = "certify"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gates: Option<Gates>,
     /// I/O parameters shared by all kinds.
     pub io: IoSpec,
 }
@@ -317,7 +332,17 @@ impl Profile {
         if self.io.phases.is_empty() {
             return Err("[io] phases is empty: give at least one of \"write\", \"read\"".into());
         }
+        certify::validate(
+            self.kind == Kind::Certify,
+            self.certify.as_ref(),
+            self.gates.as_ref(),
+        )?;
         match self.kind {
+            Kind::Certify => {
+                if !self.io.verify || self.io.phases != [PhaseKind::Write, PhaseKind::Read] {
+                    return Err("kind = \"certify\" writes then verifies every block: give [io] phases = [\"write\", \"read\"] and verify = true".into());
+                }
+            }
             Kind::Files => {
                 let f = self
                     .files

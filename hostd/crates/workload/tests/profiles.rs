@@ -25,7 +25,8 @@ fn every_builtin_parses_and_matches_its_fixture_file() {
             "cache-recovery",
             "paced-sweep",
             "diskmark-mixed",
-            "soak-8h"
+            "soak-8h",
+            "certify"
         ]
     );
     for n in &names {

@@ -10,3 +10,4 @@ pub mod monitor;
 pub mod probe_influx;
 pub mod profiles;
 pub mod run;
+pub mod verify;

@@ -65,6 +65,17 @@ fn parameters(p: &Profile) -> String {
             let tests: Vec<&str> = d.tests.iter().map(|t| t.name.as_str()).collect();
             format!("{} x{} on {}", tests.join(", "), d.repetitions, d.file_size)
         }
+        Kind::Certify => {
+            let c = p.certify.as_ref().expect("validated");
+            let gates = toml::to_string(p.gates.as_ref().expect("validated")).unwrap_or_default();
+            format!(
+                "{} passes of write + verify over {:.0} % of the free space in {} files; gates {}",
+                c.passes,
+                c.fraction * 100.0,
+                c.file_size,
+                gates.trim().replace('\n', ", ")
+            )
+        }
         Kind::Video => {
             let v = p.video.as_ref().expect("validated");
             format!(

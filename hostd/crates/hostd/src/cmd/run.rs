@@ -3,6 +3,7 @@
 //! InfluxDB sink, analysis) attach in [`components`]; extra target kinds
 //! (e.g. `sim:SCENARIO`) register in [`backends`].
 
+mod certify;
 mod closing;
 mod live;
 mod programs;
@@ -29,11 +30,16 @@ use std::time::Duration;
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
     /// Built-in profile name (see `hostd profiles`) or a TOML file.
-    #[arg(long, short = 'p')]
-    pub profile: String,
+    #[arg(long, short = 'p', required_unless_present = "resume")]
+    pub profile: Option<String>,
     /// Target directory, optionally with a mode: DIR[:write|:read|:rw]. Repeat for concurrent targets.
-    #[arg(long = "target", short = 't', required = true)]
+    #[arg(long = "target", short = 't', required_unless_present = "resume")]
     pub targets: Vec<String>,
+    /// Continue a stopped or killed certify run from its first unverified file
+    /// (profile, seed and targets come from RUN_DIR/manifest.json; this session
+    /// is recorded in RUN_DIR/resume-N/).
+    #[arg(long, value_name = "RUN_DIR", conflicts_with_all = ["profile", "seed", "out", "dry_run"])]
+    pub resume: Option<PathBuf>,
     /// Seed of file sizes, offsets and data (default: random, printed and recorded).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -148,26 +154,47 @@ pub fn components(args: &RunArgs) -> anyhow::Result<Vec<Box<dyn RunComponent>>> 
 
 /// Runs `hostd run`.
 pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let profile = Profile::load(&args.profile)?;
+    // Everything a resume needs is read and checked before anything is written.
+    let resume = match &args.resume {
+        Some(dir) => Some(certify::Resume::load(dir, &args.targets)?),
+        None => None,
+    };
+    let profile = match (&resume, &args.profile) {
+        (Some(r), _) => r.profile.clone(),
+        (None, Some(p)) => Profile::load(p)?,
+        (None, None) => bail!("--profile is required"),
+    };
+    let mut args = args;
+    if let Some(r) = &resume {
+        args.targets = r.targets.clone();
+    }
+    let target_args = args.targets.clone();
+    let is_certify = profile.kind == hostd_workload::profile::Kind::Certify;
     let registry = backends();
     let schemes = registry.schemes();
-    let specs: Vec<TargetSpec> = args
-        .targets
+    let specs: Vec<TargetSpec> = target_args
         .iter()
         .map(|t| TargetSpec::parse(t, &schemes).map_err(anyhow::Error::msg))
         .collect::<anyhow::Result<_>>()?;
-    if args.raw_device && profile.kind != hostd_workload::profile::Kind::Fill {
+    if args.raw_device && profile.kind != hostd_workload::profile::Kind::Fill && !is_certify {
         bail!(
-            "--raw-device works only with fill profiles (e.g. fill-90); profile {} is {:?}",
+            "--raw-device works only with fill and certify profiles (e.g. fill-90); profile {} is {:?}",
             profile.name,
             profile.kind
         );
     }
-    let seed = args.seed.unwrap_or_else(random_seed);
-    let run_id = run_id();
+    let seed = match &resume {
+        Some(r) => r.seed,
+        None => args.seed.unwrap_or_else(random_seed),
+    };
+    let run_id = match &resume {
+        Some(r) => format!("{}-resume-{}", r.run_id, r.session),
+        None => run_id(),
+    };
     let fault = FaultPlan::from_env();
     let opts = BackendOptions {
-        run_id: run_id.clone(),
+        // A resume adopts the test directories named by the original run id.
+        run_id: resume.as_ref().map_or(run_id.clone(), |r| r.run_id.clone()),
         seed,
         engine: args.engine,
         allow_cached: args.allow_cached,
@@ -175,23 +202,47 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         destroy_data: args.destroy_data,
         fault: fault.clone(),
         pool: DataPool::new(seed),
+        resume: resume.is_some(),
     };
     let mut backends: Vec<Box<dyn TargetBackend>> = specs
         .iter()
         .enumerate()
         .map(|(i, s)| registry.open(s, i, &opts))
         .collect::<anyhow::Result<_>>()?;
-    let capacity: Vec<_> = backends
-        .iter()
-        .map(|b| {
-            b.capacity().unwrap_or(hostd_workload::plan::Capacity {
-                total: 0,
-                available: 0,
+    let capacity: Vec<_> = match &resume {
+        // The same plan as the first session: built from the space it found.
+        Some(r) => {
+            let now: Vec<_> = backends.iter().map(|b| b.info()).collect();
+            r.check_devices(&now)?;
+            r.capacity.clone()
+        }
+        None => backends
+            .iter()
+            .map(|b| {
+                b.capacity().unwrap_or(hostd_workload::plan::Capacity {
+                    total: 0,
+                    available: 0,
+                })
             })
-        })
-        .collect();
-    let plan = Plan::build(&profile, &specs, seed, &capacity);
-    let space = runner::check_space(&plan, &backends);
+            .collect(),
+    };
+    let mut plan = Plan::build(&profile, &specs, seed, &capacity);
+    let planned_steps: usize = plan.targets.iter().map(|t| t.measured.len()).sum();
+    let space = match &resume {
+        Some(r) => {
+            // The files are on the target already: rewriting them needs no more space.
+            r.skip_done(&mut plan);
+            if plan.targets.iter().all(|t| t.measured.is_empty()) {
+                bail!(
+                    "cannot resume {}: all {planned_steps} steps are done already ({} holds the verdict)",
+                    r.root.display(),
+                    r.root.join(hostd_workload::certify::VERDICT).display()
+                );
+            }
+            Ok(Vec::new())
+        }
+        None => runner::check_space(&plan, &backends),
+    };
 
     if args.dry_run {
         print!("{}", plan.render());
@@ -214,10 +265,16 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     // Built before anything is written: a probe that cannot be reached is refused here.
     let mut comps = components(&args)?;
 
-    let out_dir = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("runs").join(&run_id));
+    let out_dir = match &resume {
+        Some(r) => r.root.join(format!("resume-{}", r.session)),
+        None => args
+            .out
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("runs").join(&run_id)),
+    };
+    // The journal lives in the first session's directory.
+    let journal_root = resume.as_ref().map_or(out_dir.clone(), |r| r.root.clone());
+    let keep = resume.as_ref().map_or(args.keep, |r| r.keep || args.keep);
     let run_dir = RunDirSink::create(&out_dir)?;
     // From here warnings and errors go to RUN_DIR/hostd.log too.
     if let Err(e) = crate::logging::log_to_dir(&out_dir) {
@@ -240,11 +297,22 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         targets: backends.iter().map(|b| b.info()).collect(),
         profile: serde_json::to_value(&profile)?,
         seed,
-        keep: args.keep,
+        keep,
         allow_cached: args.allow_cached,
         probe_target: None,
         extra: serde_json::Map::new(),
     };
+    if is_certify {
+        manifest.extra.insert(
+            "certify".into(),
+            serde_json::json!({
+                "session": resume.as_ref().map_or(0, |r| r.session),
+                "journal": journal_root.join(hostd_workload::certify::JOURNAL),
+                "steps_planned": planned_steps,
+                "steps_skipped_as_done": resume.as_ref().map_or(0, |r| r.done.len()),
+            }),
+        );
+    }
     if !fault.is_empty() {
         manifest.extra.insert(
             "injected_fault".into(),
@@ -270,6 +338,23 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         return Err(e);
     }
 
+    let journal = if is_certify {
+        match certify::JournalObserver::open(
+            &journal_root,
+            resume.as_ref().map_or(0, |r| r.session),
+        ) {
+            Ok(j) => Some(j),
+            Err(e) => {
+                for b in backends.iter_mut() {
+                    let _ = b.cleanup(false);
+                }
+                discard(run_dir, &out_dir);
+                return Err(e);
+            }
+        }
+    } else {
+        None
+    };
     let sinks = SinkSet::new();
     sinks.add(Box::new(run_dir));
     sinks.begin(&manifest);
@@ -289,10 +374,13 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         sinks: &sinks,
         components: &comps,
         view: &view,
+        journal: journal.as_ref(),
     };
     let cfg = RunConfig {
         run_id: run_id.clone(),
-        keep: args.keep,
+        // A certify run keeps its files until it has completed (see below), so
+        // that a stopped run can be resumed.
+        keep: keep || is_certify,
         stop,
         interval: Duration::from_secs(1),
     };
@@ -324,6 +412,21 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             m.insert("final".into(), last.clone());
         }
     }
+    let mut cleanup_notes = outcome.cleanup.clone();
+    let verdict = if is_certify {
+        if matches!(outcome.status, RunStatus::Completed) && !keep {
+            cleanup_notes = certify::remove_test_files(&outcome.targets);
+        }
+        match certify::conclude(&profile, &journal_root, planned_steps, &mut summary) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                summary.warnings.push(format!("certify verdict: {e:#}"));
+                None
+            }
+        }
+    } else {
+        None
+    };
     // A sink's failure was logged when it happened.
     sinks.finish(&manifest, &summary);
     print!(
@@ -332,12 +435,26 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             &profile,
             &manifest.targets,
             &summary,
-            &outcome.cleanup,
+            &cleanup_notes,
             &out_dir
         )
     );
+    if let Some(v) = &verdict {
+        print!("{}", certify::render(v, &manifest.targets));
+        if !matches!(outcome.status, RunStatus::Completed) {
+            eprintln!(
+                "hostd: the certify run can continue with: hostd run --resume {}",
+                journal_root.display()
+            );
+        }
+    }
     crate::logging::stop_log_file();
     Ok(match outcome.status {
+        RunStatus::Completed if verdict.as_ref().is_some_and(|v| !v.passed()) => {
+            eprintln!("hostd: certify FAIL: a gate failed (exit 3)");
+            ExitCode::from(3)
+        }
+        RunStatus::Completed if is_certify && verdict.is_none() => ExitCode::from(1),
         RunStatus::Completed => ExitCode::SUCCESS,
         RunStatus::Interrupted => {
             eprintln!(
@@ -385,10 +502,15 @@ struct ComponentObservers<'a> {
     sinks: &'a SinkSet,
     components: &'a [Box<dyn RunComponent>],
     view: &'a live::LiveView,
+    journal: Option<&'a certify::JournalObserver>,
 }
 
 impl RunObserver for ComponentObservers<'_> {
     fn on_event(&self, ev: &RunEvent) {
+        // First: a verified file is durable before anything else hears of it.
+        if let Some(j) = self.journal {
+            j.on_event(ev);
+        }
         self.sinks.on_event(ev);
         for c in self.components {
             c.on_event(ev);
@@ -438,7 +560,7 @@ fn run_id() -> String {
 }
 
 /// Days since 1970-01-01 to (year, month, day) (Howard Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
+pub(crate) fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);

@@ -147,6 +147,42 @@ impl DirBackend {
         Ok(self.engines.get_mut(&qd).expect("inserted"))
     }
 
+    /// Takes over the test directory of the run being resumed, with the
+    /// `fNNNNN.dat` files it holds (created by that run, so ours to rewrite
+    /// and remove).
+    fn adopt(&mut self, dir: PathBuf) -> anyhow::Result<()> {
+        if !dir.is_dir() {
+            bail!(
+                "target {}: cannot resume: {} does not exist (another target, or the test files were removed)",
+                self.root.display(),
+                dir.display()
+            );
+        }
+        for entry in
+            std::fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))?
+        {
+            let name = entry?.file_name();
+            let name = name.to_string_lossy();
+            if let Some(n) = name
+                .strip_prefix('f')
+                .and_then(|n| n.strip_suffix(".dat"))
+                .and_then(|n| n.parse::<u32>().ok())
+            {
+                self.created.insert(n);
+            }
+        }
+        self.created_dir = true;
+        self.test_dir = Some(dir.clone());
+        self.probe_direct(&dir)?;
+        if !self.direct.is_direct() && !self.opts.allow_cached {
+            bail!(
+                "DIRECT I/O NOT AVAILABLE on target {}; rerun with --allow-cached to accept that",
+                self.root.display()
+            );
+        }
+        Ok(())
+    }
+
     fn probe_direct(&mut self, dir: &Path) -> anyhow::Result<()> {
         let probe = dir.join(".direct-io-probe");
         let result = direct::open(&probe, OpenMode::CreateNew, true);
@@ -249,6 +285,9 @@ impl TargetBackend for DirBackend {
             i => format!("throttlescope-{}-{i}", self.opts.run_id),
         };
         let dir = self.root.join(name);
+        if self.opts.resume {
+            return self.adopt(dir);
+        }
         if dir.exists() {
             bail!(
                 "target {}: {} already exists; refusing to touch files this run did not create",
@@ -294,8 +333,16 @@ impl TargetBackend for DirBackend {
         } else {
             OpenMode::Read
         };
-        let (file, status) = direct::open(&path, mode, self.opts.allow_cached)
-            .map_err(|e| StepError::Other(anyhow::anyhow!("cannot open {pstr}: {e}")))?;
+        let (file, status) = direct::open(&path, mode, self.opts.allow_cached).map_err(|e| {
+            match &self.test_dir {
+                // The directory this run created is gone: the filesystem went away under it.
+                Some(d) if !d.exists() => StepError::Other(anyhow::anyhow!(
+                    "cannot open {pstr}: {e}; the test directory {} is gone — was the target unmounted or unplugged?",
+                    d.display()
+                )),
+                _ => StepError::Other(anyhow::anyhow!("cannot open {pstr}: {e}")),
+            }
+        })?;
         if mode == OpenMode::CreateNew {
             self.created.insert(step.file);
         }

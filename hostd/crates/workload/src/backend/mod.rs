@@ -37,6 +37,10 @@ pub struct BackendOptions {
     pub fault: FaultPlan,
     /// Block contents, shared by all targets.
     pub pool: Arc<DataPool>,
+    /// Resume an interrupted run (`hostd run --resume`): adopt the existing
+    /// `throttlescope-<run_id>` test directory and the files in it instead of
+    /// creating them.
+    pub resume: bool,
 }
 
 /// Shared per-run state a step needs.

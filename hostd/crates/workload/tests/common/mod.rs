@@ -56,6 +56,7 @@ pub fn options(seed: u64, engine: EngineChoice) -> BackendOptions {
         destroy_data: false,
         fault: FaultPlan::default(),
         pool: DataPool::new(seed),
+        resume: false,
     }
 }
 

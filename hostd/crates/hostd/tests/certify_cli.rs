@@ -1,0 +1,316 @@
+//! `kind = "certify"` and `--resume` refusing bad input (issue #12 "Bad input"): a
+//! clear error naming the file, key and value, exit 2, and nothing written — no run
+//! directory, no test directory, no journal line. Runs on a directory of this
+//! machine's disk (direct I/O), no root needed.
+
+mod common;
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn scratch() -> tempfile::TempDir {
+    let base = std::env::var("THROTTLESCOPE_TEST_DIR").unwrap_or_else(|_| "/var/tmp".into());
+    tempfile::Builder::new()
+        .prefix("throttlescope-certify-cli-")
+        .tempdir_in(base)
+        .unwrap()
+}
+
+fn hostd(args: &[&str]) -> (Output, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_hostd"))
+        .args(args)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out, text)
+}
+
+const BODY: &str = "name = \"c\"\nkind = \"certify\"\n[certify]\npasses = 1\nfraction = 0.0001\nfile_size = \"1MiB\"\n[io]\nblock_size = \"256KiB\"\nqueue_depth = 2\nphases = [\"write\", \"read\"]\n";
+
+/// Everything in `dir`, recursively, as relative paths.
+fn listing(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        out.push(p.strip_prefix(dir).unwrap().to_path_buf());
+        if p.is_dir() {
+            out.extend(
+                listing(&p)
+                    .into_iter()
+                    .map(|q| p.strip_prefix(dir).unwrap().join(q)),
+            );
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Runs a certify profile with `gates` appended; asserts exit 2, the message
+/// holds every one of `expect`, and nothing was written.
+fn refused(gates: &str, expect: &[&str]) {
+    let dir = scratch();
+    let profile = dir.path().join("bad.toml");
+    std::fs::write(&profile, format!("{BODY}{gates}")).unwrap();
+    let target = dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let before = listing(dir.path());
+    let (out, text) = hostd(&[
+        "run",
+        "-q",
+        "--profile",
+        profile.to_str().unwrap(),
+        "--target",
+        target.to_str().unwrap(),
+        "--out",
+        dir.path().join("run").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    for e in expect {
+        assert!(text.contains(e), "`{e}` missing from: {text}");
+    }
+    assert!(
+        text.contains(profile.to_str().unwrap()),
+        "names the file: {text}"
+    );
+    assert_eq!(listing(dir.path()), before, "something was written");
+}
+
+#[test]
+fn certify_without_gates_is_refused() {
+    refused("", &["needs a [gates] section", "max_corrupt_bytes"]);
+}
+
+#[test]
+fn a_gate_naming_an_unknown_metric_is_refused() {
+    refused("[gates]\nmax_iops_wobble = 3\n", &["max_iops_wobble"]);
+}
+
+#[test]
+fn an_unparsable_duration_is_refused() {
+    refused(
+        "[gates]\nmax_p999_latency = \"soon\"\n",
+        &["max_p999_latency = \"soon\"", "not a duration"],
+    );
+}
+
+/// A finished, kept certify run in `dir/run`.
+fn finished_run(dir: &Path) -> (PathBuf, PathBuf) {
+    let profile = dir.join("ok.toml");
+    std::fs::write(&profile, format!("{BODY}[gates]\nmax_corrupt_bytes = 0\n")).unwrap();
+    let target = dir.join("target");
+    std::fs::create_dir(&target).unwrap();
+    let run = dir.join("run");
+    let (out, text) = hostd(&[
+        "run",
+        "-q",
+        "--keep",
+        "--profile",
+        profile.to_str().unwrap(),
+        "--target",
+        target.to_str().unwrap(),
+        "--out",
+        run.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("certify: PASS"), "{text}");
+    (run, target)
+}
+
+#[test]
+fn resume_of_a_run_from_another_hostd_version_is_refused() {
+    let dir = scratch();
+    let (run, _) = finished_run(dir.path());
+    let path = run.join("manifest.json");
+    let mut m: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    m["hostd_version"] = "0.0.1-elsewhere".into();
+    std::fs::write(&path, serde_json::to_vec_pretty(&m).unwrap()).unwrap();
+    let before = listing(dir.path());
+    let journal = std::fs::read(run.join("certify.jsonl")).unwrap();
+    let (out, text) = hostd(&["run", "-q", "--resume", run.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    for e in [path.to_str().unwrap(), "hostd_version", "0.0.1-elsewhere"] {
+        assert!(text.contains(e), "`{e}` missing from: {text}");
+    }
+    assert_eq!(listing(dir.path()), before, "something was written");
+    assert_eq!(std::fs::read(run.join("certify.jsonl")).unwrap(), journal);
+}
+
+#[test]
+fn resume_on_another_target_is_refused() {
+    let dir = scratch();
+    let (run, _) = finished_run(dir.path());
+    let other = dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    let before = listing(dir.path());
+    let (out, text) = hostd(&[
+        "run",
+        "-q",
+        "--resume",
+        run.to_str().unwrap(),
+        "--target",
+        other.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    for e in [
+        "manifest.json",
+        "key targets",
+        "another target",
+        other.to_str().unwrap(),
+    ] {
+        assert!(text.contains(e), "`{e}` missing from: {text}");
+    }
+    assert_eq!(listing(dir.path()), before, "something was written");
+}
+
+#[test]
+fn resume_of_a_run_that_is_not_certify_is_refused() {
+    let dir = scratch();
+    let run = dir.path().join("run");
+    let target = dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let (out, text) = hostd(&[
+        "run",
+        "-q",
+        "--profile",
+        "quick",
+        "--target",
+        target.to_str().unwrap(),
+        "--out",
+        run.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let before = listing(dir.path());
+    let (out, text) = hostd(&["run", "-q", "--resume", run.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("only certify runs can be resumed"), "{text}");
+    assert_eq!(listing(dir.path()), before);
+}
+
+#[test]
+fn verify_of_a_run_that_kept_nothing_is_refused() {
+    let dir = scratch();
+    let (run, _) = finished_run(dir.path());
+    let path = run.join("manifest.json");
+    let mut m: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    m["keep"] = false.into();
+    std::fs::write(&path, serde_json::to_vec_pretty(&m).unwrap()).unwrap();
+    let (out, text) = hostd(&["verify", run.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("key keep = false"), "{text}");
+    assert!(!listing(&run)
+        .iter()
+        .any(|p| p.to_string_lossy().starts_with("verify-")));
+}
+
+#[test]
+fn a_clean_kept_run_verifies_clean() {
+    let dir = scratch();
+    let (run, _) = finished_run(dir.path());
+    let (out, text) = hostd(&["verify", run.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("0 corrupt bytes") && text.contains("result: clean"),
+        "{text}"
+    );
+}
+
+#[test]
+fn certify_on_a_simulated_target_cannot_pass_a_corruption_gate() {
+    // A simulated target moves no data: its reads verify nothing, so "zero corrupt
+    // bytes" is not evaluated and the run fails rather than claim it.
+    let dir = scratch();
+    let profile = dir.path().join("sim.toml");
+    std::fs::write(
+        &profile,
+        BODY.replace("0.0001", "0.001").replace("1MiB", "1GiB")
+            + "[gates]\nmax_corrupt_bytes = 0\nmin_write_mbps = 100.0\n",
+    )
+    .unwrap();
+    let run = dir.path().join("run");
+    let (out, text) = hostd(&[
+        "run",
+        "-q",
+        "--profile",
+        profile.to_str().unwrap(),
+        "--target",
+        "sim:steady*20",
+        "--out",
+        run.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    assert!(text.contains("certify: FAIL"), "{text}");
+    assert!(text.contains("no block was verified"), "{text}");
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(run.join("certify.json")).unwrap()).unwrap();
+    assert_eq!(v["gates"][0]["status"], "not_evaluated");
+    assert_eq!(v["gates"][1]["status"], "pass", "{v}");
+}
+
+#[test]
+fn the_temperature_gate_is_judged_by_the_probes_highest_enclosure_reading() {
+    let dir = scratch();
+    let profile = dir.path().join("hot.toml");
+    std::fs::write(
+        &profile,
+        BODY.replace("0.0001", "0.001").replace("1MiB", "1GiB")
+            + "[gates]\nmax_temperature_c = 30.0\n",
+    )
+    .unwrap();
+    let run = dir.path().join("run");
+    let out = Command::new(env!("CARGO_BIN_EXE_hostd"))
+        .env("THROTTLESCOPE_PROBE_SIM", common::sim_path())
+        .args([
+            "run",
+            "-q",
+            "--probe",
+            "sim",
+            "--target",
+            "sim:x5-gradual*20",
+            "--profile",
+        ])
+        .arg(&profile)
+        .arg("--out")
+        .arg(&run)
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    let summary: Value =
+        serde_json::from_slice(&std::fs::read(run.join("summary.json")).unwrap()).unwrap();
+    let hottest = summary["extra"]["probe"]["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["temp_max_c"].as_f64())
+        .fold(f64::MIN, f64::max);
+    assert!(
+        hottest > 30.0,
+        "the simulated X5 heats past 30 °C: {hottest}"
+    );
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(run.join("certify.json")).unwrap()).unwrap();
+    let gate = &v["gates"][0];
+    assert_eq!(gate["status"], "fail", "{v}");
+    assert_eq!(gate["measured"], format!("{hottest:.1} °C"), "{v}");
+    assert!(gate["detail"]
+        .as_str()
+        .unwrap()
+        .contains("enclosure (probe)"));
+}
+
+#[test]
+fn resume_of_a_completed_run_is_refused() {
+    let dir = scratch();
+    let (run, _) = finished_run(dir.path());
+    let before = listing(dir.path());
+    let (out, text) = hostd(&["run", "-q", "--resume", run.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("steps are done already"), "{text}");
+    assert_eq!(listing(dir.path()), before, "something was written");
+}
