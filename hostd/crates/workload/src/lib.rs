@@ -21,6 +21,7 @@ pub mod events;
 pub mod fault;
 pub mod fsinfo;
 pub mod jobloop;
+pub mod latency;
 pub mod plan;
 pub mod profile;
 pub mod runner;

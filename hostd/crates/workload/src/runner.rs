@@ -4,7 +4,10 @@
 //! cleanly and removes its test files (unless `keep`).
 
 use crate::backend::{StepContext, StepError, TargetBackend};
-use crate::events::{FileRecord, IntervalRecord, RunEvent, RunObserver, TargetInfo};
+use crate::events::{
+    FileRecord, IntervalRecord, LatencyRecord, LatencyScope, RunEvent, RunObserver, TargetInfo,
+};
+use crate::latency::{IntervalLatency, LatencyHistogram};
 use crate::plan::{Plan, Step};
 use crate::unix_ns;
 use serde::Serialize;
@@ -30,6 +33,8 @@ pub struct TargetProgress {
     pub started: OnceLock<Instant>,
     /// When the target finished (or failed).
     pub ended: OnceLock<Instant>,
+    /// I/O latencies not yet assigned to an interval.
+    pub latency: IntervalLatency,
 }
 
 impl TargetProgress {
@@ -276,6 +281,7 @@ pub fn execute(
                 let ctx = StepContext {
                     target_index: i,
                     progress: &prog.bytes,
+                    interval_latency: &prog.latency,
                     stop: stop_all,
                     observer,
                 };
@@ -324,6 +330,12 @@ pub fn execute(
                         let counted_before = prog.bytes.load(Ordering::Relaxed);
                         let result = backend.run_step(step, &ctx);
                         let t1 = t0 + clock.elapsed().as_nanos() as u64;
+                        let latency = match &result {
+                            Ok(out) if !out.outcome.latency.is_empty() => {
+                                Some(out.outcome.latency.clone())
+                            }
+                            _ => None,
+                        };
                         let (rec, ok) = file_record(&label, i, step, t0, t1, result, halt, failure);
                         // A backend that does not count bytes as it goes (the
                         // simulator) has its file counted when the file ends, so
@@ -333,6 +345,19 @@ pub fn execute(
                             prog.bytes.fetch_add(rec.bytes - counted, Ordering::Relaxed);
                         }
                         observer.on_event(&RunEvent::FileEnd(rec.clone()));
+                        if let Some(histogram) = latency {
+                            observer.on_event(&RunEvent::Latency(LatencyRecord {
+                                target: label.clone(),
+                                target_index: i,
+                                scope: LatencyScope::File {
+                                    phase: rec.phase.clone(),
+                                    index: rec.index,
+                                },
+                                start_ns: rec.start_ns,
+                                end_ns: rec.end_ns,
+                                histogram,
+                            }));
+                        }
                         files.lock().unwrap().push(rec);
                         if !ok {
                             return false;
@@ -551,6 +576,19 @@ fn sampler(
                     phase,
                 };
                 observer.on_event(&RunEvent::Interval(rec.clone()));
+                let histogram: LatencyHistogram = progress[i].latency.take();
+                if !histogram.is_empty() {
+                    observer.on_event(&RunEvent::Latency(LatencyRecord {
+                        target: rec.target.clone(),
+                        target_index: i,
+                        scope: LatencyScope::Interval {
+                            phase: rec.phase.clone(),
+                        },
+                        start_ns: rec.start_ns,
+                        end_ns: rec.end_ns,
+                        histogram,
+                    }));
+                }
                 intervals.lock().unwrap().push(rec);
             }
             last_bytes = bytes;
