@@ -1,12 +1,16 @@
 //! The run directory sink: `manifest.json`, `files.csv`, `intervals.csv`,
-//! `summary.json`, `run-events.jsonl`, `corrupt.csv` (only when corruption was found). Rows are written and flushed as they come,
+//! `summary.json`, `run-events.jsonl`, `corrupt.csv` (only when corruption was found),
+//! and, once an I/O was timed, `latency.csv` (percentiles per file and per
+//! interval) with the full histograms in `latency-files.hlog` and
+//! `latency-intervals.hlog` (HdrHistogram interval logs, `docs/latency.md`). Rows are written and flushed as they come,
 //! so an interrupted or failed run keeps everything up to that point.
 
 use crate::manifest::Manifest;
 use crate::sink::RecordSink;
 use crate::summary::Summary;
 use anyhow::Context;
-use hostd_workload::events::{FileRecord, IntervalRecord, RunEvent};
+use hostd_workload::events::{FileRecord, IntervalRecord, LatencyRecord, LatencyScope, RunEvent};
+use hostd_workload::latency::LatencyLogWriter;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -18,6 +22,10 @@ pub const FILES_HEADER: &str =
 pub const CORRUPT_HEADER: &str = "target,phase,index,block_offset,bad_bytes,first_bad_byte";
 /// Header of `intervals.csv`.
 pub const INTERVALS_HEADER: &str = "target,start_ns,end_ns,bytes,mbps,phase";
+/// Header of `latency.csv`: one row per file (`scope` = `file`, with its
+/// phase and index) and per interval (`interval`, index empty) of each
+/// target; latencies in ns, submission to completion.
+pub const LATENCY_HEADER: &str = "scope,target,phase,index,start_ns,end_ns,ios,min_ns,mean_ns,p50_ns,p90_ns,p99_ns,p99_9_ns,p99_99_ns,max_ns";
 /// Header of `counters.csv` (each target's cumulative bytes every 100 ms).
 pub const COUNTERS_HEADER: &str = "target,time_ns,bytes";
 
@@ -52,6 +60,16 @@ pub struct RunDirSink {
     intervals: csv::Writer<File>,
     events: BufWriter<File>,
     corrupt: Option<csv::Writer<File>>,
+    /// The run's start (host Unix ns): the latency logs' BaseTime.
+    start_ns: u64,
+    latency: Option<LatencyFiles>,
+}
+
+/// `latency.csv` and the two interval logs, opened at the first timed I/O.
+struct LatencyFiles {
+    csv: csv::Writer<File>,
+    files: LatencyLogWriter<BufWriter<File>>,
+    intervals: LatencyLogWriter<BufWriter<File>>,
 }
 
 impl RunDirSink {
@@ -90,6 +108,8 @@ impl RunDirSink {
             intervals,
             events,
             corrupt: None,
+            start_ns: 0,
+            latency: None,
         })
     }
 
@@ -108,10 +128,91 @@ impl RunDirSink {
             "intervals.csv",
             "run-events.jsonl",
             "manifest.json",
+            "latency.csv",
+            "latency-files.hlog",
+            "latency-intervals.hlog",
         ] {
             let _ = std::fs::remove_file(dir.join(name));
         }
         let _ = std::fs::remove_dir(&dir);
+    }
+
+    fn latency(&mut self, r: &LatencyRecord) -> anyhow::Result<()> {
+        if self.latency.is_none() {
+            let open = |name: &str| {
+                File::create(self.dir.join(name))
+                    .with_context(|| format!("cannot create {}", self.dir.join(name).display()))
+            };
+            let mut csv = csv::WriterBuilder::new()
+                .has_headers(false)
+                .from_writer(open("latency.csv")?);
+            csv.write_record(LATENCY_HEADER.split(','))?;
+            let log = |name: &str, what: &str| -> anyhow::Result<_> {
+                Ok(LatencyLogWriter::new(
+                    BufWriter::new(open(name)?),
+                    self.start_ns,
+                    &format!(
+                        "throttlescope {what}: I/O latency in ns, submission to completion; \
+                         tags {}",
+                        if what == "files" {
+                            "file/<target index>/<phase>/<file index>"
+                        } else {
+                            "interval/<target index>/<phase>"
+                        }
+                    ),
+                )?)
+            };
+            self.latency = Some(LatencyFiles {
+                csv,
+                files: log("latency-files.hlog", "files")?,
+                intervals: log("latency-intervals.hlog", "intervals")?,
+            });
+        }
+        let l = self.latency.as_mut().expect("opened above");
+        let s = r.histogram.stats();
+        let (scope, phase, index) = match &r.scope {
+            LatencyScope::File { phase, index } => ("file", phase, index.to_string()),
+            LatencyScope::Interval { phase } => ("interval", phase, String::new()),
+        };
+        l.csv.write_record([
+            scope.to_string(),
+            r.target.clone(),
+            phase.clone(),
+            index.clone(),
+            r.start_ns.to_string(),
+            r.end_ns.to_string(),
+            s.count.to_string(),
+            s.min_ns.to_string(),
+            format!("{:.0}", s.mean_ns),
+            s.p50_ns.to_string(),
+            s.p90_ns.to_string(),
+            s.p99_ns.to_string(),
+            s.p99_9_ns.to_string(),
+            s.p99_99_ns.to_string(),
+            s.max_ns.to_string(),
+        ])?;
+        l.csv.flush()?;
+        // Tags hold no spaces or commas: the target by its index, and the
+        // phase with any such characters replaced.
+        let phase_tag: String = phase
+            .chars()
+            .map(|c| if c == ' ' || c == ',' { '_' } else { c })
+            .collect();
+        match &r.scope {
+            LatencyScope::File { index, .. } => l.files.write(
+                &format!("file/{}/{phase_tag}/{index}", r.target_index),
+                r.start_ns,
+                r.end_ns,
+                &r.histogram,
+            )?,
+            LatencyScope::Interval { .. } => l.intervals.write(
+                &format!("interval/{}/{phase_tag}", r.target_index),
+                r.start_ns,
+                r.end_ns,
+                &r.histogram,
+            )?,
+        }
+        Ok(())
     }
 
     fn write_json(&self, name: &str, value: &impl serde::Serialize) -> anyhow::Result<()> {
@@ -130,6 +231,7 @@ impl RecordSink for RunDirSink {
     }
 
     fn begin(&mut self, manifest: &Manifest) -> anyhow::Result<()> {
+        self.start_ns = manifest.start_ns;
         self.write_json("manifest.json", manifest)
     }
 
@@ -198,6 +300,10 @@ impl RecordSink for RunDirSink {
     }
 
     fn event(&mut self, ev: &RunEvent) -> anyhow::Result<()> {
+        if let RunEvent::Latency(r) = ev {
+            // Its own files; one line per second would swamp the event log.
+            return self.latency(r);
+        }
         serde_json::to_writer(&mut self.events, ev)?;
         self.events.write_all(b"\n")?;
         self.events.flush()?;

@@ -5,6 +5,7 @@
 
 use crate::stats;
 use hostd_workload::events::{FileRecord, TargetInfo};
+use hostd_workload::latency::LatencyStats;
 use hostd_workload::runner::RunOutcome;
 use hostd_workload::units::{human_bytes, ByteSize};
 use serde::Serialize;
@@ -66,6 +67,10 @@ pub struct PhaseStats {
     pub queue_depth: Option<usize>,
     /// I/Os per second over the phase's file time (with `block_size`).
     pub iops: Option<f64>,
+    /// Latency of the phase's I/Os, submission to completion, in ns
+    /// (`latency.p99_9_ns` …; absent where no I/O was timed: simulated targets).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency: Option<LatencyStats>,
 }
 
 /// Throughput of one target in the all-active window.
@@ -175,7 +180,12 @@ impl Summary {
             if recs.is_empty() {
                 continue;
             }
-            let s = phase_stats(&recs);
+            let mut s = phase_stats(&recs);
+            s.latency = out
+                .latency
+                .iter()
+                .find(|l| l.target_index == t && l.phase == phase)
+                .map(|l| l.histogram.stats());
             if s.bimodal {
                 warnings.push(format!(
                     "{} {}: per-file rates look bimodal (coefficient {:.2}); the mean {:.0} MB/s describes neither group — see files.csv",
@@ -267,6 +277,31 @@ impl Summary {
                         p.queue_depth
                             .map(|q| format!(", QD{q}"))
                             .unwrap_or_default()
+                    );
+                }
+            }
+        }
+        // Latency percentiles of every phase that timed its I/Os.
+        if self.phases.iter().any(|p| p.latency.is_some()) {
+            let _ = writeln!(
+                s,
+                "{:<24} {:<16} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}  latency µs (±0.1 %)",
+                "target", "phase", "p50", "p90", "p99", "p99.9", "p99.99", "max"
+            );
+            for p in &self.phases {
+                if let Some(l) = &p.latency {
+                    let us = |ns: u64| format!("{:.1}", ns as f64 / 1e3);
+                    let _ = writeln!(
+                        s,
+                        "{:<24} {:<16} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                        truncate(&p.target, 24),
+                        truncate(&p.phase, 16),
+                        us(l.p50_ns),
+                        us(l.p90_ns),
+                        us(l.p99_ns),
+                        us(l.p99_9_ns),
+                        us(l.p99_99_ns),
+                        us(l.max_ns)
                     );
                 }
             }
@@ -381,6 +416,7 @@ fn phase_stats(recs: &[&FileRecord]) -> PhaseStats {
         iops: block_size
             .filter(|_| seconds > 0.0)
             .map(|_| recs.iter().map(|r| r.ios()).sum::<u64>() as f64 / seconds),
+        latency: None,
     }
 }
 
@@ -546,6 +582,7 @@ mod tests {
             files: vec![sim, real],
             intervals: Vec::new(),
             samples: Vec::new(),
+            latency: Vec::new(),
             warnings: vec![format!("target sim:x5-thermal*10: {scale}")],
             cleanup: Vec::new(),
         };

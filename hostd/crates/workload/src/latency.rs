@@ -7,9 +7,15 @@
 //! The same histograms go into the run directory as an HdrHistogram interval
 //! log (see `docs/latency.md`), which HdrHistogram's own tools read.
 
+use hdrhistogram::serialization::interval_log::{
+    IntervalLogIterator, IntervalLogWriterBuilder, LogEntry, Tag,
+};
+use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
+use std::io::{self, Write};
 use std::sync::Mutex;
+use std::time::{Duration, UNIX_EPOCH};
 
 /// Latency of I/Os, in nanoseconds, with 3 significant digits.
 #[derive(Clone)]
@@ -164,6 +170,137 @@ impl IntervalLatency {
     }
 }
 
+/// Writes latency histograms as an HdrHistogram interval log (the format of
+/// HdrHistogram's `HistogramLogWriter`; `HistogramLogProcessor` and the
+/// other HdrHistogram tools read it): values in ns, one line per histogram,
+/// `Tag=<tag>,<start s since BaseTime>,<length s>,<max ms>,<base64 of the
+/// compressed V2 histogram>`. See `docs/latency.md`.
+pub struct LatencyLogWriter<W: Write> {
+    out: W,
+    base_ns: u64,
+    serializer: V2DeflateSerializer,
+}
+
+impl<W: Write> LatencyLogWriter<W> {
+    /// Starts a log whose times count from `base_ns` (host Unix ns, the run's
+    /// start), with `comment` in its header.
+    pub fn new(mut out: W, base_ns: u64, comment: &str) -> io::Result<LatencyLogWriter<W>> {
+        let base = UNIX_EPOCH + Duration::from_nanos(base_ns);
+        IntervalLogWriterBuilder::new()
+            .add_comment(comment)
+            .with_start_time(base)
+            .with_base_time(base)
+            .with_max_value_divisor(1e6)
+            .begin_log_with(&mut out, &mut V2DeflateSerializer::new())?;
+        writeln!(
+            out,
+            "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\""
+        )?;
+        Ok(LatencyLogWriter {
+            out,
+            base_ns,
+            serializer: V2DeflateSerializer::new(),
+        })
+    }
+
+    /// Appends the histogram of `[start_ns, end_ns)` under `tag` (no spaces or
+    /// commas).
+    pub fn write(
+        &mut self,
+        tag: &str,
+        start_ns: u64,
+        end_ns: u64,
+        h: &LatencyHistogram,
+    ) -> io::Result<()> {
+        let tag = Tag::new(tag).ok_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidInput, format!("bad log tag `{tag}`"))
+        })?;
+        let mut w = IntervalLogWriterBuilder::new()
+            .with_max_value_divisor(1e6)
+            .begin_log_with(&mut self.out, &mut self.serializer)?;
+        w.write_histogram(
+            &h.0,
+            Duration::from_nanos(start_ns.saturating_sub(self.base_ns)),
+            Duration::from_nanos(end_ns.saturating_sub(start_ns)),
+            Some(tag),
+        )
+        .map_err(|e| io::Error::other(e.to_string()))?;
+        self.out.flush()
+    }
+}
+
+/// One histogram read back from a latency log.
+#[derive(Debug, Clone)]
+pub struct LoggedLatency {
+    /// Its tag.
+    pub tag: String,
+    /// Start, host Unix ns.
+    pub start_ns: u64,
+    /// End, host Unix ns (times in the log are to the millisecond).
+    pub end_ns: u64,
+    /// The histogram.
+    pub histogram: LatencyHistogram,
+}
+
+/// Reads every histogram of a latency log written by [`LatencyLogWriter`]
+/// (or any interval log with a BaseTime whose values are in ns).
+pub fn read_latency_log(text: &[u8]) -> Result<Vec<LoggedLatency>, String> {
+    let mut base_ns = 0u64;
+    let mut out = Vec::new();
+    let mut de = Deserializer::new();
+    for entry in IntervalLogIterator::new(text) {
+        match entry.map_err(|e| format!("latency log: {e:?}"))? {
+            LogEntry::BaseTime(t) => base_ns = ms_to_ns(t.as_secs_f64()),
+            LogEntry::Interval(i) => {
+                let bytes = base64_decode(i.encoded_histogram())
+                    .ok_or("latency log: a histogram is not base64")?;
+                let h: Histogram<u64> = de
+                    .deserialize(&mut &bytes[..])
+                    .map_err(|e| format!("latency log: {e:?}"))?;
+                let start_ns = base_ns + ms_to_ns(i.start_timestamp().as_secs_f64());
+                out.push(LoggedLatency {
+                    tag: i.tag().map(|t| t.as_str().to_string()).unwrap_or_default(),
+                    start_ns,
+                    end_ns: start_ns + ms_to_ns(i.duration().as_secs_f64()),
+                    histogram: LatencyHistogram(h),
+                });
+            }
+            LogEntry::StartTime(_) => {}
+        }
+    }
+    Ok(out)
+}
+
+/// Seconds as written in the log (3 decimals) to ns, rounded to the ms.
+fn ms_to_ns(secs: f64) -> u64 {
+    (secs * 1e3).round() as u64 * 1_000_000
+}
+
+/// Standard base64 (the encoding of interval-log histograms).
+fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    fn val(c: u8) -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        } as u32)
+    }
+    let s = s.trim_end_matches('=').as_bytes();
+    let mut out = Vec::with_capacity(s.len() * 3 / 4);
+    for chunk in s.chunks(4) {
+        let mut acc = 0u32;
+        for (k, &c) in chunk.iter().enumerate() {
+            acc |= val(c)? << (18 - 6 * k);
+        }
+        let n = chunk.len() * 6 / 8;
+        out.extend_from_slice(&acc.to_be_bytes()[1..1 + n]);
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,6 +376,45 @@ mod tests {
         assert_eq!(h.count(), 2);
         assert!(h.stats().max_ns >= LatencyHistogram::MAX_NS);
         assert!(h.stats().max_ns <= LatencyHistogram::MAX_NS + LatencyHistogram::MAX_NS / 1000);
+    }
+
+    #[test]
+    fn a_latency_log_reads_back_every_histogram_with_its_tag_and_times() {
+        let base = 1_700_000_000_123_000_000u64;
+        let mut buf = Vec::new();
+        let mut w = LatencyLogWriter::new(&mut buf, base, "test log").unwrap();
+        let mut a = LatencyHistogram::new();
+        let mut b = LatencyHistogram::new();
+        for v in 1..=1000u64 {
+            a.record(v * 1000);
+            b.record(v * 7919);
+        }
+        w.write("interval/0/write", base, base + 1_000_000_000, &a)
+            .unwrap();
+        w.write(
+            "file/0/write/3",
+            base + 500_000_000,
+            base + 2_250_000_000,
+            &b,
+        )
+        .unwrap();
+        assert!(w.write("bad tag", base, base, &a).is_err());
+        let text = String::from_utf8(buf.clone()).unwrap();
+        assert!(
+            text.starts_with("#test log\n#[StartTime: 1700000000.123"),
+            "{text}"
+        );
+        let back = read_latency_log(&buf).unwrap();
+        assert_eq!(back.len(), 2);
+        assert_eq!(back[0].tag, "interval/0/write");
+        assert_eq!(
+            (back[0].start_ns, back[0].end_ns),
+            (base, base + 1_000_000_000)
+        );
+        assert_eq!(back[1].tag, "file/0/write/3");
+        assert_eq!(back[1].start_ns, base + 500_000_000);
+        assert_eq!(back[0].histogram.stats(), a.stats());
+        assert_eq!(back[1].histogram.stats(), b.stats());
     }
 
     #[test]
