@@ -408,3 +408,72 @@ fn live_file_points_equal_imported_ones() {
     assert!(live[2].contains("verified=false"));
     assert!(live[1].contains("cum_bytes=3000i"));
 }
+
+#[test]
+fn latency_fields_join_the_row_of_their_file_and_interval() {
+    use hostd_workload::events::{IntervalRecord, LatencyRecord, LatencyScope};
+    use hostd_workload::latency::LatencyHistogram;
+    let f = rec(1, "write", 1 << 20, None);
+    let mut h = LatencyHistogram::new();
+    for v in [10_000u64, 20_000, 30_000, 1_000_000] {
+        h.record(v);
+    }
+    let series_and_time = |line: &str| {
+        let (key, rest) = line.split_once(' ').unwrap();
+        (
+            key.to_string(),
+            rest.rsplit(' ').next().unwrap().to_string(),
+        )
+    };
+    let file = file_point(&tags(), &f, 1).to_line().unwrap();
+    let lat = latency_point(
+        &tags(),
+        &LatencyRecord {
+            target: f.target.clone(),
+            target_index: 0,
+            scope: LatencyScope::File {
+                phase: "write".into(),
+                index: 1,
+            },
+            start_ns: f.start_ns,
+            end_ns: f.end_ns,
+            histogram: h.clone(),
+        },
+    )
+    .to_line()
+    .unwrap();
+    assert_eq!(series_and_time(&file), series_and_time(&lat));
+    assert!(
+        lat.contains("latency_io_count=4i") && lat.contains("latency_max_ns=1000"),
+        "{lat}"
+    );
+    let iv = IntervalRecord {
+        target: f.target.clone(),
+        target_index: 0,
+        start_ns: 5,
+        end_ns: 1_000_000_005,
+        bytes: 1,
+        mbps: 1.0,
+        phase: "write+read".into(),
+    };
+    let lat = latency_point(
+        &tags(),
+        &LatencyRecord {
+            target: f.target.clone(),
+            target_index: 0,
+            scope: LatencyScope::Interval {
+                phase: "write+read".into(),
+            },
+            start_ns: 5,
+            end_ns: 1_000_000_005,
+            histogram: h,
+        },
+    )
+    .to_line()
+    .unwrap();
+    assert_eq!(
+        series_and_time(&interval_point(&tags(), &iv).to_line().unwrap()),
+        series_and_time(&lat)
+    );
+    assert!(lat.contains("latency_p50_ns=20"), "{lat}");
+}

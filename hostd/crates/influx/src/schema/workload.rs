@@ -4,7 +4,7 @@
 
 use super::{m, RunTags};
 use crate::Point;
-use hostd_workload::events::{FileRecord, IntervalRecord};
+use hostd_workload::events::{FileRecord, IntervalRecord, LatencyRecord, LatencyScope};
 
 /// The `file` point of a record; `cum_bytes` is the running total of its target and
 /// phase (see `docs/data-model.md`).
@@ -47,4 +47,31 @@ pub fn interval_point(tags: &RunTags, r: &IntervalRecord) -> Point {
         .field("end_ns", r.end_ns as i64)
         .field("bytes", r.bytes as i64)
         .field("mbps", r.mbps)
+}
+
+/// The latency fields of a file or an interval (`latency_p50_ns` …
+/// `latency_max_ns`, `latency_io_count`), as a point with the measurement,
+/// tags and timestamp of that record's `file` or `interval` point, so that
+/// InfluxDB stores them as more fields of the same row.
+pub fn latency_point(tags: &RunTags, r: &LatencyRecord) -> Point {
+    let s = r.histogram.stats();
+    let (p, phase) = match &r.scope {
+        LatencyScope::File { phase, .. } => {
+            (Point::new(m::FILE).timestamp_ns(r.end_ns as i64), phase)
+        }
+        LatencyScope::Interval { phase } => (
+            Point::new(m::INTERVAL).timestamp_ns(r.start_ns as i64),
+            phase,
+        ),
+    };
+    tags.apply(p)
+        .tag("target", &r.target)
+        .tag("phase", phase)
+        .field("latency_io_count", s.count as i64)
+        .field("latency_p50_ns", s.p50_ns as i64)
+        .field("latency_p90_ns", s.p90_ns as i64)
+        .field("latency_p99_ns", s.p99_ns as i64)
+        .field("latency_p99_9_ns", s.p99_9_ns as i64)
+        .field("latency_p99_99_ns", s.p99_99_ns as i64)
+        .field("latency_max_ns", s.max_ns as i64)
 }
