@@ -138,20 +138,7 @@ pub fn bimodality_coefficient(x: &[f64]) -> Option<f64> {
     Some((g * g + 1.0) / (k + 3.0 * (nf - 1.0).powi(2) / ((nf - 2.0) * (nf - 3.0))))
 }
 
-/// Result of the two-cluster gap test.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Bimodality {
-    /// True when the data split into two well-separated groups.
-    pub bimodal: bool,
-    /// Widest gap between neighbouring sorted values with ≥ 10 % of values each side.
-    pub gap: f64,
-    /// Gap divided by the larger of the two groups' robust spreads (MAD σ).
-    pub separation: f64,
-    /// Value at which the data split (middle of the gap).
-    pub split_at: f64,
-    /// Fraction of values below the split.
-    pub low_fraction: f64,
-}
+pub use hostd_records::events::Bimodality;
 
 /// Threshold on `separation` above which two groups count as separate modes.
 pub const BIMODAL_SEPARATION: f64 = 4.0;

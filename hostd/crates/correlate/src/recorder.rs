@@ -6,11 +6,11 @@
 
 use crate::timeline::Timeline;
 use anyhow::Context;
-use hostd_probe::agg::{AggRow, PROBE_AGG_CSV_HEADER};
+use hostd_probe::agg::AggRow;
 use hostd_probe::link::{LinkEvent, LinkOutput};
-use hostd_probe::sample::PROBE_CSV_HEADER;
 use hostd_probe::stream::StreamEvent;
 use hostd_probe::ProbeSample;
+use hostd_records::{agg, probe};
 use serde_json::json;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -59,30 +59,20 @@ pub struct ProbeRecorder {
 }
 
 struct Files {
-    samples: BufWriter<File>,
-    agg: BufWriter<File>,
+    samples: probe::Writer,
+    agg: agg::Writer,
     events: BufWriter<File>,
-    line: String,
 }
 
 impl Files {
     fn create(dir: &Path) -> anyhow::Result<Self> {
-        let open = |name: &str| -> anyhow::Result<BufWriter<File>> {
-            let path = dir.join(name);
-            Ok(BufWriter::with_capacity(
-                256 * 1024,
-                File::create(&path).with_context(|| format!("cannot create {}", path.display()))?,
-            ))
-        };
-        let mut samples = open("probe.csv")?;
-        writeln!(samples, "{PROBE_CSV_HEADER}")?;
-        let mut agg = open("probe_agg.csv")?;
-        writeln!(agg, "{PROBE_AGG_CSV_HEADER}")?;
+        let path = dir.join("probe-link.jsonl");
+        let events =
+            File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
         Ok(Self {
-            samples,
-            agg,
-            events: open("probe-link.jsonl")?,
-            line: String::with_capacity(64 * 1024),
+            samples: probe::Writer::create(dir)?,
+            agg: agg::Writer::create(dir)?,
+            events: BufWriter::new(events),
         })
     }
 }
@@ -132,18 +122,13 @@ fn record(
     for out in rx {
         match out {
             LinkOutput::Samples(samples) => {
-                files.line.clear();
                 let mut rows = Vec::new();
                 for s in &samples {
-                    s.write_csv_line(&mut files.line);
                     if let Some(row) = rec.timeline.push(s) {
                         rows.push(row);
                     }
                 }
-                files
-                    .samples
-                    .write_all(files.line.as_bytes())
-                    .context("cannot write probe.csv")?;
+                files.samples.write(&samples)?;
                 rec.samples += samples.len() as u64;
                 write_agg(&mut files, &mut rec, &rows)?;
                 each(&mut rec, &mut |l| l.samples(&samples));
@@ -167,22 +152,15 @@ fn record(
         write_agg(&mut files, &mut rec, &[row])?;
         each(&mut rec, &mut |l| l.agg(&row));
     }
-    files.samples.flush().context("cannot write probe.csv")?;
-    files.agg.flush().context("cannot write probe_agg.csv")?;
+    files.samples.flush()?;
+    files.agg.flush()?;
     files.events.flush()?;
     each(&mut rec, &mut |l| l.finish());
     Ok(rec)
 }
 
 fn write_agg(files: &mut Files, rec: &mut Recording, rows: &[AggRow]) -> anyhow::Result<()> {
-    let mut line = String::new();
-    for row in rows {
-        row.write_csv_line(&mut line);
-    }
-    files
-        .agg
-        .write_all(line.as_bytes())
-        .context("cannot write probe_agg.csv")?;
+    files.agg.write(rows)?;
     rec.agg_rows += rows.len() as u64;
     Ok(())
 }

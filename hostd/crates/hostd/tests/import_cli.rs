@@ -44,8 +44,13 @@ fn import_takes_a_scenario_gen_run_directory() {
         }),
     )
     .unwrap();
-    let manifest = std::fs::read_to_string(dir.join("manifest.json")).unwrap();
-    assert!(!manifest.contains("start_ns"), "{manifest}");
+    // The same manifest shape as `hostd run` writes, read by the same reader.
+    let manifest = hostd_records::manifest::read(&dir).unwrap();
+    assert!(
+        manifest.start_ns < hostd_scenario::BASE_UNIX_NS as u64,
+        "{manifest:?}"
+    );
+    assert_eq!(manifest.probe_target(), Some(sc.probe_target.as_str()));
 
     let out = import(&dir, &server);
     let text = format!(

@@ -3,8 +3,8 @@
 
 use hostd_influx::testing::InfluxServer;
 use hostd_influx::InfluxComponent;
-use hostd_store::manifest::{HostInfo, FORMAT_VERSION};
-use hostd_store::{Manifest, RecordSink, RunComponent, RunDirSink, Summary};
+use hostd_store::manifest::collect_host;
+use hostd_store::{Manifest, RecordSink, RunComponent, RunDirSink, Summary, SummaryExt};
 use hostd_workload::events::{FileRecord, IntervalRecord, RunEvent, RunObserver};
 use hostd_workload::runner::{RunOutcome, RunStatus};
 use hostd_workload::Profile;
@@ -31,6 +31,7 @@ fn file(index: u32) -> FileRecord {
         corrupt: Vec::new(),
         direct_io: true,
         status: "ok".into(),
+        probe: None,
     }
 }
 
@@ -40,20 +41,12 @@ fn live_records_survive_an_outage_and_run_files_follow_at_the_end() {
     let dir = tempfile::tempdir().unwrap();
     let run_dir = dir.path().join("run");
     let mut rundir = RunDirSink::create(&run_dir).unwrap();
-    let manifest = Manifest {
-        format_version: FORMAT_VERSION,
-        run_id: "comp-run".into(),
-        hostd_version: "test".into(),
-        command_line: vec!["hostd".into(), "run".into()],
-        start_ns: T0,
-        host: HostInfo::collect(),
-        targets: Vec::new(),
-        profile: Profile::load("quick").unwrap(),
-        seed: 1,
-        keep: false,
-        allow_cached: false,
-        extra: serde_json::Map::new(),
-    };
+    let mut manifest = Manifest::new("comp-run", T0, Vec::new());
+    manifest.hostd_version = "test".into();
+    manifest.command_line = vec!["hostd".into(), "run".into()];
+    manifest.host = collect_host();
+    manifest.profile = serde_json::to_value(Profile::load("quick").unwrap()).unwrap();
+    manifest.seed = 1;
     let mut comp = InfluxComponent::new(s.target(), Some("rig-c".into()));
     let section = comp.start(&manifest, &run_dir).unwrap().unwrap();
     assert_eq!(section["bucket"], "throttlescope");

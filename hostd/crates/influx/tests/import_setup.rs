@@ -118,6 +118,7 @@ fn file_rec(index: u32, phase: &str, t0: u64) -> FileRecord {
         corrupt: Vec::new(),
         direct_io: true,
         status: "ok".into(),
+        probe: None,
     }
 }
 

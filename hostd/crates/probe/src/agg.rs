@@ -2,34 +2,11 @@
 //! `probe_agg` measurement), also the compact timeline correlation uses.
 
 use crate::sample::ProbeSample;
-use serde::Serialize;
 
 /// Default bin width: 10 ms.
 pub const AGG_BIN_NS: i64 = 10_000_000;
 
-/// Min/mean/max of one channel in one bin (`NaN` when no sample had it).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Stat {
-    /// Minimum.
-    pub min: f64,
-    /// Mean.
-    pub mean: f64,
-    /// Maximum.
-    pub max: f64,
-}
-
-impl Stat {
-    const EMPTY: Stat = Stat {
-        min: f64::NAN,
-        mean: f64::NAN,
-        max: f64::NAN,
-    };
-
-    /// True when no sample contributed.
-    pub fn is_empty(&self) -> bool {
-        self.mean.is_nan()
-    }
-}
+pub use hostd_records::agg::{AggRow, Stat};
 
 #[derive(Debug, Clone, Copy)]
 struct Acc {
@@ -66,61 +43,6 @@ impl Acc {
                 max: self.max,
             }
         }
-    }
-}
-
-/// One aggregated bin.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct AggRow {
-    /// Bin start, host Unix ns (a multiple of the bin width).
-    pub time_ns: i64,
-    /// Samples in the bin.
-    pub samples: u32,
-    /// Bus voltage, V.
-    pub vbus_v: Stat,
-    /// Current, A.
-    pub current_a: Stat,
-    /// Bus power, W.
-    pub power_w: Stat,
-    /// Die temperature, °C.
-    pub die_temp_c: Stat,
-    /// Enclosure temperature, °C.
-    pub enclosure_temp_c: Stat,
-    /// Energy (unwrapped accumulator) at the bin's last sample, J (`NaN` if none yet).
-    pub energy_j: f64,
-}
-
-/// CSV header of `probe_agg.csv`.
-pub const PROBE_AGG_CSV_HEADER: &str = "time_ns,samples,vbus_v_min,vbus_v_mean,vbus_v_max,current_a_min,current_a_mean,current_a_max,power_w_min,power_w_mean,power_w_max,die_temp_c_min,die_temp_c_mean,die_temp_c_max,enclosure_temp_c_min,enclosure_temp_c_mean,enclosure_temp_c_max,energy_j";
-
-impl AggRow {
-    /// Appends this row as one `probe_agg.csv` line (with newline); empty
-    /// cells for channels without samples.
-    pub fn write_csv_line(&self, out: &mut String) {
-        use std::fmt::Write;
-        let _ = write!(out, "{},{}", self.time_ns, self.samples);
-        for s in [
-            self.vbus_v,
-            self.current_a,
-            self.power_w,
-            self.die_temp_c,
-            self.enclosure_temp_c,
-        ] {
-            for v in [s.min, s.mean, s.max] {
-                push_cell(out, v);
-            }
-        }
-        push_cell(out, self.energy_j);
-        out.push('\n');
-    }
-}
-
-fn push_cell(out: &mut String, v: f64) {
-    use std::fmt::Write;
-    if v.is_nan() {
-        out.push(',');
-    } else {
-        let _ = write!(out, ",{v}");
     }
 }
 
@@ -252,10 +174,7 @@ mod tests {
         assert!(rows[0].die_temp_c.is_empty());
         let mut line = String::new();
         rows[0].write_csv_line(&mut line);
-        assert_eq!(
-            line.split(',').count(),
-            PROBE_AGG_CSV_HEADER.split(',').count()
-        );
+        assert_eq!(line.split(',').count(), hostd_records::agg::columns().len());
         assert!(line.contains(",,,"), "empty die temperature cells: {line}");
     }
 }

@@ -11,7 +11,7 @@ pub mod sim;
 pub mod write;
 
 pub use model::{DeviceModel, Scenario, Stage, TargetSpec};
-pub use sim::{simulate, LoadStep, SimFile, Trace, TruthEvent};
+pub use sim::{simulate, LoadStep, Trace, TruthEvent, BASE_UNIX_NS};
 
 /// The built-in scenarios (the files in fixtures/scenarios/, compiled in).
 pub const BUILT_IN: &[(&str, &str)] = &[

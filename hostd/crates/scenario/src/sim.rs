@@ -2,27 +2,14 @@
 //! throughput changes, and the probed device's activity over time.
 
 use crate::model::{Scenario, Stage, StagePlayer};
+use hostd_records::FileRecord;
 use rand::{Rng, SeedableRng};
 
 /// Virtual time step of the simulation, ns (1 ms: 2 MB at 2 GB/s).
 const STEP_NS: i64 = 1_000_000;
 
-/// One file as the simulated target moved it (times relative to the run start).
-#[derive(Debug, Clone, PartialEq)]
-pub struct SimFile {
-    /// Target name.
-    pub target: String,
-    /// Phase name.
-    pub phase: String,
-    /// Index within the target.
-    pub index: u64,
-    /// Start, ns since run start.
-    pub start_ns: i64,
-    /// End, ns since run start.
-    pub end_ns: i64,
-    /// Bytes.
-    pub bytes: u64,
-}
+/// Host Unix ns the simulated run starts at (2026-09-21 UTC; fixed for repeatability).
+pub const BASE_UNIX_NS: i64 = 1_790_000_000_000_000_000;
 
 /// A true change of throughput (a stage boundary).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -62,8 +49,8 @@ pub struct LoadStep {
 /// Everything a scenario produced.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Trace {
-    /// Files in order of completion.
-    pub files: Vec<SimFile>,
+    /// Files in order of completion (host Unix ns from [`BASE_UNIX_NS`], as `files.csv`).
+    pub files: Vec<FileRecord>,
     /// True events in onset order.
     pub truth: Vec<TruthEvent>,
     /// The probed device's activity over time (first step at 0).
@@ -292,14 +279,16 @@ pub fn simulate(sc: &Scenario) -> Trace {
                     avail -= used;
                     if cur.overhead_left_ns <= 0.0 {
                         let end = t + (STEP_NS as f64 - avail).round() as i64;
-                        files.push(SimFile {
-                            target: spec.name.clone(),
-                            phase: spec.phase.clone(),
-                            index: s.next_file as u64,
-                            start_ns: cur.start_ns,
-                            end_ns: end.max(cur.start_ns + 1),
-                            bytes: cur.bytes,
-                        });
+                        let mut f = FileRecord::new(
+                            &spec.name,
+                            &spec.phase,
+                            s.next_file as u32,
+                            (BASE_UNIX_NS + cur.start_ns) as u64,
+                            (BASE_UNIX_NS + end.max(cur.start_ns + 1)) as u64,
+                            cur.bytes,
+                        );
+                        f.target_index = k;
+                        files.push(f);
                         s.current = None;
                         s.next_file += 1;
                     }
@@ -321,7 +310,11 @@ pub fn simulate(sc: &Scenario) -> Trace {
         temp += (eq - temp) * (1.0 - (-dt_s / dev.tau_s).exp());
         t += STEP_NS;
     }
-    let end_ns = files.iter().map(|f| f.end_ns).max().unwrap_or(0);
+    let end_ns = files
+        .iter()
+        .map(|f| f.end_ns as i64 - BASE_UNIX_NS)
+        .max()
+        .unwrap_or(0);
     for (k, s) in st.iter().enumerate() {
         // The last sample: where the target finished.
         let done = s.done_ns.unwrap_or(end_ns);

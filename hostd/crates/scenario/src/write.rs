@@ -1,15 +1,15 @@
-//! Writing a simulated run as a run directory: files.csv, counters.csv, probe.csv,
-//! truth.json and a minimal manifest.json naming the probed target.
+//! Writing a simulated run as a run directory: files.csv, counters.csv, probe.csv and
+//! manifest.json through the writers `hostd run` uses (hostd-records), plus truth.json.
 
 use crate::device;
 use crate::model::Scenario;
 use crate::sim::Trace;
 use anyhow::Context;
-use std::io::{BufWriter, Write};
+use hostd_records::counters::CounterRecord;
+use hostd_records::{self as records, DirectIo, Manifest, ProbeSample, TargetInfo};
 use std::path::Path;
 
-/// Host Unix ns the simulated run starts at (2026-09-21 UTC; fixed for repeatability).
-pub const BASE_UNIX_NS: i64 = 1_790_000_000_000_000_000;
+pub use crate::sim::BASE_UNIX_NS;
 
 /// How to write the probe samples.
 #[derive(Debug, Clone, Copy)]
@@ -32,14 +32,6 @@ impl Default for ProbeOptions {
     }
 }
 
-fn create(path: &Path) -> anyhow::Result<BufWriter<std::fs::File>> {
-    Ok(BufWriter::with_capacity(
-        1 << 20,
-        std::fs::File::create(path)
-            .with_context(|| format!("could not create {}", path.display()))?,
-    ))
-}
-
 /// Writes files.csv, counters.csv (and, with `probe`, probe.csv), truth.json and
 /// manifest.json into `dir`.
 pub fn write_run(
@@ -49,50 +41,35 @@ pub fn write_run(
     probe: Option<ProbeOptions>,
 ) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
-    // Headers come from their owners (store: files.csv, probe link: probe.csv), so a column
-    // change there cannot leave the generator behind; cells are filled by column name.
-    let mut f = create(&dir.join("files.csv"))?;
-    writeln!(f, "{}", hostd_store::rundir::FILES_HEADER)?;
-    let file_columns: Vec<&str> = hostd_store::rundir::FILES_HEADER.split(',').collect();
+    let mut files = records::files::Writer::create(dir, false)?;
     for r in &trace.files {
-        let mbps = r.bytes as f64 / 1e6 / ((r.end_ns - r.start_ns) as f64 * 1e-9);
-        let cells: Vec<String> = file_columns
-            .iter()
-            .map(|c| match *c {
-                "target" => r.target.clone(),
-                "phase" => r.phase.clone(),
-                "index" => r.index.to_string(),
-                "start_ns" => (BASE_UNIX_NS + r.start_ns).to_string(),
-                "end_ns" => (BASE_UNIX_NS + r.end_ns).to_string(),
-                "bytes" => r.bytes.to_string(),
-                "mbps" => format!("{mbps:.3}"),
-                "corrupt_blocks" | "corrupt_bytes" | "late_ops" => "0".into(),
-                "direct_io" => "true".into(),
-                "status" => "ok".into(),
-                _ => String::new(),
-            })
-            .collect();
-        writeln!(f, "{}", cells.join(","))?;
+        files.write(r)?;
     }
-    f.flush()?;
-    // The 100 ms byte counters, through the writer `hostd run` uses.
-    let (labels, samples): (Vec<String>, Vec<Vec<(u64, u64)>>) = trace
+    drop(files);
+    let (labels, samples): (Vec<String>, Vec<Vec<CounterRecord>>) = trace
         .counters
         .iter()
         .map(|(target, s)| {
-            let unix = s.iter().map(|&(t, b)| ((BASE_UNIX_NS + t) as u64, b));
+            let unix = s.iter().map(|&(t, bytes)| CounterRecord {
+                time_ns: (BASE_UNIX_NS + t) as u64,
+                bytes,
+            });
             (target.clone(), unix.collect())
         })
         .unzip();
-    hostd_store::rundir::write_counters(dir, &labels, &samples)?;
+    records::counters::write(dir, &labels, &samples)?;
     if let Some(p) = probe {
-        let mut w = create(&dir.join("probe.csv"))?;
-        writeln!(w, "{}", hostd_probe::sample::PROBE_CSV_HEADER)?;
-        let probe_columns: Vec<&str> = hostd_probe::sample::PROBE_CSV_HEADER.split(',').collect();
+        let mut w = records::probe::Writer::create(dir)?;
+        let mut batch = Vec::with_capacity(4096);
         let mut seq = 0u64;
         let mut charge = 0.0;
         let dt = 1.0 / p.rate_hz;
         let mut err = None;
+        // Rounded as a real probe's resolution would be, which also keeps the file small.
+        let round = |x: f64, decimals: i32| {
+            let k = 10f64.powi(decimals);
+            Some((x * k).round() / k)
+        };
         device::samples(
             &sc.device,
             trace,
@@ -102,32 +79,29 @@ pub fn write_run(
             sc.seed,
             |s| {
                 charge += s.current_a * dt;
-                if err.is_none() {
-                    let cells: Vec<String> = probe_columns
-                        .iter()
-                        .map(|c| match *c {
-                            "time_ns" => (BASE_UNIX_NS + s.t_ns).to_string(),
-                            "seq" => seq.to_string(),
-                            "vbus_v" => format!("{:.5}", s.vbus_v),
-                            "current_a" => format!("{:.5}", s.current_a),
-                            "power_w" => format!("{:.4}", s.power_w),
-                            "energy_j" => format!("{:.4}", s.energy_j),
-                            "charge_c" => format!("{charge:.4}"),
-                            "die_temp_c" => format!("{:.3}", s.die_temp_c),
-                            "enclosure_temp_c" => format!("{:.3}", s.enclosure_temp_c),
-                            _ => String::new(),
-                        })
-                        .collect();
-                    if let Err(e) = writeln!(w, "{}", cells.join(",")) {
-                        err = Some(e);
-                    }
+                batch.push(ProbeSample {
+                    time_ns: BASE_UNIX_NS + s.t_ns,
+                    seq,
+                    probe_time_us: 0,
+                    vbus_v: round(s.vbus_v, 5),
+                    current_a: round(s.current_a, 5),
+                    power_w: round(s.power_w, 4),
+                    energy_j: round(s.energy_j, 4),
+                    charge_c: round(charge, 4),
+                    die_temp_c: round(s.die_temp_c, 3),
+                    enclosure_temp_c: round(s.enclosure_temp_c, 3),
+                });
+                if batch.len() == batch.capacity() && err.is_none() {
+                    err = w.write(&batch).err();
+                    batch.clear();
                 }
                 seq += 1;
             },
         );
         if let Some(e) = err {
-            return Err(e).context("could not write probe.csv");
+            return Err(e.into());
         }
+        w.write(&batch)?;
         w.flush()?;
     }
     let truth: Vec<serde_json::Value> = trace
@@ -147,12 +121,44 @@ pub fn write_run(
         serde_json::to_string_pretty(&serde_json::json!({ "scenario": sc.name, "events": truth }))?
             + "\n",
     )?;
-    std::fs::write(
-        dir.join("manifest.json"),
-        serde_json::to_string_pretty(&serde_json::json!({
-            "scenario": sc.name, "probe_target": sc.probe_target, "simulated": true,
-            "targets": sc.targets.iter().map(|t| format!("sim:{}:{}", t.name, t.phase)).collect::<Vec<_>>(),
-        }))? + "\n",
-    )?;
+    // The run starts with its first record: the probe's lead, if any.
+    let lead_ns = probe.map_or(0, |p| (p.lead_s * 1e9) as i64);
+    let start_ns = (BASE_UNIX_NS - lead_ns) as u64;
+    records::manifest::write(dir, &manifest(sc, trace, start_ns))?;
     Ok(())
+}
+
+/// The manifest of a simulated run: the shape `hostd run` writes, with `sim` targets and
+/// the scenario's name under `extra.scenario`.
+fn manifest(sc: &Scenario, trace: &Trace, start_ns: u64) -> Manifest {
+    let targets = sc
+        .targets
+        .iter()
+        .map(|t| TargetInfo {
+            label: t.name.clone(),
+            scheme: "sim".into(),
+            mode: t.phase.clone(),
+            path: format!("sim:{}:{}", t.name, t.phase),
+            test_dir: None,
+            fs_type: None,
+            mount_point: None,
+            device: None,
+            device_model: None,
+            capacity_bytes: None,
+            free_bytes: None,
+            direct_io: DirectIo::Direct,
+            engine: "simulated".into(),
+            engine_note: None,
+        })
+        .collect();
+    let mut m = Manifest::new(&format!("scenario-{}", sc.name), start_ns, targets);
+    m.hostd_version = env!("CARGO_PKG_VERSION").into();
+    m.command_line = vec!["scenario-gen".into(), sc.name.clone()];
+    m.seed = sc.seed;
+    m.probe_target = Some(sc.probe_target.clone());
+    m.extra.insert(
+        "scenario".into(),
+        serde_json::json!({ "name": sc.name, "simulated": true, "end_ns": BASE_UNIX_NS + trace.end_ns }),
+    );
+    m
 }

@@ -20,4 +20,4 @@ pub use component::RunComponent;
 pub use manifest::Manifest;
 pub use rundir::RunDirSink;
 pub use sink::{RecordSink, SinkSet};
-pub use summary::Summary;
+pub use summary::{Summary, SummaryExt};

@@ -9,25 +9,18 @@ use crate::manifest::Manifest;
 use crate::sink::RecordSink;
 use crate::summary::Summary;
 use anyhow::Context;
+use hostd_records::counters::CounterRecord;
+use hostd_records::{files, intervals};
 use hostd_workload::events::{FileRecord, IntervalRecord, LatencyRecord, LatencyScope, RunEvent};
 use hostd_workload::latency::LatencyLogWriter;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-/// Header of `files.csv`.
-pub const FILES_HEADER: &str =
-    "target,phase,index,start_ns,end_ns,bytes,mbps,verified,corrupt_blocks,corrupt_bytes,late_ops,direct_io,status,first_corrupt_offset,block_size,queue_depth";
-/// Header of `corrupt.csv` (one row per corrupt 4 KiB block, first 64 per file).
-pub const CORRUPT_HEADER: &str = "target,phase,index,block_offset,bad_bytes,first_bad_byte";
-/// Header of `intervals.csv`.
-pub const INTERVALS_HEADER: &str = "target,start_ns,end_ns,bytes,mbps,phase";
 /// Header of `latency.csv`: one row per file (`scope` = `file`, with its
 /// phase and index) and per interval (`interval`, index empty) of each
 /// target; latencies in ns, submission to completion.
 pub const LATENCY_HEADER: &str = "scope,target,phase,index,start_ns,end_ns,ios,min_ns,mean_ns,p50_ns,p90_ns,p99_ns,p99_9_ns,p99_99_ns,max_ns";
-/// Header of `counters.csv` (each target's cumulative bytes every 100 ms).
-pub const COUNTERS_HEADER: &str = "target,time_ns,bytes";
 
 /// Writes `counters.csv` into `dir`: per target (label), the runner's 100 ms samples of its
 /// cumulative bytes (all phases), `samples[i]` belonging to `labels[i]`.
@@ -36,30 +29,23 @@ pub fn write_counters(
     labels: &[String],
     samples: &[Vec<(u64, u64)>],
 ) -> anyhow::Result<()> {
-    let path = dir.join("counters.csv");
-    let file = File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
-    // The same CSV writer as files.csv, so a label with a comma or quote is quoted alike.
-    let mut w = csv::WriterBuilder::new()
-        .has_headers(false)
-        .from_writer(file);
-    w.write_record(COUNTERS_HEADER.split(','))?;
-    for (label, s) in labels.iter().zip(samples) {
-        for &(t, b) in s {
-            w.write_record([label.as_str(), &t.to_string(), &b.to_string()])?;
-        }
-    }
-    w.flush()
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
+    let samples: Vec<Vec<CounterRecord>> = samples
+        .iter()
+        .map(|s| {
+            s.iter()
+                .map(|&(time_ns, bytes)| CounterRecord { time_ns, bytes })
+                .collect()
+        })
+        .collect();
+    Ok(hostd_records::counters::write(dir, labels, &samples)?)
 }
 
 /// Writes a run directory.
 pub struct RunDirSink {
     dir: PathBuf,
-    files: csv::Writer<File>,
-    intervals: csv::Writer<File>,
+    files: files::Writer,
+    intervals: intervals::Writer,
     events: BufWriter<File>,
-    corrupt: Option<csv::Writer<File>>,
     /// The run's start (host Unix ns): the latency logs' BaseTime.
     start_ns: u64,
     latency: Option<LatencyFiles>,
@@ -91,23 +77,14 @@ impl RunDirSink {
             File::create(dir.join(name))
                 .with_context(|| format!("cannot create {}", dir.join(name).display()))
         };
-        let mut files = csv::WriterBuilder::new()
-            .has_headers(false)
-            .from_writer(open("files.csv")?);
-        files.write_record(FILES_HEADER.split(','))?;
-        files.flush()?;
-        let mut intervals = csv::WriterBuilder::new()
-            .has_headers(false)
-            .from_writer(open("intervals.csv")?);
-        intervals.write_record(INTERVALS_HEADER.split(','))?;
-        intervals.flush()?;
+        let files = files::Writer::create(dir, false)?;
+        let intervals = intervals::Writer::create(dir)?;
         let events = BufWriter::new(open("run-events.jsonl")?);
         Ok(RunDirSink {
             dir: dir.to_path_buf(),
             files,
             intervals,
             events,
-            corrupt: None,
             start_ns: 0,
             latency: None,
         })
@@ -214,15 +191,6 @@ impl RunDirSink {
         }
         Ok(())
     }
-
-    fn write_json(&self, name: &str, value: &impl serde::Serialize) -> anyhow::Result<()> {
-        let path = self.dir.join(name);
-        let tmp = self.dir.join(format!(".{name}.tmp"));
-        std::fs::write(&tmp, serde_json::to_vec_pretty(value)?)
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
-        std::fs::rename(&tmp, &path).with_context(|| format!("cannot write {}", path.display()))?;
-        Ok(())
-    }
 }
 
 impl RecordSink for RunDirSink {
@@ -232,71 +200,15 @@ impl RecordSink for RunDirSink {
 
     fn begin(&mut self, manifest: &Manifest) -> anyhow::Result<()> {
         self.start_ns = manifest.start_ns;
-        self.write_json("manifest.json", manifest)
+        Ok(hostd_records::manifest::write(&self.dir, manifest)?)
     }
 
     fn file(&mut self, r: &FileRecord) -> anyhow::Result<()> {
-        self.files.write_record([
-            r.target.clone(),
-            r.phase.clone(),
-            r.index.to_string(),
-            r.start_ns.to_string(),
-            r.end_ns.to_string(),
-            r.bytes.to_string(),
-            format!("{:.3}", r.mbps),
-            match r.verified {
-                Some(true) => "true".into(),
-                Some(false) => "false".into(),
-                None => String::new(),
-            },
-            r.corrupt_blocks.to_string(),
-            r.corrupt_bytes.to_string(),
-            r.late_ops.to_string(),
-            r.direct_io.to_string(),
-            r.status.clone(),
-            r.corrupt
-                .first()
-                .map(|c| c.offset.to_string())
-                .unwrap_or_default(),
-            r.block_size.to_string(),
-            r.queue_depth.to_string(),
-        ])?;
-        self.files.flush()?;
-        if !r.corrupt.is_empty() {
-            if self.corrupt.is_none() {
-                let f = File::create(self.dir.join("corrupt.csv"))
-                    .context("cannot create corrupt.csv")?;
-                let mut w = csv::WriterBuilder::new().has_headers(false).from_writer(f);
-                w.write_record(CORRUPT_HEADER.split(','))?;
-                self.corrupt = Some(w);
-            }
-            let w = self.corrupt.as_mut().expect("created");
-            for c in &r.corrupt {
-                w.write_record([
-                    r.target.clone(),
-                    r.phase.clone(),
-                    r.index.to_string(),
-                    c.offset.to_string(),
-                    c.bad_bytes.to_string(),
-                    c.first_bad_byte.to_string(),
-                ])?;
-            }
-            w.flush()?;
-        }
-        Ok(())
+        Ok(self.files.write(r)?)
     }
 
     fn interval(&mut self, r: &IntervalRecord) -> anyhow::Result<()> {
-        self.intervals.write_record([
-            r.target.clone(),
-            r.start_ns.to_string(),
-            r.end_ns.to_string(),
-            r.bytes.to_string(),
-            format!("{:.3}", r.mbps),
-            r.phase.clone(),
-        ])?;
-        self.intervals.flush()?;
-        Ok(())
+        Ok(self.intervals.write(r)?)
     }
 
     fn event(&mut self, ev: &RunEvent) -> anyhow::Result<()> {
@@ -312,7 +224,7 @@ impl RecordSink for RunDirSink {
 
     fn finish(&mut self, manifest: &Manifest, summary: &Summary) -> anyhow::Result<()> {
         // Rewrite the manifest: engines and direct-I/O status are final now.
-        self.write_json("manifest.json", manifest)?;
-        self.write_json("summary.json", summary)
+        hostd_records::manifest::write(&self.dir, manifest)?;
+        Ok(hostd_records::summary::write(&self.dir, summary)?)
     }
 }

@@ -5,10 +5,8 @@
 
 use crate::stats;
 use hostd_workload::events::{FileRecord, TargetInfo};
-use hostd_workload::latency::LatencyStats;
 use hostd_workload::runner::RunOutcome;
 use hostd_workload::units::{human_bytes, ByteSize};
-use serde::Serialize;
 use std::fmt::Write as _;
 
 /// Per-file rates above this (MB/s) cannot come from any external SSD link
@@ -18,117 +16,18 @@ pub const IMPLAUSIBLE_MBPS: f64 = 12_000.0;
 /// Phases whose I/Os are at most this big also get an IOPS line.
 pub const SMALL_IO: usize = 64 << 10;
 
-/// Statistics of one phase of one target.
-#[derive(Debug, Clone, Serialize)]
-pub struct PhaseStats {
-    /// Target label.
-    pub target: String,
-    /// Phase.
-    pub phase: String,
-    /// Files.
-    pub files: usize,
-    /// Bytes.
-    pub bytes: u64,
-    /// Sum of file times, s.
-    pub seconds: f64,
-    /// Bytes / seconds, MB/s.
-    pub overall_mbps: f64,
-    /// Mean of per-file MB/s.
-    pub mean_mbps: f64,
-    /// Median of per-file MB/s.
-    pub median_mbps: f64,
-    /// 20 % trimmed mean of per-file MB/s.
-    pub trimmed20_mbps: f64,
-    /// Slowest file, MB/s.
-    pub min_mbps: f64,
-    /// Fastest file, MB/s.
-    pub max_mbps: f64,
-    /// Theil–Sen fit time = a + size/rate: the rate, MB/s.
-    pub theil_sen_mbps: Option<f64>,
-    /// … and the per-file overhead a, s.
-    pub theil_sen_overhead_s: Option<f64>,
-    /// Least-squares rate, MB/s (for comparison).
-    pub least_squares_mbps: Option<f64>,
-    /// Sarle's bimodality coefficient of per-file rates.
-    pub bimodality_coefficient: Option<f64>,
-    /// Rates look bimodal: a mean misleads.
-    pub bimodal: bool,
-    /// Corrupt blocks found.
-    pub corrupt_blocks: u64,
-    /// Corrupt bytes found.
-    pub corrupt_bytes: u64,
-    /// Files verified clean.
-    pub verified_files: usize,
-    /// Late paced I/Os (video frames).
-    pub late_ops: u64,
-    /// I/O size, bytes, when every file of the phase used the same.
-    pub block_size: Option<usize>,
-    /// Queue depth, when every file of the phase used the same.
-    pub queue_depth: Option<usize>,
-    /// I/Os per second over the phase's file time (with `block_size`).
-    pub iops: Option<f64>,
-    /// Latency of the phase's I/Os, submission to completion, in ns
-    /// (`latency.p99_9_ns` …; absent where no I/O was timed: simulated targets).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub latency: Option<LatencyStats>,
-}
+pub use hostd_records::summary::{ActiveWindow, PhaseStats, Summary, WindowTarget};
 
-/// Throughput of one target in the all-active window.
-#[derive(Debug, Clone, Serialize)]
-pub struct WindowTarget {
-    /// Target label.
-    pub target: String,
-    /// Bytes in the window.
-    pub bytes: u64,
-    /// MB/s in the window.
-    pub mbps: f64,
-}
-
-/// The window in which every target was doing measured I/O.
-#[derive(Debug, Clone, Serialize)]
-pub struct ActiveWindow {
-    /// Start, host Unix ns.
-    pub start_ns: u64,
-    /// End, host Unix ns.
-    pub end_ns: u64,
-    /// Seconds.
-    pub seconds: f64,
-    /// Per target.
-    pub targets: Vec<WindowTarget>,
-    /// Sum of targets, bytes.
-    pub aggregate_bytes: u64,
-    /// Sum of targets, MB/s.
-    pub aggregate_mbps: f64,
-}
-
-/// `summary.json`.
-#[derive(Debug, Clone, Serialize)]
-pub struct Summary {
-    /// Run id.
-    pub run_id: String,
-    /// `completed`, `interrupted`, `failed: …`.
-    pub status: String,
-    /// Start and end, host Unix ns.
-    pub start_ns: u64,
-    /// End.
-    pub end_ns: u64,
-    /// Per target and phase.
-    pub phases: Vec<PhaseStats>,
-    /// All-targets-active window (None if it never happened).
-    pub window: Option<ActiveWindow>,
-    /// Warnings (direct I/O, engine fallback, implausible speed, corruption, bimodal).
-    pub warnings: Vec<String>,
-    /// Facts the reader needs that are not faults (a simulated target's time scale).
-    pub notes: Vec<String>,
-    /// What cleanup did.
-    pub cleanup: Vec<String>,
-    /// Sections added by run components (`analysis`, `probe`, …), keyed by name.
-    pub extra: serde_json::Map<String, serde_json::Value>,
-}
-
-impl Summary {
+/// Computing and rendering [`Summary`] (the record type lives in `hostd-records`).
+pub trait SummaryExt {
     /// Computes the summary of a finished run.
-    pub fn compute(run_id: &str, out: &RunOutcome) -> Summary {
+    fn compute(run_id: &str, out: &RunOutcome) -> Summary;
+    /// The concise terminal summary.
+    fn render(&self) -> String;
+}
+
+impl SummaryExt for Summary {
+    fn compute(run_id: &str, out: &RunOutcome) -> Summary {
         let mut phases: Vec<PhaseStats> = Vec::new();
         let mut keys: Vec<(usize, String)> = Vec::new();
         for f in &out.files {
@@ -205,6 +104,7 @@ impl Summary {
             phases.push(s);
         }
         Summary {
+            format_version: hostd_records::summary::FORMAT_VERSION,
             run_id: run_id.to_string(),
             status: out.status.describe(),
             start_ns: out.start_ns,
@@ -218,8 +118,7 @@ impl Summary {
         }
     }
 
-    /// The concise terminal summary.
-    pub fn render(&self) -> String {
+    fn render(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "run {}: {}", self.run_id, self.status);
         let _ = writeln!(
@@ -511,6 +410,7 @@ mod tests {
             corrupt: Vec::new(),
             direct_io: true,
             status: "ok".into(),
+            probe: None,
         }
     }
 
@@ -526,6 +426,7 @@ mod tests {
         assert_eq!((s.block_size, s.iops), (None, None));
 
         let summary = Summary {
+            format_version: 1,
             run_id: "r".into(),
             status: "completed".into(),
             start_ns: 0,

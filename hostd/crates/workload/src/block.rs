@@ -71,16 +71,7 @@ fn splitmix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// One corrupt block: where, and how many of its bytes differ.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct CorruptBlock {
-    /// Byte offset of the block in the file.
-    pub offset: u64,
-    /// Bytes that differ from what was written.
-    pub bad_bytes: u32,
-    /// Offset in the file of the first differing byte.
-    pub first_bad_byte: u64,
-}
+pub use hostd_records::CorruptBlock;
 
 /// Result of verifying some blocks.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]

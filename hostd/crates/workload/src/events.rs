@@ -2,87 +2,13 @@
 //! [`RunObserver`] synchronously from the target threads, so observers must
 //! be quick (forward to a channel with [`ChannelObserver`] if in doubt).
 
-use crate::block::CorruptBlock;
-use crate::direct::DirectIo;
-use crate::latency::LatencyHistogram;
 use serde::Serialize;
 use std::sync::mpsc::Sender;
 use std::sync::Mutex;
 
-/// One row of `files.csv`: one file operation.
-#[derive(Debug, Clone, Serialize)]
-pub struct FileRecord {
-    /// Target label.
-    pub target: String,
-    /// Target index (command-line order).
-    pub target_index: usize,
-    /// Phase (`write`, `read`, `prepare`, `SEQ1M-QD8-read`, …).
-    pub phase: String,
-    /// Index within the phase.
-    pub index: u32,
-    /// Start, host Unix ns.
-    pub start_ns: u64,
-    /// End (after fsync for writes), host Unix ns.
-    pub end_ns: u64,
-    /// Bytes transferred.
-    pub bytes: u64,
-    /// Throughput in MB/s (10^6 bytes per second).
-    pub mbps: f64,
-    /// `Some(true)` verified clean, `Some(false)` corruption found, `None` not verified.
-    pub verified: Option<bool>,
-    /// Corrupt 4 KiB blocks found.
-    pub corrupt_blocks: u64,
-    /// Corrupt bytes found.
-    pub corrupt_bytes: u64,
-    /// Paced I/Os that missed their slot (video).
-    pub late_ops: u64,
-    /// Size of each I/O, bytes.
-    pub block_size: usize,
-    /// I/Os kept in flight.
-    pub queue_depth: usize,
-    /// The first corrupt blocks.
-    pub corrupt: Vec<CorruptBlock>,
-    /// Whether this file's I/O bypassed the page cache.
-    pub direct_io: bool,
-    /// `ok`, `interrupted`, `error: …`.
-    pub status: String,
-}
+pub use hostd_records::{FileRecord, IntervalRecord, TargetInfo};
 
-impl FileRecord {
-    /// Seconds from start to end.
-    pub fn seconds(&self) -> f64 {
-        self.end_ns.saturating_sub(self.start_ns) as f64 / 1e9
-    }
-
-    /// I/Os transferred (whole blocks; a short last I/O counts as one).
-    pub fn ios(&self) -> u64 {
-        if self.block_size == 0 {
-            0
-        } else {
-            self.bytes.div_ceil(self.block_size as u64)
-        }
-    }
-}
-
-/// One row of `intervals.csv`: throughput of one target in one interval.
-#[derive(Debug, Clone, Serialize)]
-pub struct IntervalRecord {
-    /// Target label.
-    pub target: String,
-    /// Target index.
-    pub target_index: usize,
-    /// Interval start, host Unix ns.
-    pub start_ns: u64,
-    /// Interval end, host Unix ns.
-    pub end_ns: u64,
-    /// Bytes completed in the interval.
-    pub bytes: u64,
-    /// MB/s in the interval.
-    pub mbps: f64,
-    /// Phase(s) the target was in during the interval: `write`, or
-    /// `write+read` for one that spans the change.
-    pub phase: String,
-}
+use crate::latency::LatencyHistogram;
 
 /// What a [`LatencyRecord`] covers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -119,39 +45,6 @@ pub struct LatencyRecord {
     pub end_ns: u64,
     /// The histogram (serialised as its percentiles).
     pub histogram: LatencyHistogram,
-}
-
-/// Facts about one target established before any I/O.
-#[derive(Debug, Clone, Serialize)]
-pub struct TargetInfo {
-    /// Label as given on the command line.
-    pub label: String,
-    /// Backend scheme (`dir`, `raw`, `sim`, …).
-    pub scheme: String,
-    /// Mode (`write`, `read`, `rw`).
-    pub mode: String,
-    /// Path (or scheme argument).
-    pub path: String,
-    /// The fresh subdirectory holding the test files, if any.
-    pub test_dir: Option<String>,
-    /// Filesystem type.
-    pub fs_type: Option<String>,
-    /// Mount point.
-    pub mount_point: Option<String>,
-    /// Device (mount source).
-    pub device: Option<String>,
-    /// Device model, where readable.
-    pub device_model: Option<String>,
-    /// Total bytes of the filesystem.
-    pub capacity_bytes: Option<u64>,
-    /// Free bytes before the run.
-    pub free_bytes: Option<u64>,
-    /// Direct-I/O status.
-    pub direct_io: DirectIo,
-    /// Engine that ran (`io_uring`, `threads`, `simulated`).
-    pub engine: String,
-    /// Why the engine differs from the one asked for, if it does.
-    pub engine_note: Option<String>,
 }
 
 /// Everything the runner reports, in order per target.

@@ -12,7 +12,7 @@ use hdrhistogram::serialization::interval_log::{
 };
 use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::io::{self, Write};
 use std::sync::Mutex;
 use std::time::{Duration, UNIX_EPOCH};
@@ -119,29 +119,7 @@ impl Serialize for LatencyHistogram {
     }
 }
 
-/// The latency figures of a file, an interval or a phase: percentiles from
-/// submission to completion, in nanoseconds (0 where no I/O completed).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct LatencyStats {
-    /// I/Os counted.
-    pub count: u64,
-    /// Fastest I/O.
-    pub min_ns: u64,
-    /// Mean.
-    pub mean_ns: f64,
-    /// Median.
-    pub p50_ns: u64,
-    /// 90th percentile.
-    pub p90_ns: u64,
-    /// 99th percentile.
-    pub p99_ns: u64,
-    /// 99.9th percentile.
-    pub p99_9_ns: u64,
-    /// 99.99th percentile.
-    pub p99_99_ns: u64,
-    /// Slowest I/O.
-    pub max_ns: u64,
-}
+pub use hostd_records::LatencyStats;
 
 /// Latencies of one target not yet assigned to an interval: the job loop adds
 /// what it recorded every [`FLUSH_NS`] and at the end of each file; the

@@ -517,6 +517,7 @@ fn file_record(
         corrupt: Vec::new(),
         direct_io: false,
         status: "ok".into(),
+        probe: None,
     };
     let ok = match result {
         Ok(out) => {

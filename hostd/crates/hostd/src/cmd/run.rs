@@ -8,8 +8,8 @@ mod live;
 
 use super::probe_influx::InfluxProbe;
 use anyhow::{bail, Context};
-use hostd_store::manifest::{HostInfo, FORMAT_VERSION};
-use hostd_store::{Manifest, RunComponent, RunDirSink, SinkSet, Summary};
+use hostd_store::manifest::{collect_host, FORMAT_VERSION};
+use hostd_store::{Manifest, RunComponent, RunDirSink, SinkSet, Summary, SummaryExt};
 use hostd_workload::backend::{BackendOptions, BackendRegistry, TargetBackend};
 use hostd_workload::block::DataPool;
 use hostd_workload::engine::EngineChoice;
@@ -225,16 +225,18 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
 
     let mut manifest = Manifest {
         format_version: FORMAT_VERSION,
+        formats: hostd_records::version::current(),
         run_id: run_id.clone(),
         hostd_version: env!("CARGO_PKG_VERSION").to_string(),
         command_line: std::env::args().collect(),
         start_ns: hostd_workload::unix_ns(),
-        host: HostInfo::collect(),
+        host: collect_host(),
         targets: backends.iter().map(|b| b.info()).collect(),
-        profile: profile.clone(),
+        profile: serde_json::to_value(&profile)?,
         seed,
         keep: args.keep,
         allow_cached: args.allow_cached,
+        probe_target: None,
         extra: serde_json::Map::new(),
     };
     if !fault.is_empty() {

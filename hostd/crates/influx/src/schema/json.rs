@@ -17,7 +17,9 @@ pub fn run_point(manifest: &Value, tags: &RunTags) -> anyhow::Result<Point> {
         p = p.field("profile", v);
     }
     // `scenario-gen` runs name their scenario instead of a profile.
-    if let Some(v) = str_of(&manifest["scenario"]) {
+    if let Some(v) =
+        str_of(&manifest["extra"]["scenario"]["name"]).or_else(|| str_of(&manifest["scenario"]))
+    {
         p = p.field("scenario", v);
     }
     for key in [

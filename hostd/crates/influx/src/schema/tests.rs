@@ -244,8 +244,7 @@ fn overlap_stats_probe_health_and_link_events() {
 /// `hostd import` of the `probe.csv` / `probe_agg.csv` lines they were written as.
 #[test]
 fn live_probe_points_equal_imported_ones() {
-    use hostd_probe::agg::{AggRow, Stat, PROBE_AGG_CSV_HEADER};
-    use hostd_probe::sample::PROBE_CSV_HEADER;
+    use hostd_probe::agg::{AggRow, Stat};
     use hostd_probe::ProbeSample;
     let dir = tempfile::tempdir().unwrap();
     let samples = [
@@ -294,12 +293,12 @@ fn live_probe_points_equal_imported_ones() {
         enclosure_temp_c: empty,
         energy_j: 12.5,
     }];
-    let mut text = format!("{PROBE_CSV_HEADER}\n");
-    samples.iter().for_each(|s| s.write_csv_line(&mut text));
-    std::fs::write(dir.path().join("probe.csv"), text).unwrap();
-    let mut text = format!("{PROBE_AGG_CSV_HEADER}\n");
-    aggs.iter().for_each(|r| r.write_csv_line(&mut text));
-    std::fs::write(dir.path().join("probe_agg.csv"), text).unwrap();
+    let mut w = hostd_records::probe::Writer::create(dir.path()).unwrap();
+    w.write(&samples).unwrap();
+    w.flush().unwrap();
+    let mut w = hostd_records::agg::Writer::create(dir.path()).unwrap();
+    w.write(&aggs).unwrap();
+    w.flush().unwrap();
 
     let imported = |spec: &CsvSpec| {
         let mut lines = Vec::new();
@@ -355,6 +354,7 @@ fn rec(index: u32, phase: &str, bytes: u64, verified: Option<bool>) -> FileRecor
         },
         direct_io: true,
         status: "ok".into(),
+        probe: None,
     }
 }
 

@@ -11,35 +11,11 @@ mod macos;
 #[cfg(target_os = "macos")]
 use macos as os;
 
-use serde::Serialize;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::path::Path;
 
-/// Whether a file's I/O bypasses the page cache.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "status", rename_all = "snake_case")]
-pub enum DirectIo {
-    /// Direct I/O is in force.
-    Direct,
-    /// The filesystem refused direct I/O (e.g. `O_DIRECT` → EINVAL).
-    Refused {
-        /// What the OS said.
-        reason: String,
-    },
-    /// Accepted, but the filesystem keeps data in memory anyway (tmpfs, ramfs).
-    Ineffective {
-        /// Why the numbers are not the disk's.
-        reason: String,
-    },
-}
-
-impl DirectIo {
-    /// True when the numbers measure the device.
-    pub fn is_direct(&self) -> bool {
-        matches!(self, DirectIo::Direct)
-    }
-}
+pub use hostd_records::DirectIo;
 
 /// How to open a test file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //! summary (statistics, events, probe), notes and warnings, and where the
 //! report and the results are. Short enough for one screen on a `quick` run.
 
-use hostd_store::Summary;
+use hostd_store::{Summary, SummaryExt};
 use hostd_workload::events::TargetInfo;
 use hostd_workload::Profile;
 use std::fmt::Write as _;

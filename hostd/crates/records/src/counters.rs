@@ -1,0 +1,109 @@
+//! `counters.csv`: each target's cumulative bytes every 100 ms (docs/run-directory.md).
+
+use crate::csvio::{slurp, CsvOut, Table};
+use crate::error::Result;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// File name in the run directory.
+pub const FILE_NAME: &str = "counters.csv";
+/// Newest format this build reads and the one it writes.
+pub const FORMAT_VERSION: u32 = 1;
+/// Columns, in order.
+pub const COLUMNS: [&str; 3] = ["target", "time_ns", "bytes"];
+
+/// One sample of one target's byte counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CounterRecord {
+    /// Host Unix ns of the sample.
+    pub time_ns: u64,
+    /// Cumulative bytes of all the target's phases (prepare included).
+    pub bytes: u64,
+}
+
+/// Per target label: its counter samples in time order.
+pub type Counters = BTreeMap<String, Vec<CounterRecord>>;
+
+/// Writes `dir/counters.csv`: `labels[i]`'s samples are `samples[i]`.
+pub fn write(dir: &Path, labels: &[String], samples: &[Vec<CounterRecord>]) -> Result<()> {
+    let mut w = CsvOut::create(&dir.join(FILE_NAME), &COLUMNS)?;
+    for (label, s) in labels.iter().zip(samples) {
+        for c in s {
+            w.row([label.clone(), c.time_ns.to_string(), c.bytes.to_string()])?;
+        }
+    }
+    w.flush()
+}
+
+/// Reads `dir/counters.csv`, refusing a newer format. Rows of a target out of time order are
+/// sorted; a count that goes down is an error naming its line.
+pub fn read(dir: &Path) -> Result<Counters> {
+    crate::version::check_csv(dir, FILE_NAME, FORMAT_VERSION)?;
+    let path = dir.join(FILE_NAME);
+    let buf = slurp(&path)?;
+    let mut t = Table::new(&path, &buf)?;
+    let cols: Vec<usize> = COLUMNS
+        .iter()
+        .map(|c| t.required(c))
+        .collect::<Result<_>>()?;
+    let mut rows: BTreeMap<String, Vec<(CounterRecord, u64)>> = BTreeMap::new();
+    while let Some(row) = t.next_row()? {
+        let c = CounterRecord {
+            time_ns: row.int(cols[1], "time_ns")?,
+            bytes: row.int(cols[2], "bytes")?,
+        };
+        let target = row.text(cols[0], "target")?.to_string();
+        rows.entry(target).or_default().push((c, row.line));
+    }
+    let mut out = Counters::new();
+    for (target, mut v) in rows {
+        v.sort_by_key(|(c, _)| c.time_ns);
+        if let Some(w) = v.windows(2).find(|w| w[1].0.bytes < w[0].0.bytes) {
+            return Err(crate::csvio::bad_value(
+                &path,
+                w[1].1,
+                "bytes",
+                w[1].0.bytes.to_string().as_bytes(),
+                "cumulative bytes went down",
+            ));
+        }
+        out.insert(target, v.into_iter().map(|(c, _)| c).collect());
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_round_trip() {
+        let d = tempfile::tempdir().unwrap();
+        let labels = vec!["/mnt/a".to_string(), "b,c".to_string()];
+        let c = |t, b| CounterRecord {
+            time_ns: t,
+            bytes: b,
+        };
+        let samples = vec![vec![c(0, 0), c(100, 5)], vec![c(0, 0)]];
+        write(d.path(), &labels, &samples).unwrap();
+        let back = read(d.path()).unwrap();
+        assert_eq!(back["/mnt/a"], samples[0]);
+        assert_eq!(back["b,c"], samples[1]);
+    }
+
+    #[test]
+    fn a_count_going_down_names_its_line() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(
+            d.path().join(FILE_NAME),
+            "target,time_ns,bytes\na,0,10\na,100,5\n",
+        )
+        .unwrap();
+        let e = read(d.path()).unwrap_err().to_string();
+        assert!(
+            e.contains("counters.csv: line 3, column `bytes`") && e.contains("went down"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,287 @@
+//! Shared CSV machinery: a reader that finds columns by name (extra columns to the right
+//! are accepted) and knows each record's 1-based file line, typed cell access whose errors
+//! name file, line and column, and a buffered writer that maps I/O errors to the file.
+
+use crate::error::{RecordError, Result};
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+/// Reads a whole file into memory.
+pub(crate) fn slurp(path: &Path) -> Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    File::open(path)
+        .and_then(|mut f| f.read_to_end(&mut buf))
+        .map_err(|e| RecordError::io(path, e))?;
+    Ok(buf)
+}
+
+/// A CSV file being read: header by name, records with their file lines.
+pub(crate) struct Table<'a> {
+    path: &'a Path,
+    rdr: csv::Reader<&'a [u8]>,
+    map: HashMap<String, usize>,
+    header: String,
+    lines: LineCounter<'a>,
+    rec: csv::ByteRecord,
+}
+
+impl<'a> Table<'a> {
+    /// Opens `buf` (the bytes of `path`) and reads its header.
+    pub(crate) fn new(path: &'a Path, buf: &'a [u8]) -> Result<Self> {
+        let mut rdr = reader(buf);
+        let names: Vec<String> = rdr
+            .byte_headers()
+            .map_err(|e| csv_error(path, e))?
+            .iter()
+            .map(|h| String::from_utf8_lossy(h).trim().to_string())
+            .collect();
+        let map = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.clone(), i))
+            .collect();
+        Ok(Table {
+            path,
+            rdr,
+            map,
+            header: names.join(","),
+            lines: LineCounter::new(buf),
+            rec: csv::ByteRecord::new(),
+        })
+    }
+
+    /// Position of a column the file must have.
+    pub(crate) fn required(&self, name: &str) -> Result<usize> {
+        self.map
+            .get(name)
+            .copied()
+            .ok_or_else(|| RecordError::MissingColumn {
+                path: self.path.to_path_buf(),
+                column: name.to_string(),
+                header: self.header.clone(),
+            })
+    }
+
+    /// Position of a column the file may have.
+    pub(crate) fn optional(&self, name: &str) -> Option<usize> {
+        self.map.get(name).copied()
+    }
+
+    /// The next record, or None at the end.
+    pub(crate) fn next_row(&mut self) -> Result<Option<Row<'_>>> {
+        let more = self
+            .rdr
+            .read_byte_record(&mut self.rec)
+            .map_err(|e| csv_error(self.path, e))?;
+        if !more {
+            return Ok(None);
+        }
+        let line = self.lines.line_of(&self.rec);
+        Ok(Some(Row {
+            path: self.path,
+            line,
+            rec: &self.rec,
+        }))
+    }
+}
+
+/// One CSV record and where it is.
+pub(crate) struct Row<'a> {
+    path: &'a Path,
+    /// 1-based file line.
+    pub(crate) line: u64,
+    rec: &'a csv::ByteRecord,
+}
+
+impl Row<'_> {
+    /// The error for a bad cell of this row.
+    pub(crate) fn bad(&self, column: &str, value: &str, message: &str) -> RecordError {
+        bad_value(self.path, self.line, column, value.as_bytes(), message)
+    }
+
+    /// The trimmed text of a cell (empty when the row is short).
+    pub(crate) fn text(&self, col: usize, name: &str) -> Result<&str> {
+        let raw = self.rec.get(col).unwrap_or(b"");
+        std::str::from_utf8(raw)
+            .map(str::trim)
+            .map_err(|_| self.bad(name, &String::from_utf8_lossy(raw), "not UTF-8"))
+    }
+
+    /// The text of an optional column ("" when the column is absent).
+    pub(crate) fn text_or_empty(&self, col: Option<usize>, name: &str) -> Result<&str> {
+        col.map_or(Ok(""), |c| self.text(c, name))
+    }
+
+    /// A whole number.
+    pub(crate) fn int<T: std::str::FromStr>(&self, col: usize, name: &str) -> Result<T> {
+        let s = self.text(col, name)?;
+        s.parse::<T>()
+            .map_err(|_| self.bad(name, s, "expected a whole number"))
+    }
+
+    /// A whole number of an optional column; absent column or empty cell is None.
+    pub(crate) fn opt_int<T: std::str::FromStr>(
+        &self,
+        col: Option<usize>,
+        name: &str,
+    ) -> Result<Option<T>> {
+        let s = self.text_or_empty(col, name)?;
+        if s.is_empty() {
+            return Ok(None);
+        }
+        s.parse::<T>()
+            .map(Some)
+            .map_err(|_| self.bad(name, s, "expected a whole number"))
+    }
+
+    /// A number; an absent column or empty cell is None (a channel not measured).
+    pub(crate) fn opt_float(&self, col: Option<usize>, name: &str) -> Result<Option<f64>> {
+        let s = self.text_or_empty(col, name)?;
+        if s.is_empty() {
+            return Ok(None);
+        }
+        s.parse::<f64>()
+            .map(Some)
+            .map_err(|_| self.bad(name, s, "expected a number"))
+    }
+
+    /// `true`/`false`; an absent column or empty cell is None.
+    pub(crate) fn opt_bool(&self, col: Option<usize>, name: &str) -> Result<Option<bool>> {
+        match self.text_or_empty(col, name)? {
+            "" => Ok(None),
+            "true" => Ok(Some(true)),
+            "false" => Ok(Some(false)),
+            other => Err(self.bad(name, other, "expected true or false")),
+        }
+    }
+}
+
+pub(crate) fn bad_value(
+    path: &Path,
+    line: u64,
+    column: &str,
+    value: &[u8],
+    message: &str,
+) -> RecordError {
+    RecordError::BadValue {
+        path: path.to_path_buf(),
+        line,
+        column: column.to_string(),
+        value: String::from_utf8_lossy(value).trim().to_string(),
+        message: message.to_string(),
+    }
+}
+
+/// 1-based file line of each record, counted from the record's byte offset (the CSV
+/// reader's own line count skips blank lines).
+struct LineCounter<'a> {
+    buf: &'a [u8],
+    offset: usize,
+    line: u64,
+}
+
+impl<'a> LineCounter<'a> {
+    fn new(buf: &'a [u8]) -> Self {
+        LineCounter {
+            buf,
+            offset: 0,
+            line: 1,
+        }
+    }
+
+    fn line_of(&mut self, rec: &csv::ByteRecord) -> u64 {
+        let mut to = rec
+            .position()
+            .map_or(self.offset, |p| p.byte() as usize)
+            .min(self.buf.len());
+        // The position may point at blank lines the reader skipped before the record.
+        while to < self.buf.len() && (self.buf[to] == b'\n' || self.buf[to] == b'\r') {
+            to += 1;
+        }
+        if to > self.offset {
+            self.line += self.buf[self.offset..to]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count() as u64;
+            self.offset = to;
+        }
+        self.line
+    }
+}
+
+pub(crate) fn reader(buf: &[u8]) -> csv::Reader<&[u8]> {
+    csv::ReaderBuilder::new()
+        .has_headers(true)
+        .flexible(true)
+        .from_reader(buf)
+}
+
+pub(crate) fn csv_error(path: &Path, e: csv::Error) -> RecordError {
+    RecordError::Csv {
+        path: path.to_path_buf(),
+        line: e.position().map_or(0, |p| p.line()),
+        message: e.to_string(),
+    }
+}
+
+/// A CSV file being written: quoted as needed (a label with a comma stays one cell),
+/// flushed on request so an interrupted run keeps its rows.
+pub(crate) struct CsvOut {
+    path: PathBuf,
+    w: csv::Writer<BufWriter<File>>,
+}
+
+impl CsvOut {
+    /// Creates `path` (replacing it) and writes the header.
+    pub(crate) fn create(path: &Path, header: &[&str]) -> Result<Self> {
+        let file = File::create(path).map_err(|e| RecordError::write(path, e))?;
+        let mut out = CsvOut {
+            path: path.to_path_buf(),
+            w: csv::WriterBuilder::new()
+                .has_headers(false)
+                .from_writer(BufWriter::new(file)),
+        };
+        out.row(header)?;
+        Ok(out)
+    }
+
+    /// Writes one record.
+    pub(crate) fn row<I, T>(&mut self, cells: I) -> Result<()>
+    where
+        I: IntoIterator<Item = T>,
+        T: AsRef<[u8]>,
+    {
+        self.w
+            .write_record(cells)
+            .map_err(|e| RecordError::write(&self.path, std::io::Error::other(e)))
+    }
+
+    /// Pushes buffered rows to the file.
+    pub(crate) fn flush(&mut self) -> Result<()> {
+        self.w
+            .flush()
+            .map_err(|e| RecordError::write(&self.path, e))
+    }
+}
+
+/// Writes `bytes` to `path` atomically: a hidden temporary file in the same directory,
+/// then a rename, so a reader never sees half a file.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.tmp"));
+    let write = || -> std::io::Result<()> {
+        let mut f = File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    };
+    write().map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        RecordError::write(path, e)
+    })
+}

@@ -1,0 +1,467 @@
+//! `events.json`: the analysis result (events with causes and evidence, per-phase
+//! statistics, multi-target overlap), the same document `hostd analyze --json` prints.
+//! Every number is defined in docs/methodology.md.
+
+use crate::error::Result;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// File name in the run directory.
+pub const FILE_NAME: &str = "events.json";
+/// Newest format this build reads and the one it writes.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Whole result of analysing one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Analysis {
+    /// Drop and recovery events, ordered by onset time.
+    pub events: Vec<Event>,
+    /// Robust statistics per target and phase.
+    pub phases: Vec<PhaseStats>,
+    /// Multi-target overlap (window empty for a single target).
+    pub overlap: Overlap,
+    /// Series too short to tell a throttle from noise (no events are looked for in them).
+    #[serde(default)]
+    pub insufficient: Vec<Insufficient>,
+    /// Repeated throttling: one summary per series with at least two drops.
+    #[serde(default)]
+    pub cycles: Vec<CycleSummary>,
+}
+
+/// A series with too little data to detect throttling in.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Insufficient {
+    /// Target.
+    pub target: String,
+    /// Phase.
+    pub phase: String,
+    /// Files in the series.
+    pub files: usize,
+    /// Bytes in the series.
+    pub bytes: u64,
+    /// Seconds from the first file's start to the last file's end.
+    pub seconds: f64,
+    /// What is missing, in words.
+    pub reason: String,
+}
+
+/// Summary of repeated drop/recovery cycles of one series.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CycleSummary {
+    /// Target.
+    pub target: String,
+    /// Phase.
+    pub phase: String,
+    /// Number of drops.
+    pub count: usize,
+    /// Mean time between successive drop onsets, s.
+    pub period_s: f64,
+    /// Fraction of the time from the first drop to the end of the last slow stretch spent slow.
+    pub duty: f64,
+    /// Total time spent slow, s.
+    pub throttled_s: f64,
+}
+
+/// The stalls of one series (kind `stall`): stretches of ≥ 0.5 s at under a tenth of the
+/// series' typical rate, found in the 100 ms byte counters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StallSummary {
+    /// Number of stalls.
+    pub count: usize,
+    /// Series bytes before the first stall.
+    pub first_bytes: u64,
+    /// Start of the first stall, host ns.
+    pub first_ns: i64,
+    /// Each stall's length, s.
+    pub durations_s: Vec<f64>,
+    /// Median time between successive stall starts, s (None with one stall).
+    pub period_s: Option<f64>,
+    /// Sum of the durations, s.
+    pub total_s: f64,
+    /// Mean rate while stalled, bytes/s.
+    pub rate_during_bps: f64,
+    /// Rate under which a 100 ms interval counts as stalled, bytes/s.
+    pub threshold_bps: f64,
+}
+
+/// Direction of a change in throughput.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// Throughput fell.
+    Drop,
+    /// Throughput rose again.
+    Recovery,
+    /// Transfers stopped (almost) completely for a while, repeatedly or once.
+    Stall,
+}
+
+/// Why throughput changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    /// The drive throttled to hold its temperature.
+    Thermal,
+    /// The SLC write cache filled.
+    SlcCache,
+    /// Another target took the shared link's bandwidth.
+    Contention,
+    /// None of the rules matched well enough.
+    Unknown,
+}
+
+impl Cause {
+    /// The name used in JSON and text.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cause::Thermal => "thermal",
+            Cause::SlcCache => "slc_cache",
+            Cause::Contention => "contention",
+            Cause::Unknown => "unknown",
+        }
+    }
+}
+
+/// One drop or recovery.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// Target whose throughput changed.
+    pub target: String,
+    /// Phase (write/read).
+    pub phase: String,
+    /// Drop or recovery.
+    pub kind: EventKind,
+    /// Bytes of this target and phase written/read before the change.
+    pub onset_bytes: u64,
+    /// Host Unix ns of the change.
+    pub onset_ns: i64,
+    /// Lower end of the onset's interval, bytes (see methodology.md).
+    #[serde(default)]
+    pub onset_bytes_low: u64,
+    /// Upper end of the onset's interval, bytes.
+    #[serde(default)]
+    pub onset_bytes_high: u64,
+    /// Lower end of the onset's interval, host ns.
+    #[serde(default)]
+    pub onset_ns_low: i64,
+    /// Upper end of the onset's interval, host ns.
+    #[serde(default)]
+    pub onset_ns_high: i64,
+    /// Block-permutation p-value of "no change" (stall: of "no run this long").
+    #[serde(default)]
+    pub p_value: f64,
+    /// Permutations behind `p_value`.
+    #[serde(default)]
+    pub permutations: u32,
+    /// True when the rate moved gradually (a ramp fits better than a step).
+    #[serde(default)]
+    pub gradual: bool,
+    /// Bytes at which the new level was reached (= onset for a step).
+    #[serde(default)]
+    pub settle_bytes: u64,
+    /// Host ns at which the new level was reached (= onset for a step).
+    #[serde(default)]
+    pub settle_ns: i64,
+    /// Throughput of the segment before, bytes/s.
+    pub rate_before_bps: f64,
+    /// Throughput of the segment after, bytes/s.
+    pub rate_after_bps: f64,
+    /// rate_after / rate_before − 1.
+    #[serde(default)]
+    pub relative_change: f64,
+    /// The stalls (kind `stall` only).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub stall: Option<StallSummary>,
+    /// Attributed cause.
+    pub cause: Cause,
+    /// 0..1: winning score minus half the runner-up's (see methodology.md).
+    pub confidence: f64,
+    /// The numbers and reasons the attribution used.
+    pub evidence: Evidence,
+}
+
+/// Rule scores of each cause, 0..1.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Scores {
+    /// Thermal rules.
+    pub thermal: f64,
+    /// SLC cache rules.
+    pub slc_cache: f64,
+    /// Contention rules.
+    pub contention: f64,
+}
+
+/// Evidence behind an event; absent numbers were not measurable (e.g. no probe).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Evidence {
+    /// One-line human summary.
+    pub text: String,
+    /// Each rule checked, in words, with its outcome.
+    pub reasons: Vec<String>,
+    /// Score per cause.
+    pub scores: Scores,
+    /// Onset in GB (10⁹ bytes).
+    pub onset_gb: f64,
+    /// Onset in seconds since the run's first file started.
+    pub onset_s: f64,
+    /// The onset's interval in GB.
+    #[serde(default)]
+    pub onset_interval_gb: [f64; 2],
+    /// The onset's interval in seconds since the run's first file started.
+    #[serde(default)]
+    pub onset_interval_s: [f64; 2],
+    /// Temperature rise over the phase up to the onset (1 s means: at onset − lowest before), °C.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub temp_rise_c: Option<f64>,
+    /// Noise of the temperature sensor (robust σ of sample-to-sample differences / √2), °C.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub temp_noise_c: Option<f64>,
+    /// Seconds until the next event of this target/phase or its end.
+    pub duration_s: f64,
+    /// Index (in files.csv) of the file in which the change happened.
+    pub onset_file_index: u64,
+    /// Enclosure temperature at onset, °C.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub temp_at_onset_c: Option<f64>,
+    /// Lowest (1 s mean) enclosure temperature during the phase, °C.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub temp_min_c: Option<f64>,
+    /// Highest (1 s mean) enclosure temperature during the phase, °C.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub temp_max_c: Option<f64>,
+    /// Where the onset temperature lies between min (0) and max (1).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub temp_plateau_fraction: Option<f64>,
+    /// Temperature slope before onset, °C/s.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub temp_slope_before_c_per_s: Option<f64>,
+    /// Temperature slope after onset, °C/s.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub temp_slope_after_c_per_s: Option<f64>,
+    /// Mean bus power before onset, W.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub power_before_w: Option<f64>,
+    /// Mean bus power after onset, W.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub power_after_w: Option<f64>,
+    /// Energy per GB before onset, J/GB.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub j_per_gb_before: Option<f64>,
+    /// Energy per GB after onset, J/GB.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub j_per_gb_after: Option<f64>,
+    /// Other targets active during the slow segment.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub other_targets_active: Vec<String>,
+    /// Aggregate throughput of all targets during the slow segment, bytes/s.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub aggregate_bps: Option<f64>,
+    /// Link ceiling used (given, or the highest aggregate over whole seconds of the run when
+    /// at least 5 whole seconds were measured), bytes/s.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub link_ceiling_bps: Option<f64>,
+    /// For a recovery: seconds from another target's end to this onset.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub lag_after_other_end_s: Option<f64>,
+    /// The other target meant by `lag_after_other_end_s`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub other_target: Option<String>,
+}
+
+/// Robust statistics of one target and phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseStats {
+    /// Target.
+    pub target: String,
+    /// Phase.
+    pub phase: String,
+    /// Number of files.
+    pub files: usize,
+    /// Total bytes.
+    pub bytes: u64,
+    /// Sum of file durations, s.
+    pub seconds: f64,
+    /// First file start, host Unix ns.
+    pub start_ns: i64,
+    /// Last file end, host Unix ns.
+    pub end_ns: i64,
+    /// Total bytes / total seconds.
+    pub throughput_bps: f64,
+    /// Mean of per-file rates.
+    pub mean_bps: f64,
+    /// Median of per-file rates.
+    pub median_bps: f64,
+    /// 20 % trimmed mean of per-file rates (20 % cut from each end).
+    pub trimmed_mean_bps: f64,
+    /// 1 / Theil–Sen slope of time against size.
+    pub theil_sen_bps: Option<f64>,
+    /// Theil–Sen intercept: fixed cost per file, s.
+    pub theil_sen_overhead_s: Option<f64>,
+    /// 1 / least-squares slope of time against size.
+    pub least_squares_bps: Option<f64>,
+    /// Least-squares intercept, s.
+    pub least_squares_overhead_s: Option<f64>,
+    /// Two-cluster gap test says the per-file rates have two modes.
+    pub bimodal: bool,
+    /// Gap test details (None below 6 files).
+    pub bimodality: Option<Bimodality>,
+    /// Sarle's bimodality coefficient, for reference.
+    pub bimodality_coefficient: Option<f64>,
+    /// Energy over this phase's files from the probe, J.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub energy_j: Option<f64>,
+    /// Energy per GB, J/GB.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub j_per_gb: Option<f64>,
+    /// Mean bus power while this phase ran, W.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub mean_power_w: Option<f64>,
+}
+
+/// Window in which all targets were active and what happened in it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Overlap {
+    /// Targets in the run.
+    pub targets: Vec<String>,
+    /// The window, None with fewer than two targets or no common time.
+    pub window: Option<Window>,
+    /// Throughput of each target in the window.
+    pub per_target: Vec<TargetRate>,
+    /// Sum over targets in the window, bytes/s.
+    pub aggregate_bps: Option<f64>,
+    /// Highest aggregate over 1 s bins of the run, bytes/s.
+    pub peak_aggregate_bps: Option<f64>,
+    /// Lags from one target's end to another's recovery.
+    pub lags: Vec<Lag>,
+}
+
+/// A time window.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Window {
+    /// Start, host Unix ns.
+    pub start_ns: i64,
+    /// End, host Unix ns.
+    pub end_ns: i64,
+    /// Length, s.
+    pub duration_s: f64,
+}
+
+/// Throughput of one target inside the overlap window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TargetRate {
+    /// Target.
+    pub target: String,
+    /// Bytes moved inside the window (files cut at its edges pro rata).
+    pub bytes: f64,
+    /// bytes / window length.
+    pub rate_bps: f64,
+}
+
+/// Delay between one target finishing and another recovering.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Lag {
+    /// Target that finished.
+    pub ended_target: String,
+    /// Its last file's end, host Unix ns.
+    pub ended_ns: i64,
+    /// Target that recovered afterwards.
+    pub recovered_target: String,
+    /// Onset of the recovery, host Unix ns.
+    pub recovery_ns: i64,
+    /// recovery − end, s.
+    pub lag_s: f64,
+}
+
+/// Result of the two-cluster gap test of per-file rates (computed in `hostd-analysis`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Bimodality {
+    /// True when the data split into two well-separated groups.
+    pub bimodal: bool,
+    /// Widest gap between neighbouring sorted values with ≥ 10 % of values each side.
+    pub gap: f64,
+    /// Gap divided by the larger of the two groups' robust spreads (MAD σ).
+    pub separation: f64,
+    /// Value at which the data split (middle of the gap).
+    pub split_at: f64,
+    /// Fraction of values below the split.
+    pub low_fraction: f64,
+}
+
+/// The file as written: the analysis with its format version in front.
+#[derive(Serialize)]
+struct EventsFile<'a> {
+    format_version: u32,
+    #[serde(flatten)]
+    analysis: &'a Analysis,
+}
+
+/// Writes `dir/events.json` atomically.
+pub fn write(dir: &Path, analysis: &Analysis) -> Result<()> {
+    crate::version::write_json(
+        &dir.join(FILE_NAME),
+        &EventsFile {
+            format_version: FORMAT_VERSION,
+            analysis,
+        },
+    )
+}
+
+/// Reads `dir/events.json`, refusing a newer format.
+pub fn read(dir: &Path) -> Result<Analysis> {
+    read_path(&dir.join(FILE_NAME))
+}
+
+/// Reads an events.json at any path, refusing a newer format.
+pub fn read_path(path: &Path) -> Result<Analysis> {
+    crate::version::read_json(path, FORMAT_VERSION)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::RecordError;
+
+    fn analysis() -> Analysis {
+        Analysis {
+            events: Vec::new(),
+            phases: Vec::new(),
+            overlap: serde_json::from_value(serde_json::json!({
+                "targets": ["a"], "window": null, "per_target": [], "aggregate_bps": null,
+                "peak_aggregate_bps": null, "lags": []
+            }))
+            .unwrap(),
+            insufficient: vec![Insufficient {
+                target: "a".into(),
+                phase: "write".into(),
+                files: 3,
+                bytes: 10,
+                seconds: 0.5,
+                reason: "too few files".into(),
+            }],
+            cycles: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn events_round_trip_with_their_version() {
+        let d = tempfile::tempdir().unwrap();
+        write(d.path(), &analysis()).unwrap();
+        let text = std::fs::read_to_string(d.path().join(FILE_NAME)).unwrap();
+        assert!(text.contains("\"format_version\": 1"), "{text}");
+        assert_eq!(read(d.path()).unwrap(), analysis());
+    }
+
+    #[test]
+    fn newer_events_are_refused() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(
+            d.path().join(FILE_NAME),
+            r#"{"format_version": 3, "events": 5}"#,
+        )
+        .unwrap();
+        assert!(matches!(
+            read(d.path()).unwrap_err(),
+            RecordError::NewerFormat { found: 3, .. }
+        ));
+    }
+}

@@ -1,0 +1,137 @@
+//! `intervals.csv`: 1 s throughput per target (docs/run-directory.md).
+
+use crate::csvio::{slurp, CsvOut, Table};
+use crate::error::Result;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// File name in the run directory.
+pub const FILE_NAME: &str = "intervals.csv";
+/// Newest format this build reads and the one it writes.
+pub const FORMAT_VERSION: u32 = 1;
+/// Columns, in order.
+pub const COLUMNS: [&str; 6] = ["target", "start_ns", "end_ns", "bytes", "mbps", "phase"];
+
+/// One row of `intervals.csv`: throughput of one target in one interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IntervalRecord {
+    /// Target label.
+    pub target: String,
+    /// Target index (not a column: a reader numbers targets in order of appearance).
+    pub target_index: usize,
+    /// Interval start, host Unix ns.
+    pub start_ns: u64,
+    /// Interval end, host Unix ns.
+    pub end_ns: u64,
+    /// Bytes completed in the interval.
+    pub bytes: u64,
+    /// MB/s in the interval.
+    pub mbps: f64,
+    /// Phase(s) the target was in during the interval: `write`, or
+    /// `write+read` for one that spans the change.
+    pub phase: String,
+}
+
+/// Streams `intervals.csv`, flushed after each row.
+pub struct Writer(CsvOut);
+
+impl Writer {
+    /// Creates `dir/intervals.csv` with its header.
+    pub fn create(dir: &Path) -> Result<Writer> {
+        let mut w = CsvOut::create(&dir.join(FILE_NAME), &COLUMNS)?;
+        w.flush()?;
+        Ok(Writer(w))
+    }
+
+    /// Appends one record and flushes.
+    pub fn write(&mut self, r: &IntervalRecord) -> Result<()> {
+        self.0.row([
+            r.target.clone(),
+            r.start_ns.to_string(),
+            r.end_ns.to_string(),
+            r.bytes.to_string(),
+            format!("{:.3}", r.mbps),
+            r.phase.clone(),
+        ])?;
+        self.0.flush()
+    }
+}
+
+/// Reads `dir/intervals.csv`, refusing a newer format.
+pub fn read(dir: &Path) -> Result<Vec<IntervalRecord>> {
+    crate::version::check_csv(dir, FILE_NAME, FORMAT_VERSION)?;
+    let path = dir.join(FILE_NAME);
+    let buf = slurp(&path)?;
+    let mut t = Table::new(&path, &buf)?;
+    let cols: Vec<usize> = COLUMNS
+        .iter()
+        .map(|c| t.required(c))
+        .collect::<Result<_>>()?;
+    let mut targets: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    while let Some(row) = t.next_row()? {
+        let target = row.text(cols[0], "target")?.to_string();
+        let target_index = targets
+            .iter()
+            .position(|t| *t == target)
+            .unwrap_or_else(|| {
+                targets.push(target.clone());
+                targets.len() - 1
+            });
+        out.push(IntervalRecord {
+            target,
+            target_index,
+            start_ns: row.int(cols[1], "start_ns")?,
+            end_ns: row.int(cols[2], "end_ns")?,
+            bytes: row.int(cols[3], "bytes")?,
+            mbps: row.opt_float(Some(cols[4]), "mbps")?.unwrap_or(f64::NAN),
+            phase: row.text(cols[5], "phase")?.to_string(),
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intervals_round_trip() {
+        let d = tempfile::tempdir().unwrap();
+        let recs = vec![
+            IntervalRecord {
+                target: "/mnt/x".into(),
+                target_index: 0,
+                start_ns: 1,
+                end_ns: 1_000_000_001,
+                bytes: 417_210_000,
+                mbps: 417.21,
+                phase: "write".into(),
+            },
+            IntervalRecord {
+                target: "b,\"q\"".into(),
+                target_index: 1,
+                start_ns: 2,
+                end_ns: 3,
+                bytes: 0,
+                mbps: 0.0,
+                phase: "write+read".into(),
+            },
+        ];
+        let mut w = Writer::create(d.path()).unwrap();
+        recs.iter().for_each(|r| w.write(r).unwrap());
+        assert_eq!(read(d.path()).unwrap(), recs);
+    }
+
+    #[test]
+    fn a_bad_cell_names_line_and_column() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(
+            d.path().join(FILE_NAME),
+            "target,start_ns,end_ns,bytes,mbps,phase\na,1,2,3,4.0,write\na,1,x,3,4.0,write\n",
+        )
+        .unwrap();
+        let e = read(d.path()).unwrap_err().to_string();
+        assert!(e.contains("intervals.csv: line 3, column `end_ns`"), "{e}");
+    }
+}

@@ -1,0 +1,45 @@
+//! hostd-records: the data model of a throttlescope run directory (the role
+//! `probe-rs-target` plays in probe-rs). One type per record, one reader and one writer per
+//! file, each file versioned; every crate and `scenario-gen` use these, so the compiler keeps
+//! producers and consumers in step. Depends on no other hostd crate.
+//!
+//! | file | record | module |
+//! |---|---|---|
+//! | `files.csv`, `corrupt.csv` | [`FileRecord`], [`CorruptBlock`], [`FileProbe`] | [`files`] |
+//! | `intervals.csv` | [`IntervalRecord`] | [`intervals`] |
+//! | `counters.csv` | [`CounterRecord`] | [`counters`] |
+//! | `probe.csv` | [`ProbeSample`] | [`probe`] |
+//! | `probe_agg.csv` | [`AggRow`] | [`agg`] |
+//! | `events.json` | [`Analysis`] (with [`Event`]s) | [`events`] |
+//! | `manifest.json` | [`Manifest`] | [`manifest`] |
+//! | `summary.json` | [`Summary`] | [`summary`] |
+//!
+//! To add a field: add it to the record type (with `#[serde(default)]` on JSON records so
+//! older files still read); for a CSV add its column to the module's header list, writer row
+//! and reader (optional column, so older files still read). Bump the module's
+//! `FORMAT_VERSION` only when an existing column or field changes meaning or goes away.
+
+#![warn(missing_docs)]
+
+pub mod agg;
+pub mod counters;
+mod csvio;
+pub mod error;
+pub mod events;
+pub mod files;
+pub mod intervals;
+pub mod manifest;
+pub mod probe;
+pub mod summary;
+pub mod version;
+
+pub use agg::{AggRow, Stat};
+pub use counters::CounterRecord;
+pub use csvio::write_atomic;
+pub use error::{RecordError, Result};
+pub use events::{Analysis, Event};
+pub use files::{CorruptBlock, FileProbe, FileRecord};
+pub use intervals::IntervalRecord;
+pub use manifest::{DirectIo, HostInfo, Manifest, TargetInfo};
+pub use probe::ProbeSample;
+pub use summary::{LatencyStats, Summary};
