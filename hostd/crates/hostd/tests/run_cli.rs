@@ -640,6 +640,10 @@ fn a_run_records_the_latency_of_every_io_per_file_interval_and_phase() {
         logged.iter().map(|l| l.histogram.count()).sum::<u64>(),
         total
     );
+    // The report draws latency over time and the percentiles of each phase.
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(report.contains(r#"id="chart-latency-time""#));
+    assert!(report.contains(r#"id="chart-latency-percentiles""#));
     // summary.json: per phase, under `latency`.
     let summary: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();

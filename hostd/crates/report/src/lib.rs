@@ -4,6 +4,7 @@
 #![warn(missing_docs)]
 
 pub mod component;
+pub mod latency;
 pub mod svg;
 
 /// Short target labels (shared with the terminal summary).
@@ -70,7 +71,8 @@ pub fn write_report(dir: &Path, run: &RunData, analysis: &Analysis) -> anyhow::R
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_else(|| "run".into());
     let probed = hostd_analysis::manifest_probe_target(dir);
-    let html = render_with(run, analysis, &title, probed.as_deref());
+    let lat = latency::RunLatency::read(dir)?;
+    let html = render_with_latency(run, analysis, &title, probed.as_deref(), &lat);
     let path = dir.join("report.html");
     let tmp = dir.join(".report.html.tmp");
     std::fs::write(&tmp, html).with_context(|| format!("could not write {}", tmp.display()))?;
@@ -288,6 +290,17 @@ pub fn render(run: &RunData, a: &Analysis, title: &str) -> String {
 /// The whole report as one HTML document; `probed` is the target the probe
 /// was on (the others show "no probe").
 pub fn render_with(run: &RunData, a: &Analysis, title: &str, probed: Option<&str>) -> String {
+    render_with_latency(run, a, title, probed, &latency::RunLatency::none())
+}
+
+/// [`render_with`] plus the I/O latency section from the run's latency logs.
+pub fn render_with_latency(
+    run: &RunData,
+    a: &Analysis,
+    title: &str,
+    probed: Option<&str>,
+    lat: &latency::RunLatency,
+) -> String {
     let targets = Targets::of(run);
     let views = series_views(run, &targets);
     let t0 = run.files.iter().map(|f| f.start_ns).min().unwrap_or(0);
@@ -367,6 +380,7 @@ span.badge{{display:inline-block;box-sizing:border-box;min-width:20px;height:20p
     h.push_str("<h2>Distribution of per-file rates</h2>");
     h.push_str(&chart_histogram(run, &views));
     h.push_str("</section>");
+    h.push_str(&latency::section(lat, t0, WIDTH));
     h.push_str(&stats_table(a, &targets, probed));
     h.push_str(&attribution(a, &events));
     h.push_str(&overlap(a, t0, &targets));

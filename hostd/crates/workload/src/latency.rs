@@ -193,16 +193,24 @@ impl<W: Write> LatencyLogWriter<W> {
         let tag = Tag::new(tag).ok_or_else(|| {
             io::Error::new(io::ErrorKind::InvalidInput, format!("bad log tag `{tag}`"))
         })?;
-        let mut w = IntervalLogWriterBuilder::new()
+        // A builder with the divisor writes its header line first: keep
+        // only the histogram line (the header went out once, in `new`).
+        let mut line = Vec::new();
+        IntervalLogWriterBuilder::new()
             .with_max_value_divisor(1e6)
-            .begin_log_with(&mut self.out, &mut self.serializer)?;
-        w.write_histogram(
-            &h.0,
-            Duration::from_nanos(start_ns.saturating_sub(self.base_ns)),
-            Duration::from_nanos(end_ns.saturating_sub(start_ns)),
-            Some(tag),
-        )
-        .map_err(|e| io::Error::other(e.to_string()))?;
+            .begin_log_with(&mut line, &mut self.serializer)?
+            .write_histogram(
+                &h.0,
+                Duration::from_nanos(start_ns.saturating_sub(self.base_ns)),
+                Duration::from_nanos(end_ns.saturating_sub(start_ns)),
+                Some(tag),
+            )
+            .map_err(|e| io::Error::other(e.to_string()))?;
+        let body = match line.iter().position(|&b| b == b'\n') {
+            Some(i) if line.starts_with(b"#[MaxValueDivisor") => &line[i + 1..],
+            _ => &line[..],
+        };
+        self.out.write_all(body)?;
         self.out.flush()
     }
 }
