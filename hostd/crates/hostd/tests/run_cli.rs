@@ -595,35 +595,24 @@ fn a_run_records_the_latency_of_every_io_per_file_interval_and_phase() {
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("latency µs"), "{}", text(&o));
-    // latency.csv: one row per file, counting its I/Os, and the intervals
-    // holding every I/O once.
+    // files.csv and intervals.csv: each file's I/Os counted with their
+    // percentiles, and the intervals holding every I/O once.
     let files = csv_rows(&out.join("files.csv"));
-    let lat = csv_rows(&out.join("latency.csv"));
-    assert_eq!(
-        lat[0][..7],
-        ["scope", "target", "phase", "index", "start_ns", "end_ns", "ios"]
-    );
-    let file_rows: Vec<&Vec<String>> = lat.iter().filter(|r| r[0] == "file").collect();
-    assert_eq!(file_rows.len(), files.len() - 1);
+    let col = |rows: &Vec<Vec<String>>, name: &str| rows[0].iter().position(|c| c == name).unwrap();
+    let (count, p50) = (col(&files, "lat_io_count"), col(&files, "lat_p50_ns"));
     let mut total = 0u64;
     for f in &files[1..] {
         let ios = f[5].parse::<u64>().unwrap().div_ceil(1 << 20);
-        let row = file_rows
-            .iter()
-            .find(|r| r[2] == f[1] && r[3] == f[2])
-            .expect("a latency row per file");
-        assert_eq!(row[6].parse::<u64>().unwrap(), ios, "{row:?}");
-        let pct: Vec<u64> = row[9..].iter().map(|v| v.parse().unwrap()).collect();
-        assert!(
-            pct.windows(2).all(|w| w[0] <= w[1]) && pct[0] > 0,
-            "{row:?}"
-        );
+        assert_eq!(f[count].parse::<u64>().unwrap(), ios, "{f:?}");
+        let pct: Vec<u64> = f[p50..p50 + 6].iter().map(|v| v.parse().unwrap()).collect();
+        assert!(pct.windows(2).all(|w| w[0] <= w[1]) && pct[0] > 0, "{f:?}");
         total += ios;
     }
-    let in_intervals: u64 = lat
+    let intervals = csv_rows(&out.join("intervals.csv"));
+    let icount = col(&intervals, "lat_io_count");
+    let in_intervals: u64 = intervals[1..]
         .iter()
-        .filter(|r| r[0] == "interval")
-        .map(|r| r[6].parse::<u64>().unwrap())
+        .map(|r| r[icount].parse::<u64>().unwrap_or(0))
         .sum();
     assert_eq!(in_intervals, total);
     // The full histograms, read back from the interval logs.

@@ -88,10 +88,6 @@ impl RunObserver for InfluxComponent {
                 l.writer.write(&schema::interval_point(&l.tags, rec))?;
                 Ok(())
             }),
-            RunEvent::Latency(rec) => self.with_live(|l| {
-                l.writer.write(&schema::latency_point(&l.tags, rec))?;
-                Ok(())
-            }),
             _ => {}
         }
     }

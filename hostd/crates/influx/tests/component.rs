@@ -14,6 +14,7 @@ const T0: u64 = 1_763_800_000_000_000_000;
 
 fn file(index: u32) -> FileRecord {
     FileRecord {
+        latency: None,
         target: "t0".into(),
         target_index: 0,
         phase: "write".into(),
@@ -69,6 +70,7 @@ fn live_records_survive_an_outage_and_run_files_follow_at_the_end() {
         files.push(f);
         if i % 10 == 9 {
             let iv = IntervalRecord {
+                latency: None,
                 target: "t0".into(),
                 target_index: 0,
                 start_ns: T0 + u64::from(i / 10) * 1_000_000_000,

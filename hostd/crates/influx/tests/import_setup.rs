@@ -101,6 +101,7 @@ fn setup_onboards_once_writes_a_private_token_and_maps_influxql() {
 
 fn file_rec(index: u32, phase: &str, t0: u64) -> FileRecord {
     FileRecord {
+        latency: None,
         target: "t0".into(),
         target_index: 0,
         phase: phase.into(),
@@ -136,6 +137,7 @@ fn make_run(dir: &Path) {
     }
     for i in 0..12u64 {
         sink.interval(&IntervalRecord {
+            latency: None,
             target: "t0".into(),
             target_index: 0,
             start_ns: t0 + i * 1_000_000_000,

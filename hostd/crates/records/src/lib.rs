@@ -42,4 +42,4 @@ pub use files::{CorruptBlock, FileProbe, FileRecord};
 pub use intervals::IntervalRecord;
 pub use manifest::{DirectIo, HostInfo, Manifest, TargetInfo};
 pub use probe::ProbeSample;
-pub use summary::{LatencyStats, Summary};
+pub use summary::{LatencyStats, Summary, LATENCY_COLUMNS};

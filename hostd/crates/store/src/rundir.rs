@@ -1,8 +1,8 @@
 //! The run directory sink: `manifest.json`, `files.csv`, `intervals.csv`,
 //! `summary.json`, `run-events.jsonl`, `corrupt.csv` (only when corruption was found),
-//! and, once an I/O was timed, `latency.csv` (percentiles per file and per
-//! interval) with the full histograms in `latency-files.hlog` and
-//! `latency-intervals.hlog` (HdrHistogram interval logs, `docs/latency.md`). Rows are written and flushed as they come,
+//! and, once an I/O was timed, the full latency histograms in `latency-files.hlog`
+//! and `latency-intervals.hlog` (HdrHistogram interval logs, `docs/latency.md`; the
+//! percentiles are columns of `files.csv` and `intervals.csv`). Rows are written and flushed as they come,
 //! so an interrupted or failed run keeps everything up to that point.
 
 use crate::manifest::Manifest;
@@ -16,11 +16,6 @@ use hostd_workload::latency::LatencyLogWriter;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-
-/// Header of `latency.csv`: one row per file (`scope` = `file`, with its
-/// phase and index) and per interval (`interval`, index empty) of each
-/// target; latencies in ns, submission to completion.
-pub const LATENCY_HEADER: &str = "scope,target,phase,index,start_ns,end_ns,ios,min_ns,mean_ns,p50_ns,p90_ns,p99_ns,p99_9_ns,p99_99_ns,max_ns";
 
 /// Writes `counters.csv` into `dir`: per target (label), the runner's 100 ms samples of its
 /// cumulative bytes (all phases), `samples[i]` belonging to `labels[i]`.
@@ -51,9 +46,8 @@ pub struct RunDirSink {
     latency: Option<LatencyFiles>,
 }
 
-/// `latency.csv` and the two interval logs, opened at the first timed I/O.
+/// The two latency logs, opened at the first timed I/O.
 struct LatencyFiles {
-    csv: csv::Writer<File>,
     files: LatencyLogWriter<BufWriter<File>>,
     intervals: LatencyLogWriter<BufWriter<File>>,
 }
@@ -105,7 +99,6 @@ impl RunDirSink {
             "intervals.csv",
             "run-events.jsonl",
             "manifest.json",
-            "latency.csv",
             "latency-files.hlog",
             "latency-intervals.hlog",
         ] {
@@ -120,10 +113,6 @@ impl RunDirSink {
                 File::create(self.dir.join(name))
                     .with_context(|| format!("cannot create {}", self.dir.join(name).display()))
             };
-            let mut csv = csv::WriterBuilder::new()
-                .has_headers(false)
-                .from_writer(open("latency.csv")?);
-            csv.write_record(LATENCY_HEADER.split(','))?;
             let log = |name: &str, what: &str| -> anyhow::Result<_> {
                 Ok(LatencyLogWriter::new(
                     BufWriter::new(open(name)?),
@@ -140,35 +129,14 @@ impl RunDirSink {
                 )?)
             };
             self.latency = Some(LatencyFiles {
-                csv,
                 files: log("latency-files.hlog", "files")?,
                 intervals: log("latency-intervals.hlog", "intervals")?,
             });
         }
         let l = self.latency.as_mut().expect("opened above");
-        let s = r.histogram.stats();
-        let (scope, phase, index) = match &r.scope {
-            LatencyScope::File { phase, index } => ("file", phase, index.to_string()),
-            LatencyScope::Interval { phase } => ("interval", phase, String::new()),
+        let phase = match &r.scope {
+            LatencyScope::File { phase, .. } | LatencyScope::Interval { phase } => phase,
         };
-        l.csv.write_record([
-            scope.to_string(),
-            r.target.clone(),
-            phase.clone(),
-            index.clone(),
-            r.start_ns.to_string(),
-            r.end_ns.to_string(),
-            s.count.to_string(),
-            s.min_ns.to_string(),
-            format!("{:.0}", s.mean_ns),
-            s.p50_ns.to_string(),
-            s.p90_ns.to_string(),
-            s.p99_ns.to_string(),
-            s.p99_9_ns.to_string(),
-            s.p99_99_ns.to_string(),
-            s.max_ns.to_string(),
-        ])?;
-        l.csv.flush()?;
         // Tags hold no spaces or commas: the target by its index, and the
         // phase with any such characters replaced.
         let phase_tag: String = phase

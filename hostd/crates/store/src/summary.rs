@@ -393,6 +393,7 @@ mod tests {
 
     fn rec(phase: &str, block_size: usize, bytes: u64, seconds: u64) -> FileRecord {
         FileRecord {
+            latency: None,
             target: "/mnt/x".into(),
             target_index: 0,
             phase: phase.into(),

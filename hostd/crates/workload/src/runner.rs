@@ -517,10 +517,14 @@ fn file_record(
         corrupt: Vec::new(),
         direct_io: false,
         status: "ok".into(),
+        latency: None,
         probe: None,
     };
     let ok = match result {
         Ok(out) => {
+            if !out.outcome.latency.is_empty() {
+                rec.latency = Some(out.outcome.latency.stats());
+            }
             if let Some((a, b)) = out.timing {
                 rec.start_ns = a;
                 rec.end_ns = b;
@@ -601,6 +605,7 @@ fn sampler(
                 let (phase, next) = progress[i].close_interval(&last_phase[i]);
                 last_phase[i] = next;
                 let secs = (now_ns - last_ns) as f64 / 1e9;
+                let histogram: LatencyHistogram = progress[i].latency.take();
                 let rec = IntervalRecord {
                     target: plan.targets[i].spec.label.clone(),
                     target_index: i,
@@ -613,9 +618,9 @@ fn sampler(
                         0.0
                     },
                     phase,
+                    latency: (!histogram.is_empty()).then(|| histogram.stats()),
                 };
                 observer.on_event(&RunEvent::Interval(rec.clone()));
-                let histogram: LatencyHistogram = progress[i].latency.take();
                 if !histogram.is_empty() {
                     observer.on_event(&RunEvent::Latency(LatencyRecord {
                         target: rec.target.clone(),

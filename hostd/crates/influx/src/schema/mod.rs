@@ -17,7 +17,7 @@ pub use self::json::{
     event_points, overlap_points, probe_health_point, probe_link_points, run_point, stats_points,
 };
 pub use self::probe::{agg_point, sample_point};
-pub use self::workload::{file_point, interval_point, latency_point};
+pub use self::workload::{file_point, interval_point};
 
 use crate::{FieldValue, Point};
 use anyhow::Context as _;

@@ -329,6 +329,7 @@ fn live_probe_points_equal_imported_ones() {
 
 fn rec(index: u32, phase: &str, bytes: u64, verified: Option<bool>) -> FileRecord {
     FileRecord {
+        latency: None,
         target: "/mnt/My Disk".into(),
         target_index: 0,
         phase: phase.into(),
@@ -410,70 +411,37 @@ fn live_file_points_equal_imported_ones() {
 }
 
 #[test]
-fn latency_fields_join_the_row_of_their_file_and_interval() {
-    use hostd_workload::events::{IntervalRecord, LatencyRecord, LatencyScope};
-    use hostd_workload::latency::LatencyHistogram;
-    let f = rec(1, "write", 1 << 20, None);
-    let mut h = LatencyHistogram::new();
-    for v in [10_000u64, 20_000, 30_000, 1_000_000] {
-        h.record(v);
+fn latency_fields_are_written_live_as_imported() {
+    use hostd_records::LatencyStats;
+    let mut f = rec(1, "write", 1 << 20, None);
+    f.latency = Some(LatencyStats {
+        count: 4,
+        min_ns: 10_000,
+        mean_ns: 265_000.4,
+        p50_ns: 20_000,
+        p90_ns: 1_000_000,
+        p99_ns: 1_000_000,
+        p99_9_ns: 1_000_000,
+        p99_99_ns: 1_000_000,
+        max_ns: 1_000_000,
+    });
+    let live = file_point(&tags(), &f, 1).to_line().unwrap();
+    for field in [
+        "lat_io_count=4i",
+        "lat_mean_ns=265000i",
+        "lat_p99_9_ns=1000000i",
+    ] {
+        assert!(live.contains(field), "{live}");
     }
-    let series_and_time = |line: &str| {
-        let (key, rest) = line.split_once(' ').unwrap();
-        (
-            key.to_string(),
-            rest.rsplit(' ').next().unwrap().to_string(),
-        )
-    };
-    let file = file_point(&tags(), &f, 1).to_line().unwrap();
-    let lat = latency_point(
-        &tags(),
-        &LatencyRecord {
-            target: f.target.clone(),
-            target_index: 0,
-            scope: LatencyScope::File {
-                phase: "write".into(),
-                index: 1,
-            },
-            start_ns: f.start_ns,
-            end_ns: f.end_ns,
-            histogram: h.clone(),
-        },
-    )
-    .to_line()
-    .unwrap();
-    assert_eq!(series_and_time(&file), series_and_time(&lat));
-    assert!(
-        lat.contains("latency_io_count=4i") && lat.contains("latency_max_ns=1000"),
-        "{lat}"
-    );
-    let iv = IntervalRecord {
-        target: f.target.clone(),
-        target_index: 0,
-        start_ns: 5,
-        end_ns: 1_000_000_005,
-        bytes: 1,
-        mbps: 1.0,
-        phase: "write+read".into(),
-    };
-    let lat = latency_point(
-        &tags(),
-        &LatencyRecord {
-            target: f.target.clone(),
-            target_index: 0,
-            scope: LatencyScope::Interval {
-                phase: "write+read".into(),
-            },
-            start_ns: 5,
-            end_ns: 1_000_000_005,
-            histogram: h,
-        },
-    )
-    .to_line()
-    .unwrap();
+    // Typed by name like every imported CSV column.
+    assert_eq!(typed_field("lat_io_count", "4"), Some(FieldValue::Int(4)));
     assert_eq!(
-        series_and_time(&interval_point(&tags(), &iv).to_line().unwrap()),
-        series_and_time(&lat)
+        typed_field("lat_p50_ns", "20000"),
+        Some(FieldValue::Int(20_000))
     );
-    assert!(lat.contains("latency_p50_ns=20"), "{lat}");
+    // Nothing timed: no latency fields.
+    let plain = file_point(&tags(), &rec(2, "write", 1 << 20, None), 1)
+        .to_line()
+        .unwrap();
+    assert!(!plain.contains("lat_"), "{plain}");
 }

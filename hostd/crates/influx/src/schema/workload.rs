@@ -4,7 +4,8 @@
 
 use super::{m, RunTags};
 use crate::Point;
-use hostd_workload::events::{FileRecord, IntervalRecord, LatencyRecord, LatencyScope};
+use hostd_records::{LatencyStats, LATENCY_COLUMNS};
+use hostd_workload::events::{FileRecord, IntervalRecord};
 
 /// The `file` point of a record; `cum_bytes` is the running total of its target and
 /// phase (see `docs/data-model.md`).
@@ -33,45 +34,43 @@ pub fn file_point(tags: &RunTags, r: &FileRecord, cum_bytes: u64) -> Point {
     if let Some(c) = r.corrupt.first() {
         p = p.field("first_corrupt_offset", c.offset as i64);
     }
+    p = with_latency(p, r.latency.as_ref());
     p.field("cum_bytes", cum_bytes as i64)
         .field("seconds", r.seconds())
 }
 
 /// The `interval` point of a record.
 pub fn interval_point(tags: &RunTags, r: &IntervalRecord) -> Point {
-    tags.apply(Point::new(m::INTERVAL))
+    let p = tags
+        .apply(Point::new(m::INTERVAL))
         .timestamp_ns(r.start_ns as i64)
         .tag("target", &r.target)
         .tag("phase", &r.phase)
         .field("start_ns", r.start_ns as i64)
         .field("end_ns", r.end_ns as i64)
         .field("bytes", r.bytes as i64)
-        .field("mbps", r.mbps)
+        .field("mbps", r.mbps);
+    with_latency(p, r.latency.as_ref())
 }
 
-/// The latency fields of a file or an interval (`latency_p50_ns` …
-/// `latency_max_ns`, `latency_io_count`), as a point with the measurement,
-/// tags and timestamp of that record's `file` or `interval` point, so that
-/// InfluxDB stores them as more fields of the same row.
-pub fn latency_point(tags: &RunTags, r: &LatencyRecord) -> Point {
-    let s = r.histogram.stats();
-    let (p, phase) = match &r.scope {
-        LatencyScope::File { phase, .. } => {
-            (Point::new(m::FILE).timestamp_ns(r.end_ns as i64), phase)
+/// The latency columns as integer fields, named as in the CSV (so imported and live
+/// points agree); none when nothing was timed.
+fn with_latency(mut p: Point, l: Option<&LatencyStats>) -> Point {
+    if let Some(l) = l {
+        let values = [
+            l.count,
+            l.min_ns,
+            l.mean_ns.round() as u64,
+            l.p50_ns,
+            l.p90_ns,
+            l.p99_ns,
+            l.p99_9_ns,
+            l.p99_99_ns,
+            l.max_ns,
+        ];
+        for (name, v) in LATENCY_COLUMNS.iter().zip(values) {
+            p = p.field(*name, v as i64);
         }
-        LatencyScope::Interval { phase } => (
-            Point::new(m::INTERVAL).timestamp_ns(r.start_ns as i64),
-            phase,
-        ),
-    };
-    tags.apply(p)
-        .tag("target", &r.target)
-        .tag("phase", phase)
-        .field("latency_io_count", s.count as i64)
-        .field("latency_p50_ns", s.p50_ns as i64)
-        .field("latency_p90_ns", s.p90_ns as i64)
-        .field("latency_p99_ns", s.p99_ns as i64)
-        .field("latency_p99_9_ns", s.p99_9_ns as i64)
-        .field("latency_p99_99_ns", s.p99_99_ns as i64)
-        .field("latency_max_ns", s.max_ns as i64)
+    }
+    p
 }
