@@ -58,7 +58,7 @@ flash:
 bench-firmware: firmware-build
     {{fw_build}}/bench/bench-firmware-encode
 
-# hostd vs fio on one file (SEQ1M QD8 write/read, SEQ1M QD1 read, RND4K QD64 read): ratios and CPU s/GB; BENCH_IO_DIR picks the disk.
+# hostd vs fio at its best on one file (SEQ1M QD8/QD1 write and read, RND4K QD64 read, RND4K QD1 read and write): ratios, CPU s/GB, latency percentiles; BENCH_IO_DIR picks the disk.
 bench-io: setup
     cd {{root}}/hostd && cargo build --locked --release -p hostd
     {{root}}/scripts/bench-io.sh

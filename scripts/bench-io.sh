@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# hostd against fio on the same disk, in one run: SEQ1M QD8 write and read,
-# SEQ1M QD1 read, RND4K QD64 read, each measured twice:
+# hostd against fio at its best on the same disk, in one run: SEQ1M QD8 write
+# and read, SEQ1M QD1 read and write, RND4K QD64 read, RND4K QD1 read and
+# write, each measured twice:
 #
 #  1. the plain job: hostd with --verify off against fio as is (neither looks
 #     at the data it reads; hostd's writes still carry its block headers);
@@ -9,24 +10,38 @@
 #     --verify_interval=4096 (a CRC-32C header per 4 KiB block; its write
 #     computes them, its reads check them).
 #
-# fio runs with io_uring and with libaio; the better engine is the reference.
+# fio at its best: io_uring with registered files and fixed buffers
+# (--registerfiles=1 --fixedbufs=1) and libaio; the better engine (by rate)
+# is the reference. hostd times every I/O (as `hostd run` does); with
+# BENCH_IO_LATENCY_COST=1 (the default) it also runs each plain job with
+# --latency off, to show what the timing costs.
 # Prints throughput ratios hostd/fio and CPU seconds per 10^9 bytes for both
 # (hostd: getrusage around the job; fio: usr_cpu+sys_cpu of its JSON times the
-# job runtime). Best of ROUNDS rounds each (highest rate, lowest CPU); every
-# runner of a job runs in each round, in an order rotated from round to round.
-# hostd runs twice per round: the fio figure is the best of its two engines'
-# runs, and the best of 2N noisy runs beats the best of N by chance alone.
+# job runtime), and latency percentiles side by side: hostd's (submission to
+# completion, HdrHistogram, 3 significant digits) and fio's clat (its
+# submission to completion; fio's bins hold ~1.6 %), each the median over the
+# rounds. Best of ROUNDS rounds for rate and CPU (highest rate, lowest CPU);
+# every runner of a job runs in each round, in an order rotated from round to
+# round. hostd runs twice per round: the fio figure is the best of its two
+# engines' runs, and the best of 2N noisy runs beats the best of N by chance
+# alone.
 # fio's verified jobs use a second file of the same size beside the first
-# (they need fio's own block headers).
+# (they need fio's own block headers); random writes go to a third file so
+# that they leave the others' contents alone.
 #
 # Environment: HOSTD (binary), BENCH_IO_DIR (a directory on the disk to test,
-# default /var/tmp), BENCH_IO_SIZE (file size, default 2G), BENCH_IO_ROUNDS (5).
+# default /var/tmp), BENCH_IO_SIZE (file size, default 2G), BENCH_IO_QD1_SIZE
+# (bytes moved by the QD1 jobs, default 256M: fio's io_size),
+# BENCH_IO_ROUNDS (5), BENCH_IO_LATENCY_COST (1), BENCH_IO_JOBS (a
+# comma-separated subset of the job names, e.g. "RND4K QD1 read").
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 export HOSTD=${HOSTD:-$root/hostd/target/release/hostd}
 dir=${BENCH_IO_DIR:-/var/tmp}
 export BENCH_IO_SIZE=${BENCH_IO_SIZE:-2G}
 export BENCH_IO_ROUNDS=${BENCH_IO_ROUNDS:-5}
+export BENCH_IO_QD1_SIZE=${BENCH_IO_QD1_SIZE:-256M}
+export BENCH_IO_LATENCY_COST=${BENCH_IO_LATENCY_COST:-1}
 command -v fio >/dev/null || { echo "bench-io: fio is not installed (apt-get install fio)" >&2; exit 2; }
 [ -x "$HOSTD" ] || { echo "bench-io: $HOSTD not built (just build)" >&2; exit 2; }
 work=$(mktemp -d -p "$dir" throttlescope-bench-io.XXXXXX)
@@ -38,15 +53,30 @@ import json, os, statistics, subprocess, sys
 hostd = os.environ["HOSTD"]
 f = os.environ["BENCH_IO_FILE"]
 fv = f + ".fio-verify"
+frw = f + ".randwrite"
 size = os.environ["BENCH_IO_SIZE"]
+qd1_size = os.environ["BENCH_IO_QD1_SIZE"]
 rounds = int(os.environ["BENCH_IO_ROUNDS"])
+latency_cost = os.environ.get("BENCH_IO_LATENCY_COST") == "1"
 jobs = [  # name, hostd/fio rw, bs, qd
     ("SEQ1M QD8 write", "write", "1M", 8),
+    ("SEQ1M QD1 write", "write", "1M", 1),
     ("SEQ1M QD8 read", "read", "1M", 8),
     ("SEQ1M QD1 read", "read", "1M", 1),
     ("RND4K QD64 read", "randread", "4k", 64),
+    ("RND4K QD1 read", "randread", "4k", 1),
+    ("RND4K QD1 write", "randwrite", "4k", 1),
 ]
+if os.environ.get("BENCH_IO_JOBS"):
+    wanted = [w.strip() for w in os.environ["BENCH_IO_JOBS"].split(",")]
+    unknown = [w for w in wanted if w not in [j[0] for j in jobs]]
+    if unknown:
+        sys.exit(f"bench-io: unknown job(s) {unknown}; jobs: {[j[0] for j in jobs]}")
+    jobs = [j for j in jobs if j[0] in wanted]
 FIO_VERIFY = ["--verify=crc32c", "--verify_interval=4096", "--do_verify=0", "--verify_state_save=0"]
+FIO_BEST = {"io_uring": ["--registerfiles=1", "--fixedbufs=1"], "libaio": []}
+PCT = [("p50", "50.000000"), ("p90", "90.000000"), ("p99", "99.000000"),
+       ("p99.9", "99.900000"), ("p99.99", "99.990000")]
 
 def run(cmd):
     p = subprocess.run(cmd, capture_output=True, text=True)
@@ -54,30 +84,51 @@ def run(cmd):
         sys.exit(f"bench-io: {' '.join(cmd)} failed:\n{p.stderr}{p.stdout}")
     return p.stdout
 
-def hostd_job(rw, bs, qd, verify):
-    out = run([hostd, "bench-job", "--file", f, "--rw", rw, "--bs", bs, "--qd", str(qd),
-               "--size", size, "--engine", "io_uring", "--verify", verify, "--overwrite", "--json"])
+def io_size(rw, qd):
+    return qd1_size if qd == 1 else size
+
+def target_file(rw):
+    return frw if rw == "randwrite" else f
+
+def hostd_job(rw, bs, qd, verify, latency="on", file=None):
+    out = run([hostd, "bench-job", "--file", file or target_file(rw), "--rw", rw, "--bs", bs,
+               "--qd", str(qd), "--size", size, "--io-size", io_size(rw, qd),
+               "--engine", "io_uring", "--verify", verify, "--latency", latency,
+               "--overwrite", "--json"])
     r = json.loads(out)
     if r["corrupt_blocks"]:
         sys.exit(f"bench-io: hostd found {r['corrupt_blocks']} corrupt blocks")
-    if verify == "on" and rw != "write" and r["verified_blocks"] * 4096 != r["bytes"]:
+    if verify == "on" and "write" not in rw and r["verified_blocks"] * 4096 != r["bytes"]:
         sys.exit("bench-io: hostd did not verify every block it read")
-    return r["bytes"] / r["seconds"], r["usr_s"] + r["sys_s"], r["bytes"]
+    l = r["latency"]
+    lat = {"p50": l["p50_ns"], "p90": l["p90_ns"], "p99": l["p99_ns"], "p99.9": l["p99_9_ns"],
+           "p99.99": l["p99_99_ns"], "max": l["max_ns"]} if latency == "on" else None
+    return r["bytes"] / r["seconds"], r["usr_s"] + r["sys_s"], r["bytes"], lat
 
 def fio_job(rw, bs, qd, engine, verify=False):
-    cmd = ["fio", "--name=bench", f"--filename={fv if verify else f}", "--direct=1", f"--ioengine={engine}",
-           f"--rw={rw}", f"--bs={bs}", f"--iodepth={qd}", f"--size={size}", "--output-format=json"]
-    if rw == "write":
+    fname = frw if rw == "randwrite" else (fv if verify else f)
+    cmd = ["fio", "--name=bench", f"--filename={fname}", "--direct=1", f"--ioengine={engine}",
+           f"--rw={rw}", f"--bs={bs}", f"--iodepth={qd}", f"--size={size}",
+           f"--io_size={io_size(rw, qd)}", "--output-format=json",
+           "--percentile_list=50:90:99:99.9:99.99", "--lat_percentiles=1",
+           "--clat_percentiles=1"] + FIO_BEST[engine]
+    if "write" in rw:
         cmd.append("--end_fsync=1")
     if verify:
         cmd += FIO_VERIFY
     j = json.loads(run(cmd))["jobs"][0]
     if j["error"]:
         sys.exit(f"bench-io: fio reported error {j['error']} ({' '.join(cmd)})")
-    side = j["write"] if rw == "write" else j["read"]
+    side = j["write"] if "write" in rw else j["read"]
     secs = j["job_runtime"] / 1000.0
     cpu = (j["usr_cpu"] + j["sys_cpu"]) / 100.0 * secs
-    return side["io_bytes"] / secs, cpu, side["io_bytes"]
+    lat = {}
+    for kind in ("clat", "lat"):
+        d = side[kind + "_ns"]
+        lat[kind] = {k: d["percentile"][v] for k, v in PCT}
+        lat[kind]["max"] = d["max"]
+    lat = dict(lat["clat"], total=lat["lat"])
+    return side["io_bytes"] / secs, cpu, side["io_bytes"], lat
 
 def size_bytes(text):
     units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -85,24 +136,28 @@ def size_bytes(text):
     return int(float(t[:-1]) * units[t[-1]]) if t[-1] in units else int(t)
 
 st = os.statvfs(os.path.dirname(f))
-need = 2 * size_bytes(size)
+need = 3 * size_bytes(size)
 if st.f_bavail * st.f_frsize < need + (64 << 20):
     sys.exit(f"bench-io: {os.path.dirname(os.path.dirname(f))} has "
-             f"{st.f_bavail * st.f_frsize / 1e9:.2f} GB free; two {size} files need "
+             f"{st.f_bavail * st.f_frsize / 1e9:.2f} GB free; three {size} files need "
              f"{need / 1e9:.2f} GB (set BENCH_IO_SIZE or BENCH_IO_DIR)")
 
 results = {}  # (section, job, runner) -> best (rate, cpu per GB)
 rates = {}  # (section, job, runner) -> every rate, for the spread
+lats = {}  # (section, job, runner) -> every latency dict
 verbose = os.environ.get("BENCH_IO_VERBOSE") == "1"
 
 def keep(section, name, runs):
     # Best of the rounds for each figure: the highest rate and, separately,
     # the lowest CPU per GB (host noise only ever slows a run down).
-    for who, (rate, cpu, nbytes) in runs:
+    for who, (rate, cpu, nbytes, lat) in runs:
         rates.setdefault((section, name, who), []).append(rate)
+        if lat:
+            lats.setdefault((section, name, who), []).append(lat)
         if verbose:
-            print(f"  {section:<8} {name:<17} {who:<13} {rate / 1e6:8.0f} MB/s "
-                  f"{cpu / (nbytes / 1e9):6.3f} cpu s/GB", file=sys.stderr)
+            p50 = f" p50 {lat['p50'] / 1e3:.1f} us" if lat else ""
+            print(f"  {section:<8} {name:<17} {who:<18} {rate / 1e6:8.0f} MB/s "
+                  f"{cpu / (nbytes / 1e9):6.3f} cpu s/GB{p50}", file=sys.stderr)
         best = results.setdefault((section, name, who), (0.0, float("inf")))
         results[(section, name, who)] = (max(best[0], rate), min(best[1], cpu / (nbytes / 1e9)))
 
@@ -115,42 +170,62 @@ def fio_engines(rw, bs, qd, verify):
     return [(tag + "io_uring", lambda: fio_job(rw, bs, qd, "io_uring", verify)),
             (tag + "libaio", lambda: fio_job(rw, bs, qd, "libaio", verify))]
 
-# Two files side by side: F in hostd's format (both tools' plain jobs and
-# hostd's verified reads) and FV in fio's verify format (fio's verified jobs).
+# The random-write file exists in full before any random write (as fio lays
+# its files out before a job), so no runner pays for allocating blocks.
+if any(rw == "randwrite" for _, rw, _, _ in jobs):
+    run([hostd, "bench-job", "--file", frw, "--rw", "write", "--bs", "1M", "--qd", "8",
+         "--size", size, "--engine", "io_uring", "--overwrite", "--json"])
+# F must hold hostd's data and FV fio's before the first read.
+if not any(rw == "write" for _, rw, _, _ in jobs):
+    hostd_job("write", "1M", 8, "on", file=f)
+    fio_job("write", "1M", 8, "libaio", verify=True)
+
+# Three files: F in hostd's format (both tools' plain jobs and hostd's
+# verified reads), FV in fio's verify format (fio's verified jobs) and FRW
+# for every random write.
 for r in range(rounds):
     for name, rw, bs, qd in jobs:
-        if rw == "write":
-            # All six writes rotate (hostd's blocks always carry their CRC, so
+        cost = ([("hostd/no-latency", lambda: hostd_job(rw, bs, qd, "off" if "read" in rw else "on", "off"))]
+                if latency_cost else [])
+        if "write" in rw:
+            # All writes rotate (hostd's blocks always carry their CRC, so
             # each of its writes counts in both sections); if a fio plain
             # write was the last to write F, an unmeasured hostd write puts
             # hostd's data back for the reads.
             todo = (fio_engines(rw, bs, qd, False) + fio_engines(rw, bs, qd, True) +
-                    [("hostd", lambda: hostd_job(rw, bs, qd, "on"))] * 2)
+                    [("hostd", lambda: hostd_job(rw, bs, qd, "on"))] * 2 + cost)
             runs = []
             for w, fn in rotated(todo, r):
                 x = fn()
                 runs += [(w, x), ("hostd/verified", x)] if w == "hostd" else [(w, x)]
             last_f = [w for w, _ in runs if "verified" not in w][-1]
-            if last_f != "hostd":
-                hostd_job(rw, bs, qd, "on")
+            if rw == "write" and not last_f.startswith("hostd"):
+                hostd_job("write", "1M", 8, "on", file=f)
         else:
             todo = (fio_engines(rw, bs, qd, False) + fio_engines(rw, bs, qd, True) +
                     [("hostd", lambda: hostd_job(rw, bs, qd, "off")),
-                     ("hostd/verified", lambda: hostd_job(rw, bs, qd, "on"))] * 2)
+                     ("hostd/verified", lambda: hostd_job(rw, bs, qd, "on"))] * 2 + cost)
             runs = [(w, fn()) for w, fn in rotated(todo, r)]
         keep("plain", name, [(w, x) for w, x in runs if "verified" not in w])
         keep("verified", name, [(w.replace("verified/", "").replace("/verified", ""), x)
                                 for w, x in runs if "verified" in w])
 
-print(f"bench-io: {size} file, best of {rounds} rounds; MB/s = 10^6 B/s; cpu = CPU seconds per 10^9 B")
-print(f"{'job':<17} {'hostd MB/s':>10} {'fio MB/s':>9} {'fio engine':>10} {'ratio':>6} "
-      f"{'hostd cpu':>9} {'fio cpu':>8} {'spread':>6} {'median':>6}")
+def med_lat(key, kind=None):
+    runs = [l[kind] if kind else l for l in lats.get(key, [])]
+    cols = ["p50", "p90", "p99", "p99.9", "p99.99", "max"]
+    return {k: statistics.median(l[k] for l in runs) for k in cols} if runs else None
+
+print(f"bench-io: {size} files ({qd1_size} moved by QD1 jobs), best of {rounds} rounds; "
+      f"MB/s = 10^6 B/s; cpu = CPU seconds per 10^9 B")
 ok = True
+lat_rows = []
 for section, title in [
         ("plain", "plain jobs (hostd --verify off on reads; its writes carry their block headers)"),
         ("verified", "every 4 KiB block with a CRC-32C, checked on read "
                      "(hostd as `hostd run`; fio --verify=crc32c --verify_interval=4096)")]:
     print(f"-- {title}")
+    print(f"{'job':<17} {'hostd MB/s':>10} {'fio MB/s':>9} {'fio engine':>10} {'ratio':>6} "
+          f"{'hostd cpu':>9} {'fio cpu':>8} {'spread':>6} {'median':>6}")
     for name, rw, bs, qd in jobs:
         h = results[(section, name, "hostd")]
         fe = max(("fio/io_uring", "fio/libaio"), key=lambda k: results[(section, name, k)][0])
@@ -160,6 +235,14 @@ for section, title in [
               min(results[(section, name, k)][1] for k in ("fio/io_uring", "fio/libaio")))
         ratio = h[0] / fr[0]
         met = ratio >= 0.98 and h[1] <= fr[1]
+        hl, fl = med_lat((section, name, "hostd")), med_lat((section, name, fe))
+        p50_note = ""
+        if name.startswith("RND4K QD1") and hl and fl:
+            p50_ok = abs(hl["p50"] - fl["p50"]) <= 0.05 * fl["p50"]
+            met &= p50_ok
+            ft = med_lat((section, name, fe), "total")
+            p50_note = (f"  p50 {hl['p50'] / fl['p50']:.3f}x fio's clat" + ("" if p50_ok else " (> 5 %)")
+                        + f", {hl['p50'] / ft['p50']:.3f}x its lat")
         ok &= met
         iops = "  IOPS %.1fk vs %.1fk" % (h[0] / 4096 / 1e3, fr[0] / 4096 / 1e3) if bs == "4k" else ""
         runs = rates[(section, name, fe)]
@@ -168,11 +251,29 @@ for section, title in [
         median = statistics.median(rates[(section, name, "hostd")]) / statistics.median(fio_all)
         print(f"{name:<17} {h[0]/1e6:>10.0f} {fr[0]/1e6:>9.0f} {fe[4:]:>10} {ratio:>6.3f} "
               f"{h[1]:>9.3f} {fr[1]:>8.3f} {spread:>6.0%} {median:>6.3f}  "
-              f"{'ok' if met else 'MISSED'}{iops}")
+              f"{'ok' if met else 'MISSED'}{iops}{p50_note}")
+        if hl and fl:
+            lat_rows.append((section, name, fe[4:], hl, fl, med_lat((section, name, fe), "total")))
 print("spread = (slowest - fastest) / fastest of the reference fio engine's runs: how much the\n"
       "disk itself varied; a ratio inside it cannot tell the engines apart. median = median of\n"
       "hostd's runs / median of both fio engines' runs, less swayed by one lucky run than the\n"
       "best-of ratio the target uses (BENCH_IO_VERBOSE=1 prints every run)")
-print("targets (every ratio >= 0.98 and hostd cpu <= fio cpu): " + ("met" if ok else "NOT met"))
+print("-- latency in µs, median over the rounds: hostd (its timer starts before the submitting\n"
+      "   system call) and fio's clat (from after fio's submit returned) and lat (slat + clat,\n"
+      "   from fio's own start of the I/O: the like-for-like figure) of the reference engine")
+cols = ["p50", "p90", "p99", "p99.9", "p99.99", "max"]
+print(f"{'section':<8} {'job':<17} {'who':<16} " + " ".join(f"{c:>9}" for c in cols))
+for section, name, fe, hl, fl, ft in lat_rows:
+    for who, l in (("hostd", hl), (f"fio clat {fe}", fl), (f"fio lat {fe}", ft)):
+        print(f"{section:<8} {name:<17} {who:<16} " + " ".join(f"{l[c] / 1e3:>9.1f}" for c in cols))
+if latency_cost:
+    print("-- cost of timing every I/O: hostd with latency recording / without (plain jobs; "
+          "best rate, lowest cpu)")
+    for name, rw, bs, qd in jobs:
+        on, off = results[("plain", name, "hostd")], results[("plain", name, "hostd/no-latency")]
+        print(f"{name:<17} rate {on[0] / off[0]:.3f}x  cpu {on[1]:.3f} vs {off[1]:.3f} s/GB "
+              f"({(on[1] - off[1]) / off[1]:+.1%})")
+print("targets (every ratio >= 0.98, hostd cpu <= fio cpu, RND4K QD1 p50 within 5 %): " +
+      ("met" if ok else "NOT met"))
 sys.exit(0)
 PY

@@ -104,7 +104,11 @@ mod tests {
         let text = std::fs::read_to_string(dir.path().join("files.csv")).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert!(
-            lines[0].ends_with(&format!(",queue_depth,{}", PROBE_FILE_COLUMNS.join(","))),
+            lines[0].ends_with(&format!(
+                ",queue_depth,{},{}",
+                hostd_records::LATENCY_COLUMNS.join(","),
+                PROBE_FILE_COLUMNS.join(",")
+            )),
             "{}",
             lines[0]
         );

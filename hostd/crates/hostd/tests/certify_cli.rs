@@ -314,3 +314,58 @@ fn resume_of_a_completed_run_is_refused() {
     assert!(text.contains("steps are done already"), "{text}");
     assert_eq!(listing(dir.path()), before, "something was written");
 }
+
+/// The p99.9 latency gate reads the slowest phase's `latency.p99_9_ns` from the run's own
+/// timing of every I/O: a limit below it fails with that value, a generous one passes.
+#[test]
+fn the_latency_gate_is_judged_by_the_slowest_phases_p99_9() {
+    let dir = scratch();
+    for (limit, code) in [("1ns", 3), ("60s", 0)] {
+        let profile = dir.path().join(format!("lat-{limit}.toml"));
+        std::fs::write(
+            &profile,
+            format!("{BODY}[gates]\nmax_corrupt_bytes = 0\nmax_p999_latency = \"{limit}\"\n"),
+        )
+        .unwrap();
+        let target = dir.path().join(format!("target-{limit}"));
+        std::fs::create_dir(&target).unwrap();
+        let run = dir.path().join(format!("run-{limit}"));
+        let (out, text) = hostd(&[
+            "run",
+            "-q",
+            "--profile",
+            profile.to_str().unwrap(),
+            "--target",
+            target.to_str().unwrap(),
+            "--out",
+            run.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(code), "{text}");
+        let summary = common::read_json(&run.join("summary.json"));
+        let slowest = summary["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|p| p["latency"]["p99_9_ns"].as_u64())
+            .max()
+            .expect("every phase of a real target is timed");
+        let v = common::read_json(&run.join("certify.json"));
+        let gate = v["gates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["gate"] == "max_p999_latency")
+            .expect("the latency gate is judged")
+            .clone();
+        assert_eq!(
+            gate["status"],
+            if code == 0 { "pass" } else { "fail" },
+            "{v}"
+        );
+        assert_eq!(
+            gate["measured"],
+            format!("{:.3} ms", slowest as f64 / 1e6),
+            "{v}"
+        );
+    }
+}

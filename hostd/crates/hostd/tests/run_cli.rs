@@ -445,3 +445,75 @@ fn a_quick_run_summary_fits_one_screen_and_says_what_and_where() {
     assert_eq!(named.len(), 1, "{named:#?}");
     assert!(named[0].starts_with("on: target = "), "{t}");
 }
+
+#[test]
+fn a_run_records_the_latency_of_every_io_per_file_interval_and_phase() {
+    use hostd_workload::latency::read_latency_log;
+    let work = disk_tempdir();
+    let target = work.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let out = work.path().join("run");
+    let prof = small_profile(work.path(), 3, "3MB");
+    let o = hostd()
+        .args(["run", "--profile"])
+        .arg(&prof)
+        .arg("--target")
+        .arg(&target)
+        .arg("--out")
+        .arg(&out)
+        .args(["--seed", "7"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("latency µs"), "{}", text(&o));
+    // files.csv and intervals.csv: each file's I/Os counted with their
+    // percentiles, and the intervals holding every I/O once.
+    let files = csv_rows(&out.join("files.csv"));
+    let col = |rows: &Vec<Vec<String>>, name: &str| rows[0].iter().position(|c| c == name).unwrap();
+    let (count, p50) = (col(&files, "lat_io_count"), col(&files, "lat_p50_ns"));
+    let mut total = 0u64;
+    for f in &files[1..] {
+        let ios = f[5].parse::<u64>().unwrap().div_ceil(1 << 20);
+        assert_eq!(f[count].parse::<u64>().unwrap(), ios, "{f:?}");
+        let pct: Vec<u64> = f[p50..p50 + 6].iter().map(|v| v.parse().unwrap()).collect();
+        assert!(pct.windows(2).all(|w| w[0] <= w[1]) && pct[0] > 0, "{f:?}");
+        total += ios;
+    }
+    let intervals = csv_rows(&out.join("intervals.csv"));
+    let icount = col(&intervals, "lat_io_count");
+    let in_intervals: u64 = intervals[1..]
+        .iter()
+        .map(|r| r[icount].parse::<u64>().unwrap_or(0))
+        .sum();
+    assert_eq!(in_intervals, total);
+    // The full histograms, read back from the interval logs.
+    let logged = read_latency_log(&std::fs::read(out.join("latency-files.hlog")).unwrap()).unwrap();
+    assert_eq!(logged.len(), files.len() - 1);
+    assert!(logged.iter().all(|l| l.tag.starts_with("file/0/")));
+    assert_eq!(
+        logged.iter().map(|l| l.histogram.count()).sum::<u64>(),
+        total
+    );
+    let logged =
+        read_latency_log(&std::fs::read(out.join("latency-intervals.hlog")).unwrap()).unwrap();
+    assert_eq!(
+        logged.iter().map(|l| l.histogram.count()).sum::<u64>(),
+        total
+    );
+    // The report draws latency over time and the percentiles of each phase.
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(report.contains(r#"id="chart-latency-time""#));
+    assert!(report.contains(r#"id="chart-latency-percentiles""#));
+    // summary.json: per phase, under `latency`.
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    for p in summary["phases"].as_array().unwrap() {
+        let l = &p["latency"];
+        let p50 = l["p50_ns"].as_u64().unwrap();
+        let p999 = l["p99_9_ns"].as_u64().unwrap();
+        assert!(
+            p50 > 0 && p50 <= p999 && p999 <= l["max_ns"].as_u64().unwrap(),
+            "{p}"
+        );
+    }
+}

@@ -53,6 +53,7 @@ fn live_records_survive_an_outage_and_run_files_follow_at_the_end() {
         files.push(f);
         if i % 10 == 9 {
             let iv = IntervalRecord {
+                latency: None,
                 target: "t0".into(),
                 target_index: 0,
                 start_ns: T0 + u64::from(i / 10) * 1_000_000_000,
@@ -91,6 +92,7 @@ fn live_records_survive_an_outage_and_run_files_follow_at_the_end() {
         files,
         intervals,
         samples: Vec::new(),
+        latency: Vec::new(),
         warnings: Vec::new(),
         cleanup: Vec::new(),
         programs: Vec::new(),

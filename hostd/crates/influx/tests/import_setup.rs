@@ -95,6 +95,7 @@ fn make_run(dir: &Path) {
     }
     for i in 0..12u64 {
         sink.interval(&IntervalRecord {
+            latency: None,
             target: "t0".into(),
             target_index: 0,
             start_ns: t0 + i * 1_000_000_000,
@@ -204,9 +205,11 @@ fn import_pushes_every_record_reads_only_and_is_idempotent() {
             ("intervals.csv".into(), Some(12)),
             ("probe.csv".into(), Some(20_000)),
             ("probe_agg.csv".into(), Some(1_000)),
+            ("drive_temp.csv".into(), None),
             ("events.json".into(), Some(1)),
             ("events.json overlap".into(), Some(0)),
             ("events.json phases".into(), Some(0)),
+            ("events.json headlines".into(), Some(0)),
             ("summary.json".into(), None),
             ("probe-link.jsonl".into(), None),
             ("spool/".into(), Some(1)),

@@ -3,6 +3,7 @@
 
 use crate::csvio::{slurp, CsvOut, Table};
 use crate::error::{RecordError, Result};
+use crate::summary::{LatencyStats, LATENCY_COLUMNS};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::Path;
@@ -184,6 +185,10 @@ pub struct FileRecord {
     pub direct_io: bool,
     /// `ok`, `interrupted`, `error: …`.
     pub status: String,
+    /// Latency of the file's I/Os, submission to completion (None: not timed, e.g. a
+    /// simulated target). Columns [`LATENCY_COLUMNS`], after [`COLUMNS`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<LatencyStats>,
     /// The probe's figures for this file, once the run's probe has been correlated (boxed:
     /// most records travel without).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -219,6 +224,7 @@ impl FileRecord {
             corrupt: Vec::new(),
             direct_io: true,
             status: "ok".to_string(),
+            latency: None,
             probe: None,
         };
         r.mbps = r.bytes as f64 / 1e6 / r.seconds_nonzero();
@@ -271,6 +277,7 @@ impl FileRecord {
             self.block_size.to_string(),
             self.queue_depth.to_string(),
         ];
+        c.extend(LatencyStats::cells(self.latency.as_ref()));
         if with_probe {
             match &self.probe {
                 Some(p) => {
@@ -287,6 +294,17 @@ impl FileRecord {
     }
 }
 
+/// The header of `files.csv`: [`COLUMNS`], [`LATENCY_COLUMNS`], then the probe's.
+fn header(with_probe: bool) -> Vec<&'static str> {
+    let probe: &[&str] = if with_probe { &PROBE_COLUMNS } else { &[] };
+    COLUMNS
+        .iter()
+        .chain(LATENCY_COLUMNS.iter())
+        .chain(probe.iter())
+        .copied()
+        .collect()
+}
+
 /// Streams `files.csv` (and `corrupt.csv` once a file has corrupt blocks) row by row,
 /// flushed after each, so an interrupted run keeps every finished file.
 pub struct Writer {
@@ -299,15 +317,7 @@ pub struct Writer {
 impl Writer {
     /// Creates `dir/files.csv` with its header (the probe columns only `with_probe`).
     pub fn create(dir: &Path, with_probe: bool) -> Result<Writer> {
-        let header: Vec<&str> = if with_probe {
-            COLUMNS
-                .iter()
-                .chain(PROBE_COLUMNS.iter())
-                .copied()
-                .collect()
-        } else {
-            COLUMNS.to_vec()
-        };
+        let header = header(with_probe);
         let mut files = CsvOut::create(&dir.join(FILE_NAME), &header)?;
         files.flush()?;
         Ok(Writer {
@@ -354,15 +364,7 @@ pub fn write_all(dir: &Path, records: &[FileRecord]) -> Result<()> {
     let mut w = csv::WriterBuilder::new()
         .has_headers(false)
         .from_writer(Vec::new());
-    let header: Vec<&str> = if with_probe {
-        COLUMNS
-            .iter()
-            .chain(PROBE_COLUMNS.iter())
-            .copied()
-            .collect()
-    } else {
-        COLUMNS.to_vec()
-    };
+    let header = header(with_probe);
     let err = |e: csv::Error| RecordError::write(&path, std::io::Error::other(e));
     w.write_record(&header).map_err(err)?;
     for r in records {
@@ -418,6 +420,7 @@ pub fn parse(path: &Path, buf: &[u8]) -> Result<Vec<FileRecord>> {
         .chain(PROBE_COLUMNS.iter())
         .map(|&c| (c, t.optional(c)))
         .collect();
+    let lat: Vec<Option<usize>> = LATENCY_COLUMNS.iter().map(|c| t.optional(c)).collect();
     let mut targets: Vec<String> = Vec::new();
     let mut out = Vec::new();
     while let Some(row) = t.next_row()? {
@@ -469,6 +472,7 @@ pub fn parse(path: &Path, buf: &[u8]) -> Result<Vec<FileRecord>> {
         }
         r.block_size = row.opt_int(opt["block_size"], "block_size")?.unwrap_or(0);
         r.queue_depth = row.opt_int(opt["queue_depth"], "queue_depth")?.unwrap_or(0);
+        r.latency = LatencyStats::from_row(&row, &lat)?;
         let probe = row.text_or_empty(opt["probe"], "probe")?;
         if !probe.is_empty() {
             let mut p = FileProbe {

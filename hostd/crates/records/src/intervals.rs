@@ -2,6 +2,7 @@
 
 use crate::csvio::{slurp, CsvOut, Table};
 use crate::error::Result;
+use crate::summary::{LatencyStats, LATENCY_COLUMNS};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -9,7 +10,7 @@ use std::path::Path;
 pub const FILE_NAME: &str = "intervals.csv";
 /// Newest format this build reads and the one it writes.
 pub const FORMAT_VERSION: u32 = 1;
-/// Columns, in order.
+/// Columns, in order (then [`LATENCY_COLUMNS`], optional when read).
 pub const COLUMNS: [&str; 6] = ["target", "start_ns", "end_ns", "bytes", "mbps", "phase"];
 
 /// One row of `intervals.csv`: throughput of one target in one interval.
@@ -30,6 +31,9 @@ pub struct IntervalRecord {
     /// Phase(s) the target was in during the interval: `write`, or
     /// `write+read` for one that spans the change.
     pub phase: String,
+    /// Latency of the I/Os that completed in the interval (None: none timed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<LatencyStats>,
 }
 
 /// Streams `intervals.csv`, flushed after each row.
@@ -38,21 +42,28 @@ pub struct Writer(CsvOut);
 impl Writer {
     /// Creates `dir/intervals.csv` with its header.
     pub fn create(dir: &Path) -> Result<Writer> {
-        let mut w = CsvOut::create(&dir.join(FILE_NAME), &COLUMNS)?;
+        let header: Vec<&str> = COLUMNS
+            .iter()
+            .chain(LATENCY_COLUMNS.iter())
+            .copied()
+            .collect();
+        let mut w = CsvOut::create(&dir.join(FILE_NAME), &header)?;
         w.flush()?;
         Ok(Writer(w))
     }
 
     /// Appends one record and flushes.
     pub fn write(&mut self, r: &IntervalRecord) -> Result<()> {
-        self.0.row([
+        let mut cells = vec![
             r.target.clone(),
             r.start_ns.to_string(),
             r.end_ns.to_string(),
             r.bytes.to_string(),
             format!("{:.3}", r.mbps),
             r.phase.clone(),
-        ])?;
+        ];
+        cells.extend(LatencyStats::cells(r.latency.as_ref()));
+        self.0.row(cells)?;
         self.0.flush()
     }
 }
@@ -71,6 +82,7 @@ pub fn parse(path: &Path, buf: &[u8]) -> Result<Vec<IntervalRecord>> {
         .iter()
         .map(|c| t.required(c))
         .collect::<Result<_>>()?;
+    let lat: Vec<Option<usize>> = LATENCY_COLUMNS.iter().map(|c| t.optional(c)).collect();
     let mut targets: Vec<String> = Vec::new();
     let mut out = Vec::new();
     while let Some(row) = t.next_row()? {
@@ -90,6 +102,7 @@ pub fn parse(path: &Path, buf: &[u8]) -> Result<Vec<IntervalRecord>> {
             bytes: row.int(cols[3], "bytes")?,
             mbps: row.opt_float(Some(cols[4]), "mbps")?.unwrap_or(f64::NAN),
             phase: row.text(cols[5], "phase")?.to_string(),
+            latency: LatencyStats::from_row(&row, &lat)?,
         });
     }
     Ok(out)
@@ -111,6 +124,17 @@ mod tests {
                 bytes: 417_210_000,
                 mbps: 417.21,
                 phase: "write".into(),
+                latency: Some(LatencyStats {
+                    count: 3,
+                    min_ns: 10_000,
+                    mean_ns: 20_000.0,
+                    p50_ns: 20_000,
+                    p90_ns: 30_000,
+                    p99_ns: 30_000,
+                    p99_9_ns: 30_000,
+                    p99_99_ns: 30_000,
+                    max_ns: 30_000,
+                }),
             },
             IntervalRecord {
                 target: "b,\"q\"".into(),
@@ -120,6 +144,7 @@ mod tests {
                 bytes: 0,
                 mbps: 0.0,
                 phase: "write+read".into(),
+                latency: None,
             },
         ];
         let mut w = Writer::create(d.path()).unwrap();

@@ -53,4 +53,4 @@ pub use manifest::{DirectIo, HostInfo, Manifest, TargetInfo};
 pub use probe::{ProbeSample, ProbeSeries};
 pub use programs::{ProgramFigures, ProgramReport};
 pub use run::RunData;
-pub use summary::Summary;
+pub use summary::{LatencyStats, Summary, LATENCY_COLUMNS};

@@ -59,6 +59,93 @@ pub struct PhaseStats {
     pub queue_depth: Option<usize>,
     /// I/Os per second over the phase's file time (with `block_size`).
     pub iops: Option<f64>,
+    /// Latency of the phase's I/Os, submission to completion, in ns
+    /// (`latency.p99_9_ns` …; absent where no I/O was timed: simulated targets).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<LatencyStats>,
+}
+
+/// The latency figures of a file, an interval or a phase: percentiles from
+/// submission to completion, in nanoseconds (0 where no I/O completed). Made
+/// from an HdrHistogram of 3 significant digits (`docs/latency.md`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencyStats {
+    /// I/Os counted.
+    pub count: u64,
+    /// Fastest I/O.
+    pub min_ns: u64,
+    /// Mean.
+    pub mean_ns: f64,
+    /// Median.
+    pub p50_ns: u64,
+    /// 90th percentile.
+    pub p90_ns: u64,
+    /// 99th percentile.
+    pub p99_ns: u64,
+    /// 99.9th percentile.
+    pub p99_9_ns: u64,
+    /// 99.99th percentile.
+    pub p99_99_ns: u64,
+    /// Slowest I/O.
+    pub max_ns: u64,
+}
+
+/// The latency columns of `files.csv` and `intervals.csv` (empty where nothing was timed).
+pub const LATENCY_COLUMNS: [&str; 9] = [
+    "lat_io_count",
+    "lat_min_ns",
+    "lat_mean_ns",
+    "lat_p50_ns",
+    "lat_p90_ns",
+    "lat_p99_ns",
+    "lat_p99_9_ns",
+    "lat_p99_99_ns",
+    "lat_max_ns",
+];
+
+impl LatencyStats {
+    /// The cells of [`LATENCY_COLUMNS`] (the mean rounded to the ns).
+    pub fn cells(s: Option<&LatencyStats>) -> Vec<String> {
+        match s {
+            None => vec![String::new(); LATENCY_COLUMNS.len()],
+            Some(s) => vec![
+                s.count.to_string(),
+                s.min_ns.to_string(),
+                format!("{:.0}", s.mean_ns),
+                s.p50_ns.to_string(),
+                s.p90_ns.to_string(),
+                s.p99_ns.to_string(),
+                s.p99_9_ns.to_string(),
+                s.p99_99_ns.to_string(),
+                s.max_ns.to_string(),
+            ],
+        }
+    }
+
+    /// Reads the latency columns of a row (`cols` in [`LATENCY_COLUMNS`] order); None
+    /// when the row has no count.
+    pub(crate) fn from_row(
+        row: &crate::csvio::Row<'_>,
+        cols: &[Option<usize>],
+    ) -> crate::error::Result<Option<LatencyStats>> {
+        let int = |k: usize| -> crate::error::Result<u64> {
+            Ok(row.opt_int(cols[k], LATENCY_COLUMNS[k])?.unwrap_or(0))
+        };
+        let Some(count) = row.opt_int::<u64>(cols[0], LATENCY_COLUMNS[0])? else {
+            return Ok(None);
+        };
+        Ok(Some(LatencyStats {
+            count,
+            min_ns: int(1)?,
+            mean_ns: row.opt_float(cols[2], LATENCY_COLUMNS[2])?.unwrap_or(0.0),
+            p50_ns: int(3)?,
+            p90_ns: int(4)?,
+            p99_ns: int(5)?,
+            p99_9_ns: int(6)?,
+            p99_99_ns: int(7)?,
+            max_ns: int(8)?,
+        }))
+    }
 }
 
 /// Throughput of one target in the all-active window.

@@ -4,6 +4,7 @@
 #![warn(missing_docs)]
 
 pub mod component;
+pub mod latency;
 pub mod svg;
 
 /// Short target labels (shared with the terminal summary).
@@ -80,7 +81,8 @@ pub fn write_report(dir: &Path, run: &RunData, analysis: &Analysis) -> anyhow::R
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_else(|| "run".into());
-    let html = render_with(run, analysis, &title, run.probe_target.as_deref());
+    let lat = latency::RunLatency::read(dir)?;
+    let html = render_with_latency(run, analysis, &title, run.probe_target.as_deref(), &lat);
     Ok(hostd_records::write_atomic(
         &dir.join("report.html"),
         html.as_bytes(),
@@ -213,6 +215,17 @@ pub fn render(run: &RunData, a: &Analysis, title: &str) -> String {
 /// The whole report as one HTML document; `probed` is the target the probe
 /// was on (the others show "no probe").
 pub fn render_with(run: &RunData, a: &Analysis, title: &str, probed: Option<&str>) -> String {
+    render_with_latency(run, a, title, probed, &latency::RunLatency::none())
+}
+
+/// [`render_with`] plus the I/O latency section from the run's latency logs.
+pub fn render_with_latency(
+    run: &RunData,
+    a: &Analysis,
+    title: &str,
+    probed: Option<&str>,
+    lat: &latency::RunLatency,
+) -> String {
     let targets = Targets::of(run);
     let views = series_views(run, &targets);
     let t0 = run
@@ -296,6 +309,7 @@ span.badge{{display:inline-block;box-sizing:border-box;min-width:20px;height:20p
     h.push_str(&chart_histogram(run, &views));
     h.push_str("</section>");
     h.push_str(&headlines(a, &targets));
+    h.push_str(&latency::section(lat, t0, WIDTH));
     h.push_str(&stats_table(a, &targets, probed));
     h.push_str(&attribution(a, &events));
     h.push_str(&overlap(a, t0, &targets));

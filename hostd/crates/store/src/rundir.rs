@@ -1,5 +1,8 @@
 //! The run directory sink: `manifest.json`, `files.csv`, `intervals.csv`,
-//! `summary.json`, `run-events.jsonl`, `corrupt.csv` (only when corruption was found). Rows are written and flushed as they come,
+//! `summary.json`, `run-events.jsonl`, `corrupt.csv` (only when corruption was found),
+//! and, once an I/O was timed, the full latency histograms in `latency-files.hlog`
+//! and `latency-intervals.hlog` (HdrHistogram interval logs, `docs/latency.md`; the
+//! percentiles are columns of `files.csv` and `intervals.csv`). Rows are written and flushed as they come,
 //! so an interrupted or failed run keeps everything up to that point.
 
 use crate::manifest::Manifest;
@@ -8,7 +11,8 @@ use crate::summary::Summary;
 use anyhow::Context;
 use hostd_records::counters::CounterRecord;
 use hostd_records::{files, intervals};
-use hostd_workload::events::{FileRecord, IntervalRecord, RunEvent};
+use hostd_workload::events::{FileRecord, IntervalRecord, LatencyRecord, LatencyScope, RunEvent};
+use hostd_workload::latency::LatencyLogWriter;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -37,6 +41,15 @@ pub struct RunDirSink {
     files: files::Writer,
     intervals: intervals::Writer,
     events: BufWriter<File>,
+    /// The run's start (host Unix ns): the latency logs' BaseTime.
+    start_ns: u64,
+    latency: Option<LatencyFiles>,
+}
+
+/// The two latency logs, opened at the first timed I/O.
+struct LatencyFiles {
+    files: LatencyLogWriter<BufWriter<File>>,
+    intervals: LatencyLogWriter<BufWriter<File>>,
 }
 
 impl RunDirSink {
@@ -66,6 +79,8 @@ impl RunDirSink {
             files,
             intervals,
             events,
+            start_ns: 0,
+            latency: None,
         })
     }
 
@@ -84,10 +99,65 @@ impl RunDirSink {
             "intervals.csv",
             "run-events.jsonl",
             "manifest.json",
+            "latency-files.hlog",
+            "latency-intervals.hlog",
         ] {
             let _ = std::fs::remove_file(dir.join(name));
         }
         let _ = std::fs::remove_dir(&dir);
+    }
+
+    fn latency(&mut self, r: &LatencyRecord) -> anyhow::Result<()> {
+        if self.latency.is_none() {
+            let open = |name: &str| {
+                File::create(self.dir.join(name))
+                    .with_context(|| format!("cannot create {}", self.dir.join(name).display()))
+            };
+            let log = |name: &str, what: &str| -> anyhow::Result<_> {
+                Ok(LatencyLogWriter::new(
+                    BufWriter::new(open(name)?),
+                    self.start_ns,
+                    &format!(
+                        "throttlescope {what}: I/O latency in ns, submission to completion; \
+                         tags {}",
+                        if what == "files" {
+                            "file/<target index>/<phase>/<file index>"
+                        } else {
+                            "interval/<target index>/<phase>"
+                        }
+                    ),
+                )?)
+            };
+            self.latency = Some(LatencyFiles {
+                files: log("latency-files.hlog", "files")?,
+                intervals: log("latency-intervals.hlog", "intervals")?,
+            });
+        }
+        let l = self.latency.as_mut().expect("opened above");
+        let phase = match &r.scope {
+            LatencyScope::File { phase, .. } | LatencyScope::Interval { phase } => phase,
+        };
+        // Tags hold no spaces or commas: the target by its index, and the
+        // phase with any such characters replaced.
+        let phase_tag: String = phase
+            .chars()
+            .map(|c| if c == ' ' || c == ',' { '_' } else { c })
+            .collect();
+        match &r.scope {
+            LatencyScope::File { index, .. } => l.files.write(
+                &format!("file/{}/{phase_tag}/{index}", r.target_index),
+                r.start_ns,
+                r.end_ns,
+                &r.histogram,
+            )?,
+            LatencyScope::Interval { .. } => l.intervals.write(
+                &format!("interval/{}/{phase_tag}", r.target_index),
+                r.start_ns,
+                r.end_ns,
+                &r.histogram,
+            )?,
+        }
+        Ok(())
     }
 }
 
@@ -97,6 +167,7 @@ impl RecordSink for RunDirSink {
     }
 
     fn begin(&mut self, manifest: &Manifest) -> anyhow::Result<()> {
+        self.start_ns = manifest.start_ns;
         Ok(hostd_records::manifest::write(&self.dir, manifest)?)
     }
 
@@ -109,6 +180,10 @@ impl RecordSink for RunDirSink {
     }
 
     fn event(&mut self, ev: &RunEvent) -> anyhow::Result<()> {
+        if let RunEvent::Latency(r) = ev {
+            // Its own files; one line per second would swamp the event log.
+            return self.latency(r);
+        }
         serde_json::to_writer(&mut self.events, ev)?;
         self.events.write_all(b"\n")?;
         self.events.flush()?;

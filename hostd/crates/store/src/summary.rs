@@ -81,7 +81,12 @@ impl SummaryExt for Summary {
             if recs.is_empty() {
                 continue;
             }
-            let s = phase_stats(&recs);
+            let mut s = phase_stats(&recs);
+            s.latency = out
+                .latency
+                .iter()
+                .find(|l| l.target_index == t && l.phase == phase)
+                .map(|l| l.histogram.stats());
             if s.bimodal {
                 warnings.push(format!(
                     "{} {}: per-file rates look bimodal (coefficient {:.2}); the mean {:.0} MB/s describes neither group — see files.csv",
@@ -176,6 +181,31 @@ impl SummaryExt for Summary {
                         p.queue_depth
                             .map(|q| format!(", QD{q}"))
                             .unwrap_or_default()
+                    );
+                }
+            }
+        }
+        // Latency percentiles of every phase that timed its I/Os.
+        if self.phases.iter().any(|p| p.latency.is_some()) {
+            let _ = writeln!(
+                s,
+                "{:<24} {:<16} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}  latency µs (±0.1 %)",
+                "target", "phase", "p50", "p90", "p99", "p99.9", "p99.99", "max"
+            );
+            for p in &self.phases {
+                if let Some(l) = &p.latency {
+                    let us = |ns: u64| format!("{:.1}", ns as f64 / 1e3);
+                    let _ = writeln!(
+                        s,
+                        "{:<24} {:<16} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                        truncate(&p.target, 24),
+                        truncate(&p.phase, 16),
+                        us(l.p50_ns),
+                        us(l.p90_ns),
+                        us(l.p99_ns),
+                        us(l.p99_9_ns),
+                        us(l.p99_99_ns),
+                        us(l.max_ns)
                     );
                 }
             }
@@ -285,6 +315,7 @@ fn phase_stats(recs: &[&FileRecord]) -> PhaseStats {
         files: a.files,
         bytes: a.bytes,
         seconds: a.seconds,
+        latency: None,
     }
 }
 
@@ -333,6 +364,7 @@ mod tests {
 
     fn rec(phase: &str, block_size: usize, bytes: u64, seconds: u64) -> FileRecord {
         FileRecord {
+            latency: None,
             target: "/mnt/x".into(),
             target_index: 0,
             phase: phase.into(),
@@ -427,6 +459,7 @@ mod tests {
             files: vec![sim, real],
             intervals: Vec::new(),
             samples: Vec::new(),
+            latency: Vec::new(),
             warnings: vec![format!("target sim:x5-thermal*10: {scale}")],
             cleanup: Vec::new(),
             programs: Vec::new(),

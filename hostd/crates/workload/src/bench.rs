@@ -1,12 +1,14 @@
 //! One I/O job on one given file, measured like fio measures it (for
 //! `hostd bench-job` and `just bench-io`): throughput, IOPS and the CPU
-//! seconds the process spent (getrusage), verification included.
+//! seconds the process spent (getrusage), verification included, and the
+//! latency percentiles of its I/Os.
 
 use crate::block::{BlockCodec, DataPool};
 use crate::buffer::BufferPool;
 use crate::direct::{self, OpenMode};
 use crate::engine::{self, EngineChoice};
 use crate::jobloop::{run_job, slots_for, JobIo};
+use crate::latency::LatencyStats;
 use crate::plan::IoJob;
 use anyhow::{bail, Context};
 use serde::Serialize;
@@ -44,6 +46,8 @@ pub struct BenchResult {
     pub corrupt_blocks: u64,
     /// Blocks verified.
     pub verified_blocks: u64,
+    /// Latency of the job's I/Os, submission to completion.
+    pub latency: LatencyStats,
 }
 
 fn cpu_seconds() -> (f64, f64) {
@@ -56,13 +60,15 @@ fn cpu_seconds() -> (f64, f64) {
 
 /// Runs `job` on `path`. Writes create the file, or overwrite it only with
 /// `overwrite`; reads expect a file written by a previous write job with the
-/// same `seed` (so verification passes).
+/// same `seed` (so verification passes). `record_latency` false leaves the
+/// I/Os untimed (to measure what timing costs).
 pub fn run_bench_job(
     path: &Path,
     job: &IoJob,
     choice: EngineChoice,
     seed: u64,
     overwrite: bool,
+    record_latency: bool,
 ) -> anyhow::Result<BenchResult> {
     let write = job.rw.is_write();
     let mode = if write {
@@ -113,6 +119,8 @@ pub fn run_bench_job(
             progress: &progress,
             stop: &stop,
             buffers: &mut buffers,
+            interval_latency: None,
+            record_latency,
         },
     )?;
     let t_sync = Instant::now();
@@ -136,5 +144,6 @@ pub fn run_bench_job(
         cpu_s_per_gb: (u1 - u0 + s1 - s0) / (out.bytes as f64 / 1e9),
         corrupt_blocks: verify.corrupt_blocks,
         verified_blocks: verify.blocks,
+        latency: out.latency.stats(),
     })
 }

@@ -165,14 +165,14 @@ pub fn evaluate(
                 } else {
                     GateStatus::Fail
                 },
-                detail: "99.9th percentile of all I/O latencies".into(),
+                detail: "99.9th percentile of the I/O latencies of the slowest phase".into(),
             },
             None => GateResult {
                 gate: "max_p999_latency".into(),
                 limit: format!("≤ {text}"),
                 measured: None,
                 status: GateStatus::NotEvaluated,
-                detail: "no latency data (this hostd records no per-I/O latencies yet)".into(),
+                detail: "no latency data (no I/O was timed: a simulated target)".into(),
             },
         });
     }

@@ -8,6 +8,45 @@ use std::sync::Mutex;
 
 pub use hostd_records::{FileRecord, IntervalRecord, TargetInfo};
 
+use crate::latency::LatencyHistogram;
+
+/// What a [`LatencyRecord`] covers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "scope", rename_all = "snake_case")]
+pub enum LatencyScope {
+    /// One file operation (the [`FileRecord`] with this phase and index).
+    File {
+        /// Phase.
+        phase: String,
+        /// Index within the phase.
+        index: u32,
+    },
+    /// One interval (the [`IntervalRecord`] with the same target and times).
+    Interval {
+        /// Phase label of the interval (`write`, `write+read`).
+        phase: String,
+    },
+}
+
+/// The latency histogram of one file or one interval of one target: every
+/// I/O that completed in it, submission to completion.
+#[derive(Debug, Clone, Serialize)]
+pub struct LatencyRecord {
+    /// Target label.
+    pub target: String,
+    /// Target index.
+    pub target_index: usize,
+    /// File or interval.
+    #[serde(flatten)]
+    pub scope: LatencyScope,
+    /// Start, host Unix ns.
+    pub start_ns: u64,
+    /// End, host Unix ns.
+    pub end_ns: u64,
+    /// The histogram (serialised as its percentiles).
+    pub histogram: LatencyHistogram,
+}
+
 /// Everything the runner reports, in order per target.
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -58,6 +97,10 @@ pub enum RunEvent {
     FileEnd(FileRecord),
     /// One second of throughput of one target.
     Interval(IntervalRecord),
+    /// I/O latencies of a file (right after its [`RunEvent::FileEnd`]) or of
+    /// an interval (right after its [`RunEvent::Interval`]); none for
+    /// backends that do no real I/O.
+    Latency(LatencyRecord),
     /// Device activity of one target changed (0 idle … 1 full load). The
     /// probe link drives the simulator with `load` = min(1, Σ levels).
     Activity {

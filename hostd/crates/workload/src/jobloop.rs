@@ -1,15 +1,18 @@
 //! The job loop: keeps `queue_depth` I/Os in flight on one file through any
-//! [`IoEngine`], fills blocks before writes and verifies them after reads.
+//! [`IoEngine`], fills blocks before writes, verifies them after reads and
+//! times every I/O from submission to completion.
 
 use crate::block::{BlockCodec, VerifyReport, BLOCK};
 use crate::buffer::{AlignedBuf, BufferPool};
 use crate::engine::{IoCompletion, IoEngine, IoRequest};
+use crate::latency::{IntervalLatency, LatencyHistogram, FLUSH_NS};
 use crate::plan::IoJob;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::io;
 use std::os::unix::io::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// What the loop needs besides the engine.
@@ -28,6 +31,11 @@ pub struct JobIo<'a> {
     pub stop: &'a AtomicBool,
     /// Where the job's buffers come from and go back to.
     pub buffers: &'a mut BufferPool,
+    /// Where the latencies go for the 1 s intervals (None: the file only).
+    pub interval_latency: Option<&'a IntervalLatency>,
+    /// Time every I/O (false only to measure what timing costs:
+    /// `hostd bench-job --latency off`).
+    pub record_latency: bool,
 }
 
 /// What the loop did.
@@ -43,7 +51,7 @@ pub struct JobOutcome {
     pub interrupted: bool,
     /// Of `bytes`, those read (a mixed job's read share; all of a read job's).
     pub read_bytes: u64,
-    /// I/Os that read and that wrote (a mixed job's split).
+    /// I/Os that read (a mixed job's split).
     pub read_ops: u64,
     /// I/Os that wrote.
     pub write_ops: u64,
@@ -51,6 +59,9 @@ pub struct JobOutcome {
     /// calls the job's runtime: buffer set-up and the file's open and fsync
     /// are outside it).
     pub io_seconds: f64,
+    /// Latency of every completed I/O, submission to completion (a short
+    /// transfer and its resubmission count as one I/O).
+    pub latency: LatencyHistogram,
 }
 
 /// An I/O error, where it happened, and what had been done.
@@ -76,22 +87,35 @@ struct Slot {
     done: usize,
     /// What the buffer's payload was last filled for (file id, offset, length).
     primed: Option<(u64, u64, usize)>,
+    /// When the I/O was handed to the engine.
+    submitted: Instant,
     /// This I/O writes (a mixed job chooses per I/O).
     write: bool,
 }
 
-/// Buffers a job uses: one per I/O in flight and, for verified reads, spares.
-///
-/// A completed read is verified while the next I/O is already in flight, so
-/// verification never stalls the queue (at QD1 it would otherwise add its
-/// time to every I/O). Spares for the whole depth where that costs at most
-/// 16 MiB (a burst of QD64 4 KiB completions is then refilled before any is
-/// verified), else 8.
+/// Reads at least this large are verified on a worker thread: checking a
+/// 1 MiB read costs ~100 µs of CRC, enough to cap a 6–7 GB/s device if the
+/// I/O thread did it. Smaller reads are checked on the I/O thread as they
+/// are reaped (a 4 KiB block's CRC takes well under a microsecond; handing it
+/// to another thread would cost more in wake-ups, and checking it before the
+/// next submission lets that submission and the wait for its completion be
+/// one system call).
+pub const OFFLOAD_VERIFY_MIN: usize = 64 << 10;
+
+/// Whether `job`'s reads are verified on the worker thread.
+fn offloads_verify(job: &IoJob) -> bool {
+    !job.rw.is_write() && job.verify && job.block_size >= OFFLOAD_VERIFY_MIN
+}
+
+/// Buffers a job uses: one per I/O in flight and, for reads verified on the
+/// worker thread, spares, so that the queue stays full while the worker
+/// checks what came in: one per I/O in flight where that costs at most
+/// 16 MiB, else 8.
 pub fn slots_for(job: &IoJob) -> usize {
     const SPARE_BUDGET: usize = 16 << 20;
     let qd = job.queue_depth.max(1);
     let bs = job.block_size.max(1);
-    let spare = if !job.rw.is_write() && job.verify {
+    let spare = if offloads_verify(job) {
         qd.min((SPARE_BUDGET / bs).max(8))
     } else {
         0
@@ -109,6 +133,86 @@ fn total_ops(job: &IoJob) -> u64 {
     }
 }
 
+/// A read buffer handed to the verifier thread.
+struct ToVerify {
+    slot: usize,
+    ptr: *const u8,
+    len: usize,
+    offset: u64,
+}
+
+// The job loop does not touch the buffer until the verifier sends it back.
+unsafe impl Send for ToVerify {}
+
+/// Verification of reads on a worker thread: buffers go there, their slot
+/// numbers and reports come back. Outstanding work is bounded by the job's
+/// spare buffers.
+struct Verifier {
+    tx: Option<mpsc::Sender<ToVerify>>,
+    rx: mpsc::Receiver<(usize, VerifyReport)>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    outstanding: usize,
+}
+
+impl Verifier {
+    fn start(codec: &BlockCodec) -> Verifier {
+        let (tx, work) = mpsc::channel::<ToVerify>();
+        let (done, rx) = mpsc::channel();
+        let codec = codec.clone();
+        let thread = std::thread::Builder::new()
+            .name("hostd-verify".into())
+            .spawn(move || {
+                for w in work {
+                    // SAFETY: the buffer stays allocated and untouched by
+                    // the job loop until this slot number is sent back.
+                    let data = unsafe { std::slice::from_raw_parts(w.ptr, w.len) };
+                    let report = codec.verify(data, w.offset);
+                    if done.send((w.slot, report)).is_err() {
+                        return;
+                    }
+                }
+            })
+            .expect("spawn the verifier thread");
+        Verifier {
+            tx: Some(tx),
+            rx,
+            thread: Some(thread),
+            outstanding: 0,
+        }
+    }
+
+    fn send(&mut self, w: ToVerify) {
+        self.outstanding += 1;
+        let _ = self.tx.as_ref().expect("open").send(w);
+    }
+
+    /// Collects finished verifications; waits for one if `wait`.
+    fn collect(&mut self, wait: bool, report: &mut VerifyReport, free: &mut Vec<usize>) {
+        let mut first = wait && self.outstanding > 0;
+        while self.outstanding > 0 {
+            let got = if first {
+                first = false;
+                self.rx.recv().ok()
+            } else {
+                self.rx.try_recv().ok()
+            };
+            let Some((slot, r)) = got else { break };
+            self.outstanding -= 1;
+            report.merge(r);
+            free.push(slot);
+        }
+    }
+}
+
+impl Drop for Verifier {
+    fn drop(&mut self) {
+        self.tx.take();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 /// Runs `io.job` to completion (or stop, or the first error).
 pub fn run_job(engine: &mut dyn IoEngine, io: JobIo<'_>) -> Result<JobOutcome, JobError> {
     let job = io.job;
@@ -122,7 +226,9 @@ pub fn run_job(engine: &mut dyn IoEngine, io: JobIo<'_>) -> Result<JobOutcome, J
     // the same as a pure job's with the same seed.
     let mut direction = ChaCha8Rng::seed_from_u64(job.seed ^ 0x6d69_7865_6400_0000);
     let read_percent = job.rw.read_percent();
-    let verify_reads = job.verify;
+    // Reads are verified (a mixed job's too); writes never are.
+    let verifying = !write && job.verify;
+    let started = Instant::now();
     let mut slots: Vec<Slot> = io
         .buffers
         .take(slots_for(job), bs)
@@ -133,6 +239,7 @@ pub fn run_job(engine: &mut dyn IoEngine, io: JobIo<'_>) -> Result<JobOutcome, J
             len: 0,
             done: 0,
             primed: None,
+            submitted: started,
             write,
         })
         .collect();
@@ -146,15 +253,24 @@ pub fn run_job(engine: &mut dyn IoEngine, io: JobIo<'_>) -> Result<JobOutcome, J
     let mut in_flight = 0usize;
     let mut out = JobOutcome::default();
     let mut verify = VerifyReport::default();
+    let mut verifier = offloads_verify(job).then(|| Verifier::start(io.codec));
     let mut error: Option<(u64, io::Error)> = None;
     let mut comps: Vec<IoCompletion> = Vec::with_capacity(qd);
-    let mut to_verify: Vec<usize> = Vec::with_capacity(qd);
-    let started = Instant::now();
+    // Latencies since the last hand-over to the interval accumulator.
+    let mut recent = LatencyHistogram::new();
+    let mut flushed = started;
+    let flush_every = Duration::from_nanos(FLUSH_NS);
 
     // An engine failure (not an I/O error) ends the loop with I/Os possibly
     // still owned by the kernel; their buffers are then leaked, never freed.
     let mut fatal: Option<JobError> = None;
     'run: loop {
+        if let Some(v) = verifier.as_mut() {
+            // Buffers back from the verifier; wait for one only when nothing
+            // else can happen (nothing in flight and none free).
+            let starved = in_flight == 0 && free.is_empty();
+            v.collect(starved, &mut verify, &mut free);
+        }
         // Queue as much as the depth allows.
         let stopping = error.is_some() || io.stop.load(Ordering::Relaxed);
         if stopping && error.is_none() && issued < total_ops {
@@ -203,6 +319,9 @@ pub fn run_job(engine: &mut dyn IoEngine, io: JobIo<'_>) -> Result<JobOutcome, J
                 // A read overwrites the payload the buffer was primed with.
                 slot.primed = None;
             }
+            if io.record_latency {
+                slot.submitted = Instant::now();
+            }
             if let Err(e) = submit(engine, io.fd, io.base_offset, s, slot) {
                 fatal = Some(JobError {
                     offset,
@@ -216,15 +335,19 @@ pub fn run_job(engine: &mut dyn IoEngine, io: JobIo<'_>) -> Result<JobOutcome, J
             in_flight += 1;
             queued_any = true;
         }
+        if in_flight == 0 {
+            if verifier.as_ref().is_some_and(|v| v.outstanding > 0)
+                && !stopping
+                && issued < total_ops
+            {
+                continue;
+            }
+            break;
+        }
+        // Submit what was queued and wait for a completion: one system call
+        // on io_uring.
         comps.clear();
-        // Nothing to verify in between: submit and wait in one call.
-        let combined = to_verify.is_empty() && in_flight > 0;
-        let committed = if combined {
-            engine.commit_and_reap(1, &mut comps)
-        } else {
-            engine.commit()
-        };
-        if let Err(e) = committed {
+        if let Err(e) = engine.commit_and_reap(1, &mut comps) {
             fatal = Some(JobError {
                 offset: issued * bs as u64,
                 source: e,
@@ -233,28 +356,13 @@ pub fn run_job(engine: &mut dyn IoEngine, io: JobIo<'_>) -> Result<JobOutcome, J
             });
             break 'run;
         }
-        for s in to_verify.drain(..) {
-            let slot = &slots[s];
-            let full = slot.len / BLOCK * BLOCK;
-            verify.merge(io.codec.verify(&slot.buf.as_slice()[..full], slot.offset));
-            free.push(s);
-        }
-        if in_flight == 0 {
-            break;
-        }
-        if let Err(e) = if combined {
-            Ok(())
+        // One clock reading for everything this reap returned (engines that
+        // saw the completion earlier, on another thread, stamped it there).
+        let reaped_at = if io.record_latency {
+            Instant::now()
         } else {
-            engine.reap(1, &mut comps)
-        } {
-            fatal = Some(JobError {
-                offset: 0,
-                source: e,
-                bytes_done: out.bytes,
-                engine_failed: true,
-            });
-            break 'run;
-        }
+            started
+        };
         for c in comps.drain(..) {
             in_flight -= 1;
             let slot = &mut slots[c.slot];
@@ -289,16 +397,41 @@ pub fn run_job(engine: &mut dyn IoEngine, io: JobIo<'_>) -> Result<JobOutcome, J
                         in_flight += 1;
                         continue;
                     }
-                    if verify_reads && !slot.write {
-                        to_verify.push(c.slot);
+                    if io.record_latency {
+                        let at = c.completed_at.unwrap_or(reaped_at);
+                        recent
+                            .record(at.saturating_duration_since(slot.submitted).as_nanos() as u64);
+                    }
+                    if !verifying || slot.write {
+                        free.push(c.slot);
+                    } else if let Some(v) = verifier.as_mut() {
+                        v.send(ToVerify {
+                            slot: c.slot,
+                            ptr: slot.buf.as_mut_ptr(),
+                            len: slot.len / BLOCK * BLOCK,
+                            offset: slot.offset,
+                        });
                     } else {
+                        let full = slot.len / BLOCK * BLOCK;
+                        verify.merge(io.codec.verify(&slot.buf.as_slice()[..full], slot.offset));
                         free.push(c.slot);
                     }
                 }
             }
         }
+        if io.record_latency && reaped_at.duration_since(flushed) >= flush_every {
+            flush_latency(&mut out.latency, &mut recent, io.interval_latency);
+            flushed = reaped_at;
+        }
     }
     out.io_seconds = started.elapsed().as_secs_f64();
+    flush_latency(&mut out.latency, &mut recent, io.interval_latency);
+    if let Some(mut v) = verifier.take() {
+        // Every buffer comes back before the buffers are reused or leaked.
+        while v.outstanding > 0 {
+            v.collect(true, &mut verify, &mut free);
+        }
+    }
     if let Some(f) = fatal {
         // The engine broke: requests it accepted (even ones it then failed to
         // submit) may still write into these buffers, so they are neither
@@ -322,6 +455,22 @@ pub fn run_job(engine: &mut dyn IoEngine, io: JobIo<'_>) -> Result<JobOutcome, J
         out.verify = Some(verify);
     }
     Ok(out)
+}
+
+/// Moves `recent` into the file's histogram and the interval accumulator.
+fn flush_latency(
+    file: &mut LatencyHistogram,
+    recent: &mut LatencyHistogram,
+    interval: Option<&IntervalLatency>,
+) {
+    if recent.is_empty() {
+        return;
+    }
+    file.add(recent);
+    if let Some(acc) = interval {
+        acc.add(recent);
+    }
+    recent.reset();
 }
 
 fn submit(
@@ -396,6 +545,7 @@ mod tests {
                 out.push(IoCompletion {
                     slot: r.slot,
                     result,
+                    completed_at: None,
                 });
             }
             Ok(())
@@ -424,6 +574,8 @@ mod tests {
                 progress: &AtomicU64::new(0),
                 stop: &AtomicBool::new(false),
                 buffers: pool,
+                interval_latency: None,
+                record_latency: true,
             },
         )
     }

@@ -22,6 +22,7 @@ pub mod events;
 pub mod fault;
 pub mod fsinfo;
 pub mod jobloop;
+pub mod latency;
 pub mod link;
 pub mod plan;
 pub mod profile;

@@ -4,7 +4,10 @@
 //! cleanly and removes its test files (unless `keep`).
 
 use crate::backend::{StepContext, StepError, TargetBackend};
-use crate::events::{FileRecord, IntervalRecord, RunEvent, RunObserver, TargetInfo};
+use crate::events::{
+    FileRecord, IntervalRecord, LatencyRecord, LatencyScope, RunEvent, RunObserver, TargetInfo,
+};
+use crate::latency::{IntervalLatency, LatencyHistogram};
 use crate::plan::{Plan, Step};
 use crate::program::mixed::MixedSplit;
 use crate::program::Action;
@@ -32,6 +35,8 @@ pub struct TargetProgress {
     pub started: OnceLock<Instant>,
     /// When the target finished (or failed).
     pub ended: OnceLock<Instant>,
+    /// I/O latencies not yet assigned to an interval.
+    pub latency: IntervalLatency,
 }
 
 impl TargetProgress {
@@ -130,12 +135,26 @@ pub struct RunOutcome {
     pub intervals: Vec<IntervalRecord>,
     /// Per target: (host Unix ns, cumulative bytes) every 100 ms.
     pub samples: Vec<Vec<(u64, u64)>>,
+    /// Per target and phase, the latency of every I/O of its files (phases
+    /// with timed I/O only, in the order they began).
+    pub latency: Vec<PhaseLatency>,
     /// Warnings shown to the user.
     pub warnings: Vec<String>,
     /// What cleanup did, per target.
     pub cleanup: Vec<String>,
     /// What the adaptive programs (cache recovery, paced sweep, duration) found.
     pub programs: Vec<crate::program::ProgramReport>,
+}
+
+/// The I/O latencies of one phase of one target (every file of it).
+#[derive(Debug, Clone, Serialize)]
+pub struct PhaseLatency {
+    /// Target index.
+    pub target_index: usize,
+    /// Phase (a diskmark test's phase is its own: `RND4K-QD1-read`).
+    pub phase: String,
+    /// All its I/Os.
+    pub histogram: LatencyHistogram,
 }
 
 /// Makes the progress counters for a plan.
@@ -238,6 +257,7 @@ pub fn execute(
     let stop_all = AtomicBool::new(false); // what the job loops watch
     let failure: Mutex<Option<String>> = Mutex::new(None);
     let files: Mutex<Vec<FileRecord>> = Mutex::new(Vec::new());
+    let phase_latency: Mutex<Vec<PhaseLatency>> = Mutex::new(Vec::new());
     let active: Mutex<Vec<usize>> = Mutex::new(Vec::new());
     let finished = AtomicBool::new(false);
     let intervals: Mutex<Vec<IntervalRecord>> = Mutex::new(Vec::new());
@@ -278,10 +298,12 @@ pub fn execute(
                 tp.spec.label.clone(),
                 &programs,
             );
+            let phase_latency = &phase_latency;
             handles.push(scope.spawn(move || {
                 let ctx = StepContext {
                     target_index: i,
                     progress: &prog.bytes,
+                    interval_latency: &prog.latency,
                     stop: stop_all,
                     observer,
                 };
@@ -340,6 +362,12 @@ pub fn execute(
                     let counted_before = prog.bytes.load(Ordering::Relaxed);
                     let result = backend.run_step(step, &ctx);
                     let t1 = t0 + clock.elapsed().as_nanos() as u64;
+                    let latency = match &result {
+                        Ok(out) if !out.outcome.latency.is_empty() => {
+                            Some(out.outcome.latency.clone())
+                        }
+                        _ => None,
+                    };
                     let split = match (&result, step.job.rw.read_percent()) {
                         (Ok(o), Some(_)) => Some(MixedSplit {
                             phase: step.phase.clone(),
@@ -361,6 +389,20 @@ pub fn execute(
                         prog.bytes.fetch_add(rec.bytes - counted, Ordering::Relaxed);
                     }
                     observer.on_event(&RunEvent::FileEnd(rec.clone()));
+                    if let Some(histogram) = latency {
+                        add_phase_latency(phase_latency, i, &rec.phase, &histogram);
+                        observer.on_event(&RunEvent::Latency(LatencyRecord {
+                            target: label.clone(),
+                            target_index: i,
+                            scope: LatencyScope::File {
+                                phase: rec.phase.clone(),
+                                index: rec.index,
+                            },
+                            start_ns: rec.start_ns,
+                            end_ns: rec.end_ns,
+                            histogram,
+                        }));
+                    }
                     files.lock().unwrap().push(rec.clone());
                     if let Some(split) = split.filter(|_| ok) {
                         mixed.lock().unwrap().push(MixedSplit {
@@ -510,9 +552,30 @@ pub fn execute(
         files: files.into_inner().unwrap(),
         intervals: intervals.into_inner().unwrap(),
         samples: samples.into_inner().unwrap(),
+        latency: phase_latency.into_inner().unwrap(),
         warnings,
         cleanup: cleanup.into_inner().unwrap(),
         programs: programs.into_inner().unwrap(),
+    }
+}
+
+fn add_phase_latency(
+    all: &Mutex<Vec<PhaseLatency>>,
+    target_index: usize,
+    phase: &str,
+    h: &LatencyHistogram,
+) {
+    let mut all = all.lock().unwrap();
+    match all
+        .iter_mut()
+        .find(|p| p.target_index == target_index && p.phase == phase)
+    {
+        Some(p) => p.histogram.add(h),
+        None => all.push(PhaseLatency {
+            target_index,
+            phase: phase.to_string(),
+            histogram: h.clone(),
+        }),
     }
 }
 
@@ -559,10 +622,14 @@ fn file_record(
         corrupt: Vec::new(),
         direct_io: false,
         status: "ok".into(),
+        latency: None,
         probe: None,
     };
     let ok = match result {
         Ok(out) => {
+            if !out.outcome.latency.is_empty() {
+                rec.latency = Some(out.outcome.latency.stats());
+            }
             if let Some((a, b)) = out.timing {
                 rec.start_ns = a;
                 rec.end_ns = b;
@@ -643,6 +710,7 @@ fn sampler(
                 let (phase, next) = progress[i].close_interval(&last_phase[i]);
                 last_phase[i] = next;
                 let secs = (now_ns - last_ns) as f64 / 1e9;
+                let histogram: LatencyHistogram = progress[i].latency.take();
                 let rec = IntervalRecord {
                     target: plan.targets[i].spec.label.clone(),
                     target_index: i,
@@ -655,8 +723,21 @@ fn sampler(
                         0.0
                     },
                     phase,
+                    latency: (!histogram.is_empty()).then(|| histogram.stats()),
                 };
                 observer.on_event(&RunEvent::Interval(rec.clone()));
+                if !histogram.is_empty() {
+                    observer.on_event(&RunEvent::Latency(LatencyRecord {
+                        target: rec.target.clone(),
+                        target_index: i,
+                        scope: LatencyScope::Interval {
+                            phase: rec.phase.clone(),
+                        },
+                        start_ns: rec.start_ns,
+                        end_ns: rec.end_ns,
+                        histogram,
+                    }));
+                }
                 intervals.lock().unwrap().push(rec);
             }
             last_bytes = bytes;

@@ -315,6 +315,8 @@ fn io_uring_releases_the_registered_file_after_each_job() {
                 progress: &AtomicU64::new(0),
                 stop: &AtomicBool::new(false),
                 buffers: &mut buffers,
+                interval_latency: None,
+                record_latency: true,
             },
         )
         .unwrap();

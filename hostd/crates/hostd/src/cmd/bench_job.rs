@@ -22,9 +22,12 @@ pub struct BenchJobArgs {
     /// I/Os in flight (1–64).
     #[arg(long, default_value_t = 1)]
     pub qd: usize,
-    /// File size; also the bytes moved.
+    /// File size; also the bytes moved unless --io-size says otherwise.
     #[arg(long, default_value = "1GiB")]
     pub size: String,
+    /// Bytes moved (fio's `io_size`), at most --size; default: --size.
+    #[arg(long)]
+    pub io_size: Option<String>,
     /// Engine: auto, io_uring, threads.
     #[arg(long, default_value = "auto")]
     pub engine: EngineChoice,
@@ -37,6 +40,9 @@ pub struct BenchJobArgs {
     /// Allow writing over an existing file.
     #[arg(long)]
     pub overwrite: bool,
+    /// Time every I/O (`off` only to measure what the timing costs).
+    #[arg(long, default_value = "on")]
+    pub latency: String,
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
@@ -75,10 +81,17 @@ pub fn execute(args: BenchJobArgs) -> anyhow::Result<ExitCode> {
     {
         anyhow::bail!("--bs must be a multiple of 4 KiB dividing --size, --qd 1..64");
     }
+    let bytes = match &args.io_size {
+        Some(s) => size(s)?,
+        None => file_size,
+    };
+    if bytes == 0 || bytes > file_size || !bytes.is_multiple_of(bs) {
+        anyhow::bail!("--io-size must be a multiple of --bs, at most --size");
+    }
     let job = IoJob {
         rw,
         file_size,
-        bytes: file_size,
+        bytes,
         block_size: bs as usize,
         queue_depth: args.qd,
         verify: args.verify != "off",
@@ -91,14 +104,21 @@ pub fn execute(args: BenchJobArgs) -> anyhow::Result<ExitCode> {
         args.engine,
         args.seed,
         args.overwrite,
+        args.latency != "off",
     )?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {
+        let l = &r.latency;
+        let us = |ns: u64| ns as f64 / 1e3;
         println!(
             "{} {:?} bs {} qd {}: {:.0} MB/s, {:.0} IOPS, cpu {:.3} s/GB (usr {:.2} s, sys {:.2} s){}",
             r.engine, rw, bs, args.qd, r.mbps, r.iops, r.cpu_s_per_gb, r.usr_s, r.sys_s,
             if r.corrupt_blocks > 0 { format!(", {} CORRUPT blocks", r.corrupt_blocks) } else { String::new() }
+        );
+        println!(
+            "latency µs (±0.1 %): p50 {:.1}, p90 {:.1}, p99 {:.1}, p99.9 {:.1}, p99.99 {:.1}, max {:.1} ({} I/Os)",
+            us(l.p50_ns), us(l.p90_ns), us(l.p99_ns), us(l.p99_9_ns), us(l.p99_99_ns), us(l.max_ns), l.count
         );
     }
     Ok(if r.corrupt_blocks > 0 {

@@ -354,6 +354,7 @@ fn live_probe_points_equal_imported_ones() {
 
 fn rec(index: u32, phase: &str, bytes: u64, verified: Option<bool>) -> FileRecord {
     FileRecord {
+        latency: None,
         target: "/mnt/My Disk".into(),
         target_index: 0,
         phase: phase.into(),
@@ -517,4 +518,34 @@ fn drive_temperature_rows_are_points_per_target() {
         pts[1],
         "drive_temp,rig=bench,run=r1,target=/mnt/x temperature_c=50 6000000000"
     );
+}
+
+#[test]
+fn latency_fields_are_written_live_as_imported() {
+    use hostd_records::LatencyStats;
+    let mut f = rec(1, "write", 1 << 20, None);
+    f.latency = Some(LatencyStats {
+        count: 4,
+        min_ns: 10_000,
+        mean_ns: 265_000.4,
+        p50_ns: 20_000,
+        p90_ns: 1_000_000,
+        p99_ns: 1_000_000,
+        p99_9_ns: 1_000_000,
+        p99_99_ns: 1_000_000,
+        max_ns: 1_000_000,
+    });
+    let live = file_point(&tags(), &f, 1).to_line().unwrap();
+    for field in [
+        "lat_io_count=4i",
+        "lat_mean_ns=265000i",
+        "lat_p99_9_ns=1000000i",
+    ] {
+        assert!(live.contains(field), "{live}");
+    }
+    // Nothing timed: no latency fields.
+    let plain = file_point(&tags(), &rec(2, "write", 1 << 20, None), 1)
+        .to_line()
+        .unwrap();
+    assert!(!plain.contains("lat_"), "{plain}");
 }

@@ -4,6 +4,7 @@
 
 use super::{m, RunTags};
 use crate::Point;
+use hostd_records::{LatencyStats, LATENCY_COLUMNS};
 use hostd_workload::events::{FileRecord, IntervalRecord};
 
 /// The `file` point of a record; `cum_bytes` is the running total of its target and
@@ -43,20 +44,45 @@ pub fn file_point(tags: &RunTags, r: &FileRecord, cum_bytes: u64) -> Point {
             }
         }
     }
+    p = with_latency(p, r.latency.as_ref());
     p.field("cum_bytes", cum_bytes as i64)
         .field("seconds", r.seconds())
 }
 
 /// The `interval` point of a record.
 pub fn interval_point(tags: &RunTags, r: &IntervalRecord) -> Point {
-    tags.apply(Point::new(m::INTERVAL))
+    let p = tags
+        .apply(Point::new(m::INTERVAL))
         .timestamp_ns(r.start_ns as i64)
         .tag("target", &r.target)
         .tag("phase", &r.phase)
         .field("start_ns", r.start_ns as i64)
         .field("end_ns", r.end_ns as i64)
         .field("bytes", r.bytes as i64)
-        .field("mbps", r.mbps)
+        .field("mbps", r.mbps);
+    with_latency(p, r.latency.as_ref())
+}
+
+/// The latency columns as integer fields, named as in the CSV (so imported and live
+/// points agree); none when nothing was timed.
+fn with_latency(mut p: Point, l: Option<&LatencyStats>) -> Point {
+    if let Some(l) = l {
+        let values = [
+            l.count,
+            l.min_ns,
+            l.mean_ns.round() as u64,
+            l.p50_ns,
+            l.p90_ns,
+            l.p99_ns,
+            l.p99_9_ns,
+            l.p99_99_ns,
+            l.max_ns,
+        ];
+        for (name, v) in LATENCY_COLUMNS.iter().zip(values) {
+            p = p.field(*name, v as i64);
+        }
+    }
+    p
 }
 
 /// The `drive_temp` point of one reading of a target's drive (SMART) temperature.

@@ -238,6 +238,7 @@ pub fn file_record(
         direct_io: true,
         status: "ok".into(),
         probe: None,
+        latency: None,
     }
 }
 

@@ -368,6 +368,8 @@ impl TargetBackend for DirBackend {
                 progress: ctx.progress,
                 stop: ctx.stop,
                 buffers: &mut self.buffers,
+                interval_latency: Some(ctx.interval_latency),
+                record_latency: true,
             },
         );
         if matches!(&result, Err(e) if e.engine_failed) {

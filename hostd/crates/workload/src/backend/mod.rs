@@ -11,6 +11,7 @@ use crate::engine::EngineChoice;
 use crate::events::{RunEvent, RunObserver, TargetInfo};
 use crate::fault::FaultPlan;
 use crate::jobloop::{JobError, JobOutcome};
+use crate::latency::IntervalLatency;
 use crate::plan::{Capacity, Step, TargetPlan};
 use crate::target::TargetSpec;
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -49,6 +50,8 @@ pub struct StepContext<'a> {
     pub target_index: usize,
     /// Bytes done by this target (live view, intervals).
     pub progress: &'a AtomicU64,
+    /// Latencies of this target's I/Os, for the 1 s intervals.
+    pub interval_latency: &'a IntervalLatency,
     /// Stop request (Ctrl-C or a fault elsewhere).
     pub stop: &'a AtomicBool,
     /// The run's observers (for backends that report their own activity).

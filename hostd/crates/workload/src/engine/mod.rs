@@ -12,6 +12,7 @@ mod uring;
 use serde::Serialize;
 use std::io;
 use std::os::unix::io::RawFd;
+use std::time::Instant;
 
 /// One I/O to perform. The buffer belongs to the job loop's slot `slot` and
 /// stays valid and untouched until its completion is reaped.
@@ -41,6 +42,9 @@ pub struct IoCompletion {
     pub slot: usize,
     /// Bytes transferred, or the error.
     pub result: io::Result<usize>,
+    /// When the I/O finished, where the engine saw it finish before handing
+    /// the completion over (a worker thread); `None`: when it was reaped.
+    pub completed_at: Option<Instant>,
 }
 
 /// The operations every engine provides.

@@ -77,6 +77,7 @@ fn worker(shared: Arc<Shared>, tx: Sender<IoCompletion>) {
                 )
             }
         };
+        let completed_at = Some(std::time::Instant::now());
         let result = if n < 0 {
             Err(io::Error::last_os_error())
         } else {
@@ -86,6 +87,7 @@ fn worker(shared: Arc<Shared>, tx: Sender<IoCompletion>) {
             .send(IoCompletion {
                 slot: req.slot,
                 result,
+                completed_at,
             })
             .is_err()
         {

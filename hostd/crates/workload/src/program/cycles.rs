@@ -237,6 +237,7 @@ mod tests {
 
     fn record(step: &Step) -> FileRecord {
         FileRecord {
+            latency: None,
             target: "t".into(),
             target_index: 0,
             phase: step.phase.clone(),

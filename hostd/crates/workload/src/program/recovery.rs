@@ -328,6 +328,7 @@ mod tests {
         let start = *clock;
         *clock += secs;
         FileRecord {
+            latency: None,
             target: "t".into(),
             target_index: 0,
             phase: "x".into(),

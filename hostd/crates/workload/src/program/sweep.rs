@@ -294,6 +294,7 @@ mod tests {
             clock += secs;
             written += step.job.bytes as f64;
             last = Some(FileRecord {
+                latency: None,
                 target: "t".into(),
                 target_index: 0,
                 phase: step.phase,

@@ -176,7 +176,8 @@ fn next_session(run_dir: &Path) -> u32 {
         .unwrap_or(1)
 }
 
-/// Highest enclosure (probe) or drive (SMART) temperature in the summary.
+/// Highest enclosure (probe) or drive (SMART) temperature and the highest p99.9 I/O
+/// latency in the summary.
 pub fn observed(summary: &Summary) -> Observed {
     let mut best: Option<(f64, String)> = None;
     let mut consider = |t: Option<f64>, from: String| {
@@ -204,9 +205,17 @@ pub fn observed(summary: &Summary) -> Observed {
             );
         }
     }
+    // The slowest phase's p99.9 I/O latency (`phases[].latency.p99_9_ns`); None where no
+    // I/O was timed (simulated targets), and the gate then says it could not be evaluated.
+    let p999_latency = summary
+        .phases
+        .iter()
+        .filter_map(|p| p.latency.as_ref().map(|l| l.p99_9_ns))
+        .max()
+        .map(std::time::Duration::from_nanos);
     Observed {
         temperature_c: best,
-        p999_latency: None,
+        p999_latency,
     }
 }
 

@@ -1,0 +1,194 @@
+//! Per-I/O latency on real files with direct I/O: every I/O timed once, on
+//! both engines, per file and per interval; the timings are consistent with
+//! the job's own clock.
+
+mod common;
+
+use common::*;
+use hostd_workload::block::{BlockCodec, DataPool};
+use hostd_workload::buffer::BufferPool;
+use hostd_workload::direct::{self, OpenMode};
+use hostd_workload::engine::{self, EngineChoice};
+use hostd_workload::events::{LatencyScope, RunEvent};
+use hostd_workload::jobloop::{run_job, JobIo, JobOutcome};
+use hostd_workload::plan::{IoJob, Rw};
+use hostd_workload::runner::RunStatus;
+use std::collections::BTreeMap;
+use std::os::unix::io::AsRawFd;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::Arc;
+
+fn engines() -> Vec<EngineChoice> {
+    let mut v = vec![EngineChoice::Threads];
+    if engine::probe_io_uring().is_ok() {
+        v.push(EngineChoice::IoUring);
+    } else {
+        eprintln!("io_uring unavailable here; threads engine only");
+    }
+    v
+}
+
+/// A diskmark run with sequential and 4 KiB random tests at QD8 and QD1.
+fn diskmark_profile() -> hostd_workload::Profile {
+    hostd_workload::Profile::parse(
+        "name = \"dm\"\nkind = \"diskmark\"\n[diskmark]\nfile_size = \"8MiB\"\nrepetitions = 2\ntests = [\n { name = \"SEQ1M-QD8\", pattern = \"sequential\", block_size = \"1MiB\", queue_depth = 8 },\n { name = \"RND4K-QD1\", pattern = \"random\", block_size = \"4KiB\", queue_depth = 1, bytes = \"1MiB\" },\n]\n[io]\nblock_size = \"1MiB\"\nqueue_depth = 8\nphases = [\"write\", \"read\"]\n",
+        "test",
+    )
+    .unwrap()
+}
+
+/// I/Os counted per file (phase, index) and in all intervals together.
+fn latency_counts(events: &[RunEvent]) -> (BTreeMap<(String, u32), u64>, u64) {
+    let mut files = BTreeMap::new();
+    let mut intervals = 0;
+    for e in events {
+        if let RunEvent::Latency(l) = e {
+            match &l.scope {
+                LatencyScope::File { phase, index } => {
+                    files.insert((phase.clone(), *index), l.histogram.count());
+                }
+                LatencyScope::Interval { .. } => intervals += l.histogram.count(),
+            }
+        }
+    }
+    (files, intervals)
+}
+
+#[test]
+fn both_engines_time_every_io_once_per_file_and_per_interval() {
+    let mut per_engine = Vec::new();
+    for choice in engines() {
+        let dir = disk_tempdir();
+        let rec = Recorder::default();
+        let (_, out) = run(
+            &diskmark_profile(),
+            &[dir.path().to_str().unwrap()],
+            &options(21, choice),
+            false,
+            Arc::new(AtomicBool::new(false)),
+            &rec,
+        )
+        .unwrap();
+        assert_eq!(out.status, RunStatus::Completed);
+        let events = rec.0.lock().unwrap();
+        let (files, in_intervals) = latency_counts(&events);
+        // One histogram per file, counting exactly the file's I/Os.
+        assert_eq!(files.len(), out.files.len());
+        for f in &out.files {
+            assert_eq!(
+                files[&(f.phase.clone(), f.index)],
+                f.ios(),
+                "{choice:?} {f:?}"
+            );
+        }
+        // The intervals together hold every I/O once.
+        assert_eq!(in_intervals, files.values().sum::<u64>(), "{choice:?}");
+        // Each file's latency event follows its FileEnd.
+        for (i, e) in events.iter().enumerate() {
+            if let RunEvent::Latency(l) = e {
+                if let LatencyScope::File { phase, index } = &l.scope {
+                    assert!(
+                        matches!(&events[i - 1], RunEvent::FileEnd(f) if &f.phase == phase && f.index == *index)
+                    );
+                }
+            }
+        }
+        per_engine.push(files);
+    }
+    // The same I/O pattern gives the same counts on every engine.
+    assert!(per_engine.windows(2).all(|w| w[0] == w[1]));
+}
+
+fn job_on_a_real_file(choice: EngineChoice, rw: Rw, qd: usize, verify: bool) -> JobOutcome {
+    let dir = disk_tempdir();
+    let path = dir.path().join("f.dat");
+    let codec = BlockCodec::new(DataPool::new(5), 0, 0);
+    let mut buffers = BufferPool::new();
+    let (mut eng, _) = engine::open(choice, qd.max(8)).unwrap();
+    let mut job = IoJob {
+        rw: Rw::Write,
+        file_size: 4 << 20,
+        bytes: 4 << 20,
+        block_size: 1 << 20,
+        queue_depth: 8,
+        verify: false,
+        pace_ns: None,
+        seed: 1,
+    };
+    let mut go = |job: &IoJob, mode: OpenMode, eng: &mut dyn engine::IoEngine| {
+        let (file, status) = direct::open(&path, mode, false).unwrap();
+        assert!(status.is_direct());
+        let out = run_job(
+            eng,
+            JobIo {
+                fd: file.as_raw_fd(),
+                base_offset: 0,
+                job,
+                codec: &codec,
+                progress: &AtomicU64::new(0),
+                stop: &AtomicBool::new(false),
+                buffers: &mut buffers,
+                interval_latency: None,
+                record_latency: true,
+            },
+        )
+        .unwrap();
+        if mode != OpenMode::Read {
+            direct::sync(&file).unwrap();
+        }
+        out
+    };
+    go(&job, OpenMode::CreateNew, eng.as_mut());
+    job = IoJob {
+        rw,
+        bytes: 1 << 20,
+        block_size: 4096,
+        queue_depth: qd,
+        verify,
+        ..job
+    };
+    let (mut eng, _) = engine::open(choice, qd).unwrap();
+    let mode = if rw.is_write() {
+        OpenMode::Write
+    } else {
+        OpenMode::Read
+    };
+    go(&job, mode, eng.as_mut())
+}
+
+#[test]
+fn at_qd1_the_latencies_fit_inside_the_job_time() {
+    // One I/O at a time: the I/Os' latencies cannot overlap, so together
+    // they take no longer than the job, and most of it.
+    for choice in engines() {
+        for rw in [Rw::RandRead, Rw::RandWrite] {
+            let out = job_on_a_real_file(choice, rw, 1, false);
+            let l = &out.latency;
+            assert_eq!(l.count(), 256, "{choice:?} {rw:?}");
+            let s = l.stats();
+            let sum_s = s.mean_ns * s.count as f64 / 1e9;
+            assert!(
+                sum_s <= out.io_seconds * 1.001,
+                "{choice:?} {rw:?}: latencies add to {sum_s} s in a {} s job",
+                out.io_seconds
+            );
+            assert!(
+                sum_s >= 0.3 * out.io_seconds,
+                "{choice:?} {rw:?}: latencies add to only {sum_s} s of a {} s job",
+                out.io_seconds
+            );
+            assert!(s.min_ns > 0 && s.min_ns <= s.p50_ns && s.p50_ns <= s.max_ns);
+        }
+    }
+}
+
+#[test]
+fn verified_4k_reads_are_timed_and_checked_on_both_engines() {
+    for choice in engines() {
+        let out = job_on_a_real_file(choice, Rw::RandRead, 4, true);
+        let v = out.verify.unwrap();
+        assert_eq!(v.blocks, 256);
+        assert_eq!(v.corrupt_blocks, 0);
+        assert_eq!(out.latency.count(), 256);
+    }
+}
