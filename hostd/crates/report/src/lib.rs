@@ -586,18 +586,23 @@ fn headlines(a: &Analysis, targets: &Targets) -> String {
     if h.series.is_empty() {
         return String::new();
     }
+    // The value, and its interval below it in the same unit (keeps the table narrow).
     let rate = |f: &Figure| match f.interval() {
-        Some((v, lo, hi)) => format!(
-            "{} <span class=\"note\">[{}–{}]</span>",
-            hostd_analysis::summary::rate(v),
-            hostd_analysis::summary::rate(lo),
-            hostd_analysis::summary::rate(hi)
-        ),
+        Some((v, lo, hi)) => {
+            let u = RateUnit::of(v);
+            format!(
+                "{} {}<br><span class=\"note\">[{}–{}]</span>",
+                u.num(v),
+                u.name,
+                u.num(lo),
+                u.num(hi)
+            )
+        }
         None => "–".into(),
     };
     let num = |f: &Figure, unit: f64, d: usize| match f.interval() {
         Some((v, lo, hi)) => format!(
-            "{:.d$} <span class=\"note\">[{:.d$}–{:.d$}]</span>",
+            "{:.d$}<br><span class=\"note\">[{:.d$}–{:.d$}]</span>",
             v / unit,
             lo / unit,
             hi / unit
@@ -702,9 +707,45 @@ fn chart_histogram(run: &RunData, views: &[SeriesView]) -> String {
     c.finish("per-file throughput, GB/s", "files")
 }
 
+/// The unit a rate is shown in: GB/s from 0.1 GB/s up, MB/s below (as
+/// `hostd_analysis::summary::rate` chooses it for one value).
+#[derive(Clone, Copy)]
+struct RateUnit {
+    name: &'static str,
+    per: f64,
+    decimals: usize,
+}
+
+impl RateUnit {
+    fn of(bps: f64) -> RateUnit {
+        if bps.abs() >= 1e8 {
+            RateUnit {
+                name: "GB/s",
+                per: 1e9,
+                decimals: 2,
+            }
+        } else {
+            RateUnit {
+                name: "MB/s",
+                per: 1e6,
+                decimals: 1,
+            }
+        }
+    }
+
+    fn num(self, bps: f64) -> String {
+        format!("{:.*}", self.decimals, bps / self.per)
+    }
+}
+
 fn stats_table(a: &Analysis, targets: &Targets, probed: Option<&str>) -> String {
-    let mut h = String::from(
-        r#"<section id="statistics"><h2>Statistics per target and phase</h2><div class="scroll"><table id="stats-table"><tr><th class="l">target</th><th class="l">phase</th><th>files</th><th>GB</th><th>s</th><th>overall</th><th>mean</th><th>median</th><th>20 % trimmed</th><th>Theil–Sen</th><th>least squares</th><th>overhead per file, ms</th><th>J/GB</th><th>bimodal</th></tr>"#,
+    // One rate unit for the whole table (MB/s when every phase is slow), named once in the
+    // header row: a unit in every cell made the table wider than a narrow window.
+    let u = RateUnit::of(a.phases.iter().map(|p| p.throughput_bps).fold(0.0, f64::max));
+    let rate = |bps: f64| u.num(bps);
+    let mut h = format!(
+        r#"<section id="statistics"><h2>Statistics per target and phase</h2><div class="scroll"><table id="stats-table"><tr><th class="l">target</th><th class="l">phase</th><th>files</th><th>GB</th><th>s</th><th>overall, {u}</th><th>mean</th><th>median</th><th>20 % trimmed</th><th>Theil–Sen</th><th>least squares</th><th>overhead per file, ms</th><th>J/GB</th><th>bimodal</th></tr>"#,
+        u = u.name
     );
     let mut bimodal_notes = Vec::new();
     for p in &a.phases {
@@ -739,7 +780,7 @@ fn stats_table(a: &Analysis, targets: &Targets, probed: Option<&str>) -> String 
                 r#"<span class="bimodal">{} {}</span>: two groups of per-file rates, split at {}, {:.1} spreads apart."#,
                 esc(short),
                 esc(&p.phase),
-                rate(b.split_at),
+                hostd_analysis::summary::rate(b.split_at),
                 b.separation
             ));
         }
@@ -748,7 +789,7 @@ fn stats_table(a: &Analysis, targets: &Targets, probed: Option<&str>) -> String 
     for n in bimodal_notes {
         let _ = write!(h, r#"<p class="note">{n}</p>"#);
     }
-    h.push_str(r#"<p class="note">Rates in GB/s (10⁹ bytes/s); overall = bytes / file time. Theil–Sen and least squares fit file time against file size; their slope is the drive's rate without the fixed per-file cost (overhead, from Theil–Sen). When the rates are bimodal, averages mislead: read the events.</p></section>"#);
+    let _ = write!(h, r#"<p class="note">Rates in {} (10⁹ or 10⁶ bytes/s); overall = bytes / file time. Theil–Sen and least squares fit file time against file size; their slope is the drive's rate without the fixed per-file cost (overhead, from Theil–Sen). When the rates are bimodal, averages mislead: read the events.</p></section>"#, u.name);
     h
 }
 
