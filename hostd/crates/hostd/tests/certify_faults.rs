@@ -1,7 +1,8 @@
 //! Certify, `hostd verify` and `--resume` against real faults on real loop devices
 //! (issue #12 items 5–7): a byte flipped on the medium by `dd` (direct I/O) between
 //! write and verify, SIGKILL and resume, a real 100 MB ext4 filling up because another
-//! writer took its space, and the target lazily unmounted mid-run. Timing comes from
+//! writer took its space, the target lazily unmounted mid-run, the probe (simulator on
+//! a real pty) unplugged and back, and a real influxd stopped and restarted. Timing comes from
 //! the kernel: the blkio controller slows hostd's writes (and reads) so that the test
 //! can act between two known steps, which it sees in the run's journal.
 //!
@@ -734,5 +735,91 @@ fn certify_survives_the_probe_unplugged_and_back() {
         all.len(),
         reads.len(),
         reconnects[0]["samples_lost"]
+    );
+}
+
+/// A long certify run meets InfluxDB away (issue #12 item 5): a private influxd is
+/// stopped after the first file was written and restarted 3 s later while the run,
+/// slowed by the blkio controller, goes on. The verdict is PASS as without InfluxDB,
+/// and every file record of the run is in InfluxDB afterwards, backfilled from the spool.
+#[test]
+fn certify_survives_influxdb_away_and_backfills_from_the_spool() {
+    let Some(rig) = Rig::new("certify_influx_away", 1, 256 << 20) else {
+        return;
+    };
+    let mut server =
+        hostd_influx::testing::InfluxServer::start().unwrap_or_else(|e| panic!("{e:#}"));
+    limit(&rig, 0, false, 8_000_000);
+    limit(&rig, 0, true, 32_000_000);
+    let profile = rig.dir().join("p.toml");
+    std::fs::write(
+        &profile,
+        certify_profile(1, 0.2, "8MB", "max_corrupt_bytes = 0"),
+    )
+    .unwrap();
+    let run = rig.dir().join("run");
+    let target = rig.target(0).display().to_string();
+    let mut a = args(&["run", "-q", "--target", &target, "--profile"]);
+    a.push(profile.into());
+    a.push("--out".into());
+    a.push(run.clone().into());
+    a.extend(args(&[
+        "--influx-url",
+        &server.url(),
+        "--influx-token-file",
+    ]));
+    a.push(server.token_file().unwrap().into());
+    let mut h = Hostd::spawn(&rig, &a);
+    let t0 = Instant::now();
+    while !has(&journal(&run), "pass1-write", 0) {
+        if let Some(status) = h.0.as_mut().unwrap().try_wait().unwrap() {
+            panic!(
+                "hostd ended before its first step ({status}): {}",
+                h.wait().1
+            );
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "no first step in 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    server.stop().unwrap();
+    let stopped_at = journal(&run).len();
+    std::thread::sleep(Duration::from_secs(3));
+    let restarted_at = journal(&run).len();
+    server.restart().unwrap();
+    let (out, text) = h.wait();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("certify: PASS"), "{text}");
+    let v = certify_json(&run);
+    assert_eq!(v["steps_done"], v["steps_planned"], "{v}");
+    let all = journal(&run);
+    assert!(
+        restarted_at > stopped_at && all.len() > restarted_at,
+        "InfluxDB was away during steps {stopped_at}..{restarted_at} of {}",
+        all.len()
+    );
+    assert!(all
+        .iter()
+        .filter(|e| e["phase"].as_str().unwrap().ends_with("-read"))
+        .all(|e| e["verified"] == true));
+
+    let summary = common::read_json(&run.join("summary.json"));
+    let inf = &summary["extra"]["influx"];
+    assert_eq!(inf["complete"], true, "{inf}");
+    let spooled = inf["points_spooled"].as_u64().unwrap();
+    assert!(spooled > 0, "the outage overlapped the run: {inf}");
+    assert_eq!(inf["points_waiting_in_spool"], 0, "{inf}");
+    assert_eq!(inf["points_rejected"], 0, "{inf}");
+    let files = common::record_count(&run.join("files.csv"));
+    let intervals = common::record_count(&run.join("intervals.csv"));
+    assert_eq!(files, all.len() as u64, "one files.csv row per step");
+    assert_eq!(server.count("file", "bytes").unwrap(), files);
+    assert_eq!(server.count("interval", "mbps").unwrap(), intervals);
+    assert_eq!(server.count("run", "profile").unwrap(), 1);
+    eprintln!(
+        "certify_influx_away: influxd away during steps {stopped_at}..{restarted_at} of {}; {spooled} points spooled and backfilled; {files} file and {intervals} interval points in InfluxDB",
+        all.len()
     );
 }
