@@ -25,6 +25,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+/// One real-device test at a time: each measures rates the kernel sets, and two of them
+/// sharing the disk and 2 cores skewed a paced step's first chunk (14 of 22 MB/s).
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// The `programs` result of `kind` in a run directory's summary.json.
 fn result(run: &Path, kind: &str) -> Value {
     let summary: Value =
@@ -147,6 +155,7 @@ fn run_in_cgroup(rig: &Rig, profile: &str, watch: impl FnOnce(&AtomicBool) + Sen
 
 #[test]
 fn cache_recovery_on_a_real_device_measures_the_kernel_cache_refill() {
+    let _serial = serial();
     let Some(rig) = Rig::new("cache_recovery_real", 1, 1 << 30) else {
         return;
     };
@@ -217,6 +226,7 @@ const CEILING: u64 = 22_000_000;
 
 #[test]
 fn paced_sweep_on_a_throttled_real_device_finds_the_ceiling() {
+    let _serial = serial();
     let Some(rig) = Rig::new("paced_sweep_real", 1, 1 << 30) else {
         return;
     };
@@ -266,6 +276,7 @@ fn paced_sweep_on_a_throttled_real_device_finds_the_ceiling() {
 /// agree with what hostd says it read and wrote.
 #[test]
 fn diskmark_mixed_on_a_real_device_agrees_with_the_kernel_counters() {
+    let _serial = serial();
     let Some(rig) = Rig::new("diskmark_mixed_real", 1, 256 << 20) else {
         return;
     };
@@ -331,6 +342,7 @@ fn diskmark_mixed_on_a_real_device_agrees_with_the_kernel_counters() {
 /// duration, reads back and verifies every file it wrote, and leaves nothing behind.
 #[test]
 fn a_duration_run_on_a_real_device_stops_in_time_verifies_and_cleans_up() {
+    let _serial = serial();
     let Some(rig) = Rig::new("duration_real", 1, 256 << 20) else {
         return;
     };
