@@ -1,7 +1,8 @@
 //! Certify, `hostd verify` and `--resume` against real faults on real loop devices
 //! (issue #12 items 5–7): a byte flipped on the medium by `dd` (direct I/O) between
 //! write and verify, SIGKILL and resume, a real 100 MB ext4 filling up because another
-//! writer took its space, and the target lazily unmounted mid-run. Timing comes from
+//! writer took its space, the target lazily unmounted mid-run, the probe (simulator on
+//! a real pty) unplugged and back, and a real influxd stopped and restarted. Timing comes from
 //! the kernel: the blkio controller slows hostd's writes (and reads) so that the test
 //! can act between two known steps, which it sees in the run's journal.
 //!
@@ -640,4 +641,185 @@ fn resume_on_another_device_at_the_same_path_is_refused() {
         .status()
         .unwrap()
         .success());
+}
+
+/// A long certify run meets the probe unplugged and back (issue #12 item 5): the probe
+/// simulator on a real pseudo-terminal is unplugged for 500 ms after the first file was
+/// written; the run, slowed by the blkio controller to last several seconds, completes
+/// with PASS, every step journaled and every read verified, and the gap is recorded.
+#[test]
+fn certify_survives_the_probe_unplugged_and_back() {
+    let Some(rig) = Rig::new("certify_probe_unplug", 1, 256 << 20) else {
+        return;
+    };
+    limit(&rig, 0, false, 16_000_000);
+    limit(&rig, 0, true, 32_000_000);
+    let profile = rig.dir().join("p.toml");
+    std::fs::write(
+        &profile,
+        certify_profile(1, 0.2, "8MB", "max_corrupt_bytes = 0"),
+    )
+    .unwrap();
+    let link = rig.dir().join("probe");
+    let mut sim = Command::new(common::sim_path())
+        .arg("--link")
+        .arg(&link)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut sim_out = std::io::BufReader::new(sim.stdout.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut sim_out, &mut line).unwrap();
+    assert!(line.starts_with("pty "), "simulator said {line:?}");
+    let drain = std::thread::spawn(move || std::io::BufRead::lines(sim_out).count());
+
+    let run = rig.dir().join("run");
+    let target = rig.target(0).display().to_string();
+    let mut a = args(&["run", "-q", "--target", &target, "--profile"]);
+    a.push(profile.into());
+    a.push("--probe".into());
+    a.push(link.clone().into());
+    a.push("--out".into());
+    a.push(run.clone().into());
+    let h = Hostd::spawn(&rig, &a);
+    wait_for(&run, "pass1-write f00000", |j| has(j, "pass1-write", 0));
+    let unplugged_at = journal(&run).len();
+    let mut stdin = sim.stdin.take().unwrap();
+    use std::io::Write as _;
+    writeln!(stdin, "unplug 500").unwrap();
+    stdin.flush().unwrap();
+    let (out, text) = h.wait();
+    writeln!(stdin, "quit").unwrap();
+    drop(stdin);
+    let _ = sim.wait();
+    let _ = drain.join();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("certify: PASS"), "{text}");
+
+    // The verdict covers every step; every read step verified its file.
+    let v = certify_json(&run);
+    assert_eq!(v["steps_done"], v["steps_planned"], "{v}");
+    let all = journal(&run);
+    assert_eq!(all.len() as u64, v["steps_planned"].as_u64().unwrap());
+    let reads: Vec<&Value> = all
+        .iter()
+        .filter(|e| e["phase"].as_str().unwrap().ends_with("-read"))
+        .collect();
+    assert!(reads.len() >= 5, "{all:?}");
+    assert!(reads.iter().all(|e| e["verified"] == true), "{reads:?}");
+    assert!(
+        all.len() > unplugged_at + 2,
+        "the run was nearly over at the unplug: {unplugged_at} of {} steps",
+        all.len()
+    );
+
+    // The gap is in the record: one reconnect, the link events, a warning.
+    let summary = common::read_json(&run.join("summary.json"));
+    let reconnects = summary["extra"]["probe"]["link"]["reconnects"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no reconnects in {}", summary["extra"]["probe"]))
+        .clone();
+    assert_eq!(reconnects.len(), 1, "{reconnects:?}");
+    let gap_ms = reconnects[0]["gap_ms"].as_f64().unwrap();
+    assert!((500.0..2500.0).contains(&gap_ms), "{}", reconnects[0]);
+    let events = std::fs::read_to_string(run.join("probe-link.jsonl")).unwrap();
+    assert!(events.contains("\"disconnected\"") && events.contains("\"reconnected\""));
+    assert!(summary["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w.as_str().unwrap().contains("disconnected")));
+    eprintln!(
+        "certify_probe_unplug: {} steps ({} verified reads), unplugged after step {unplugged_at}; gap {gap_ms:.0} ms, {} samples lost",
+        all.len(),
+        reads.len(),
+        reconnects[0]["samples_lost"]
+    );
+}
+
+/// A long certify run meets InfluxDB away (issue #12 item 5): a private influxd is
+/// stopped after the first file was written and restarted 3 s later while the run,
+/// slowed by the blkio controller, goes on. The verdict is PASS as without InfluxDB,
+/// and every file record of the run is in InfluxDB afterwards, backfilled from the spool.
+#[test]
+fn certify_survives_influxdb_away_and_backfills_from_the_spool() {
+    let Some(rig) = Rig::new("certify_influx_away", 1, 256 << 20) else {
+        return;
+    };
+    let mut server =
+        hostd_influx::testing::InfluxServer::start().unwrap_or_else(|e| panic!("{e:#}"));
+    limit(&rig, 0, false, 8_000_000);
+    limit(&rig, 0, true, 32_000_000);
+    let profile = rig.dir().join("p.toml");
+    std::fs::write(
+        &profile,
+        certify_profile(1, 0.2, "8MB", "max_corrupt_bytes = 0"),
+    )
+    .unwrap();
+    let run = rig.dir().join("run");
+    let target = rig.target(0).display().to_string();
+    let mut a = args(&["run", "-q", "--target", &target, "--profile"]);
+    a.push(profile.into());
+    a.push("--out".into());
+    a.push(run.clone().into());
+    a.extend(args(&[
+        "--influx-url",
+        &server.url(),
+        "--influx-token-file",
+    ]));
+    a.push(server.token_file().unwrap().into());
+    let mut h = Hostd::spawn(&rig, &a);
+    let t0 = Instant::now();
+    while !has(&journal(&run), "pass1-write", 0) {
+        if let Some(status) = h.0.as_mut().unwrap().try_wait().unwrap() {
+            panic!(
+                "hostd ended before its first step ({status}): {}",
+                h.wait().1
+            );
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "no first step in 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    server.stop().unwrap();
+    let stopped_at = journal(&run).len();
+    std::thread::sleep(Duration::from_secs(3));
+    let restarted_at = journal(&run).len();
+    server.restart().unwrap();
+    let (out, text) = h.wait();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("certify: PASS"), "{text}");
+    let v = certify_json(&run);
+    assert_eq!(v["steps_done"], v["steps_planned"], "{v}");
+    let all = journal(&run);
+    assert!(
+        restarted_at > stopped_at && all.len() > restarted_at,
+        "InfluxDB was away during steps {stopped_at}..{restarted_at} of {}",
+        all.len()
+    );
+    assert!(all
+        .iter()
+        .filter(|e| e["phase"].as_str().unwrap().ends_with("-read"))
+        .all(|e| e["verified"] == true));
+
+    let summary = common::read_json(&run.join("summary.json"));
+    let inf = &summary["extra"]["influx"];
+    assert_eq!(inf["complete"], true, "{inf}");
+    let spooled = inf["points_spooled"].as_u64().unwrap();
+    assert!(spooled > 0, "the outage overlapped the run: {inf}");
+    assert_eq!(inf["points_waiting_in_spool"], 0, "{inf}");
+    assert_eq!(inf["points_rejected"], 0, "{inf}");
+    let files = common::record_count(&run.join("files.csv"));
+    let intervals = common::record_count(&run.join("intervals.csv"));
+    assert_eq!(files, all.len() as u64, "one files.csv row per step");
+    assert_eq!(server.count("file", "bytes").unwrap(), files);
+    assert_eq!(server.count("interval", "mbps").unwrap(), intervals);
+    assert_eq!(server.count("run", "profile").unwrap(), 1);
+    eprintln!(
+        "certify_influx_away: influxd away during steps {stopped_at}..{restarted_at} of {}; {spooled} points spooled and backfilled; {files} file and {intervals} interval points in InfluxDB",
+        all.len()
+    );
 }

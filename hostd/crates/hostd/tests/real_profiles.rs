@@ -7,9 +7,13 @@
 //!   fast limit returns. The cache level when writing resumes is the kernel's truth.
 //! - paced sweep: the limit drops after the unpaced step (a byte mark); the sweep must
 //!   hold the steps below the new limit and miss the first one above it.
+//! - diskmark mixed: the read share and the per-direction bytes against the kernel's
+//!   read/write byte counters of hostd's cgroup.
+//! - a `duration = "3s"` files run: stops within a cycle of 3 s, everything verified,
+//!   nothing left on the device.
 //!
 //! Needs root, loop devices and the blkio/io controller; `THROTTLESCOPE_REQUIRE_REAL_DEVICE=1`
-//! turns a skip into a failure. About 30 s and 12 s.
+//! turns a skip into a failure. About 30 s, 12 s, 1 s and 4 s.
 
 mod common;
 
@@ -20,6 +24,14 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+/// One real-device test at a time: each measures rates the kernel sets, and two of them
+/// sharing the disk and 2 cores skewed a paced step's first chunk (14 of 22 MB/s).
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// The `programs` result of `kind` in a run directory's summary.json.
 fn result(run: &Path, kind: &str) -> Value {
@@ -143,6 +155,7 @@ fn run_in_cgroup(rig: &Rig, profile: &str, watch: impl FnOnce(&AtomicBool) + Sen
 
 #[test]
 fn cache_recovery_on_a_real_device_measures_the_kernel_cache_refill() {
+    let _serial = serial();
     let Some(rig) = Rig::new("cache_recovery_real", 1, 1 << 30) else {
         return;
     };
@@ -213,6 +226,7 @@ const CEILING: u64 = 22_000_000;
 
 #[test]
 fn paced_sweep_on_a_throttled_real_device_finds_the_ceiling() {
+    let _serial = serial();
     let Some(rig) = Rig::new("paced_sweep_real", 1, 1 << 30) else {
         return;
     };
@@ -255,4 +269,121 @@ fn paced_sweep_on_a_throttled_real_device_finds_the_ceiling() {
     // What the missed step achieved is the ceiling.
     let achieved = miss["achieved_bps"].as_f64().unwrap();
     assert!((achieved / CEILING as f64 - 1.0).abs() < 0.1, "{miss}");
+}
+
+/// A small mixed diskmark on a real device: both directions measured, the read share
+/// near the asked one, and the kernel's per-direction byte counters of hostd's cgroup
+/// agree with what hostd says it read and wrote.
+#[test]
+fn diskmark_mixed_on_a_real_device_agrees_with_the_kernel_counters() {
+    let _serial = serial();
+    let Some(rig) = Rig::new("diskmark_mixed_real", 1, 256 << 20) else {
+        return;
+    };
+    let cg = rig.cgroup.as_ref().unwrap();
+    let dev = rig.devs[0].numbers;
+    let profile = "name = \"mix-real\"\ndescription = \"mixed on a loop device\"\nkind = \"diskmark\"\n[diskmark]\nfile_size = \"32MiB\"\nrepetitions = 2\ntests = [\n{ name = \"RND4K-QD32-70R\", pattern = \"random\", block_size = \"4KiB\", queue_depth = 32, bytes = \"8MiB\", read_percent = 70 },\n{ name = \"SEQ1M-QD8-50R\", pattern = \"sequential\", block_size = \"1MiB\", queue_depth = 8, read_percent = 50 },\n]\n[io]\nblock_size = \"1MiB\"\nqueue_depth = 8\nphases = [\"read\", \"write\"]\nverify = true\n";
+    let (r0, w0) = (cg.counted(dev, true), cg.counted(dev, false));
+    let output = run_in_cgroup(&rig, profile, |_| {});
+    let (kr, kw) = (cg.counted(dev, true) - r0, cg.counted(dev, false) - w0);
+    let run = rig.dir().join("run");
+    let r = result(&run, "mixed");
+    let tests = r["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 2, "{r}\n{output}");
+    let (mut hr, mut hw) = (0u64, 0u64);
+    for (t, share, ios) in [(&tests[0], 0.70f64, 2048.0f64), (&tests[1], 0.50, 32.0)] {
+        let sigma = (share * (1.0 - share) / (2.0 * ios)).sqrt();
+        let got = t["read_share"].as_f64().unwrap();
+        assert!((got - share).abs() < 4.0 * sigma, "{t}");
+        assert!(t["read_bps"].as_f64().unwrap() > 0.0 && t["write_bps"].as_f64().unwrap() > 0.0);
+        for job in t["jobs"].as_array().unwrap() {
+            hr += job["read_bytes"].as_u64().unwrap();
+            hw += job["write_bytes"].as_u64().unwrap();
+        }
+    }
+    // Everything else hostd moved in the run (the test file's `prepare` fill) is in
+    // files.csv; the mixed jobs' own rows (`…-mix`) are counted above.
+    let rows = common::csv_rows(&run.join("files.csv"));
+    let col = |name: &str| rows[0].iter().position(|h| h == name).unwrap();
+    let (phase, bytes) = (col("phase"), col("bytes"));
+    let (mut fr, mut fw) = (0u64, 0u64);
+    for row in &rows[1..] {
+        if row[phase].ends_with("-mix") {
+            continue;
+        }
+        let b: u64 = row[bytes].parse().unwrap();
+        if row[phase].starts_with("read") {
+            fr += b;
+        } else {
+            fw += b;
+        }
+    }
+    eprintln!(
+        "realdev diskmark_mixed: read share {:.3}/{:.3}; kernel read {kr} B, write {kw} B; hostd mixed read {hr} B, write {hw} B, other read {fr} B, write {fw} B",
+        tests[0]["read_share"].as_f64().unwrap(),
+        tests[1]["read_share"].as_f64().unwrap()
+    );
+    // Direct I/O: every byte hostd moved is a bio of its cgroup. The kernel's extra is
+    // ext4's own metadata I/O charged to the writer; allow 1 MiB of it.
+    let slack = 1 << 20;
+    assert!(
+        kr >= hr + fr && kr <= hr + fr + slack,
+        "kernel read {kr}, hostd {}",
+        hr + fr
+    );
+    assert!(
+        kw >= hw + fw && kw <= hw + fw + slack,
+        "kernel write {kw}, hostd {}",
+        hw + fw
+    );
+}
+
+/// A `duration = "3s"` files run on a real device stops within a bound of its
+/// duration, reads back and verifies every file it wrote, and leaves nothing behind.
+#[test]
+fn a_duration_run_on_a_real_device_stops_in_time_verifies_and_cleans_up() {
+    let _serial = serial();
+    let Some(rig) = Rig::new("duration_real", 1, 256 << 20) else {
+        return;
+    };
+    let profile = "name = \"soak-real\"\ndescription = \"short soak on a loop device\"\nkind = \"files\"\n[files]\nduration = \"3s\"\ntotal = \"24MB\"\nmin_size = \"4MB\"\nmax_size = \"8MB\"\n[io]\nblock_size = \"1MiB\"\nqueue_depth = 4\nphases = [\"write\", \"read\"]\nverify = true\n";
+    let t0 = Instant::now();
+    let output = run_in_cgroup(&rig, profile, |_| {});
+    let took = t0.elapsed().as_secs_f64();
+    let run = rig.dir().join("run");
+    let r = result(&run, "duration");
+    let elapsed = r["elapsed_s"].as_f64().unwrap();
+    let cycles = r["full_cycles"].as_u64().unwrap();
+    eprintln!(
+        "realdev duration: {cycles} full cycles, elapsed {elapsed:.2} s (hostd wall {took:.2} s), {} B written, {} B read",
+        r["bytes_written"], r["bytes_read"]
+    );
+    assert!(cycles >= 1, "{r}\n{output}");
+    // It runs at least the duration, and stops within one cycle (24 MB, well under 2 s
+    // on this device) of it.
+    assert!((3.0..5.0).contains(&elapsed), "{r}");
+    assert_eq!(r["corrupt_bytes"], 0, "{r}");
+    assert_eq!(r["bytes_read"], r["bytes_written"], "{r}");
+    let rows = common::csv_rows(&run.join("files.csv"));
+    let col = |name: &str| rows[0].iter().position(|h| h == name).unwrap();
+    let (phase, index) = (col("phase"), col("index"));
+    let idx = |p: &str| -> Vec<String> {
+        let mut v: Vec<String> = rows[1..]
+            .iter()
+            .filter(|row| row[phase] == p)
+            .map(|row| row[index].clone())
+            .collect();
+        v.sort();
+        v
+    };
+    let (w, rd) = (idx("write"), idx("read"));
+    assert!(!w.is_empty());
+    assert_eq!(w, rd, "every file written was read back");
+    let left: Vec<_> = std::fs::read_dir(rig.target(0))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|n| n != "lost+found")
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }

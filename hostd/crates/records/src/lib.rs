@@ -25,6 +25,7 @@
 
 pub mod agg;
 pub mod certify;
+pub mod clock;
 pub mod counters;
 mod csvio;
 pub mod drive_temp;

@@ -39,10 +39,8 @@ pub use plan::Plan;
 pub use profile::Profile;
 pub use target::{TargetMode, TargetSpec};
 
-/// Time on the host's Unix clock in nanoseconds (the time base of all records).
+/// Unix nanoseconds on the process's monotonic timeline (the time base of all
+/// records; see [`hostd_records::clock`]): a stepped host clock changes no duration.
 pub fn unix_ns() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0)
+    hostd_records::clock::now_ns().max(0) as u64
 }

@@ -257,15 +257,27 @@ impl Cgroup {
 
     /// Bytes written by the cgroup's tasks to the device so far (dispatched past the
     /// throttle), from the kernel's own counters.
-    pub fn written(&self, (maj, min): (u64, u64)) -> u64 {
+    pub fn written(&self, dev: (u64, u64)) -> u64 {
+        self.counted(dev, false)
+    }
+
+    /// Bytes the cgroup's tasks read (`read`) or wrote on the device so far, from the
+    /// kernel's own counters (`io.stat` rbytes/wbytes, or v1's
+    /// `blkio.throttle.io_service_bytes` Read/Write).
+    pub fn counted(&self, (maj, min): (u64, u64), read: bool) -> u64 {
         let key = format!("{maj}:{min}");
+        let (v2key, v1key) = if read {
+            ("rbytes=", "Read")
+        } else {
+            ("wbytes=", "Write")
+        };
         if self.v2 {
             let stat = std::fs::read_to_string(self.dir.join("io.stat")).unwrap();
             stat.lines()
                 .find(|l| l.split_whitespace().next() == Some(&key))
                 .and_then(|l| {
                     l.split_whitespace()
-                        .find_map(|kv| kv.strip_prefix("wbytes="))
+                        .find_map(|kv| kv.strip_prefix(v2key))
                         .and_then(|v| v.parse().ok())
                 })
                 .unwrap_or(0)
@@ -275,7 +287,7 @@ impl Cgroup {
             stat.lines()
                 .find_map(|l| {
                     let mut w = l.split_whitespace();
-                    (w.next() == Some(&key) && w.next() == Some("Write"))
+                    (w.next() == Some(&key) && w.next() == Some(v1key))
                         .then(|| w.next().and_then(|v| v.parse().ok()))
                         .flatten()
                 })

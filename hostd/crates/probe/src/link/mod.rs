@@ -25,15 +25,13 @@ use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
-/// Host Unix time in nanoseconds: the one clock the probe is aligned to
-/// (the same `SystemTime` the workload stamps its file records with).
+/// Host Unix time in nanoseconds: the one clock the probe is aligned to (the same
+/// monotonic-advanced timeline, [`hostd_records::clock`], the workload stamps its
+/// file records with).
 pub fn host_now_ns() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos() as i64)
-        .unwrap_or_default()
+    hostd_records::clock::now_ns()
 }
 
 /// How to run the link.
