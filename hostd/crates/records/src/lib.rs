@@ -11,6 +11,7 @@
 //! | `drive_temp.csv` | [`drive_temp::DriveTempRecord`] | [`drive_temp`] |
 //! | `probe.csv` | [`ProbeSample`] | [`probe`] |
 //! | `probe_agg.csv` | [`AggRow`] | [`agg`] |
+//! | `probe-link.jsonl` | [`probe_link::LinkRecord`] | [`probe_link`] |
 //! | `events.json` | [`Analysis`] (with [`Event`]s, [`headline::Headlines`]) | [`events`], [`headline`] |
 //! | `manifest.json` | [`Manifest`] | [`manifest`] |
 //! | `summary.json` | [`Summary`] (with [`ProgramReport`]s) | [`summary`], [`programs`] |
@@ -37,6 +38,7 @@ pub mod intervals;
 pub mod link;
 pub mod manifest;
 pub mod probe;
+pub mod probe_link;
 pub mod programs;
 pub mod run;
 pub mod summary;
