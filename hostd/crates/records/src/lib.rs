@@ -46,7 +46,7 @@ pub mod version;
 
 pub use agg::{AggRow, Stat};
 pub use counters::CounterRecord;
-pub use csvio::write_atomic;
+pub use csvio::{write_atomic, LineWriter};
 pub use error::{RecordError, Result};
 pub use events::{Analysis, Event};
 pub use files::{CorruptBlock, FileProbe, FileRecord};
