@@ -114,39 +114,45 @@ fn event_point(e: &Event, tags: &RunTags) -> Point {
         .field("onset_s", ev.onset_s)
         .field("duration_s", ev.duration_s)
         .field("onset_file_index", ev.onset_file_index as i64);
-    for (name, v) in [
-        ("temp_rise_c", ev.temp_rise_c),
-        ("temp_noise_c", ev.temp_noise_c),
-        ("temp_at_onset_c", ev.temp_at_onset_c),
-        ("temp_min_c", ev.temp_min_c),
-        ("temp_max_c", ev.temp_max_c),
-        ("temp_plateau_fraction", ev.temp_plateau_fraction),
-        ("temp_slope_before_c_per_s", ev.temp_slope_before_c_per_s),
-        ("temp_slope_after_c_per_s", ev.temp_slope_after_c_per_s),
-        ("power_before_w", ev.power_before_w),
-        ("power_after_w", ev.power_after_w),
-        ("j_per_gb_before", ev.j_per_gb_before),
-        ("j_per_gb_after", ev.j_per_gb_after),
-        ("drive_temp_at_onset_c", ev.drive_temp_at_onset_c),
-        ("drive_temp_rise_c", ev.drive_temp_rise_c),
-        (
-            "drive_temp_plateau_fraction",
-            ev.drive_temp_plateau_fraction,
-        ),
-        (
-            "drive_temp_slope_after_c_per_s",
-            ev.drive_temp_slope_after_c_per_s,
-        ),
-        ("aggregate_bps", ev.aggregate_bps),
-        ("link_ceiling_bps", ev.link_ceiling_bps),
-        ("lag_after_other_end_s", ev.lag_after_other_end_s),
-    ] {
-        p = opt_field(p, name, v);
-    }
+    p = opt_fields(
+        p,
+        &[
+            ("temp_rise_c", ev.temp_rise_c),
+            ("temp_noise_c", ev.temp_noise_c),
+            ("temp_at_onset_c", ev.temp_at_onset_c),
+            ("temp_min_c", ev.temp_min_c),
+            ("temp_max_c", ev.temp_max_c),
+            ("temp_plateau_fraction", ev.temp_plateau_fraction),
+            ("temp_slope_before_c_per_s", ev.temp_slope_before_c_per_s),
+            ("temp_slope_after_c_per_s", ev.temp_slope_after_c_per_s),
+            ("power_before_w", ev.power_before_w),
+            ("power_after_w", ev.power_after_w),
+            ("j_per_gb_before", ev.j_per_gb_before),
+            ("j_per_gb_after", ev.j_per_gb_after),
+            ("drive_temp_at_onset_c", ev.drive_temp_at_onset_c),
+            ("drive_temp_rise_c", ev.drive_temp_rise_c),
+            (
+                "drive_temp_plateau_fraction",
+                ev.drive_temp_plateau_fraction,
+            ),
+            (
+                "drive_temp_slope_after_c_per_s",
+                ev.drive_temp_slope_after_c_per_s,
+            ),
+            ("aggregate_bps", ev.aggregate_bps),
+            ("link_ceiling_bps", ev.link_ceiling_bps),
+            ("lag_after_other_end_s", ev.lag_after_other_end_s),
+        ],
+    );
     if let Some(o) = &ev.other_target {
         p = p.field("other_target", o.as_str());
     }
     p
+}
+
+/// Adds each of `fields` that is a finite number.
+fn opt_fields(p: Point, fields: &[(&str, Option<f64>)]) -> Point {
+    fields.iter().fold(p, |p, (name, v)| opt_field(p, name, *v))
 }
 
 /// Adds `name` = `v` when `v` is a finite number.
@@ -217,14 +223,15 @@ pub fn stats_points(analysis: &Analysis, tags: &RunTags) -> Vec<Point> {
                 .field("max_mbps", s.max_bps / 1e6)
                 .field("trimmed_mean_mbps", s.trimmed_mean_bps / 1e6)
                 .field("bimodal", s.bimodal);
-            for (name, v) in [
-                ("theil_sen_mbps", s.theil_sen_bps.map(|b| b / 1e6)),
-                ("theil_sen_overhead_s", s.theil_sen_overhead_s),
-                ("least_squares_mbps", s.least_squares_bps.map(|b| b / 1e6)),
-                ("least_squares_overhead_s", s.least_squares_overhead_s),
-            ] {
-                p = opt_field(p, name, v);
-            }
+            p = opt_fields(
+                p,
+                &[
+                    ("theil_sen_mbps", s.theil_sen_bps.map(|b| b / 1e6)),
+                    ("theil_sen_overhead_s", s.theil_sen_overhead_s),
+                    ("least_squares_mbps", s.least_squares_bps.map(|b| b / 1e6)),
+                    ("least_squares_overhead_s", s.least_squares_overhead_s),
+                ],
+            );
             p
         })
         .collect()
