@@ -684,6 +684,17 @@ pub fn stall_event(series: &Series, st: &SeriesStalls, run_start_ns: i64) -> Eve
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A context from `run_start_ns` 0 with no link ceiling and no drive temperature.
+    fn ctx<'a>(all: &'a [Series], probe: Option<&'a ProbeSeries>) -> Context<'a> {
+        Context {
+            all,
+            probe,
+            run_start_ns: 0,
+            link_ceiling: None,
+            drive_temp: None,
+        }
+    }
     use crate::input::FileRecord;
 
     const GB: u64 = 1_000_000_000;
@@ -741,13 +752,7 @@ mod tests {
         let (s, c) = drop_series("x", 0);
         let p = probe(-1_000_000_000, 80.0, 6.0, |_| 25.0);
         let all = vec![s.clone()];
-        let ctx = Context {
-            all: &all,
-            probe: Some(&p),
-            run_start_ns: 0,
-            link_ceiling: None,
-            drive_temp: None,
-        };
+        let ctx = ctx(&all, Some(&p));
         let e = attribute(&s, &c, &ctx, None, &[]);
         assert_eq!(e.cause, Cause::Unknown, "{:#?}", e.evidence.reasons);
         assert_eq!(e.confidence, 0.0);
@@ -778,13 +783,7 @@ mod tests {
             }
         }
         let all = vec![s.clone()];
-        let ctx = Context {
-            all: &all,
-            probe: Some(&p),
-            run_start_ns: 0,
-            link_ceiling: None,
-            drive_temp: None,
-        };
+        let ctx = ctx(&all, Some(&p));
         let e = attribute(&s, &c, &ctx, None, &[]);
         assert_eq!(e.cause, Cause::Thermal, "{:#?}", e.evidence.reasons);
         assert!(e.evidence.temp_rise_c.unwrap() > 15.0);
@@ -852,11 +851,8 @@ mod tests {
         let (s, c) = drop_series("x", 0);
         let all = vec![s.clone()];
         let ctx = Context {
-            all: &all,
-            probe: None,
-            run_start_ns: 0,
             link_ceiling: crate::overlap::peak_aggregate_bps(&all).map(|c| (c, false)),
-            drive_temp: None,
+            ..ctx(&all, None)
         };
         let e = attribute(&s, &c, &ctx, None, &[]);
         assert_eq!((e.cause, e.confidence), (Cause::Unknown, 0.0));
@@ -887,11 +883,8 @@ mod tests {
         let all = vec![a.clone(), b];
         let ceiling = crate::overlap::peak_aggregate_bps(&all).unwrap();
         let ctx = Context {
-            all: &all,
-            probe: None,
-            run_start_ns: 0,
             link_ceiling: Some((ceiling * 0.5, false)),
-            drive_temp: None,
+            ..ctx(&all, None)
         };
         let e = attribute(&a, &c, &ctx, None, &[]);
         let agg = e.evidence.aggregate_bps.unwrap();

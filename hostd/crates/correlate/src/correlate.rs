@@ -14,10 +14,11 @@
 use crate::timeline::Timeline;
 use hostd_analysis::energy::phase_energy;
 use hostd_probe::agg::AGG_BIN_NS;
-use hostd_records::FileRecord;
+use hostd_records::{FileProbe, FileRecord};
 use serde::Serialize;
 
-/// Probe figures for one file (`None` where the probe has no data).
+/// Probe figures for one file (`None` where the probe has no data): the `files.csv` probe
+/// columns ([`FileProbe`], its `probe` left empty) keyed by the file.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FileEnergy {
     /// Target label.
@@ -26,30 +27,9 @@ pub struct FileEnergy {
     pub phase: String,
     /// Index in the phase.
     pub index: u32,
-    /// Bus energy during the file, J.
-    pub energy_j: Option<f64>,
-    /// This file's share of the bus energy when files overlapped, J.
-    pub energy_share_j: Option<f64>,
-    /// Energy per GB (10^9 bytes), J/GB.
-    pub j_per_gb: Option<f64>,
-    /// Mean bus power (energy / duration), W.
-    pub mean_power_w: Option<f64>,
-    /// Highest 10 ms mean bus power, W.
-    pub peak_power_w: Option<f64>,
-    /// Mean bus voltage, V.
-    pub vbus_v: Option<f64>,
-    /// Enclosure temperature at the start, °C.
-    pub temp_start_c: Option<f64>,
-    /// Enclosure temperature at the end, °C.
-    pub temp_end_c: Option<f64>,
-    /// Highest enclosure temperature during the file, °C.
-    pub temp_max_c: Option<f64>,
-    /// Probe die temperature at the start, °C.
-    pub die_temp_start_c: Option<f64>,
-    /// Probe die temperature at the end, °C.
-    pub die_temp_end_c: Option<f64>,
-    /// Highest probe die temperature during the file, °C.
-    pub die_temp_max_c: Option<f64>,
+    /// The figures.
+    #[serde(flatten)]
+    pub figures: FileProbe,
 }
 
 /// Power profile of one phase of one target.
@@ -159,20 +139,23 @@ fn file_energy(t: &Timeline, f: &FileRecord, share: Option<f64>) -> FileEnergy {
         target: f.target.clone(),
         phase: f.phase.clone(),
         index: f.index,
-        energy_j: energy,
-        energy_share_j: share,
-        j_per_gb: energy
-            .filter(|_| f.bytes > 0)
-            .map(|e| e / (f.bytes as f64 / 1e9)),
-        mean_power_w: energy.filter(|_| secs > 0.0).map(|e| e / secs),
-        peak_power_w: max_of(|b| b.power_w.mean),
-        vbus_v: (vn > 0).then(|| vsum / vn as f64),
-        temp_start_c: at(f.start_ns as i64, |b| b.enclosure_temp_c.mean),
-        temp_end_c: at(f.end_ns as i64, |b| b.enclosure_temp_c.mean),
-        temp_max_c: max_of(|b| b.enclosure_temp_c.max),
-        die_temp_start_c: at(f.start_ns as i64, |b| b.die_temp_c.mean),
-        die_temp_end_c: at(f.end_ns as i64, |b| b.die_temp_c.mean),
-        die_temp_max_c: max_of(|b| b.die_temp_c.max),
+        figures: FileProbe {
+            probe: String::new(),
+            energy_j: energy,
+            energy_share_j: share,
+            j_per_gb: energy
+                .filter(|_| f.bytes > 0)
+                .map(|e| e / (f.bytes as f64 / 1e9)),
+            mean_power_w: energy.filter(|_| secs > 0.0).map(|e| e / secs),
+            peak_power_w: max_of(|b| b.power_w.mean),
+            vbus_v: (vn > 0).then(|| vsum / vn as f64),
+            temp_start_c: at(f.start_ns as i64, |b| b.enclosure_temp_c.mean),
+            temp_end_c: at(f.end_ns as i64, |b| b.enclosure_temp_c.mean),
+            temp_max_c: max_of(|b| b.enclosure_temp_c.max),
+            die_temp_start_c: at(f.start_ns as i64, |b| b.die_temp_c.mean),
+            die_temp_end_c: at(f.end_ns as i64, |b| b.die_temp_c.mean),
+            die_temp_max_c: max_of(|b| b.die_temp_c.max),
+        },
     }
 }
 

@@ -30,27 +30,20 @@ pub fn add_probe_figures(
         .collect();
     for r in files.iter_mut() {
         let on_probe = r.target == probed.target;
-        let mut p = FileProbe {
-            probe: if on_probe { probed.probe } else { NO_PROBE }.to_string(),
-            ..FileProbe::default()
-        };
-        if let Some(e) = by_key
+        let probe = if on_probe { probed.probe } else { NO_PROBE }.to_string();
+        let p = match by_key
             .get(&(r.target.as_str(), r.phase.as_str(), r.index))
             .filter(|_| on_probe)
         {
-            p.energy_j = e.energy_j;
-            p.energy_share_j = e.energy_share_j;
-            p.j_per_gb = e.j_per_gb;
-            p.mean_power_w = e.mean_power_w;
-            p.peak_power_w = e.peak_power_w;
-            p.vbus_v = e.vbus_v;
-            p.temp_start_c = e.temp_start_c;
-            p.temp_end_c = e.temp_end_c;
-            p.temp_max_c = e.temp_max_c;
-            p.die_temp_start_c = e.die_temp_start_c;
-            p.die_temp_end_c = e.die_temp_end_c;
-            p.die_temp_max_c = e.die_temp_max_c;
-        }
+            Some(e) => FileProbe {
+                probe,
+                ..e.figures.clone()
+            },
+            None => FileProbe {
+                probe,
+                ..FileProbe::default()
+            },
+        };
         r.probe = Some(Box::new(p));
     }
 }
@@ -64,18 +57,12 @@ mod tests {
             target: target.into(),
             phase: "write".into(),
             index,
-            energy_j: Some(e),
-            energy_share_j: Some(e),
-            j_per_gb: None,
-            mean_power_w: Some(2.5),
-            peak_power_w: None,
-            vbus_v: None,
-            temp_start_c: None,
-            temp_end_c: None,
-            temp_max_c: None,
-            die_temp_start_c: None,
-            die_temp_end_c: None,
-            die_temp_max_c: None,
+            figures: FileProbe {
+                energy_j: Some(e),
+                energy_share_j: Some(e),
+                mean_power_w: Some(2.5),
+                ..FileProbe::default()
+            },
         }
     }
 

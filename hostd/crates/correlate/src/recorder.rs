@@ -10,6 +10,7 @@ use hostd_probe::agg::AggRow;
 use hostd_probe::link::{LinkEvent, LinkOutput};
 use hostd_probe::stream::StreamEvent;
 use hostd_probe::ProbeSample;
+use hostd_records::probe_link::LinkRecord;
 use hostd_records::{agg, probe, ProbeSeries};
 use serde_json::json;
 use std::fs::File;
@@ -140,8 +141,9 @@ fn record(
                 }
             }
             LinkOutput::Event(event) => {
-                if let Some(line) = event_json(&event) {
-                    writeln!(files.events, "{line}").context("cannot write probe-link.jsonl")?;
+                if let Some(r) = link_record(&event) {
+                    writeln!(files.events, "{}", r.to_line())
+                        .context("cannot write probe-link.jsonl")?;
                     files.events.flush()?;
                 }
                 if let LinkEvent::Stream(StreamEvent::Gap { missing, .. }) = &event {
@@ -169,38 +171,47 @@ fn write_agg(files: &mut Files, rec: &mut Recording, rows: &[AggRow]) -> anyhow:
     Ok(())
 }
 
-/// The `probe-link.jsonl` line of an event worth keeping (not every status).
-fn event_json(event: &LinkEvent) -> Option<serde_json::Value> {
+/// The `probe-link.jsonl` record of an event worth keeping (not every status).
+fn link_record(event: &LinkEvent) -> Option<LinkRecord> {
     let now = hostd_probe::link::host_now_ns();
+    let nested = |event: &str, time_ns: i64, key: &str, v: serde_json::Value| {
+        let mut r = LinkRecord::new(event, time_ns);
+        r.nested.insert(key.to_owned(), v);
+        r
+    };
     Some(match event {
-        LinkEvent::Connected { port } => {
-            json!({"event": "connected", "time_ns": now, "port": port})
-        }
-        LinkEvent::Disconnected { at_ns, reason } => {
-            json!({"event": "disconnected", "time_ns": at_ns, "reason": reason})
-        }
-        LinkEvent::Reconnected(r) => {
-            json!({"event": "reconnected", "time_ns": r.resumed_ns, "reconnect": r})
-        }
+        LinkEvent::Connected { port } => LinkRecord {
+            port: Some(port.clone()),
+            ..LinkRecord::new("connected", now)
+        },
+        LinkEvent::Disconnected { at_ns, reason } => LinkRecord {
+            reason: Some(reason.clone()),
+            ..LinkRecord::new("disconnected", *at_ns)
+        },
+        LinkEvent::Reconnected(r) => nested("reconnected", r.resumed_ns, "reconnect", json!(r)),
         LinkEvent::Stream(StreamEvent::Gap {
             next_seq,
             missing,
             probe_reported,
-        }) => {
-            json!({"event": "gap", "time_ns": now, "next_seq": next_seq, "missing": missing, "probe_reported": probe_reported})
-        }
-        LinkEvent::Stream(StreamEvent::Restart { first_seq }) => {
-            json!({"event": "sequence_restart", "time_ns": now, "first_seq": first_seq})
-        }
-        LinkEvent::Stream(StreamEvent::ProbeError(e)) => {
-            json!({"event": "probe_error", "time_ns": now, "code": e.code, "detail": e.detail})
-        }
+        }) => LinkRecord {
+            next_seq: Some(*next_seq),
+            missing: Some(*missing),
+            probe_reported: Some(*probe_reported),
+            ..LinkRecord::new("gap", now)
+        },
+        LinkEvent::Stream(StreamEvent::Restart { first_seq }) => LinkRecord {
+            first_seq: Some(*first_seq),
+            ..LinkRecord::new("sequence_restart", now)
+        },
+        LinkEvent::Stream(StreamEvent::ProbeError(e)) => LinkRecord {
+            code: Some(i64::from(e.code)),
+            detail: Some(e.detail.clone()),
+            ..LinkRecord::new("probe_error", now)
+        },
         LinkEvent::Stream(StreamEvent::Aligned(a)) => {
-            json!({"event": "alignment", "time_ns": now, "alignment": a})
+            nested("alignment", now, "alignment", json!(a))
         }
-        LinkEvent::Stream(StreamEvent::Info(i)) => {
-            json!({"event": "device_info", "time_ns": now, "info": i})
-        }
+        LinkEvent::Stream(StreamEvent::Info(i)) => nested("device_info", now, "info", json!(i)),
         _ => return None,
     })
 }

@@ -87,14 +87,14 @@ fn sequential_files_with_idle_gaps_close_the_balance() {
     );
     // 2 s at 6 W = 12 J; 2 GB → 6 J/GB.
     let f0 = &c.files[0];
-    assert!((f0.energy_j.unwrap() - 12.0).abs() < 0.05, "{f0:?}");
-    assert!((f0.j_per_gb.unwrap() - 6.0).abs() < 0.03);
-    assert!((f0.mean_power_w.unwrap() - 6.0).abs() < 0.03);
-    assert_eq!(f0.peak_power_w, Some(6.0));
-    assert_eq!(f0.vbus_v, Some(5.0));
-    assert!((f0.temp_start_c.unwrap() - 31.0).abs() < 0.02);
-    assert!((f0.temp_end_c.unwrap() - 33.0).abs() < 0.02);
-    assert!(f0.temp_max_c.unwrap() >= 33.0 - 0.01);
+    assert!((f0.figures.energy_j.unwrap() - 12.0).abs() < 0.05, "{f0:?}");
+    assert!((f0.figures.j_per_gb.unwrap() - 6.0).abs() < 0.03);
+    assert!((f0.figures.mean_power_w.unwrap() - 6.0).abs() < 0.03);
+    assert_eq!(f0.figures.peak_power_w, Some(6.0));
+    assert_eq!(f0.figures.vbus_v, Some(5.0));
+    assert!((f0.figures.temp_start_c.unwrap() - 31.0).abs() < 0.02);
+    assert!((f0.figures.temp_end_c.unwrap() - 33.0).abs() < 0.02);
+    assert!(f0.figures.temp_max_c.unwrap() >= 33.0 - 0.01);
     // Idle: 10 s − 5 s busy, at 2 W, inside the accumulator record.
     assert!((b.idle_j - 2.0 * 5.0).abs() < 0.1, "idle {}", b.idle_j);
     let write = &c.phases[0];
@@ -126,14 +126,21 @@ fn overlapping_targets_share_energy_and_still_close() {
         b.relative_error
     );
     assert_eq!(b.files_outside_probe, 1);
-    assert_eq!(c.files[3].energy_j, None);
+    assert_eq!(c.files[3].figures.energy_j, None);
     // File a: 4 s at 6 W = 24 J of bus energy, but 1 s shared with b0 and 1 s with b1.
     let a = &c.files[0];
-    assert!((a.energy_j.unwrap() - 24.0).abs() < 0.05);
-    assert!((a.energy_share_j.unwrap() - 18.0).abs() < 0.05, "{a:?}");
+    assert!((a.figures.energy_j.unwrap() - 24.0).abs() < 0.05);
+    assert!(
+        (a.figures.energy_share_j.unwrap() - 18.0).abs() < 0.05,
+        "{a:?}"
+    );
     let b0 = &c.files[1];
-    assert!((b0.energy_share_j.unwrap() - 3.0).abs() < 0.05);
-    let shares: f64 = c.files.iter().filter_map(|f| f.energy_share_j).sum();
+    assert!((b0.figures.energy_share_j.unwrap() - 3.0).abs() < 0.05);
+    let shares: f64 = c
+        .files
+        .iter()
+        .filter_map(|f| f.figures.energy_share_j)
+        .sum();
     assert!((shares + b.idle_j - b.accumulator_j).abs() / b.accumulator_j < 1e-3);
 }
 
@@ -183,7 +190,7 @@ fn energy_is_right_across_a_40_bit_accumulator_wrap() {
     tl.flush();
     let files = vec![span("a", "write", 0, 100, 2_900, 1_000_000_000)];
     let c = correlate(&tl, &files);
-    let e = c.files[0].energy_j.unwrap();
+    let e = c.files[0].figures.energy_j.unwrap();
     assert!(
         (e - power_w * 2.8).abs() < 0.01,
         "energy {e} J across the wrap"

@@ -33,6 +33,30 @@ fn hostd(args: &[&str]) -> (Output, String) {
 const BODY: &str = "name = \"c\"\nkind = \"certify\"\n[certify]\npasses = 1\nfraction = 0.0001\nfile_size = \"1MiB\"\n[io]\nblock_size = \"256KiB\"\nqueue_depth = 2\nphases = [\"write\", \"read\"]\n";
 
 /// Everything in `dir`, recursively, as relative paths.
+/// Writes `dir/name`: [`BODY`] sized for a simulated target (1 GiB files, 0.1 % of them
+/// verified) with the `[gates]` lines `gates`.
+fn sim_profile(dir: &Path, name: &str, gates: &str) -> PathBuf {
+    let profile = dir.join(name);
+    let body = BODY.replace("0.0001", "0.001").replace("1MiB", "1GiB");
+    std::fs::write(&profile, format!("{body}[gates]\n{gates}")).unwrap();
+    profile
+}
+
+/// `hostd run -q EXTRA… --profile PROFILE --target TARGET --out RUN`.
+fn run_profile(profile: &Path, target: &Path, run: &Path, extra: &[&str]) -> (Output, String) {
+    let mut args = vec!["run", "-q"];
+    args.extend_from_slice(extra);
+    args.extend([
+        "--profile",
+        profile.to_str().unwrap(),
+        "--target",
+        target.to_str().unwrap(),
+        "--out",
+        run.to_str().unwrap(),
+    ]);
+    hostd(&args)
+}
+
 fn listing(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).unwrap().flatten() {
@@ -59,16 +83,7 @@ fn refused(gates: &str, expect: &[&str]) {
     let target = dir.path().join("target");
     std::fs::create_dir(&target).unwrap();
     let before = listing(dir.path());
-    let (out, text) = hostd(&[
-        "run",
-        "-q",
-        "--profile",
-        profile.to_str().unwrap(),
-        "--target",
-        target.to_str().unwrap(),
-        "--out",
-        dir.path().join("run").to_str().unwrap(),
-    ]);
+    let (out, text) = run_profile(&profile, &target, &dir.path().join("run"), &[]);
     assert_eq!(out.status.code(), Some(2), "{text}");
     for e in expect {
         assert!(text.contains(e), "`{e}` missing from: {text}");
@@ -105,17 +120,7 @@ fn finished_run(dir: &Path) -> (PathBuf, PathBuf) {
     let target = dir.join("target");
     std::fs::create_dir(&target).unwrap();
     let run = dir.join("run");
-    let (out, text) = hostd(&[
-        "run",
-        "-q",
-        "--keep",
-        "--profile",
-        profile.to_str().unwrap(),
-        "--target",
-        target.to_str().unwrap(),
-        "--out",
-        run.to_str().unwrap(),
-    ]);
+    let (out, text) = run_profile(&profile, &target, &run, &["--keep"]);
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(text.contains("certify: PASS"), "{text}");
     (run, target)
@@ -173,16 +178,7 @@ fn resume_of_a_run_that_is_not_certify_is_refused() {
     let run = dir.path().join("run");
     let target = dir.path().join("target");
     std::fs::create_dir(&target).unwrap();
-    let (out, text) = hostd(&[
-        "run",
-        "-q",
-        "--profile",
-        "quick",
-        "--target",
-        target.to_str().unwrap(),
-        "--out",
-        run.to_str().unwrap(),
-    ]);
+    let (out, text) = run_profile(Path::new("quick"), &target, &run, &[]);
     assert_eq!(out.status.code(), Some(0), "{text}");
     let before = listing(dir.path());
     let (out, text) = hostd(&["run", "-q", "--resume", run.to_str().unwrap()]);
@@ -224,29 +220,17 @@ fn certify_on_a_simulated_target_cannot_pass_a_corruption_gate() {
     // A simulated target moves no data: its reads verify nothing, so "zero corrupt
     // bytes" is not evaluated and the run fails rather than claim it.
     let dir = scratch();
-    let profile = dir.path().join("sim.toml");
-    std::fs::write(
-        &profile,
-        BODY.replace("0.0001", "0.001").replace("1MiB", "1GiB")
-            + "[gates]\nmax_corrupt_bytes = 0\nmin_write_mbps = 100.0\n",
-    )
-    .unwrap();
+    let profile = sim_profile(
+        dir.path(),
+        "sim.toml",
+        "max_corrupt_bytes = 0\nmin_write_mbps = 100.0\n",
+    );
     let run = dir.path().join("run");
-    let (out, text) = hostd(&[
-        "run",
-        "-q",
-        "--profile",
-        profile.to_str().unwrap(),
-        "--target",
-        "sim:steady*20",
-        "--out",
-        run.to_str().unwrap(),
-    ]);
+    let (out, text) = run_profile(&profile, Path::new("sim:steady*20"), &run, &[]);
     assert_eq!(out.status.code(), Some(3), "{text}");
     assert!(text.contains("certify: FAIL"), "{text}");
     assert!(text.contains("no block was verified"), "{text}");
-    let v: Value =
-        serde_json::from_slice(&std::fs::read(run.join("certify.json")).unwrap()).unwrap();
+    let v = common::read_json(&run.join("certify.json"));
     assert_eq!(v["gates"][0]["status"], "not_evaluated");
     assert_eq!(v["gates"][1]["status"], "pass", "{v}");
 }
@@ -254,13 +238,7 @@ fn certify_on_a_simulated_target_cannot_pass_a_corruption_gate() {
 #[test]
 fn the_temperature_gate_is_judged_by_the_probes_highest_enclosure_reading() {
     let dir = scratch();
-    let profile = dir.path().join("hot.toml");
-    std::fs::write(
-        &profile,
-        BODY.replace("0.0001", "0.001").replace("1MiB", "1GiB")
-            + "[gates]\nmax_temperature_c = 30.0\n",
-    )
-    .unwrap();
+    let profile = sim_profile(dir.path(), "hot.toml", "max_temperature_c = 30.0\n");
     let run = dir.path().join("run");
     let out = Command::new(env!("CARGO_BIN_EXE_hostd"))
         .env("THROTTLESCOPE_PROBE_SIM", common::sim_path())
@@ -281,8 +259,7 @@ fn the_temperature_gate_is_judged_by_the_probes_highest_enclosure_reading() {
     let text =
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{text}");
-    let summary: Value =
-        serde_json::from_slice(&std::fs::read(run.join("summary.json")).unwrap()).unwrap();
+    let summary = common::read_json(&run.join("summary.json"));
     let hottest = summary["extra"]["probe"]["phases"]
         .as_array()
         .unwrap()
@@ -293,8 +270,7 @@ fn the_temperature_gate_is_judged_by_the_probes_highest_enclosure_reading() {
         hottest > 30.0,
         "the simulated X5 heats past 30 °C: {hottest}"
     );
-    let v: Value =
-        serde_json::from_slice(&std::fs::read(run.join("certify.json")).unwrap()).unwrap();
+    let v = common::read_json(&run.join("certify.json"));
     let gate = &v["gates"][0];
     assert_eq!(gate["status"], "fail", "{v}");
     assert_eq!(gate["measured"], format!("{hottest:.1} °C"), "{v}");
@@ -330,16 +306,7 @@ fn the_latency_gate_is_judged_by_the_slowest_phases_p99_9() {
         let target = dir.path().join(format!("target-{limit}"));
         std::fs::create_dir(&target).unwrap();
         let run = dir.path().join(format!("run-{limit}"));
-        let (out, text) = hostd(&[
-            "run",
-            "-q",
-            "--profile",
-            profile.to_str().unwrap(),
-            "--target",
-            target.to_str().unwrap(),
-            "--out",
-            run.to_str().unwrap(),
-        ]);
+        let (out, text) = run_profile(&profile, &target, &run, &[]);
         assert_eq!(out.status.code(), Some(code), "{text}");
         let summary = common::read_json(&run.join("summary.json"));
         let slowest = summary["phases"]

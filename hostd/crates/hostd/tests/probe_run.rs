@@ -7,21 +7,28 @@ use common::{
     assert_ok, csv_rows, disk_target, hostd, hostd_run, read_json, run_with_unplug, sim_path,
     UnplugRun,
 };
+use std::path::Path;
+use std::process::Output;
 
-#[test]
-fn run_with_the_simulated_probe_correlates_every_file() {
-    let (_work, target, run) = disk_target();
-    let out = hostd_run("quick", [&target], &run)
+/// `hostd run quick` on `target` with the simulated probe at `rate` Hz on all channels.
+fn quick_with_sim_probe(target: &Path, run: &Path, rate: &str) -> Output {
+    hostd_run("quick", [target], run)
         .args([
             "--probe",
             "sim",
             "--probe-rate",
-            "500",
+            rate,
             "--probe-channels",
             "all",
         ])
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn run_with_the_simulated_probe_correlates_every_file() {
+    let (_work, target, run) = disk_target();
+    let out = quick_with_sim_probe(&target, &run, "500");
     assert_ok(&out);
 
     // The rate and channels asked, the conversion rate the probe chose and the
@@ -159,17 +166,7 @@ fn monitor_refuses_durations_that_are_not_finite_positive_numbers() {
 #[test]
 fn a_probe_rate_above_the_i2c_ceiling_is_refused_with_the_numbers() {
     let (_work, target, run) = disk_target();
-    let out = hostd_run("quick", [&target], &run)
-        .args([
-            "--probe",
-            "sim",
-            "--probe-rate",
-            "1200",
-            "--probe-channels",
-            "all",
-        ])
-        .output()
-        .unwrap();
+    let out = quick_with_sim_probe(&target, &run, "1200");
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     // Four channels: DIAG_ALRT + 4 x 3 bytes + one 5-byte read = 1028 us at 400 kHz.

@@ -193,18 +193,7 @@ fn drop_and_recovery_at_kernel_byte_marks() {
         return;
     };
     let t = rig.target(0);
-    let steps = [
-        Step {
-            dev: 0,
-            at_bytes: 600_000_000,
-            bps: CAP / 2,
-        },
-        Step {
-            dev: 0,
-            at_bytes: 920_000_000,
-            bps: CAP,
-        },
-    ];
+    let steps = held_back(0);
     let o = rig.run(
         &files_profile(130, MIN, MAX),
         12,
@@ -224,6 +213,23 @@ fn drop_and_recovery_at_kernel_byte_marks() {
     assert_located(&o, evs[1], t, 1, "recovery");
 }
 
+/// Device `dev` held to half of [`CAP`] from 600 MB on its write counter, back to [`CAP`]
+/// from 920 MB.
+fn held_back(dev: usize) -> [Step; 2] {
+    [
+        Step {
+            dev,
+            at_bytes: 600_000_000,
+            bps: CAP / 2,
+        },
+        Step {
+            dev,
+            at_bytes: 920_000_000,
+            bps: CAP,
+        },
+    ]
+}
+
 /// (c) Two targets on two devices; the second is held back to half its rate between two
 /// marks while the first keeps writing at its limit. The held-back target gets its drop
 /// and recovery at the marks; the other target has no event; nothing is blamed on heat, an
@@ -235,18 +241,7 @@ fn target_held_back_while_another_writes() {
         return;
     };
     let (a, b) = (rig.target(0), rig.target(1));
-    let steps = [
-        Step {
-            dev: 1,
-            at_bytes: 600_000_000,
-            bps: CAP / 2,
-        },
-        Step {
-            dev: 1,
-            at_bytes: 920_000_000,
-            bps: CAP,
-        },
-    ];
+    let steps = held_back(1);
     let o = rig.run(
         &files_profile(130, MIN, MAX),
         13,

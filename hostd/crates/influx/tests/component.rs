@@ -75,14 +75,21 @@ fn live_records_survive_an_outage_and_run_files_follow_at_the_end() {
         probe.push_str(&format!("{},{i},6.5\n", T0 + i * 1_000_000));
     }
     std::fs::write(run_dir.join("probe.csv"), probe).unwrap();
-    std::fs::write(
-        run_dir.join("events.json"),
-        format!(
-            r#"[{{"kind":"drop","onset_ns":{},"cause":"unknown","confidence":0.2}}]"#,
-            T0 + 1
-        ),
-    )
+    let analysis: hostd_records::Analysis = serde_json::from_value(serde_json::json!({
+        "events": [{
+            "kind": "drop", "target": "t", "phase": "write", "onset_ns": T0 + 1,
+            "onset_bytes": 0, "rate_before_bps": 2e8, "rate_after_bps": 1e8,
+            "cause": "unknown", "confidence": 0.2,
+            "evidence": {"text": "", "reasons": [], "onset_gb": 0.0, "onset_s": 0.0,
+                         "scores": {"thermal": 0.0, "slc_cache": 0.0, "contention": 0.0},
+                         "duration_s": 1.0, "onset_file_index": 0}
+        }],
+        "phases": [],
+        "overlap": {"targets": [], "window": null, "per_target": [], "aggregate_bps": null,
+                    "peak_aggregate_bps": null, "lags": []}
+    }))
     .unwrap();
+    hostd_records::events::write(&run_dir, &analysis).unwrap();
 
     let outcome = RunOutcome {
         status: RunStatus::Completed,

@@ -1,11 +1,10 @@
 //! `probe_agg.csv`: 10 ms min/mean/max bins of the probe samples (docs/run-directory.md).
 
+use crate::csvio::LineWriter;
 use crate::csvio::{slurp, Table};
-use crate::error::{RecordError, Result};
+use crate::error::Result;
 use serde::{Deserialize, Serialize};
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// File name in the run directory.
 pub const FILE_NAME: &str = "probe_agg.csv";
@@ -124,50 +123,18 @@ fn push_cell(out: &mut String, v: f64) {
     }
 }
 
-/// Streams `probe_agg.csv` (buffered; [`Writer::flush`] at the end).
-pub struct Writer {
-    path: PathBuf,
-    out: BufWriter<File>,
-    line: String,
-    written: u64,
-}
+/// Streams `probe_agg.csv` (buffered; `flush` at the end).
+pub type Writer = LineWriter<AggRow>;
 
 impl Writer {
     /// Creates `dir/probe_agg.csv` with its header.
     pub fn create(dir: &Path) -> Result<Writer> {
-        let path = dir.join(FILE_NAME);
-        let file = File::create(&path).map_err(|e| RecordError::write(&path, e))?;
-        let mut out = BufWriter::with_capacity(64 * 1024, file);
-        writeln!(out, "{}", columns().join(",")).map_err(|e| RecordError::write(&path, e))?;
-        Ok(Writer {
-            path,
-            out,
-            line: String::new(),
-            written: 0,
-        })
-    }
-
-    /// Appends rows.
-    pub fn write(&mut self, rows: &[AggRow]) -> Result<()> {
-        self.line.clear();
-        rows.iter().for_each(|r| r.write_csv_line(&mut self.line));
-        self.out
-            .write_all(self.line.as_bytes())
-            .map_err(|e| RecordError::write(&self.path, e))?;
-        self.written += rows.len() as u64;
-        Ok(())
-    }
-
-    /// Rows written so far.
-    pub fn written(&self) -> u64 {
-        self.written
-    }
-
-    /// Pushes buffered rows to the file.
-    pub fn flush(&mut self) -> Result<()> {
-        self.out
-            .flush()
-            .map_err(|e| RecordError::write(&self.path, e))
+        LineWriter::open(
+            dir.join(FILE_NAME),
+            &columns().join(","),
+            64 * 1024,
+            AggRow::write_csv_line,
+        )
     }
 }
 

@@ -1,6 +1,6 @@
 //! `counters.csv`: each target's cumulative bytes every 100 ms (docs/run-directory.md).
 
-use crate::csvio::{slurp, CsvOut, Table};
+use crate::csvio::{read_table, CsvOut};
 use crate::error::Result;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -39,38 +39,32 @@ pub fn write(dir: &Path, labels: &[String], samples: &[Vec<CounterRecord>]) -> R
 /// Reads `dir/counters.csv`, refusing a newer format. Rows of a target out of time order are
 /// sorted; a count that goes down is an error naming its line.
 pub fn read(dir: &Path) -> Result<Counters> {
-    crate::version::check_csv(dir, FILE_NAME, FORMAT_VERSION)?;
-    let path = dir.join(FILE_NAME);
-    let buf = slurp(&path)?;
-    let mut t = Table::new(&path, &buf)?;
-    let cols: Vec<usize> = COLUMNS
-        .iter()
-        .map(|c| t.required(c))
-        .collect::<Result<_>>()?;
-    let mut rows: BTreeMap<String, Vec<(CounterRecord, u64)>> = BTreeMap::new();
-    while let Some(row) = t.next_row()? {
-        let c = CounterRecord {
-            time_ns: row.int(cols[1], "time_ns")?,
-            bytes: row.int(cols[2], "bytes")?,
-        };
-        let target = row.text(cols[0], "target")?.to_string();
-        rows.entry(target).or_default().push((c, row.line));
-    }
-    let mut out = Counters::new();
-    for (target, mut v) in rows {
-        v.sort_by_key(|(c, _)| c.time_ns);
-        if let Some(w) = v.windows(2).find(|w| w[1].0.bytes < w[0].0.bytes) {
-            return Err(crate::csvio::bad_value(
-                &path,
-                w[1].1,
-                "bytes",
-                w[1].0.bytes.to_string().as_bytes(),
-                "cumulative bytes went down",
-            ));
+    read_table(dir, FILE_NAME, FORMAT_VERSION, &COLUMNS, |t, cols| {
+        let mut rows: BTreeMap<String, Vec<(CounterRecord, u64)>> = BTreeMap::new();
+        while let Some(row) = t.next_row()? {
+            let c = CounterRecord {
+                time_ns: row.int(cols[1], "time_ns")?,
+                bytes: row.int(cols[2], "bytes")?,
+            };
+            let target = row.text(cols[0], "target")?.to_string();
+            rows.entry(target).or_default().push((c, row.line));
         }
-        out.insert(target, v.into_iter().map(|(c, _)| c).collect());
-    }
-    Ok(out)
+        let mut out = Counters::new();
+        for (target, mut v) in rows {
+            v.sort_by_key(|(c, _)| c.time_ns);
+            if let Some(w) = v.windows(2).find(|w| w[1].0.bytes < w[0].0.bytes) {
+                return Err(crate::csvio::bad_value(
+                    t.path(),
+                    w[1].1,
+                    "bytes",
+                    w[1].0.bytes.to_string().as_bytes(),
+                    "cumulative bytes went down",
+                ));
+            }
+            out.insert(target, v.into_iter().map(|(c, _)| c).collect());
+        }
+        Ok(out)
+    })
 }
 
 #[cfg(test)]

@@ -17,6 +17,26 @@ pub(crate) fn slurp(path: &Path) -> Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// Reads `dir/name` (refusing a format newer than `version`) and hands its table and the
+/// indices of the required `columns`, in their order, to `read`.
+pub(crate) fn read_table<R>(
+    dir: &Path,
+    name: &str,
+    version: u32,
+    columns: &[&str],
+    read: impl FnOnce(&mut Table<'_>, &[usize]) -> Result<R>,
+) -> Result<R> {
+    crate::version::check_csv(dir, name, version)?;
+    let path = dir.join(name);
+    let buf = slurp(&path)?;
+    let mut t = Table::new(&path, &buf)?;
+    let cols: Vec<usize> = columns
+        .iter()
+        .map(|c| t.required(c))
+        .collect::<Result<_>>()?;
+    read(&mut t, &cols)
+}
+
 /// A CSV file being read: header by name, records with their file lines.
 pub(crate) struct Table<'a> {
     path: &'a Path,
@@ -28,6 +48,11 @@ pub(crate) struct Table<'a> {
 }
 
 impl<'a> Table<'a> {
+    /// The file being read.
+    pub(crate) fn path(&self) -> &Path {
+        self.path
+    }
+
     /// Opens `buf` (the bytes of `path`) and reads its header.
     pub(crate) fn new(path: &'a Path, buf: &'a [u8]) -> Result<Self> {
         let mut rdr = reader(buf);
@@ -289,6 +314,64 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         let _ = std::fs::remove_file(&tmp);
         RecordError::write(path, e)
     })
+}
+
+/// Streams records of one type to a CSV file, one line each (buffered; `flush` at the end
+/// or a checkpoint): `probe.csv` ([`crate::probe::Writer`]) and `probe_agg.csv`
+/// ([`crate::agg::Writer`]).
+pub struct LineWriter<T> {
+    path: PathBuf,
+    out: BufWriter<File>,
+    line: String,
+    written: u64,
+    format: fn(&T, &mut String),
+}
+
+impl<T> LineWriter<T> {
+    /// Creates `path` with `header` (`capacity`: write buffer, bytes); `format` appends a
+    /// record's line.
+    pub(crate) fn open(
+        path: PathBuf,
+        header: &str,
+        capacity: usize,
+        format: fn(&T, &mut String),
+    ) -> Result<Self> {
+        let file = File::create(&path).map_err(|e| RecordError::write(&path, e))?;
+        let mut out = BufWriter::with_capacity(capacity, file);
+        writeln!(out, "{header}").map_err(|e| RecordError::write(&path, e))?;
+        Ok(LineWriter {
+            path,
+            out,
+            line: String::with_capacity(capacity / 4),
+            written: 0,
+            format,
+        })
+    }
+
+    /// Appends records.
+    pub fn write(&mut self, rows: &[T]) -> Result<()> {
+        self.line.clear();
+        for r in rows {
+            (self.format)(r, &mut self.line);
+        }
+        self.out
+            .write_all(self.line.as_bytes())
+            .map_err(|e| RecordError::write(&self.path, e))?;
+        self.written += rows.len() as u64;
+        Ok(())
+    }
+
+    /// Records written so far.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// Pushes buffered records to the file.
+    pub fn flush(&mut self) -> Result<()> {
+        self.out
+            .flush()
+            .map_err(|e| RecordError::write(&self.path, e))
+    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! `drive_temp.csv`: the drive's own (SMART/NVMe) temperature about once a second through
 //! the run, per target (docs/run-directory.md "Drive").
 
-use crate::csvio::{slurp, CsvOut, Table};
+use crate::csvio::{read_table, CsvOut};
 use crate::error::Result;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -44,27 +44,21 @@ pub fn write(dir: &Path, rows: &[DriveTempRecord]) -> Result<()> {
 /// Reads `dir/drive_temp.csv` per target, (host ns, °C) in time order; refuses a newer
 /// format and names the line and column of a bad cell.
 pub fn read(dir: &Path) -> Result<DriveTemps> {
-    crate::version::check_csv(dir, FILE_NAME, FORMAT_VERSION)?;
-    let path = dir.join(FILE_NAME);
-    let buf = slurp(&path)?;
-    let mut t = Table::new(&path, &buf)?;
-    let cols: Vec<usize> = COLUMNS
-        .iter()
-        .map(|c| t.required(c))
-        .collect::<Result<_>>()?;
-    let mut out: BTreeMap<String, Vec<(i64, f64)>> = BTreeMap::new();
-    while let Some(row) = t.next_row()? {
-        let time: i64 = row.int(cols[0], "time_ns")?;
-        let target = row.text(cols[1], "target")?.to_string();
-        let temp = row
-            .opt_float(Some(cols[2]), "temperature_c")?
-            .ok_or_else(|| row.bad("temperature_c", "", "expected a number"))?;
-        out.entry(target).or_default().push((time, temp));
-    }
-    for v in out.values_mut() {
-        v.sort_by_key(|r| r.0);
-    }
-    Ok(out)
+    read_table(dir, FILE_NAME, FORMAT_VERSION, &COLUMNS, |t, cols| {
+        let mut out: BTreeMap<String, Vec<(i64, f64)>> = BTreeMap::new();
+        while let Some(row) = t.next_row()? {
+            let time: i64 = row.int(cols[0], "time_ns")?;
+            let target = row.text(cols[1], "target")?.to_string();
+            let temp = row
+                .opt_float(Some(cols[2]), "temperature_c")?
+                .ok_or_else(|| row.bad("temperature_c", "", "expected a number"))?;
+            out.entry(target).or_default().push((time, temp));
+        }
+        for v in out.values_mut() {
+            v.sort_by_key(|r| r.0);
+        }
+        Ok(out)
+    })
 }
 
 #[cfg(test)]

@@ -113,6 +113,17 @@ pub enum Cause {
     Unknown,
 }
 
+impl EventKind {
+    /// The name used in JSON and text.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Drop => "drop",
+            EventKind::Recovery => "recovery",
+            EventKind::Stall => "stall",
+        }
+    }
+}
+
 impl Cause {
     /// The name used in JSON and text.
     pub fn as_str(self) -> &'static str {

@@ -11,6 +11,7 @@
 //! | `drive_temp.csv` | [`drive_temp::DriveTempRecord`] | [`drive_temp`] |
 //! | `probe.csv` | [`ProbeSample`] | [`probe`] |
 //! | `probe_agg.csv` | [`AggRow`] | [`agg`] |
+//! | `probe-link.jsonl` | [`probe_link::LinkRecord`] | [`probe_link`] |
 //! | `events.json` | [`Analysis`] (with [`Event`]s, [`headline::Headlines`]) | [`events`], [`headline`] |
 //! | `manifest.json` | [`Manifest`] | [`manifest`] |
 //! | `summary.json` | [`Summary`] (with [`ProgramReport`]s) | [`summary`], [`programs`] |
@@ -38,6 +39,7 @@ pub mod intervals;
 pub mod link;
 pub mod manifest;
 pub mod probe;
+pub mod probe_link;
 pub mod programs;
 pub mod run;
 pub mod summary;
@@ -45,7 +47,7 @@ pub mod version;
 
 pub use agg::{AggRow, Stat};
 pub use counters::CounterRecord;
-pub use csvio::write_atomic;
+pub use csvio::{write_atomic, LineWriter};
 pub use error::{RecordError, Result};
 pub use events::{Analysis, Event};
 pub use files::{CorruptBlock, FileProbe, FileRecord};

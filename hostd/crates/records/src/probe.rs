@@ -1,11 +1,10 @@
 //! `probe.csv`: every aligned probe sample (docs/run-directory.md, "probe.csv").
 
+use crate::csvio::LineWriter;
 use crate::csvio::{bad_value, slurp, Table};
-use crate::error::{RecordError, Result};
+use crate::error::Result;
 use serde::{Deserialize, Serialize};
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// File name in the run directory.
 pub const FILE_NAME: &str = "probe.csv";
@@ -241,52 +240,18 @@ impl ProbeSeries {
     }
 }
 
-/// Streams `probe.csv` (buffered; [`Writer::flush`] at the end or a checkpoint).
-pub struct Writer {
-    path: PathBuf,
-    out: BufWriter<File>,
-    line: String,
-    written: u64,
-}
+/// Streams `probe.csv` (buffered; `flush` at the end or a checkpoint).
+pub type Writer = LineWriter<ProbeSample>;
 
 impl Writer {
     /// Creates `dir/probe.csv` with its header.
     pub fn create(dir: &Path) -> Result<Writer> {
-        let path = dir.join(FILE_NAME);
-        let file = File::create(&path).map_err(|e| RecordError::write(&path, e))?;
-        let mut out = BufWriter::with_capacity(256 * 1024, file);
-        writeln!(out, "{}", COLUMNS.join(",")).map_err(|e| RecordError::write(&path, e))?;
-        Ok(Writer {
-            path,
-            out,
-            line: String::with_capacity(64 * 1024),
-            written: 0,
-        })
-    }
-
-    /// Appends samples.
-    pub fn write(&mut self, samples: &[ProbeSample]) -> Result<()> {
-        self.line.clear();
-        samples
-            .iter()
-            .for_each(|s| s.write_csv_line(&mut self.line));
-        self.out
-            .write_all(self.line.as_bytes())
-            .map_err(|e| RecordError::write(&self.path, e))?;
-        self.written += samples.len() as u64;
-        Ok(())
-    }
-
-    /// Samples written so far.
-    pub fn written(&self) -> u64 {
-        self.written
-    }
-
-    /// Pushes buffered samples to the file.
-    pub fn flush(&mut self) -> Result<()> {
-        self.out
-            .flush()
-            .map_err(|e| RecordError::write(&self.path, e))
+        LineWriter::open(
+            dir.join(FILE_NAME),
+            &COLUMNS.join(","),
+            256 * 1024,
+            ProbeSample::write_csv_line,
+        )
     }
 }
 

@@ -5,8 +5,9 @@
 //! inside its intervals.
 
 use hostd_analysis::headline::Figure;
-use hostd_analysis::{analyze_run_dir, Options};
-use hostd_scenario::{load, simulate, write::write_run, write::ProbeOptions, BUILT_IN};
+use hostd_scenario::BUILT_IN;
+
+mod common;
 
 const SEEDS: u64 = 3;
 
@@ -36,12 +37,7 @@ fn maybe(f: &Figure, truth: f64, what: &str, failures: &mut Vec<String>) -> Stri
 }
 
 fn check(name: &str, seed_offset: u64, failures: &mut Vec<String>) {
-    let mut sc = load(name).unwrap();
-    sc.seed += seed_offset;
-    let trace = simulate(&sc);
-    let dir = tempfile::tempdir().unwrap();
-    write_run(dir.path(), &sc, &trace, Some(ProbeOptions::default())).unwrap();
-    let (_, a) = analyze_run_dir(dir.path(), &Options::default()).unwrap();
+    let (sc, trace, a) = common::generated(name, seed_offset);
     let tag = format!("{name} seed+{seed_offset}");
     // events.json read through the records crate keeps every headline figure.
     let json = serde_json::to_value(&a).unwrap();

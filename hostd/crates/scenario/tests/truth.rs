@@ -3,8 +3,9 @@
 //! interval, the cause right, no other event (none on the steady, wandering and small-file
 //! drives); a gradual drop's settle point, the stalls' count, the cycles' count.
 
-use hostd_analysis::{analyze_run_dir, Options};
-use hostd_scenario::{load, simulate, write::write_run, write::ProbeOptions, BUILT_IN};
+use hostd_scenario::BUILT_IN;
+
+mod common;
 
 struct Outcome {
     lines: Vec<String>,
@@ -12,12 +13,7 @@ struct Outcome {
 }
 
 fn check(name: &str, seed_offset: u64) -> Outcome {
-    let mut sc = load(name).unwrap();
-    sc.seed += seed_offset;
-    let trace = simulate(&sc);
-    let dir = tempfile::tempdir().unwrap();
-    write_run(dir.path(), &sc, &trace, Some(ProbeOptions::default())).unwrap();
-    let (_, a) = analyze_run_dir(dir.path(), &Options::default()).unwrap();
+    let (_, trace, a) = common::generated(name, seed_offset);
     let mut out = Outcome {
         lines: Vec::new(),
         failures: Vec::new(),

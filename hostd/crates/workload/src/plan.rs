@@ -348,31 +348,37 @@ fn plan_target(
                 ),
             };
             for t in &d.tests {
+                // One file's job of this test: its bytes (aligned, at most the file) in
+                // its block size and queue depth, seeded per repetition.
+                let step = |phase: String, rw: Rw, rep| {
+                    let bytes = t.bytes.map(|b| align_up(b.0)).unwrap_or(size).min(size);
+                    Step {
+                        phase,
+                        index: rep,
+                        file: 0,
+                        job: IoJob {
+                            rw,
+                            file_size: size,
+                            bytes: bytes / t.block_size.0 * t.block_size.0,
+                            block_size: t.block_size.0 as usize,
+                            queue_depth: t.queue_depth,
+                            verify: io.verify,
+                            pace_ns: None,
+                            seed: file_seed.wrapping_add(rep as u64 * 7919),
+                        },
+                    }
+                };
                 if let Some(read_percent) = t.read_percent {
                     // Mixed: one job per repetition reads and writes (rw targets only).
                     if spec.mode != TargetMode::Rw {
                         continue;
                     }
+                    let rw = Rw::Mixed {
+                        read_percent,
+                        random: t.pattern == Pattern::Random,
+                    };
                     for rep in 0..d.repetitions {
-                        let bytes = t.bytes.map(|b| align_up(b.0)).unwrap_or(size).min(size);
-                        measured.push(Step {
-                            phase: format!("{}-mix", t.name),
-                            index: rep,
-                            file: 0,
-                            job: IoJob {
-                                rw: Rw::Mixed {
-                                    read_percent,
-                                    random: t.pattern == Pattern::Random,
-                                },
-                                file_size: size,
-                                bytes: bytes / t.block_size.0 * t.block_size.0,
-                                block_size: t.block_size.0 as usize,
-                                queue_depth: t.queue_depth,
-                                verify: io.verify,
-                                pace_ns: None,
-                                seed: file_seed.wrapping_add(rep as u64 * 7919),
-                            },
-                        });
+                        measured.push(step(format!("{}-mix", t.name), rw, rep));
                     }
                     continue;
                 }
@@ -387,22 +393,7 @@ fn plan_target(
                         continue;
                     }
                     for rep in 0..d.repetitions {
-                        let bytes = t.bytes.map(|b| align_up(b.0)).unwrap_or(size).min(size);
-                        measured.push(Step {
-                            phase: format!("{}-{}", t.name, phase_name(*p)),
-                            index: rep,
-                            file: 0,
-                            job: IoJob {
-                                rw,
-                                file_size: size,
-                                bytes: bytes / t.block_size.0 * t.block_size.0,
-                                block_size: t.block_size.0 as usize,
-                                queue_depth: t.queue_depth,
-                                verify: io.verify,
-                                pace_ns: None,
-                                seed: file_seed.wrapping_add(rep as u64 * 7919),
-                            },
-                        });
+                        measured.push(step(format!("{}-{}", t.name, phase_name(*p)), rw, rep));
                     }
                 }
             }

@@ -1,9 +1,14 @@
-//! The run directory's JSON files → points: manifest (`run`), events.json (`event`,
-//! `overlap`, `stats`), summary.json (`probe_health`) and probe-link.jsonl (`probe_link`).
+//! The run directory's typed JSON records → points: manifest (`run`), events.json
+//! ([`Analysis`]: `event`, `overlap`, `stats`, `headline`, `thermal_fit`), summary.json
+//! (`probe_health`) and probe-link.jsonl ([`LinkRecord`]: `probe_link`). Every field is
+//! named here from a typed record, so renaming a record field fails to build.
 
 use super::{json_field, m, RunTags};
-use crate::{FieldValue, Point};
+use crate::Point;
 use anyhow::Context as _;
+use hostd_records::events::{Analysis, Event};
+use hostd_records::headline::Figure;
+use hostd_records::probe_link::LinkRecord;
 use hostd_records::Summary;
 use serde_json::Value;
 
@@ -67,160 +72,169 @@ pub fn run_point(manifest: &Value, tags: &RunTags) -> anyhow::Result<Point> {
     Ok(p)
 }
 
-/// The `event` points of an `events.json` value: an array of events or an object with an
-/// `events` array. Time = `onset_ns` (else `time_ns`, `start_ns`). Scalars of the event
-/// and of its `evidence` object become fields; `target` and `phase` become tags;
-/// `rate_*_bps` also gives `rate_*_mbps` and `onset_bytes` gives `onset_gb`.
-pub fn event_points(events: &Value, tags: &RunTags) -> anyhow::Result<Vec<Point>> {
-    let list = events
-        .as_array()
-        .or_else(|| events["events"].as_array())
-        .context("events.json holds neither an array nor an \"events\" array")?;
-    let mut out = Vec::with_capacity(list.len());
-    for (i, ev) in list.iter().enumerate() {
-        let ts = ["onset_ns", "time_ns", "start_ns"]
-            .iter()
-            .find_map(|k| ev[*k].as_i64())
-            .with_context(|| format!("events.json: event {i} has no onset_ns/time_ns"))?;
-        let mut p = tags.apply(Point::new(m::EVENT)).timestamp_ns(ts);
-        let mut fields: Vec<(String, FieldValue)> = Vec::new();
-        let mut put = |k: &str, v: &Value| {
-            if let Some(fv) = json_field(k, v) {
-                fields.push((k.to_owned(), fv));
-            }
-        };
-        if let Some(obj) = ev.as_object() {
-            for (k, v) in obj {
-                if k == "target" || k == "phase" {
-                    continue;
-                }
-                put(k, v);
-            }
-        }
-        if let Some(obj) = ev["evidence"].as_object() {
-            for (k, v) in obj {
-                if ev.get(k).is_none() {
-                    put(k, v);
-                }
-            }
-        }
-        for (bps, mbps) in [
-            ("rate_before_bps", "rate_before_mbps"),
-            ("rate_after_bps", "rate_after_mbps"),
-        ] {
-            if let (Some(v), true) = (ev[bps].as_f64(), fields.iter().all(|(k, _)| k != mbps)) {
-                fields.push((mbps.into(), FieldValue::Float(v / 1e6)));
-            }
-        }
-        if let (Some(b), true) = (
-            ev["onset_bytes"].as_f64(),
-            fields.iter().all(|(k, _)| k != "onset_gb"),
-        ) {
-            fields.push(("onset_gb".into(), FieldValue::Float(b / 1e9)));
-        }
-        for (k, v) in fields {
-            p = p.field(k, v);
-        }
-        for t in ["target", "phase"] {
-            if let Some(s) = ev[t].as_str() {
-                p = p.tag(t, s);
-            }
-        }
-        out.push(p);
-    }
-    Ok(out)
+/// The `event` points of an analysis, at each onset (tags `target`, `phase`): the event's
+/// typed fields and its evidence's, with rates also in MB/s (`rate_*_mbps`) and the onset
+/// in GB (`onset_gb`). Each field is named here, so a renamed record field fails to build.
+pub fn event_points(analysis: &Analysis, tags: &RunTags) -> Vec<Point> {
+    analysis
+        .events
+        .iter()
+        .map(|e| event_point(e, tags))
+        .collect()
 }
 
-/// Converts `*_bps` keys to `*_mbps` (÷ 10⁶) and types the other scalars of `obj`.
-fn scalar_fields(obj: &serde_json::Map<String, Value>, skip: &[&str]) -> Vec<(String, FieldValue)> {
-    let mut out = Vec::new();
-    for (k, v) in obj {
-        if skip.contains(&k.as_str()) {
-            continue;
-        }
-        if let Some(stem) = k.strip_suffix("_bps") {
-            if let Some(f) = v.as_f64().filter(|f| f.is_finite()) {
-                out.push((format!("{stem}_mbps"), FieldValue::Float(f / 1e6)));
-            }
-        } else if let Some(fv) = json_field(k, v) {
-            out.push((k.clone(), fv));
-        }
-    }
-    out
-}
-
-fn with_fields(mut p: Point, fields: Vec<(String, FieldValue)>) -> Point {
-    for (k, v) in fields {
-        p = p.field(k, v);
+fn event_point(e: &Event, tags: &RunTags) -> Point {
+    let ev = &e.evidence;
+    let mut p = tags
+        .apply(Point::new(m::EVENT))
+        .timestamp_ns(e.onset_ns)
+        .tag("target", &e.target)
+        .tag("phase", &e.phase)
+        .field("kind", e.kind.as_str())
+        .field("cause", e.cause.as_str())
+        .field("confidence", e.confidence)
+        .field("onset_bytes", e.onset_bytes as i64)
+        .field("onset_ns", e.onset_ns)
+        .field("onset_bytes_low", e.onset_bytes_low as i64)
+        .field("onset_bytes_high", e.onset_bytes_high as i64)
+        .field("onset_ns_low", e.onset_ns_low)
+        .field("onset_ns_high", e.onset_ns_high)
+        .field("p_value", e.p_value)
+        .field("permutations", i64::from(e.permutations))
+        .field("gradual", e.gradual)
+        .field("settle_bytes", e.settle_bytes as i64)
+        .field("settle_ns", e.settle_ns)
+        .field("rate_before_bps", e.rate_before_bps)
+        .field("rate_after_bps", e.rate_after_bps)
+        .field("rate_before_mbps", e.rate_before_bps / 1e6)
+        .field("rate_after_mbps", e.rate_after_bps / 1e6)
+        .field("relative_change", e.relative_change)
+        .field("text", ev.text.as_str())
+        .field("onset_gb", ev.onset_gb)
+        .field("onset_s", ev.onset_s)
+        .field("duration_s", ev.duration_s)
+        .field("onset_file_index", ev.onset_file_index as i64);
+    p = opt_fields(
+        p,
+        &[
+            ("temp_rise_c", ev.temp_rise_c),
+            ("temp_noise_c", ev.temp_noise_c),
+            ("temp_at_onset_c", ev.temp_at_onset_c),
+            ("temp_min_c", ev.temp_min_c),
+            ("temp_max_c", ev.temp_max_c),
+            ("temp_plateau_fraction", ev.temp_plateau_fraction),
+            ("temp_slope_before_c_per_s", ev.temp_slope_before_c_per_s),
+            ("temp_slope_after_c_per_s", ev.temp_slope_after_c_per_s),
+            ("power_before_w", ev.power_before_w),
+            ("power_after_w", ev.power_after_w),
+            ("j_per_gb_before", ev.j_per_gb_before),
+            ("j_per_gb_after", ev.j_per_gb_after),
+            ("drive_temp_at_onset_c", ev.drive_temp_at_onset_c),
+            ("drive_temp_rise_c", ev.drive_temp_rise_c),
+            (
+                "drive_temp_plateau_fraction",
+                ev.drive_temp_plateau_fraction,
+            ),
+            (
+                "drive_temp_slope_after_c_per_s",
+                ev.drive_temp_slope_after_c_per_s,
+            ),
+            ("aggregate_bps", ev.aggregate_bps),
+            ("link_ceiling_bps", ev.link_ceiling_bps),
+            ("lag_after_other_end_s", ev.lag_after_other_end_s),
+        ],
+    );
+    if let Some(o) = &ev.other_target {
+        p = p.field("other_target", o.as_str());
     }
     p
 }
 
-/// `overlap` points of events.json's `overlap` object when it has a window: one per
-/// target at the window start (tags `target`; fields `end_ns`, `duration_s`, `bytes`,
-/// `mbps`) and one with `target=all` (`mbps` = aggregate, `peak_mbps`).
-pub fn overlap_points(events: &Value, tags: &RunTags) -> Vec<Point> {
-    let o = &events["overlap"];
-    let w = &o["window"];
-    let (Some(start), Some(end)) = (w["start_ns"].as_i64(), w["end_ns"].as_i64()) else {
+/// Adds each of `fields` that is a finite number.
+fn opt_fields(p: Point, fields: &[(&str, Option<f64>)]) -> Point {
+    fields.iter().fold(p, |p, (name, v)| opt_field(p, name, *v))
+}
+
+/// Adds `name` = `v` when `v` is a finite number.
+fn opt_field(p: Point, name: &str, v: Option<f64>) -> Point {
+    match v.filter(|f| f.is_finite()) {
+        Some(f) => p.field(name, f),
+        None => p,
+    }
+}
+
+/// `overlap` points of the analysis' overlap window when it has one: one per target at the
+/// window start (tags `target`; fields `end_ns`, `duration_s`, `bytes`, `mbps`) and one with
+/// `target=all` (`mbps` = aggregate, `peak_mbps`).
+pub fn overlap_points(analysis: &Analysis, tags: &RunTags) -> Vec<Point> {
+    let o = &analysis.overlap;
+    let Some(w) = o.window else {
         return Vec::new();
     };
-    let duration = w["duration_s"]
-        .as_f64()
-        .unwrap_or((end - start) as f64 / 1e9);
     let base = |target: &str| {
         tags.apply(Point::new(m::OVERLAP))
-            .timestamp_ns(start)
+            .timestamp_ns(w.start_ns)
             .tag("target", target)
-            .field("end_ns", end)
-            .field("duration_s", duration)
+            .field("end_ns", w.end_ns)
+            .field("duration_s", w.duration_s)
     };
-    let mut out = Vec::new();
-    for t in o["per_target"].as_array().into_iter().flatten() {
-        let Some(name) = t["target"].as_str() else {
-            continue;
-        };
-        let mut p = base(name);
-        if let Some(b) = json_field("bytes", &t["bytes"]) {
-            p = p.field("bytes", b);
-        }
-        if let Some(r) = t["rate_bps"].as_f64() {
-            p = p.field("mbps", r / 1e6);
-        }
-        out.push(p);
-    }
-    if let Some(a) = o["aggregate_bps"].as_f64() {
-        let mut p = base("all").field("mbps", a / 1e6);
-        if let Some(pk) = o["peak_aggregate_bps"].as_f64() {
-            p = p.field("peak_mbps", pk / 1e6);
-        }
-        out.push(p);
+    let mut out: Vec<Point> = o
+        .per_target
+        .iter()
+        .map(|t| {
+            base(&t.target)
+                .field("bytes", t.bytes.round() as i64)
+                .field("mbps", t.rate_bps / 1e6)
+        })
+        .collect();
+    if let Some(a) = o.aggregate_bps {
+        let p = base("all").field("mbps", a / 1e6);
+        out.push(opt_field(
+            p,
+            "peak_mbps",
+            o.peak_aggregate_bps.map(|b| b / 1e6),
+        ));
     }
     out
 }
 
-/// `stats` points of events.json's `phases` array: per target and phase at the phase
-/// start, every scalar (`files`, `bytes`, `seconds`, `bimodal`, …) with `*_bps` given as
-/// `*_mbps` (`mean_mbps`, `median_mbps`, `trimmed_mean_mbps`, `theil_sen_mbps`, …).
-pub fn stats_points(events: &Value, tags: &RunTags) -> Vec<Point> {
-    let mut out = Vec::new();
-    for ph in events["phases"].as_array().into_iter().flatten() {
-        let (Some(obj), Some(start)) = (ph.as_object(), ph["start_ns"].as_i64()) else {
-            continue;
-        };
-        let fields = scalar_fields(obj, &["target", "phase"]);
-        if fields.is_empty() {
-            continue;
-        }
-        let mut p = tags.apply(Point::new(m::STATS)).timestamp_ns(start);
-        for t in ["target", "phase"] {
-            if let Some(v) = ph[t].as_str() {
-                p = p.tag(t, v);
-            }
-        }
-        out.push(with_fields(p, fields));
-    }
-    out
+/// `stats` points of the analysis' per-phase statistics: per target and phase at the phase
+/// start, counts and rates in MB/s (`mean_mbps`, `median_mbps`, `trimmed_mean_mbps`,
+/// `theil_sen_mbps`, …).
+pub fn stats_points(analysis: &Analysis, tags: &RunTags) -> Vec<Point> {
+    analysis
+        .phases
+        .iter()
+        .map(|s| {
+            let mut p = tags
+                .apply(Point::new(m::STATS))
+                .timestamp_ns(s.start_ns)
+                .tag("target", &s.target)
+                .tag("phase", &s.phase)
+                .field("files", s.files as i64)
+                .field("bytes", s.bytes as i64)
+                .field("seconds", s.seconds)
+                .field("start_ns", s.start_ns)
+                .field("end_ns", s.end_ns)
+                .field("throughput_mbps", s.throughput_bps / 1e6)
+                .field("mean_mbps", s.mean_bps / 1e6)
+                .field("median_mbps", s.median_bps / 1e6)
+                .field("min_mbps", s.min_bps / 1e6)
+                .field("max_mbps", s.max_bps / 1e6)
+                .field("trimmed_mean_mbps", s.trimmed_mean_bps / 1e6)
+                .field("bimodal", s.bimodal);
+            p = opt_fields(
+                p,
+                &[
+                    ("theil_sen_mbps", s.theil_sen_bps.map(|b| b / 1e6)),
+                    ("theil_sen_overhead_s", s.theil_sen_overhead_s),
+                    ("least_squares_mbps", s.least_squares_bps.map(|b| b / 1e6)),
+                    ("least_squares_overhead_s", s.least_squares_overhead_s),
+                ],
+            );
+            p
+        })
+        .collect()
 }
 
 /// The `probe_health` point of a run, at its end, from the typed totals in its summary
@@ -252,113 +266,107 @@ pub fn probe_health_point(summary: &Summary, tags: &RunTags) -> Option<Point> {
     Some(p)
 }
 
-/// `probe_link` points of probe-link.jsonl (one JSON object per line with `time_ns` and
-/// `event`); the other scalars become fields, nested objects are left out.
-pub fn probe_link_points(text: &str, tags: &RunTags) -> anyhow::Result<Vec<Point>> {
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let v: Value = serde_json::from_str(line)
-            .with_context(|| format!("probe-link.jsonl: line {} is not JSON", i + 1))?;
-        let (Some(obj), Some(t)) = (v.as_object(), v["time_ns"].as_i64()) else {
-            anyhow::bail!("probe-link.jsonl: line {} has no time_ns", i + 1);
-        };
-        let fields = scalar_fields(obj, &["time_ns"]);
-        if fields.is_empty() {
-            continue;
-        }
-        let p = tags.apply_probe(Point::new(m::PROBE_LINK)).timestamp_ns(t);
-        out.push(with_fields(p, fields));
-    }
-    Ok(out)
+/// `probe_link` points of probe-link.jsonl records, at each record's time: `event` and the
+/// typed scalars it has (`port`, `reason`, `next_seq`, `missing`, …); the nested details
+/// (reconnect, alignment, device info) are left out.
+pub fn probe_link_points(records: &[LinkRecord], tags: &RunTags) -> Vec<Point> {
+    records
+        .iter()
+        .map(|r| {
+            let mut p = tags
+                .apply_probe(Point::new(m::PROBE_LINK))
+                .timestamp_ns(r.time_ns)
+                .field("event", r.event.as_str());
+            for (name, v) in [
+                ("port", &r.port),
+                ("reason", &r.reason),
+                ("detail", &r.detail),
+            ] {
+                if let Some(v) = v {
+                    p = p.field(name, v.as_str());
+                }
+            }
+            for (name, v) in [
+                ("next_seq", r.next_seq),
+                ("missing", r.missing),
+                ("probe_reported", r.probe_reported),
+                ("first_seq", r.first_seq),
+            ] {
+                if let Some(n) = v {
+                    p = p.field(name, n as i64);
+                }
+            }
+            if let Some(c) = r.code {
+                p = p.field("code", c);
+            }
+            p
+        })
+        .collect()
 }
 
-/// Adds a headline figure (`{value, low, high}` or `{absent}`) as `name`, `name_low`,
-/// `name_high` divided by `unit`, or `name_absent` (the reason) when not measured.
-fn figure_fields(p: Point, name: &str, fig: &Value, unit: f64) -> Point {
-    match (
-        fig["value"].as_f64(),
-        fig["low"].as_f64(),
-        fig["high"].as_f64(),
-    ) {
-        (Some(v), Some(lo), Some(hi)) => p
-            .field(name, v / unit)
-            .field(format!("{name}_low"), lo / unit)
-            .field(format!("{name}_high"), hi / unit),
-        _ => match fig["absent"].as_str() {
-            Some(why) => p.field(format!("{name}_absent"), why),
-            None => p,
-        },
+/// Adds a headline figure as `name`, `name_low`, `name_high` divided by `unit`, or
+/// `name_absent` (the reason) when not measured.
+fn figure_fields(p: Point, name: &str, fig: &Figure, unit: f64) -> Point {
+    match fig {
+        Figure::Value { value, low, high } => p
+            .field(name, value / unit)
+            .field(format!("{name}_low"), low / unit)
+            .field(format!("{name}_high"), high / unit),
+        Figure::Absent { absent } => p.field(format!("{name}_absent"), absent.as_str()),
     }
 }
 
 /// `headline` points (one per target and phase, at the phase's start; rates in MB/s, byte
 /// positions in GB, each with `_low`/`_high` or `_absent`) and the `thermal_fit` point of
-/// events.json `headlines` (docs/methodology.md "Headline figures").
-pub fn headline_points(events: &Value, tags: &RunTags) -> Vec<Point> {
-    let h = &events["headlines"];
+/// the analysis' headlines (docs/methodology.md "Headline figures").
+pub fn headline_points(analysis: &Analysis, tags: &RunTags) -> Vec<Point> {
+    let h = &analysis.headlines;
     let start_of = |target: &str, phase: &str| {
-        events["phases"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|p| p["target"] == target && p["phase"] == phase)
-            .and_then(|p| p["start_ns"].as_i64())
+        analysis
+            .phases
+            .iter()
+            .find(|p| p.target == target && p.phase == phase)
+            .map(|p| p.start_ns)
     };
     let mut out = Vec::new();
-    for s in h["series"].as_array().into_iter().flatten() {
-        let (Some(target), Some(phase)) = (s["target"].as_str(), s["phase"].as_str()) else {
-            continue;
-        };
-        let Some(start) = start_of(target, phase) else {
+    for s in &h.series {
+        let Some(start) = start_of(&s.target, &s.phase) else {
             continue;
         };
         let mut p = tags
             .apply(Point::new(m::HEADLINE))
             .timestamp_ns(start)
-            .tag("target", target)
-            .tag("phase", phase);
-        for (name, key, unit) in [
-            ("average_mbps", "average_bps", 1e6),
-            ("sustained_mbps", "sustained_bps", 1e6),
-            ("slc_cache_gb", "slc_cache_bytes", 1e9),
-            ("post_cache_mbps", "post_cache_bps", 1e6),
-            ("throttle_s", "throttle_s", 1.0),
-            ("throttle_gb", "throttle_bytes", 1e9),
-            ("throttled_mbps", "throttled_bps", 1e6),
+            .tag("target", &s.target)
+            .tag("phase", &s.phase);
+        for (name, fig, unit) in [
+            ("average_mbps", &s.average_bps, 1e6),
+            ("sustained_mbps", &s.sustained_bps, 1e6),
+            ("slc_cache_gb", &s.slc_cache_bytes, 1e9),
+            ("post_cache_mbps", &s.post_cache_bps, 1e6),
+            ("throttle_s", &s.throttle_s, 1.0),
+            ("throttle_gb", &s.throttle_bytes, 1e9),
+            ("throttled_mbps", &s.throttled_bps, 1e6),
         ] {
-            p = figure_fields(p, name, &s[key], unit);
+            p = figure_fields(p, name, fig, unit);
         }
         out.push(p);
     }
-    let fit = &h["thermal_fit"];
-    let (ok, target) = (&fit["Ok"], fit["Ok"]["target"].as_str());
-    let first_start = events["phases"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|p| p["start_ns"].as_i64())
-        .min();
-    if let (Some(target), Some(start)) = (target, first_start) {
+    let first_start = analysis.phases.iter().map(|p| p.start_ns).min();
+    if let (Some(Ok(fit)), Some(start)) = (&h.thermal_fit, first_start) {
         let mut p = tags
             .apply(Point::new(m::THERMAL_FIT))
             .timestamp_ns(start)
-            .tag("target", target);
-        for key in [
-            "rth_c_per_w",
-            "tau_s",
-            "ambient_c",
-            "throttle_s_at_run_ambient",
+            .tag("target", &fit.target);
+        for (name, fig) in [
+            ("rth_c_per_w", &fit.rth_c_per_w),
+            ("tau_s", &fit.tau_s),
+            ("ambient_c", &fit.ambient_c),
+            ("throttle_s_at_run_ambient", &fit.throttle_s_at_run_ambient),
+            ("throttle_s_at_delta", &fit.throttle_s_at_delta),
         ] {
-            p = figure_fields(p, key, &ok[key], 1.0);
+            p = figure_fields(p, name, fig, 1.0);
         }
-        p = figure_fields(p, "throttle_s_at_delta", &ok["throttle_s_at_delta"], 1.0);
-        if let Some(d) = ok["ambient_delta_c"].as_f64() {
-            p = p.field("ambient_delta_c", d);
-        }
-        out.push(p);
+        out.push(p.field("ambient_delta_c", fit.ambient_delta_c));
     }
     out
 }

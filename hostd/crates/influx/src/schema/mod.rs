@@ -212,34 +212,22 @@ pub fn run_dir_points(
         emit(&batch)?;
         done(spec.file, n)?;
     }
-    let read_json = |name: &str| -> anyhow::Result<Option<Value>> {
-        let p = dir.join(name);
-        if !p.is_file() {
-            return Ok(None);
-        }
-        let text =
-            std::fs::read_to_string(&p).with_context(|| format!("cannot read {}", p.display()))?;
-        Ok(Some(serde_json::from_str(&text).with_context(|| {
-            format!("{}: not valid JSON", p.display())
-        })?))
-    };
-    match read_json("events.json")? {
-        Some(v) => {
-            let mut pts = event_points(&v, tags)?;
-            let n = pts.len();
-            emit(&pts)?;
-            done("events.json", Some(n))?;
-            pts = overlap_points(&v, tags);
-            emit(&pts)?;
-            done("events.json overlap", Some(pts.len()))?;
-            pts = stats_points(&v, tags);
-            emit(&pts)?;
-            done("events.json phases", Some(pts.len()))?;
-            pts = headline_points(&v, tags);
-            emit(&pts)?;
-            done("events.json headlines", Some(pts.len()))?;
-        }
-        None => done("events.json", None)?,
+    if dir.join(hostd_records::events::FILE_NAME).is_file() {
+        let a = hostd_records::events::read(dir)?;
+        let mut pts = event_points(&a, tags);
+        emit(&pts)?;
+        done("events.json", Some(pts.len()))?;
+        pts = overlap_points(&a, tags);
+        emit(&pts)?;
+        done("events.json overlap", Some(pts.len()))?;
+        pts = stats_points(&a, tags);
+        emit(&pts)?;
+        done("events.json phases", Some(pts.len()))?;
+        pts = headline_points(&a, tags);
+        emit(&pts)?;
+        done("events.json headlines", Some(pts.len()))?;
+    } else {
+        done("events.json", None)?;
     }
     // A `hostd monitor` directory's summary.json is the session's, not a run summary.
     let monitor = hostd_records::manifest::read(dir)
@@ -260,11 +248,8 @@ pub fn run_dir_points(
         }
         None => done("summary.json", None)?,
     }
-    let link = dir.join("probe-link.jsonl");
-    if link.is_file() {
-        let text = std::fs::read_to_string(&link)
-            .with_context(|| format!("cannot read {}", link.display()))?;
-        let pts = probe_link_points(&text, tags)?;
+    if dir.join(hostd_records::probe_link::FILE_NAME).is_file() {
+        let pts = probe_link_points(&hostd_records::probe_link::read(dir)?, tags);
         emit(&pts)?;
         done("probe-link.jsonl", Some(pts.len()))?;
     } else {

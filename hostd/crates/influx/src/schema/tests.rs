@@ -160,17 +160,35 @@ fn manifest_gives_tags_and_run_point() {
     assert!(run_point(&json!({}), &t).is_err());
 }
 
+/// An analysis from events.json text with its events, phases and overlap.
+fn analysis(events: Value, phases: Value, overlap: Value) -> hostd_records::events::Analysis {
+    serde_json::from_value(json!({"events": events, "phases": phases, "overlap": overlap})).unwrap()
+}
+
+fn no_overlap() -> Value {
+    json!({"targets": [], "window": null, "per_target": [], "aggregate_bps": null,
+           "peak_aggregate_bps": null, "lags": []})
+}
+
 #[test]
 fn events_map_with_units_and_evidence() {
-    let ev = json!({"events": [{
-        "kind": "drop", "target": "t0", "onset_ns": 99, "onset_bytes": 23900000000u64,
-        "rate_before_bps": 2.31e9, "rate_after_bps": 6.6e8, "cause": "thermal",
-        "confidence": 0.9, "evidence": {"duration_s": 12.5, "text": "thermal at 23.9 GB"}
-    }]});
-    let pts = event_points(&ev, &tags()).unwrap();
+    let a = analysis(
+        json!([{
+            "kind": "drop", "target": "t0", "phase": "write", "onset_ns": 99,
+            "onset_bytes": 23900000000u64, "rate_before_bps": 2.31e9, "rate_after_bps": 6.6e8,
+            "cause": "thermal", "confidence": 0.9,
+            "evidence": {"duration_s": 12.5, "text": "thermal at 23.9 GB", "reasons": [],
+                         "scores": {"thermal": 0.9, "slc_cache": 0.0, "contention": 0.0},
+                         "onset_gb": 23.9, "onset_s": 4.0, "onset_file_index": 7,
+                         "temp_rise_c": 11.5}
+        }]),
+        json!([]),
+        no_overlap(),
+    );
+    let pts = event_points(&a, &tags());
     let line = pts[0].to_line().unwrap();
     for want in [
-        "event,rig=bench,run=r1,target=t0 ",
+        "event,phase=write,rig=bench,run=r1,target=t0 ",
         "kind=\"drop\"",
         "cause=\"thermal\"",
         "confidence=0.9",
@@ -179,27 +197,35 @@ fn events_map_with_units_and_evidence() {
         "rate_after_mbps=660",
         "onset_gb=23.9",
         "duration_s=12.5",
+        "temp_rise_c=11.5",
         "text=\"thermal at 23.9 GB\"",
         " 99",
     ] {
         assert!(line.contains(want), "{want} missing in {line}");
     }
-    assert!(event_points(&json!({"x": 1}), &tags()).is_err());
-    assert!(event_points(&json!([{"kind": "drop"}]), &tags()).is_err());
+    assert!(
+        !line.contains("temp_noise_c"),
+        "absent evidence is no field: {line}"
+    );
 }
 
 #[test]
 fn overlap_stats_probe_health_and_link_events() {
-    let ev = json!({
-        "events": [],
-        "phases": [{"target": "A", "phase": "write", "files": 107, "bytes": 1.0e11,
-                    "start_ns": 10, "mean_bps": 2.1e10, "trimmed_mean_bps": 1.6e10,
-                    "bimodal": true, "bimodality": {"gap": 1.0}}],
-        "overlap": {"window": {"start_ns": 100, "end_ns": 300, "duration_s": 2e-7},
-                    "per_target": [{"target": "A", "bytes": 3.01e10, "rate_bps": 1.1e10},
-                                   {"target": "B", "bytes": 5.0, "rate_bps": 2.0e6}],
-                    "aggregate_bps": 5.7e10, "peak_aggregate_bps": 5.8e10}
-    });
+    let ev = analysis(
+        json!([]),
+        json!([{"target": "A", "phase": "write", "files": 107, "bytes": 100000000000u64,
+                "seconds": 5.0, "start_ns": 10, "end_ns": 20, "throughput_bps": 2.0e10,
+                "mean_bps": 2.1e10, "median_bps": 2.0e10, "trimmed_mean_bps": 1.6e10,
+                "theil_sen_bps": null, "theil_sen_overhead_s": null,
+                "least_squares_bps": null, "least_squares_overhead_s": null,
+                "bimodal": true, "bimodality": {"bimodal": true, "gap": 1.0, "separation": 2.0,
+                "split_at": 3.0, "low_fraction": 0.5}}]),
+        json!({"targets": ["A", "B"],
+               "window": {"start_ns": 100, "end_ns": 300, "duration_s": 2e-7},
+               "per_target": [{"target": "A", "bytes": 3.01e10, "rate_bps": 1.1e10},
+                              {"target": "B", "bytes": 5.0, "rate_bps": 2.0e6}],
+               "aggregate_bps": 5.7e10, "peak_aggregate_bps": 5.8e10, "lags": []}),
+    );
     let lines =
         |pts: Vec<Point>| -> Vec<String> { pts.iter().map(|p| p.to_line().unwrap()).collect() };
     assert_eq!(
@@ -210,7 +236,7 @@ fn overlap_stats_probe_health_and_link_events() {
             "overlap,rig=bench,run=r1,target=all end_ns=300i,duration_s=0.0000002,mbps=57000,peak_mbps=58000 100",
         ]
     );
-    assert!(overlap_points(&json!({"overlap": {"window": null}}), &tags()).is_empty());
+    assert!(overlap_points(&analysis(json!([]), json!([]), no_overlap()), &tags()).is_empty());
     let st = lines(stats_points(&ev, &tags()));
     assert_eq!(st.len(), 1);
     for want in [
@@ -219,12 +245,18 @@ fn overlap_stats_probe_health_and_link_events() {
         "bytes=100000000000i",
         "mean_mbps=21000",
         "trimmed_mean_mbps=16000",
+        "throughput_mbps=20000",
         "bimodal=true",
         "start_ns=10i",
     ] {
         assert!(st[0].contains(want), "{want} in {}", st[0]);
     }
     assert!(!st[0].contains("gap"));
+    assert!(
+        !st[0].contains("theil_sen"),
+        "no estimate, no field: {}",
+        st[0]
+    );
 
     let mut summary: hostd_records::Summary =
         serde_json::from_value(json!({"run_id": "r1", "status": "completed", "start_ns": 1,
@@ -256,13 +288,15 @@ fn overlap_stats_probe_health_and_link_events() {
     let jsonl = "{\"event\":\"connected\",\"port\":\"/dev/pts/0\",\"time_ns\":5}\n\
                  {\"event\":\"device_info\",\"info\":{\"x\":1},\"time_ns\":6}\n";
     assert_eq!(
-        lines(probe_link_points(jsonl, &tags()).unwrap()),
+        lines(probe_link_points(
+            &hostd_records::probe_link::parse(std::path::Path::new("l"), jsonl).unwrap(),
+            &tags()
+        )),
         [
             "probe_link,probe=p7,rig=bench,run=r1 event=\"connected\",port=\"/dev/pts/0\" 5",
             "probe_link,probe=p7,rig=bench,run=r1 event=\"device_info\" 6",
         ]
     );
-    assert!(probe_link_points("{\"event\":\"x\"}", &tags()).is_err());
 }
 
 /// One mapping: a sample and a 10 ms bin streamed live give the same points as
@@ -437,8 +471,14 @@ fn live_file_points_equal_imported_ones() {
 
 #[test]
 fn headline_figures_map_with_their_intervals_or_the_reason_they_are_absent() {
-    let ev = json!({
-        "phases": [{"target": "x5", "phase": "write", "start_ns": 1000}],
+    let ev: hostd_records::events::Analysis = serde_json::from_value(json!({
+        "events": [],
+        "overlap": no_overlap(),
+        "phases": [{"target": "x5", "phase": "write", "files": 1, "bytes": 1, "seconds": 1.0,
+                    "start_ns": 1000, "end_ns": 2000, "throughput_bps": 1.0, "mean_bps": 1.0,
+                    "median_bps": 1.0, "trimmed_mean_bps": 1.0, "theil_sen_bps": null,
+                    "theil_sen_overhead_s": null, "least_squares_bps": null,
+                    "least_squares_overhead_s": null, "bimodal": false, "bimodality": null}],
         "headlines": {
             "series": [{
                 "target": "x5", "phase": "write",
@@ -462,7 +502,8 @@ fn headline_figures_map_with_their_intervals_or_the_reason_they_are_absent() {
                 "throttle_s_at_run_ambient": {"absent": "138 of 2988 bootstrap fits never reach"}
             }}
         }
-    });
+    }))
+    .unwrap();
     let pts: Vec<String> = headline_points(&ev, &tags())
         .iter()
         .map(|p| p.to_line().unwrap())

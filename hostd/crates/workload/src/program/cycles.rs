@@ -236,27 +236,9 @@ mod tests {
     use super::*;
 
     fn record(step: &Step) -> FileRecord {
-        FileRecord {
-            latency: None,
-            target: "t".into(),
-            target_index: 0,
-            phase: step.phase.clone(),
-            index: step.index,
-            start_ns: 0,
-            end_ns: 1,
-            bytes: step.job.bytes,
-            mbps: 0.0,
-            verified: (step.phase == "read").then_some(true),
-            corrupt_blocks: 0,
-            corrupt_bytes: 0,
-            late_ops: 0,
-            block_size: 4096,
-            queue_depth: 1,
-            corrupt: Vec::new(),
-            direct_io: true,
-            status: "ok".into(),
-            probe: None,
-        }
+        let mut r = FileRecord::new("t", &step.phase, step.index, 0, 1, step.job.bytes);
+        r.verified = (step.phase == "read").then_some(true);
+        r
     }
 
     #[test]

@@ -111,6 +111,13 @@ impl Recovery {
         }
     }
 
+    /// The pause before the current burst, s (`None` for the fill).
+    fn last_pause_s(&self) -> Option<f64> {
+        self.next_pause
+            .checked_sub(1)
+            .map(|k| self.spec.pauses[k].as_secs_f64())
+    }
+
     fn phase(&self) -> String {
         match self.next_pause {
             0 => "fill".into(),
@@ -156,10 +163,7 @@ impl Recovery {
                 }
                 Burst {
                     phase: self.phase(),
-                    pause_s: self
-                        .next_pause
-                        .checked_sub(1)
-                        .map(|k| self.spec.pauses[k].as_secs_f64()),
+                    pause_s: self.last_pause_s(),
                     idle_s: self.idle_s,
                     bytes,
                     dropped: true,
@@ -172,10 +176,7 @@ impl Recovery {
             }
             None => Burst {
                 phase: self.phase(),
-                pause_s: self
-                    .next_pause
-                    .checked_sub(1)
-                    .map(|k| self.spec.pauses[k].as_secs_f64()),
+                pause_s: self.last_pause_s(),
                 idle_s: self.idle_s,
                 bytes,
                 dropped: false,
@@ -327,27 +328,14 @@ mod tests {
     fn rec(bytes: u64, secs: f64, clock: &mut f64) -> FileRecord {
         let start = *clock;
         *clock += secs;
-        FileRecord {
-            latency: None,
-            target: "t".into(),
-            target_index: 0,
-            phase: "x".into(),
-            index: 0,
-            start_ns: (start * 1e9) as u64,
-            end_ns: (*clock * 1e9) as u64,
+        FileRecord::new(
+            "t",
+            "x",
+            0,
+            (start * 1e9) as u64,
+            (*clock * 1e9) as u64,
             bytes,
-            mbps: 0.0,
-            verified: None,
-            corrupt_blocks: 0,
-            corrupt_bytes: 0,
-            late_ops: 0,
-            block_size: 4096,
-            queue_depth: 1,
-            corrupt: Vec::new(),
-            direct_io: true,
-            status: "ok".into(),
-            probe: None,
-        }
+        )
     }
 
     /// A drive with a fast stage of `left` bytes at 100 MB/s, then 20 MB/s.
