@@ -741,7 +741,12 @@ impl RateUnit {
 fn stats_table(a: &Analysis, targets: &Targets, probed: Option<&str>) -> String {
     // One rate unit for the whole table (MB/s when every phase is slow), named once in the
     // header row: a unit in every cell made the table wider than a narrow window.
-    let u = RateUnit::of(a.phases.iter().map(|p| p.throughput_bps).fold(0.0, f64::max));
+    let u = RateUnit::of(
+        a.phases
+            .iter()
+            .map(|p| p.throughput_bps)
+            .fold(0.0, f64::max),
+    );
     let rate = |bps: f64| u.num(bps);
     let mut h = format!(
         r#"<section id="statistics"><h2>Statistics per target and phase</h2><div class="scroll"><table id="stats-table"><tr><th class="l">target</th><th class="l">phase</th><th>files</th><th>GB</th><th>s</th><th>overall, {u}</th><th>mean</th><th>median</th><th>20 % trimmed</th><th>Theil–Sen</th><th>least squares</th><th>overhead per file, ms</th><th>J/GB</th><th>bimodal</th></tr>"#,
@@ -789,7 +794,11 @@ fn stats_table(a: &Analysis, targets: &Targets, probed: Option<&str>) -> String 
     for n in bimodal_notes {
         let _ = write!(h, r#"<p class="note">{n}</p>"#);
     }
-    let _ = write!(h, r#"<p class="note">Rates in {} (10⁹ or 10⁶ bytes/s); overall = bytes / file time. Theil–Sen and least squares fit file time against file size; their slope is the drive's rate without the fixed per-file cost (overhead, from Theil–Sen). When the rates are bimodal, averages mislead: read the events.</p></section>"#, u.name);
+    let _ = write!(
+        h,
+        r#"<p class="note">Rates in {} (10⁹ or 10⁶ bytes/s); overall = bytes / file time. Theil–Sen and least squares fit file time against file size; their slope is the drive's rate without the fixed per-file cost (overhead, from Theil–Sen). When the rates are bimodal, averages mislead: read the events.</p></section>"#,
+        u.name
+    );
     h
 }
 
