@@ -141,16 +141,23 @@ fn make_run(dir: &Path) {
         agg.push_str(&format!("{},5.9,6.0,6.1\n", t0 + i * 10_000_000));
     }
     std::fs::write(dir.join("probe_agg.csv"), agg).unwrap();
-    std::fs::write(
-        dir.join("events.json"),
-        format!(
-            r#"{{"events":[{{"kind":"drop","target":"t0","onset_ns":{},"onset_bytes":400000000,
-                 "rate_before_bps":1.3e8,"rate_after_bps":6.0e7,"cause":"thermal","confidence":0.8,
-                 "evidence":{{"text":"thermal at 0.4 GB"}}}}]}}"#,
-            t0 + 3_000_000_000
-        ),
-    )
+    // events.json as hostd writes it: through the typed record's writer.
+    let analysis: hostd_records::Analysis = serde_json::from_value(serde_json::json!({
+        "events": [{
+            "kind": "drop", "target": "t0", "phase": "write", "onset_ns": t0 + 3_000_000_000,
+            "onset_bytes": 400_000_000u64, "rate_before_bps": 1.3e8, "rate_after_bps": 6.0e7,
+            "cause": "thermal", "confidence": 0.8,
+            "evidence": {"text": "thermal at 0.4 GB", "reasons": [], "onset_gb": 0.4,
+                         "onset_s": 3.0,
+                         "scores": {"thermal": 0.8, "slc_cache": 0.0, "contention": 0.0},
+                         "duration_s": 1.0, "onset_file_index": 3}
+        }],
+        "phases": [],
+        "overlap": {"targets": [], "window": null, "per_target": [], "aggregate_bps": null,
+                    "peak_aggregate_bps": null, "lags": []}
+    }))
     .unwrap();
+    hostd_records::events::write(dir, &analysis).unwrap();
     // A spool batch left by a run whose InfluxDB was away at the end.
     std::fs::create_dir(dir.join("spool")).unwrap();
     std::fs::write(
