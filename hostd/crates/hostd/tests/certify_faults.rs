@@ -75,6 +75,35 @@ fn args(list: &[&str]) -> Vec<OsString> {
     list.iter().map(OsString::from).collect()
 }
 
+/// Starts `hostd run` of a certify profile (`passes` over `fraction` of the free space, 8 MB
+/// files, no corrupt byte allowed) on the rig's first target with `seed`; its run directory
+/// is `rig.dir()/run`.
+fn start_certify(rig: &Rig, passes: u32, fraction: f64, seed: u64) -> (PathBuf, Hostd) {
+    let profile = rig.dir().join("p.toml");
+    std::fs::write(
+        &profile,
+        certify_profile(passes, fraction, "8MB", "max_corrupt_bytes = 0"),
+    )
+    .unwrap();
+    let run = rig.dir().join("run");
+    let target = rig.target(0).display().to_string();
+    let seed = seed.to_string();
+    let mut a = args(&[
+        "run",
+        "-q",
+        "--seed",
+        &seed,
+        "--target",
+        &target,
+        "--profile",
+    ]);
+    a.push(profile.into());
+    a.push("--out".into());
+    a.push(run.clone().into());
+    let h = Hostd::spawn(rig, &a);
+    (run, h)
+}
+
 /// Limits reads or writes of the rig's device `dev` for the cgroup, bytes/s.
 fn limit(rig: &Rig, dev: usize, read: bool, bps: u64) {
     let cg = rig.cgroup.as_ref().unwrap();
@@ -176,19 +205,7 @@ fn certify_fails_with_the_file_and_offset_of_a_byte_flipped_on_the_medium() {
     // 8 MB files at 8 MB/s: a second per file, so f00000's verify read comes
     // seconds after its write has reached the journal.
     limit(&rig, 0, false, 8_000_000);
-    let profile = rig.dir().join("p.toml");
-    std::fs::write(
-        &profile,
-        certify_profile(2, 0.25, "8MB", "max_corrupt_bytes = 0"),
-    )
-    .unwrap();
-    let run = rig.dir().join("run");
-    let target = rig.target(0).display().to_string();
-    let mut a = args(&["run", "-q", "--seed", "5", "--target", &target, "--profile"]);
-    a.push(profile.clone().into());
-    a.push("--out".into());
-    a.push(run.clone().into());
-    let h = Hostd::spawn(&rig, &a);
+    let (run, h) = start_certify(&rig, 2, 0.25, 5);
     wait_for(&run, "pass1-write f00000", |j| has(j, "pass1-write", 0));
     let file = test_dir(&run).join("f00000.dat");
     let offset = 3 * 1048576 + 12345;
@@ -319,19 +336,7 @@ fn resume_after_sigkill_loses_no_verified_result() {
     };
     limit(&rig, 0, false, 16_000_000);
     limit(&rig, 0, true, 16_000_000);
-    let profile = rig.dir().join("p.toml");
-    std::fs::write(
-        &profile,
-        certify_profile(1, 0.2, "8MB", "max_corrupt_bytes = 0"),
-    )
-    .unwrap();
-    let run = rig.dir().join("run");
-    let target = rig.target(0).display().to_string();
-    let mut a = args(&["run", "-q", "--seed", "3", "--target", &target, "--profile"]);
-    a.push(profile.into());
-    a.push("--out".into());
-    a.push(run.clone().into());
-    let mut h = Hostd::spawn(&rig, &a);
+    let (run, mut h) = start_certify(&rig, 1, 0.2, 3);
     wait_for(&run, "pass1-read f00001", |j| has(j, "pass1-read", 1));
     h.kill();
     let (out, _) = h.wait();
@@ -408,19 +413,7 @@ fn disk_full_on_a_real_100mb_filesystem_stops_cleanly_and_resumes() {
         return;
     };
     limit(&rig, 0, false, 8_000_000);
-    let profile = rig.dir().join("p.toml");
-    std::fs::write(
-        &profile,
-        certify_profile(1, 0.5, "8MB", "max_corrupt_bytes = 0"),
-    )
-    .unwrap();
-    let run = rig.dir().join("run");
-    let target = rig.target(0).display().to_string();
-    let mut a = args(&["run", "-q", "--seed", "4", "--target", &target, "--profile"]);
-    a.push(profile.into());
-    a.push("--out".into());
-    a.push(run.clone().into());
-    let h = Hostd::spawn(&rig, &a);
+    let (run, h) = start_certify(&rig, 1, 0.5, 4);
     wait_for(&run, "pass1-write f00000", |j| has(j, "pass1-write", 0));
     // Another writer takes every free block while hostd is writing.
     let filler = fill_up(rig.target(0));
@@ -455,19 +448,7 @@ fn a_target_unmounted_mid_run_stops_the_run_with_a_clear_error() {
         return;
     };
     limit(&rig, 0, false, 8_000_000);
-    let profile = rig.dir().join("p.toml");
-    std::fs::write(
-        &profile,
-        certify_profile(1, 0.15, "8MB", "max_corrupt_bytes = 0"),
-    )
-    .unwrap();
-    let run = rig.dir().join("run");
-    let target = rig.target(0).display().to_string();
-    let mut a = args(&["run", "-q", "--seed", "6", "--target", &target, "--profile"]);
-    a.push(profile.into());
-    a.push("--out".into());
-    a.push(run.clone().into());
-    let h = Hostd::spawn(&rig, &a);
+    let (run, h) = start_certify(&rig, 1, 0.15, 6);
     wait_for(&run, "pass1-write f00000", |j| has(j, "pass1-write", 0));
     let um = Command::new("umount")
         .arg("-l")
@@ -592,19 +573,7 @@ fn resume_on_another_device_at_the_same_path_is_refused() {
         return;
     };
     limit(&rig, 0, false, 8_000_000);
-    let profile = rig.dir().join("p.toml");
-    std::fs::write(
-        &profile,
-        certify_profile(1, 0.3, "8MB", "max_corrupt_bytes = 0"),
-    )
-    .unwrap();
-    let run = rig.dir().join("run");
-    let target = rig.target(0).display().to_string();
-    let mut a = args(&["run", "-q", "--seed", "8", "--target", &target, "--profile"]);
-    a.push(profile.into());
-    a.push("--out".into());
-    a.push(run.clone().into());
-    let mut h = Hostd::spawn(&rig, &a);
+    let (run, mut h) = start_certify(&rig, 1, 0.3, 8);
     wait_for(&run, "pass1-write f00000", |j| has(j, "pass1-write", 0));
     h.kill();
     h.wait();
