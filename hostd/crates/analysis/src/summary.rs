@@ -8,10 +8,40 @@ use std::fmt::Write;
 /// (a slow device's 24 → 12 MB/s would otherwise read "0.02 → 0.01 GB/s"). The terminal
 /// summary and the report both write rates with it.
 pub fn rate(bps: f64) -> String {
-    if bps.abs() >= 1e8 {
-        format!("{:.2} GB/s", bps / 1e9)
-    } else {
-        format!("{:.1} MB/s", bps / 1e6)
+    let u = RateUnit::of(bps);
+    format!("{} {}", u.num(bps), u.name)
+}
+
+/// The unit [`rate`] writes a rate in, for a table or an interval that shares one unit.
+#[derive(Debug, Clone, Copy)]
+pub struct RateUnit {
+    /// "GB/s" or "MB/s".
+    pub name: &'static str,
+    per: f64,
+    decimals: usize,
+}
+
+impl RateUnit {
+    /// GB/s from 0.1 GB/s up, MB/s below.
+    pub fn of(bps: f64) -> RateUnit {
+        if bps.abs() >= 1e8 {
+            RateUnit {
+                name: "GB/s",
+                per: 1e9,
+                decimals: 2,
+            }
+        } else {
+            RateUnit {
+                name: "MB/s",
+                per: 1e6,
+                decimals: 1,
+            }
+        }
+    }
+
+    /// `bps` in this unit, without the unit's name.
+    pub fn num(self, bps: f64) -> String {
+        format!("{:.*}", self.decimals, bps / self.per)
     }
 }
 

@@ -14,7 +14,7 @@ pub use component::AnalysisComponent;
 
 use anyhow::Context;
 use hostd_analysis::stats::MinMeanMax;
-use hostd_analysis::summary::rate;
+use hostd_analysis::summary::{rate, RateUnit};
 use hostd_analysis::{Analysis, Options, RunData};
 use std::fmt::Write;
 use std::path::Path;
@@ -705,37 +705,6 @@ fn chart_histogram(run: &RunData, views: &[SeriesView]) -> String {
         c.legend(&v.label, v.color);
     }
     c.finish("per-file throughput, GB/s", "files")
-}
-
-/// The unit a rate is shown in: GB/s from 0.1 GB/s up, MB/s below (as
-/// `hostd_analysis::summary::rate` chooses it for one value).
-#[derive(Clone, Copy)]
-struct RateUnit {
-    name: &'static str,
-    per: f64,
-    decimals: usize,
-}
-
-impl RateUnit {
-    fn of(bps: f64) -> RateUnit {
-        if bps.abs() >= 1e8 {
-            RateUnit {
-                name: "GB/s",
-                per: 1e9,
-                decimals: 2,
-            }
-        } else {
-            RateUnit {
-                name: "MB/s",
-                per: 1e6,
-                decimals: 1,
-            }
-        }
-    }
-
-    fn num(self, bps: f64) -> String {
-        format!("{:.*}", self.decimals, bps / self.per)
-    }
 }
 
 fn stats_table(a: &Analysis, targets: &Targets, probed: Option<&str>) -> String {
