@@ -17,9 +17,9 @@
 # --latency off, to show what the timing costs.
 # Prints throughput ratios hostd/fio and CPU seconds per 10^9 bytes for both
 # (hostd: getrusage around the job; fio: usr_cpu+sys_cpu of its JSON times the
-# job runtime), and latency percentiles side by side: hostd's (submission to
-# completion, HdrHistogram, 3 significant digits) and fio's clat (its
-# submission to completion; fio's bins hold ~1.6 %), each the median over the
+# job runtime), and latency percentiles side by side: hostd's (issue to
+# completion, HdrHistogram, 3 significant digits) and fio's clat (the same
+# span; fio's bins hold ~1.6 %) and lat, each the median over the
 # rounds. Best of ROUNDS rounds for rate and CPU (highest rate, lowest CPU);
 # every runner of a job runs in each round, in an order rotated from round to
 # round. hostd runs twice per round: the fio figure is the best of its two
@@ -258,9 +258,9 @@ print("spread = (slowest - fastest) / fastest of the reference fio engine's runs
       "disk itself varied; a ratio inside it cannot tell the engines apart. median = median of\n"
       "hostd's runs / median of both fio engines' runs, less swayed by one lucky run than the\n"
       "best-of ratio the target uses (BENCH_IO_VERBOSE=1 prints every run)")
-print("-- latency in µs, median over the rounds: hostd (its timer starts before the submitting\n"
-      "   system call) and fio's clat (from after fio's submit returned) and lat (slat + clat,\n"
-      "   from fio's own start of the I/O: the like-for-like figure) of the reference engine")
+print("-- latency in µs, median over the rounds: hostd and fio's clat (both from the I/O's\n"
+      "   issue, when its submitting call had returned, to its completion), and fio's lat\n"
+      "   (slat + clat: the time the application waited) of the reference engine")
 cols = ["p50", "p90", "p99", "p99.9", "p99.99", "max"]
 print(f"{'section':<8} {'job':<17} {'who':<16} " + " ".join(f"{c:>9}" for c in cols))
 for section, name, fe, hl, fl, ft in lat_rows:

@@ -65,7 +65,7 @@ impl IoEngine for FaultyEngine {
         }
         self.inner.queue(req)
     }
-    fn begin_job(&mut self, fd: RawFd, bufs: &[(*mut u8, usize)]) {
+    fn begin_job(&mut self, fd: RawFd, bufs: &[(*mut u8, usize)]) -> io::Result<()> {
         self.inner.begin_job(fd, bufs)
     }
     fn end_job(&mut self) {
@@ -74,9 +74,8 @@ impl IoEngine for FaultyEngine {
     fn commit(&mut self) -> io::Result<()> {
         self.inner.commit()
     }
-    fn commit_and_reap(&mut self, min: usize, out: &mut Vec<IoCompletion>) -> io::Result<()> {
-        self.inner.commit()?;
-        self.reap(min, out)
+    fn unsubmitted(&self) -> usize {
+        self.inner.unsubmitted()
     }
     fn reap(&mut self, min: usize, out: &mut Vec<IoCompletion>) -> io::Result<()> {
         let start = out.len();

@@ -61,16 +61,17 @@ pub trait IoEngine: Send {
     /// (slot `i` owns `bufs[i]`, which stays allocated until [`IoEngine::end_job`]).
     /// Engines that can pre-register them with the kernel do, so that no
     /// I/O has to look up the file or pin the buffer's pages again.
-    fn begin_job(&mut self, _fd: RawFd, _bufs: &[(*mut u8, usize)]) {}
+    fn begin_job(&mut self, _fd: RawFd, _bufs: &[(*mut u8, usize)]) -> io::Result<()> {
+        Ok(())
+    }
     /// Called after a job's last completion has been reaped: undoes
     /// [`IoEngine::begin_job`]. Not called after an engine failure; the
     /// engine is then dropped instead.
     fn end_job(&mut self) {}
-    /// `commit` then `reap`; engines that can do both in one system call do.
-    fn commit_and_reap(&mut self, min: usize, out: &mut Vec<IoCompletion>) -> io::Result<()> {
-        self.commit()?;
-        self.reap(min, out)
-    }
+    /// How many of the requests queued so far the engine has not yet handed
+    /// to the kernel or its workers (the newest ones): the job loop stamps an
+    /// I/O's issue time when it leaves this count.
+    fn unsubmitted(&self) -> usize;
 }
 
 /// Which engine to use.

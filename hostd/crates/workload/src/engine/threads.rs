@@ -117,6 +117,10 @@ impl IoEngine for Threads {
         Ok(())
     }
 
+    fn unsubmitted(&self) -> usize {
+        self.pending.len()
+    }
+
     fn reap(&mut self, min: usize, out: &mut Vec<IoCompletion>) -> io::Result<()> {
         let mut got = 0;
         while got < min {

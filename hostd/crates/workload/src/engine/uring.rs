@@ -10,23 +10,34 @@
 //!   queued (fio's default `iodepth_batch_submit=1`): the device starts on
 //!   the first while the next are prepared. Submitting a refill of 64 in one
 //!   call made the first wait for the last and cost 8–10 % of RND4K QD64
-//!   IOPS on a virtio disk. The last one queued goes in with the wait for
-//!   completions ([`IoEngine::commit_and_reap`]): at QD1 every I/O costs one
-//!   `io_uring_enter`, not two.
-//! - `IORING_SETUP_COOP_TASKRUN` (Linux 5.19+): completions are handled
-//!   when the job loop enters the kernel anyway, not by interrupting it.
-//!   (`SINGLE_ISSUER | DEFER_TASKRUN` would tie the ring to the thread that
-//!   created it, and backends create engines before their target thread
-//!   runs.)
+//!   IOPS on a virtio disk. The last one queued goes in with
+//!   [`IoEngine::commit`], and the job loop then waits in [`IoEngine::reap`]:
+//!   two `io_uring_enter` per I/O at QD1, as fio makes, so that the time
+//!   between the two is the I/O's completion latency (fio's `clat`).
+//! - `IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN` (Linux 6.1+,
+//!   as fio 3.33+ sets them): a completion is not delivered by interrupting
+//!   the job thread (task work and a wake-up per I/O); it waits in the ring's
+//!   own list until the thread next waits in `io_uring_enter`, which runs it
+//!   in place (docs/benchmarks.md has what it changed). Such a ring belongs to one
+//!   thread, and backends create engines before their target thread runs:
+//!   the ring is created disabled (`IORING_SETUP_R_DISABLED`) and enabled by
+//!   the first [`IoEngine::begin_job`], on the thread that runs the job; a
+//!   job on another thread later gets a fresh ring. Older kernels get a
+//!   `COOP_TASKRUN` ring, or a plain one.
 
 use super::{IoCompletion, IoEngine, IoRequest};
 use io_uring::{opcode, types, IoUring};
 use std::io;
 use std::os::unix::io::RawFd;
+use std::thread::{self, ThreadId};
 
 /// io_uring engine.
 pub struct Uring {
     ring: IoUring,
+    /// Entries the ring was built with.
+    entries: u32,
+    /// Who may submit to the ring.
+    issuer: Issuer,
     queued: usize,
     /// Whether the ring has a (one-entry) file table.
     file_table: bool,
@@ -40,18 +51,46 @@ impl Uring {
     /// Creates a ring with room for `queue_depth` requests.
     pub fn new(queue_depth: usize) -> io::Result<Uring> {
         let entries = queue_depth.max(1).next_power_of_two() as u32;
-        // Older kernels refuse COOP_TASKRUN; then a plain ring.
-        let ring = IoUring::builder()
-            .setup_coop_taskrun()
-            .build(entries)
-            .or_else(|_| IoUring::new(entries))?;
+        let (ring, issuer) = build_ring(entries)?;
         Ok(Uring {
             ring,
+            entries,
+            issuer,
             queued: 0,
             file_table: false,
             file: None,
             bufs: Vec::new(),
         })
+    }
+
+    /// Makes the ring usable from the calling thread (between jobs: nothing is
+    /// queued or in flight): enables a single-issuer ring on its first job, and
+    /// replaces it with a fresh one when a job runs on another thread.
+    fn claim_for_this_thread(&mut self) -> io::Result<()> {
+        let me = thread::current().id();
+        match self.issuer {
+            Issuer::Any => return Ok(()),
+            Issuer::Thread(t) if t == me => return Ok(()),
+            Issuer::Thread(_) => {
+                let (ring, issuer) = build_ring(self.entries)?;
+                self.ring = ring;
+                self.issuer = issuer;
+                self.file_table = false;
+                self.file = None;
+                self.bufs.clear();
+            }
+            Issuer::Disabled => {}
+        }
+        if self.ring.submitter().register_enable_rings().is_ok() {
+            self.issuer = Issuer::Thread(me);
+        } else {
+            // Cannot happen on a kernel that built the ring; stay usable anyway.
+            self.ring = IoUring::builder()
+                .setup_coop_taskrun()
+                .build(self.entries)?;
+            self.issuer = Issuer::Any;
+        }
+        Ok(())
     }
 
     /// The registered buffer holding `[buf, buf + len)`, if it is `slot`'s.
@@ -67,7 +106,8 @@ impl IoEngine for Uring {
         "io_uring"
     }
 
-    fn begin_job(&mut self, fd: RawFd, bufs: &[(*mut u8, usize)]) {
+    fn begin_job(&mut self, fd: RawFd, bufs: &[(*mut u8, usize)]) -> io::Result<()> {
+        self.claim_for_this_thread()?;
         let sub = self.ring.submitter();
         let registered = if self.file_table {
             sub.register_files_update(0, &[fd]).is_ok()
@@ -95,6 +135,7 @@ impl IoEngine for Uring {
             }
             n /= 2;
         }
+        Ok(())
     }
 
     fn end_job(&mut self) {
@@ -150,7 +191,7 @@ impl IoEngine for Uring {
         self.queued += 1;
         if self.queued > 1 {
             // Everything but the newest goes to the kernel now; the newest
-            // waits for the next queue or for commit_and_reap.
+            // waits for the next queue or for commit.
             let older = (self.queued - 1) as u32;
             // SAFETY: a plain io_uring_enter(to_submit) on our own ring; the
             // entries were synced to the ring when the push above returned.
@@ -166,29 +207,27 @@ impl IoEngine for Uring {
 
     fn commit(&mut self) -> io::Result<()> {
         if self.queued > 0 {
-            self.ring.submit()?;
-            self.queued = 0;
+            // GETEVENTS with nothing to wait for: on a DEFER_TASKRUN ring it
+            // also posts completions already made (an I/O finished inline),
+            // so that reap finds them without entering the kernel again.
+            let flags = match self.issuer {
+                Issuer::Any => 0,
+                _ => GETEVENTS,
+            };
+            // SAFETY: io_uring_enter(to_submit) on our own ring; the entries
+            // were synced to the ring when they were pushed.
+            let sent = unsafe {
+                self.ring
+                    .submitter()
+                    .enter::<libc::sigset_t>(self.queued as u32, 0, flags, None)?
+            };
+            self.queued -= sent.min(self.queued);
         }
         Ok(())
     }
 
-    fn commit_and_reap(&mut self, min: usize, out: &mut Vec<IoCompletion>) -> io::Result<()> {
-        // One io_uring_enter: submit what is queued and wait for `min`
-        // completions (unless enough are already there).
-        let ready = self.ring.completion().len();
-        if ready < min {
-            loop {
-                match self.ring.submit_and_wait(min - ready) {
-                    Ok(_) => break,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) => return Err(e),
-                }
-            }
-            self.queued = 0;
-        } else {
-            self.commit()?;
-        }
-        self.reap(min, out)
+    fn unsubmitted(&self) -> usize {
+        self.queued
     }
 
     fn reap(&mut self, min: usize, out: &mut Vec<IoCompletion>) -> io::Result<()> {
@@ -216,6 +255,94 @@ impl IoEngine for Uring {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
+        }
+    }
+}
+
+/// `IORING_ENTER_GETEVENTS` (the io-uring crate keeps its constants private).
+const GETEVENTS: u32 = 1;
+
+/// Who may submit to a ring.
+#[derive(Debug, Clone, Copy)]
+enum Issuer {
+    /// A plain ring: any thread.
+    Any,
+    /// A single-issuer ring not yet enabled: the first job's thread will own it.
+    Disabled,
+    /// A single-issuer ring owned by this thread.
+    Thread(ThreadId),
+}
+
+/// Builds the best ring the kernel offers for `entries` requests.
+fn build_ring(entries: u32) -> io::Result<(IoUring, Issuer)> {
+    if let Ok(ring) = IoUring::builder()
+        .setup_coop_taskrun()
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .setup_r_disabled()
+        .build(entries)
+    {
+        return Ok((ring, Issuer::Disabled));
+    }
+    // Older kernels refuse DEFER_TASKRUN (6.1) or COOP_TASKRUN (5.19).
+    let ring = IoUring::builder()
+        .setup_coop_taskrun()
+        .build(entries)
+        .or_else(|_| IoUring::new(entries))?;
+    Ok((ring, Issuer::Any))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::io::AsRawFd;
+
+    /// Reads `f`'s first 4 KiB through `ring` as one job: begin, queue,
+    /// commit, reap, end.
+    fn read_once(ring: &mut Uring, f: &std::fs::File) -> io::Result<Vec<u8>> {
+        let mut buf = vec![0u8; 4096];
+        ring.begin_job(f.as_raw_fd(), &[(buf.as_mut_ptr(), buf.len())])?;
+        ring.queue(IoRequest {
+            slot: 0,
+            fd: f.as_raw_fd(),
+            offset: 0,
+            buf: buf.as_mut_ptr(),
+            len: buf.len(),
+            write: false,
+        })?;
+        assert_eq!(ring.unsubmitted(), 1, "queue alone submits nothing at QD1");
+        ring.commit()?;
+        assert_eq!(ring.unsubmitted(), 0);
+        let mut out = Vec::new();
+        ring.reap(1, &mut out)?;
+        ring.end_job();
+        assert_eq!(out.len(), 1);
+        assert_eq!(*out[0].result.as_ref().unwrap(), 4096);
+        Ok(buf)
+    }
+
+    #[test]
+    fn a_ring_made_on_one_thread_serves_jobs_on_others() {
+        // Backends make engines on the main thread and run jobs on a target
+        // thread; a single-issuer ring then belongs to the first job's thread,
+        // and a job on yet another thread must still work.
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("f");
+        let data: Vec<u8> = (0..8192u32).map(|i| (i * 7) as u8).collect();
+        std::fs::write(&p, &data).unwrap();
+        let f = std::fs::File::open(&p).unwrap();
+        let mut ring = Uring::new(1).unwrap();
+        for _ in 0..2 {
+            let r = thread::scope(|s| {
+                s.spawn(|| {
+                    read_once(&mut ring, &f)?;
+                    // The same thread again: the ring stays its own.
+                    read_once(&mut ring, &f)
+                })
+                .join()
+                .unwrap()
+            });
+            assert_eq!(r.unwrap(), data[..4096]);
         }
     }
 }
