@@ -116,6 +116,13 @@ impl TargetPlan {
             .map(|s| s.job.bytes)
             .sum()
     }
+    /// What ends this target's work (the live view's bar and ETA).
+    pub fn goal(&self) -> crate::runner::Goal {
+        match &self.program {
+            Some(p) => p.goal(),
+            None => crate::runner::Goal::Bytes(self.bytes_moved()),
+        }
+    }
     /// Bytes moved by measured steps.
     pub fn measured_bytes(&self) -> u64 {
         self.measured.iter().map(|s| s.job.bytes).sum()

@@ -17,13 +17,37 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+/// What ends a target's work: how far along it is and when it will end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Goal {
+    /// A fixed plan: this many bytes.
+    Bytes(u64),
+    /// An adaptive program that runs for about this long from its first
+    /// phase (a duration run; a paced sweep, which may also end sooner).
+    Time {
+        /// How long.
+        run: Duration,
+        /// It may end before (a sweep stops at its first missed step).
+        at_most: bool,
+    },
+    /// An adaptive program whose end depends on what it measures (cache
+    /// recovery: each burst lasts until the drive slows).
+    Open,
+}
+
+impl Default for Goal {
+    fn default() -> Goal {
+        Goal::Bytes(0)
+    }
+}
+
 /// Live counters of one target (read by the live view and the sampler).
 #[derive(Debug, Default)]
 pub struct TargetProgress {
     /// Bytes completed so far (all phases).
     pub bytes: AtomicU64,
-    /// Bytes the plan will move in total.
-    pub total: u64,
+    /// What ends the target's work.
+    pub goal: Goal,
     /// Current phase name.
     pub phase: Mutex<String>,
     /// Set when the target has finished (or failed).
@@ -163,7 +187,7 @@ pub fn progress_for(plan: &Plan) -> Vec<Arc<TargetProgress>> {
         .iter()
         .map(|t| {
             Arc::new(TargetProgress {
-                total: t.bytes_moved(),
+                goal: t.goal(),
                 ..Default::default()
             })
         })

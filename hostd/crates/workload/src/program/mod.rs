@@ -143,6 +143,22 @@ impl ProgramSpec {
         }
     }
 
+    /// What ends the program (a static plan's byte total means nothing here).
+    pub fn goal(&self) -> crate::runner::Goal {
+        use crate::runner::Goal;
+        match self {
+            ProgramSpec::Duration(s) => Goal::Time {
+                run: s.duration,
+                at_most: false,
+            },
+            ProgramSpec::PacedSweep(s) => Goal::Time {
+                run: s.step_time * (1 + s.percents.len() as u32),
+                at_most: true,
+            },
+            ProgramSpec::CacheRecovery(_) => Goal::Open,
+        }
+    }
+
     /// The most each of its files takes (index = file number): the free-space check.
     pub fn file_sizes(&self) -> Vec<u64> {
         match self {

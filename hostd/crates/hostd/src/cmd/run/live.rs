@@ -6,12 +6,15 @@
 //! its whole-run mean. Everything the run prints while the bars are up (the
 //! header, warnings) goes through the view, so no frame is drawn twice; log lines for
 //! stderr suspend the bars (`crate::logging`).
+//! An adaptive program's bar follows its clock instead (a duration run; a
+//! paced sweep, "ETA ≤" as it may stop sooner), and a cache-recovery run,
+//! whose end depends on the drive, shows bytes and elapsed time but no ETA.
 //! Hidden when stdout is not a terminal or with `--quiet`.
 
 use hostd_workload::events::{RunEvent, RunObserver};
-use hostd_workload::runner::TargetProgress;
+use hostd_workload::runner::{Goal, TargetProgress};
 use hostd_workload::Plan;
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{HumanBytes, MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::VecDeque;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -83,8 +86,13 @@ fn bar_message(p: &TargetProgress, track: &Track, now: Instant, finished: bool) 
         };
     }
     if done {
+        // A time bar does not show the bytes; the others do.
+        let moved = match p.goal {
+            Goal::Time { .. } => format!("{:>10} moved  ", HumanBytes(bytes).to_string()),
+            _ => String::new(),
+        };
         return format!(
-            "{:<10} in {:.1} s  mean {:>6.0} MB/s",
+            "{:<10} {moved}in {:.1} s  mean {:>6.0} MB/s",
             "done",
             p.active_seconds(),
             mean_rate(p, bytes) / 1e6
@@ -93,17 +101,70 @@ fn bar_message(p: &TargetProgress, track: &Track, now: Instant, finished: bool) 
     if bytes == 0 {
         return format!("{phase:<10} first file under way");
     }
-    let recent = track.rate_since(now, 30);
-    let eta = if recent > 0.0 {
-        format_eta(p.total.saturating_sub(bytes) as f64 / recent)
-    } else {
-        "--:--:--".into()
-    };
-    format!(
-        "{phase:<10} now {:>6.0} MB/s  mean {:>6.0} MB/s  ETA {eta}",
+    let rates = format!(
+        "now {:>6.0} MB/s  mean {:>6.0} MB/s",
         track.rate_since(now, 2) / 1e6,
         mean_rate(p, bytes) / 1e6
-    )
+    );
+    let elapsed = p
+        .started
+        .get()
+        .map_or(Duration::ZERO, |t| now.saturating_duration_since(*t));
+    match p.goal {
+        Goal::Bytes(total) => {
+            let recent = track.rate_since(now, 30);
+            let eta = if recent > 0.0 {
+                format_eta(total.saturating_sub(bytes) as f64 / recent)
+            } else {
+                "--:--:--".into()
+            };
+            format!("{phase:<10} {rates}  ETA {eta}")
+        }
+        Goal::Time { run, at_most } => format!(
+            "{phase:<10} {:>10} moved  {rates}  ETA {}{}",
+            HumanBytes(bytes).to_string(),
+            if at_most { "≤ " } else { "" },
+            format_eta(run.saturating_sub(elapsed).as_secs_f64())
+        ),
+        Goal::Open => format!(
+            "{phase:<10} {rates}  {} elapsed, ends when it has measured enough",
+            format_eta(elapsed.as_secs_f64())
+        ),
+    }
+}
+
+/// Where the bar stands: bytes of a byte goal, milliseconds of a time goal.
+fn bar_position(p: &TargetProgress, now: Instant) -> u64 {
+    let bytes = p.bytes.load(Ordering::Relaxed);
+    match p.goal {
+        Goal::Bytes(total) => bytes.min(total),
+        Goal::Time { run, .. } => {
+            let elapsed = p
+                .started
+                .get()
+                .map_or(Duration::ZERO, |t| now.saturating_duration_since(*t));
+            let end = p.ended.get().map(|_| run);
+            end.unwrap_or(elapsed).min(run).as_millis() as u64
+        }
+        Goal::Open => bytes,
+    }
+}
+
+/// The bar's look: bytes of total for a byte goal, a time bar for a time
+/// goal, bytes alone (no bar) for an open one.
+fn bar_style(goal: Goal) -> ProgressStyle {
+    let template = match goal {
+        Goal::Bytes(_) => {
+            format!(
+                "{{prefix:<{LABEL_WIDTH}}} {{bar:30}} {{bytes:>10}}/{{total_bytes:<10}} {{msg}}"
+            )
+        }
+        Goal::Time { .. } => format!("{{prefix:<{LABEL_WIDTH}}} {{bar:30}} {{msg}}"),
+        Goal::Open => format!("{{prefix:<{LABEL_WIDTH}}} {{bytes:>10}} moved  {{msg}}"),
+    };
+    ProgressStyle::with_template(&template)
+        .expect("valid template")
+        .progress_chars("=> ")
 }
 
 /// The last `n` characters of `label` (the end of a path says most).
@@ -172,18 +233,17 @@ impl LiveView {
         // Before any bar exists: a line printed beside drawn bars would be
         // overdrawn and the first frame repeated.
         let _ = multi.println(header);
-        let style = ProgressStyle::with_template(&format!(
-            "{{prefix:<{LABEL_WIDTH}}} {{bar:30}} {{bytes:>10}}/{{total_bytes:<10}} {{msg}}"
-        ))
-        .expect("valid template")
-        .progress_chars("=> ");
         let bars: Vec<ProgressBar> = labels
             .iter()
             .zip(progress)
             .map(|(label, p)| {
                 let b = ProgressBar::hidden();
-                b.set_length(p.total);
-                b.set_style(style.clone());
+                match p.goal {
+                    Goal::Bytes(total) => b.set_length(total),
+                    Goal::Time { run, .. } => b.set_length(run.as_millis() as u64),
+                    Goal::Open => {}
+                }
+                b.set_style(bar_style(p.goal));
                 b.set_prefix(label_tail(label, LABEL_WIDTH));
                 b.set_message("waiting to start");
                 multi.add(b)
@@ -201,9 +261,8 @@ impl LiveView {
                 while !stop.load(Ordering::Relaxed) {
                     let now = Instant::now();
                     for ((bar, p), track) in bars.iter().zip(&progress).zip(&mut tracks) {
-                        let bytes = p.bytes.load(Ordering::Relaxed);
-                        track.observe(now, bytes);
-                        bar.set_position(bytes.min(p.total));
+                        track.observe(now, p.bytes.load(Ordering::Relaxed));
+                        bar.set_position(bar_position(p, now));
                         bar.set_message(bar_message(p, track, now, false));
                     }
                     std::thread::sleep(TICK);
@@ -240,8 +299,7 @@ impl LiveView {
         };
         let now = Instant::now();
         for ((bar, p), track) in self.bars.iter().zip(&self.progress).zip(&tracks) {
-            let bytes = p.bytes.load(Ordering::Relaxed);
-            bar.set_position(bytes.min(p.total));
+            bar.set_position(bar_position(p, now));
             bar.finish_with_message(bar_message(p, track, now, true));
         }
         if let Some(bar) = &self.status {
@@ -297,7 +355,7 @@ mod tests {
 
     fn progress(total: u64) -> Arc<TargetProgress> {
         Arc::new(TargetProgress {
-            total,
+            goal: Goal::Bytes(total),
             ..Default::default()
         })
     }
@@ -428,5 +486,55 @@ mod tests {
         let t = label_tail("/var/tmp/throttlescope-demo.AbC123/target", 20);
         assert_eq!(t.chars().count(), 20);
         assert!(t.starts_with('…') && t.ends_with("AbC123/target"), "{t}");
+    }
+
+    /// A target that started `secs` ago with `bytes` moved.
+    fn started(goal: Goal, secs: u64, bytes: u64) -> (TargetProgress, Track, Instant) {
+        let p = TargetProgress {
+            goal,
+            ..Default::default()
+        };
+        let now = Instant::now();
+        let t0 = now - Duration::from_secs(secs);
+        p.started.set(t0).unwrap();
+        *p.phase.lock().unwrap() = "cycle3".into();
+        p.bytes.store(bytes, Ordering::Relaxed);
+        let mut track = Track::default();
+        track.observe(t0, 0);
+        track.observe(now, bytes);
+        (p, track, now)
+    }
+
+    #[test]
+    fn a_duration_run_counts_down_its_time_not_a_byte_total() {
+        // 8 h asked, 2 h gone: 6 h left whatever the rate, and the bar a quarter full.
+        let goal = Goal::Time {
+            run: Duration::from_secs(8 * 3600),
+            at_most: false,
+        };
+        let (p, track, now) = started(goal, 2 * 3600, 3_000_000_000_000);
+        let m = bar_message(&p, &track, now, false);
+        assert!(m.contains("ETA 06:00:00"), "{m}");
+        assert!(m.contains("2.73 TiB moved"), "{m}");
+        assert_eq!(bar_position(&p, now), 2 * 3600 * 1000);
+        let sweep = Goal::Time {
+            run: Duration::from_secs(50),
+            at_most: true,
+        };
+        let (p, track, now) = started(sweep, 20, 1_000_000_000);
+        let m = bar_message(&p, &track, now, false);
+        assert!(m.contains("ETA ≤ 00:00:30"), "{m}");
+        p.mark_done();
+        let m = bar_message(&p, &track, now, true);
+        assert!(m.contains("953.67 MiB moved  in "), "{m}");
+    }
+
+    #[test]
+    fn a_cache_recovery_run_has_no_eta_and_no_byte_total() {
+        let (p, track, now) = started(Goal::Open, 75, 40_000_000_000);
+        let m = bar_message(&p, &track, now, false);
+        assert!(!m.contains("ETA"), "its end depends on the drive: {m}");
+        assert!(m.contains("00:01:15 elapsed"), "{m}");
+        assert_eq!(bar_position(&p, now), 40_000_000_000);
     }
 }
