@@ -24,6 +24,7 @@ pub mod fsinfo;
 pub mod jobloop;
 pub mod latency;
 pub mod link;
+pub mod link_macos;
 pub mod plan;
 pub mod profile;
 mod profile_programs;

@@ -3,8 +3,11 @@
 //! descriptor's supported speeds, the upstream hub's speed) or to the PCIe function
 //! (negotiated and maximum link speed and width), and the Thunderbolt devices present. A
 //! USB drive running slower than it supports gets a warning. Nothing is invented: a path
-//! without USB or PCIe ancestors says so.
+//! without USB or PCIe ancestors says so. On macOS `system_profiler` answers instead
+//! ([`crate::link_macos`]).
 
+#[cfg(target_os = "macos")]
+pub use crate::link_macos::link_for_path;
 pub use hostd_records::link::{LinkInfo, PcieLink, ThunderboltDevice, UsbLink};
 use std::path::{Path, PathBuf};
 
@@ -310,7 +313,8 @@ fn gts(s: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
-fn usb_text(u: &UsbLink) -> String {
+/// One line for a USB link (the summary's `text`).
+pub(crate) fn usb_text(u: &UsbLink) -> String {
     let name = [u.manufacturer.as_deref(), u.product.as_deref()]
         .into_iter()
         .flatten()
@@ -403,6 +407,7 @@ fn pcie_text(name: &str, p: &PcieLink, tb: &[ThunderboltDevice]) -> String {
 }
 
 /// The link of the block device holding `path` (its `st_dev`), from the real /sys.
+#[cfg(not(target_os = "macos"))]
 pub fn link_for_path(path: &Path) -> LinkInfo {
     use std::os::unix::fs::MetadataExt as _;
     let Ok(meta) = std::fs::metadata(path) else {
