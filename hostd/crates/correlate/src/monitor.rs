@@ -127,8 +127,13 @@ pub fn run_monitor(
         alignment_uncertainty_ns: alignment_uncertainty_ns(&report),
         link: report,
     };
-    if let Some(p) = manifest.extra.get_mut("probe") {
+    if let Some(p) = manifest
+        .extra
+        .get_mut(hostd_records::manifest::extra::PROBE)
+    {
         p["final"] = final_manifest_section(&summary.link);
+        // The probe tag `hostd import` gives this session's points, as the live stream did.
+        p["probe_id"] = json!(summary.link.identity.as_ref().map(|i| &i.probe_id));
     }
     manifest.extra["monitor"]["end_ns"] = json!(end_ns);
     hostd_records::manifest::write(dir, &manifest)?;
