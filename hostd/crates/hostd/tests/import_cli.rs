@@ -42,7 +42,7 @@ fn import_takes_a_scenario_gen_run_directory() {
         manifest.start_ns < hostd_scenario::BASE_UNIX_NS as u64,
         "{manifest:?}"
     );
-    assert_eq!(manifest.probe_target(), Some(sc.probe_target.as_str()));
+    assert_eq!(manifest.probe_target(), Some(sc.probe_target.clone()));
 
     let out = import(&dir, &server);
     let text = format!(

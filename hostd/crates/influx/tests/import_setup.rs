@@ -5,6 +5,7 @@ mod common;
 
 use hostd_influx::testing::InfluxServer;
 use hostd_influx::{admin, import, Token};
+use hostd_records::manifest::extra;
 use hostd_records::{DirectIo, Manifest, TargetInfo};
 use hostd_store::{RecordSink, RunDirSink};
 use hostd_workload::events::{FileRecord, IntervalRecord};
@@ -113,9 +114,14 @@ fn manifest(t0: u64) -> Manifest {
     m.profile = serde_json::json!({"name": "quick", "kind": "files"});
     m.seed = 7;
     m.probe_target = Some("t0".into());
-    m.extra.insert(
-        "probe".into(),
-        serde_json::json!({"probe_id": "P1", "target": "t0", "source": "sim"}),
+    m.set_section(
+        extra::PROBE,
+        &extra::ProbeSection {
+            source: "sim".into(),
+            target: Some("t0".into()),
+            probe_id: Some("P1".into()),
+            ..Default::default()
+        },
     );
     m
 }

@@ -155,15 +155,16 @@ impl Manifest {
     }
 
     /// The target the probe measured: `probe_target`, else the probe section's `target`.
-    pub fn probe_target(&self) -> Option<&str> {
+    pub fn probe_target(&self) -> Option<String> {
         self.probe_target
-            .as_deref()
-            .or_else(|| self.section_str(extra::PROBE, "target"))
+            .clone()
+            .or_else(|| self.probe_section()?.target)
+            .filter(|t| !t.is_empty())
     }
 
     /// The probe's id (the probe section's `probe_id`, from its DeviceInfo), when known.
-    pub fn probe_id(&self) -> Option<&str> {
-        self.section_str(extra::PROBE, "probe_id")
+    pub fn probe_id(&self) -> Option<String> {
+        self.probe_section()?.probe_id.filter(|id| !id.is_empty())
     }
 
     /// The profile's name (`profile.name`), when the run had a profile.
@@ -174,9 +175,13 @@ impl Manifest {
             .filter(|n| !n.is_empty())
     }
 
-    /// The scenario's name (the scenario section's `name`) of a `scenario-gen` run.
-    pub fn scenario_name(&self) -> Option<&str> {
-        self.section_str(extra::SCENARIO, "name")
+    /// The scenario's name of a `scenario-gen` run.
+    pub fn scenario_name(&self) -> Option<String> {
+        Some(
+            self.section::<extra::ScenarioSection>(extra::SCENARIO)?
+                .name,
+        )
+        .filter(|n| !n.is_empty())
     }
 
     /// True for a `hostd monitor` session (it has a monitor section), not a benchmark run.
@@ -184,24 +189,96 @@ impl Manifest {
         self.extra.contains_key(extra::MONITOR)
     }
 
-    /// A non-empty string `key` of the component section `section`.
-    fn section_str(&self, section: &str, key: &str) -> Option<&str> {
-        self.extra
-            .get(section)
-            .and_then(|p| p.get(key))
-            .and_then(|t| t.as_str())
-            .filter(|t| !t.is_empty())
+    /// The probe's section, when there was a probe (and the section has its shape).
+    pub fn probe_section(&self) -> Option<extra::ProbeSection> {
+        self.section(extra::PROBE)
+    }
+
+    /// Sets the component section `name` (one of [`extra`]'s types).
+    pub fn set_section(&mut self, name: &str, section: &impl Serialize) {
+        self.extra.insert(name.to_string(), extra::value(section));
+    }
+
+    /// The component section `name` read as `T`; `None` when absent or of another shape.
+    fn section<T: serde::de::DeserializeOwned>(&self, name: &str) -> Option<T> {
+        serde_json::from_value(self.extra.get(name)?.clone()).ok()
     }
 }
 
-/// Names of the component sections in [`Manifest::extra`] this crate reads.
+/// The component sections of [`Manifest::extra`] other crates read: their names, and the
+/// typed keys every writer of a section goes through (so the keys read above cannot drift
+/// from the ones written).
 pub mod extra {
-    /// The probe's section (`hostd run --probe`, `hostd monitor`): `probe_id`, `target`, ….
+    use serde::{Deserialize, Serialize};
+
+    /// The probe's section (`hostd run --probe`, `hostd monitor`).
     pub const PROBE: &str = "probe";
-    /// `scenario-gen`'s section: `name`, `simulated`, `end_ns`.
+    /// `scenario-gen`'s section.
     pub const SCENARIO: &str = "scenario";
-    /// `hostd monitor`'s section: `kind`, `end_ns`.
+    /// `hostd monitor`'s section.
     pub const MONITOR: &str = "monitor";
+
+    /// The probe section: the keys read elsewhere, typed, and what else its writer records
+    /// (port, identity, rates, and at the end `final`).
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    pub struct ProbeSection {
+        /// The `--probe` value (`sim`, a port, `auto`).
+        #[serde(default)]
+        pub source: String,
+        /// The target (label) the probe was inline with (`hostd run`).
+        #[serde(default)]
+        pub target: Option<String>,
+        /// The probe's id from its DeviceInfo, once it answered.
+        #[serde(default)]
+        pub probe_id: Option<String>,
+        /// The writer's other keys.
+        #[serde(flatten)]
+        pub rest: serde_json::Map<String, serde_json::Value>,
+    }
+
+    /// `scenario-gen`'s section.
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    pub struct ScenarioSection {
+        /// The scenario's name.
+        pub name: String,
+        /// Always true: the run was simulated.
+        #[serde(default)]
+        pub simulated: bool,
+        /// End of the simulated run, host Unix ns.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub end_ns: Option<i64>,
+    }
+
+    /// `hostd monitor`'s section.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct MonitorSection {
+        /// Always `monitor`.
+        pub kind: String,
+        /// End of the session, host Unix ns (written at the end).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub end_ns: Option<u64>,
+    }
+
+    impl MonitorSection {
+        /// The section at the session's start.
+        pub fn new() -> MonitorSection {
+            MonitorSection {
+                kind: "monitor".into(),
+                end_ns: None,
+            }
+        }
+    }
+
+    impl Default for MonitorSection {
+        fn default() -> Self {
+            MonitorSection::new()
+        }
+    }
+
+    /// One section as its JSON value (what [`super::Manifest::extra`] holds).
+    pub fn value(section: &impl Serialize) -> serde_json::Value {
+        serde_json::to_value(section).unwrap_or_default()
+    }
 }
 
 /// Writes `dir/manifest.json` atomically.
@@ -293,11 +370,13 @@ impl OldMonitor {
         m.formats.clear();
         m.hostd_version = self.hostd_version;
         m.command_line = self.command_line;
-        let mut monitor = serde_json::json!({ "kind": "monitor" });
-        if let Some(end) = self.end_ns {
-            monitor["end_ns"] = end.into();
-        }
-        m.extra.insert(extra::MONITOR.into(), monitor);
+        m.set_section(
+            extra::MONITOR,
+            &extra::MonitorSection {
+                end_ns: self.end_ns,
+                ..extra::MonitorSection::new()
+            },
+        );
         if let Some(probe) = self.probe {
             m.extra.insert(extra::PROBE.into(), probe);
         }
@@ -351,9 +430,13 @@ impl OldScenarioGen {
         m.format_version = 1;
         m.formats.clear();
         m.probe_target = self.probe_target;
-        m.extra.insert(
-            extra::SCENARIO.into(),
-            serde_json::json!({ "name": self.scenario, "simulated": self.simulated }),
+        m.set_section(
+            extra::SCENARIO,
+            &extra::ScenarioSection {
+                name: self.scenario,
+                simulated: self.simulated,
+                end_ns: None,
+            },
         );
         m
     }
@@ -442,14 +525,47 @@ mod tests {
     }
 
     #[test]
+    fn a_section_reads_back_typed_with_its_other_keys() {
+        let mut m = manifest();
+        let probe = extra::ProbeSection {
+            source: "sim".into(),
+            target: Some("/mnt/x5".into()),
+            probe_id: Some("sim-0001".into()),
+            rest: serde_json::json!({"rate_hz": 1000, "final": {"reconnects": 0}})
+                .as_object()
+                .cloned()
+                .unwrap(),
+        };
+        m.set_section(extra::PROBE, &probe);
+        m.set_section(
+            extra::SCENARIO,
+            &extra::ScenarioSection {
+                name: "x5-thermal".into(),
+                simulated: true,
+                end_ns: Some(9),
+            },
+        );
+        let d = tempfile::tempdir().unwrap();
+        write(d.path(), &m).unwrap();
+        let back = read(d.path()).unwrap();
+        assert_eq!(back.probe_section(), Some(probe));
+        assert_eq!(back.probe_id().as_deref(), Some("sim-0001"));
+        assert_eq!(back.scenario_name().as_deref(), Some("x5-thermal"));
+        assert_eq!(back.extra[extra::PROBE]["final"]["reconnects"], 0);
+        assert!(!back.is_monitor());
+        m.set_section(extra::MONITOR, &extra::MonitorSection::new());
+        assert!(m.is_monitor());
+    }
+
+    #[test]
     fn the_probe_target_is_found_in_either_place() {
         let mut m = manifest();
-        assert_eq!(m.probe_target(), Some("/mnt/x5"));
+        assert_eq!(m.probe_target().as_deref(), Some("/mnt/x5"));
         m.probe_target = None;
-        assert_eq!(m.probe_target(), None);
+        assert_eq!(m.probe_target().as_deref(), None);
         m.extra
             .insert("probe".into(), serde_json::json!({ "target": "C" }));
-        assert_eq!(m.probe_target(), Some("C"));
+        assert_eq!(m.probe_target().as_deref(), Some("C"));
     }
 
     /// `dir/NAME/manifest.json` holding the fixture `file` (a manifest an older build wrote).
@@ -488,9 +604,9 @@ mod tests {
         assert_eq!(m.targets[1].mode, "read");
         assert_eq!(m.profile_name(), Some("small"));
         assert_eq!((m.seed, m.keep, m.allow_cached), (5, false, false));
-        assert_eq!(m.probe_id(), Some("sim-0001"));
-        assert_eq!(m.probe_target(), Some("/var/tmp/ddxzv6/a"));
-        assert_eq!(m.scenario_name(), None);
+        assert_eq!(m.probe_id().as_deref(), Some("sim-0001"));
+        assert_eq!(m.probe_target().as_deref(), Some("/var/tmp/ddxzv6/a"));
+        assert_eq!(m.scenario_name().as_deref(), None);
         assert!(!m.is_monitor());
         rewrites_the_same(&m);
     }
@@ -552,8 +668,8 @@ mod tests {
         let m = read(&run).unwrap();
         assert_eq!(m.start_ns, t0 + 5);
         assert_eq!(m.run_id, "hub-www-contention");
-        assert_eq!(m.scenario_name(), Some("hub-www-contention"));
-        assert_eq!(m.probe_target(), Some("A"));
+        assert_eq!(m.scenario_name().as_deref(), Some("hub-www-contention"));
+        assert_eq!(m.probe_target().as_deref(), Some("A"));
         let targets: Vec<(&str, &str, &str)> = m
             .targets
             .iter()

@@ -40,7 +40,7 @@ pub fn run_point(manifest: &Manifest, tags: &RunTags) -> Point {
         .timestamp_ns(i64::try_from(*start_ns).unwrap_or(i64::MAX));
     let text = |p: Point, name: &str, v: &str| if v.is_empty() { p } else { p.field(name, v) };
     p = text(p, "profile", manifest.profile_name().unwrap_or_default());
-    p = text(p, "scenario", manifest.scenario_name().unwrap_or_default());
+    p = text(p, "scenario", &manifest.scenario_name().unwrap_or_default());
     p = text(p, "hostd_version", hostd_version);
     p = p.field("format_version", i64::from(*format_version));
     if let Ok(seed) = i64::try_from(*seed) {

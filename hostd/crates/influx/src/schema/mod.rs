@@ -76,7 +76,7 @@ impl RunTags {
         RunTags {
             rig: if rig.is_empty() { "unknown" } else { rig }.to_owned(),
             run: manifest.run_id.clone(),
-            probe: manifest.probe_id().map(str::to_owned),
+            probe: manifest.probe_id(),
         }
     }
 

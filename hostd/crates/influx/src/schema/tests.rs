@@ -1,5 +1,6 @@
 //! Tests of the run-record mapping.
 use super::*;
+use hostd_records::manifest::extra;
 use hostd_store::RecordSink as _;
 use hostd_workload::block::CorruptBlock;
 use hostd_workload::events::FileRecord;
@@ -151,8 +152,15 @@ fn run_manifest() -> hostd_records::Manifest {
     m.command_line = vec!["hostd".into(), "run".into()];
     m.seed = 42;
     m.allow_cached = true;
-    m.extra
-        .insert("probe".into(), json!({"probe_id": "abc", "target": "t0"}));
+    m.set_section(
+        extra::PROBE,
+        &extra::ProbeSection {
+            source: "sim".into(),
+            target: Some("t0".into()),
+            probe_id: Some("abc".into()),
+            ..Default::default()
+        },
+    );
     m
 }
 
@@ -173,8 +181,13 @@ fn manifest_gives_tags_and_run_point() {
     );
     // Unknown facts of an old manifest are left out, not written empty; no host: `unknown`.
     let mut old = hostd_records::Manifest::new("mon", 7, Vec::new());
-    old.extra
-        .insert("scenario".into(), json!({"name": "x5-thermal"}));
+    old.set_section(
+        extra::SCENARIO,
+        &extra::ScenarioSection {
+            name: "x5-thermal".into(),
+            ..Default::default()
+        },
+    );
     let t = RunTags::from_manifest(&old);
     assert_eq!((t.rig.as_str(), t.probe.as_deref()), ("unknown", None));
     assert_eq!(
