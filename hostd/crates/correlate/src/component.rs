@@ -12,6 +12,7 @@ use crate::smart::{read_smart, SmartReading};
 use anyhow::Context;
 use hostd_probe::link::{LinkConfig, LinkReport, ProbeLink, ProbeSource};
 use hostd_probe::pb;
+use hostd_records::manifest::extra;
 use hostd_records::summary::ProbeHealth;
 use hostd_records::{FileRecord, RunData};
 use hostd_store::{Manifest, RunComponent, Summary};
@@ -240,7 +241,8 @@ impl RunObserver for ProbeComponent {
 
 impl RunComponent for ProbeComponent {
     fn name(&self) -> &str {
-        "probe"
+        // Its manifest section is `extra.probe`.
+        extra::PROBE
     }
 
     /// Bus power, voltage, temperatures and link state.
@@ -276,11 +278,8 @@ impl RunComponent for ProbeComponent {
             .filter(|id| !id.is_empty())
             .unwrap_or_else(|| self.opts.source.to_string());
         self.probed = probed.clone().map(|t| (t, probe_name));
-        Ok(Some(json!({
-            "source": self.opts.source.to_string(),
-            "target": probed,
+        let rest = json!({
             "port": snap.port,
-            "probe_id": snap.identity.as_ref().map(|i| i.probe_id.clone()),
             "identity": snap.identity,
             "rate_hz": self.opts.rate_hz,
             "requested_rate_hz": self.opts.rate_hz,
@@ -290,6 +289,12 @@ impl RunComponent for ProbeComponent {
             "conversion_rate_hz": snap.identity.as_ref().map(|i| i.conversion_rate_hz),
             "max_rate_hz": snap.identity.as_ref().map(|i| i.max_rate_hz),
             "sim_args": self.opts.sim_args,
+        });
+        Ok(Some(extra::value(&extra::ProbeSection {
+            source: self.opts.source.to_string(),
+            target: probed,
+            probe_id: snap.identity.as_ref().map(|i| i.probe_id.clone()),
+            rest: rest.as_object().cloned().unwrap_or_default(),
         })))
     }
 

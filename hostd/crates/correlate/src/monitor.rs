@@ -7,6 +7,7 @@ use crate::component::{
 use crate::recorder::SampleListener;
 use anyhow::Context;
 use hostd_probe::link::{host_now_ns, LinkReport};
+use hostd_records::manifest::extra;
 use hostd_records::Manifest;
 use serde::Serialize;
 use serde_json::json;
@@ -75,13 +76,16 @@ pub fn run_monitor(
     manifest.hostd_version = env!("CARGO_PKG_VERSION").into();
     manifest.command_line = std::env::args().collect();
     manifest.host = hostd_store::manifest::collect_host();
-    manifest
-        .extra
-        .insert("monitor".into(), json!({ "kind": "monitor" }));
-    manifest.extra.insert(
-        "probe".into(),
-        json!({ "source": opts.source.to_string(), "rate_hz": opts.rate_hz, "sim_args": opts.sim_args }),
-    );
+    manifest.set_section(extra::MONITOR, &extra::MonitorSection::new());
+    let mut probe = extra::ProbeSection {
+        source: opts.source.to_string(),
+        rest: json!({ "rate_hz": opts.rate_hz, "sim_args": opts.sim_args })
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+        ..Default::default()
+    };
+    manifest.set_section(extra::PROBE, &probe);
     hostd_records::manifest::write(dir, &manifest)?;
 
     let (link, recorder) = start_probe(opts, dir, listeners(dir)?)?;
@@ -127,10 +131,19 @@ pub fn run_monitor(
         alignment_uncertainty_ns: alignment_uncertainty_ns(&report),
         link: report,
     };
-    if let Some(p) = manifest.extra.get_mut("probe") {
-        p["final"] = final_manifest_section(&summary.link);
-    }
-    manifest.extra["monitor"]["end_ns"] = json!(end_ns);
+    // The probe tag `hostd import` gives this session's points, as the live stream did.
+    probe.probe_id = summary.link.identity.as_ref().map(|i| i.probe_id.clone());
+    probe
+        .rest
+        .insert("final".into(), final_manifest_section(&summary.link));
+    manifest.set_section(extra::PROBE, &probe);
+    manifest.set_section(
+        extra::MONITOR,
+        &extra::MonitorSection {
+            end_ns: Some(end_ns as u64),
+            ..extra::MonitorSection::new()
+        },
+    );
     hostd_records::manifest::write(dir, &manifest)?;
     write_json(&dir.join("summary.json"), &summary)?;
     Ok(summary)

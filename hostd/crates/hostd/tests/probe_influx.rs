@@ -91,6 +91,23 @@ fn monitor_streams_the_idle_probe_to_influxdb() {
     );
     let agg = record_count(&dir.join("probe_agg.csv"));
     assert_eq!(server.count("probe_agg", "samples").unwrap(), agg);
+
+    // One mapping: importing the directory afterwards writes the very points streamed
+    // (same tags and times), so no count changes.
+    let counts = || {
+        [
+            server.count("run", "hostd_version").unwrap(),
+            server.count("probe", "seq").unwrap(),
+            server.count("probe_agg", "samples").unwrap(),
+        ]
+    };
+    let live = counts();
+    assert_eq!(live, [1, samples, agg]);
+    let out = to_influx(hostd().arg("import").arg(&dir), &server)
+        .output()
+        .unwrap();
+    assert_ok(&out);
+    assert_eq!(counts(), live, "import added points under other tags");
 }
 
 #[test]

@@ -103,8 +103,7 @@ impl RunComponent for InfluxComponent {
         manifest: &Manifest,
         run_dir: &Path,
     ) -> anyhow::Result<Option<serde_json::Value>> {
-        let v = serde_json::to_value(manifest)?;
-        let mut tags = RunTags::from_manifest(&v, &manifest.run_id);
+        let mut tags = RunTags::from_manifest(manifest);
         if let Some(r) = &self.rig {
             tags.rig = r.clone();
         }
@@ -112,7 +111,7 @@ impl RunComponent for InfluxComponent {
             self.target.clone(),
             Some(run_dir.join("spool")),
         ))?;
-        writer.write(&schema::run_point(&v, &tags)?)?;
+        writer.write(&schema::run_point(manifest, &tags))?;
         let section = serde_json::json!({
             "url": self.target.url,
             "org": self.target.org,
@@ -136,11 +135,10 @@ impl RunComponent for InfluxComponent {
         };
         // What the other components wrote into the run directory.
         let mut tags = live.tags.clone();
-        if let Ok(text) = std::fs::read_to_string(run_dir.join("manifest.json")) {
-            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
-                let fresh = RunTags::from_manifest(&v, &tags.run);
-                tags.probe = fresh.probe;
-            }
+        // The probe's id is known once it answered: the probe component wrote it.
+        match hostd_records::manifest::read(run_dir) {
+            Ok(m) => tags.probe = RunTags::from_manifest(&m).probe,
+            Err(e) => tracing::warn!("InfluxDB: no probe tag: {e}"),
         }
         live.tags = tags;
         let mut pushed = serde_json::Map::new();

@@ -1,7 +1,7 @@
 //! `hostd import RUN_DIR`: push a finished run directory to InfluxDB.
 //!
-//! Reads `manifest.json` (required; without `start_ns`, as `scenario-gen` writes it, the
-//! run starts at its earliest record), `files.csv`, `intervals.csv`, `probe.csv`,
+//! Reads `manifest.json` (required; in any shape the project wrote, through
+//! `hostd_records::manifest::read`), `files.csv`, `intervals.csv`, `probe.csv`,
 //! `probe_agg.csv` (each also as `.gz`), `events.json` (events, overlap, phase
 //! statistics), `summary.json` (probe health), `probe-link.jsonl`, and the batches left
 //! in `spool/`.
@@ -41,35 +41,14 @@ const SYNC_TIMEOUT: Duration = Duration::from_secs(60);
 /// Imports `dir` into `target`. `rig` overrides the manifest's host name as the `rig` tag.
 /// Fails — saying what was and was not written — when InfluxDB does not take every point.
 pub fn import_run(dir: &Path, target: Target, rig: Option<&str>) -> anyhow::Result<ImportSummary> {
-    let manifest_path = dir.join("manifest.json");
-    let text = std::fs::read_to_string(&manifest_path).with_context(|| {
-        format!(
-            "{} is not a run directory: cannot read manifest.json",
-            dir.display()
-        )
-    })?;
-    let mut manifest: serde_json::Value = serde_json::from_str(&text)
-        .with_context(|| format!("{}: not valid JSON", manifest_path.display()))?;
     anyhow::ensure!(
-        manifest.is_object(),
-        "{}: not a manifest (a JSON object)",
-        manifest_path.display()
+        dir.join(hostd_records::manifest::FILE_NAME).is_file(),
+        "{} is not a run directory: it has no manifest.json",
+        dir.display()
     );
-    // Runs `scenario-gen` writes have no start time: the run starts with its first record.
-    if manifest["start_ns"].as_i64().is_none() {
-        let start = earliest_time_ns(dir)?.with_context(|| {
-            format!(
-                "{}: no integer start_ns, and no record in files.csv or probe.csv to take it from",
-                manifest_path.display()
-            )
-        })?;
-        manifest["start_ns"] = start.into();
-    }
-    let fallback = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "run".into());
-    let mut tags = RunTags::from_manifest(&manifest, &fallback);
+    // Every shape the project wrote, old ones upgraded (hostd_records::manifest::read).
+    let manifest = hostd_records::manifest::read(dir)?;
+    let mut tags = RunTags::from_manifest(&manifest);
     if let Some(r) = rig {
         tags.rig = r.to_owned();
     }
@@ -100,7 +79,7 @@ pub fn import_run(dir: &Path, target: Target, rig: Option<&str>) -> anyhow::Resu
         Ok(())
     };
 
-    writer.write(&schema::run_point(&manifest, &tags)?)?;
+    writer.write(&schema::run_point(&manifest, &tags))?;
     sources.push(SourceCount {
         source: "manifest.json".into(),
         points: Some(1),
@@ -153,40 +132,6 @@ pub fn import_run(dir: &Path, target: Target, rig: Option<&str>) -> anyhow::Resu
         sources,
         report,
     })
-}
-
-/// The earliest time of the run directory's records: the smallest `start_ns` of
-/// `files.csv` and the first `time_ns` of `probe.csv` (either may be gzipped); `None` when
-/// neither has a row.
-pub fn earliest_time_ns(dir: &Path) -> anyhow::Result<Option<i64>> {
-    let mut earliest: Option<i64> = None;
-    for (file, column, all_rows) in [
-        ("files.csv", "start_ns", true),
-        ("probe.csv", "time_ns", false),
-    ] {
-        let Some(reader) = schema::open_maybe_gz(dir, file)? else {
-            continue;
-        };
-        let mut rdr = csv::ReaderBuilder::new().flexible(true).from_reader(reader);
-        let Some(col) = rdr
-            .headers()
-            .with_context(|| format!("{file}: cannot read the header"))?
-            .iter()
-            .position(|h| h.trim() == column)
-        else {
-            continue;
-        };
-        for (i, row) in rdr.records().enumerate() {
-            let row = row.with_context(|| format!("{file}: line {}", i + 2))?;
-            if let Some(t) = row.get(col).and_then(|v| v.trim().parse::<i64>().ok()) {
-                earliest = Some(earliest.map_or(t, |e| e.min(t)));
-                if !all_rows {
-                    break;
-                }
-            }
-        }
-    }
-    Ok(earliest)
 }
 
 /// The batch files of a spool directory in write order (none when it does not exist).

@@ -5,6 +5,8 @@ mod common;
 
 use hostd_influx::testing::InfluxServer;
 use hostd_influx::{admin, import, Token};
+use hostd_records::manifest::extra;
+use hostd_records::{DirectIo, Manifest, TargetInfo};
 use hostd_store::{RecordSink, RunDirSink};
 use hostd_workload::events::{FileRecord, IntervalRecord};
 use std::io::Write as _;
@@ -81,6 +83,49 @@ fn file_rec(index: u32, phase: &str, t0: u64) -> FileRecord {
     common::file_record(phase, index, start, start + 500_000_000, 64 << 20)
 }
 
+/// The manifest of `make_run`, as `hostd run --probe` writes it.
+fn manifest(t0: u64) -> Manifest {
+    let mut m = Manifest::new(
+        "run-import-1",
+        t0,
+        vec![TargetInfo {
+            label: "t0".into(),
+            scheme: "dir".into(),
+            mode: "rw".into(),
+            path: "/mnt/t0".into(),
+            test_dir: Some("/mnt/t0/throttlescope-run-import-1".into()),
+            fs_type: Some("ext4".into()),
+            mount_point: Some("/mnt/t0".into()),
+            device: Some("/dev/sdb1".into()),
+            device_model: Some("Samsung PSSD T7".into()),
+            capacity_bytes: Some(1_000_204_886_016),
+            free_bytes: Some(981_234_567_168),
+            direct_io: DirectIo::Direct,
+            engine: "io_uring".into(),
+            engine_note: None,
+            link: None,
+        }],
+    );
+    m.hostd_version = "0.1.0".into();
+    m.command_line = ["hostd", "run", "--profile", "quick", "--target", "/mnt/t0"]
+        .map(String::from)
+        .to_vec();
+    m.host.hostname = "rig-a".into();
+    m.profile = serde_json::json!({"name": "quick", "kind": "files"});
+    m.seed = 7;
+    m.probe_target = Some("t0".into());
+    m.set_section(
+        extra::PROBE,
+        &extra::ProbeSection {
+            source: "sim".into(),
+            target: Some("t0".into()),
+            probe_id: Some("P1".into()),
+            ..Default::default()
+        },
+    );
+    m
+}
+
 /// A run directory as hostd writes it: files.csv and intervals.csv by the real run-dir
 /// sink, the rest as documented in docs/run-directory.md.
 fn make_run(dir: &Path) {
@@ -107,16 +152,7 @@ fn make_run(dir: &Path) {
         .unwrap();
     }
     drop(sink);
-    std::fs::write(
-        dir.join("manifest.json"),
-        format!(
-            r#"{{"format_version":1,"run_id":"run-import-1","hostd_version":"0.1.0","start_ns":{t0},
-               "host":{{"hostname":"rig-a"}},"profile":{{"name":"quick"}},"seed":7,
-               "targets":[{{"label":"t0","direct_io":true}}],
-               "extra":{{"probe":{{"probe_id":"P1"}}}}}}"#
-        ),
-    )
-    .unwrap();
+    hostd_records::manifest::write(dir, &manifest(t0)).unwrap();
     // probe.csv gzipped (20 000 samples), probe_agg.csv plain.
     let f = std::fs::File::create(dir.join("probe.csv.gz")).unwrap();
     let mut gz = flate2::write::GzEncoder::new(f, flate2::Compression::fast());
@@ -277,4 +313,94 @@ fn import_with_a_refused_token_fails_clearly_and_changes_nothing() {
         import::import_run(dir.path(), s.target(), None).unwrap_err()
     );
     assert!(err.contains("not a run directory"), "{err}");
+}
+
+/// The `run` point's tags and fields (name → value) and field types, as InfluxDB has them.
+fn run_point_in(
+    s: &InfluxServer,
+) -> (
+    serde_json::Map<String, serde_json::Value>,
+    Vec<Vec<serde_json::Value>>,
+) {
+    let answer = s.influxql(r#"SELECT * FROM "run""#).unwrap();
+    let series = &answer["results"][0]["series"][0];
+    let rows = series["values"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "one run point: {answer}");
+    let columns = series["columns"].as_array().unwrap();
+    let point = columns
+        .iter()
+        .zip(rows[0].as_array().unwrap())
+        .filter(|(_, v)| !v.is_null())
+        .map(|(c, v)| (c.as_str().unwrap().to_owned(), v.clone()))
+        .collect();
+    let types =
+        hostd_influx::admin::influxql_rows(&s.influxql(r#"SHOW FIELD KEYS FROM "run""#).unwrap());
+    (point, types)
+}
+
+#[test]
+fn the_imported_run_point_carries_each_manifest_field_with_its_value_and_type() {
+    let s = InfluxServer::start().unwrap_or_else(|e| panic!("{e:#}"));
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    make_run(&run);
+    import::import_run(&run, s.target(), None).unwrap();
+
+    // What the run point must say, from the typed manifest read back from the directory
+    // (every field taken apart: one added to `Manifest` has to be placed here too).
+    let m = hostd_records::manifest::read(&run).unwrap();
+    let Manifest {
+        format_version,
+        formats: _,
+        run_id,
+        hostd_version,
+        command_line,
+        start_ns,
+        host,
+        targets,
+        profile: _,
+        seed,
+        keep,
+        allow_cached,
+        probe_target: _,
+        extra: _,
+    } = &m;
+    let labels: Vec<&str> = targets.iter().map(|t| t.label.as_str()).collect();
+    let want = serde_json::json!({
+        "time": start_ns,
+        "rig": host.hostname,
+        "run": run_id,
+        "profile": m.profile_name().unwrap(),
+        "hostd_version": hostd_version,
+        "format_version": format_version,
+        "seed": seed,
+        "keep": keep,
+        "allow_cached": allow_cached,
+        "command_line": command_line.join(" "),
+        "hostname": host.hostname,
+        "targets": labels.join(","),
+        "direct_io": targets.iter().all(|t| t.direct_io.is_direct()),
+    });
+    let (got, types) = run_point_in(&s);
+    assert_eq!(serde_json::Value::Object(got), want);
+    // Types fixed by the typed mapping (a later live run of the same names must match).
+    let types: Vec<(&str, &str)> = types
+        .iter()
+        .map(|r| (r[0].as_str().unwrap(), r[1].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        types,
+        [
+            ("allow_cached", "boolean"),
+            ("command_line", "string"),
+            ("direct_io", "boolean"),
+            ("format_version", "integer"),
+            ("hostd_version", "string"),
+            ("hostname", "string"),
+            ("keep", "boolean"),
+            ("profile", "string"),
+            ("seed", "integer"),
+            ("targets", "string"),
+        ]
+    );
 }

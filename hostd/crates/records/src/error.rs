@@ -84,6 +84,14 @@ pub enum RecordError {
         /// The newest version this build reads.
         supported: u32,
     },
+    /// The file lacks something the run directory does not hold elsewhere either.
+    #[error("{path}: {message}")]
+    Incomplete {
+        /// File concerned.
+        path: PathBuf,
+        /// What is missing and where it was looked for.
+        message: String,
+    },
 }
 
 impl RecordError {

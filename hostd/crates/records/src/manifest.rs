@@ -1,7 +1,8 @@
 //! `manifest.json`: what ran, where, on what, with which parameters (docs/run-directory.md).
-//! `hostd run` and `scenario-gen` write the same shape.
+//! `hostd run`, `hostd monitor` and `scenario-gen` write the same shape; [`read`] also takes
+//! the shapes `hostd monitor` and `scenario-gen` wrote before (see [`read`]).
 
-use crate::error::Result;
+use crate::error::{RecordError, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -154,13 +155,129 @@ impl Manifest {
     }
 
     /// The target the probe measured: `probe_target`, else the probe section's `target`.
-    pub fn probe_target(&self) -> Option<&str> {
-        self.probe_target.as_deref().or_else(|| {
-            self.extra
-                .get("probe")
-                .and_then(|p| p.get("target"))
-                .and_then(|t| t.as_str())
-        })
+    pub fn probe_target(&self) -> Option<String> {
+        self.probe_target
+            .clone()
+            .or_else(|| self.probe_section()?.target)
+            .filter(|t| !t.is_empty())
+    }
+
+    /// The probe's id (the probe section's `probe_id`, from its DeviceInfo), when known.
+    pub fn probe_id(&self) -> Option<String> {
+        self.probe_section()?.probe_id.filter(|id| !id.is_empty())
+    }
+
+    /// The profile's name (`profile.name`), when the run had a profile.
+    pub fn profile_name(&self) -> Option<&str> {
+        self.profile
+            .get("name")
+            .and_then(|n| n.as_str())
+            .filter(|n| !n.is_empty())
+    }
+
+    /// The scenario's name of a `scenario-gen` run.
+    pub fn scenario_name(&self) -> Option<String> {
+        Some(
+            self.section::<extra::ScenarioSection>(extra::SCENARIO)?
+                .name,
+        )
+        .filter(|n| !n.is_empty())
+    }
+
+    /// True for a `hostd monitor` session (it has a monitor section), not a benchmark run.
+    pub fn is_monitor(&self) -> bool {
+        self.extra.contains_key(extra::MONITOR)
+    }
+
+    /// The probe's section, when there was a probe (and the section has its shape).
+    pub fn probe_section(&self) -> Option<extra::ProbeSection> {
+        self.section(extra::PROBE)
+    }
+
+    /// Sets the component section `name` (one of [`extra`]'s types).
+    pub fn set_section(&mut self, name: &str, section: &impl Serialize) {
+        self.extra.insert(name.to_string(), extra::value(section));
+    }
+
+    /// The component section `name` read as `T`; `None` when absent or of another shape.
+    fn section<T: serde::de::DeserializeOwned>(&self, name: &str) -> Option<T> {
+        serde_json::from_value(self.extra.get(name)?.clone()).ok()
+    }
+}
+
+/// The component sections of [`Manifest::extra`] other crates read: their names, and the
+/// typed keys every writer of a section goes through (so the keys read above cannot drift
+/// from the ones written).
+pub mod extra {
+    use serde::{Deserialize, Serialize};
+
+    /// The probe's section (`hostd run --probe`, `hostd monitor`).
+    pub const PROBE: &str = "probe";
+    /// `scenario-gen`'s section.
+    pub const SCENARIO: &str = "scenario";
+    /// `hostd monitor`'s section.
+    pub const MONITOR: &str = "monitor";
+
+    /// The probe section: the keys read elsewhere, typed, and what else its writer records
+    /// (port, identity, rates, and at the end `final`).
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    pub struct ProbeSection {
+        /// The `--probe` value (`sim`, a port, `auto`).
+        #[serde(default)]
+        pub source: String,
+        /// The target (label) the probe was inline with (`hostd run`).
+        #[serde(default)]
+        pub target: Option<String>,
+        /// The probe's id from its DeviceInfo, once it answered.
+        #[serde(default)]
+        pub probe_id: Option<String>,
+        /// The writer's other keys.
+        #[serde(flatten)]
+        pub rest: serde_json::Map<String, serde_json::Value>,
+    }
+
+    /// `scenario-gen`'s section.
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    pub struct ScenarioSection {
+        /// The scenario's name.
+        pub name: String,
+        /// Always true: the run was simulated.
+        #[serde(default)]
+        pub simulated: bool,
+        /// End of the simulated run, host Unix ns.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub end_ns: Option<i64>,
+    }
+
+    /// `hostd monitor`'s section.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct MonitorSection {
+        /// Always `monitor`.
+        pub kind: String,
+        /// End of the session, host Unix ns (written at the end).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub end_ns: Option<u64>,
+    }
+
+    impl MonitorSection {
+        /// The section at the session's start.
+        pub fn new() -> MonitorSection {
+            MonitorSection {
+                kind: "monitor".into(),
+                end_ns: None,
+            }
+        }
+    }
+
+    impl Default for MonitorSection {
+        fn default() -> Self {
+            MonitorSection::new()
+        }
+    }
+
+    /// One section as its JSON value (what [`super::Manifest::extra`] holds).
+    pub fn value(section: &impl Serialize) -> serde_json::Value {
+        serde_json::to_value(section).unwrap_or_default()
     }
 }
 
@@ -169,15 +286,192 @@ pub fn write(dir: &Path, manifest: &Manifest) -> Result<()> {
     crate::version::write_json(&dir.join(FILE_NAME), manifest)
 }
 
-/// Reads `dir/manifest.json`, refusing a newer format.
+/// Reads `dir/manifest.json`, refusing a newer format. Besides every `format_version`, it
+/// takes the two shapes written before this crate existed, upgraded to the current one:
+/// `hostd monitor`'s (`"kind": "monitor"`, no run id or targets: the run id is the
+/// directory's name, `probe` and `end_ns` go to `extra.probe` and `extra.monitor`) and
+/// `scenario-gen`'s (`scenario`, `probe_target`, `simulated` and `"sim:NAME:PHASE"` targets,
+/// no start or run id: the run id is the directory's name and the start the earliest
+/// record, the smallest `start_ns` of `files.csv` or the first sample of `probe.csv`).
 pub fn read(dir: &Path) -> Result<Manifest> {
-    crate::version::read_json(&dir.join(FILE_NAME), FORMAT_VERSION)
+    let path = dir.join(FILE_NAME);
+    let text = std::fs::read_to_string(&path).map_err(|e| RecordError::io(&path, e))?;
+    match Shape::of(&text) {
+        Shape::Current => crate::version::parse_json(&path, &text, FORMAT_VERSION),
+        Shape::OldMonitor => {
+            let old: OldMonitor =
+                serde_json::from_str(&text).map_err(|e| RecordError::json(&path, e))?;
+            Ok(old.upgrade(&dir_name(dir)))
+        }
+        Shape::OldScenarioGen => {
+            let old: OldScenarioGen =
+                serde_json::from_str(&text).map_err(|e| RecordError::json(&path, e))?;
+            let start_ns = earliest_record_ns(dir)?.ok_or_else(|| RecordError::Incomplete {
+                path: path.clone(),
+                message: "this scenario-gen manifest has no start_ns, and neither files.csv \
+                          nor probe.csv holds a record to take it from"
+                    .into(),
+            })?;
+            Ok(old.upgrade(&dir_name(dir), start_ns))
+        }
+    }
+}
+
+/// Which shape a manifest text has.
+enum Shape {
+    /// Any `format_version` of [`Manifest`].
+    Current,
+    /// `hostd monitor` before it wrote [`Manifest`].
+    OldMonitor,
+    /// `scenario-gen` before it wrote [`Manifest`].
+    OldScenarioGen,
+}
+
+impl Shape {
+    /// Told apart by the keys only the old shapes have (and no `run_id`); anything else,
+    /// even malformed, goes to the current reader, whose errors name line and column.
+    fn of(text: &str) -> Shape {
+        #[derive(Deserialize)]
+        struct Keys {
+            run_id: Option<serde::de::IgnoredAny>,
+            kind: Option<String>,
+            scenario: Option<serde::de::IgnoredAny>,
+        }
+        match serde_json::from_str::<Keys>(text) {
+            Ok(Keys {
+                run_id: None, kind, ..
+            }) if kind.as_deref() == Some("monitor") => Shape::OldMonitor,
+            Ok(Keys {
+                run_id: None,
+                scenario: Some(_),
+                ..
+            }) => Shape::OldScenarioGen,
+            _ => Shape::Current,
+        }
+    }
+}
+
+/// The manifest `hostd monitor` wrote before it used [`Manifest`] (up to 5e52024).
+#[derive(Deserialize)]
+struct OldMonitor {
+    #[serde(default)]
+    hostd_version: String,
+    #[serde(default)]
+    command_line: Vec<String>,
+    start_ns: u64,
+    end_ns: Option<u64>,
+    probe: Option<serde_json::Value>,
+}
+
+impl OldMonitor {
+    fn upgrade(self, run_id: &str) -> Manifest {
+        let mut m = Manifest::new(run_id, self.start_ns, Vec::new());
+        m.format_version = 1;
+        m.formats.clear();
+        m.hostd_version = self.hostd_version;
+        m.command_line = self.command_line;
+        m.set_section(
+            extra::MONITOR,
+            &extra::MonitorSection {
+                end_ns: self.end_ns,
+                ..extra::MonitorSection::new()
+            },
+        );
+        if let Some(probe) = self.probe {
+            m.extra.insert(extra::PROBE.into(), probe);
+        }
+        m
+    }
+}
+
+/// The manifest `scenario-gen` wrote before it used [`Manifest`] (up to 7ba61e5).
+#[derive(Deserialize)]
+struct OldScenarioGen {
+    scenario: String,
+    probe_target: Option<String>,
+    #[serde(default)]
+    simulated: bool,
+    /// `sim:NAME:PHASE`.
+    #[serde(default)]
+    targets: Vec<String>,
+}
+
+impl OldScenarioGen {
+    /// The targets as the current `scenario-gen` describes them (label NAME, mode PHASE).
+    fn upgrade(self, run_id: &str, start_ns: u64) -> Manifest {
+        let targets = self
+            .targets
+            .iter()
+            .map(|t| {
+                let (label, mode) = t
+                    .strip_prefix("sim:")
+                    .and_then(|rest| rest.rsplit_once(':'))
+                    .unwrap_or((t.as_str(), ""));
+                TargetInfo {
+                    label: label.into(),
+                    scheme: "sim".into(),
+                    mode: mode.into(),
+                    path: t.clone(),
+                    test_dir: None,
+                    fs_type: None,
+                    mount_point: None,
+                    device: None,
+                    device_model: None,
+                    capacity_bytes: None,
+                    free_bytes: None,
+                    direct_io: DirectIo::Direct,
+                    engine: "simulated".into(),
+                    engine_note: None,
+                    link: None,
+                }
+            })
+            .collect();
+        let mut m = Manifest::new(run_id, start_ns, targets);
+        m.format_version = 1;
+        m.formats.clear();
+        m.probe_target = self.probe_target;
+        m.set_section(
+            extra::SCENARIO,
+            &extra::ScenarioSection {
+                name: self.scenario,
+                simulated: self.simulated,
+                end_ns: None,
+            },
+        );
+        m
+    }
+}
+
+/// The directory's own name (the run id of manifests that have none).
+fn dir_name(dir: &Path) -> String {
+    dir.canonicalize()
+        .ok()
+        .as_deref()
+        .unwrap_or(dir)
+        .file_name()
+        .map_or_else(|| "run".into(), |n| n.to_string_lossy().into_owned())
+}
+
+/// The earliest time of the run directory's records: the smallest `start_ns` of
+/// `files.csv` and the first `time_ns` of `probe.csv`; `None` when neither has a row.
+fn earliest_record_ns(dir: &Path) -> Result<Option<u64>> {
+    let mut earliest = None;
+    if dir.join(crate::files::FILE_NAME).is_file() {
+        earliest = crate::files::read(dir)?.iter().map(|r| r.start_ns).min();
+    }
+    if dir.join(crate::probe::FILE_NAME).is_file() {
+        let first = crate::probe::read(dir)?
+            .first()
+            .and_then(|s| u64::try_from(s.time_ns).ok());
+        earliest = earliest.into_iter().chain(first).min();
+    }
+    Ok(earliest)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::RecordError;
+    use crate::FileRecord;
 
     fn manifest() -> Manifest {
         let mut m = Manifest::new(
@@ -231,14 +525,174 @@ mod tests {
     }
 
     #[test]
+    fn a_section_reads_back_typed_with_its_other_keys() {
+        let mut m = manifest();
+        let probe = extra::ProbeSection {
+            source: "sim".into(),
+            target: Some("/mnt/x5".into()),
+            probe_id: Some("sim-0001".into()),
+            rest: serde_json::json!({"rate_hz": 1000, "final": {"reconnects": 0}})
+                .as_object()
+                .cloned()
+                .unwrap(),
+        };
+        m.set_section(extra::PROBE, &probe);
+        m.set_section(
+            extra::SCENARIO,
+            &extra::ScenarioSection {
+                name: "x5-thermal".into(),
+                simulated: true,
+                end_ns: Some(9),
+            },
+        );
+        let d = tempfile::tempdir().unwrap();
+        write(d.path(), &m).unwrap();
+        let back = read(d.path()).unwrap();
+        assert_eq!(back.probe_section(), Some(probe));
+        assert_eq!(back.probe_id().as_deref(), Some("sim-0001"));
+        assert_eq!(back.scenario_name().as_deref(), Some("x5-thermal"));
+        assert_eq!(back.extra[extra::PROBE]["final"]["reconnects"], 0);
+        assert!(!back.is_monitor());
+        m.set_section(extra::MONITOR, &extra::MonitorSection::new());
+        assert!(m.is_monitor());
+    }
+
+    #[test]
     fn the_probe_target_is_found_in_either_place() {
         let mut m = manifest();
-        assert_eq!(m.probe_target(), Some("/mnt/x5"));
+        assert_eq!(m.probe_target().as_deref(), Some("/mnt/x5"));
         m.probe_target = None;
-        assert_eq!(m.probe_target(), None);
+        assert_eq!(m.probe_target().as_deref(), None);
         m.extra
             .insert("probe".into(), serde_json::json!({ "target": "C" }));
-        assert_eq!(m.probe_target(), Some("C"));
+        assert_eq!(m.probe_target().as_deref(), Some("C"));
+    }
+
+    /// `dir/NAME/manifest.json` holding the fixture `file` (a manifest an older build wrote).
+    fn old_manifest(dir: &Path, name: &str, file: &str) -> std::path::PathBuf {
+        let run = dir.join(name);
+        std::fs::create_dir(&run).unwrap();
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/manifests")
+            .join(file);
+        std::fs::copy(fixture, run.join(FILE_NAME)).unwrap();
+        run
+    }
+
+    /// Written again in the current shape, it reads back the same.
+    fn rewrites_the_same(m: &Manifest) {
+        let d = tempfile::tempdir().unwrap();
+        write(d.path(), m).unwrap();
+        assert_eq!(&read(d.path()).unwrap(), m);
+    }
+
+    #[test]
+    fn a_format_1_manifest_of_hostd_run_reads() {
+        // Written by `hostd run --probe sim` of 7ba61e5's time (two targets, a probe).
+        let d = tempfile::tempdir().unwrap();
+        let m = read(&old_manifest(d.path(), "run", "run-format1.json")).unwrap();
+        assert_eq!(m.format_version, 1);
+        assert!(m.formats.is_empty(), "format 1 names no CSV versions");
+        assert_eq!(m.run_id, "20261123T190438Z-5be2");
+        assert_eq!(m.start_ns, 1_795_460_678_601_967_116);
+        assert_eq!(m.host.hostname, "vm");
+        assert_eq!(m.hostd_version, "0.1.0");
+        assert_eq!(m.command_line[1], "run");
+        let labels: Vec<&str> = m.targets.iter().map(|t| t.label.as_str()).collect();
+        assert_eq!(labels, ["/var/tmp/ddxzv6/a", "/var/tmp/ddxzv6/b"]);
+        assert!(m.targets.iter().all(|t| t.direct_io.is_direct()));
+        assert_eq!(m.targets[1].mode, "read");
+        assert_eq!(m.profile_name(), Some("small"));
+        assert_eq!((m.seed, m.keep, m.allow_cached), (5, false, false));
+        assert_eq!(m.probe_id().as_deref(), Some("sim-0001"));
+        assert_eq!(m.probe_target().as_deref(), Some("/var/tmp/ddxzv6/a"));
+        assert_eq!(m.scenario_name().as_deref(), None);
+        assert!(!m.is_monitor());
+        rewrites_the_same(&m);
+    }
+
+    #[test]
+    fn a_monitor_manifest_from_before_records_reads() {
+        // Written by `hostd monitor` before 5e52024: `kind`, top-level `probe` and `end_ns`.
+        let d = tempfile::tempdir().unwrap();
+        let m = read(&old_manifest(
+            d.path(),
+            "run1",
+            "monitor-before-records.json",
+        ))
+        .unwrap();
+        assert!(m.is_monitor());
+        assert_eq!(m.run_id, "run1", "the directory names the session");
+        assert_eq!(m.start_ns, 1_795_453_129_645_964_104);
+        assert_eq!(
+            m.extra[extra::MONITOR]["end_ns"].as_u64(),
+            Some(1_795_453_137_507_544_249)
+        );
+        assert_eq!(m.hostd_version, "0.1.0");
+        assert_eq!(m.command_line[1], "monitor");
+        assert!(m.targets.is_empty());
+        assert_eq!(m.extra[extra::PROBE]["source"], "/dev/pts/4");
+        assert_eq!(m.extra[extra::PROBE]["final"]["frames"]["frames_ok"], 221);
+        assert_eq!(
+            m.probe_id(),
+            None,
+            "that monitor did not record the probe's id"
+        );
+        assert_eq!(m.format_version, 1);
+        rewrites_the_same(&m);
+    }
+
+    #[test]
+    fn a_scenario_gen_manifest_from_before_records_reads_with_the_first_record_as_start() {
+        // Written by `scenario-gen hub-www-contention` before 862a295: no start, no run id.
+        let d = tempfile::tempdir().unwrap();
+        let run = old_manifest(
+            d.path(),
+            "hub-www-contention",
+            "scenario-gen-before-records.json",
+        );
+        let t0 = 1_790_000_000_000_000_000u64;
+        let e = read(&run).unwrap_err().to_string();
+        assert!(
+            e.contains("no start_ns") && e.contains("files.csv") && e.contains("probe.csv"),
+            "{e}"
+        );
+        crate::files::write_all(
+            &run,
+            &[
+                FileRecord::new("C", "write", 1, t0 + 9, t0 + 20, 1),
+                FileRecord::new("A", "write", 0, t0 + 5, t0 + 20, 1),
+            ],
+        )
+        .unwrap();
+        let m = read(&run).unwrap();
+        assert_eq!(m.start_ns, t0 + 5);
+        assert_eq!(m.run_id, "hub-www-contention");
+        assert_eq!(m.scenario_name().as_deref(), Some("hub-www-contention"));
+        assert_eq!(m.probe_target().as_deref(), Some("A"));
+        let targets: Vec<(&str, &str, &str)> = m
+            .targets
+            .iter()
+            .map(|t| (t.label.as_str(), t.mode.as_str(), t.path.as_str()))
+            .collect();
+        assert_eq!(
+            targets,
+            [
+                ("C", "write", "sim:C:write"),
+                ("A", "write", "sim:A:write"),
+                ("B", "write", "sim:B:write")
+            ]
+        );
+        assert!(m.targets.iter().all(|t| t.scheme == "sim"));
+        assert!(!m.is_monitor());
+        rewrites_the_same(&m);
+        // The probe's lead starts before the first file.
+        std::fs::write(
+            run.join(crate::probe::FILE_NAME),
+            format!("time_ns,seq,power_w\n{},0,4.5\n{},1,4.5\n", t0 + 2, t0 + 3),
+        )
+        .unwrap();
+        assert_eq!(read(&run).unwrap().start_ns, t0 + 2);
     }
 
     #[test]

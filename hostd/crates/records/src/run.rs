@@ -42,7 +42,7 @@ impl RunData {
         // The manifest only names the probed target: one this build cannot read (an old
         // hand-made one) leaves it unknown rather than refusing the run.
         let probe_target = match crate::manifest::read(dir) {
-            Ok(m) => m.probe_target().map(str::to_string),
+            Ok(m) => m.probe_target(),
             Err(e @ crate::RecordError::NewerFormat { .. }) => return Err(e),
             Err(_) => None,
         };

@@ -60,6 +60,15 @@ pub(crate) fn check(path: &Path, found: u64, supported: u32) -> Result<()> {
 /// the rest (a newer shape would otherwise give a confusing field error).
 pub(crate) fn read_json<T: serde::de::DeserializeOwned>(path: &Path, supported: u32) -> Result<T> {
     let text = std::fs::read_to_string(path).map_err(|e| RecordError::io(path, e))?;
+    parse_json(path, &text, supported)
+}
+
+/// [`read_json`] of text already read from `path`.
+pub(crate) fn parse_json<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    text: &str,
+    supported: u32,
+) -> Result<T> {
     #[derive(serde::Deserialize)]
     struct Version {
         #[serde(default)]
@@ -67,11 +76,11 @@ pub(crate) fn read_json<T: serde::de::DeserializeOwned>(path: &Path, supported: 
     }
     if let Ok(Version {
         format_version: Some(v),
-    }) = serde_json::from_str::<Version>(&text)
+    }) = serde_json::from_str::<Version>(text)
     {
         check(path, v, supported)?;
     }
-    serde_json::from_str(&text).map_err(|e| RecordError::json(path, e))
+    serde_json::from_str(text).map_err(|e| RecordError::json(path, e))
 }
 
 /// Writes a JSON document (pretty, newline-terminated) atomically.

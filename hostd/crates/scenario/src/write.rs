@@ -157,9 +157,13 @@ fn manifest(sc: &Scenario, trace: &Trace, start_ns: u64) -> Manifest {
     m.command_line = vec!["scenario-gen".into(), sc.name.clone()];
     m.seed = sc.seed;
     m.probe_target = Some(sc.probe_target.clone());
-    m.extra.insert(
-        "scenario".into(),
-        serde_json::json!({ "name": sc.name, "simulated": true, "end_ns": BASE_UNIX_NS + trace.end_ns }),
+    m.set_section(
+        records::manifest::extra::SCENARIO,
+        &records::manifest::extra::ScenarioSection {
+            name: sc.name.clone(),
+            simulated: true,
+            end_ns: Some(BASE_UNIX_NS + trace.end_ns),
+        },
     );
     m
 }

@@ -99,19 +99,15 @@ pub fn execute(args: MonitorArgs) -> anyhow::Result<ExitCode> {
         move |dir: &Path| {
             let mut listeners: Vec<Box<dyn SampleListener>> = Vec::new();
             if let Some(target) = influx {
-                // Tagged rig / run (`monitor-<unix seconds>`) / probe (from DeviceInfo).
-                let rig = hostname::get()
-                    .map(|h| h.to_string_lossy().into_owned())
-                    .unwrap_or_else(|_| "unknown".into());
+                // The points `hostd import` makes of this directory: tags and `run` point
+                // from its manifest (written before the probe starts); the probe tag
+                // follows from DeviceInfo.
+                let manifest = hostd_records::manifest::read(dir)?;
+                let tags = RunTags::from_manifest(&manifest);
+                let writer = Writer::start(WriterConfig::new(target, Some(dir.join("spool"))))?;
+                writer.write(&hostd_influx::schema::run_point(&manifest, &tags))?;
                 let slot = LiveSlot::default();
-                slot.fill(LiveWriter {
-                    writer: Writer::start(WriterConfig::new(target, Some(dir.join("spool"))))?,
-                    tags: RunTags {
-                        rig,
-                        run: format!("monitor-{secs}"),
-                        probe: None,
-                    },
-                });
+                slot.fill(LiveWriter { writer, tags });
                 listeners.push(Box::new(InfluxProbe::closing(slot, report_slot)));
             }
             Ok(listeners)

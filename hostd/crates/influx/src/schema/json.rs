@@ -3,73 +3,58 @@
 //! (`probe_health`) and probe-link.jsonl ([`LinkRecord`]: `probe_link`). Every field is
 //! named here from a typed record, so renaming a record field fails to build.
 
-use super::{json_field, m, RunTags};
+use super::{m, RunTags};
 use crate::Point;
-use anyhow::Context as _;
 use hostd_records::events::{Analysis, Event};
 use hostd_records::headline::Figure;
 use hostd_records::probe_link::LinkRecord;
-use hostd_records::Summary;
-use serde_json::Value;
+use hostd_records::{Manifest, Summary};
 
-/// The `run` point of a manifest (time = `start_ns`).
-pub fn run_point(manifest: &Value, tags: &RunTags) -> anyhow::Result<Point> {
-    let start = manifest["start_ns"]
-        .as_i64()
-        .context("manifest.json has no integer start_ns")?;
-    let mut p = tags.apply(Point::new(m::RUN)).timestamp_ns(start);
-    let str_of = |v: &Value| v.as_str().map(str::to_owned);
-    if let Some(v) = str_of(&manifest["profile"]["name"]).or_else(|| str_of(&manifest["profile"])) {
-        p = p.field("profile", v);
+/// The `run` point of a manifest, at its `start_ns`: `profile` (its name), `scenario`
+/// (`scenario-gen` runs), `hostd_version`, `format_version`, `seed`, `keep`,
+/// `allow_cached`, `command_line` (words joined by spaces), `hostname`, `targets` (labels
+/// joined by commas) and `direct_io` (true when in force on every target; absent without
+/// targets). Empty strings (unknown in old manifests) are left out, and so is a seed beyond
+/// the integer range. The manifest is taken apart field by field below, so a field added to
+/// or renamed in [`Manifest`] fails to build here until the `run` point says what becomes
+/// of it.
+pub fn run_point(manifest: &Manifest, tags: &RunTags) -> Point {
+    let Manifest {
+        format_version,
+        formats: _, // versions of the CSV files: how to read them, not about the run
+        run_id: _,  // the `run` tag
+        hostd_version,
+        command_line,
+        start_ns,
+        host,
+        targets,
+        profile: _, // its name, via `profile_name`
+        seed,
+        keep,
+        allow_cached,
+        probe_target: _, // the probe's target: the `probe_health` and `event` points carry it
+        extra: _,        // components' sections: the scenario's name, via `scenario_name`
+    } = manifest;
+    let mut p = tags
+        .apply(Point::new(m::RUN))
+        .timestamp_ns(i64::try_from(*start_ns).unwrap_or(i64::MAX));
+    let text = |p: Point, name: &str, v: &str| if v.is_empty() { p } else { p.field(name, v) };
+    p = text(p, "profile", manifest.profile_name().unwrap_or_default());
+    p = text(p, "scenario", &manifest.scenario_name().unwrap_or_default());
+    p = text(p, "hostd_version", hostd_version);
+    p = p.field("format_version", i64::from(*format_version));
+    if let Ok(seed) = i64::try_from(*seed) {
+        p = p.field("seed", seed);
     }
-    // `scenario-gen` runs name their scenario instead of a profile.
-    if let Some(v) =
-        str_of(&manifest["extra"]["scenario"]["name"]).or_else(|| str_of(&manifest["scenario"]))
-    {
-        p = p.field("scenario", v);
+    p = p.field("keep", *keep).field("allow_cached", *allow_cached);
+    p = text(p, "command_line", &command_line.join(" "));
+    p = text(p, "hostname", &host.hostname);
+    let labels: Vec<&str> = targets.iter().map(|t| t.label.as_str()).collect();
+    p = text(p, "targets", &labels.join(","));
+    if !targets.is_empty() {
+        p = p.field("direct_io", targets.iter().all(|t| t.direct_io.is_direct()));
     }
-    for key in [
-        "hostd_version",
-        "format_version",
-        "seed",
-        "keep",
-        "allow_cached",
-    ] {
-        if let Some(v) = json_field(key, &manifest[key]) {
-            p = p.field(key, v);
-        }
-    }
-    if let Some(cl) = manifest["command_line"].as_array() {
-        let words: Vec<&str> = cl.iter().filter_map(Value::as_str).collect();
-        p = p.field("command_line", words.join(" "));
-    }
-    if let Some(h) = str_of(&manifest["host"]["hostname"]) {
-        p = p.field("hostname", h);
-    }
-    if let Some(targets) = manifest["targets"].as_array() {
-        let names: Vec<String> = targets
-            .iter()
-            .filter_map(|t| {
-                str_of(&t["label"])
-                    .or_else(|| str_of(&t["path"]))
-                    .or_else(|| str_of(t))
-            })
-            .collect();
-        p = p.field("targets", names.join(","));
-        let direct: Vec<bool> = targets
-            .iter()
-            .filter_map(|t| match &t["direct_io"] {
-                Value::Bool(b) => Some(*b),
-                Value::String(s) => Some(s != "no" && s != "off" && s != "none" && s != "false"),
-                Value::Object(o) => o.get("in_force").and_then(Value::as_bool),
-                _ => None,
-            })
-            .collect();
-        if !direct.is_empty() {
-            p = p.field("direct_io", direct.iter().all(|b| *b));
-        }
-    }
-    Ok(p)
+    p
 }
 
 /// The `event` points of an analysis, at each onset (tags `target`, `phase`): the event's

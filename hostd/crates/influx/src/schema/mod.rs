@@ -1,9 +1,11 @@
 //! Run records → InfluxDB points (the data model of `docs/data-model.md`).
 //!
 //! Measurements: `run`, `file`, `interval`, `probe`, `probe_agg`, `event`. Tags only for
-//! low-cardinality keys: `rig`, `run`, `target`, `phase`, `probe`. Field types are fixed
-//! by field name (see [`is_int_field`]) so that a live run and a later `hostd import` of
-//! the same data never conflict.
+//! low-cardinality keys: `rig`, `run`, `target`, `phase`, `probe`. Every point is built
+//! from a typed record (`hostd-records`), one function per measurement, used alike by
+//! `hostd run`, `hostd monitor` and `hostd import`: each field has one Rust type, so a live
+//! run and a later import of the same data never conflict, and renaming a record field
+//! fails to build instead of dropping an InfluxDB field.
 
 mod csv;
 mod json;
@@ -20,9 +22,9 @@ pub use self::json::{
 pub use self::probe::{agg_point, sample_point};
 pub use self::workload::{drive_temp_point, file_point, interval_point};
 
-use crate::{FieldValue, Point};
+use crate::Point;
 use anyhow::Context as _;
-use serde_json::Value;
+use hostd_records::Manifest;
 use std::path::Path;
 
 /// Measurement names.
@@ -67,21 +69,14 @@ pub struct RunTags {
 }
 
 impl RunTags {
-    /// Reads the tags from a `manifest.json` value: `host.hostname` (or `rig`), `run_id`
-    /// (else `fallback_run`), and `extra.probe.probe_id` / `probe.probe_id` if present.
-    pub fn from_manifest(manifest: &Value, fallback_run: &str) -> RunTags {
-        let s = |v: &Value| v.as_str().filter(|s| !s.is_empty()).map(str::to_owned);
-        let probe = [&manifest["probe"], &manifest["extra"]["probe"]]
-            .iter()
-            .find_map(|p| {
-                s(&p["probe_id"]).or_else(|| p["probe_id"].as_u64().map(|n| n.to_string()))
-            });
+    /// The tags of the run a manifest describes: `host.hostname` as `rig` (`unknown` when
+    /// empty), `run_id` as `run`, and the probe section's `probe_id` as `probe`.
+    pub fn from_manifest(manifest: &Manifest) -> RunTags {
+        let rig = &manifest.host.hostname;
         RunTags {
-            rig: s(&manifest["rig"])
-                .or_else(|| s(&manifest["host"]["hostname"]))
-                .unwrap_or_else(|| "unknown".into()),
-            run: s(&manifest["run_id"]).unwrap_or_else(|| fallback_run.to_owned()),
-            probe,
+            rig: if rig.is_empty() { "unknown" } else { rig }.to_owned(),
+            run: manifest.run_id.clone(),
+            probe: manifest.probe_id(),
         }
     }
 
@@ -97,92 +92,6 @@ impl RunTags {
             Some(id) => p.tag("probe", id),
             None => p,
         }
-    }
-}
-
-/// True for fields stored as integers: counters, byte counts, indices, sequence numbers
-/// and nanosecond times. Everything else numeric is a float.
-pub fn is_int_field(name: &str) -> bool {
-    const INTS: &[&str] = &[
-        "index",
-        "bytes",
-        "seq",
-        "cum_bytes",
-        "corrupt_blocks",
-        "corrupt_bytes",
-        "late_ops",
-        "block_size",
-        "queue_depth",
-        "first_corrupt_offset",
-        "samples",
-        "dropped",
-        "crc_errors",
-        "seq_gaps",
-        "i2c_errors",
-        "overflows",
-        "reconnects",
-        "seed",
-        "format_version",
-        "count",
-        "onset_bytes",
-        "files",
-    ];
-    INTS.contains(&name)
-        || name.ends_with("_ns")
-        || name.ends_with("_bytes")
-        || name.ends_with("_count")
-}
-
-/// Types a text value for field `name`: integer per [`is_int_field`], else bool
-/// (`true`/`false`), float, or string. Empty text gives `None` (field left out).
-pub fn typed_field(name: &str, text: &str) -> Option<FieldValue> {
-    let t = text.trim();
-    if t.is_empty() {
-        return None;
-    }
-    // Names, whatever they look like: one type per field for every row.
-    if name == "probe" {
-        return Some(FieldValue::Str(t.to_owned()));
-    }
-    if is_int_field(name) {
-        if let Ok(n) = t.parse::<i64>() {
-            return Some(FieldValue::Int(n));
-        }
-        if let Ok(f) = t.parse::<f64>() {
-            // An integer field stays an integer (rounded) so its type never changes.
-            if f.is_finite() && f.abs() < 9.0e18 {
-                return Some(FieldValue::Int(f.round() as i64));
-            }
-        }
-    }
-    match t {
-        "true" => return Some(FieldValue::Bool(true)),
-        "false" => return Some(FieldValue::Bool(false)),
-        _ => {}
-    }
-    match t.parse::<f64>() {
-        Ok(f) if f.is_finite() => Some(FieldValue::Float(f)),
-        Ok(_) => None,
-        Err(_) => Some(FieldValue::Str(t.to_owned())),
-    }
-}
-
-/// Types a JSON scalar for field `name` (see [`typed_field`]); objects, arrays and null
-/// give `None`.
-pub fn json_field(name: &str, v: &Value) -> Option<FieldValue> {
-    match v {
-        Value::Bool(b) => Some(FieldValue::Bool(*b)),
-        Value::Number(n) => {
-            if is_int_field(name) {
-                n.as_i64()
-                    .map(FieldValue::Int)
-                    .or_else(|| typed_field(name, &n.to_string()))
-            } else {
-                n.as_f64().filter(|f| f.is_finite()).map(FieldValue::Float)
-            }
-        }
-        Value::String(s) => Some(FieldValue::Str(s.clone())),
-        _ => None,
     }
 }
 
@@ -230,13 +139,7 @@ pub fn run_dir_points(
         done("events.json", None)?;
     }
     // A `hostd monitor` directory's summary.json is the session's, not a run summary.
-    let monitor = hostd_records::manifest::read(dir)
-        .map(|m| m.extra.contains_key("monitor"))
-        .unwrap_or_else(|_| {
-            // Written before monitor used the records manifest: `"kind": "monitor"`.
-            std::fs::read_to_string(dir.join(hostd_records::manifest::FILE_NAME))
-                .is_ok_and(|t| t.contains("\"kind\": \"monitor\""))
-        });
+    let monitor = hostd_records::manifest::read(dir).is_ok_and(|m| m.is_monitor());
     match (dir.join(hostd_records::summary::FILE_NAME).is_file() && !monitor)
         .then(|| hostd_records::summary::read(dir))
         .transpose()?

@@ -1,9 +1,10 @@
 //! Tests of the run-record mapping.
 use super::*;
+use hostd_records::manifest::extra;
 use hostd_store::RecordSink as _;
 use hostd_workload::block::CorruptBlock;
 use hostd_workload::events::FileRecord;
-use serde_json::json;
+use serde_json::{json, Value};
 use std::collections::HashMap;
 
 fn tags() -> RunTags {
@@ -12,31 +13,6 @@ fn tags() -> RunTags {
         run: "r1".into(),
         probe: Some("p7".into()),
     }
-}
-
-#[test]
-fn field_types_are_fixed_by_name() {
-    assert_eq!(
-        typed_field("bytes", "1048576"),
-        Some(FieldValue::Int(1_048_576))
-    );
-    assert_eq!(typed_field("start_ns", "17"), Some(FieldValue::Int(17)));
-    assert_eq!(typed_field("mbps", "500"), Some(FieldValue::Float(500.0)));
-    assert_eq!(
-        typed_field("verified", "true"),
-        Some(FieldValue::Bool(true))
-    );
-    assert_eq!(
-        typed_field("status", "ok"),
-        Some(FieldValue::Str("ok".into()))
-    );
-    assert_eq!(typed_field("mbps", ""), None);
-    assert_eq!(typed_field("mbps", "NaN"), None);
-    assert_eq!(json_field("seq", &json!(3)), Some(FieldValue::Int(3)));
-    assert_eq!(
-        json_field("power_w", &json!(3)),
-        Some(FieldValue::Float(3.0))
-    );
 }
 
 #[test]
@@ -137,27 +113,87 @@ fn gzipped_probe_csv_is_read_and_bad_time_is_a_clear_error() {
     );
 }
 
+/// A manifest as `hostd run --probe` writes it (two targets, one without direct I/O).
+fn run_manifest() -> hostd_records::Manifest {
+    use hostd_records::{DirectIo, Manifest, TargetInfo};
+    let target = |label: &str, direct_io| TargetInfo {
+        label: label.into(),
+        scheme: "dir".into(),
+        mode: "rw".into(),
+        path: label.into(),
+        test_dir: None,
+        fs_type: Some("ext4".into()),
+        mount_point: None,
+        device: None,
+        device_model: None,
+        capacity_bytes: None,
+        free_bytes: None,
+        direct_io,
+        engine: "io_uring".into(),
+        engine_note: None,
+        link: None,
+    };
+    let mut m = Manifest::new(
+        "2026-11-21T16-00-00Z-ab12",
+        5,
+        vec![
+            target("t0", DirectIo::Direct),
+            target(
+                "t1",
+                DirectIo::Refused {
+                    reason: "EINVAL".into(),
+                },
+            ),
+        ],
+    );
+    m.hostd_version = "0.1.0".into();
+    m.host.hostname = "rig1".into();
+    m.profile = json!({"name": "quick", "kind": "files"});
+    m.command_line = vec!["hostd".into(), "run".into()];
+    m.seed = 42;
+    m.allow_cached = true;
+    m.set_section(
+        extra::PROBE,
+        &extra::ProbeSection {
+            source: "sim".into(),
+            target: Some("t0".into()),
+            probe_id: Some("abc".into()),
+            ..Default::default()
+        },
+    );
+    m
+}
+
 #[test]
 fn manifest_gives_tags_and_run_point() {
-    let man = json!({
-        "run_id": "2026-11-21T16-00-00Z-ab12", "start_ns": 5, "hostd_version": "0.1.0",
-        "format_version": 1, "seed": 42, "host": {"hostname": "rig1"},
-        "profile": {"name": "quick"}, "command_line": ["hostd", "run"],
-        "targets": [{"label": "t0", "direct_io": true}],
-        "extra": {"probe": {"probe_id": "abc"}}
-    });
-    let t = RunTags::from_manifest(&man, "dir");
+    let man = run_manifest();
+    let t = RunTags::from_manifest(&man);
     assert_eq!(
         (t.rig.as_str(), t.run.as_str(), t.probe.as_deref()),
         ("rig1", "2026-11-21T16-00-00Z-ab12", Some("abc"))
     );
-    let line = run_point(&man, &t).unwrap().to_line().unwrap();
+    let line = run_point(&man, &t).to_line().unwrap();
     assert_eq!(
         line,
         "run,rig=rig1,run=2026-11-21T16-00-00Z-ab12 profile=\"quick\",hostd_version=\"0.1.0\",\
-         format_version=1i,seed=42i,command_line=\"hostd run\",hostname=\"rig1\",targets=\"t0\",direct_io=true 5"
+         format_version=2i,seed=42i,keep=false,allow_cached=true,command_line=\"hostd run\",\
+         hostname=\"rig1\",targets=\"t0,t1\",direct_io=false 5"
     );
-    assert!(run_point(&json!({}), &t).is_err());
+    // Unknown facts of an old manifest are left out, not written empty; no host: `unknown`.
+    let mut old = hostd_records::Manifest::new("mon", 7, Vec::new());
+    old.set_section(
+        extra::SCENARIO,
+        &extra::ScenarioSection {
+            name: "x5-thermal".into(),
+            ..Default::default()
+        },
+    );
+    let t = RunTags::from_manifest(&old);
+    assert_eq!((t.rig.as_str(), t.probe.as_deref()), ("unknown", None));
+    assert_eq!(
+        run_point(&old, &t).to_line().unwrap(),
+        "run,rig=unknown,run=mon scenario=\"x5-thermal\",format_version=2i,seed=0i,keep=false,allow_cached=false 7"
+    );
 }
 
 /// An analysis from events.json text with its events, phases and overlap.
