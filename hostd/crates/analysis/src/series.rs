@@ -102,6 +102,7 @@ pub fn phase_stats(s: &Series, probe: Option<&ProbeSeries>) -> PhaseStats {
     let ls = inv(stats::least_squares(&sizes, &times));
     let bim = stats::bimodality(&rates);
     let (start_ns, end_ns) = (s.start_ns(), s.end_ns());
+    let block_size = common(s.files.iter().map(|f| f.block_size)).filter(|&b| b > 0);
     let energy = probe.map_or_else(PhaseEnergy::default, |p| {
         phase_energy(
             s.files
@@ -137,5 +138,22 @@ pub fn phase_stats(s: &Series, probe: Option<&ProbeSeries>) -> PhaseStats {
         mean_power_w: energy
             .mean_power_w
             .or_else(|| probe.and_then(|p| p.mean_in(&p.power_w, start_ns, end_ns))),
+        corrupt_blocks: s.files.iter().map(|f| f.corrupt_blocks).sum(),
+        corrupt_bytes: s.files.iter().map(|f| f.corrupt_bytes).sum(),
+        verified_files: s.files.iter().filter(|f| f.verified == Some(true)).count(),
+        late_ops: s.files.iter().map(|f| f.late_ops).sum(),
+        block_size,
+        queue_depth: common(s.files.iter().map(|f| f.queue_depth)),
+        iops: block_size
+            .filter(|_| seconds > 0.0)
+            .map(|_| s.files.iter().map(FileRecord::ios).sum::<u64>() as f64 / seconds),
+        // Only the workload's histograms know the phase's percentiles (the summary adds them).
+        latency: None,
     }
+}
+
+/// The value every item shares, if they all share one.
+fn common(mut it: impl Iterator<Item = usize>) -> Option<usize> {
+    let first = it.next()?;
+    it.all(|v| v == first).then_some(first)
 }
