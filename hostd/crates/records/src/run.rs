@@ -11,7 +11,7 @@ use std::path::Path;
 /// The records the analysis and the report work on.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunData {
-    /// Per-file records, in completion order.
+    /// Per-file records, in completion order ([`RunData::sort`]).
     pub files: Vec<FileRecord>,
     /// Probe samples, if the run had a probe (and it delivered any).
     pub probe: Option<ProbeSeries>,
@@ -21,11 +21,13 @@ pub struct RunData {
     pub probe_target: Option<String>,
     /// Each target's drive (SMART) temperature, (host Unix ns, °C) in time order, if polled.
     pub drive_temp: Option<crate::drive_temp::DriveTemps>,
+    /// The I/O latency histograms per file and per interval (empty where nothing was timed).
+    pub latency: crate::latency::RunLatency,
 }
 
 impl RunData {
-    /// Reads `files.csv`, and where present `probe.csv`, `counters.csv`, `drive_temp.csv`
-    /// and the manifest's probe target, through the records readers (each refusing a newer format).
+    /// Reads `files.csv`, and where present `probe.csv`, `counters.csv`, `drive_temp.csv`,
+    /// the latency logs and the manifest's probe target, through the records readers (each refusing a newer format).
     pub fn read(dir: &Path) -> Result<RunData> {
         let files = crate::files::read(dir)?;
         let probe = if dir.join(crate::probe::FILE_NAME).exists() {
@@ -51,12 +53,31 @@ impl RunData {
         } else {
             None
         };
-        Ok(RunData {
+        let mut run = RunData {
             files,
             probe,
             counters,
             probe_target,
             drive_temp,
-        })
+            latency: crate::latency::RunLatency::read(dir)?,
+        };
+        run.sort();
+        Ok(run)
+    }
+
+    /// Puts the files in completion order (by end, then target, phase and index) and the
+    /// latency histograms in theirs: several targets' threads finish files at once, so
+    /// the order in which `hostd run` collects them and the order of `files.csv` can
+    /// differ, and the analysis and the report must not depend on that.
+    pub fn sort(&mut self) {
+        self.files.sort_by(|a, b| {
+            (a.end_ns, a.target_index, &a.phase, a.index).cmp(&(
+                b.end_ns,
+                b.target_index,
+                &b.phase,
+                b.index,
+            ))
+        });
+        self.latency.sort();
     }
 }

@@ -10,7 +10,7 @@ use crate::sink::RecordSink;
 use crate::summary::Summary;
 use anyhow::Context;
 use hostd_records::counters::CounterRecord;
-use hostd_records::{files, intervals};
+use hostd_records::{files, intervals, latency};
 use hostd_workload::events::{FileRecord, IntervalRecord, LatencyRecord, LatencyScope, RunEvent};
 use hostd_workload::latency::LatencyLogWriter;
 use std::fs::File;
@@ -33,6 +33,58 @@ pub fn write_counters(
         })
         .collect();
     Ok(hostd_records::counters::write(dir, labels, &samples)?)
+}
+
+/// The tag of a latency record in its log (`hostd_records::latency::file_tag`,
+/// `interval_tag`).
+pub fn latency_tag(r: &LatencyRecord) -> String {
+    match &r.scope {
+        LatencyScope::File { phase, index } => latency::file_tag(r.target_index, phase, *index),
+        LatencyScope::Interval { phase } => latency::interval_tag(r.target_index, phase),
+    }
+}
+
+/// The run's latency histograms in memory, as the run directory's logs hold them: what
+/// `hostd run` hands to the report (`RunData::latency`) without reading the logs back.
+#[derive(Debug, Default)]
+pub struct LatencyRecords {
+    /// The logs' BaseTime: the run's start (the manifest's `start_ns`), host Unix ns.
+    base_ns: u64,
+    logged: std::sync::Mutex<latency::RunLatency>,
+}
+
+impl LatencyRecords {
+    /// Collects histograms for logs based at `base_ns`.
+    pub fn new(base_ns: u64) -> LatencyRecords {
+        LatencyRecords {
+            base_ns,
+            logged: Default::default(),
+        }
+    }
+
+    /// Keeps the histogram of a [`RunEvent::Latency`]; ignores other events.
+    pub fn on_event(&self, ev: &RunEvent) {
+        let RunEvent::Latency(r) = ev else { return };
+        let l = latency::LoggedLatency::new(
+            &latency_tag(r),
+            self.base_ns,
+            r.start_ns,
+            r.end_ns,
+            &r.histogram,
+        );
+        let mut logged = self.logged.lock().unwrap_or_else(|p| p.into_inner());
+        match r.scope {
+            LatencyScope::File { .. } => logged.files.push(l),
+            LatencyScope::Interval { .. } => logged.intervals.push(l),
+        }
+    }
+
+    /// Everything kept, in the order `RunLatency::read` gives.
+    pub fn into_run_latency(self) -> latency::RunLatency {
+        let mut l = self.logged.into_inner().unwrap_or_else(|p| p.into_inner());
+        l.sort();
+        l
+    }
 }
 
 /// Writes a run directory.
@@ -99,8 +151,8 @@ impl RunDirSink {
             "intervals.csv",
             "run-events.jsonl",
             "manifest.json",
-            "latency-files.hlog",
-            "latency-intervals.hlog",
+            latency::FILES_LOG,
+            latency::INTERVALS_LOG,
         ] {
             let _ = std::fs::remove_file(dir.join(name));
         }
@@ -129,34 +181,16 @@ impl RunDirSink {
                 )?)
             };
             self.latency = Some(LatencyFiles {
-                files: log("latency-files.hlog", "files")?,
-                intervals: log("latency-intervals.hlog", "intervals")?,
+                files: log(latency::FILES_LOG, "files")?,
+                intervals: log(latency::INTERVALS_LOG, "intervals")?,
             });
         }
         let l = self.latency.as_mut().expect("opened above");
-        let phase = match &r.scope {
-            LatencyScope::File { phase, .. } | LatencyScope::Interval { phase } => phase,
+        let log = match r.scope {
+            LatencyScope::File { .. } => &mut l.files,
+            LatencyScope::Interval { .. } => &mut l.intervals,
         };
-        // Tags hold no spaces or commas: the target by its index, and the
-        // phase with any such characters replaced.
-        let phase_tag: String = phase
-            .chars()
-            .map(|c| if c == ' ' || c == ',' { '_' } else { c })
-            .collect();
-        match &r.scope {
-            LatencyScope::File { index, .. } => l.files.write(
-                &format!("file/{}/{phase_tag}/{index}", r.target_index),
-                r.start_ns,
-                r.end_ns,
-                &r.histogram,
-            )?,
-            LatencyScope::Interval { .. } => l.intervals.write(
-                &format!("interval/{}/{phase_tag}", r.target_index),
-                r.start_ns,
-                r.end_ns,
-                &r.histogram,
-            )?,
-        }
+        log.write(&latency_tag(r), r.start_ns, r.end_ns, &r.histogram)?;
         Ok(())
     }
 }

@@ -12,6 +12,7 @@ use super::probe_influx::InfluxProbe;
 use anyhow::{bail, Context};
 use hostd_records::counters::CounterRecord;
 use hostd_store::manifest::{collect_host, FORMAT_VERSION};
+use hostd_store::rundir::LatencyRecords;
 use hostd_store::{Manifest, RunComponent, RunDirSink, SinkSet, Summary, SummaryExt};
 use hostd_workload::backend::{BackendOptions, BackendRegistry, TargetBackend};
 use hostd_workload::block::DataPool;
@@ -370,11 +371,13 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     );
     let view = live::LiveView::start(&plan, &progress, args.quiet, &header);
 
+    let latency = LatencyRecords::new(manifest.start_ns);
     let observers = ComponentObservers {
         sinks: &sinks,
         components: &comps,
         view: &view,
         journal: journal.as_ref(),
+        latency: &latency,
     };
     let cfg = RunConfig {
         run_id: run_id.clone(),
@@ -396,7 +399,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     // The run's records flow on in memory (the probe component adds its samples), so the
     // analysis and the report read nothing back from the run directory.
-    let mut records = run_data(&outcome, &labels);
+    let mut records = run_data(&outcome, &labels, latency.into_run_latency());
     for c in comps.iter_mut() {
         if let Err(e) = c.finish(&outcome, &mut summary, &mut records, &out_dir) {
             summary.warnings.push(format!("{}: {e:#}", c.name()));
@@ -503,6 +506,8 @@ struct ComponentObservers<'a> {
     components: &'a [Box<dyn RunComponent>],
     view: &'a live::LiveView,
     journal: Option<&'a certify::JournalObserver>,
+    /// The latency histograms, kept for the report as the run directory logs them.
+    latency: &'a LatencyRecords,
 }
 
 impl RunObserver for ComponentObservers<'_> {
@@ -512,6 +517,7 @@ impl RunObserver for ComponentObservers<'_> {
             j.on_event(ev);
         }
         self.sinks.on_event(ev);
+        self.latency.on_event(ev);
         for c in self.components {
             c.on_event(ev);
         }
@@ -574,7 +580,11 @@ pub(crate) fn civil_from_days(z: i64) -> (i64, u32, u32) {
 
 /// The analysis input of a finished run from the records in memory: the same value
 /// `hostd analyze` reads from the run directory (`RunData::read`).
-fn run_data(outcome: &runner::RunOutcome, labels: &[String]) -> hostd_records::RunData {
+fn run_data(
+    outcome: &runner::RunOutcome,
+    labels: &[String],
+    latency: hostd_records::latency::RunLatency,
+) -> hostd_records::RunData {
     let counters = labels
         .iter()
         .zip(&outcome.samples)
@@ -587,13 +597,16 @@ fn run_data(outcome: &runner::RunOutcome, labels: &[String]) -> hostd_records::R
             (label.clone(), c)
         })
         .collect();
-    hostd_records::RunData {
+    let mut run = hostd_records::RunData {
         files: outcome.files.clone(),
         probe: None,
         counters: Some(counters),
         probe_target: None,
         drive_temp: None,
-    }
+        latency,
+    };
+    run.sort();
+    run
 }
 
 #[cfg(test)]
