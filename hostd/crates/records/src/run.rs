@@ -81,3 +81,38 @@ impl RunData {
         self.latency.sort();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A real run directory of the previous hostd (3 files written, 3 read back).
+    fn fixture() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run-format1")
+    }
+
+    #[test]
+    fn files_are_in_completion_order_whatever_order_files_csv_has() {
+        let run = RunData::read(&fixture()).unwrap();
+        assert_eq!(run.files.len(), 6);
+        assert!(run.files.windows(2).all(|w| w[0].end_ns <= w[1].end_ns));
+        assert_eq!(run.latency.files.len(), 6);
+        // The same rows in another order (as two targets' threads may log them).
+        let d = tempfile::tempdir().unwrap();
+        for e in std::fs::read_dir(fixture()).unwrap() {
+            let e = e.unwrap();
+            std::fs::copy(e.path(), d.path().join(e.file_name())).unwrap();
+        }
+        let text = std::fs::read_to_string(fixture().join(crate::files::FILE_NAME)).unwrap();
+        let mut lines: Vec<&str> = text.lines().collect();
+        lines[1..].reverse();
+        std::fs::write(
+            d.path().join(crate::files::FILE_NAME),
+            lines.join("\n") + "\n",
+        )
+        .unwrap();
+        let reordered = RunData::read(d.path()).unwrap();
+        assert_ne!(reordered.files.first(), None);
+        assert_eq!(reordered, run);
+    }
+}
