@@ -63,6 +63,11 @@ impl LatencyHistogram {
         self.0.reset();
     }
 
+    /// The slowest I/O, ns (0 when empty).
+    pub fn max_ns(&self) -> u64 {
+        self.0.max()
+    }
+
     /// I/Os counted.
     pub fn count(&self) -> u64 {
         self.0.len()
@@ -265,7 +270,6 @@ pub struct LatencyLogWriter<W: Write> {
     out: W,
     /// BaseTime, whole ms since the Unix epoch (the log holds times to the ms).
     base_ms: u64,
-    serializer: V2DeflateSerializer,
 }
 
 impl<W: Write> LatencyLogWriter<W> {
@@ -284,11 +288,7 @@ impl<W: Write> LatencyLogWriter<W> {
             out,
             "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\""
         )?;
-        Ok(LatencyLogWriter {
-            out,
-            base_ms,
-            serializer: V2DeflateSerializer::new(),
-        })
+        Ok(LatencyLogWriter { out, base_ms })
     }
 
     /// Appends the histogram of `[start_ns, end_ns)` under `tag` (no spaces or
@@ -300,29 +300,34 @@ impl<W: Write> LatencyLogWriter<W> {
         end_ns: u64,
         h: &LatencyHistogram,
     ) -> io::Result<()> {
-        let tag = Tag::new(tag).ok_or_else(|| {
-            io::Error::new(io::ErrorKind::InvalidInput, format!("bad log tag `{tag}`"))
-        })?;
-        let start_ms = ms_since(self.base_ms, start_ns);
-        let end_ms = ms_since(self.base_ms, end_ns);
-        // A builder with the divisor writes its header line first: keep
-        // only the histogram line (the header went out once, in `new`).
-        let mut line = Vec::new();
-        IntervalLogWriterBuilder::new()
-            .with_max_value_divisor(1e6)
-            .begin_log_with(&mut line, &mut self.serializer)?
-            .write_histogram(
-                &h.0,
-                Duration::from_millis(start_ms),
-                Duration::from_millis(end_ms.max(start_ms) - start_ms),
-                Some(tag),
-            )
-            .map_err(|e| io::Error::other(e.to_string()))?;
-        let body = match line.iter().position(|&b| b == b'\n') {
-            Some(i) if line.starts_with(b"#[MaxValueDivisor") => &line[i + 1..],
-            _ => &line[..],
-        };
-        self.out.write_all(body)?;
+        let l = LoggedLatency::new(tag, self.base_ms * 1_000_000, start_ns, end_ns, h);
+        self.write_logged(&l, h.max_ns())
+    }
+
+    /// Appends a histogram already in its logged form (made by [`LoggedLatency::new`] with
+    /// this log's base, so it is compressed once for the log and for memory); `max_ns` is
+    /// its largest value (the line's `Interval_Max`). The line is the one HdrHistogram's
+    /// `IntervalLogWriter` writes (a test holds them equal).
+    pub fn write_logged(&mut self, l: &LoggedLatency, max_ns: u64) -> io::Result<()> {
+        if Tag::new(&l.tag).is_none() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("bad log tag `{}`", l.tag),
+            ));
+        }
+        let start_ms = (l.start_ns / 1_000_000).saturating_sub(self.base_ms);
+        let length_ms = (l.end_ns - l.start_ns) / 1_000_000;
+        writeln!(
+            self.out,
+            "Tag={},{}.{:03},{}.{:03},{:.3},{}",
+            l.tag,
+            start_ms / 1000,
+            start_ms % 1000,
+            length_ms / 1000,
+            length_ms % 1000,
+            max_ns as f64 / 1e6,
+            base64_encode(&l.encoded)
+        )?;
         self.out.flush()
     }
 }
@@ -357,6 +362,28 @@ pub fn read_latency_log(text: &[u8]) -> std::result::Result<Vec<LoggedLatency>, 
 /// Seconds as written in the log (3 decimals) to ns, rounded to the ms.
 fn ms_to_ns(secs: f64) -> u64 {
     (secs * 1e3).round() as u64 * 1_000_000
+}
+
+/// Standard base64 with padding (the encoding of interval-log histograms).
+fn base64_encode(bytes: &[u8]) -> String {
+    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let acc = u32::from(b[0]) << 16 | u32::from(b[1]) << 8 | u32::from(b[2]);
+        for k in 0..4 {
+            if k <= chunk.len() {
+                out.push(ABC[(acc >> (18 - 6 * k) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }
 
 /// Standard base64 (the encoding of interval-log histograms).
@@ -536,6 +563,51 @@ mod tests {
         assert_eq!(kept[0].start_ns, 1_795_472_176_871_000_000);
         assert_eq!(kept[1].end_ns - kept[1].start_ns, 0);
         assert_eq!(kept[0].histogram().stats(), h.stats());
+    }
+
+    #[test]
+    fn a_logged_line_is_the_one_hdrhistogram_s_writer_writes() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        for (n, start_ms, length_ms) in [(1u64, 0u64, 0u64), (7, 5, 9), (50_000, 3_600_123, 1_000)]
+        {
+            let mut h = LatencyHistogram::new();
+            for _ in 0..n {
+                h.record(rng.gen_range(1_000..50_000_000u64));
+            }
+            let base = 1_795_472_176_865_000_000u64;
+            let (start, end) = (
+                base + start_ms * 1_000_000,
+                base + (start_ms + length_ms) * 1_000_000,
+            );
+            let mut ours = Vec::new();
+            LatencyLogWriter::new(&mut ours, base, "c")
+                .unwrap()
+                .write("file/0/write/0", start, end, &h)
+                .unwrap();
+            let mut theirs = Vec::new();
+            IntervalLogWriterBuilder::new()
+                .with_max_value_divisor(1e6)
+                .begin_log_with(&mut theirs, &mut V2DeflateSerializer::new())
+                .unwrap()
+                .write_histogram(
+                    &h.0,
+                    Duration::from_millis(start_ms),
+                    Duration::from_millis(length_ms),
+                    Tag::new("file/0/write/0"),
+                )
+                .unwrap();
+            let last = |b: &[u8]| {
+                String::from_utf8(b.to_vec())
+                    .unwrap()
+                    .lines()
+                    .last()
+                    .unwrap()
+                    .to_string()
+            };
+            assert_eq!(last(&ours), last(&theirs), "{n} values");
+        }
+        assert_eq!(base64_encode(b"ab"), "YWI=");
+        assert_eq!(base64_decode("YWI=").unwrap(), b"ab");
     }
 
     #[test]

@@ -46,42 +46,23 @@ pub fn latency_tag(r: &LatencyRecord) -> String {
 
 /// The run's latency histograms in memory, as the run directory's logs hold them: what
 /// `hostd run` hands to the report (`RunData::latency`) without reading the logs back.
+/// Filled by the [`RunDirSink`] as it writes each one ([`RunDirSink::keep_latency`]), so a
+/// histogram is compressed once for both.
 #[derive(Debug, Default)]
-pub struct LatencyRecords {
-    /// The logs' BaseTime: the run's start (the manifest's `start_ns`), host Unix ns.
-    base_ns: u64,
-    logged: std::sync::Mutex<latency::RunLatency>,
-}
+pub struct LatencyRecords(std::sync::Mutex<latency::RunLatency>);
 
 impl LatencyRecords {
-    /// Collects histograms for logs based at `base_ns`.
-    pub fn new(base_ns: u64) -> LatencyRecords {
-        LatencyRecords {
-            base_ns,
-            logged: Default::default(),
-        }
-    }
-
-    /// Keeps the histogram of a [`RunEvent::Latency`]; ignores other events.
-    pub fn on_event(&self, ev: &RunEvent) {
-        let RunEvent::Latency(r) = ev else { return };
-        let l = latency::LoggedLatency::new(
-            &latency_tag(r),
-            self.base_ns,
-            r.start_ns,
-            r.end_ns,
-            &r.histogram,
-        );
-        let mut logged = self.logged.lock().unwrap_or_else(|p| p.into_inner());
+    fn keep(&self, r: &LatencyRecord, l: latency::LoggedLatency) {
+        let mut kept = self.0.lock().unwrap_or_else(|p| p.into_inner());
         match r.scope {
-            LatencyScope::File { .. } => logged.files.push(l),
-            LatencyScope::Interval { .. } => logged.intervals.push(l),
+            LatencyScope::File { .. } => kept.files.push(l),
+            LatencyScope::Interval { .. } => kept.intervals.push(l),
         }
     }
 
-    /// Everything kept, in the order `RunLatency::read` gives.
-    pub fn into_run_latency(self) -> latency::RunLatency {
-        let mut l = self.logged.into_inner().unwrap_or_else(|p| p.into_inner());
+    /// Everything kept so far, in the order `RunLatency::read` gives; leaves it empty.
+    pub fn take(&self) -> latency::RunLatency {
+        let mut l = std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()));
         l.sort();
         l
     }
@@ -96,6 +77,8 @@ pub struct RunDirSink {
     /// The run's start (host Unix ns): the latency logs' BaseTime.
     start_ns: u64,
     latency: Option<LatencyFiles>,
+    /// Where the logged histograms are also kept in memory, if asked.
+    kept: Option<std::sync::Arc<LatencyRecords>>,
 }
 
 /// The two latency logs, opened at the first timed I/O.
@@ -133,7 +116,14 @@ impl RunDirSink {
             events,
             start_ns: 0,
             latency: None,
+            kept: None,
         })
+    }
+
+    /// Keeps every latency histogram the sink logs also in memory, in the returned
+    /// [`LatencyRecords`] (for the report of `hostd run`).
+    pub fn keep_latency(&mut self) -> std::sync::Arc<LatencyRecords> {
+        self.kept.get_or_insert_with(Default::default).clone()
     }
 
     /// The directory.
@@ -190,7 +180,17 @@ impl RunDirSink {
             LatencyScope::File { .. } => &mut l.files,
             LatencyScope::Interval { .. } => &mut l.intervals,
         };
-        log.write(&latency_tag(r), r.start_ns, r.end_ns, &r.histogram)?;
+        let logged = latency::LoggedLatency::new(
+            &latency_tag(r),
+            self.start_ns,
+            r.start_ns,
+            r.end_ns,
+            &r.histogram,
+        );
+        log.write_logged(&logged, r.histogram.max_ns())?;
+        if let Some(kept) = &self.kept {
+            kept.keep(r, logged);
+        }
         Ok(())
     }
 }

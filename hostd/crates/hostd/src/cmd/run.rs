@@ -12,7 +12,6 @@ use super::probe_influx::InfluxProbe;
 use anyhow::{bail, Context};
 use hostd_records::counters::CounterRecord;
 use hostd_store::manifest::{collect_host, FORMAT_VERSION};
-use hostd_store::rundir::LatencyRecords;
 use hostd_store::{Manifest, RunComponent, RunDirSink, SinkSet, Summary, SummaryExt};
 use hostd_workload::backend::{BackendOptions, BackendRegistry, TargetBackend};
 use hostd_workload::block::DataPool;
@@ -276,7 +275,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     // The journal lives in the first session's directory.
     let journal_root = resume.as_ref().map_or(out_dir.clone(), |r| r.root.clone());
     let keep = resume.as_ref().map_or(args.keep, |r| r.keep || args.keep);
-    let run_dir = RunDirSink::create(&out_dir)?;
+    let mut run_dir = RunDirSink::create(&out_dir)?;
     // From here warnings and errors go to RUN_DIR/hostd.log too.
     if let Err(e) = crate::logging::log_to_dir(&out_dir) {
         run_dir.discard();
@@ -357,6 +356,8 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         None
     };
     let sinks = SinkSet::new();
+    // The latency histograms the run directory logs, kept for the report in memory.
+    let kept_latency = run_dir.keep_latency();
     sinks.add(Box::new(run_dir));
     sinks.begin(&manifest);
 
@@ -371,13 +372,11 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     );
     let view = live::LiveView::start(&plan, &progress, args.quiet, &header);
 
-    let latency = LatencyRecords::new(manifest.start_ns);
     let observers = ComponentObservers {
         sinks: &sinks,
         components: &comps,
         view: &view,
         journal: journal.as_ref(),
-        latency: &latency,
     };
     let cfg = RunConfig {
         run_id: run_id.clone(),
@@ -399,7 +398,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     // The run's records flow on in memory (the probe component adds its samples), so the
     // analysis and the report read nothing back from the run directory.
-    let mut records = run_data(&outcome, &labels, latency.into_run_latency());
+    let mut records = run_data(&outcome, &labels, kept_latency.take());
     for c in comps.iter_mut() {
         if let Err(e) = c.finish(&outcome, &mut summary, &mut records, &out_dir) {
             summary.warnings.push(format!("{}: {e:#}", c.name()));
@@ -506,8 +505,6 @@ struct ComponentObservers<'a> {
     components: &'a [Box<dyn RunComponent>],
     view: &'a live::LiveView,
     journal: Option<&'a certify::JournalObserver>,
-    /// The latency histograms, kept for the report as the run directory logs them.
-    latency: &'a LatencyRecords,
 }
 
 impl RunObserver for ComponentObservers<'_> {
@@ -517,7 +514,6 @@ impl RunObserver for ComponentObservers<'_> {
             j.on_event(ev);
         }
         self.sinks.on_event(ev);
-        self.latency.on_event(ev);
         for c in self.components {
             c.on_event(ev);
         }
