@@ -41,13 +41,27 @@ impl RunData {
         } else {
             None
         };
-        // The manifest only names the probed target: one this build cannot read (an old
-        // hand-made one) leaves it unknown rather than refusing the run.
-        let probe_target = match crate::manifest::read(dir) {
-            Ok(m) => m.probe_target().map(str::to_string),
+        // The manifest names the probed target and the targets' order: one this build
+        // cannot read (an old hand-made one) leaves them unknown rather than refusing the run.
+        let manifest = match crate::manifest::read(dir) {
+            Ok(m) => Some(m),
             Err(e @ crate::RecordError::NewerFormat { .. }) => return Err(e),
             Err(_) => None,
         };
+        let probe_target = manifest
+            .as_ref()
+            .and_then(|m| m.probe_target().map(str::to_string));
+        // files.csv has no target index (its reader numbers targets as they first appear):
+        // the run's own index is the target's place in the manifest, as in `hostd run`.
+        let mut files = files;
+        for f in &mut files {
+            if let Some(i) = manifest
+                .as_ref()
+                .and_then(|m| m.targets.iter().position(|t| t.label == f.target))
+            {
+                f.target_index = i;
+            }
+        }
         let drive_temp = if dir.join(crate::drive_temp::FILE_NAME).exists() {
             Some(crate::drive_temp::read(dir)?)
         } else {

@@ -6,6 +6,7 @@
 //! `hostd_analysis::overlap`), shown here in MB/s with the workload's facts.
 
 use hostd_analysis::series::{self as analysed, Series};
+use hostd_records::latency::RunLatency;
 use hostd_workload::events::{FileRecord, TargetInfo};
 use hostd_workload::runner::RunOutcome;
 use hostd_workload::units::{human_bytes, ByteSize};
@@ -22,14 +23,15 @@ pub use hostd_records::summary::{ActiveWindow, PhaseStats, Summary, WindowTarget
 
 /// Computing and rendering [`Summary`] (the record type lives in `hostd-records`).
 pub trait SummaryExt {
-    /// Computes the summary of a finished run.
-    fn compute(run_id: &str, out: &RunOutcome) -> Summary;
+    /// Computes the summary of a finished run; `latency` holds its per-file latency
+    /// histograms (`RunData::latency`).
+    fn compute(run_id: &str, out: &RunOutcome, latency: &RunLatency) -> Summary;
     /// The concise terminal summary.
     fn render(&self) -> String;
 }
 
 impl SummaryExt for Summary {
-    fn compute(run_id: &str, out: &RunOutcome) -> Summary {
+    fn compute(run_id: &str, out: &RunOutcome, latency: &RunLatency) -> Summary {
         let mut phases: Vec<PhaseStats> = Vec::new();
         let mut keys: Vec<(usize, String)> = Vec::new();
         for f in &out.files {
@@ -81,12 +83,7 @@ impl SummaryExt for Summary {
             if recs.is_empty() {
                 continue;
             }
-            let mut s = phase_stats(&recs);
-            s.latency = out
-                .latency
-                .iter()
-                .find(|l| l.target_index == t && l.phase == phase)
-                .map(|l| l.histogram.stats());
+            let s = phase_stats(&recs, latency);
             if s.bimodal {
                 warnings.push(format!(
                     "{} {}: per-file rates look bimodal (coefficient {:.2}); the mean {:.0} MB/s describes neither group — see files.csv",
@@ -284,14 +281,15 @@ fn truncate(s: &str, n: usize) -> String {
 
 /// The analysis' statistics of one phase's completed files
 /// (`hostd_analysis::series::phase_stats`, one definition, with the workload's facts:
-/// corruption, late I/Os, I/O size, queue depth, IOPS); rates in bytes/s.
-fn phase_stats(recs: &[&FileRecord]) -> PhaseStats {
+/// corruption, late I/Os, I/O size, queue depth, IOPS, and the latency of the files' I/Os);
+/// rates in bytes/s.
+fn phase_stats(recs: &[&FileRecord], latency: &RunLatency) -> PhaseStats {
     let series = Series::new(
         recs[0].target.clone(),
         recs[0].phase.clone(),
         recs.iter().map(|r| (*r).clone()).collect(),
     );
-    analysed::phase_stats(&series, None)
+    analysed::phase_stats(&series, None, latency)
 }
 
 /// The window in which every target was in its measured steps and each
@@ -359,11 +357,11 @@ mod tests {
     fn small_block_phases_get_iops_and_mixed_ones_do_not() {
         let a = rec("RND4K-QD64-read", 4096, 4096 * 300_000, 2);
         let b = rec("RND4K-QD64-read", 4096, 4096 * 100_000, 2);
-        let s = phase_stats(&[&a, &b]);
+        let s = phase_stats(&[&a, &b], &RunLatency::default());
         assert_eq!((s.block_size, s.queue_depth), (Some(4096), Some(64)));
         assert!((s.iops.unwrap() - 100_000.0).abs() < 1e-6, "{:?}", s.iops);
         let mixed = rec("RND4K-QD64-read", 1 << 20, 1 << 30, 1);
-        let s = phase_stats(&[&a, &mixed]);
+        let s = phase_stats(&[&a, &mixed], &RunLatency::default());
         assert_eq!((s.block_size, s.iops), (None, None));
 
         let summary = Summary {
@@ -373,8 +371,11 @@ mod tests {
             start_ns: 0,
             end_ns: 0,
             phases: vec![
-                phase_stats(&[&a, &b]),
-                phase_stats(&[&rec("SEQ1M-QD8-read", 1 << 20, 1 << 30, 1)]),
+                phase_stats(&[&a, &b], &RunLatency::default()),
+                phase_stats(
+                    &[&rec("SEQ1M-QD8-read", 1 << 20, 1 << 30, 1)],
+                    &RunLatency::default(),
+                ),
             ],
             window: None,
             warnings: Vec::new(),
@@ -433,7 +434,7 @@ mod tests {
             cleanup: Vec::new(),
             programs: Vec::new(),
         };
-        let text = Summary::compute("r", &outcome).render();
+        let text = Summary::compute("r", &outcome, &RunLatency::default()).render();
         assert!(
             text.contains(&format!("note: sim:x5-thermal*10: simulated, {scale}")),
             "{text}"

@@ -390,7 +390,8 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     view.finish();
 
     manifest.targets = outcome.targets.clone();
-    let mut summary = Summary::compute(&run_id, &outcome);
+    let latency = kept_latency.take();
+    let mut summary = Summary::compute(&run_id, &outcome, &latency);
     // The 100 ms byte counters: a file for other tools; the components get them in memory.
     let labels: Vec<String> = outcome.targets.iter().map(|t| t.label.clone()).collect();
     if let Err(e) = hostd_store::rundir::write_counters(&out_dir, &labels, &outcome.samples) {
@@ -398,7 +399,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     // The run's records flow on in memory (the probe component adds its samples), so the
     // analysis and the report read nothing back from the run directory.
-    let mut records = run_data(&outcome, &labels, kept_latency.take());
+    let mut records = run_data(&outcome, &labels, latency);
     for c in comps.iter_mut() {
         if let Err(e) = c.finish(&outcome, &mut summary, &mut records, &out_dir) {
             summary.warnings.push(format!("{}: {e:#}", c.name()));
