@@ -72,7 +72,7 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
             .probe
             .as_ref()
             .filter(|_| probe_target.as_deref() == Some(s.target.as_str()));
-        phases.push(series::phase_stats(s, probe));
+        phases.push(series::phase_stats(s, probe, &run.latency));
         let ctx = attribution::Context {
             all: &all,
             probe,

@@ -4,6 +4,8 @@ use crate::energy::{phase_energy, PhaseEnergy};
 use crate::input::{FileRecord, ProbeSeries};
 use crate::model::PhaseStats;
 use crate::stats;
+use hostd_records::latency::{file_tag, LatencyHistogram, LoggedLatency, RunLatency};
+use hostd_records::LatencyStats;
 
 /// The files of one target and phase in time order, with cumulative bytes.
 #[derive(Debug, Clone)]
@@ -88,8 +90,9 @@ pub fn group(files: &[FileRecord]) -> Vec<Series> {
         .collect()
 }
 
-/// Robust statistics of one series (see docs/methodology.md for each number).
-pub fn phase_stats(s: &Series, probe: Option<&ProbeSeries>) -> PhaseStats {
+/// Robust statistics of one series (see docs/methodology.md for each number); `latency`
+/// holds the run's per-file histograms (empty where no I/O was timed).
+pub fn phase_stats(s: &Series, probe: Option<&ProbeSeries>, latency: &RunLatency) -> PhaseStats {
     let rates = s.rates();
     let sizes: Vec<f64> = s.files.iter().map(|f| f.bytes as f64).collect();
     let times: Vec<f64> = s.files.iter().map(FileRecord::seconds).collect();
@@ -102,6 +105,7 @@ pub fn phase_stats(s: &Series, probe: Option<&ProbeSeries>) -> PhaseStats {
     let ls = inv(stats::least_squares(&sizes, &times));
     let bim = stats::bimodality(&rates);
     let (start_ns, end_ns) = (s.start_ns(), s.end_ns());
+    let block_size = common(s.files.iter().map(|f| f.block_size)).filter(|&b| b > 0);
     let energy = probe.map_or_else(PhaseEnergy::default, |p| {
         phase_energy(
             s.files
@@ -137,5 +141,42 @@ pub fn phase_stats(s: &Series, probe: Option<&ProbeSeries>) -> PhaseStats {
         mean_power_w: energy
             .mean_power_w
             .or_else(|| probe.and_then(|p| p.mean_in(&p.power_w, start_ns, end_ns))),
+        corrupt_blocks: s.files.iter().map(|f| f.corrupt_blocks).sum(),
+        corrupt_bytes: s.files.iter().map(|f| f.corrupt_bytes).sum(),
+        verified_files: s.files.iter().filter(|f| f.verified == Some(true)).count(),
+        late_ops: s.files.iter().map(|f| f.late_ops).sum(),
+        block_size,
+        queue_depth: common(s.files.iter().map(|f| f.queue_depth)),
+        iops: block_size
+            .filter(|_| seconds > 0.0)
+            .map(|_| s.files.iter().map(FileRecord::ios).sum::<u64>() as f64 / seconds),
+        latency: phase_latency(s, latency),
     }
+}
+
+/// The latency of a series' I/Os: its files' histograms merged (None when none of its
+/// files was timed).
+pub fn phase_latency(s: &Series, latency: &RunLatency) -> Option<LatencyStats> {
+    if latency.files.is_empty() {
+        return None;
+    }
+    let by_tag: std::collections::HashMap<&str, &LoggedLatency> =
+        latency.files.iter().map(|l| (l.tag.as_str(), l)).collect();
+    let mut merged: Option<LatencyHistogram> = None;
+    for f in &s.files {
+        if let Some(l) = by_tag.get(file_tag(f.target_index, &f.phase, f.index).as_str()) {
+            let h = l.histogram();
+            match &mut merged {
+                Some(m) => m.add(&h),
+                None => merged = Some(h),
+            }
+        }
+    }
+    merged.map(|h| h.stats())
+}
+
+/// The value every item shares, if they all share one.
+fn common(mut it: impl Iterator<Item = usize>) -> Option<usize> {
+    let first = it.next()?;
+    it.all(|v| v == first).then_some(first)
 }

@@ -279,3 +279,64 @@ fn run_in_memory_and_analyze_from_the_files_give_the_same_analysis() {
     let from_files: serde_json::Value = serde_json::from_slice(&a.stdout).unwrap();
     assert_eq!(from_files, in_memory);
 }
+
+#[test]
+fn the_latency_report_from_memory_and_from_the_hlog_files_is_the_same() {
+    // Two real targets with direct I/O, so both threads time their I/Os.
+    let work = common::disk_tempdir();
+    let (a, b, out) = (
+        work.path().join("a"),
+        work.path().join("b"),
+        work.path().join("run"),
+    );
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    let profile = common::small_profile(work.path(), 6, "4MB");
+    let targets = [
+        format!("{}:write", a.display()),
+        format!("{}:read", b.display()),
+    ];
+    assert_ok(
+        &common::hostd_run(&profile, targets, &out)
+            .args(["--seed", "4"])
+            .output()
+            .unwrap(),
+    );
+    // `hostd run` drew the report from the histograms in memory.
+    let in_memory = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let section = |html: &str| -> String {
+        let start = html
+            .find(r#"<section id="latency">"#)
+            .expect("a latency section");
+        let len = html[start..].find("</section>").unwrap();
+        html[start..start + len].to_string()
+    };
+    let lat = section(&in_memory);
+    assert!(lat.contains(r#"id="chart-latency-time""#), "{lat}");
+    assert!(
+        lat.contains(r#"<td class="l">target 0 write</td>"#),
+        "{lat}"
+    );
+    assert!(lat.contains(r#"<td class="l">target 1 read</td>"#), "{lat}");
+    let events = std::fs::read(out.join("events.json")).unwrap();
+
+    // `hostd analyze` reads the .hlog files into the same records: the same report.
+    let a = hostd(&["analyze", out.to_str().unwrap()]);
+    assert_ok(&a);
+    let from_files = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert_eq!(section(&from_files), lat);
+    if let Some(at) = from_files
+        .bytes()
+        .zip(in_memory.bytes())
+        .position(|(x, y)| x != y)
+    {
+        let around = |s: &str| s[at.saturating_sub(200)..(at + 200).min(s.len())].to_string();
+        panic!(
+            "the reports differ at byte {at}:\nfrom files: {}\nin memory:  {}",
+            around(&from_files),
+            around(&in_memory)
+        );
+    }
+    assert_eq!(from_files.len(), in_memory.len());
+    assert_eq!(std::fs::read(out.join("events.json")).unwrap(), events);
+}

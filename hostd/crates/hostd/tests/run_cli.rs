@@ -491,13 +491,13 @@ fn a_run_records_the_latency_of_every_io_per_file_interval_and_phase() {
     assert_eq!(logged.len(), files.len() - 1);
     assert!(logged.iter().all(|l| l.tag.starts_with("file/0/")));
     assert_eq!(
-        logged.iter().map(|l| l.histogram.count()).sum::<u64>(),
+        logged.iter().map(|l| l.histogram().count()).sum::<u64>(),
         total
     );
     let logged =
         read_latency_log(&std::fs::read(out.join("latency-intervals.hlog")).unwrap()).unwrap();
     assert_eq!(
-        logged.iter().map(|l| l.histogram.count()).sum::<u64>(),
+        logged.iter().map(|l| l.histogram().count()).sum::<u64>(),
         total
     );
     // The report draws latency over time and the percentiles of each phase.

@@ -104,7 +104,7 @@ fn live_records_survive_an_outage_and_run_files_follow_at_the_end() {
         cleanup: Vec::new(),
         programs: Vec::new(),
     };
-    let mut summary = Summary::compute("comp-run", &outcome);
+    let mut summary = Summary::compute("comp-run", &outcome, &Default::default());
     comp.finish(
         &outcome,
         &mut summary,

@@ -68,6 +68,14 @@ pub enum RecordError {
         /// What serde said.
         message: String,
     },
+    /// A latency log (`.hlog`) could not be parsed.
+    #[error("{path}: {message}")]
+    Log {
+        /// File concerned.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
     /// The file has a header but no rows (where rows are required).
     #[error("{path}: no rows after the header")]
     Empty {

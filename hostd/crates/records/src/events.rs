@@ -295,7 +295,9 @@ pub struct Evidence {
     pub other_target: Option<String>,
 }
 
-/// Robust statistics of one target and phase.
+/// Robust statistics of one target and phase: `events.json` `phases[]` and `summary.json`
+/// `phases[]` (one type, one computation: `hostd_analysis::series::phase_stats`). Rates are
+/// in bytes/s, times in s or host Unix ns, latencies in ns; displays convert (MB/s = 10⁶ bytes/s).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PhaseStats {
     /// Target.
@@ -349,6 +351,31 @@ pub struct PhaseStats {
     /// Mean bus power while this phase ran, W.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub mean_power_w: Option<f64>,
+    /// Corrupt blocks found by verifying reads.
+    #[serde(default)]
+    pub corrupt_blocks: u64,
+    /// Corrupt bytes found by verifying reads.
+    #[serde(default)]
+    pub corrupt_bytes: u64,
+    /// Files verified clean.
+    #[serde(default)]
+    pub verified_files: usize,
+    /// Late paced I/Os (video frames).
+    #[serde(default)]
+    pub late_ops: u64,
+    /// I/O size, bytes, when every file of the phase used the same.
+    #[serde(default)]
+    pub block_size: Option<usize>,
+    /// Queue depth, when every file of the phase used the same.
+    #[serde(default)]
+    pub queue_depth: Option<usize>,
+    /// I/Os per second over the phase's file time (with `block_size`).
+    #[serde(default)]
+    pub iops: Option<f64>,
+    /// Latency of the phase's I/Os, submission to completion, ns (`latency.p99_9_ns` …;
+    /// absent where no I/O was timed: simulated targets).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<crate::LatencyStats>,
 }
 
 /// Window in which all targets were active and what happened in it.

@@ -11,6 +11,7 @@
 //! | `drive_temp.csv` | [`drive_temp::DriveTempRecord`] | [`drive_temp`] |
 //! | `probe.csv` | [`ProbeSample`] | [`probe`] |
 //! | `probe_agg.csv` | [`AggRow`] | [`agg`] |
+//! | `latency-files.hlog`, `latency-intervals.hlog` | [`latency::LoggedLatency`] (a [`latency::LatencyHistogram`]) | [`latency`] |
 //! | `probe-link.jsonl` | [`probe_link::LinkRecord`] | [`probe_link`] |
 //! | `events.json` | [`Analysis`] (with [`Event`]s, [`headline::Headlines`]) | [`events`], [`headline`] |
 //! | `manifest.json` | [`Manifest`] | [`manifest`] |
@@ -36,6 +37,7 @@ pub mod events;
 pub mod files;
 pub mod headline;
 pub mod intervals;
+pub mod latency;
 pub mod link;
 pub mod manifest;
 pub mod probe;

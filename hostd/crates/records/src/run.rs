@@ -11,7 +11,7 @@ use std::path::Path;
 /// The records the analysis and the report work on.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunData {
-    /// Per-file records, in completion order.
+    /// Per-file records, in completion order ([`RunData::sort`]).
     pub files: Vec<FileRecord>,
     /// Probe samples, if the run had a probe (and it delivered any).
     pub probe: Option<ProbeSeries>,
@@ -21,11 +21,13 @@ pub struct RunData {
     pub probe_target: Option<String>,
     /// Each target's drive (SMART) temperature, (host Unix ns, °C) in time order, if polled.
     pub drive_temp: Option<crate::drive_temp::DriveTemps>,
+    /// The I/O latency histograms per file and per interval (empty where nothing was timed).
+    pub latency: crate::latency::RunLatency,
 }
 
 impl RunData {
-    /// Reads `files.csv`, and where present `probe.csv`, `counters.csv`, `drive_temp.csv`
-    /// and the manifest's probe target, through the records readers (each refusing a newer format).
+    /// Reads `files.csv`, and where present `probe.csv`, `counters.csv`, `drive_temp.csv`,
+    /// the latency logs and the manifest's probe target, through the records readers (each refusing a newer format).
     pub fn read(dir: &Path) -> Result<RunData> {
         let files = crate::files::read(dir)?;
         let probe = if dir.join(crate::probe::FILE_NAME).exists() {
@@ -39,24 +41,90 @@ impl RunData {
         } else {
             None
         };
-        // The manifest only names the probed target: one this build cannot read (an old
-        // hand-made one) leaves it unknown rather than refusing the run.
-        let probe_target = match crate::manifest::read(dir) {
-            Ok(m) => m.probe_target(),
+        // The manifest names the probed target and the targets' order: one this build
+        // cannot read (an old hand-made one) leaves them unknown rather than refusing the run.
+        let manifest = match crate::manifest::read(dir) {
+            Ok(m) => Some(m),
             Err(e @ crate::RecordError::NewerFormat { .. }) => return Err(e),
             Err(_) => None,
         };
+        let probe_target = manifest.as_ref().and_then(|m| m.probe_target());
+        // files.csv has no target index (its reader numbers targets as they first appear):
+        // the run's own index is the target's place in the manifest, as in `hostd run`.
+        let mut files = files;
+        for f in &mut files {
+            if let Some(i) = manifest
+                .as_ref()
+                .and_then(|m| m.targets.iter().position(|t| t.label == f.target))
+            {
+                f.target_index = i;
+            }
+        }
         let drive_temp = if dir.join(crate::drive_temp::FILE_NAME).exists() {
             Some(crate::drive_temp::read(dir)?)
         } else {
             None
         };
-        Ok(RunData {
+        let mut run = RunData {
             files,
             probe,
             counters,
             probe_target,
             drive_temp,
-        })
+            latency: crate::latency::RunLatency::read(dir)?,
+        };
+        run.sort();
+        Ok(run)
+    }
+
+    /// Puts the files in completion order (by end, then target, phase and index) and the
+    /// latency histograms in theirs: several targets' threads finish files at once, so
+    /// the order in which `hostd run` collects them and the order of `files.csv` can
+    /// differ, and the analysis and the report must not depend on that.
+    pub fn sort(&mut self) {
+        self.files.sort_by(|a, b| {
+            (a.end_ns, a.target_index, &a.phase, a.index).cmp(&(
+                b.end_ns,
+                b.target_index,
+                &b.phase,
+                b.index,
+            ))
+        });
+        self.latency.sort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A real run directory of the previous hostd (3 files written, 3 read back).
+    fn fixture() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run-format1")
+    }
+
+    #[test]
+    fn files_are_in_completion_order_whatever_order_files_csv_has() {
+        let run = RunData::read(&fixture()).unwrap();
+        assert_eq!(run.files.len(), 6);
+        assert!(run.files.windows(2).all(|w| w[0].end_ns <= w[1].end_ns));
+        assert_eq!(run.latency.files.len(), 6);
+        // The same rows in another order (as two targets' threads may log them).
+        let d = tempfile::tempdir().unwrap();
+        for e in std::fs::read_dir(fixture()).unwrap() {
+            let e = e.unwrap();
+            std::fs::copy(e.path(), d.path().join(e.file_name())).unwrap();
+        }
+        let text = std::fs::read_to_string(fixture().join(crate::files::FILE_NAME)).unwrap();
+        let mut lines: Vec<&str> = text.lines().collect();
+        lines[1..].reverse();
+        std::fs::write(
+            d.path().join(crate::files::FILE_NAME),
+            lines.join("\n") + "\n",
+        )
+        .unwrap();
+        let reordered = RunData::read(d.path()).unwrap();
+        assert_ne!(reordered.files.first(), None);
+        assert_eq!(reordered, run);
     }
 }

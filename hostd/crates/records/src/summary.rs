@@ -7,63 +7,12 @@ use std::path::Path;
 
 /// File name in the run directory.
 pub const FILE_NAME: &str = "summary.json";
-/// Newest format this build reads and the one it writes.
-pub const FORMAT_VERSION: u32 = 1;
+/// Newest format this build reads and the one it writes. Format 2: `phases[]` is
+/// [`PhaseStats`], the type of `events.json` `phases[]` (rates in bytes/s); format 1 had its
+/// own shape in MB/s, which [`read`] still reads ([`PhaseStatsV1`]).
+pub const FORMAT_VERSION: u32 = 2;
 
-/// Statistics of one phase of one target.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PhaseStats {
-    /// Target label.
-    pub target: String,
-    /// Phase.
-    pub phase: String,
-    /// Files.
-    pub files: usize,
-    /// Bytes.
-    pub bytes: u64,
-    /// Sum of file times, s.
-    pub seconds: f64,
-    /// Bytes / seconds, MB/s.
-    pub overall_mbps: f64,
-    /// Mean of per-file MB/s.
-    pub mean_mbps: f64,
-    /// Median of per-file MB/s.
-    pub median_mbps: f64,
-    /// 20 % trimmed mean of per-file MB/s.
-    pub trimmed20_mbps: f64,
-    /// Slowest file, MB/s.
-    pub min_mbps: f64,
-    /// Fastest file, MB/s.
-    pub max_mbps: f64,
-    /// Theil–Sen fit time = a + size/rate: the rate, MB/s.
-    pub theil_sen_mbps: Option<f64>,
-    /// … and the per-file overhead a, s.
-    pub theil_sen_overhead_s: Option<f64>,
-    /// Least-squares rate, MB/s (for comparison).
-    pub least_squares_mbps: Option<f64>,
-    /// Sarle's bimodality coefficient of per-file rates.
-    pub bimodality_coefficient: Option<f64>,
-    /// Rates look bimodal: a mean misleads.
-    pub bimodal: bool,
-    /// Corrupt blocks found.
-    pub corrupt_blocks: u64,
-    /// Corrupt bytes found.
-    pub corrupt_bytes: u64,
-    /// Files verified clean.
-    pub verified_files: usize,
-    /// Late paced I/Os (video frames).
-    pub late_ops: u64,
-    /// I/O size, bytes, when every file of the phase used the same.
-    pub block_size: Option<usize>,
-    /// Queue depth, when every file of the phase used the same.
-    pub queue_depth: Option<usize>,
-    /// I/Os per second over the phase's file time (with `block_size`).
-    pub iops: Option<f64>,
-    /// Latency of the phase's I/Os, submission to completion, in ns
-    /// (`latency.p99_9_ns` …; absent where no I/O was timed: simulated targets).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub latency: Option<LatencyStats>,
-}
+pub use crate::events::PhaseStats;
 
 /// The latency figures of a file, an interval or a phase: percentiles from
 /// submission to completion, in nanoseconds (0 where no I/O completed). Made
@@ -245,9 +194,121 @@ pub fn write(dir: &Path, summary: &Summary) -> Result<()> {
     crate::version::write_json(&dir.join(FILE_NAME), summary)
 }
 
-/// Reads `dir/summary.json`, refusing a newer format.
+/// Reads `dir/summary.json`, refusing a newer format; a format-1 file's phases are
+/// converted to [`PhaseStats`] ([`PhaseStatsV1::upgrade`]).
 pub fn read(dir: &Path) -> Result<Summary> {
-    crate::version::read_json(&dir.join(FILE_NAME), FORMAT_VERSION)
+    let path = dir.join(FILE_NAME);
+    let mut doc: serde_json::Value = crate::version::read_json(&path, FORMAT_VERSION)?;
+    let version = doc.get("format_version").and_then(|v| v.as_u64());
+    if version.unwrap_or(1) < 2 {
+        if let Some(phases) = doc.get_mut("phases") {
+            let old: Vec<PhaseStatsV1> = serde_json::from_value(phases.take())
+                .map_err(|e| crate::RecordError::json(&path, e))?;
+            *phases = serde_json::to_value(
+                old.into_iter()
+                    .map(PhaseStatsV1::upgrade)
+                    .collect::<Vec<_>>(),
+            )
+            .map_err(|e| crate::RecordError::json(&path, e))?;
+        }
+    }
+    serde_json::from_value(doc).map_err(|e| crate::RecordError::json(&path, e))
+}
+
+/// A `summary.json` phase as format 1 wrote it (rates in MB/s, other names); read only.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct PhaseStatsV1 {
+    /// Target label.
+    pub target: String,
+    /// Phase.
+    pub phase: String,
+    /// Files.
+    pub files: usize,
+    /// Bytes.
+    pub bytes: u64,
+    /// Sum of file times, s.
+    pub seconds: f64,
+    /// Bytes / seconds, MB/s.
+    pub overall_mbps: f64,
+    /// Mean of per-file MB/s.
+    pub mean_mbps: f64,
+    /// Median of per-file MB/s.
+    pub median_mbps: f64,
+    /// 20 % trimmed mean of per-file MB/s.
+    pub trimmed20_mbps: f64,
+    /// Slowest file, MB/s.
+    pub min_mbps: f64,
+    /// Fastest file, MB/s.
+    pub max_mbps: f64,
+    /// Theil–Sen rate, MB/s.
+    pub theil_sen_mbps: Option<f64>,
+    /// Theil–Sen per-file overhead, s.
+    pub theil_sen_overhead_s: Option<f64>,
+    /// Least-squares rate, MB/s.
+    pub least_squares_mbps: Option<f64>,
+    /// Sarle's bimodality coefficient.
+    pub bimodality_coefficient: Option<f64>,
+    /// Rates look bimodal.
+    pub bimodal: bool,
+    /// Corrupt blocks.
+    pub corrupt_blocks: u64,
+    /// Corrupt bytes.
+    pub corrupt_bytes: u64,
+    /// Files verified clean.
+    pub verified_files: usize,
+    /// Late paced I/Os.
+    pub late_ops: u64,
+    /// Common I/O size, bytes.
+    pub block_size: Option<usize>,
+    /// Common queue depth.
+    pub queue_depth: Option<usize>,
+    /// I/Os per second.
+    pub iops: Option<f64>,
+    /// Latency, ns.
+    #[serde(default)]
+    pub latency: Option<LatencyStats>,
+}
+
+impl PhaseStatsV1 {
+    /// The same figures as [`PhaseStats`]: MB/s × 10⁶ to bytes/s. What format 1 did not
+    /// record stays absent: the phase's first start and last end (0), the least-squares
+    /// overhead, the gap test's details and the energy.
+    pub fn upgrade(self) -> PhaseStats {
+        let bps = |mbps: f64| mbps * 1e6;
+        PhaseStats {
+            target: self.target,
+            phase: self.phase,
+            files: self.files,
+            bytes: self.bytes,
+            seconds: self.seconds,
+            start_ns: 0,
+            end_ns: 0,
+            throughput_bps: bps(self.overall_mbps),
+            mean_bps: bps(self.mean_mbps),
+            median_bps: bps(self.median_mbps),
+            min_bps: bps(self.min_mbps),
+            max_bps: bps(self.max_mbps),
+            trimmed_mean_bps: bps(self.trimmed20_mbps),
+            theil_sen_bps: self.theil_sen_mbps.map(bps),
+            theil_sen_overhead_s: self.theil_sen_overhead_s,
+            least_squares_bps: self.least_squares_mbps.map(bps),
+            least_squares_overhead_s: None,
+            bimodal: self.bimodal,
+            bimodality: None,
+            bimodality_coefficient: self.bimodality_coefficient,
+            energy_j: None,
+            j_per_gb: None,
+            mean_power_w: None,
+            corrupt_blocks: self.corrupt_blocks,
+            corrupt_bytes: self.corrupt_bytes,
+            verified_files: self.verified_files,
+            late_ops: self.late_ops,
+            block_size: self.block_size,
+            queue_depth: self.queue_depth,
+            iops: self.iops,
+            latency: self.latency,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -297,14 +358,81 @@ mod tests {
     #[test]
     fn a_newer_summary_is_refused() {
         let d = tempfile::tempdir().unwrap();
-        std::fs::write(d.path().join(FILE_NAME), r#"{"format_version": 2}"#).unwrap();
+        std::fs::write(d.path().join(FILE_NAME), r#"{"format_version": 3}"#).unwrap();
         assert!(matches!(
             read(d.path()).unwrap_err(),
             RecordError::NewerFormat {
-                found: 2,
-                supported: 1,
+                found: 3,
+                supported: 2,
                 ..
             }
         ));
+    }
+
+    /// The format-1 summary.json of a real run (`hostd run` before format 2: a directory
+    /// target, 3 files written and read back).
+    fn format1_dir() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run-format1")
+    }
+
+    #[test]
+    fn a_format_1_summary_reads_with_its_rates_in_bytes_per_second() {
+        let s = read(&format1_dir()).unwrap();
+        assert_eq!(s.format_version, 1);
+        assert_eq!(s.status, "completed");
+        assert_eq!(s.phases.len(), 2);
+        let w = &s.phases[0];
+        assert_eq!(
+            (w.phase.as_str(), w.files, w.bytes),
+            ("write", 3, 5_099_520)
+        );
+        // 177.3167448452126 MB/s in the file.
+        assert!(
+            (w.throughput_bps - 177_316_744.845_212_6).abs() < 1e-3,
+            "{w:?}"
+        );
+        assert!((w.max_bps - 253_810_171.046_192_07).abs() < 1e-3, "{w:?}");
+        assert!((w.theil_sen_bps.unwrap() - 6_424_024_867.368_357).abs() < 1e-2);
+        assert_eq!((w.block_size, w.queue_depth), (Some(1 << 20), Some(4)));
+        assert_eq!(w.latency.unwrap().p99_9_ns, 6_983_679);
+        assert_eq!(s.phases[1].verified_files, 3);
+        // The same figures as that run's events.json, which was in bytes/s already.
+        let events = crate::events::read(&format1_dir()).unwrap();
+        for (old, new) in s.phases.iter().zip(&events.phases) {
+            for (a, b) in [
+                (old.throughput_bps, new.throughput_bps),
+                (old.mean_bps, new.mean_bps),
+                (old.median_bps, new.median_bps),
+                (old.trimmed_mean_bps, new.trimmed_mean_bps),
+                (old.min_bps, new.min_bps),
+                (old.max_bps, new.max_bps),
+            ] {
+                assert!((a - b).abs() <= 1e-9 * b, "{a} against {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_summary_is_written_in_format_2_with_the_phases_of_events_json() {
+        let d = tempfile::tempdir().unwrap();
+        let mut s = read(&format1_dir()).unwrap();
+        s.format_version = FORMAT_VERSION;
+        write(d.path(), &s).unwrap();
+        let doc: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(d.path().join(FILE_NAME)).unwrap()).unwrap();
+        assert_eq!(doc["format_version"], 2);
+        let p = &doc["phases"][0];
+        assert!(p.get("overall_mbps").is_none(), "{p}");
+        assert_eq!(
+            p["throughput_bps"].as_f64(),
+            Some(s.phases[0].throughput_bps)
+        );
+        assert_eq!(p["latency"]["p99_9_ns"], 6_983_679);
+        // Read back as format 2 (no conversion: × 10⁶ once only).
+        let back = read(d.path()).unwrap();
+        assert_eq!(back.format_version, 2);
+        assert_eq!(back.phases[1].latency, s.phases[1].latency);
+        let rel = (back.phases[0].max_bps - s.phases[0].max_bps).abs() / s.phases[0].max_bps;
+        assert!(rel < 1e-12, "{rel}");
     }
 }

@@ -1,11 +1,11 @@
 //! The report's latency section: per-interval percentiles against time and
-//! each phase's percentile curve, from the run's HdrHistogram interval logs
-//! (`latency-intervals.hlog`, `latency-files.hlog`; docs/latency.md).
+//! each phase's percentile curve, from the run's latency histograms
+//! ([`RunLatency`]: in memory in `hostd run`, read from `latency-*.hlog` by
+//! `hostd analyze`; docs/latency.md).
 
 use crate::svg::{esc, Chart, PALETTE};
-use hostd_workload::latency::{read_latency_log, LatencyHistogram, LoggedLatency};
+use hostd_records::latency::{LatencyHistogram, LoggedLatency, RunLatency};
 use std::fmt::Write;
-use std::path::Path;
 
 /// Percentiles drawn over time, with their line colours.
 const OVER_TIME: [(f64, &str); 3] = [(0.5, "p50"), (0.99, "p99"), (0.999, "p99.9")];
@@ -14,40 +14,6 @@ const CURVE: [f64; 11] = [
     0.5, 0.75, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9995, 0.9999, 0.99995, 0.99999,
 ];
 
-/// The latency histograms of a run directory (empty when it has none).
-pub struct RunLatency {
-    /// One per interval and target, in time order.
-    pub intervals: Vec<LoggedLatency>,
-    /// One per file.
-    pub files: Vec<LoggedLatency>,
-}
-
-impl RunLatency {
-    /// Reads both logs of `dir`; a missing log is empty, a damaged one an error.
-    pub fn read(dir: &Path) -> anyhow::Result<RunLatency> {
-        let read = |name: &str| -> anyhow::Result<Vec<LoggedLatency>> {
-            match std::fs::read(dir.join(name)) {
-                Ok(bytes) => read_latency_log(&bytes)
-                    .map_err(|e| anyhow::anyhow!("{}: {e}", dir.join(name).display())),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-                Err(e) => Err(anyhow::anyhow!("{}: {e}", dir.join(name).display())),
-            }
-        };
-        Ok(RunLatency {
-            intervals: read("latency-intervals.hlog")?,
-            files: read("latency-files.hlog")?,
-        })
-    }
-
-    /// An empty set (runs without timed I/O).
-    pub fn none() -> RunLatency {
-        RunLatency {
-            intervals: Vec::new(),
-            files: Vec::new(),
-        }
-    }
-}
-
 /// log10 of a latency in ns, as µs on the chart's log axis.
 fn log_us(ns: u64) -> f64 {
     (ns.max(1) as f64 / 1e3).log10()
@@ -55,7 +21,7 @@ fn log_us(ns: u64) -> f64 {
 
 /// The section: latency over time and the percentile plot (nothing without logs).
 pub fn section(lat: &RunLatency, t0_ns: i64, width: f64) -> String {
-    if lat.intervals.is_empty() && lat.files.is_empty() {
+    if lat.is_empty() {
         return String::new();
     }
     let mut h = String::from(
@@ -72,28 +38,32 @@ pub fn section(lat: &RunLatency, t0_ns: i64, width: f64) -> String {
     if !lat.intervals.is_empty() {
         let xs = |l: &LoggedLatency| (l.end_ns as i64 - t0_ns) as f64 / 1e9;
         let x_hi = lat.intervals.iter().map(xs).fold(0.0, f64::max);
-        let vals: Vec<f64> = lat
+        // Each interval's percentiles, its histogram decoded once.
+        let quantiles: Vec<[u64; OVER_TIME.len()]> = lat
             .intervals
             .iter()
-            .flat_map(|l| {
-                [
-                    log_us(l.histogram.quantile_ns(0.5)),
-                    log_us(l.histogram.quantile_ns(0.999)),
-                ]
+            .map(|l| {
+                let h = l.histogram();
+                OVER_TIME.map(|(q, _)| h.quantile_ns(q))
             })
+            .collect();
+        let vals: Vec<f64> = quantiles
+            .iter()
+            .flat_map(|q| [log_us(q[0]), log_us(q[OVER_TIME.len() - 1])])
             .collect();
         let (lo, hi) = bounds(&vals);
         let mut c = Chart::new("chart-latency-time", width, 220.0, (0.0, x_hi), (lo, hi))
             .without_marker_strip();
         for (ti, t) in targets.iter().enumerate() {
-            for (k, (q, name)) in OVER_TIME.iter().enumerate() {
+            for (k, (_, name)) in OVER_TIME.iter().enumerate() {
                 let color = PALETTE[(ti * OVER_TIME.len() + k) % PALETTE.len()];
                 let pts: Vec<(f64, f64, String)> = lat
                     .intervals
                     .iter()
-                    .filter(|l| l.tag.split('/').nth(1) == Some(t.as_str()))
-                    .map(|l| {
-                        let ns = l.histogram.quantile_ns(*q);
+                    .zip(&quantiles)
+                    .filter(|(l, _)| l.tag.split('/').nth(1) == Some(t.as_str()))
+                    .map(|(l, qs)| {
+                        let ns = qs[k];
                         (
                             xs(l),
                             log_us(ns),
@@ -123,9 +93,10 @@ pub fn section(lat: &RunLatency, t0_ns: i64, width: f64) -> String {
         // Tag file/<target>/<phase>/<index>: the key is everything but the index.
         let key = l.tag.rsplit_once('/').map(|(k, _)| k).unwrap_or(&l.tag);
         let key = key.strip_prefix("file/").unwrap_or(key).to_string();
+        let h = l.histogram();
         match phases.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, h)) => h.add(&l.histogram),
-            None => phases.push((key, l.histogram.clone())),
+            Some((_, sum)) => sum.add(&h),
+            None => phases.push((key, h)),
         }
     }
     if !phases.is_empty() {
@@ -211,12 +182,13 @@ mod tests {
         for &v in values {
             h.record(v);
         }
-        LoggedLatency {
-            tag: tag.into(),
-            start_ns: start_s * 1_000_000_000,
-            end_ns: (start_s + 1) * 1_000_000_000,
-            histogram: h,
-        }
+        LoggedLatency::new(
+            tag,
+            0,
+            start_s * 1_000_000_000,
+            (start_s + 1) * 1_000_000_000,
+            &h,
+        )
     }
 
     #[test]
@@ -245,6 +217,6 @@ mod tests {
 
     #[test]
     fn no_logs_no_section() {
-        assert!(section(&RunLatency::none(), 0, 960.0).is_empty());
+        assert!(section(&RunLatency::default(), 0, 960.0).is_empty());
     }
 }

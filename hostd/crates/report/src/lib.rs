@@ -81,8 +81,7 @@ pub fn write_report(dir: &Path, run: &RunData, analysis: &Analysis) -> anyhow::R
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_else(|| "run".into());
-    let lat = latency::RunLatency::read(dir)?;
-    let html = render_with_latency(run, analysis, &title, run.probe_target.as_deref(), &lat);
+    let html = render_with(run, analysis, &title, run.probe_target.as_deref());
     Ok(hostd_records::write_atomic(
         &dir.join("report.html"),
         html.as_bytes(),
@@ -213,19 +212,8 @@ pub fn render(run: &RunData, a: &Analysis, title: &str) -> String {
 }
 
 /// The whole report as one HTML document; `probed` is the target the probe
-/// was on (the others show "no probe").
+/// was on (the others show "no probe"). The latency section draws `run.latency`.
 pub fn render_with(run: &RunData, a: &Analysis, title: &str, probed: Option<&str>) -> String {
-    render_with_latency(run, a, title, probed, &latency::RunLatency::none())
-}
-
-/// [`render_with`] plus the I/O latency section from the run's latency logs.
-pub fn render_with_latency(
-    run: &RunData,
-    a: &Analysis,
-    title: &str,
-    probed: Option<&str>,
-    lat: &latency::RunLatency,
-) -> String {
     let targets = Targets::of(run);
     let views = series_views(run, &targets);
     let t0 = run
@@ -309,7 +297,7 @@ span.badge{{display:inline-block;box-sizing:border-box;min-width:20px;height:20p
     h.push_str(&chart_histogram(run, &views));
     h.push_str("</section>");
     h.push_str(&headlines(a, &targets));
-    h.push_str(&latency::section(lat, t0, WIDTH));
+    h.push_str(&latency::section(&run.latency, t0, WIDTH));
     h.push_str(&stats_table(a, &targets, probed));
     h.push_str(&attribution(a, &events));
     h.push_str(&overlap(a, t0, &targets));
@@ -864,6 +852,37 @@ fn overlap(a: &Analysis, t0: i64, targets: &Targets) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `hostd run` hands the report its latency histograms in memory: a run directory
+    /// without latency logs still gets the section; `hostd analyze` reads the logs into
+    /// the same records ([`RunData::read`]) and draws the same report.
+    #[test]
+    fn the_latency_section_is_drawn_from_the_records_in_memory_as_from_the_logs() {
+        let fixture =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../records/tests/fixtures/run-format1");
+        let from_files = RunData::read(&fixture).unwrap();
+        assert_eq!(from_files.latency.files.len(), 6);
+        let analysis = hostd_analysis::analyze(&from_files, &Options::default());
+        let memory = tempfile::tempdir().unwrap();
+        let run_dir = memory.path().join("run-format1");
+        std::fs::create_dir(&run_dir).unwrap();
+        write_report(&run_dir, &from_files, &analysis).unwrap();
+        assert!(!run_dir.join(hostd_records::latency::FILES_LOG).exists());
+        let html = std::fs::read_to_string(run_dir.join("report.html")).unwrap();
+        assert!(
+            html.contains(r#"id="chart-latency-time""#),
+            "no latency over time"
+        );
+        // The write phase: its 3 files' 7 I/Os merged.
+        assert!(
+            html.contains(r#"<td class="l">target 0 write</td><td>7</td>"#),
+            "no write percentiles"
+        );
+        // Without the histograms, no section.
+        let mut without = from_files.clone();
+        without.latency = Default::default();
+        assert!(!render(&without, &analysis, "r").contains(r#"id="latency""#));
+    }
 
     /// An event is the analysis' line for it, with the target's short name, and its
     /// markers stand at its onset with its interval on both axes.

@@ -10,7 +10,7 @@ use crate::sink::RecordSink;
 use crate::summary::Summary;
 use anyhow::Context;
 use hostd_records::counters::CounterRecord;
-use hostd_records::{files, intervals};
+use hostd_records::{files, intervals, latency};
 use hostd_workload::events::{FileRecord, IntervalRecord, LatencyRecord, LatencyScope, RunEvent};
 use hostd_workload::latency::LatencyLogWriter;
 use std::fs::File;
@@ -35,6 +35,39 @@ pub fn write_counters(
     Ok(hostd_records::counters::write(dir, labels, &samples)?)
 }
 
+/// The tag of a latency record in its log (`hostd_records::latency::file_tag`,
+/// `interval_tag`).
+pub fn latency_tag(r: &LatencyRecord) -> String {
+    match &r.scope {
+        LatencyScope::File { phase, index } => latency::file_tag(r.target_index, phase, *index),
+        LatencyScope::Interval { phase } => latency::interval_tag(r.target_index, phase),
+    }
+}
+
+/// The run's latency histograms in memory, as the run directory's logs hold them: what
+/// `hostd run` hands to the report (`RunData::latency`) without reading the logs back.
+/// Filled by the [`RunDirSink`] as it writes each one ([`RunDirSink::keep_latency`]), so a
+/// histogram is compressed once for both.
+#[derive(Debug, Default)]
+pub struct LatencyRecords(std::sync::Mutex<latency::RunLatency>);
+
+impl LatencyRecords {
+    fn keep(&self, r: &LatencyRecord, l: latency::LoggedLatency) {
+        let mut kept = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        match r.scope {
+            LatencyScope::File { .. } => kept.files.push(l),
+            LatencyScope::Interval { .. } => kept.intervals.push(l),
+        }
+    }
+
+    /// Everything kept so far, in the order `RunLatency::read` gives; leaves it empty.
+    pub fn take(&self) -> latency::RunLatency {
+        let mut l = std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()));
+        l.sort();
+        l
+    }
+}
+
 /// Writes a run directory.
 pub struct RunDirSink {
     dir: PathBuf,
@@ -44,6 +77,8 @@ pub struct RunDirSink {
     /// The run's start (host Unix ns): the latency logs' BaseTime.
     start_ns: u64,
     latency: Option<LatencyFiles>,
+    /// Where the logged histograms are also kept in memory, if asked.
+    kept: Option<std::sync::Arc<LatencyRecords>>,
 }
 
 /// The two latency logs, opened at the first timed I/O.
@@ -81,7 +116,14 @@ impl RunDirSink {
             events,
             start_ns: 0,
             latency: None,
+            kept: None,
         })
+    }
+
+    /// Keeps every latency histogram the sink logs also in memory, in the returned
+    /// [`LatencyRecords`] (for the report of `hostd run`).
+    pub fn keep_latency(&mut self) -> std::sync::Arc<LatencyRecords> {
+        self.kept.get_or_insert_with(Default::default).clone()
     }
 
     /// The directory.
@@ -99,8 +141,8 @@ impl RunDirSink {
             "intervals.csv",
             "run-events.jsonl",
             "manifest.json",
-            "latency-files.hlog",
-            "latency-intervals.hlog",
+            latency::FILES_LOG,
+            latency::INTERVALS_LOG,
         ] {
             let _ = std::fs::remove_file(dir.join(name));
         }
@@ -129,33 +171,25 @@ impl RunDirSink {
                 )?)
             };
             self.latency = Some(LatencyFiles {
-                files: log("latency-files.hlog", "files")?,
-                intervals: log("latency-intervals.hlog", "intervals")?,
+                files: log(latency::FILES_LOG, "files")?,
+                intervals: log(latency::INTERVALS_LOG, "intervals")?,
             });
         }
         let l = self.latency.as_mut().expect("opened above");
-        let phase = match &r.scope {
-            LatencyScope::File { phase, .. } | LatencyScope::Interval { phase } => phase,
+        let log = match r.scope {
+            LatencyScope::File { .. } => &mut l.files,
+            LatencyScope::Interval { .. } => &mut l.intervals,
         };
-        // Tags hold no spaces or commas: the target by its index, and the
-        // phase with any such characters replaced.
-        let phase_tag: String = phase
-            .chars()
-            .map(|c| if c == ' ' || c == ',' { '_' } else { c })
-            .collect();
-        match &r.scope {
-            LatencyScope::File { index, .. } => l.files.write(
-                &format!("file/{}/{phase_tag}/{index}", r.target_index),
-                r.start_ns,
-                r.end_ns,
-                &r.histogram,
-            )?,
-            LatencyScope::Interval { .. } => l.intervals.write(
-                &format!("interval/{}/{phase_tag}", r.target_index),
-                r.start_ns,
-                r.end_ns,
-                &r.histogram,
-            )?,
+        let logged = latency::LoggedLatency::new(
+            &latency_tag(r),
+            self.start_ns,
+            r.start_ns,
+            r.end_ns,
+            &r.histogram,
+        );
+        log.write_logged(&logged, r.histogram.max_ns())?;
+        if let Some(kept) = &self.kept {
+            kept.keep(r, logged);
         }
         Ok(())
     }

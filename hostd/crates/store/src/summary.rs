@@ -6,6 +6,7 @@
 //! `hostd_analysis::overlap`), shown here in MB/s with the workload's facts.
 
 use hostd_analysis::series::{self as analysed, Series};
+use hostd_records::latency::RunLatency;
 use hostd_workload::events::{FileRecord, TargetInfo};
 use hostd_workload::runner::RunOutcome;
 use hostd_workload::units::{human_bytes, ByteSize};
@@ -22,14 +23,15 @@ pub use hostd_records::summary::{ActiveWindow, PhaseStats, Summary, WindowTarget
 
 /// Computing and rendering [`Summary`] (the record type lives in `hostd-records`).
 pub trait SummaryExt {
-    /// Computes the summary of a finished run.
-    fn compute(run_id: &str, out: &RunOutcome) -> Summary;
+    /// Computes the summary of a finished run; `latency` holds its per-file latency
+    /// histograms (`RunData::latency`).
+    fn compute(run_id: &str, out: &RunOutcome, latency: &RunLatency) -> Summary;
     /// The concise terminal summary.
     fn render(&self) -> String;
 }
 
 impl SummaryExt for Summary {
-    fn compute(run_id: &str, out: &RunOutcome) -> Summary {
+    fn compute(run_id: &str, out: &RunOutcome, latency: &RunLatency) -> Summary {
         let mut phases: Vec<PhaseStats> = Vec::new();
         let mut keys: Vec<(usize, String)> = Vec::new();
         for f in &out.files {
@@ -81,16 +83,11 @@ impl SummaryExt for Summary {
             if recs.is_empty() {
                 continue;
             }
-            let mut s = phase_stats(&recs);
-            s.latency = out
-                .latency
-                .iter()
-                .find(|l| l.target_index == t && l.phase == phase)
-                .map(|l| l.histogram.stats());
+            let s = phase_stats(&recs, latency);
             if s.bimodal {
                 warnings.push(format!(
                     "{} {}: per-file rates look bimodal (coefficient {:.2}); the mean {:.0} MB/s describes neither group — see files.csv",
-                    s.target, s.phase, s.bimodality_coefficient.unwrap_or(0.0), s.mean_mbps
+                    s.target, s.phase, s.bimodality_coefficient.unwrap_or(0.0), mbps(s.mean_bps)
                 ));
             }
             if s.corrupt_blocks > 0 {
@@ -100,8 +97,8 @@ impl SummaryExt for Summary {
                 ));
             }
             let is_simulated = simulated.iter().any(|i| i.label == s.target);
-            if s.max_mbps > IMPLAUSIBLE_MBPS && !is_simulated {
-                warnings.push(format!("{} {}: {:.0} MB/s is faster than any external link: the page cache, not the disk, was measured", s.target, s.phase, s.max_mbps));
+            if mbps(s.max_bps) > IMPLAUSIBLE_MBPS && !is_simulated {
+                warnings.push(format!("{} {}: {:.0} MB/s is faster than any external link: the page cache, not the disk, was measured", s.target, s.phase, mbps(s.max_bps)));
             }
             phases.push(s);
         }
@@ -148,14 +145,14 @@ impl SummaryExt for Summary {
                 truncate(&p.phase, 16),
                 p.files,
                 human_bytes(p.bytes),
-                p.mean_mbps,
-                p.median_mbps,
-                p.trimmed20_mbps,
-                p.theil_sen_mbps
-                    .map(|v| format!("{v:.0}"))
+                mbps(p.mean_bps),
+                mbps(p.median_bps),
+                mbps(p.trimmed_mean_bps),
+                p.theil_sen_bps
+                    .map(|v| format!("{:.0}", mbps(v)))
                     .unwrap_or_else(|| "-".into()),
-                p.min_mbps,
-                p.max_mbps,
+                mbps(p.min_bps),
+                mbps(p.max_bps),
                 if p.corrupt_blocks > 0 {
                     format!("  CORRUPT {} blocks", p.corrupt_blocks)
                 } else {
@@ -261,6 +258,11 @@ impl SummaryExt for Summary {
     }
 }
 
+/// bytes/s → MB/s (10⁶ bytes/s), the unit the terminal shows rates in.
+fn mbps(bps: f64) -> f64 {
+    bps / 1e6
+}
+
 fn truncate(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         s.to_string()
@@ -278,51 +280,16 @@ fn truncate(s: &str, n: usize) -> String {
 }
 
 /// The analysis' statistics of one phase's completed files
-/// (`hostd_analysis::series::phase_stats`, one definition) in MB/s, with the
-/// workload's facts (corruption, late I/Os, I/O size, queue depth, IOPS).
-fn phase_stats(recs: &[&FileRecord]) -> PhaseStats {
+/// (`hostd_analysis::series::phase_stats`, one definition, with the workload's facts:
+/// corruption, late I/Os, I/O size, queue depth, IOPS, and the latency of the files' I/Os);
+/// rates in bytes/s.
+fn phase_stats(recs: &[&FileRecord], latency: &RunLatency) -> PhaseStats {
     let series = Series::new(
         recs[0].target.clone(),
         recs[0].phase.clone(),
         recs.iter().map(|r| (*r).clone()).collect(),
     );
-    let a = analysed::phase_stats(&series, None);
-    let mbps = |bps: f64| bps / 1e6;
-    let block_size = common(recs.iter().map(|r| r.block_size)).filter(|&b| b > 0);
-    PhaseStats {
-        overall_mbps: mbps(a.throughput_bps),
-        mean_mbps: mbps(a.mean_bps),
-        median_mbps: mbps(a.median_bps),
-        trimmed20_mbps: mbps(a.trimmed_mean_bps),
-        min_mbps: mbps(a.min_bps),
-        max_mbps: mbps(a.max_bps),
-        theil_sen_mbps: a.theil_sen_bps.map(mbps),
-        theil_sen_overhead_s: a.theil_sen_overhead_s,
-        least_squares_mbps: a.least_squares_bps.map(mbps),
-        bimodality_coefficient: a.bimodality_coefficient,
-        bimodal: a.bimodal,
-        corrupt_blocks: recs.iter().map(|r| r.corrupt_blocks).sum(),
-        corrupt_bytes: recs.iter().map(|r| r.corrupt_bytes).sum(),
-        verified_files: recs.iter().filter(|r| r.verified == Some(true)).count(),
-        late_ops: recs.iter().map(|r| r.late_ops).sum(),
-        block_size,
-        queue_depth: common(recs.iter().map(|r| r.queue_depth)),
-        iops: block_size
-            .filter(|_| a.seconds > 0.0)
-            .map(|_| recs.iter().map(|r| r.ios()).sum::<u64>() as f64 / a.seconds),
-        target: a.target,
-        phase: a.phase,
-        files: a.files,
-        bytes: a.bytes,
-        seconds: a.seconds,
-        latency: None,
-    }
-}
-
-/// The value every item shares, if they all share one.
-fn common(mut it: impl Iterator<Item = usize>) -> Option<usize> {
-    let first = it.next()?;
-    it.all(|v| v == first).then_some(first)
+    analysed::phase_stats(&series, None, latency)
 }
 
 /// The window in which every target was in its measured steps and each
@@ -390,11 +357,11 @@ mod tests {
     fn small_block_phases_get_iops_and_mixed_ones_do_not() {
         let a = rec("RND4K-QD64-read", 4096, 4096 * 300_000, 2);
         let b = rec("RND4K-QD64-read", 4096, 4096 * 100_000, 2);
-        let s = phase_stats(&[&a, &b]);
+        let s = phase_stats(&[&a, &b], &RunLatency::default());
         assert_eq!((s.block_size, s.queue_depth), (Some(4096), Some(64)));
         assert!((s.iops.unwrap() - 100_000.0).abs() < 1e-6, "{:?}", s.iops);
         let mixed = rec("RND4K-QD64-read", 1 << 20, 1 << 30, 1);
-        let s = phase_stats(&[&a, &mixed]);
+        let s = phase_stats(&[&a, &mixed], &RunLatency::default());
         assert_eq!((s.block_size, s.iops), (None, None));
 
         let summary = Summary {
@@ -404,8 +371,11 @@ mod tests {
             start_ns: 0,
             end_ns: 0,
             phases: vec![
-                phase_stats(&[&a, &b]),
-                phase_stats(&[&rec("SEQ1M-QD8-read", 1 << 20, 1 << 30, 1)]),
+                phase_stats(&[&a, &b], &RunLatency::default()),
+                phase_stats(
+                    &[&rec("SEQ1M-QD8-read", 1 << 20, 1 << 30, 1)],
+                    &RunLatency::default(),
+                ),
             ],
             window: None,
             warnings: Vec::new(),
@@ -464,7 +434,7 @@ mod tests {
             cleanup: Vec::new(),
             programs: Vec::new(),
         };
-        let text = Summary::compute("r", &outcome).render();
+        let text = Summary::compute("r", &outcome, &RunLatency::default()).render();
         assert!(
             text.contains(&format!("note: sim:x5-thermal*10: simulated, {scale}")),
             "{text}"

@@ -275,7 +275,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     // The journal lives in the first session's directory.
     let journal_root = resume.as_ref().map_or(out_dir.clone(), |r| r.root.clone());
     let keep = resume.as_ref().map_or(args.keep, |r| r.keep || args.keep);
-    let run_dir = RunDirSink::create(&out_dir)?;
+    let mut run_dir = RunDirSink::create(&out_dir)?;
     // From here warnings and errors go to RUN_DIR/hostd.log too.
     if let Err(e) = crate::logging::log_to_dir(&out_dir) {
         run_dir.discard();
@@ -356,6 +356,8 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         None
     };
     let sinks = SinkSet::new();
+    // The latency histograms the run directory logs, kept for the report in memory.
+    let kept_latency = run_dir.keep_latency();
     sinks.add(Box::new(run_dir));
     sinks.begin(&manifest);
 
@@ -388,7 +390,8 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     view.finish();
 
     manifest.targets = outcome.targets.clone();
-    let mut summary = Summary::compute(&run_id, &outcome);
+    let latency = kept_latency.take();
+    let mut summary = Summary::compute(&run_id, &outcome, &latency);
     // The 100 ms byte counters: a file for other tools; the components get them in memory.
     let labels: Vec<String> = outcome.targets.iter().map(|t| t.label.clone()).collect();
     if let Err(e) = hostd_store::rundir::write_counters(&out_dir, &labels, &outcome.samples) {
@@ -396,7 +399,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     // The run's records flow on in memory (the probe component adds its samples), so the
     // analysis and the report read nothing back from the run directory.
-    let mut records = run_data(&outcome, &labels);
+    let mut records = run_data(&outcome, &labels, latency);
     for c in comps.iter_mut() {
         if let Err(e) = c.finish(&outcome, &mut summary, &mut records, &out_dir) {
             summary.warnings.push(format!("{}: {e:#}", c.name()));
@@ -574,7 +577,11 @@ pub(crate) fn civil_from_days(z: i64) -> (i64, u32, u32) {
 
 /// The analysis input of a finished run from the records in memory: the same value
 /// `hostd analyze` reads from the run directory (`RunData::read`).
-fn run_data(outcome: &runner::RunOutcome, labels: &[String]) -> hostd_records::RunData {
+fn run_data(
+    outcome: &runner::RunOutcome,
+    labels: &[String],
+    latency: hostd_records::latency::RunLatency,
+) -> hostd_records::RunData {
     let counters = labels
         .iter()
         .zip(&outcome.samples)
@@ -587,13 +594,16 @@ fn run_data(outcome: &runner::RunOutcome, labels: &[String]) -> hostd_records::R
             (label.clone(), c)
         })
         .collect();
-    hostd_records::RunData {
+    let mut run = hostd_records::RunData {
         files: outcome.files.clone(),
         probe: None,
         counters: Some(counters),
         probe_target: None,
         drive_temp: None,
-    }
+        latency,
+    };
+    run.sort();
+    run
 }
 
 #[cfg(test)]
