@@ -99,7 +99,6 @@ fn live_records_survive_an_outage_and_run_files_follow_at_the_end() {
         files,
         intervals,
         samples: Vec::new(),
-        latency: Vec::new(),
         warnings: Vec::new(),
         cleanup: Vec::new(),
         programs: Vec::new(),

@@ -429,7 +429,6 @@ mod tests {
             files: vec![sim, real],
             intervals: Vec::new(),
             samples: Vec::new(),
-            latency: Vec::new(),
             warnings: vec![format!("target sim:x5-thermal*10: {scale}")],
             cleanup: Vec::new(),
             programs: Vec::new(),

@@ -159,26 +159,12 @@ pub struct RunOutcome {
     pub intervals: Vec<IntervalRecord>,
     /// Per target: (host Unix ns, cumulative bytes) every 100 ms.
     pub samples: Vec<Vec<(u64, u64)>>,
-    /// Per target and phase, the latency of every I/O of its files (phases
-    /// with timed I/O only, in the order they began).
-    pub latency: Vec<PhaseLatency>,
     /// Warnings shown to the user.
     pub warnings: Vec<String>,
     /// What cleanup did, per target.
     pub cleanup: Vec<String>,
     /// What the adaptive programs (cache recovery, paced sweep, duration) found.
     pub programs: Vec<crate::program::ProgramReport>,
-}
-
-/// The I/O latencies of one phase of one target (every file of it).
-#[derive(Debug, Clone, Serialize)]
-pub struct PhaseLatency {
-    /// Target index.
-    pub target_index: usize,
-    /// Phase (a diskmark test's phase is its own: `RND4K-QD1-read`).
-    pub phase: String,
-    /// All its I/Os.
-    pub histogram: LatencyHistogram,
 }
 
 /// Makes the progress counters for a plan.
@@ -281,7 +267,6 @@ pub fn execute(
     let stop_all = AtomicBool::new(false); // what the job loops watch
     let failure: Mutex<Option<String>> = Mutex::new(None);
     let files: Mutex<Vec<FileRecord>> = Mutex::new(Vec::new());
-    let phase_latency: Mutex<Vec<PhaseLatency>> = Mutex::new(Vec::new());
     let active: Mutex<Vec<usize>> = Mutex::new(Vec::new());
     let finished = AtomicBool::new(false);
     let intervals: Mutex<Vec<IntervalRecord>> = Mutex::new(Vec::new());
@@ -322,7 +307,6 @@ pub fn execute(
                 tp.spec.label.clone(),
                 &programs,
             );
-            let phase_latency = &phase_latency;
             handles.push(scope.spawn(move || {
                 let ctx = StepContext {
                     target_index: i,
@@ -414,7 +398,6 @@ pub fn execute(
                     }
                     observer.on_event(&RunEvent::FileEnd(rec.clone()));
                     if let Some(histogram) = latency {
-                        add_phase_latency(phase_latency, i, &rec.phase, &histogram);
                         observer.on_event(&RunEvent::Latency(LatencyRecord {
                             target: label.clone(),
                             target_index: i,
@@ -576,30 +559,9 @@ pub fn execute(
         files: files.into_inner().unwrap(),
         intervals: intervals.into_inner().unwrap(),
         samples: samples.into_inner().unwrap(),
-        latency: phase_latency.into_inner().unwrap(),
         warnings,
         cleanup: cleanup.into_inner().unwrap(),
         programs: programs.into_inner().unwrap(),
-    }
-}
-
-fn add_phase_latency(
-    all: &Mutex<Vec<PhaseLatency>>,
-    target_index: usize,
-    phase: &str,
-    h: &LatencyHistogram,
-) {
-    let mut all = all.lock().unwrap();
-    match all
-        .iter_mut()
-        .find(|p| p.target_index == target_index && p.phase == phase)
-    {
-        Some(p) => p.histogram.add(h),
-        None => all.push(PhaseLatency {
-            target_index,
-            phase: phase.to_string(),
-            histogram: h.clone(),
-        }),
     }
 }
 
