@@ -183,6 +183,7 @@ pub fn parse(path: &Path, buf: &[u8]) -> Result<Vec<AggRow>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::csvio::testing::{assert_newer_format_refused, read_error};
 
     #[test]
     fn agg_rows_round_trip() {
@@ -220,21 +221,17 @@ mod tests {
         let back = read(d.path()).unwrap();
         // NaN-aware equality.
         assert_eq!(format!("{back:?}"), format!("{rows:?}"));
+        assert_newer_format_refused(d.path(), FILE_NAME, FORMAT_VERSION, read);
     }
 
     #[test]
     fn absent_columns_are_empty_and_a_bad_cell_names_line_and_column() {
-        let d = tempfile::tempdir().unwrap();
-        std::fs::write(
-            d.path().join(FILE_NAME),
-            "time_ns,power_w_mean\n1,2.5\n2,x\n",
-        )
-        .unwrap();
-        let e = read(d.path()).unwrap_err().to_string();
+        let e = read_error(FILE_NAME, "time_ns,power_w_mean\n1,2.5\n2,x\n", read);
         assert!(
             e.contains("probe_agg.csv: line 3, column `power_w_mean`"),
             "{e}"
         );
+        let d = tempfile::tempdir().unwrap();
         std::fs::write(d.path().join(FILE_NAME), "time_ns,power_w_mean\n1,2.5\n").unwrap();
         let r = read(d.path()).unwrap();
         assert_eq!((r[0].samples, r[0].power_w.mean), (0, 2.5));

@@ -374,6 +374,54 @@ impl<T> LineWriter<T> {
     }
 }
 
+/// What every CSV record file's tests check the same way, one body each: the error a reader
+/// gives on a given file, and the refusal of a newer format recorded in the manifest.
+#[cfg(test)]
+pub(crate) mod testing {
+    use crate::error::{RecordError, Result};
+    use std::path::Path;
+
+    /// The error (as the user reads it) that `read` gives on a run directory holding only
+    /// `name` with `text`.
+    pub(crate) fn read_error<T: std::fmt::Debug>(
+        name: &str,
+        text: &str,
+        read: impl FnOnce(&Path) -> Result<T>,
+    ) -> String {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join(name), text).unwrap();
+        read(d.path()).unwrap_err().to_string()
+    }
+
+    /// Records in `dir`'s manifest that `name` is in format 99 and asserts that `read`
+    /// refuses it, naming the file and both versions.
+    pub(crate) fn assert_newer_format_refused<T: std::fmt::Debug>(
+        dir: &Path,
+        name: &str,
+        supported: u32,
+        read: impl FnOnce(&Path) -> Result<T>,
+    ) {
+        std::fs::write(
+            dir.join("manifest.json"),
+            format!(r#"{{"format_version": 1, "formats": {{"{name}": 99}}}}"#),
+        )
+        .unwrap();
+        let e = read(dir).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                RecordError::NewerFormat { found: 99, supported: s, .. } if s == supported
+            ),
+            "{e}"
+        );
+        assert!(
+            e.to_string()
+                .contains(&format!("{name} is in format version 99")),
+            "{e}"
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -111,6 +111,7 @@ pub fn parse(path: &Path, buf: &[u8]) -> Result<Vec<IntervalRecord>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::csvio::testing::{assert_newer_format_refused, read_error};
 
     #[test]
     fn intervals_round_trip() {
@@ -150,17 +151,16 @@ mod tests {
         let mut w = Writer::create(d.path()).unwrap();
         recs.iter().for_each(|r| w.write(r).unwrap());
         assert_eq!(read(d.path()).unwrap(), recs);
+        assert_newer_format_refused(d.path(), FILE_NAME, FORMAT_VERSION, read);
     }
 
     #[test]
     fn a_bad_cell_names_line_and_column() {
-        let d = tempfile::tempdir().unwrap();
-        std::fs::write(
-            d.path().join(FILE_NAME),
+        let e = read_error(
+            FILE_NAME,
             "target,start_ns,end_ns,bytes,mbps,phase\na,1,2,3,4.0,write\na,1,x,3,4.0,write\n",
-        )
-        .unwrap();
-        let e = read(d.path()).unwrap_err().to_string();
+            read,
+        );
         assert!(e.contains("intervals.csv: line 3, column `end_ns`"), "{e}");
     }
 }

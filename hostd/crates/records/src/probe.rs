@@ -523,6 +523,7 @@ fn fast_int(v: &[u8]) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::csvio::testing::assert_newer_format_refused;
 
     #[test]
     fn accumulator_energy_is_linear_between_its_changes_not_its_repeated_readings() {
@@ -576,6 +577,7 @@ mod tests {
         w.flush().unwrap();
         assert_eq!(w.written(), 500);
         assert_eq!(read(d.path()).unwrap(), samples);
+        assert_newer_format_refused(d.path(), FILE_NAME, FORMAT_VERSION, read);
     }
 
     #[test]
