@@ -273,10 +273,8 @@ fn video_writes_frames_on_the_frame_clock() {
 fn io_uring_releases_the_registered_file_after_each_job() {
     use hostd_workload::block::{BlockCodec, DataPool};
     use hostd_workload::direct::{self, OpenMode};
-    use hostd_workload::jobloop::{run_job, JobIo};
     use hostd_workload::plan::{IoJob, Rw};
     use std::os::unix::io::AsRawFd;
-    use std::sync::atomic::AtomicU64;
 
     if hostd_workload::engine::probe_io_uring().is_err() {
         eprintln!("io_uring unavailable here; nothing to release");
@@ -305,19 +303,12 @@ fn io_uring_releases_the_registered_file_after_each_job() {
             pace_ns: None,
             seed: 1,
         };
-        let out = run_job(
+        let out = run_job_on(
             engine.as_mut(),
-            JobIo {
-                fd: file.as_raw_fd(),
-                base_offset: 0,
-                job: &job,
-                codec: &codec,
-                progress: &AtomicU64::new(0),
-                stop: &AtomicBool::new(false),
-                buffers: &mut buffers,
-                interval_latency: None,
-                record_latency: true,
-            },
+            file.as_raw_fd(),
+            &job,
+            &codec,
+            &mut buffers,
         )
         .unwrap();
         assert_eq!(out.bytes, 1 << 20);

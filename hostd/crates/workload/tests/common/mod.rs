@@ -2,14 +2,19 @@
 #![allow(dead_code)]
 
 use hostd_workload::backend::{BackendOptions, BackendRegistry, TargetBackend};
-use hostd_workload::block::DataPool;
+use hostd_workload::block::{BlockCodec, DataPool};
+use hostd_workload::buffer::BufferPool;
 use hostd_workload::engine::EngineChoice;
+use hostd_workload::engine::IoEngine;
 use hostd_workload::events::{RunEvent, RunObserver};
 use hostd_workload::fault::FaultPlan;
+use hostd_workload::jobloop::{run_job, JobError, JobIo, JobOutcome};
+use hostd_workload::plan::IoJob;
 use hostd_workload::runner::{self, RunConfig, RunOutcome};
 use hostd_workload::{Plan, Profile, TargetSpec};
+use std::os::unix::io::RawFd;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -32,6 +37,31 @@ pub fn disk_tempdir() -> tempfile::TempDir {
         }
     }
     panic!("no disk-backed temporary directory (set THROTTLESCOPE_TEST_DIR)");
+}
+
+/// Runs `job` with `engine` on the open file `fd` from offset 0 as a whole run does, every
+/// I/O timed, never stopped, no 1 s interval latencies.
+pub fn run_job_on(
+    engine: &mut dyn IoEngine,
+    fd: RawFd,
+    job: &IoJob,
+    codec: &BlockCodec,
+    buffers: &mut BufferPool,
+) -> Result<JobOutcome, JobError> {
+    run_job(
+        engine,
+        JobIo {
+            fd,
+            base_offset: 0,
+            job,
+            codec,
+            progress: &AtomicU64::new(0),
+            stop: &AtomicBool::new(false),
+            buffers,
+            interval_latency: None,
+            record_latency: true,
+        },
+    )
 }
 
 /// A small files profile: `count` files of `min`..`max`.
