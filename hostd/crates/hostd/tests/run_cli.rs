@@ -20,15 +20,8 @@ fn profiles_lists_every_builtin_with_parameters() {
     let o = hostd().arg("profiles").output().unwrap();
     assert!(o.status.success());
     let t = text(&o);
-    for name in [
-        "quick",
-        "stibium-160",
-        "sustained-100GB",
-        "fill-90",
-        "diskmark",
-        "video",
-    ] {
-        assert!(t.contains(name), "{name} missing:\n{t}");
+    for p in hostd_workload::Profile::builtins() {
+        assert!(t.contains(&p.name), "{} missing:\n{t}", p.name);
     }
     assert!(
         t.contains("160 files of 2MB-2GB") && t.contains("qd 32"),
