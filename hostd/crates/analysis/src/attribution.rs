@@ -590,13 +590,7 @@ pub fn attribute(
         confidence: (confidence * 100.0).round() / 100.0,
         evidence: ev,
     };
-    Event {
-        evidence: Evidence {
-            text: crate::summary::event_line(&event),
-            ..event.evidence.clone()
-        },
-        ..event
-    }
+    with_text(event)
 }
 
 /// The `stall` event of a series: onset at its first stall, the count, durations and period
@@ -672,13 +666,13 @@ pub fn stall_event(series: &Series, st: &SeriesStalls, run_start_ns: i64) -> Eve
             ..Default::default()
         },
     };
-    Event {
-        evidence: Evidence {
-            text: crate::summary::event_line(&event),
-            ..event.evidence.clone()
-        },
-        ..event
-    }
+    with_text(event)
+}
+
+/// `event` with its one-line text (`evidence.text`) written from its figures.
+fn with_text(mut event: Event) -> Event {
+    event.evidence.text = crate::summary::event_line(&event);
+    event
 }
 
 #[cfg(test)]
