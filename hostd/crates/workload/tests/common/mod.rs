@@ -167,6 +167,42 @@ pub fn entries(dir: &Path) -> Vec<PathBuf> {
         .unwrap_or_default()
 }
 
+/// A loop device over an image file, detached when dropped.
+pub struct LoopDevice(pub String);
+
+impl LoopDevice {
+    /// Attaches `img` to the first free loop device (`losetup -f --show`, with `extra` such
+    /// as `-P` to scan its partitions); None where that is not possible here.
+    pub fn attach(img: &Path, extra: &[&str]) -> Option<LoopDevice> {
+        let out = std::process::Command::new("losetup")
+            .args(["-f", "--show"])
+            .args(extra)
+            .arg(img)
+            .output()
+            .unwrap();
+        out.status
+            .success()
+            .then(|| LoopDevice(String::from_utf8_lossy(&out.stdout).trim().to_string()))
+    }
+}
+
+impl Drop for LoopDevice {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("losetup")
+            .args(["-d", &self.0])
+            .status();
+    }
+}
+
+/// Unmounts a mount point when dropped.
+pub struct Unmount(pub PathBuf);
+
+impl Drop for Unmount {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
 /// True when running as root and `mount` works here.
 pub fn can_mount() -> bool {
     // SAFETY: geteuid has no preconditions.
