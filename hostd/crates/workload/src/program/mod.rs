@@ -153,6 +153,24 @@ impl ProgramSpec {
     }
 }
 
+/// A program's report on `target`: its `text` (with a line saying so when a step failed
+/// and the program stopped early) and its `figures`.
+pub(crate) fn report_of(
+    target: &str,
+    mut text: Vec<String>,
+    failed: bool,
+    figures: ProgramFigures,
+) -> ProgramReport {
+    if failed {
+        text.push("  stopped early: a step failed".into());
+    }
+    ProgramReport {
+        target: target.to_string(),
+        text,
+        figures,
+    }
+}
+
 /// MB/s of a record (10⁶ bytes per second), 0 for an empty one.
 pub(crate) fn rate_bps(rec: &FileRecord) -> f64 {
     let s = rec.seconds();

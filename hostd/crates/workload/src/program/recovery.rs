@@ -4,7 +4,7 @@
 //! `recovered = C·(1 − e^(−t/τ))` ([`super::fit`]).
 
 use super::fit::{self, Point};
-use super::{median, short_duration, Action, Program, ProgramReport, StepIo};
+use super::{median, report_of, short_duration, Action, Program, ProgramReport, StepIo};
 use crate::events::FileRecord;
 use crate::plan::{Rw, Step};
 use crate::profile::CacheRecoverySpec;
@@ -291,19 +291,17 @@ impl Program for Recovery {
                 text.push(format!("  recovery time constant: not enough data ({why})"))
             }
         }
-        if self.failed {
-            text.push("  stopped early: a step failed".into());
-        }
-        ProgramReport {
-            target: target.to_string(),
+        report_of(
+            target,
             text,
-            figures: ProgramFigures::CacheRecovery(CacheRecoveryFigures {
+            self.failed,
+            ProgramFigures::CacheRecovery(CacheRecoveryFigures {
                 chunk_bytes: self.spec.chunk,
                 bursts: self.bursts.clone(),
                 fit: fit.as_ref().ok().copied(),
                 fit_error: fit.err(),
             }),
-        }
+        )
     }
 }
 

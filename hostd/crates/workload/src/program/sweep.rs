@@ -4,7 +4,7 @@
 //! second half (where a throttle that sets in during the step shows), reach
 //! `(1 − tolerance)` of the paced rate. Reported: the highest rate held.
 
-use super::{median, rate_bps, Action, Program, ProgramReport, StepIo};
+use super::{median, rate_bps, report_of, Action, Program, ProgramReport, StepIo};
 use crate::events::FileRecord;
 use crate::plan::{Rw, Step};
 use crate::profile::PacedSweepSpec;
@@ -237,20 +237,18 @@ impl Program for Sweep {
             )),
             (None, None) => text.push("  no paced step ran: not enough data".into()),
         }
-        if self.failed {
-            text.push("  stopped early: a step failed".into());
-        }
-        ProgramReport {
-            target: target.to_string(),
+        report_of(
+            target,
             text,
-            figures: ProgramFigures::PacedSweep(PacedSweepFigures {
+            self.failed,
+            ProgramFigures::PacedSweep(PacedSweepFigures {
                 unthrottled_bps: self.unthrottled,
                 unpaced_throttled_after_chunks: self.unpaced_drop,
                 steps: self.steps.clone(),
                 highest_held_bps: self.highest_held().and_then(|s| s.target_bps),
                 highest_held_percent: self.highest_held().and_then(|s| s.percent),
             }),
-        }
+        )
     }
 }
 
