@@ -7,7 +7,7 @@ mod common;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn scratch() -> tempfile::TempDir {
     let base = std::env::var("THROTTLESCOPE_TEST_DIR").unwrap_or_else(|_| "/var/tmp".into());
@@ -18,16 +18,19 @@ fn scratch() -> tempfile::TempDir {
 }
 
 fn hostd(args: &[&str]) -> (Output, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_hostd"))
-        .args(args)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = common::hostd().args(args).output().unwrap();
+    let text = common::text(&out);
     (out, text)
+}
+
+/// Sets `key` of `run`'s manifest.json to `value` (as another hostd, or a user, might
+/// have left it); returns the manifest's path.
+fn edit_manifest(run: &Path, key: &str, value: Value) -> PathBuf {
+    let path = run.join("manifest.json");
+    let mut m: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    m[key] = value;
+    std::fs::write(&path, serde_json::to_vec_pretty(&m).unwrap()).unwrap();
+    path
 }
 
 const BODY: &str = "name = \"c\"\nkind = \"certify\"\n[certify]\npasses = 1\nfraction = 0.0001\nfile_size = \"1MiB\"\n[io]\nblock_size = \"256KiB\"\nqueue_depth = 2\nphases = [\"write\", \"read\"]\n";
@@ -130,10 +133,7 @@ fn finished_run(dir: &Path) -> (PathBuf, PathBuf) {
 fn resume_of_a_run_from_another_hostd_version_is_refused() {
     let dir = scratch();
     let (run, _) = finished_run(dir.path());
-    let path = run.join("manifest.json");
-    let mut m: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-    m["hostd_version"] = "0.0.1-elsewhere".into();
-    std::fs::write(&path, serde_json::to_vec_pretty(&m).unwrap()).unwrap();
+    let path = edit_manifest(&run, "hostd_version", "0.0.1-elsewhere".into());
     let before = listing(dir.path());
     let journal = std::fs::read(run.join("certify.jsonl")).unwrap();
     let (out, text) = hostd(&["run", "-q", "--resume", run.to_str().unwrap()]);
@@ -191,10 +191,7 @@ fn resume_of_a_run_that_is_not_certify_is_refused() {
 fn verify_of_a_run_that_kept_nothing_is_refused() {
     let dir = scratch();
     let (run, _) = finished_run(dir.path());
-    let path = run.join("manifest.json");
-    let mut m: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-    m["keep"] = false.into();
-    std::fs::write(&path, serde_json::to_vec_pretty(&m).unwrap()).unwrap();
+    edit_manifest(&run, "keep", false.into());
     let (out, text) = hostd(&["verify", run.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{text}");
     assert!(text.contains("key keep = false"), "{text}");
@@ -240,24 +237,9 @@ fn the_temperature_gate_is_judged_by_the_probes_highest_enclosure_reading() {
     let dir = scratch();
     let profile = sim_profile(dir.path(), "hot.toml", "max_temperature_c = 30.0\n");
     let run = dir.path().join("run");
-    let out = Command::new(env!("CARGO_BIN_EXE_hostd"))
-        .env("THROTTLESCOPE_PROBE_SIM", common::sim_path())
-        .args([
-            "run",
-            "-q",
-            "--probe",
-            "sim",
-            "--target",
-            "sim:x5-gradual*20",
-            "--profile",
-        ])
-        .arg(&profile)
-        .arg("--out")
-        .arg(&run)
-        .output()
-        .unwrap();
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    common::sim_path(); // built, or a panic that says how
+    let target = Path::new("sim:x5-gradual*20");
+    let (out, text) = run_profile(&profile, target, &run, &["--probe", "sim"]);
     assert_eq!(out.status.code(), Some(3), "{text}");
     let summary = common::read_json(&run.join("summary.json"));
     let hottest = summary["extra"]["probe"]["phases"]

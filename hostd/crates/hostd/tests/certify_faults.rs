@@ -53,11 +53,7 @@ impl Hostd {
 
     fn wait(mut self) -> (Output, String) {
         let out = self.0.take().unwrap().wait_with_output().expect("wait");
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let text = common::text(&out);
         (out, text)
     }
 }
@@ -292,16 +288,8 @@ fn verify_after_keep_finds_exactly_the_byte_dd_flipped() {
     let offset = 5 * 1048576 + 4096 + 77;
     flip_byte(&file, offset, rig.dir());
 
-    let verify = Command::new(env!("CARGO_BIN_EXE_hostd"))
-        .arg("verify")
-        .arg(&run)
-        .output()
-        .unwrap();
-    let vtext = format!(
-        "{}{}",
-        String::from_utf8_lossy(&verify.stdout),
-        String::from_utf8_lossy(&verify.stderr)
-    );
+    let verify = common::hostd().arg("verify").arg(&run).output().unwrap();
+    let vtext = common::text(&verify);
     assert_eq!(verify.status.code(), Some(3), "{vtext}");
     assert!(
         vtext.contains("f00002.dat: 1 corrupt bytes in 1 blocks"),
@@ -538,7 +526,7 @@ fn raw_device_certify_needs_destroy_data_refuses_a_mounted_device_and_stays_in_i
     // Retention on the raw device: one byte of the second file flipped on the medium.
     let offset = 1234567;
     flip_byte(Path::new(&dev), (8 << 20) + offset, rig.dir());
-    let verify = Command::new(env!("CARGO_BIN_EXE_hostd"))
+    let verify = common::hostd()
         .arg("verify")
         .arg(rig.dir().join("r3"))
         .output()

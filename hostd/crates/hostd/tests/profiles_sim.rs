@@ -8,7 +8,6 @@ mod common;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn scenario(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -24,7 +23,7 @@ fn run(dir: &Path, profile: &str, target: &str, extra: &[&str]) -> (PathBuf, Val
     let prof = dir.join("profile.toml");
     std::fs::write(&prof, profile).unwrap();
     let out = dir.join("run");
-    let res = Command::new(env!("CARGO_BIN_EXE_hostd"))
+    let res = common::hostd()
         .args(["run", "-q", "--seed", "5", "--profile"])
         .arg(&prof)
         .arg("--target")
@@ -34,11 +33,7 @@ fn run(dir: &Path, profile: &str, target: &str, extra: &[&str]) -> (PathBuf, Val
         .args(extra)
         .output()
         .expect("hostd runs");
-    let log = format!(
-        "{}{}",
-        String::from_utf8_lossy(&res.stdout),
-        String::from_utf8_lossy(&res.stderr)
-    );
+    let log = common::text(&res);
     assert!(res.status.success(), "hostd run failed:\n{log}");
     eprintln!("{log}");
     let summary: Value =
@@ -244,7 +239,7 @@ fn an_unparsable_duration_is_refused_naming_file_key_and_value_and_nothing_is_wr
     )
     .unwrap();
     let out = dir.path().join("run");
-    let res = Command::new(env!("CARGO_BIN_EXE_hostd"))
+    let res = common::hostd()
         .args(["run", "-q", "--profile"])
         .arg(&prof)
         .arg("--target")

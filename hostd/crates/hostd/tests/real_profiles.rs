@@ -142,11 +142,7 @@ fn run_in_cgroup(rig: &Rig, profile: &str, watch: impl FnOnce(&AtomicBool) + Sen
             .output()
             .expect("hostd runs");
         stop.store(true, Ordering::Relaxed);
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let text = common::text(&out);
         assert!(out.status.success(), "hostd run failed:\n{text}");
         *output.lock().unwrap() = text;
     });
