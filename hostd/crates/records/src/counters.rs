@@ -70,7 +70,7 @@ pub fn read(dir: &Path) -> Result<Counters> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::csvio::testing::{assert_newer_format_refused, read_error};
+    use crate::csvio::testing::{assert_newer_format_refused, assert_read_error};
 
     #[test]
     fn counters_round_trip() {
@@ -90,10 +90,11 @@ mod tests {
 
     #[test]
     fn a_count_going_down_names_its_line() {
-        let e = read_error(FILE_NAME, "target,time_ns,bytes\na,0,10\na,100,5\n", read);
-        assert!(
-            e.contains("counters.csv: line 3, column `bytes`") && e.contains("went down"),
-            "{e}"
+        assert_read_error(
+            FILE_NAME,
+            "target,time_ns,bytes\na,0,10\na,100,5\n",
+            read,
+            &["counters.csv: line 3, column `bytes`", "went down"],
         );
     }
 }

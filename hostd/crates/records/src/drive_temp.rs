@@ -64,7 +64,7 @@ pub fn read(dir: &Path) -> Result<DriveTemps> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::csvio::testing::{assert_newer_format_refused, read_error};
+    use crate::csvio::testing::{assert_newer_format_refused, assert_read_error};
 
     #[test]
     fn drive_temperatures_round_trip_per_target_in_time_order() {
@@ -91,10 +91,11 @@ mod tests {
 
     #[test]
     fn a_bad_temperature_names_its_line_and_column() {
-        let e = read_error(FILE_NAME, "time_ns,target,temperature_c\n1,a,hot\n", read);
-        assert!(
-            e.contains("line 2, column `temperature_c`") && e.contains("hot"),
-            "{e}"
+        assert_read_error(
+            FILE_NAME,
+            "time_ns,target,temperature_c\n1,a,hot\n",
+            read,
+            &["line 2, column `temperature_c`", "hot"],
         );
     }
 }

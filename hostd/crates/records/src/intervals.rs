@@ -1,6 +1,6 @@
 //! `intervals.csv`: 1 s throughput per target (docs/run-directory.md).
 
-use crate::csvio::{slurp, CsvOut, Table};
+use crate::csvio::{read_file, CsvOut, Table};
 use crate::error::Result;
 use crate::summary::{LatencyStats, LATENCY_COLUMNS};
 use serde::{Deserialize, Serialize};
@@ -70,9 +70,7 @@ impl Writer {
 
 /// Reads `dir/intervals.csv`, refusing a newer format.
 pub fn read(dir: &Path) -> Result<Vec<IntervalRecord>> {
-    crate::version::check_csv(dir, FILE_NAME, FORMAT_VERSION)?;
-    let path = dir.join(FILE_NAME);
-    parse(&path, &slurp(&path)?)
+    read_file(dir, FILE_NAME, FORMAT_VERSION, parse)
 }
 
 /// Parses the bytes of an `intervals.csv` (`path` names it in errors).
@@ -111,7 +109,7 @@ pub fn parse(path: &Path, buf: &[u8]) -> Result<Vec<IntervalRecord>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::csvio::testing::{assert_newer_format_refused, read_error};
+    use crate::csvio::testing::{assert_newer_format_refused, assert_read_error};
 
     #[test]
     fn intervals_round_trip() {
@@ -156,11 +154,11 @@ mod tests {
 
     #[test]
     fn a_bad_cell_names_line_and_column() {
-        let e = read_error(
+        assert_read_error(
             FILE_NAME,
             "target,start_ns,end_ns,bytes,mbps,phase\na,1,2,3,4.0,write\na,1,x,3,4.0,write\n",
             read,
+            &["intervals.csv: line 3, column `end_ns`"],
         );
-        assert!(e.contains("intervals.csv: line 3, column `end_ns`"), "{e}");
     }
 }
