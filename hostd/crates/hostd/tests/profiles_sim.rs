@@ -148,19 +148,10 @@ fn paced_sweep_on_a_simulated_hot_drive_finds_the_highest_rate_it_holds() {
     assert!(hottest >= 54.0, "{hottest}");
 }
 
-/// A directory on the disk under /var/tmp (direct I/O; tmpfs has none).
-fn disk_dir() -> tempfile::TempDir {
-    let base = std::env::var("THROTTLESCOPE_TEST_DIR").unwrap_or_else(|_| "/var/tmp".into());
-    tempfile::Builder::new()
-        .prefix("throttlescope-profiles-")
-        .tempdir_in(base)
-        .unwrap()
-}
-
 #[test]
 fn mixed_diskmark_tests_report_each_direction_at_their_read_share() {
     let dir = tempfile::tempdir().unwrap();
-    let target = disk_dir();
+    let target = common::disk_tempdir();
     let profile = "name = \"mix\"\ndescription = \"mixed\"\nkind = \"diskmark\"\n[diskmark]\nfile_size = \"32MiB\"\nrepetitions = 2\ntests = [\n{ name = \"RND4K-QD32-70R\", pattern = \"random\", block_size = \"4KiB\", queue_depth = 32, bytes = \"8MiB\", read_percent = 70 },\n{ name = \"SEQ1M-QD8-50R\", pattern = \"sequential\", block_size = \"1MiB\", queue_depth = 8, read_percent = 50 },\n]\n[io]\nblock_size = \"1MiB\"\nqueue_depth = 8\nphases = [\"read\", \"write\"]\nverify = true\n";
     let (out, summary) = run(dir.path(), profile, target.path().to_str().unwrap(), &[]);
     let r = result(&summary, "mixed");
@@ -195,7 +186,7 @@ fn mixed_diskmark_tests_report_each_direction_at_their_read_share() {
 #[test]
 fn a_duration_run_cycles_write_read_delete_until_the_time_is_up() {
     let dir = tempfile::tempdir().unwrap();
-    let target = disk_dir();
+    let target = common::disk_tempdir();
     let profile = "name = \"soak\"\ndescription = \"short soak\"\nkind = \"files\"\n[files]\nduration = \"2s\"\ntotal = \"24MB\"\nmin_size = \"4MB\"\nmax_size = \"8MB\"\n[io]\nblock_size = \"1MiB\"\nqueue_depth = 4\nphases = [\"write\", \"read\"]\nverify = true\n";
     let started = std::time::Instant::now();
     let (out, summary) = run(dir.path(), profile, target.path().to_str().unwrap(), &[]);
@@ -231,7 +222,7 @@ fn a_duration_run_cycles_write_read_delete_until_the_time_is_up() {
 #[test]
 fn an_unparsable_duration_is_refused_naming_file_key_and_value_and_nothing_is_written() {
     let dir = tempfile::tempdir().unwrap();
-    let target = disk_dir();
+    let target = common::disk_tempdir();
     let prof = dir.path().join("soak.toml");
     std::fs::write(
         &prof,
