@@ -4,7 +4,7 @@
 //! (new names, new block contents); when the time runs out during a write
 //! phase, what the cycle wrote is still read back and verified.
 
-use super::{report_of, Action, Program, ProgramReport, StepIo};
+use super::{report_of, step_failed, Action, Program, ProgramReport, StepIo};
 use crate::events::FileRecord;
 use crate::plan::{Capacity, Rw, Step};
 use crate::profile::{DurationText, FilesSpec, PhaseKind, Profile};
@@ -152,11 +152,10 @@ impl Program for Cycles {
         }
         // The clock starts with the first write.
         self.started.get_or_insert_with(Instant::now);
+        if step_failed(last, &mut self.failed) {
+            return None;
+        }
         if let Some(rec) = last {
-            if rec.status != "ok" {
-                self.failed = true;
-                return None;
-            }
             if rec.phase == "write" {
                 self.written += 1;
                 self.bytes_written += rec.bytes;

@@ -153,6 +153,14 @@ impl ProgramSpec {
     }
 }
 
+/// Whether the step `last` failed, setting `failed` when it did: a program stops at a failed
+/// step, and its report says so ([`report_of`]).
+pub(crate) fn step_failed(last: Option<&FileRecord>, failed: &mut bool) -> bool {
+    let bad = last.is_some_and(|rec| rec.status != "ok");
+    *failed |= bad;
+    bad
+}
+
 /// A program's report on `target`: its `text` (with a line saying so when a step failed
 /// and the program stopped early) and its `figures`.
 pub(crate) fn report_of(

@@ -4,7 +4,7 @@
 //! second half (where a throttle that sets in during the step shows), reach
 //! `(1 − tolerance)` of the paced rate. Reported: the highest rate held.
 
-use super::{median, rate_bps, report_of, Action, Program, ProgramReport, StepIo};
+use super::{median, rate_bps, report_of, step_failed, Action, Program, ProgramReport, StepIo};
 use crate::events::FileRecord;
 use crate::plan::{Rw, Step};
 use crate::profile::PacedSweepSpec;
@@ -158,11 +158,10 @@ impl Sweep {
 
 impl Program for Sweep {
     fn next(&mut self, last: Option<&FileRecord>) -> Option<Action> {
+        if step_failed(last, &mut self.failed) {
+            return None;
+        }
         if let Some(rec) = last {
-            if rec.status != "ok" {
-                self.failed = true;
-                return None;
-            }
             self.current.push(rec.clone());
             // The step's time on the records' clock: from its first chunk's
             // start (a simulator may settle before it) to this chunk's end.
