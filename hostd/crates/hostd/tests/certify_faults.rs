@@ -31,13 +31,8 @@ struct Hostd(Option<Child>);
 impl Hostd {
     fn spawn(rig: &Rig, args: &[OsString]) -> Hostd {
         let cg = rig.cgroup.as_ref().expect("cgroup");
-        let child = Command::new("sh")
-            .arg("-c")
-            .arg(format!(
-                "echo $$ > '{}/cgroup.procs' && exec \"$0\" \"$@\"",
-                cg.dir.display()
-            ))
-            .arg(env!("CARGO_BIN_EXE_hostd"))
+        let child = cg
+            .hostd(None)
             .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
