@@ -107,6 +107,33 @@ static void kv_f(jw *w, const char *k, float v)
     put(w, "%.9g", (double)v);
 }
 
+/* An array of objects under key k: open_arr, then for element i open_item, its
+ * fields and close_obj; close_arr with the number of elements. */
+static void open_arr(jw *w, const char *k)
+{
+    key(w, k);
+    put(w, "[");
+    w->depth++;
+}
+
+static void open_item(jw *w, uint32_t i)
+{
+    put(w, i ? "," : "");
+    w->first = true;
+    indent(w);
+    open_obj(w, NULL);
+}
+
+static void close_arr(jw *w, uint32_t n)
+{
+    w->depth--;
+    if (n) {
+        indent(w);
+    }
+    put(w, "]");
+    w->first = false;
+}
+
 #define ARRAY(w, k, n, fmt, expr)                                                      \
     do {                                                                               \
         key(w, k);                                                                     \
@@ -128,44 +155,24 @@ static void json_batch(jw *w, const throttlescope_v1_SampleBatch *b)
     ARRAY(w, "current", b->current_count, "%" PRId32, b->current[i_]);
     ARRAY(w, "power", b->power_count, "%" PRIu32, b->power[i_]);
     ARRAY(w, "die_temp", b->die_temp_count, "%" PRId32, b->die_temp[i_]);
-    key(w, "accumulators");
-    put(w, "[");
-    w->depth++;
+    open_arr(w, "accumulators");
     for (pb_size_t i = 0; i < b->accumulators_count; i++) {
-        put(w, i ? "," : "");
-        w->first = true;
-        indent(w);
-        open_obj(w, NULL);
+        open_item(w, i);
         kv_u(w, "seq", b->accumulators[i].seq);
         kv_u(w, "energy", b->accumulators[i].energy);
         kv_i(w, "charge", b->accumulators[i].charge);
         close_obj(w);
     }
-    w->depth--;
-    if (b->accumulators_count) {
-        indent(w);
-    }
-    put(w, "]");
-    w->first = false;
-    key(w, "temps");
-    put(w, "[");
-    w->depth++;
+    close_arr(w, b->accumulators_count);
+    open_arr(w, "temps");
     for (pb_size_t i = 0; i < b->temps_count; i++) {
-        put(w, i ? "," : "");
-        w->first = true;
-        indent(w);
-        open_obj(w, NULL);
+        open_item(w, i);
         kv_u(w, "seq", b->temps[i].seq);
         kv_u(w, "sensor", b->temps[i].sensor);
         kv_i(w, "milli_c", b->temps[i].milli_c);
         close_obj(w);
     }
-    w->depth--;
-    if (b->temps_count) {
-        indent(w);
-    }
-    put(w, "]");
-    w->first = false;
+    close_arr(w, b->temps_count);
     kv_u(w, "dropped_before", b->dropped_before);
     ARRAY(w, "packed", b->packed.size, "%u", (unsigned)b->packed.bytes[i_]);
     kv_u(w, "channels", b->channels);
@@ -173,25 +180,15 @@ static void json_batch(jw *w, const throttlescope_v1_SampleBatch *b)
     kv_u(w, "count", b->count);
     kv_u(w, "diag", b->diag);
     kv_u(w, "epoch", b->epoch);
-    key(w, "slow");
-    put(w, "[");
-    w->depth++;
+    open_arr(w, "slow");
     for (pb_size_t i = 0; i < b->slow_count; i++) {
-        put(w, i ? "," : "");
-        w->first = true;
-        indent(w);
-        open_obj(w, NULL);
+        open_item(w, i);
         kv_u(w, "index", b->slow[i].index);
         kv_u(w, "reg", b->slow[i].reg);
         kv_u(w, "value", b->slow[i].value);
         close_obj(w);
     }
-    w->depth--;
-    if (b->slow_count) {
-        indent(w);
-    }
-    put(w, "]");
-    w->first = false;
+    close_arr(w, b->slow_count);
     close_obj(w);
 }
 
@@ -199,14 +196,9 @@ static void json_batch(jw *w, const throttlescope_v1_SampleBatch *b)
 static void json_samples(jw *w, const throttlescope_v1_SampleBatch *b, const ts_unpacked_batch *u)
 {
     static const char *const ch[TS_PACKED_CHANNELS] = {"vbus", "vshunt", "current", "power"};
-    key(w, "samples");
-    put(w, "[");
-    w->depth++;
+    open_arr(w, "samples");
     for (uint32_t i = 0; i < u->count; i++) {
-        put(w, i ? "," : "");
-        w->first = true;
-        indent(w);
-        open_obj(w, NULL);
+        open_item(w, i);
         kv_u(w, "seq", b->first_seq + i);
         kv_u(w, "time_us", u->time_us[i]);
         for (unsigned c = 0; c < TS_PACKED_CHANNELS; c++) {
@@ -219,12 +211,7 @@ static void json_samples(jw *w, const throttlescope_v1_SampleBatch *b, const ts_
         }
         close_obj(w);
     }
-    w->depth--;
-    if (u->count) {
-        indent(w);
-    }
-    put(w, "]");
-    w->first = false;
+    close_arr(w, u->count);
 }
 
 static void json_p2h(jw *w, const throttlescope_v1_ProbeToHost *m)
@@ -240,25 +227,15 @@ static void json_p2h(jw *w, const throttlescope_v1_ProbeToHost *m)
         kv_f(w, "current_lsb_a", i->current_lsb_a);
         kv_u(w, "adc_range", i->adc_range);
         kv_u(w, "shunt_cal", i->shunt_cal);
-        key(w, "sensors");
-        put(w, "[");
-        w->depth++;
+        open_arr(w, "sensors");
         for (pb_size_t k = 0; k < i->sensors_count; k++) {
-            put(w, k ? "," : "");
-            w->first = true;
-            indent(w);
-            open_obj(w, NULL);
+            open_item(w, k);
             kv_u(w, "index", i->sensors[k].index);
             kv_i(w, "kind", i->sensors[k].kind);
             kv_s(w, "name", i->sensors[k].name);
             close_obj(w);
         }
-        w->depth--;
-        if (i->sensors_count) {
-            indent(w);
-        }
-        put(w, "]");
-        w->first = false;
+        close_arr(w, i->sensors_count);
         kv_u(w, "max_rate_hz", i->max_rate_hz);
         kv_u(w, "max_batch_samples", i->max_batch_samples);
         kv_u(w, "adc_config", i->adc_config);

@@ -70,6 +70,17 @@ static uint64_t samples_read(void)
     return c.sampler.samples_taken - c.sampler.samples_dropped;
 }
 
+/* Since conversion c0 the chip converted at least 900 times and the probe
+ * read at least 99 % of those conversions. */
+static void check_every_conversion_read(uint64_t c0)
+{
+    uint64_t conversions = model.conversions - c0;
+    fprintf(stderr, "conversions %llu, samples %llu\n", (unsigned long long)conversions,
+            (unsigned long long)samples_read());
+    CHECK(conversions >= 900u);
+    CHECK(samples_read() * 100u >= conversions * 99u);
+}
+
 TS_CASE(polling_between_conversions_takes_every_conversion)
 {
     setup(1000);
@@ -78,11 +89,7 @@ TS_CASE(polling_between_conversions_takes_every_conversion)
         advance(250e-6);
         (void)ts_probe_poll_ready(&probe);
     }
-    uint64_t conversions = model.conversions - c0;
-    fprintf(stderr, "conversions %llu, samples %llu\n", (unsigned long long)conversions,
-            (unsigned long long)samples_read());
-    CHECK(conversions >= 900u);
-    CHECK(samples_read() * 100u >= conversions * 99u);
+    check_every_conversion_read(c0);
 }
 
 TS_CASE(alert_answered_40_us_late_still_takes_every_conversion)
@@ -100,11 +107,7 @@ TS_CASE(alert_answered_40_us_late_still_takes_every_conversion)
         advance(40e-6); /* interrupt, wake-up and scheduling before the read */
         (void)ts_probe_poll_ready(&probe);
     }
-    uint64_t conversions = model.conversions - c0;
-    fprintf(stderr, "conversions %llu, samples %llu\n", (unsigned long long)conversions,
-            (unsigned long long)samples_read());
-    CHECK(conversions >= 900u);
-    CHECK(samples_read() * 100u >= conversions * 99u);
+    check_every_conversion_read(c0);
 }
 
 static const ts_test_case cases[] = {

@@ -89,6 +89,14 @@ static int tick(rig *g)
     return ts_sampler_alert(&g->s, edge_us(g), edge_us(g));
 }
 
+/* n conversions, each answered (whatever the sampler returns). */
+static void ticks(rig *g, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        (void)tick(g);
+    }
+}
+
 static const ts_sample *at(rig *g, uint32_t i)
 {
     const ts_sample *s = (const ts_sample *)ts_ring_peek(&g->s.samples, i);
@@ -136,9 +144,7 @@ TS_CASE(a_late_sampler_counts_every_missed_slot_and_stamps_the_conversion_it_rea
     static rig g;
     rig_init(&g);
     start(&g, TS_CH_VBUS | TS_CH_VSHUNT, 1000, false);
-    for (int i = 0; i < 3; i++) {
-        tick(&g);
-    }
+    ticks(&g, 3);
     /* Five conversions while the sampling context is busy: ALERT stays latched. */
     ts_ina228_model_advance(&g.model, 5 * 672e-6 + 100e-6);
     CHECK_EQ_U(g.model.alert_edges, 4u);
@@ -162,9 +168,7 @@ TS_CASE(full_ring_drops_new_samples_and_counts_each_one)
     rig_init(&g);
     start(&g, TS_CH_DEFAULT, 4, false);
     uint32_t extra = 37;
-    for (uint32_t i = 0; i < TS_SAMPLE_RING_CAPACITY + extra; i++) {
-        tick(&g);
-    }
+    ticks(&g, TS_SAMPLE_RING_CAPACITY + extra);
     CHECK_EQ_U(ts_ring_count(&g.s.samples), TS_SAMPLE_RING_CAPACITY);
     CHECK_EQ_U(g.s.counters.samples_taken, TS_SAMPLE_RING_CAPACITY + extra);
     CHECK_EQ_U(g.s.counters.samples_dropped, extra);
@@ -175,9 +179,7 @@ TS_CASE(full_ring_drops_new_samples_and_counts_each_one)
     CHECK_EQ_U(g.model.reads[TS_INA228_REG_DIAG_ALRT], TS_SAMPLE_RING_CAPACITY + extra);
     /* Space again, then full again: a second overflow episode. */
     ts_ring_pop(&g.s.samples, 10);
-    for (uint32_t i = 0; i < 15; i++) {
-        tick(&g);
-    }
+    ticks(&g, 15);
     CHECK_EQ_U(g.s.counters.samples_dropped, extra + 5u);
     CHECK_EQ_U(g.s.counters.ring_overflows, 2u);
     CHECK_EQ_U(at(&g, TS_SAMPLE_RING_CAPACITY - 1u)->seq, TS_SAMPLE_RING_CAPACITY + extra + 9u);
@@ -250,9 +252,7 @@ TS_CASE(chip_reset_stops_alert_and_the_watchdog_reinitialises_with_a_new_epoch)
     static rig g;
     rig_init(&g);
     start(&g, TS_CH_VBUS | TS_CH_VSHUNT, 4, false);
-    for (int i = 0; i < 5; i++) {
-        tick(&g);
-    }
+    ticks(&g, 5);
     ts_ina228_model_power_on_reset(&g.model);
     uint64_t edges = g.model.alert_edges;
     ts_ina228_model_advance(&g.model, 0.02);

@@ -191,6 +191,19 @@ static double power_w(uint32_t i)
            ts_ina228_vshunt_v((int32_t)U.value[1][i], 0) / 0.005;
 }
 
+/* Ask for the Status and wait for it (batches before it are passed over);
+ * it is in msg.msg.status. */
+static void await_status(void)
+{
+    throttlescope_v1_HostToProbe st = cmd(CMD(get_status), 4);
+    send_cmd(&st);
+    bool got = false;
+    while (!got && next_msg(&msg, 2000)) {
+        got = msg.which_msg == TAG(status);
+    }
+    CHECK(got);
+}
+
 /* Start at rate_hz and wait for the Ack and DeviceInfo. */
 static void start(uint32_t rate_hz)
 {
@@ -380,23 +393,15 @@ TS_CASE(sim_stalled_sampler_misses_slots_that_are_counted_and_seen_as_a_gap)
             }
         }
     }
-    throttlescope_v1_HostToProbe st = cmd(CMD(get_status), 4);
-    send_cmd(&st);
-    bool got = false;
-    while (!got && next_msg(&msg, 2000)) {
-        if (msg.which_msg == TAG(status)) {
-            got = true;
-            const throttlescope_v1_Status *s = &msg.msg.status;
-            /* 300 ms at 936 us per conversion: ~320 slots, all counted. */
-            CHECK(s->missed_slots >= 300u && s->missed_slots <= 340u);
-            CHECK_EQ_U(gaps, s->missed_slots);
-            CHECK(biggest >= 300u);
-            /* The achieved rate shows the loss; the conversion rate does not. */
-            CHECK(s->achieved_rate_hz < s->conversion_rate_hz * 0.9f);
-            CHECK_NEAR(s->conversion_rate_hz, 1e6 / 936.0, 0.01);
-        }
-    }
-    CHECK(got);
+    await_status();
+    const throttlescope_v1_Status *s = &msg.msg.status;
+    /* 300 ms at 936 us per conversion: ~320 slots, all counted. */
+    CHECK(s->missed_slots >= 300u && s->missed_slots <= 340u);
+    CHECK_EQ_U(gaps, s->missed_slots);
+    CHECK(biggest >= 300u);
+    /* The achieved rate shows the loss; the conversion rate does not. */
+    CHECK(s->achieved_rate_hz < s->conversion_rate_hz * 0.9f);
+    CHECK_NEAR(s->conversion_rate_hz, 1e6 / 936.0, 0.01);
     finish();
 }
 
@@ -418,18 +423,10 @@ TS_CASE(sim_chip_reset_mid_run_gives_a_new_epoch_and_restored_registers)
     }
     CHECK_EQ_U(epoch, 1u);
     CHECK(after >= 300u); /* sampling resumed after the re-initialisation */
-    throttlescope_v1_HostToProbe st = cmd(CMD(get_status), 4);
-    send_cmd(&st);
-    bool got = false;
-    while (!got && next_msg(&msg, 2000)) {
-        if (msg.which_msg == TAG(status)) {
-            got = true;
-            CHECK_EQ_U(msg.msg.status.reinits, 1u);
-            CHECK_EQ_U(msg.msg.status.epoch, 1u);
-            CHECK(msg.msg.status.missed_slots >= 1u);
-        }
-    }
-    CHECK(got);
+    await_status();
+    CHECK_EQ_U(msg.msg.status.reinits, 1u);
+    CHECK_EQ_U(msg.msg.status.epoch, 1u);
+    CHECK(msg.msg.status.missed_slots >= 1u);
     finish();
 }
 
@@ -475,18 +472,10 @@ TS_CASE(sim_unplug_reopens_a_new_pty_and_keeps_counting)
     memset(target, 0, sizeof target);
     CHECK(readlink(link, target, sizeof target - 1) > 0);
     CHECK(strcmp(target, P.path) == 0);
-    throttlescope_v1_HostToProbe m = cmd(CMD(get_status), 4);
-    send_cmd(&m);
-    bool got = false;
-    while (!got && next_msg(&msg, 2000)) {
-        if (msg.which_msg == TAG(status)) {
-            got = true;
-            CHECK(msg.msg.status.running);
-            CHECK(msg.msg.status.samples_taken >= 50u);
-            CHECK(msg.msg.status.uptime_us >= 200000u);
-        }
-    }
-    CHECK(got);
+    await_status();
+    CHECK(msg.msg.status.running);
+    CHECK(msg.msg.status.samples_taken >= 50u);
+    CHECK(msg.msg.status.uptime_us >= 200000u);
     finish();
     CHECK(access(link, F_OK) != 0); /* the sim removed the link it made */
 }

@@ -590,13 +590,7 @@ pub fn attribute(
         confidence: (confidence * 100.0).round() / 100.0,
         evidence: ev,
     };
-    Event {
-        evidence: Evidence {
-            text: crate::summary::event_line(&event),
-            ..event.evidence.clone()
-        },
-        ..event
-    }
+    with_text(event)
 }
 
 /// The `stall` event of a series: onset at its first stall, the count, durations and period
@@ -672,13 +666,13 @@ pub fn stall_event(series: &Series, st: &SeriesStalls, run_start_ns: i64) -> Eve
             ..Default::default()
         },
     };
-    Event {
-        evidence: Evidence {
-            text: crate::summary::event_line(&event),
-            ..event.evidence.clone()
-        },
-        ..event
-    }
+    with_text(event)
+}
+
+/// `event` with its one-line text (`evidence.text`) written from its figures.
+fn with_text(mut event: Event) -> Event {
+    event.evidence.text = crate::summary::event_line(&event);
+    event
 }
 
 #[cfg(test)]
@@ -747,6 +741,18 @@ mod tests {
         p
     }
 
+    /// 80 s of probe samples from −1 s at 8 W that fall to 5 W after `onset_ns`, the
+    /// enclosure following `temp`.
+    fn power_falls_after(onset_ns: i64, temp: impl Fn(f64) -> f64) -> ProbeSeries {
+        let mut p = probe(-1_000_000_000, 80.0, 8.0, temp);
+        for (k, t) in p.time_ns.clone().iter().enumerate() {
+            if *t > onset_ns {
+                p.power_w[k] = 5.0;
+            }
+        }
+        p
+    }
+
     #[test]
     fn a_flat_enclosure_is_no_thermal_evidence_and_no_plateau() {
         let (s, c) = drop_series("x", 0);
@@ -774,14 +780,7 @@ mod tests {
         let (s, c) = drop_series("x", 0);
         // Warms 40 → 60 °C until the onset (~26.7 s), then held; power falls after it.
         let onset_s = c.onset_ns as f64 * 1e-9;
-        let mut p = probe(-1_000_000_000, 80.0, 8.0, |t| {
-            40.0 + 20.0 * (t / onset_s).clamp(0.0, 1.0)
-        });
-        for (k, t) in p.time_ns.clone().iter().enumerate() {
-            if *t > c.onset_ns {
-                p.power_w[k] = 5.0;
-            }
-        }
+        let p = power_falls_after(c.onset_ns, |t| 40.0 + 20.0 * (t / onset_s).clamp(0.0, 1.0));
         let all = vec![s.clone()];
         let ctx = ctx(&all, Some(&p));
         let e = attribute(&s, &c, &ctx, None, &[]);
@@ -796,14 +795,7 @@ mod tests {
         // power falls after the onset.
         let end_s = s.end_ns() as f64 * 1e-9;
         let onset_s = c.onset_ns as f64 * 1e-9;
-        let mut p = probe(-1_000_000_000, 80.0, 8.0, |t| {
-            40.0 + 20.0 * (t / end_s).clamp(0.0, 1.0)
-        });
-        for (k, t) in p.time_ns.clone().iter().enumerate() {
-            if *t > c.onset_ns {
-                p.power_w[k] = 5.0;
-            }
-        }
+        let p = power_falls_after(c.onset_ns, |t| 40.0 + 20.0 * (t / end_s).clamp(0.0, 1.0));
         let all = vec![s.clone()];
         let mut ctx = Context {
             all: &all,

@@ -1,7 +1,7 @@
 //! Per-file energy and the energy balance on synthetic probe streams with
 //! known power: idle 2 W, 6 W while any file is in progress.
 
-use hostd_correlate::{correlate, Timeline};
+use hostd_correlate::{correlate, Correlation, EnergyBalance, Timeline};
 use hostd_probe::message::encode_probe_message;
 use hostd_probe::pb;
 use hostd_probe::pb::probe_to_host::Msg;
@@ -70,6 +70,14 @@ fn timeline_scaled(files: &[FileRecord], ms: i64, scale: f64) -> Timeline {
     t
 }
 
+/// Correlates `files` with `tl` and asserts that the energy balance closes within 0.1 %.
+fn closed(tl: &Timeline, files: &[FileRecord]) -> (Correlation, EnergyBalance) {
+    let c = correlate(tl, files);
+    let b = c.balance.clone().expect("balance");
+    assert!(b.relative_error < 1e-3, "balance off: {b:?}");
+    (c, b)
+}
+
 #[test]
 fn sequential_files_with_idle_gaps_close_the_balance() {
     let files = vec![
@@ -77,14 +85,7 @@ fn sequential_files_with_idle_gaps_close_the_balance() {
         span("a", "write", 1, 3_500, 4_500, 1_000_000_000),
         span("a", "read", 0, 6_000, 8_000, 3_000_000_000),
     ];
-    let tl = timeline(&files, 10_000);
-    let c = correlate(&tl, &files);
-    let b = c.balance.expect("balance");
-    assert!(
-        b.relative_error < 1e-3,
-        "balance off by {}",
-        b.relative_error
-    );
+    let (c, b) = closed(&timeline(&files, 10_000), &files);
     // 2 s at 6 W = 12 J; 2 GB → 6 J/GB.
     let f0 = &c.files[0];
     assert!((f0.figures.energy_j.unwrap() - 12.0).abs() < 0.05, "{f0:?}");
@@ -117,14 +118,7 @@ fn overlapping_targets_share_energy_and_still_close() {
         // Outside the probe record: not in the balance.
         span("b", "write", 2, 9_500, 12_000, 1_000_000_000),
     ];
-    let tl = timeline(&files, 10_000);
-    let c = correlate(&tl, &files);
-    let b = c.balance.unwrap();
-    assert!(
-        b.relative_error < 1e-3,
-        "balance off by {}",
-        b.relative_error
-    );
+    let (c, b) = closed(&timeline(&files, 10_000), &files);
     assert_eq!(b.files_outside_probe, 1);
     assert_eq!(c.files[3].figures.energy_j, None);
     // File a: 4 s at 6 W = 24 J of bus energy, but 1 s shared with b0 and 1 s with b1.
@@ -189,22 +183,18 @@ fn energy_is_right_across_a_40_bit_accumulator_wrap() {
     });
     tl.flush();
     let files = vec![span("a", "write", 0, 100, 2_900, 1_000_000_000)];
-    let c = correlate(&tl, &files);
+    let (c, _) = closed(&tl, &files);
     let e = c.files[0].figures.energy_j.unwrap();
     assert!(
         (e - power_w * 2.8).abs() < 0.01,
         "energy {e} J across the wrap"
     );
-    assert!(c.balance.unwrap().relative_error < 1e-3);
 }
 
 #[test]
 fn a_power_scale_that_disagrees_with_the_accumulator_breaks_the_balance() {
     let files = vec![span("a", "write", 0, 1_000, 3_000, 2_000_000_000)];
-    let good = correlate(&timeline_scaled(&files, 5_000, 1.0), &files)
-        .balance
-        .unwrap();
-    assert!(good.relative_error < 1e-3, "{good:?}");
+    closed(&timeline_scaled(&files, 5_000, 1.0), &files);
     // An ENERGY register 0.5 % off from POWER × time: the balance says so.
     let bad = correlate(&timeline_scaled(&files, 5_000, 1.005), &files)
         .balance
@@ -234,9 +224,8 @@ fn a_gap_in_the_stream_is_left_out_of_both_sides() {
         .copied()
         .filter(|(ti, _)| *ti < T0 + 3_000 * MS || *ti >= T0 + 4_000 * MS)
         .collect();
-    let b = correlate(&t, &files).balance.unwrap();
+    let (_, b) = closed(&t, &files);
     assert!((b.uncovered_s - 1.0).abs() < 0.02, "{b:?}");
-    assert!(b.relative_error < 1e-3, "{b:?}");
     // The accumulator still knows the whole energy, including the gap.
     assert!(
         (b.accumulator_j - b.covered_accumulator_j - 6.0).abs() < 0.1,

@@ -259,19 +259,18 @@ fn run_in_memory_and_analyze_from_the_files_give_the_same_analysis() {
     let in_memory: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("events.json")).unwrap()).unwrap();
     // The in-memory path had the probe's samples and knew the probed target.
-    let probed = in_memory["phases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["target"] == "sim:x5-thermal*20")
-        .expect("a phase of the probed target");
+    let phase_of = |target: &str| {
+        in_memory["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["target"] == target)
+            .unwrap_or_else(|| panic!("no phase of {target}"))
+            .clone()
+    };
+    let probed = phase_of("sim:x5-thermal*20");
     assert!(probed["mean_power_w"].as_f64().unwrap() > 0.0, "{probed}");
-    let other = in_memory["phases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["target"] == "sim:steady*20")
-        .expect("a phase of the other target");
+    let other = phase_of("sim:steady*20");
     assert!(other["mean_power_w"].is_null(), "{other}");
 
     let a = hostd(&["analyze", out.to_str().unwrap(), "--json"]);

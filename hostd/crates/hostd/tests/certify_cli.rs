@@ -7,27 +7,22 @@ mod common;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn scratch() -> tempfile::TempDir {
-    let base = std::env::var("THROTTLESCOPE_TEST_DIR").unwrap_or_else(|_| "/var/tmp".into());
-    tempfile::Builder::new()
-        .prefix("throttlescope-certify-cli-")
-        .tempdir_in(base)
-        .unwrap()
-}
+use std::process::Output;
 
 fn hostd(args: &[&str]) -> (Output, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_hostd"))
-        .args(args)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = common::hostd().args(args).output().unwrap();
+    let text = common::text(&out);
     (out, text)
+}
+
+/// Sets `key` of `run`'s manifest.json to `value` (as another hostd, or a user, might
+/// have left it); returns the manifest's path.
+fn edit_manifest(run: &Path, key: &str, value: Value) -> PathBuf {
+    let path = run.join("manifest.json");
+    let mut m: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    m[key] = value;
+    std::fs::write(&path, serde_json::to_vec_pretty(&m).unwrap()).unwrap();
+    path
 }
 
 const BODY: &str = "name = \"c\"\nkind = \"certify\"\n[certify]\npasses = 1\nfraction = 0.0001\nfile_size = \"1MiB\"\n[io]\nblock_size = \"256KiB\"\nqueue_depth = 2\nphases = [\"write\", \"read\"]\n";
@@ -77,7 +72,7 @@ fn listing(dir: &Path) -> Vec<PathBuf> {
 /// Runs a certify profile with `gates` appended; asserts exit 2, the message
 /// holds every one of `expect`, and nothing was written.
 fn refused(gates: &str, expect: &[&str]) {
-    let dir = scratch();
+    let dir = common::disk_tempdir();
     let profile = dir.path().join("bad.toml");
     std::fs::write(&profile, format!("{BODY}{gates}")).unwrap();
     let target = dir.path().join("target");
@@ -128,12 +123,9 @@ fn finished_run(dir: &Path) -> (PathBuf, PathBuf) {
 
 #[test]
 fn resume_of_a_run_from_another_hostd_version_is_refused() {
-    let dir = scratch();
+    let dir = common::disk_tempdir();
     let (run, _) = finished_run(dir.path());
-    let path = run.join("manifest.json");
-    let mut m: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-    m["hostd_version"] = "0.0.1-elsewhere".into();
-    std::fs::write(&path, serde_json::to_vec_pretty(&m).unwrap()).unwrap();
+    let path = edit_manifest(&run, "hostd_version", "0.0.1-elsewhere".into());
     let before = listing(dir.path());
     let journal = std::fs::read(run.join("certify.jsonl")).unwrap();
     let (out, text) = hostd(&["run", "-q", "--resume", run.to_str().unwrap()]);
@@ -147,7 +139,7 @@ fn resume_of_a_run_from_another_hostd_version_is_refused() {
 
 #[test]
 fn resume_on_another_target_is_refused() {
-    let dir = scratch();
+    let dir = common::disk_tempdir();
     let (run, _) = finished_run(dir.path());
     let other = dir.path().join("other");
     std::fs::create_dir(&other).unwrap();
@@ -174,7 +166,7 @@ fn resume_on_another_target_is_refused() {
 
 #[test]
 fn resume_of_a_run_that_is_not_certify_is_refused() {
-    let dir = scratch();
+    let dir = common::disk_tempdir();
     let run = dir.path().join("run");
     let target = dir.path().join("target");
     std::fs::create_dir(&target).unwrap();
@@ -189,12 +181,9 @@ fn resume_of_a_run_that_is_not_certify_is_refused() {
 
 #[test]
 fn verify_of_a_run_that_kept_nothing_is_refused() {
-    let dir = scratch();
+    let dir = common::disk_tempdir();
     let (run, _) = finished_run(dir.path());
-    let path = run.join("manifest.json");
-    let mut m: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-    m["keep"] = false.into();
-    std::fs::write(&path, serde_json::to_vec_pretty(&m).unwrap()).unwrap();
+    edit_manifest(&run, "keep", false.into());
     let (out, text) = hostd(&["verify", run.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{text}");
     assert!(text.contains("key keep = false"), "{text}");
@@ -205,7 +194,7 @@ fn verify_of_a_run_that_kept_nothing_is_refused() {
 
 #[test]
 fn a_clean_kept_run_verifies_clean() {
-    let dir = scratch();
+    let dir = common::disk_tempdir();
     let (run, _) = finished_run(dir.path());
     let (out, text) = hostd(&["verify", run.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{text}");
@@ -219,7 +208,7 @@ fn a_clean_kept_run_verifies_clean() {
 fn certify_on_a_simulated_target_cannot_pass_a_corruption_gate() {
     // A simulated target moves no data: its reads verify nothing, so "zero corrupt
     // bytes" is not evaluated and the run fails rather than claim it.
-    let dir = scratch();
+    let dir = common::disk_tempdir();
     let profile = sim_profile(
         dir.path(),
         "sim.toml",
@@ -237,27 +226,12 @@ fn certify_on_a_simulated_target_cannot_pass_a_corruption_gate() {
 
 #[test]
 fn the_temperature_gate_is_judged_by_the_probes_highest_enclosure_reading() {
-    let dir = scratch();
+    let dir = common::disk_tempdir();
     let profile = sim_profile(dir.path(), "hot.toml", "max_temperature_c = 30.0\n");
     let run = dir.path().join("run");
-    let out = Command::new(env!("CARGO_BIN_EXE_hostd"))
-        .env("THROTTLESCOPE_PROBE_SIM", common::sim_path())
-        .args([
-            "run",
-            "-q",
-            "--probe",
-            "sim",
-            "--target",
-            "sim:x5-gradual*20",
-            "--profile",
-        ])
-        .arg(&profile)
-        .arg("--out")
-        .arg(&run)
-        .output()
-        .unwrap();
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    common::sim_path(); // built, or a panic that says how
+    let target = Path::new("sim:x5-gradual*20");
+    let (out, text) = run_profile(&profile, target, &run, &["--probe", "sim"]);
     assert_eq!(out.status.code(), Some(3), "{text}");
     let summary = common::read_json(&run.join("summary.json"));
     let hottest = summary["extra"]["probe"]["phases"]
@@ -282,7 +256,7 @@ fn the_temperature_gate_is_judged_by_the_probes_highest_enclosure_reading() {
 
 #[test]
 fn resume_of_a_completed_run_is_refused() {
-    let dir = scratch();
+    let dir = common::disk_tempdir();
     let (run, _) = finished_run(dir.path());
     let before = listing(dir.path());
     let (out, text) = hostd(&["run", "-q", "--resume", run.to_str().unwrap()]);
@@ -295,7 +269,7 @@ fn resume_of_a_completed_run_is_refused() {
 /// timing of every I/O: a limit below it fails with that value, a generous one passes.
 #[test]
 fn the_latency_gate_is_judged_by_the_slowest_phases_p99_9() {
-    let dir = scratch();
+    let dir = common::disk_tempdir();
     for (limit, code) in [("1ns", 3), ("60s", 0)] {
         let profile = dir.path().join(format!("lat-{limit}.toml"));
         std::fs::write(

@@ -31,13 +31,8 @@ struct Hostd(Option<Child>);
 impl Hostd {
     fn spawn(rig: &Rig, args: &[OsString]) -> Hostd {
         let cg = rig.cgroup.as_ref().expect("cgroup");
-        let child = Command::new("sh")
-            .arg("-c")
-            .arg(format!(
-                "echo $$ > '{}/cgroup.procs' && exec \"$0\" \"$@\"",
-                cg.dir.display()
-            ))
-            .arg(env!("CARGO_BIN_EXE_hostd"))
+        let child = cg
+            .hostd(None)
             .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -53,11 +48,7 @@ impl Hostd {
 
     fn wait(mut self) -> (Output, String) {
         let out = self.0.take().unwrap().wait_with_output().expect("wait");
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let text = common::text(&out);
         (out, text)
     }
 }
@@ -76,9 +67,14 @@ fn args(list: &[&str]) -> Vec<OsString> {
 }
 
 /// Starts `hostd run` of a certify profile (`passes` over `fraction` of the free space, 8 MB
-/// files, no corrupt byte allowed) on the rig's first target with `seed`; its run directory
-/// is `rig.dir()/run`.
-fn start_certify(rig: &Rig, passes: u32, fraction: f64, seed: u64) -> (PathBuf, Hostd) {
+/// files, no corrupt byte allowed) on the rig's first target with the caller's `extra`
+/// arguments; its run directory is `rig.dir()/run`.
+fn start_certify_with(
+    rig: &Rig,
+    passes: u32,
+    fraction: f64,
+    extra: Vec<OsString>,
+) -> (PathBuf, Hostd) {
     let profile = rig.dir().join("p.toml");
     std::fs::write(
         &profile,
@@ -87,21 +83,44 @@ fn start_certify(rig: &Rig, passes: u32, fraction: f64, seed: u64) -> (PathBuf, 
     .unwrap();
     let run = rig.dir().join("run");
     let target = rig.target(0).display().to_string();
-    let seed = seed.to_string();
-    let mut a = args(&[
-        "run",
-        "-q",
-        "--seed",
-        &seed,
-        "--target",
-        &target,
-        "--profile",
-    ]);
+    let mut a = args(&["run", "-q", "--target", &target, "--profile"]);
     a.push(profile.into());
     a.push("--out".into());
     a.push(run.clone().into());
+    a.extend(extra);
     let h = Hostd::spawn(rig, &a);
     (run, h)
+}
+
+/// [`start_certify_with`] with `seed`.
+fn start_certify(rig: &Rig, passes: u32, fraction: f64, seed: u64) -> (PathBuf, Hostd) {
+    start_certify_with(rig, passes, fraction, args(&["--seed", &seed.to_string()]))
+}
+
+/// Starts [`start_certify`] with writes limited to 8 MB/s (a second per file) and waits
+/// until the first file is written.
+fn certify_past_the_first_write(rig: &Rig, fraction: f64, seed: u64) -> (PathBuf, Hostd) {
+    limit(rig, 0, false, 8_000_000);
+    let (run, h) = start_certify(rig, 1, fraction, seed);
+    wait_for_first_write(&run);
+    (run, h)
+}
+
+/// `hostd run -q --resume` of `run` in the rig's cgroup, to its end.
+fn resume(rig: &Rig, run: &Path) -> (Output, String) {
+    let mut r = args(&["run", "-q", "--resume"]);
+    r.push(run.into());
+    Hostd::spawn(rig, &r).wait()
+}
+
+/// Mounts `dev` on `mnt`.
+fn mount(dev: &Path, mnt: &Path) {
+    assert!(Command::new("mount")
+        .arg(dev)
+        .arg(mnt)
+        .status()
+        .unwrap()
+        .success());
 }
 
 /// Limits reads or writes of the rig's device `dev` for the cgroup, bytes/s.
@@ -145,6 +164,11 @@ fn wait_for(run: &Path, what: &str, f: impl Fn(&[Value]) -> bool) {
 fn has(j: &[Value], phase: &str, index: u64) -> bool {
     j.iter()
         .any(|e| e["phase"] == phase && e["index"].as_u64() == Some(index))
+}
+
+/// Waits until the journal records the first file written.
+fn wait_for_first_write(run: &Path) {
+    wait_for(run, "pass1-write f00000", |j| has(j, "pass1-write", 0));
 }
 
 /// The test directory of a run.
@@ -206,7 +230,7 @@ fn certify_fails_with_the_file_and_offset_of_a_byte_flipped_on_the_medium() {
     // seconds after its write has reached the journal.
     limit(&rig, 0, false, 8_000_000);
     let (run, h) = start_certify(&rig, 2, 0.25, 5);
-    wait_for(&run, "pass1-write f00000", |j| has(j, "pass1-write", 0));
+    wait_for_first_write(&run);
     let file = test_dir(&run).join("f00000.dat");
     let offset = 3 * 1048576 + 12345;
     let (before, after) = flip_byte(&file, offset, rig.dir());
@@ -240,28 +264,8 @@ fn verify_after_keep_finds_exactly_the_byte_dd_flipped() {
     let Some(rig) = Rig::new("verify_after_keep", 1, 256 << 20) else {
         return;
     };
-    let profile = rig.dir().join("p.toml");
-    std::fs::write(
-        &profile,
-        certify_profile(1, 0.2, "8MB", "max_corrupt_bytes = 0"),
-    )
-    .unwrap();
-    let run = rig.dir().join("run");
-    let target = rig.target(0).display().to_string();
-    let mut a = args(&[
-        "run",
-        "-q",
-        "--keep",
-        "--seed",
-        "9",
-        "--target",
-        &target,
-        "--profile",
-    ]);
-    a.push(profile.into());
-    a.push("--out".into());
-    a.push(run.clone().into());
-    let (out, text) = Hostd::spawn(&rig, &a).wait();
+    let (run, h) = start_certify_with(&rig, 1, 0.2, args(&["--keep", "--seed", "9"]));
+    let (out, text) = h.wait();
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(text.contains("certify: PASS"), "{text}");
     let originals: Vec<(PathBuf, Vec<u8>)> = std::fs::read_dir(&run)
@@ -274,26 +278,13 @@ fn verify_after_keep_finds_exactly_the_byte_dd_flipped() {
     // Stored and plugged back: unmount and mount the filesystem again, then flip.
     let (dev, mnt) = (&rig.devs[0].dev, &rig.devs[0].mount);
     assert!(Command::new("umount").arg(mnt).status().unwrap().success());
-    assert!(Command::new("mount")
-        .arg(dev)
-        .arg(mnt)
-        .status()
-        .unwrap()
-        .success());
+    mount(dev, mnt);
     let file = test_dir(&run).join("f00002.dat");
     let offset = 5 * 1048576 + 4096 + 77;
     flip_byte(&file, offset, rig.dir());
 
-    let verify = Command::new(env!("CARGO_BIN_EXE_hostd"))
-        .arg("verify")
-        .arg(&run)
-        .output()
-        .unwrap();
-    let vtext = format!(
-        "{}{}",
-        String::from_utf8_lossy(&verify.stdout),
-        String::from_utf8_lossy(&verify.stderr)
-    );
+    let verify = common::hostd().arg("verify").arg(&run).output().unwrap();
+    let vtext = common::text(&verify);
     assert_eq!(verify.status.code(), Some(3), "{vtext}");
     assert!(
         vtext.contains("f00002.dat: 1 corrupt bytes in 1 blocks"),
@@ -348,9 +339,7 @@ fn resume_after_sigkill_loses_no_verified_result() {
 
     let t0 = Instant::now();
     let launched_ns = common::realdev::now_ns();
-    let mut r = args(&["run", "-q", "--resume"]);
-    r.push(run.clone().into());
-    let (out, text) = Hostd::spawn(&rig, &r).wait();
+    let (out, text) = resume(&rig, &run);
     let resume_s = t0.elapsed().as_secs_f64();
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(text.contains("certify: PASS"), "{text}");
@@ -412,9 +401,7 @@ fn disk_full_on_a_real_100mb_filesystem_stops_cleanly_and_resumes() {
     let Some(rig) = Rig::new("disk_full_100mb", 1, 100 << 20) else {
         return;
     };
-    limit(&rig, 0, false, 8_000_000);
-    let (run, h) = start_certify(&rig, 1, 0.5, 4);
-    wait_for(&run, "pass1-write f00000", |j| has(j, "pass1-write", 0));
+    let (run, h) = certify_past_the_first_write(&rig, 0.5, 4);
     // Another writer takes every free block while hostd is writing.
     let filler = fill_up(rig.target(0));
     let (out, text) = h.wait();
@@ -431,9 +418,7 @@ fn disk_full_on_a_real_100mb_filesystem_stops_cleanly_and_resumes() {
     assert_eq!(certify_json(&run)["result"], "INCOMPLETE");
     // Space back: the run continues where it stopped and passes.
     std::fs::remove_file(&filler).unwrap();
-    let mut r = args(&["run", "-q", "--resume"]);
-    r.push(run.clone().into());
-    let (out, text) = Hostd::spawn(&rig, &r).wait();
+    let (out, text) = resume(&rig, &run);
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(text.contains("certify: PASS"), "{text}");
     eprintln!(
@@ -447,9 +432,7 @@ fn a_target_unmounted_mid_run_stops_the_run_with_a_clear_error() {
     let Some(rig) = Rig::new("unmounted_mid_run", 1, 256 << 20) else {
         return;
     };
-    limit(&rig, 0, false, 8_000_000);
-    let (run, h) = start_certify(&rig, 1, 0.15, 6);
-    wait_for(&run, "pass1-write f00000", |j| has(j, "pass1-write", 0));
+    let (run, h) = certify_past_the_first_write(&rig, 0.15, 6);
     let um = Command::new("umount")
         .arg("-l")
         .arg(rig.target(0))
@@ -538,7 +521,7 @@ fn raw_device_certify_needs_destroy_data_refuses_a_mounted_device_and_stays_in_i
     // Retention on the raw device: one byte of the second file flipped on the medium.
     let offset = 1234567;
     flip_byte(Path::new(&dev), (8 << 20) + offset, rig.dir());
-    let verify = Command::new(env!("CARGO_BIN_EXE_hostd"))
+    let verify = common::hostd()
         .arg("verify")
         .arg(rig.dir().join("r3"))
         .output()
@@ -572,24 +555,15 @@ fn resume_on_another_device_at_the_same_path_is_refused() {
     let Some(rig) = Rig::new("resume_other_device", 2, 128 << 20) else {
         return;
     };
-    limit(&rig, 0, false, 8_000_000);
-    let (run, mut h) = start_certify(&rig, 1, 0.3, 8);
-    wait_for(&run, "pass1-write f00000", |j| has(j, "pass1-write", 0));
+    let (run, mut h) = certify_past_the_first_write(&rig, 0.3, 8);
     h.kill();
     h.wait();
     // The other drive mounted where the first one was.
     let (mnt, other) = (&rig.devs[0].mount, &rig.devs[1].dev);
     umount(mnt);
-    assert!(Command::new("mount")
-        .arg(other)
-        .arg(mnt)
-        .status()
-        .unwrap()
-        .success());
+    mount(other, mnt);
     let journal_before = std::fs::read(run.join("certify.jsonl")).unwrap();
-    let mut r = args(&["run", "-q", "--resume"]);
-    r.push(run.clone().into());
-    let (out, text) = Hostd::spawn(&rig, &r).wait();
+    let (out, text) = resume(&rig, &run);
     assert_eq!(out.status.code(), Some(2), "{text}");
     assert!(text.contains("another target"), "{text}");
     assert!(text.contains("key targets.device"), "{text}");
@@ -604,12 +578,7 @@ fn resume_on_another_device_at_the_same_path_is_refused() {
     );
     // Put the first drive back for the rig's cleanup.
     umount(mnt);
-    assert!(Command::new("mount")
-        .arg(&rig.devs[0].dev)
-        .arg(mnt)
-        .status()
-        .unwrap()
-        .success());
+    mount(&rig.devs[0].dev, mnt);
 }
 
 /// A long certify run meets the probe unplugged and back (issue #12 item 5): the probe
@@ -623,46 +592,16 @@ fn certify_survives_the_probe_unplugged_and_back() {
     };
     limit(&rig, 0, false, 16_000_000);
     limit(&rig, 0, true, 32_000_000);
-    let profile = rig.dir().join("p.toml");
-    std::fs::write(
-        &profile,
-        certify_profile(1, 0.2, "8MB", "max_corrupt_bytes = 0"),
-    )
-    .unwrap();
     let link = rig.dir().join("probe");
-    let mut sim = Command::new(common::sim_path())
-        .arg("--link")
-        .arg(&link)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut sim_out = std::io::BufReader::new(sim.stdout.take().unwrap());
-    let mut line = String::new();
-    std::io::BufRead::read_line(&mut sim_out, &mut line).unwrap();
-    assert!(line.starts_with("pty "), "simulator said {line:?}");
-    let drain = std::thread::spawn(move || std::io::BufRead::lines(sim_out).count());
-
-    let run = rig.dir().join("run");
-    let target = rig.target(0).display().to_string();
-    let mut a = args(&["run", "-q", "--target", &target, "--profile"]);
-    a.push(profile.into());
-    a.push("--probe".into());
-    a.push(link.clone().into());
-    a.push("--out".into());
-    a.push(run.clone().into());
-    let h = Hostd::spawn(&rig, &a);
-    wait_for(&run, "pass1-write f00000", |j| has(j, "pass1-write", 0));
+    let mut sim = common::SimOnLink::start(&link);
+    let mut probe = args(&["--probe"]);
+    probe.push(link.into());
+    let (run, h) = start_certify_with(&rig, 1, 0.2, probe);
+    wait_for_first_write(&run);
     let unplugged_at = journal(&run).len();
-    let mut stdin = sim.stdin.take().unwrap();
-    use std::io::Write as _;
-    writeln!(stdin, "unplug 500").unwrap();
-    stdin.flush().unwrap();
+    sim.command("unplug 500");
     let (out, text) = h.wait();
-    writeln!(stdin, "quit").unwrap();
-    drop(stdin);
-    let _ = sim.wait();
-    let _ = drain.join();
+    sim.quit();
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(text.contains("certify: PASS"), "{text}");
 
@@ -720,25 +659,9 @@ fn certify_survives_influxdb_away_and_backfills_from_the_spool() {
         hostd_influx::testing::InfluxServer::start().unwrap_or_else(|e| panic!("{e:#}"));
     limit(&rig, 0, false, 8_000_000);
     limit(&rig, 0, true, 32_000_000);
-    let profile = rig.dir().join("p.toml");
-    std::fs::write(
-        &profile,
-        certify_profile(1, 0.2, "8MB", "max_corrupt_bytes = 0"),
-    )
-    .unwrap();
-    let run = rig.dir().join("run");
-    let target = rig.target(0).display().to_string();
-    let mut a = args(&["run", "-q", "--target", &target, "--profile"]);
-    a.push(profile.into());
-    a.push("--out".into());
-    a.push(run.clone().into());
-    a.extend(args(&[
-        "--influx-url",
-        &server.url(),
-        "--influx-token-file",
-    ]));
-    a.push(server.token_file().unwrap().into());
-    let mut h = Hostd::spawn(&rig, &a);
+    let mut influx = args(&["--influx-url", &server.url(), "--influx-token-file"]);
+    influx.push(server.token_file().unwrap().into());
+    let (run, mut h) = start_certify_with(&rig, 1, 0.2, influx);
     let t0 = Instant::now();
     while !has(&journal(&run), "pass1-write", 0) {
         if let Some(status) = h.0.as_mut().unwrap().try_wait().unwrap() {

@@ -3,13 +3,10 @@
 //! that replays recorded answers (`THROTTLESCOPE_SMARTCTL`), since this machine's disk
 //! answers none.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-fn disk_tempdir() -> tempfile::TempDir {
-    let base = std::env::var("THROTTLESCOPE_TEST_DIR").unwrap_or_else(|_| "/var/tmp".into());
-    tempfile::tempdir_in(base).expect("tempdir on disk")
-}
+use common::{disk_tempdir, hostd_run, read_json};
+use std::path::{Path, PathBuf};
 
 /// A smartctl that prints the recorded answer `fixture` for any device and type.
 fn replay(dir: &Path, fixture: &str) -> PathBuf {
@@ -30,26 +27,17 @@ fn run(work: &Path, smartctl: &Path) -> (serde_json::Value, serde_json::Value, S
     // Enough files for a few seconds of polling.
     let profile = work.join("p.toml");
     std::fs::write(&profile, "name = \"p\"\ndescription = \"test\"\nkind = \"files\"\n[files]\ncount = 40\nmin_size = \"8MB\"\nmax_size = \"64MB\"\n[io]\nblock_size = \"1MiB\"\nqueue_depth = 4\nphases = [\"write\", \"read\"]\n").unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_hostd"))
-        .args(["run", "-q", "--profile"])
-        .arg(&profile)
-        .arg("--target")
-        .arg(&target)
-        .arg("--out")
-        .arg(&out)
+    let o = hostd_run(&profile, [&target], &out)
         .env("THROTTLESCOPE_SMARTCTL", smartctl)
         .output()
         .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let text = common::text(&o);
     assert!(o.status.success(), "{text}");
-    let read = |f: &str| -> serde_json::Value {
-        serde_json::from_str(&std::fs::read_to_string(out.join(f)).unwrap()).unwrap()
-    };
-    (read("manifest.json"), read("summary.json"), text)
+    (
+        read_json(&out.join("manifest.json")),
+        read_json(&out.join("summary.json")),
+        text,
+    )
 }
 
 #[test]

@@ -45,11 +45,7 @@ fn import_takes_a_scenario_gen_run_directory() {
     assert_eq!(manifest.probe_target(), Some(sc.probe_target.clone()));
 
     let out = import(&dir, &server);
-    let text = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = common::text(&out);
     assert!(out.status.success(), "hostd import failed:\n{text}");
     let files = record_count(&dir.join("files.csv"));
     let probe = record_count(&dir.join("probe.csv"));

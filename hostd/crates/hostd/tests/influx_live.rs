@@ -7,17 +7,14 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{assert_ok, hostd_run, paced_profile, read_json, record_count, to_influx};
+use common::{
+    assert_ok, disk_target, hostd_run, paced_profile, read_json, record_count, to_influx,
+};
 
 #[test]
 fn probe_points_reach_influxdb_while_the_run_is_going() {
     let server = InfluxServer::start().expect("private influxd (run `just influx-build` first)");
-    let work = tempfile::Builder::new()
-        .prefix("hostd-influx-live")
-        .tempdir_in("/var/tmp")
-        .unwrap();
-    let (target, run) = (work.path().join("target"), work.path().join("run"));
-    std::fs::create_dir(&target).unwrap();
+    let (work, target, run) = disk_target();
     let mut cmd = hostd_run(paced_profile(work.path()), [&target], &run);
     let mut child = to_influx(cmd.args(["--probe", "sim"]), &server)
         .stdout(Stdio::null())

@@ -7,18 +7,14 @@ use hostd_influx::testing::InfluxServer;
 
 mod common;
 use common::{
-    assert_ok, hostd, hostd_run, read_json, record_count, run_with_unplug, to_influx, UnplugRun,
+    assert_ok, disk_target, hostd, hostd_run, read_json, record_count, run_with_unplug, to_influx,
+    UnplugRun,
 };
 
 #[test]
 fn probe_run_reaches_influxdb_complete() {
     let server = InfluxServer::start().expect("private influxd (run `just influx-build` first)");
-    let work = tempfile::Builder::new()
-        .prefix("hostd-probe-influx")
-        .tempdir_in("/var/tmp")
-        .unwrap();
-    let (target, run) = (work.path().join("target"), work.path().join("run"));
-    std::fs::create_dir(&target).unwrap();
+    let (_work, target, run) = disk_target();
     let out = to_influx(
         hostd_run("quick", [&target], &run).args(["--probe", "sim"]),
         &server,

@@ -8,7 +8,6 @@ mod common;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn scenario(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -24,7 +23,7 @@ fn run(dir: &Path, profile: &str, target: &str, extra: &[&str]) -> (PathBuf, Val
     let prof = dir.join("profile.toml");
     std::fs::write(&prof, profile).unwrap();
     let out = dir.join("run");
-    let res = Command::new(env!("CARGO_BIN_EXE_hostd"))
+    let res = common::hostd()
         .args(["run", "-q", "--seed", "5", "--profile"])
         .arg(&prof)
         .arg("--target")
@@ -34,11 +33,7 @@ fn run(dir: &Path, profile: &str, target: &str, extra: &[&str]) -> (PathBuf, Val
         .args(extra)
         .output()
         .expect("hostd runs");
-    let log = format!(
-        "{}{}",
-        String::from_utf8_lossy(&res.stdout),
-        String::from_utf8_lossy(&res.stderr)
-    );
+    let log = common::text(&res);
     assert!(res.status.success(), "hostd run failed:\n{log}");
     eprintln!("{log}");
     let summary: Value =
@@ -153,19 +148,10 @@ fn paced_sweep_on_a_simulated_hot_drive_finds_the_highest_rate_it_holds() {
     assert!(hottest >= 54.0, "{hottest}");
 }
 
-/// A directory on the disk under /var/tmp (direct I/O; tmpfs has none).
-fn disk_dir() -> tempfile::TempDir {
-    let base = std::env::var("THROTTLESCOPE_TEST_DIR").unwrap_or_else(|_| "/var/tmp".into());
-    tempfile::Builder::new()
-        .prefix("throttlescope-profiles-")
-        .tempdir_in(base)
-        .unwrap()
-}
-
 #[test]
 fn mixed_diskmark_tests_report_each_direction_at_their_read_share() {
     let dir = tempfile::tempdir().unwrap();
-    let target = disk_dir();
+    let target = common::disk_tempdir();
     let profile = "name = \"mix\"\ndescription = \"mixed\"\nkind = \"diskmark\"\n[diskmark]\nfile_size = \"32MiB\"\nrepetitions = 2\ntests = [\n{ name = \"RND4K-QD32-70R\", pattern = \"random\", block_size = \"4KiB\", queue_depth = 32, bytes = \"8MiB\", read_percent = 70 },\n{ name = \"SEQ1M-QD8-50R\", pattern = \"sequential\", block_size = \"1MiB\", queue_depth = 8, read_percent = 50 },\n]\n[io]\nblock_size = \"1MiB\"\nqueue_depth = 8\nphases = [\"read\", \"write\"]\nverify = true\n";
     let (out, summary) = run(dir.path(), profile, target.path().to_str().unwrap(), &[]);
     let r = result(&summary, "mixed");
@@ -200,7 +186,7 @@ fn mixed_diskmark_tests_report_each_direction_at_their_read_share() {
 #[test]
 fn a_duration_run_cycles_write_read_delete_until_the_time_is_up() {
     let dir = tempfile::tempdir().unwrap();
-    let target = disk_dir();
+    let target = common::disk_tempdir();
     let profile = "name = \"soak\"\ndescription = \"short soak\"\nkind = \"files\"\n[files]\nduration = \"2s\"\ntotal = \"24MB\"\nmin_size = \"4MB\"\nmax_size = \"8MB\"\n[io]\nblock_size = \"1MiB\"\nqueue_depth = 4\nphases = [\"write\", \"read\"]\nverify = true\n";
     let started = std::time::Instant::now();
     let (out, summary) = run(dir.path(), profile, target.path().to_str().unwrap(), &[]);
@@ -236,7 +222,7 @@ fn a_duration_run_cycles_write_read_delete_until_the_time_is_up() {
 #[test]
 fn an_unparsable_duration_is_refused_naming_file_key_and_value_and_nothing_is_written() {
     let dir = tempfile::tempdir().unwrap();
-    let target = disk_dir();
+    let target = common::disk_tempdir();
     let prof = dir.path().join("soak.toml");
     std::fs::write(
         &prof,
@@ -244,7 +230,7 @@ fn an_unparsable_duration_is_refused_naming_file_key_and_value_and_nothing_is_wr
     )
     .unwrap();
     let out = dir.path().join("run");
-    let res = Command::new(env!("CARGO_BIN_EXE_hostd"))
+    let res = common::hostd()
         .args(["run", "-q", "--profile"])
         .arg(&prof)
         .arg("--target")

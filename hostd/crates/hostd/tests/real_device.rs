@@ -79,6 +79,21 @@ fn report(test: &str, o: &Outcome, targets: &[&Path]) {
     );
 }
 
+/// `target` (on device `dev`) has exactly two changes, the drop at the kernel's first mark
+/// and the recovery at its second, each checked by [`assert_located`].
+fn assert_drop_and_recovery(o: &Outcome, target: &Path, dev: usize) {
+    let evs = o.changes_of(target, dev);
+    assert_eq!(
+        evs.len(),
+        2,
+        "want one drop and one recovery on {}:\n{}",
+        target.display(),
+        describe(&evs)
+    );
+    assert_located(o, evs[0], target, 0, "drop");
+    assert_located(o, evs[1], target, 1, "recovery");
+}
+
 /// Checks one located change against the kernel's truth: the kind, the onset within 2 %
 /// of the target's bytes at the change and inside the reported interval (bytes and time),
 /// the significance, the rates on both sides, and the cause (no probe: unknown, 0).
@@ -202,15 +217,7 @@ fn drop_and_recovery_at_kernel_byte_marks() {
         &steps,
     );
     report("drop-recovery", &o, &[t]);
-    let evs = o.changes_of(t, 0);
-    assert_eq!(
-        evs.len(),
-        2,
-        "want one drop and one recovery:\n{}",
-        describe(&evs)
-    );
-    assert_located(&o, evs[0], t, 0, "drop");
-    assert_located(&o, evs[1], t, 1, "recovery");
+    assert_drop_and_recovery(&o, t, 0);
 }
 
 /// Device `dev` held to half of [`CAP`] from 600 MB on its write counter, back to [`CAP`]
@@ -257,15 +264,7 @@ fn target_held_back_while_another_writes() {
         "events on the target that was never slowed:\n{}",
         describe(&evs)
     );
-    let evs = o.changes_of(b, 1);
-    assert_eq!(
-        evs.len(),
-        2,
-        "want one drop and one recovery on the held-back target:\n{}",
-        describe(&evs)
-    );
-    assert_located(&o, evs[0], b, 0, "drop");
-    assert_located(&o, evs[1], b, 1, "recovery");
+    assert_drop_and_recovery(&o, b, 1);
     // Both targets wrote during the slowdown: the overlap window covers it.
     let w = &o.analysis["overlap"]["window"];
     assert!(

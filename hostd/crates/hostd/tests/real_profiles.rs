@@ -20,7 +20,7 @@ mod common;
 use common::realdev::{Cgroup, Rig, Step};
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -124,13 +124,8 @@ fn run_in_cgroup(rig: &Rig, profile: &str, watch: impl FnOnce(&AtomicBool) + Sen
     let output = Mutex::new(String::new());
     std::thread::scope(|s| {
         s.spawn(|| watch(&stop));
-        let out = Command::new("sh")
-            .arg("-c")
-            .arg(format!(
-                "echo $$ > '{}/cgroup.procs' && exec nice -n -10 \"$0\" \"$@\"",
-                cg.dir.display()
-            ))
-            .arg(env!("CARGO_BIN_EXE_hostd"))
+        let out = cg
+            .hostd(Some(-10))
             .args(["run", "-q", "--seed", "3", "--profile"])
             .arg(&profile_path)
             .arg("--out")
@@ -142,11 +137,7 @@ fn run_in_cgroup(rig: &Rig, profile: &str, watch: impl FnOnce(&AtomicBool) + Sen
             .output()
             .expect("hostd runs");
         stop.store(true, Ordering::Relaxed);
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let text = common::text(&out);
         assert!(out.status.success(), "hostd run failed:\n{text}");
         *output.lock().unwrap() = text;
     });

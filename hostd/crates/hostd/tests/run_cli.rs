@@ -1,8 +1,8 @@
 //! `hostd run` and `hostd profiles` through the built binary: real files with
 //! direct I/O, the run directory, and the faults a user meets.
 
-use std::path::Path;
-use std::process::Stdio;
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
@@ -20,15 +20,8 @@ fn profiles_lists_every_builtin_with_parameters() {
     let o = hostd().arg("profiles").output().unwrap();
     assert!(o.status.success());
     let t = text(&o);
-    for name in [
-        "quick",
-        "stibium-160",
-        "sustained-100GB",
-        "fill-90",
-        "diskmark",
-        "video",
-    ] {
-        assert!(t.contains(name), "{name} missing:\n{t}");
+    for p in hostd_workload::Profile::builtins() {
+        assert!(t.contains(&p.name), "{} missing:\n{t}", p.name);
     }
     assert!(
         t.contains("160 files of 2MB-2GB") && t.contains("qd 32"),
@@ -363,17 +356,24 @@ fn an_interval_spanning_write_and_read_is_labelled_with_both() {
         .all(|r| ["write", "read", "write+read"].contains(&r[5].as_str())));
 }
 
+/// A successful `hostd run` of `quick` on `sim:steady*20:write` with `extra` arguments:
+/// (scratch directory, run directory, what it printed).
+fn quick_on_a_simulated_target(extra: &[&str]) -> (tempfile::TempDir, PathBuf, Output) {
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("run");
+    let o = hostd_run("quick", ["sim:steady*20:write"], &out)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert_ok(&o);
+    (work, out, o)
+}
+
 #[test]
 fn a_simulated_targets_bytes_reach_the_intervals() {
     // The simulator counts a file's bytes when the file ends; the intervals
     // (and the live view, which reads the same counters) must see them.
-    let work = tempfile::tempdir().unwrap();
-    let out = work.path().join("run");
-    let o = hostd_run("quick", ["sim:steady*20:write"], &out)
-        .args(["--seed", "7"])
-        .output()
-        .unwrap();
-    assert_ok(&o);
+    let (_work, out, o) = quick_on_a_simulated_target(&["--seed", "7"]);
     let files: u64 = csv_rows(&out.join("files.csv"))
         .iter()
         .skip(1)
@@ -400,13 +400,7 @@ fn a_simulated_targets_bytes_reach_the_intervals() {
 #[test]
 fn files_csv_is_readable_like_every_other_file_of_the_run() {
     use std::os::unix::fs::PermissionsExt;
-    let work = tempfile::tempdir().unwrap();
-    let out = work.path().join("run");
-    let o = hostd_run("quick", ["sim:steady*20:write"], &out)
-        .args(["--probe", "sim"])
-        .output()
-        .unwrap();
-    assert_ok(&o);
+    let (_work, out, _) = quick_on_a_simulated_target(&["--probe", "sim"]);
     let mode = |f: &str| std::fs::metadata(out.join(f)).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode("files.csv"), mode("intervals.csv"));
     assert_eq!(mode("files.csv"), mode("manifest.json"));

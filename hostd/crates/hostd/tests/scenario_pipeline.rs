@@ -30,11 +30,7 @@ fn run_with(
         .env("THROTTLESCOPE_PROBE_SIM", sim_path())
         .output()
         .expect("hostd runs");
-    let log = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&res.stdout),
-        String::from_utf8_lossy(&res.stderr)
-    );
+    let log = common::text(&res);
     assert!(res.status.success(), "hostd run failed:\n{log}");
     println!("{log}");
     let events =

@@ -23,51 +23,30 @@ pub enum FieldValue {
     Str(String),
 }
 
-impl From<f64> for FieldValue {
-    fn from(v: f64) -> Self {
-        FieldValue::Float(v)
-    }
+/// `From` for every Rust type a field takes, each into its variant (widened losslessly).
+macro_rules! field_value_from {
+    ($($t:ty => $variant:ident),+ $(,)?) => {
+        $(
+            impl From<$t> for FieldValue {
+                fn from(v: $t) -> Self {
+                    FieldValue::$variant(v.into())
+                }
+            }
+        )+
+    };
 }
-impl From<f32> for FieldValue {
-    fn from(v: f32) -> Self {
-        FieldValue::Float(f64::from(v))
-    }
-}
-impl From<i64> for FieldValue {
-    fn from(v: i64) -> Self {
-        FieldValue::Int(v)
-    }
-}
-impl From<i32> for FieldValue {
-    fn from(v: i32) -> Self {
-        FieldValue::Int(i64::from(v))
-    }
-}
-impl From<u64> for FieldValue {
-    fn from(v: u64) -> Self {
-        FieldValue::UInt(v)
-    }
-}
-impl From<u32> for FieldValue {
-    fn from(v: u32) -> Self {
-        FieldValue::UInt(u64::from(v))
-    }
-}
-impl From<bool> for FieldValue {
-    fn from(v: bool) -> Self {
-        FieldValue::Bool(v)
-    }
-}
-impl From<&str> for FieldValue {
-    fn from(v: &str) -> Self {
-        FieldValue::Str(v.to_owned())
-    }
-}
-impl From<String> for FieldValue {
-    fn from(v: String) -> Self {
-        FieldValue::Str(v)
-    }
-}
+
+field_value_from!(
+    f64 => Float,
+    f32 => Float,
+    i64 => Int,
+    i32 => Int,
+    u64 => UInt,
+    u32 => UInt,
+    bool => Bool,
+    &str => Str,
+    String => Str,
+);
 
 /// Why a point cannot be written as line protocol.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

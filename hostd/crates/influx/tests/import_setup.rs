@@ -11,7 +11,7 @@ use hostd_store::{RecordSink, RunDirSink};
 use hostd_workload::events::{FileRecord, IntervalRecord};
 use std::io::Write as _;
 use std::os::unix::fs::PermissionsExt as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// `hostd influx setup` with the default organisation and bucket.
 fn setup(url: &str, token_file: &Path) -> anyhow::Result<admin::SetupOutcome> {
@@ -225,12 +225,18 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     v
 }
 
-#[test]
-fn import_pushes_every_record_reads_only_and_is_idempotent() {
+/// A private influxd and a run directory `dir/run` made by [`make_run`].
+fn server_and_run() -> (InfluxServer, tempfile::TempDir, PathBuf) {
     let s = InfluxServer::start().unwrap_or_else(|e| panic!("{e:#}"));
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run");
     make_run(&run);
+    (s, dir, run)
+}
+
+#[test]
+fn import_pushes_every_record_reads_only_and_is_idempotent() {
+    let (s, _dir, run) = server_and_run();
     let before = snapshot(&run);
 
     let sum = import::import_run(&run, s.target(), None).unwrap();
@@ -293,10 +299,7 @@ fn import_pushes_every_record_reads_only_and_is_idempotent() {
 
 #[test]
 fn import_with_a_refused_token_fails_clearly_and_changes_nothing() {
-    let s = InfluxServer::start().unwrap_or_else(|e| panic!("{e:#}"));
-    let dir = tempfile::tempdir().unwrap();
-    let run = dir.path().join("run");
-    make_run(&run);
+    let (s, dir, run) = server_and_run();
     let before = snapshot(&run);
     let mut target = s.target();
     target.token = Token::new("nope");

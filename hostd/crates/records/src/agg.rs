@@ -1,7 +1,7 @@
 //! `probe_agg.csv`: 10 ms min/mean/max bins of the probe samples (docs/run-directory.md).
 
 use crate::csvio::LineWriter;
-use crate::csvio::{slurp, Table};
+use crate::csvio::{read_file, Table};
 use crate::error::Result;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -142,9 +142,7 @@ impl Writer {
 /// columns optional; an absent column or an empty cell is NaN (no sample of that channel in
 /// the bin; `samples` 0).
 pub fn read(dir: &Path) -> Result<Vec<AggRow>> {
-    crate::version::check_csv(dir, FILE_NAME, FORMAT_VERSION)?;
-    let path = dir.join(FILE_NAME);
-    parse(&path, &slurp(&path)?)
+    read_file(dir, FILE_NAME, FORMAT_VERSION, parse)
 }
 
 /// Parses the bytes of a `probe_agg.csv` (`path` names it in errors).
@@ -183,6 +181,7 @@ pub fn parse(path: &Path, buf: &[u8]) -> Result<Vec<AggRow>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::csvio::testing::{assert_newer_format_refused, assert_read_error};
 
     #[test]
     fn agg_rows_round_trip() {
@@ -220,21 +219,18 @@ mod tests {
         let back = read(d.path()).unwrap();
         // NaN-aware equality.
         assert_eq!(format!("{back:?}"), format!("{rows:?}"));
+        assert_newer_format_refused(d.path(), FILE_NAME, FORMAT_VERSION, read);
     }
 
     #[test]
     fn absent_columns_are_empty_and_a_bad_cell_names_line_and_column() {
-        let d = tempfile::tempdir().unwrap();
-        std::fs::write(
-            d.path().join(FILE_NAME),
+        assert_read_error(
+            FILE_NAME,
             "time_ns,power_w_mean\n1,2.5\n2,x\n",
-        )
-        .unwrap();
-        let e = read(d.path()).unwrap_err().to_string();
-        assert!(
-            e.contains("probe_agg.csv: line 3, column `power_w_mean`"),
-            "{e}"
+            read,
+            &["probe_agg.csv: line 3, column `power_w_mean`"],
         );
+        let d = tempfile::tempdir().unwrap();
         std::fs::write(d.path().join(FILE_NAME), "time_ns,power_w_mean\n1,2.5\n").unwrap();
         let r = read(d.path()).unwrap();
         assert_eq!((r[0].samples, r[0].power_w.mean), (0, 2.5));

@@ -113,19 +113,7 @@ pub fn read_journal(dir: &Path) -> Result<Vec<JournalEntry>> {
         match serde_json::from_str(line) {
             Ok(e) => out.push(e),
             Err(_) if n + 1 == lines.len() && !complete => break,
-            Err(e) => {
-                return Err(RecordError::Json {
-                    path,
-                    line: n + 1,
-                    column: e.column(),
-                    message: e
-                        .to_string()
-                        .split(" at line ")
-                        .next()
-                        .unwrap_or_default()
-                        .into(),
-                })
-            }
+            Err(e) => return Err(RecordError::json_at_line(&path, n + 1, &e)),
         }
     }
     Ok(out)

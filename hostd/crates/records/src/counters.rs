@@ -70,6 +70,7 @@ pub fn read(dir: &Path) -> Result<Counters> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::csvio::testing::{assert_newer_format_refused, assert_read_error};
 
     #[test]
     fn counters_round_trip() {
@@ -84,20 +85,16 @@ mod tests {
         let back = read(d.path()).unwrap();
         assert_eq!(back["/mnt/a"], samples[0]);
         assert_eq!(back["b,c"], samples[1]);
+        assert_newer_format_refused(d.path(), FILE_NAME, FORMAT_VERSION, read);
     }
 
     #[test]
     fn a_count_going_down_names_its_line() {
-        let d = tempfile::tempdir().unwrap();
-        std::fs::write(
-            d.path().join(FILE_NAME),
+        assert_read_error(
+            FILE_NAME,
             "target,time_ns,bytes\na,0,10\na,100,5\n",
-        )
-        .unwrap();
-        let e = read(d.path()).unwrap_err().to_string();
-        assert!(
-            e.contains("counters.csv: line 3, column `bytes`") && e.contains("went down"),
-            "{e}"
+            read,
+            &["counters.csv: line 3, column `bytes`", "went down"],
         );
     }
 }

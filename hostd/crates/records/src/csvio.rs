@@ -17,6 +17,20 @@ pub(crate) fn slurp(path: &Path) -> Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// Reads the whole of `dir/name`, refusing a format newer than `version` (recorded in the
+/// manifest) before it, and hands its path and bytes to `parse`.
+pub(crate) fn read_file<R>(
+    dir: &Path,
+    name: &str,
+    version: u32,
+    parse: impl FnOnce(&Path, &[u8]) -> Result<R>,
+) -> Result<R> {
+    crate::version::check_csv(dir, name, version)?;
+    let path = dir.join(name);
+    let buf = slurp(&path)?;
+    parse(&path, &buf)
+}
+
 /// Reads `dir/name` (refusing a format newer than `version`) and hands its table and the
 /// indices of the required `columns`, in their order, to `read`.
 pub(crate) fn read_table<R>(
@@ -26,15 +40,14 @@ pub(crate) fn read_table<R>(
     columns: &[&str],
     read: impl FnOnce(&mut Table<'_>, &[usize]) -> Result<R>,
 ) -> Result<R> {
-    crate::version::check_csv(dir, name, version)?;
-    let path = dir.join(name);
-    let buf = slurp(&path)?;
-    let mut t = Table::new(&path, &buf)?;
-    let cols: Vec<usize> = columns
-        .iter()
-        .map(|c| t.required(c))
-        .collect::<Result<_>>()?;
-    read(&mut t, &cols)
+    read_file(dir, name, version, |path, buf| {
+        let mut t = Table::new(path, buf)?;
+        let cols: Vec<usize> = columns
+            .iter()
+            .map(|c| t.required(c))
+            .collect::<Result<_>>()?;
+        read(&mut t, &cols)
+    })
 }
 
 /// A CSV file being read: header by name, records with their file lines.
@@ -371,6 +384,58 @@ impl<T> LineWriter<T> {
         self.out
             .flush()
             .map_err(|e| RecordError::write(&self.path, e))
+    }
+}
+
+/// What every CSV record file's tests check the same way, one body each: the error a reader
+/// gives on a given file, and the refusal of a newer format recorded in the manifest.
+#[cfg(test)]
+pub(crate) mod testing {
+    use crate::error::{RecordError, Result};
+    use std::path::Path;
+
+    /// Asserts that `read` fails on a run directory holding only `name` with `text`, with an
+    /// error (as the user reads it) that contains every one of `pieces`.
+    pub(crate) fn assert_read_error<T: std::fmt::Debug>(
+        name: &str,
+        text: &str,
+        read: impl FnOnce(&Path) -> Result<T>,
+        pieces: &[&str],
+    ) {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join(name), text).unwrap();
+        let e = read(d.path()).unwrap_err().to_string();
+        for p in pieces {
+            assert!(e.contains(p), "{p:?} not in: {e}");
+        }
+    }
+
+    /// Records in `dir`'s manifest that `name` is in format 99 and asserts that `read`
+    /// refuses it, naming the file and both versions.
+    pub(crate) fn assert_newer_format_refused<T: std::fmt::Debug>(
+        dir: &Path,
+        name: &str,
+        supported: u32,
+        read: impl FnOnce(&Path) -> Result<T>,
+    ) {
+        std::fs::write(
+            dir.join("manifest.json"),
+            format!(r#"{{"format_version": 1, "formats": {{"{name}": 99}}}}"#),
+        )
+        .unwrap();
+        let e = read(dir).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                RecordError::NewerFormat { found: 99, supported: s, .. } if s == supported
+            ),
+            "{e}"
+        );
+        assert!(
+            e.to_string()
+                .contains(&format!("{name} is in format version 99")),
+            "{e}"
+        );
     }
 }
 

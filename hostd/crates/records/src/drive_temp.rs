@@ -64,6 +64,7 @@ pub fn read(dir: &Path) -> Result<DriveTemps> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::csvio::testing::{assert_newer_format_refused, assert_read_error};
 
     #[test]
     fn drive_temperatures_round_trip_per_target_in_time_order() {
@@ -85,20 +86,16 @@ mod tests {
         let back = read(d.path()).unwrap();
         assert_eq!(back["a"], [(1, 49.0), (3, 51.0)]);
         assert_eq!(back["b,1"], [(2, 40.5)]);
+        assert_newer_format_refused(d.path(), FILE_NAME, FORMAT_VERSION, read);
     }
 
     #[test]
     fn a_bad_temperature_names_its_line_and_column() {
-        let d = tempfile::tempdir().unwrap();
-        std::fs::write(
-            d.path().join(FILE_NAME),
+        assert_read_error(
+            FILE_NAME,
             "time_ns,target,temperature_c\n1,a,hot\n",
-        )
-        .unwrap();
-        let e = read(d.path()).unwrap_err().to_string();
-        assert!(
-            e.contains("line 2, column `temperature_c`") && e.contains("hot"),
-            "{e}"
+            read,
+            &["line 2, column `temperature_c`", "hot"],
         );
     }
 }

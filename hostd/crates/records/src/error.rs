@@ -118,9 +118,15 @@ impl RecordError {
     }
 
     pub(crate) fn json(path: &std::path::Path, e: serde_json::Error) -> Self {
+        Self::json_at_line(path, e.line(), &e)
+    }
+
+    /// A JSON error at `line` of the file (a JSON-lines file parses each line alone, so
+    /// serde's own line is always 1 there).
+    pub(crate) fn json_at_line(path: &std::path::Path, line: usize, e: &serde_json::Error) -> Self {
         RecordError::Json {
             path: path.to_path_buf(),
-            line: e.line(),
+            line,
             column: e.column(),
             // serde's own text ends in " at line L column C": said once, above.
             message: e

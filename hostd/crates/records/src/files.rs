@@ -517,6 +517,7 @@ fn read_corrupt(path: &Path) -> Result<CorruptMap> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::csvio::testing::{assert_newer_format_refused, assert_read_error};
 
     fn sample() -> Vec<FileRecord> {
         let mut a = FileRecord::new("/mnt/a,b", "write", 0, 1_000, 2_000_001_000, 500_000_000);
@@ -575,55 +576,28 @@ mod tests {
 
     #[test]
     fn a_bad_cell_names_file_line_and_column() {
-        let d = tempfile::tempdir().unwrap();
-        std::fs::write(
-            d.path().join(FILE_NAME),
+        assert_read_error(
+            FILE_NAME,
             "target,phase,index,start_ns,end_ns,bytes\nA,write,0,1,5,10\n\nA,write,1,5,9,ten\n",
-        )
-        .unwrap();
-        let e = read(d.path()).unwrap_err().to_string();
-        assert!(
-            e.contains("files.csv: line 4, column `bytes`") && e.contains("\"ten\""),
-            "{e}"
+            read,
+            &["files.csv: line 4, column `bytes`", "\"ten\""],
         );
     }
 
     #[test]
     fn a_missing_column_is_named() {
-        let d = tempfile::tempdir().unwrap();
-        std::fs::write(
-            d.path().join(FILE_NAME),
+        assert_read_error(
+            FILE_NAME,
             "target,phase,index,start_ns,bytes\nA,write,0,1,5\n",
-        )
-        .unwrap();
-        let e = read(d.path()).unwrap_err().to_string();
-        assert!(e.contains("missing required column `end_ns`"), "{e}");
+            read,
+            &["missing required column `end_ns`"],
+        );
     }
 
     #[test]
     fn a_newer_format_recorded_in_the_manifest_is_refused() {
         let d = tempfile::tempdir().unwrap();
         write_all(d.path(), &sample()).unwrap();
-        std::fs::write(
-            d.path().join("manifest.json"),
-            r#"{"format_version": 1, "formats": {"files.csv": 99}}"#,
-        )
-        .unwrap();
-        let e = read(d.path()).unwrap_err();
-        assert!(
-            matches!(
-                e,
-                RecordError::NewerFormat {
-                    found: 99,
-                    supported: FORMAT_VERSION,
-                    ..
-                }
-            ),
-            "{e}"
-        );
-        assert!(
-            e.to_string().contains("files.csv is in format version 99"),
-            "{e}"
-        );
+        assert_newer_format_refused(d.path(), FILE_NAME, FORMAT_VERSION, read);
     }
 }

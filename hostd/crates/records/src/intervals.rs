@@ -1,6 +1,6 @@
 //! `intervals.csv`: 1 s throughput per target (docs/run-directory.md).
 
-use crate::csvio::{slurp, CsvOut, Table};
+use crate::csvio::{read_file, CsvOut, Table};
 use crate::error::Result;
 use crate::summary::{LatencyStats, LATENCY_COLUMNS};
 use serde::{Deserialize, Serialize};
@@ -70,9 +70,7 @@ impl Writer {
 
 /// Reads `dir/intervals.csv`, refusing a newer format.
 pub fn read(dir: &Path) -> Result<Vec<IntervalRecord>> {
-    crate::version::check_csv(dir, FILE_NAME, FORMAT_VERSION)?;
-    let path = dir.join(FILE_NAME);
-    parse(&path, &slurp(&path)?)
+    read_file(dir, FILE_NAME, FORMAT_VERSION, parse)
 }
 
 /// Parses the bytes of an `intervals.csv` (`path` names it in errors).
@@ -111,6 +109,7 @@ pub fn parse(path: &Path, buf: &[u8]) -> Result<Vec<IntervalRecord>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::csvio::testing::{assert_newer_format_refused, assert_read_error};
 
     #[test]
     fn intervals_round_trip() {
@@ -150,17 +149,16 @@ mod tests {
         let mut w = Writer::create(d.path()).unwrap();
         recs.iter().for_each(|r| w.write(r).unwrap());
         assert_eq!(read(d.path()).unwrap(), recs);
+        assert_newer_format_refused(d.path(), FILE_NAME, FORMAT_VERSION, read);
     }
 
     #[test]
     fn a_bad_cell_names_line_and_column() {
-        let d = tempfile::tempdir().unwrap();
-        std::fs::write(
-            d.path().join(FILE_NAME),
+        assert_read_error(
+            FILE_NAME,
             "target,start_ns,end_ns,bytes,mbps,phase\na,1,2,3,4.0,write\na,1,x,3,4.0,write\n",
-        )
-        .unwrap();
-        let e = read(d.path()).unwrap_err().to_string();
-        assert!(e.contains("intervals.csv: line 3, column `end_ns`"), "{e}");
+            read,
+            &["intervals.csv: line 3, column `end_ns`"],
+        );
     }
 }

@@ -44,6 +44,7 @@ pub mod probe;
 pub mod probe_link;
 pub mod programs;
 pub mod run;
+mod simulated;
 pub mod summary;
 pub mod version;
 

@@ -1,7 +1,7 @@
 //! `probe.csv`: every aligned probe sample (docs/run-directory.md, "probe.csv").
 
 use crate::csvio::LineWriter;
-use crate::csvio::{bad_value, slurp, Table};
+use crate::csvio::{bad_value, read_file, slurp, Table};
 use crate::error::Result;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -278,11 +278,10 @@ pub fn read_series(dir: &Path) -> Result<ProbeSeries> {
 }
 
 fn read_columns(dir: &Path, required: &[&str], only: Option<&[&str]>) -> Result<Vec<ProbeSample>> {
-    crate::version::check_csv(dir, FILE_NAME, FORMAT_VERSION)?;
-    let path = dir.join(FILE_NAME);
-    let buf = slurp(&path)?;
-    let plain = !buf.contains(&b'"') && !buf.contains(&b'\r');
-    parse_only(&path, &buf, plain, required, only)
+    read_file(dir, FILE_NAME, FORMAT_VERSION, |path, buf| {
+        let plain = !buf.contains(&b'"') && !buf.contains(&b'\r');
+        parse_only(path, buf, plain, required, only)
+    })
 }
 
 /// Reads one `probe.csv`: `time_ns` required, every other column optional (an absent column
@@ -523,6 +522,7 @@ fn fast_int(v: &[u8]) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::csvio::testing::assert_newer_format_refused;
 
     #[test]
     fn accumulator_energy_is_linear_between_its_changes_not_its_repeated_readings() {
@@ -576,6 +576,7 @@ mod tests {
         w.flush().unwrap();
         assert_eq!(w.written(), 500);
         assert_eq!(read(d.path()).unwrap(), samples);
+        assert_newer_format_refused(d.path(), FILE_NAME, FORMAT_VERSION, read);
     }
 
     #[test]

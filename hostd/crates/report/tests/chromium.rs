@@ -7,7 +7,8 @@
 //! page. Run by `just test-report` (it needs the browser): `cargo test -p hostd-report
 //! --test chromium -- --ignored`.
 
-use hostd_analysis::Options;
+use hostd_analysis::{Analysis, Options};
+use hostd_records::RunData;
 use hostd_scenario::write::{write_run, ProbeOptions};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -29,10 +30,11 @@ fn chromium() -> String {
 }
 
 /// Runs Chromium on `page` with `extra` flags and a fresh profile; returns (stdout, stderr).
-fn run_chromium(page: &Path, extra: &[String], profile: &Path) -> (String, String) {
+fn run_chromium(page: &Path, extra: &[String]) -> (String, String) {
+    let profile = tempfile::tempdir().unwrap();
     let out = Command::new(chromium())
         .args(CHROMIUM_FLAGS)
-        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("--user-data-dir={}", profile.path().display()))
         .args(extra)
         .arg(format!("file://{}", page.display()))
         .output()
@@ -53,14 +55,24 @@ fn run_chromium(page: &Path, extra: &[String], profile: &Path) -> (String, Strin
     )
 }
 
-fn report_for(scenario: &str, root: &Path) -> PathBuf {
+/// The run directory `root/SCENARIO` of a simulated scenario (with the probe), analysed,
+/// with its `report.html`; returns the directory, its records and their analysis.
+fn scenario_report(scenario: &str, root: &Path) -> (PathBuf, RunData, Analysis) {
     let sc = hostd_scenario::load(scenario).unwrap();
     let trace = hostd_scenario::simulate(&sc);
     let dir = root.join(scenario);
     write_run(&dir, &sc, &trace, Some(ProbeOptions::default())).unwrap();
     let (run, analysis) = hostd_analysis::analyze_run_dir(&dir, &Options::default()).unwrap();
     hostd_report::write_report(&dir, &run, &analysis).unwrap();
-    dir.join("report.html")
+    (dir, run, analysis)
+}
+
+/// A page holding `html` in a temporary directory (kept while the directory lives).
+fn page_with(html: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("page.html");
+    std::fs::write(&page, html).unwrap();
+    (dir, page)
 }
 
 fn count(hay: &str, needle: &str) -> usize {
@@ -83,9 +95,8 @@ fn report_renders_in_chromium_without_console_messages_and_with_all_charts() {
         std::env::temp_dir().join(format!("throttlescope-report-test-{}", std::process::id()));
     std::fs::create_dir_all(&root).unwrap();
     for (scenario, files, series) in [("x5-thermal", 100, 1), ("hub-www-contention", 150, 3)] {
-        let page = report_for(scenario, &root);
-        let profile = tempfile::tempdir().unwrap();
-        let (dom, log) = run_chromium(&page, &["--dump-dom".into()], profile.path());
+        let page = scenario_report(scenario, &root).0.join("report.html");
+        let (dom, log) = run_chromium(&page, &["--dump-dom".into()]);
         let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
         assert!(
             console.is_empty(),
@@ -194,11 +205,9 @@ fn layout_problems(page: &Path, width: u32) -> (Vec<String>, Vec<String>, serde_
     let html = html.replacen("</body>", &format!("{LAYOUT_SCRIPT}</body>"), 1);
     let copy = page.with_file_name(format!("layout-{width}.html"));
     std::fs::write(&copy, html).unwrap();
-    let profile = tempfile::tempdir().unwrap();
     let (dom, _) = run_chromium(
         &copy,
         &["--dump-dom".into(), format!("--window-size={width},1000")],
-        profile.path(),
     );
     let start = dom
         .find(r#"<pre id="layout-check">"#)
@@ -232,13 +241,7 @@ fn report_layout_has_no_overlapping_labels_at_1300_and_800_px_and_screenshots_ar
         "p50-slc-13gb",
         "extreme-pro-slc-30gb",
     ] {
-        let sc = hostd_scenario::load(scenario).unwrap();
-        let trace = hostd_scenario::simulate(&sc);
-        let dir = root.path().join(scenario);
-        write_run(&dir, &sc, &trace, Some(ProbeOptions::default())).unwrap();
-        let (run, mut analysis) =
-            hostd_analysis::analyze_run_dir(&dir, &Options::default()).unwrap();
-        hostd_report::write_report(&dir, &run, &analysis).unwrap();
+        let (dir, run, mut analysis) = scenario_report(scenario, root.path());
         let mut pages = vec![(scenario.to_string(), dir.join("report.html"))];
         if scenario == "x5-thermal" {
             // A variable number of events, some close together: a dozen copies of the
@@ -264,7 +267,6 @@ fn report_layout_has_no_overlapping_labels_at_1300_and_800_px_and_screenshots_ar
             std::fs::copy(page, shots.join(format!("{scenario}.html"))).unwrap();
             for width in [1300u32, 800] {
                 let shot = shots.join(format!("{scenario}-{width}.png"));
-                let profile = tempfile::tempdir().unwrap();
                 run_chromium(
                     page,
                     &[
@@ -272,7 +274,6 @@ fn report_layout_has_no_overlapping_labels_at_1300_and_800_px_and_screenshots_ar
                         format!("--window-size={width},3600"),
                         "--hide-scrollbars".into(),
                     ],
-                    profile.path(),
                 );
                 let png = std::fs::read(&shot).expect("screenshot written");
                 assert!(
@@ -306,13 +307,9 @@ fn report_layout_has_no_overlapping_labels_at_1300_and_800_px_and_screenshots_ar
 #[ignore = "needs Debian's chromium; run by `just test-report`"]
 fn layout_check_catches_overlapping_labels() {
     // The check above must be able to fail: two labels drawn at one place are caught.
-    let dir = tempfile::tempdir().unwrap();
-    let page = dir.path().join("report.html");
-    std::fs::write(
-        &page,
+    let (_dir, page) = page_with(
         r#"<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'"></head><body><svg id="c" class="chart" viewBox="0 0 300 100" width="300" height="100"><text x="10" y="20">first label</text><text x="14" y="22">second label</text><text x="290" y="90">leaves the chart</text></svg></body></html>"#,
-    )
-    .unwrap();
+    );
     let (overlaps, outside, _) = layout_problems(&page, 800);
     assert_eq!(overlaps.len(), 1, "{overlaps:?}");
     assert_eq!(outside.len(), 1, "{outside:?}");
@@ -322,15 +319,10 @@ fn layout_check_catches_overlapping_labels() {
 #[ignore = "needs Debian's chromium; run by `just test-report`"]
 fn console_check_catches_a_blocked_network_load() {
     // The check above must be able to fail: a page that tries the network is caught.
-    let dir = tempfile::tempdir().unwrap();
-    let page = dir.path().join("bad.html");
-    std::fs::write(
-        &page,
+    let (_dir, page) = page_with(
         r#"<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:"></head><body><img src="http://127.0.0.1:9/x.png"></body></html>"#,
-    )
-    .unwrap();
-    let profile = tempfile::tempdir().unwrap();
-    let (_, log) = run_chromium(&page, &["--dump-dom".into()], profile.path());
+    );
+    let (_, log) = run_chromium(&page, &["--dump-dom".into()]);
     assert!(
         log.lines().any(|l| l.contains(":CONSOLE")),
         "a blocked load must show in the log:\n{log}"

@@ -13,7 +13,6 @@
 
 use crate::model::{DeviceModel, Scenario, StagePlayer, TargetSpec as ScenarioTarget};
 use hostd_workload::backend::{BackendRegistry, StepContext, StepError, StepOutput, TargetBackend};
-use hostd_workload::direct::DirectIo;
 use hostd_workload::events::TargetInfo;
 use hostd_workload::jobloop::JobOutcome;
 use hostd_workload::plan::{Capacity, Step, TargetPlan};
@@ -403,14 +402,6 @@ impl SimBackend {
 impl TargetBackend for SimBackend {
     fn info(&self) -> TargetInfo {
         TargetInfo {
-            label: self.spec.label.clone(),
-            scheme: "sim".into(),
-            mode: self.spec.mode.as_str().into(),
-            path: self.spec.location.clone(),
-            test_dir: None,
-            fs_type: None,
-            mount_point: None,
-            device: None,
             device_model: Some(format!(
                 "simulated: scenario {} target {}{}",
                 self.loc.scenario,
@@ -419,15 +410,17 @@ impl TargetBackend for SimBackend {
             )),
             capacity_bytes: Some(4_000_000_000_000),
             free_bytes: Some(4_000_000_000_000),
-            direct_io: DirectIo::Direct,
-            engine: "simulated".into(),
             engine_note: (self.loc.scale != 1.0).then(|| {
                 format!(
                     "played {}× faster than real time: rates ×{}",
                     self.loc.scale, self.loc.scale
                 )
             }),
-            link: None,
+            ..TargetInfo::simulated(
+                &self.spec.label,
+                self.spec.mode.as_str(),
+                &self.spec.location,
+            )
         }
     }
 

@@ -6,7 +6,7 @@ use crate::model::Scenario;
 use crate::sim::Trace;
 use anyhow::Context;
 use hostd_records::counters::CounterRecord;
-use hostd_records::{self as records, DirectIo, Manifest, ProbeSample, TargetInfo};
+use hostd_records::{self as records, Manifest, ProbeSample, TargetInfo};
 use std::path::Path;
 
 pub use crate::sim::BASE_UNIX_NS;
@@ -134,23 +134,7 @@ fn manifest(sc: &Scenario, trace: &Trace, start_ns: u64) -> Manifest {
     let targets = sc
         .targets
         .iter()
-        .map(|t| TargetInfo {
-            label: t.name.clone(),
-            scheme: "sim".into(),
-            mode: t.phase.clone(),
-            path: format!("sim:{}:{}", t.name, t.phase),
-            test_dir: None,
-            fs_type: None,
-            mount_point: None,
-            device: None,
-            device_model: None,
-            capacity_bytes: None,
-            free_bytes: None,
-            direct_io: DirectIo::Direct,
-            engine: "simulated".into(),
-            engine_note: None,
-            link: None,
-        })
+        .map(|t| TargetInfo::simulated(&t.name, &t.phase, &format!("sim:{}:{}", t.name, t.phase)))
         .collect();
     let mut m = Manifest::new(&format!("scenario-{}", sc.name), start_ns, targets);
     m.hostd_version = env!("CARGO_PKG_VERSION").into();

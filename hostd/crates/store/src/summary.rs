@@ -393,21 +393,9 @@ mod tests {
 
     fn target(label: &str, scheme: &str, note: Option<&str>) -> TargetInfo {
         TargetInfo {
-            label: label.into(),
             scheme: scheme.into(),
-            mode: "write".into(),
-            path: label.into(),
-            test_dir: None,
-            fs_type: None,
-            mount_point: None,
-            device: None,
-            device_model: None,
-            capacity_bytes: None,
-            free_bytes: None,
-            direct_io: hostd_workload::direct::DirectIo::Direct,
-            engine: "simulated".into(),
             engine_note: note.map(str::to_string),
-            link: None,
+            ..TargetInfo::simulated(label, "write", label)
         }
     }
 

@@ -250,13 +250,24 @@ mod tests {
         }
     }
 
+    /// The journal of file 0 written at `write_mbps` and read back at `read_mbps` with
+    /// `corrupt` bad bytes.
+    fn one_file(write_mbps: f64, read_mbps: f64, corrupt: u64) -> [JournalEntry; 2] {
+        [
+            entry("pass1-write", 0, write_mbps, 0),
+            entry("pass1-read", 0, read_mbps, corrupt),
+        ]
+    }
+
+    /// The verdict of [`gates`] on `j`, two steps planned, nothing else observed.
+    fn verdict(j: &[JournalEntry]) -> Verdict {
+        evaluate(&gates(), j, 2, &Observed::default())
+    }
+
     #[test]
     fn a_clean_complete_run_passes_with_its_measured_values() {
-        let j = [
-            entry("pass1-write", 0, 80.0, 0),
-            entry("pass1-read", 0, 90.0, 0),
-        ];
-        let v = evaluate(&gates(), &j, 2, &Observed::default());
+        let j = one_file(80.0, 90.0, 0);
+        let v = verdict(&j);
         assert_eq!(v.result, "PASS");
         assert_eq!(v.gates[0].measured.as_deref(), Some("0 B"));
         assert_eq!(v.gates[1].measured.as_deref(), Some("80.0 MB/s"));
@@ -264,11 +275,8 @@ mod tests {
 
     #[test]
     fn one_corrupt_byte_fails_and_is_located() {
-        let j = [
-            entry("pass1-write", 0, 80.0, 0),
-            entry("pass1-read", 0, 90.0, 1),
-        ];
-        let v = evaluate(&gates(), &j, 2, &Observed::default());
+        let j = one_file(80.0, 90.0, 1);
+        let v = verdict(&j);
         assert_eq!(v.result, "FAIL");
         assert_eq!(v.gates[0].status, GateStatus::Fail);
         assert_eq!(
@@ -279,11 +287,8 @@ mod tests {
 
     #[test]
     fn a_slow_file_fails_the_rate_gate() {
-        let j = [
-            entry("pass1-write", 0, 20.0, 0),
-            entry("pass1-read", 0, 90.0, 0),
-        ];
-        let v = evaluate(&gates(), &j, 2, &Observed::default());
+        let j = one_file(20.0, 90.0, 0);
+        let v = verdict(&j);
         assert_eq!(
             (v.result.as_str(), v.gates[1].status),
             ("FAIL", GateStatus::Fail)
@@ -297,10 +302,7 @@ mod tests {
             max_temperature_c: Some(60.0),
             ..Gates::default()
         };
-        let j = [
-            entry("pass1-write", 0, 80.0, 0),
-            entry("pass1-read", 0, 90.0, 0),
-        ];
+        let j = one_file(80.0, 90.0, 0);
         let v = evaluate(&g, &j, 2, &Observed::default());
         assert_eq!(v.result, "FAIL");
         assert!(v.gates.iter().all(|g| g.status == GateStatus::NotEvaluated));
@@ -312,7 +314,7 @@ mod tests {
         let mut read = entry("pass1-read", 0, 90.0, 0);
         read.verified = None;
         let j = [entry("pass1-write", 0, 80.0, 0), read];
-        let v = evaluate(&gates(), &j, 2, &Observed::default());
+        let v = verdict(&j);
         assert_eq!(v.gates[0].status, GateStatus::NotEvaluated);
         assert_eq!((v.result.as_str(), v.bytes_verified), ("FAIL", 0));
         // The unverified read is still a read, not a write, for the rate gates.
@@ -322,9 +324,6 @@ mod tests {
     #[test]
     fn unfinished_runs_are_incomplete_not_passed() {
         let j = [entry("pass1-write", 0, 80.0, 0)];
-        assert_eq!(
-            evaluate(&gates(), &j, 2, &Observed::default()).result,
-            "INCOMPLETE"
-        );
+        assert_eq!(verdict(&j).result, "INCOMPLETE");
     }
 }

@@ -189,21 +189,27 @@ fn two_targets_run_concurrently_and_overlap() {
     assert!(entries(a.path()).is_empty() && entries(b.path()).is_empty());
 }
 
-#[test]
-fn diskmark_runs_every_test_and_verifies_random_reads() {
+/// Runs the profile `toml` (seed `seed`) in a fresh directory on a real disk; asserts that
+/// it completed.
+fn completed_in_a_disk_dir(toml: &str, seed: u64) -> hostd_workload::runner::RunOutcome {
     let dir = disk_tempdir();
-    let profile = hostd_workload::Profile::parse(
-        "name = \"dm\"\nkind = \"diskmark\"\n[diskmark]\nfile_size = \"16MiB\"\nrepetitions = 2\ntests = [\n { name = \"SEQ1M-QD8\", pattern = \"sequential\", block_size = \"1MiB\", queue_depth = 8 },\n { name = \"RND4K-QD64\", pattern = \"random\", block_size = \"4KiB\", queue_depth = 64, bytes = \"2MiB\" },\n]\n[io]\nblock_size = \"1MiB\"\nqueue_depth = 8\nphases = [\"read\", \"write\"]\n",
-        "test",
-    )
-    .unwrap();
+    let profile = hostd_workload::Profile::parse(toml, "test").unwrap();
     let (_, out) = run_to_end(
         &profile,
         &[dir.path().to_str().unwrap()],
-        &options(8, EngineChoice::Auto),
+        &options(seed, EngineChoice::Auto),
     )
     .unwrap();
     assert_eq!(out.status, RunStatus::Completed);
+    out
+}
+
+#[test]
+fn diskmark_runs_every_test_and_verifies_random_reads() {
+    let out = completed_in_a_disk_dir(
+        "name = \"dm\"\nkind = \"diskmark\"\n[diskmark]\nfile_size = \"16MiB\"\nrepetitions = 2\ntests = [\n { name = \"SEQ1M-QD8\", pattern = \"sequential\", block_size = \"1MiB\", queue_depth = 8 },\n { name = \"RND4K-QD64\", pattern = \"random\", block_size = \"4KiB\", queue_depth = 64, bytes = \"2MiB\" },\n]\n[io]\nblock_size = \"1MiB\"\nqueue_depth = 8\nphases = [\"read\", \"write\"]\n",
+        8,
+    );
     let phases: Vec<(String, u32)> = out
         .files
         .iter()
@@ -239,19 +245,10 @@ fn diskmark_runs_every_test_and_verifies_random_reads() {
 
 #[test]
 fn video_writes_frames_on_the_frame_clock() {
-    let dir = disk_tempdir();
-    let profile = hostd_workload::Profile::parse(
+    let out = completed_in_a_disk_dir(
         "name = \"v\"\nkind = \"video\"\n[video]\nframe_size = \"256KiB\"\nfps = 50.0\nseconds = 0.5\nclips = 2\n[io]\nblock_size = \"1MiB\"\nqueue_depth = 1\nphases = [\"write\"]\n",
-        "test",
-    )
-    .unwrap();
-    let (_, out) = run_to_end(
-        &profile,
-        &[dir.path().to_str().unwrap()],
-        &options(9, EngineChoice::Auto),
-    )
-    .unwrap();
-    assert_eq!(out.status, RunStatus::Completed);
+        9,
+    );
     assert_eq!(out.files.len(), 2);
     for f in &out.files {
         assert_eq!(f.bytes, 25 * (256 << 10));
@@ -273,10 +270,8 @@ fn video_writes_frames_on_the_frame_clock() {
 fn io_uring_releases_the_registered_file_after_each_job() {
     use hostd_workload::block::{BlockCodec, DataPool};
     use hostd_workload::direct::{self, OpenMode};
-    use hostd_workload::jobloop::{run_job, JobIo};
     use hostd_workload::plan::{IoJob, Rw};
     use std::os::unix::io::AsRawFd;
-    use std::sync::atomic::AtomicU64;
 
     if hostd_workload::engine::probe_io_uring().is_err() {
         eprintln!("io_uring unavailable here; nothing to release");
@@ -305,19 +300,12 @@ fn io_uring_releases_the_registered_file_after_each_job() {
             pace_ns: None,
             seed: 1,
         };
-        let out = run_job(
+        let out = run_job_on(
             engine.as_mut(),
-            JobIo {
-                fd: file.as_raw_fd(),
-                base_offset: 0,
-                job: &job,
-                codec: &codec,
-                progress: &AtomicU64::new(0),
-                stop: &AtomicBool::new(false),
-                buffers: &mut buffers,
-                interval_latency: None,
-                record_latency: true,
-            },
+            file.as_raw_fd(),
+            &job,
+            &codec,
+            &mut buffers,
         )
         .unwrap();
         assert_eq!(out.bytes, 1 << 20);

@@ -77,12 +77,6 @@ fn real_disk_full_on_a_tiny_loop_ext4() {
         eprintln!("skipped: loop mount not possible here");
         return;
     }
-    struct Unmount(std::path::PathBuf);
-    impl Drop for Unmount {
-        fn drop(&mut self) {
-            let _ = Command::new("umount").arg(&self.0).status();
-        }
-    }
     let _guard = Unmount(mnt.clone());
     // A file of ours and a file that is not ours: only ours may go.
     std::fs::write(mnt.join("not-ours.txt"), b"user data").unwrap();
@@ -311,23 +305,11 @@ fn raw_device_fill_writes_and_verifies_an_unmounted_loop_device() {
     let work = disk_tempdir();
     let img = work.path().join("raw.img");
     std::fs::write(&img, vec![0u8; 16 << 20]).unwrap();
-    let out = Command::new("losetup")
-        .args(["-f", "--show"])
-        .arg(&img)
-        .output()
-        .unwrap();
-    if !out.status.success() {
+    let Some(loop_dev) = LoopDevice::attach(&img, &[]) else {
         eprintln!("skipped: losetup not possible here");
         return;
-    }
-    let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    struct Detach(String);
-    impl Drop for Detach {
-        fn drop(&mut self) {
-            let _ = Command::new("losetup").args(["-d", &self.0]).status();
-        }
-    }
-    let _guard = Detach(dev.clone());
+    };
+    let dev = loop_dev.0.clone();
     let profile = hostd_workload::Profile::parse(
         "name = \"fill-test\"\nkind = \"fill\"\n[fill]\nfraction = 0.5\nfile_size = \"4MiB\"\n[io]\nblock_size = \"128KiB\"\nqueue_depth = 32\nphases = [\"write\", \"read\"]\n",
         "test",
@@ -372,26 +354,15 @@ fn raw_device_refuses_a_disk_whose_partition_is_mounted() {
     let work = disk_tempdir();
     let img = work.path().join("disk.img");
     partitioned_image(&img);
-    let out = Command::new("losetup")
-        .args(["-f", "--show", "-P"])
-        .arg(&img)
-        .output()
-        .unwrap();
-    if !out.status.success() {
+    let Some(loop_dev) = LoopDevice::attach(&img, &["-P"]) else {
         eprintln!("skipped: losetup -P not possible here");
         return;
-    }
-    let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    };
+    let dev = loop_dev.0.clone();
     let mnt = work.path().join("mnt");
     std::fs::create_dir(&mnt).unwrap();
-    struct Cleanup(String, std::path::PathBuf);
-    impl Drop for Cleanup {
-        fn drop(&mut self) {
-            let _ = Command::new("umount").arg(&self.1).status();
-            let _ = Command::new("losetup").args(["-d", &self.0]).status();
-        }
-    }
-    let _guard = Cleanup(dev.clone(), mnt.clone());
+    // Dropped before loop_dev: unmounted, then detached.
+    let _unmount = Unmount(mnt.clone());
     let part = format!("{dev}p1");
     let appeared = (0..40).any(|_| {
         std::thread::sleep(std::time::Duration::from_millis(50));

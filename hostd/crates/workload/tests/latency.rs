@@ -10,12 +10,12 @@ use hostd_workload::buffer::BufferPool;
 use hostd_workload::direct::{self, OpenMode};
 use hostd_workload::engine::{self, EngineChoice};
 use hostd_workload::events::{LatencyScope, RunEvent};
-use hostd_workload::jobloop::{run_job, JobIo, JobOutcome};
+use hostd_workload::jobloop::JobOutcome;
 use hostd_workload::plan::{IoJob, Rw};
 use hostd_workload::runner::RunStatus;
 use std::collections::BTreeMap;
 use std::os::unix::io::AsRawFd;
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 fn engines() -> Vec<EngineChoice> {
@@ -118,21 +118,7 @@ fn job_on_a_real_file(choice: EngineChoice, rw: Rw, qd: usize, verify: bool) -> 
     let mut go = |job: &IoJob, mode: OpenMode, eng: &mut dyn engine::IoEngine| {
         let (file, status) = direct::open(&path, mode, false).unwrap();
         assert!(status.is_direct());
-        let out = run_job(
-            eng,
-            JobIo {
-                fd: file.as_raw_fd(),
-                base_offset: 0,
-                job,
-                codec: &codec,
-                progress: &AtomicU64::new(0),
-                stop: &AtomicBool::new(false),
-                buffers: &mut buffers,
-                interval_latency: None,
-                record_latency: true,
-            },
-        )
-        .unwrap();
+        let out = run_job_on(eng, file.as_raw_fd(), job, &codec, &mut buffers).unwrap();
         if mode != OpenMode::Read {
             direct::sync(&file).unwrap();
         }

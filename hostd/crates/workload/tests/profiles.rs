@@ -54,58 +54,41 @@ fn malformed(name: &str) -> String {
     msg
 }
 
-#[test]
-fn syntax_error_reports_the_line() {
-    let m = malformed("syntax-error.toml");
-    assert!(m.contains("malformed") && m.contains("line 3"), "{m}");
+/// One test per malformed fixture: loading it fails with an error that names the file and
+/// contains every listed piece.
+macro_rules! malformed_cases {
+    ($($name:ident: $file:literal => [$($want:literal),+];)+) => {
+        $(
+            #[test]
+            fn $name() {
+                let m = malformed($file);
+                for want in [$($want),+] {
+                    assert!(m.contains(want), "{want:?} not in: {m}");
+                }
+            }
+        )+
+    };
 }
 
-#[test]
-fn unknown_key_is_named() {
-    let m = malformed("unknown-key.toml");
-    assert!(m.contains("max_szie"), "{m}");
-}
-
-#[test]
-fn bad_size_is_quoted() {
-    let m = malformed("bad-size.toml");
-    assert!(m.contains("2 parsecs"), "{m}");
-}
-
-#[test]
-fn inverted_range_is_explained() {
-    let m = malformed("min-above-max.toml");
-    assert!(
-        m.contains("min_size") && m.contains("larger than max_size"),
-        "{m}"
-    );
-}
-
-#[test]
-fn queue_depth_limit_is_stated() {
-    let m = malformed("queue-depth-too-deep.toml");
-    assert!(
-        m.contains("queue_depth 1000") && m.contains("between 1 and 64"),
-        "{m}"
-    );
-}
-
-#[test]
-fn missing_section_is_named() {
-    let m = malformed("missing-section.toml");
-    assert!(m.contains("needs a [fill] section"), "{m}");
-}
-
-#[test]
-fn unknown_kind_lists_the_kinds() {
-    let m = malformed("unknown-kind.toml");
-    assert!(m.contains("teleport") && m.contains("files"), "{m}");
-}
-
-#[test]
-fn unknown_phase_is_named() {
-    let m = malformed("unknown-phase.toml");
-    assert!(m.contains("erase"), "{m}");
+malformed_cases! {
+    syntax_error_reports_the_line: "syntax-error.toml" => ["malformed", "line 3"];
+    unknown_key_is_named: "unknown-key.toml" => ["max_szie"];
+    bad_size_is_quoted: "bad-size.toml" => ["2 parsecs"];
+    inverted_range_is_explained: "min-above-max.toml" => ["min_size", "larger than max_size"];
+    queue_depth_limit_is_stated:
+        "queue-depth-too-deep.toml" => ["queue_depth 1000", "between 1 and 64"];
+    missing_section_is_named: "missing-section.toml" => ["needs a [fill] section"];
+    unknown_kind_lists_the_kinds: "unknown-kind.toml" => ["teleport", "files"];
+    unknown_phase_is_named: "unknown-phase.toml" => ["erase"];
+    endless_video_clip_is_refused_not_overflowed:
+        "endless-video.toml" => ["[video] seconds must be at most"];
+    file_count_is_bounded: "billions-of-files.toml" => ["count", "1000000"];
+    unparsable_duration_names_the_file_key_and_value:
+        "bad-duration.toml" => ["duration", "`eight hours` is not a duration"];
+    a_zero_pause_is_refused: "zero-pause.toml" => ["[cache_recovery] pauses", "0s"];
+    a_sweep_without_its_section_is_named:
+        "sweep-without-section.toml" => ["needs a [paced_sweep] section"];
+    a_read_share_above_100_percent_is_refused: "mix-over-100.toml" => ["read_percent = 170"];
 }
 
 #[test]
@@ -113,46 +96,4 @@ fn unreadable_profile_is_an_error_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();
     let e = Profile::load(dir.path().to_str().unwrap()).unwrap_err();
     assert!(matches!(e, ProfileError::Read { .. }), "{e}");
-}
-
-#[test]
-fn endless_video_clip_is_refused_not_overflowed() {
-    let m = malformed("endless-video.toml");
-    assert!(m.contains("[video] seconds must be at most"), "{m}");
-}
-
-#[test]
-fn file_count_is_bounded() {
-    let m = malformed("billions-of-files.toml");
-    assert!(m.contains("count") && m.contains("1000000"), "{m}");
-}
-
-#[test]
-fn unparsable_duration_names_the_file_key_and_value() {
-    let m = malformed("bad-duration.toml");
-    assert!(
-        m.contains("duration") && m.contains("`eight hours` is not a duration"),
-        "{m}"
-    );
-}
-
-#[test]
-fn a_zero_pause_is_refused() {
-    let m = malformed("zero-pause.toml");
-    assert!(
-        m.contains("[cache_recovery] pauses") && m.contains("0s"),
-        "{m}"
-    );
-}
-
-#[test]
-fn a_sweep_without_its_section_is_named() {
-    let m = malformed("sweep-without-section.toml");
-    assert!(m.contains("needs a [paced_sweep] section"), "{m}");
-}
-
-#[test]
-fn a_read_share_above_100_percent_is_refused() {
-    let m = malformed("mix-over-100.toml");
-    assert!(m.contains("read_percent = 170"), "{m}");
 }

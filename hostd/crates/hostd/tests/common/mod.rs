@@ -4,7 +4,7 @@
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, ChildStdin, Command, Output, Stdio};
 use std::time::Duration;
 
 /// The `hostd` binary this crate builds, as a command to add arguments to.
@@ -144,6 +144,48 @@ pub struct UnplugRun {
     pub stderr: String,
 }
 
+/// The probe simulator serving a pty behind the symlink `link` (as a USB probe's
+/// /dev/serial/by-id name is), taking commands (`unplug 500`, …) on its stdin.
+pub struct SimOnLink {
+    sim: Child,
+    stdin: ChildStdin,
+    drain: std::thread::JoinHandle<usize>,
+}
+
+impl SimOnLink {
+    /// Starts the simulator and waits until it has made its pty.
+    pub fn start(link: &Path) -> SimOnLink {
+        let mut sim = Command::new(sim_path())
+            .arg("--link")
+            .arg(link)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut sim_out = BufReader::new(sim.stdout.take().unwrap());
+        let mut line = String::new();
+        sim_out.read_line(&mut line).unwrap();
+        assert!(line.starts_with("pty "), "simulator said {line:?}");
+        let drain = std::thread::spawn(move || sim_out.lines().count());
+        let stdin = sim.stdin.take().unwrap();
+        SimOnLink { sim, stdin, drain }
+    }
+
+    /// Sends one command line.
+    pub fn command(&mut self, line: &str) {
+        writeln!(self.stdin, "{line}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Tells the simulator to quit and waits for it.
+    pub fn quit(mut self) {
+        writeln!(self.stdin, "quit").unwrap();
+        drop(self.stdin);
+        let _ = self.sim.wait();
+        let _ = self.drain.join();
+    }
+}
+
 /// `hostd run -q` of a paced video profile (about 6 s of writes whatever the
 /// disk) with the probe simulator on a fresh link, unplugged for 500 ms
 /// 2.5 s into the run; asserts that the run succeeded. `configure` adds the
@@ -160,18 +202,7 @@ pub fn run_with_unplug(prefix: &str, configure: impl FnOnce(&mut Command)) -> Un
     );
     std::fs::create_dir(&target).unwrap();
     let profile = paced_profile(work.path());
-    let mut sim = Command::new(sim_path())
-        .arg("--link")
-        .arg(&link)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut sim_out = BufReader::new(sim.stdout.take().unwrap());
-    let mut line = String::new();
-    sim_out.read_line(&mut line).unwrap();
-    assert!(line.starts_with("pty "), "simulator said {line:?}");
-    let drain = std::thread::spawn(move || sim_out.lines().count());
+    let mut sim = SimOnLink::start(&link);
 
     let mut cmd = hostd_run(&profile, [&target], &run);
     cmd.arg("--probe").arg(&link);
@@ -182,14 +213,9 @@ pub fn run_with_unplug(prefix: &str, configure: impl FnOnce(&mut Command)) -> Un
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(2500));
-    let mut stdin = sim.stdin.take().unwrap();
-    writeln!(stdin, "unplug 500").unwrap();
-    stdin.flush().unwrap();
+    sim.command("unplug 500");
     let out = child.wait_with_output().unwrap();
-    writeln!(stdin, "quit").unwrap();
-    drop(stdin);
-    let _ = sim.wait();
-    let _ = drain.join();
+    sim.quit();
     assert!(
         out.status.success(),
         "hostd run failed:\n{}\n{}",

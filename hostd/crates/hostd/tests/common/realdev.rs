@@ -242,6 +242,21 @@ impl Cgroup {
         }
     }
 
+    /// The built hostd as a command whose process is in this cgroup before it starts: the
+    /// shell joins the cgroup, then becomes hostd (at `nice` when given), so every thread
+    /// hostd starts (io_uring workers too) is in it before the first byte is written.
+    pub fn hostd(&self, nice: Option<i32>) -> Command {
+        let nice = nice.map_or(String::new(), |n| format!("nice -n {n} "));
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!(
+                "echo $$ > '{}/cgroup.procs' && exec {nice}\"$0\" \"$@\"",
+                self.dir.display()
+            ))
+            .arg(env!("CARGO_BIN_EXE_hostd"));
+        cmd
+    }
+
     /// Sets the write limit for one device, bytes/s.
     pub fn set_write_bps(&self, (maj, min): (u64, u64), bps: u64) {
         let (file, line) = if self.v2 {
@@ -567,18 +582,10 @@ impl Rig {
         let profile_path = self.dir().join("profile.toml");
         std::fs::write(&profile_path, profile).unwrap();
         let run = self.dir().join("run");
-        // The shell joins the cgroup, then becomes hostd: every thread hostd starts
-        // (io_uring workers too) is in the cgroup before the first byte is written.
         // hostd runs at nice -10: what is measured is the device the kernel throttles,
         // not how long hostd waits for a CPU on a machine busy compiling (CI, shared VMs).
-        let mut cmd = Command::new("sh");
-        cmd.arg("-c")
-            .arg(format!(
-                "echo $$ > '{}/cgroup.procs' && exec nice -n -10 \"$0\" \"$@\"",
-                cg.dir.display()
-            ))
-            .arg(env!("CARGO_BIN_EXE_hostd"))
-            .args(["run", "-q", "--profile"])
+        let mut cmd = cg.hostd(Some(-10));
+        cmd.args(["run", "-q", "--profile"])
             .arg(&profile_path)
             .args(["--seed", &seed.to_string(), "--out"])
             .arg(&run);
@@ -605,11 +612,7 @@ impl Rig {
             serde_json::to_vec(&serde_json::json!({ "applied": applied, "samples": samples }))
                 .unwrap(),
         );
-        let output = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let output = super::text(&out);
         assert!(
             out.status.success(),
             "{}: hostd run failed:\n{output}",

@@ -4,7 +4,7 @@
 //! (new names, new block contents); when the time runs out during a write
 //! phase, what the cycle wrote is still read back and verified.
 
-use super::{Action, Program, ProgramReport, StepIo};
+use super::{report_of, step_failed, Action, Program, ProgramReport, StepIo};
 use crate::events::FileRecord;
 use crate::plan::{Capacity, Rw, Step};
 use crate::profile::{DurationText, FilesSpec, PhaseKind, Profile};
@@ -67,35 +67,24 @@ impl CyclesSpec {
         cycle * self.sizes.len() as u32 + i as u32
     }
 
-    /// Write step `i` of cycle `cycle`.
-    fn write_step(&self, cycle: u32, i: usize) -> Step {
+    /// The write (or read-back) step of file `i` of cycle `cycle`.
+    fn step(&self, rw: Rw, cycle: u32, i: usize) -> Step {
         let file = self.file(cycle, i);
         Step {
-            phase: "write".into(),
+            phase: if rw.is_write() { "write" } else { "read" }.into(),
             index: file,
             file,
-            job: self.io.job(Rw::Write, self.sizes[i], file, None),
-        }
-    }
-
-    /// Read step `i` of cycle `cycle`.
-    fn read_step(&self, cycle: u32, i: usize) -> Step {
-        let file = self.file(cycle, i);
-        Step {
-            phase: "read".into(),
-            index: file,
-            file,
-            job: self.io.job(Rw::Read, self.sizes[i], file, None),
+            job: self.io.job(rw, self.sizes[i], file, None),
         }
     }
 
     /// The steps of one whole cycle (the plan lists cycle 0).
     pub fn cycle_steps(&self, cycle: u32) -> Vec<Step> {
         let mut v: Vec<Step> = (0..self.sizes.len())
-            .map(|i| self.write_step(cycle, i))
+            .map(|i| self.step(Rw::Write, cycle, i))
             .collect();
         if self.read {
-            v.extend((0..self.sizes.len()).map(|i| self.read_step(cycle, i)));
+            v.extend((0..self.sizes.len()).map(|i| self.step(Rw::Read, cycle, i)));
         }
         v
     }
@@ -163,11 +152,10 @@ impl Program for Cycles {
         }
         // The clock starts with the first write.
         self.started.get_or_insert_with(Instant::now);
+        if step_failed(last, &mut self.failed) {
+            return None;
+        }
         if let Some(rec) = last {
-            if rec.status != "ok" {
-                self.failed = true;
-                return None;
-            }
             if rec.phase == "write" {
                 self.written += 1;
                 self.bytes_written += rec.bytes;
@@ -180,12 +168,16 @@ impl Program for Cycles {
         }
         // A cycle in its write phase with time left writes on.
         if !self.reading && self.written < self.spec.sizes.len() && !self.time_up() {
-            return Some(Action::Run(self.spec.write_step(self.cycle, self.written)));
+            return Some(Action::Run(self.spec.step(
+                Rw::Write,
+                self.cycle,
+                self.written,
+            )));
         }
         // Then it reads back what it wrote (also when the time is up).
         if self.spec.read && self.read < self.written {
             self.reading = true;
-            return Some(Action::Run(self.spec.read_step(self.cycle, self.read)));
+            return Some(Action::Run(self.spec.step(Rw::Read, self.cycle, self.read)));
         }
         if self.written == 0 {
             return None;
@@ -200,7 +192,7 @@ impl Program for Cycles {
 
     fn report(&self, target: &str) -> ProgramReport {
         let elapsed = self.started.map_or(0.0, |s| s.elapsed().as_secs_f64());
-        let mut text = vec![format!(
+        let text = vec![format!(
             "duration run on {target}: {:.0} s of {} — {} full cycle(s), {:.1} MB written, {:.1} MB read back, {} corrupt bytes in {} verified files",
             elapsed,
             humantime::format_duration(self.spec.duration),
@@ -210,13 +202,11 @@ impl Program for Cycles {
             self.corrupt_bytes,
             self.files_verified
         )];
-        if self.failed {
-            text.push("  stopped early: a step failed".into());
-        }
-        ProgramReport {
-            target: target.to_string(),
+        report_of(
+            target,
             text,
-            figures: ProgramFigures::Duration(DurationFigures {
+            self.failed,
+            ProgramFigures::Duration(DurationFigures {
                 duration_s: self.spec.duration.as_secs_f64(),
                 elapsed_s: elapsed,
                 cycle_files: self.spec.sizes.len(),
@@ -227,7 +217,7 @@ impl Program for Cycles {
                 corrupt_bytes: self.corrupt_bytes,
                 files_verified: self.files_verified,
             }),
-        }
+        )
     }
 }
 

@@ -169,6 +169,32 @@ impl ProgramSpec {
     }
 }
 
+/// Whether the step `last` failed, setting `failed` when it did: a program stops at a failed
+/// step, and its report says so ([`report_of`]).
+pub(crate) fn step_failed(last: Option<&FileRecord>, failed: &mut bool) -> bool {
+    let bad = last.is_some_and(|rec| rec.status != "ok");
+    *failed |= bad;
+    bad
+}
+
+/// A program's report on `target`: its `text` (with a line saying so when a step failed
+/// and the program stopped early) and its `figures`.
+pub(crate) fn report_of(
+    target: &str,
+    mut text: Vec<String>,
+    failed: bool,
+    figures: ProgramFigures,
+) -> ProgramReport {
+    if failed {
+        text.push("  stopped early: a step failed".into());
+    }
+    ProgramReport {
+        target: target.to_string(),
+        text,
+        figures,
+    }
+}
+
 /// MB/s of a record (10⁶ bytes per second), 0 for an empty one.
 pub(crate) fn rate_bps(rec: &FileRecord) -> f64 {
     let s = rec.seconds();

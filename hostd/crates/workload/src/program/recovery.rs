@@ -4,7 +4,9 @@
 //! `recovered = C·(1 − e^(−t/τ))` ([`super::fit`]).
 
 use super::fit::{self, Point};
-use super::{median, short_duration, Action, Program, ProgramReport, StepIo};
+use super::{
+    median, report_of, short_duration, step_failed, Action, Program, ProgramReport, StepIo,
+};
 use crate::events::FileRecord;
 use crate::plan::{Rw, Step};
 use crate::profile::CacheRecoverySpec;
@@ -211,11 +213,10 @@ impl Recovery {
 
 impl Program for Recovery {
     fn next(&mut self, last: Option<&FileRecord>) -> Option<Action> {
+        if step_failed(last, &mut self.failed) {
+            return None;
+        }
         if let Some(rec) = last {
-            if rec.status != "ok" {
-                self.failed = true;
-                return None;
-            }
             if self.current.is_empty() && self.next_pause > 0 {
                 self.idle_s = self
                     .last_end_ns
@@ -291,19 +292,17 @@ impl Program for Recovery {
                 text.push(format!("  recovery time constant: not enough data ({why})"))
             }
         }
-        if self.failed {
-            text.push("  stopped early: a step failed".into());
-        }
-        ProgramReport {
-            target: target.to_string(),
+        report_of(
+            target,
             text,
-            figures: ProgramFigures::CacheRecovery(CacheRecoveryFigures {
+            self.failed,
+            ProgramFigures::CacheRecovery(CacheRecoveryFigures {
                 chunk_bytes: self.spec.chunk,
                 bursts: self.bursts.clone(),
                 fit: fit.as_ref().ok().copied(),
                 fit_error: fit.err(),
             }),
-        }
+        )
     }
 }
 

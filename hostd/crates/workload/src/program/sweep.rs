@@ -4,7 +4,7 @@
 //! second half (where a throttle that sets in during the step shows), reach
 //! `(1 − tolerance)` of the paced rate. Reported: the highest rate held.
 
-use super::{median, rate_bps, Action, Program, ProgramReport, StepIo};
+use super::{median, rate_bps, report_of, step_failed, Action, Program, ProgramReport, StepIo};
 use crate::events::FileRecord;
 use crate::plan::{Rw, Step};
 use crate::profile::PacedSweepSpec;
@@ -158,11 +158,10 @@ impl Sweep {
 
 impl Program for Sweep {
     fn next(&mut self, last: Option<&FileRecord>) -> Option<Action> {
+        if step_failed(last, &mut self.failed) {
+            return None;
+        }
         if let Some(rec) = last {
-            if rec.status != "ok" {
-                self.failed = true;
-                return None;
-            }
             self.current.push(rec.clone());
             // The step's time on the records' clock: from its first chunk's
             // start (a simulator may settle before it) to this chunk's end.
@@ -237,20 +236,18 @@ impl Program for Sweep {
             )),
             (None, None) => text.push("  no paced step ran: not enough data".into()),
         }
-        if self.failed {
-            text.push("  stopped early: a step failed".into());
-        }
-        ProgramReport {
-            target: target.to_string(),
+        report_of(
+            target,
             text,
-            figures: ProgramFigures::PacedSweep(PacedSweepFigures {
+            self.failed,
+            ProgramFigures::PacedSweep(PacedSweepFigures {
                 unthrottled_bps: self.unthrottled,
                 unpaced_throttled_after_chunks: self.unpaced_drop,
                 steps: self.steps.clone(),
                 highest_held_bps: self.highest_held().and_then(|s| s.target_bps),
                 highest_held_percent: self.highest_held().and_then(|s| s.percent),
             }),
-        }
+        )
     }
 }
 

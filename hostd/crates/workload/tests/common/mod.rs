@@ -2,14 +2,19 @@
 #![allow(dead_code)]
 
 use hostd_workload::backend::{BackendOptions, BackendRegistry, TargetBackend};
-use hostd_workload::block::DataPool;
+use hostd_workload::block::{BlockCodec, DataPool};
+use hostd_workload::buffer::BufferPool;
 use hostd_workload::engine::EngineChoice;
+use hostd_workload::engine::IoEngine;
 use hostd_workload::events::{RunEvent, RunObserver};
 use hostd_workload::fault::FaultPlan;
+use hostd_workload::jobloop::{run_job, JobError, JobIo, JobOutcome};
+use hostd_workload::plan::IoJob;
 use hostd_workload::runner::{self, RunConfig, RunOutcome};
 use hostd_workload::{Plan, Profile, TargetSpec};
+use std::os::unix::io::RawFd;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -32,6 +37,31 @@ pub fn disk_tempdir() -> tempfile::TempDir {
         }
     }
     panic!("no disk-backed temporary directory (set THROTTLESCOPE_TEST_DIR)");
+}
+
+/// Runs `job` with `engine` on the open file `fd` from offset 0 as a whole run does, every
+/// I/O timed, never stopped, no 1 s interval latencies.
+pub fn run_job_on(
+    engine: &mut dyn IoEngine,
+    fd: RawFd,
+    job: &IoJob,
+    codec: &BlockCodec,
+    buffers: &mut BufferPool,
+) -> Result<JobOutcome, JobError> {
+    run_job(
+        engine,
+        JobIo {
+            fd,
+            base_offset: 0,
+            job,
+            codec,
+            progress: &AtomicU64::new(0),
+            stop: &AtomicBool::new(false),
+            buffers,
+            interval_latency: None,
+            record_latency: true,
+        },
+    )
 }
 
 /// A small files profile: `count` files of `min`..`max`.
@@ -135,6 +165,42 @@ pub fn entries(dir: &Path) -> Vec<PathBuf> {
     std::fs::read_dir(dir)
         .map(|d| d.map(|e| e.unwrap().path()).collect())
         .unwrap_or_default()
+}
+
+/// A loop device over an image file, detached when dropped.
+pub struct LoopDevice(pub String);
+
+impl LoopDevice {
+    /// Attaches `img` to the first free loop device (`losetup -f --show`, with `extra` such
+    /// as `-P` to scan its partitions); None where that is not possible here.
+    pub fn attach(img: &Path, extra: &[&str]) -> Option<LoopDevice> {
+        let out = std::process::Command::new("losetup")
+            .args(["-f", "--show"])
+            .args(extra)
+            .arg(img)
+            .output()
+            .unwrap();
+        out.status
+            .success()
+            .then(|| LoopDevice(String::from_utf8_lossy(&out.stdout).trim().to_string()))
+    }
+}
+
+impl Drop for LoopDevice {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("losetup")
+            .args(["-d", &self.0])
+            .status();
+    }
+}
+
+/// Unmounts a mount point when dropped.
+pub struct Unmount(pub PathBuf);
+
+impl Drop for Unmount {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
 }
 
 /// True when running as root and `mount` works here.
