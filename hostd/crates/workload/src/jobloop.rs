@@ -388,6 +388,11 @@ pub fn run_job(engine: &mut dyn IoEngine, io: JobIo<'_>) -> Result<JobOutcome, J
                     free.push(c.slot);
                 }
                 Ok(n) => {
+                    if let (0, Some(t)) = (slot.done, c.issued_at) {
+                        // The engine's worker began it (the first part of a
+                        // short I/O: the rest keeps this start).
+                        slot.submitted = t;
+                    }
                     slot.done += n;
                     io.progress.fetch_add(n as u64, Ordering::Relaxed);
                     out.bytes += n as u64;
@@ -560,12 +565,17 @@ mod tests {
     /// taken but `queue` then fails (as a ring whose submit fails after the
     /// push), and request `io_error_at` completes with EIO. `commit` takes
     /// `commit_takes` (a slow submitting system call) and hands on what was
-    /// queued since the last one.
+    /// queued since the last one; with `hand_on_older`, `queue` too hands on
+    /// all but the newest, taking as long (as the io_uring engine does), and
+    /// each request completes the moment it is handed on.
     #[derive(Default)]
     struct Scripted {
         queued: Vec<IoRequest>,
+        /// When each queued request was handed on (`hand_on_older` only).
+        handed_at: Vec<Option<Instant>>,
         uncommitted: usize,
         commit_takes: Duration,
+        hand_on_older: bool,
         seen: usize,
         fail_queue_at: Option<usize>,
         io_error_at: Option<usize>,
@@ -590,18 +600,24 @@ mod tests {
             if Some(self.seen + self.queued.len() - 1) == self.fail_queue_at {
                 return Err(io::Error::other("ring broke"));
             }
+            self.handed_at.push(None);
+            if self.hand_on_older && self.uncommitted > 1 {
+                std::thread::sleep(self.commit_takes);
+                self.hand_on(1);
+            }
             Ok(())
         }
         fn commit(&mut self) -> io::Result<()> {
             std::thread::sleep(self.commit_takes);
-            self.uncommitted = 0;
+            self.hand_on(0);
             Ok(())
         }
         fn unsubmitted(&self) -> usize {
             self.uncommitted
         }
         fn reap(&mut self, _min: usize, out: &mut Vec<IoCompletion>) -> io::Result<()> {
-            for r in self.queued.drain(..) {
+            let handed: Vec<Option<Instant>> = self.handed_at.drain(..).collect();
+            for (r, handed) in self.queued.drain(..).zip(handed) {
                 let result = if Some(self.seen) == self.io_error_at {
                     Err(io::Error::from_raw_os_error(libc::EIO))
                 } else {
@@ -611,10 +627,23 @@ mod tests {
                 out.push(IoCompletion {
                     slot: r.slot,
                     result,
-                    completed_at: None,
+                    completed_at: handed.filter(|_| self.hand_on_older),
+                    issued_at: None,
                 });
             }
             Ok(())
+        }
+    }
+
+    impl Scripted {
+        /// Hands on every request but the newest `keep`.
+        fn hand_on(&mut self, keep: usize) {
+            let now = Instant::now();
+            let n = self.handed_at.len().saturating_sub(keep);
+            for h in &mut self.handed_at[..n] {
+                h.get_or_insert(now);
+            }
+            self.uncommitted = keep.min(self.uncommitted);
         }
     }
 
@@ -701,5 +730,23 @@ mod tests {
         assert_eq!(out.latency.count(), 16);
         let max = out.latency.stats().max_ns;
         assert!(max < 5_000_000, "max latency {max} ns includes the submit");
+    }
+
+    #[test]
+    fn each_io_is_timed_from_the_call_that_handed_it_on() {
+        // QD4: every queue call hands on the older requests and the commit the
+        // newest, each call taking 10 ms. Stamping the wrong request (the
+        // newest instead of the oldest) would put a whole call inside its
+        // latency.
+        let mut e = Scripted {
+            commit_takes: Duration::from_millis(10),
+            hand_on_older: true,
+            ..Default::default()
+        };
+        let mut pool = BufferPool::new();
+        let out = run(&mut e, &mut pool).unwrap();
+        assert_eq!(out.latency.count(), 16);
+        let max = out.latency.stats().max_ns;
+        assert!(max < 5_000_000, "max latency {max} ns includes a submit");
     }
 }

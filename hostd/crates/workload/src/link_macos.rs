@@ -4,7 +4,9 @@
 //! word (`device_speed`), the ids, names and the location; it does not report the speeds a
 //! device supports, so no "slower than it supports" warning can be made here (Linux reads
 //! them from the BOS descriptor). A disk not in the USB tree (internal, Thunderbolt/PCIe,
-//! a disk image) is said to be so.
+//! a disk image) is said to be so. An APFS volume's disk is a synthesized container: its
+//! physical store (`diskutil info`, "APFS Physical Store") is the disk looked up. macOS 26
+//! lists USB under `SPUSBHostDataType` instead, which is not read yet: the link then says so.
 //!
 //! The parser is plain Rust built and tested on every platform (fixture
 //! `fixtures/system_profiler/usb-storage.json`); only [`link_for_path`] runs the tool.
@@ -84,10 +86,10 @@ fn find<'a>(
 pub fn usb_link(json: &str, disk: &str) -> Result<Option<UsbLink>, String> {
     let v: Value = serde_json::from_str(json)
         .map_err(|e| format!("system_profiler output is not JSON: {e}"))?;
-    let buses = v
-        .get("SPUSBDataType")
-        .and_then(Value::as_array)
-        .ok_or("system_profiler output has no SPUSBDataType list")?;
+    let buses = v.get("SPUSBDataType").and_then(Value::as_array).ok_or(
+        "system_profiler has no SPUSBDataType list (macOS 26 and later list USB devices \
+             under SPUSBHostDataType, which hostd does not read yet)",
+    )?;
     let Some((dev, parent)) = find(buses, None, disk) else {
         return Ok(None);
     };
@@ -128,8 +130,8 @@ pub fn link_info(json: &str, disk: &str) -> LinkInfo {
             block: Some(disk.to_string()),
             bus: "none".into(),
             text: format!(
-                "{disk}: not behind USB (system_profiler lists no USB medium {disk}: internal, \
-                 Thunderbolt/PCIe or a disk image)"
+                "{disk}: not found in system_profiler's USB tree (internal, Thunderbolt/PCIe \
+                 or a disk image)"
             ),
             ..Default::default()
         },
@@ -154,8 +156,19 @@ pub fn whole_disk(dev: &str) -> Option<String> {
     (!n.is_empty()).then(|| format!("disk{n}"))
 }
 
-/// The link of the disk holding `path`: its whole disk from `statfs`, looked up in
-/// `system_profiler -json SPUSBDataType` (a second or so).
+/// The physical store of an APFS volume from `diskutil info` text ("APFS Physical Store:
+/// disk4s2" → "disk4"), None for other volumes.
+pub fn apfs_physical_disk(diskutil_info: &str) -> Option<String> {
+    diskutil_info.lines().find_map(|l| {
+        let (key, value) = l.split_once(':')?;
+        (key.trim() == "APFS Physical Store")
+            .then(|| whole_disk(value.trim()))
+            .flatten()
+    })
+}
+
+/// The link of the disk holding `path`: its whole disk from `statfs` (through its APFS
+/// physical store), looked up in `system_profiler -json SPUSBDataType` (a second or so).
 #[cfg(target_os = "macos")]
 pub fn link_for_path(path: &std::path::Path) -> LinkInfo {
     use std::os::unix::ffi::OsStrExt as _;
@@ -180,12 +193,20 @@ pub fn link_for_path(path: &std::path::Path) -> LinkInfo {
     let from = unsafe { std::ffi::CStr::from_ptr(st.f_mntfromname.as_ptr()) }
         .to_string_lossy()
         .into_owned();
-    let Some(disk) = whole_disk(&from) else {
+    let Some(mut disk) = whole_disk(&from) else {
         return none(format!(
             "{} is on {from}, not a disk (a network or virtual filesystem)",
             path.display()
         ));
     };
+    if let Ok(out) = std::process::Command::new("diskutil")
+        .args(["info", &from])
+        .output()
+    {
+        if let Some(store) = apfs_physical_disk(&String::from_utf8_lossy(&out.stdout)) {
+            disk = store;
+        }
+    }
     match std::process::Command::new("system_profiler")
         .args(["-json", "SPUSBDataType"])
         .output()
@@ -247,11 +268,19 @@ mod tests {
     fn a_disk_not_in_the_usb_tree_and_bad_output_are_said_so() {
         let l = link_info(&fixture(), "disk0");
         assert_eq!(l.bus, "none");
-        assert!(l.text.contains("not behind USB"), "{}", l.text);
+        assert!(
+            l.text.contains("not found in system_profiler's USB tree"),
+            "{}",
+            l.text
+        );
         // disk4 is not disk40.
         assert_eq!(usb_link(&fixture(), "disk40").unwrap(), None);
         let e = link_info("{}", "disk4");
-        assert!(e.text.contains("no SPUSBDataType"), "{}", e.text);
+        assert!(
+            e.text.contains("no SPUSBDataType") && e.text.contains("SPUSBHostDataType"),
+            "{}",
+            e.text
+        );
         assert!(link_info("Error", "disk4").text.contains("not JSON"));
     }
 
@@ -262,6 +291,14 @@ mod tests {
         assert_eq!(whole_disk("disk3s1s1").as_deref(), Some("disk3"));
         assert_eq!(whole_disk("map auto_home"), None);
         assert_eq!(whole_disk("/dev/disk"), None);
+    }
+
+    #[test]
+    fn an_apfs_volume_is_looked_up_by_its_physical_store() {
+        let info = "   Device Identifier:         disk5s1\n   Part of Whole:             disk5\n   APFS Physical Store:       disk4s2\n   File System Personality:   APFS\n";
+        assert_eq!(apfs_physical_disk(info).as_deref(), Some("disk4"));
+        let hfs = "   Device Identifier:         disk6s2\n   File System Personality:   HFS+\n";
+        assert_eq!(apfs_physical_disk(hfs), None);
     }
 
     #[test]

@@ -23,12 +23,14 @@ pub enum Goal {
     /// A fixed plan: this many bytes.
     Bytes(u64),
     /// An adaptive program that runs for about this long from its first
-    /// phase (a duration run; a paced sweep, which may also end sooner).
+    /// phase: a duration run (then it finishes its last cycle), a paced sweep
+    /// (each step lasts at least its time, ending on a whole chunk; it may
+    /// also stop at its first missed step).
     Time {
         /// How long.
         run: Duration,
-        /// It may end before (a sweep stops at its first missed step).
-        at_most: bool,
+        /// Only roughly (a sweep): the ETA says `~`.
+        approximate: bool,
     },
     /// An adaptive program whose end depends on what it measures (cache
     /// recovery: each burst lasts until the drive slows).

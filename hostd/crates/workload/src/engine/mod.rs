@@ -45,6 +45,10 @@ pub struct IoCompletion {
     /// When the I/O finished, where the engine saw it finish before handing
     /// the completion over (a worker thread); `None`: when it was reaped.
     pub completed_at: Option<Instant>,
+    /// When the I/O began, where the engine's own worker began it (just
+    /// before its `pread`/`pwrite`: a worker may start it before the job
+    /// loop's stamp after the hand-over); `None`: that stamp stands.
+    pub issued_at: Option<Instant>,
 }
 
 /// The operations every engine provides.

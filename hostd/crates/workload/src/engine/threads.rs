@@ -59,6 +59,7 @@ fn worker(shared: Arc<Shared>, tx: Sender<IoCompletion>) {
                 q = shared.ready.wait(q).unwrap();
             }
         };
+        let issued_at = Some(std::time::Instant::now());
         // SAFETY: the job loop keeps the buffer alive and untouched until reaped.
         let n = unsafe {
             if req.write {
@@ -88,6 +89,7 @@ fn worker(shared: Arc<Shared>, tx: Sender<IoCompletion>) {
                 slot: req.slot,
                 result,
                 completed_at,
+                issued_at,
             })
             .is_err()
         {

@@ -149,11 +149,11 @@ impl ProgramSpec {
         match self {
             ProgramSpec::Duration(s) => Goal::Time {
                 run: s.duration,
-                at_most: false,
+                approximate: false,
             },
             ProgramSpec::PacedSweep(s) => Goal::Time {
                 run: s.step_time * (1 + s.percents.len() as u32),
-                at_most: true,
+                approximate: true,
             },
             ProgramSpec::CacheRecovery(_) => Goal::Open,
         }

@@ -7,7 +7,7 @@
 //! header, warnings) goes through the view, so no frame is drawn twice; log lines for
 //! stderr suspend the bars (`crate::logging`).
 //! An adaptive program's bar follows its clock instead (a duration run; a
-//! paced sweep, "ETA ≤" as it may stop sooner), and a cache-recovery run,
+//! paced sweep, "ETA ~" as its steps end on whole chunks), and a cache-recovery run,
 //! whose end depends on the drive, shows bytes and elapsed time but no ETA.
 //! Hidden when stdout is not a terminal or with `--quiet`.
 
@@ -120,12 +120,26 @@ fn bar_message(p: &TargetProgress, track: &Track, now: Instant, finished: bool) 
             };
             format!("{phase:<10} {rates}  ETA {eta}")
         }
-        Goal::Time { run, at_most } => format!(
-            "{phase:<10} {:>10} moved  {rates}  ETA {}{}",
-            HumanBytes(bytes).to_string(),
-            if at_most { "≤ " } else { "" },
-            format_eta(run.saturating_sub(elapsed).as_secs_f64())
-        ),
+        Goal::Time { run, approximate } => {
+            let left = if elapsed < run {
+                format!(
+                    "ETA {}{}",
+                    if approximate { "~" } else { "" },
+                    format_eta((run - elapsed).as_secs_f64())
+                )
+            } else if approximate {
+                format!(
+                    "{} past its planned time",
+                    format_eta((elapsed - run).as_secs_f64())
+                )
+            } else {
+                "time is up: finishing the last cycle".into()
+            };
+            format!(
+                "{phase:<10} {:>10} moved  {rates}  {left}",
+                HumanBytes(bytes).to_string()
+            )
+        }
         Goal::Open => format!(
             "{phase:<10} {rates}  {} elapsed, ends when it has measured enough",
             format_eta(elapsed.as_secs_f64())
@@ -143,8 +157,13 @@ fn bar_position(p: &TargetProgress, now: Instant) -> u64 {
                 .started
                 .get()
                 .map_or(Duration::ZERO, |t| now.saturating_duration_since(*t));
-            let end = p.ended.get().map(|_| run);
-            end.unwrap_or(elapsed).min(run).as_millis() as u64
+            // A target that ended early (stopped, failed, a sweep's first miss)
+            // keeps a partial bar, as a byte goal's would.
+            let end = match (p.started.get(), p.ended.get()) {
+                (Some(s), Some(e)) => e.saturating_duration_since(*s),
+                _ => elapsed,
+            };
+            end.min(run).as_millis() as u64
         }
         Goal::Open => bytes,
     }
@@ -510,7 +529,7 @@ mod tests {
         // 8 h asked, 2 h gone: 6 h left whatever the rate, and the bar a quarter full.
         let goal = Goal::Time {
             run: Duration::from_secs(8 * 3600),
-            at_most: false,
+            approximate: false,
         };
         let (p, track, now) = started(goal, 2 * 3600, 3_000_000_000_000);
         let m = bar_message(&p, &track, now, false);
@@ -519,14 +538,27 @@ mod tests {
         assert_eq!(bar_position(&p, now), 2 * 3600 * 1000);
         let sweep = Goal::Time {
             run: Duration::from_secs(50),
-            at_most: true,
+            approximate: true,
         };
         let (p, track, now) = started(sweep, 20, 1_000_000_000);
         let m = bar_message(&p, &track, now, false);
-        assert!(m.contains("ETA ≤ 00:00:30"), "{m}");
+        assert!(m.contains("ETA ~00:00:30"), "{m}");
         p.mark_done();
         let m = bar_message(&p, &track, now, true);
         assert!(m.contains("953.67 MiB moved  in "), "{m}");
+        // Stopped after 20 s of 50: the bar stays where it was.
+        let at = bar_position(&p, Instant::now());
+        assert!((20_000..21_000).contains(&at), "{at}");
+        // Past the time: no ETA of zero for the rest of the run.
+        let (p, track, now) = started(goal, 9 * 3600, 1);
+        let m = bar_message(&p, &track, now, false);
+        assert!(
+            m.contains("time is up: finishing the last cycle") && !m.contains("ETA"),
+            "{m}"
+        );
+        let (p, track, now) = started(sweep, 65, 1);
+        let m = bar_message(&p, &track, now, false);
+        assert!(m.contains("00:00:15 past its planned time"), "{m}");
     }
 
     #[test]
