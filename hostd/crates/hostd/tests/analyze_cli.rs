@@ -283,13 +283,7 @@ fn run_in_memory_and_analyze_from_the_files_give_the_same_analysis() {
 fn the_latency_report_from_memory_and_from_the_hlog_files_is_the_same() {
     // Two real targets with direct I/O, so both threads time their I/Os.
     let work = common::disk_tempdir();
-    let (a, b, out) = (
-        work.path().join("a"),
-        work.path().join("b"),
-        work.path().join("run"),
-    );
-    std::fs::create_dir(&a).unwrap();
-    std::fs::create_dir(&b).unwrap();
+    let (a, b, out) = common::two_targets_and_a_run(work.path());
     let profile = common::small_profile(work.path(), 6, "4MB");
     let targets = [
         format!("{}:write", a.display()),

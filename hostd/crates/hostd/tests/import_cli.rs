@@ -81,15 +81,7 @@ fn import_takes_a_scenario_gen_run_directory() {
 fn import_takes_a_monitor_directory() {
     let server = InfluxServer::start().expect("private influxd (run `just influx-build` first)");
     let work = tempfile::tempdir().unwrap();
-    let dir = work.path().join("mon");
-    let out = hostd()
-        .args(["monitor", "--probe", "sim", "--duration", "1.5"])
-        .args(["--status-every", "0", "--out"])
-        .arg(&dir)
-        .env("THROTTLESCOPE_PROBE_SIM", sim_path())
-        .output()
-        .unwrap();
-    assert_ok(&out);
+    let dir = monitor_session(work.path(), "mon");
     let out = import(&dir, &server);
     assert_ok(&out);
     let probe = record_count(&dir.join("probe.csv"));
@@ -180,17 +172,9 @@ fn import_takes_a_directory_of_the_old_scenario_gen() {
 fn import_takes_a_directory_of_the_old_monitor() {
     let server = InfluxServer::start().expect("private influxd (run `just influx-build` first)");
     let work = tempfile::tempdir().unwrap();
-    let dir = work.path().join("run1");
     // The records of a monitor session with the manifest `hostd monitor` wrote before
     // 5e52024 (`kind`, top-level `probe` and `end_ns`, no run id).
-    let out = hostd()
-        .args(["monitor", "--probe", "sim", "--duration", "1.5"])
-        .args(["--status-every", "0", "--out"])
-        .arg(&dir)
-        .env("THROTTLESCOPE_PROBE_SIM", sim_path())
-        .output()
-        .unwrap();
-    assert_ok(&out);
+    let dir = monitor_session(work.path(), "run1");
     std::fs::write(
         dir.join("manifest.json"),
         old_manifest("monitor-before-records.json"),
@@ -206,4 +190,18 @@ fn import_takes_a_directory_of_the_old_monitor() {
     assert_eq!(p["time"], 1_795_453_129_645_964_104u64, "{p:?}");
     assert_eq!(p["run"], "run1");
     assert_eq!(p["hostd_version"], "0.1.0");
+}
+
+/// A 1.5 s `hostd monitor` session of the simulated probe in `parent/name`.
+fn monitor_session(parent: &std::path::Path, name: &str) -> std::path::PathBuf {
+    let dir = parent.join(name);
+    let out = hostd()
+        .args(["monitor", "--probe", "sim", "--duration", "1.5"])
+        .args(["--status-every", "0", "--out"])
+        .arg(&dir)
+        .env("THROTTLESCOPE_PROBE_SIM", sim_path())
+        .output()
+        .unwrap();
+    assert_ok(&out);
+    dir
 }

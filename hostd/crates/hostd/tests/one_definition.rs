@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 mod common;
-use common::{assert_ok, disk_tempdir, hostd_run, read_json, small_profile};
+use common::{assert_ok, disk_tempdir, hostd_run, read_json, small_profile, two_targets_and_a_run};
 
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-12)
@@ -15,13 +15,7 @@ fn close(a: f64, b: f64) -> bool {
 fn summary_and_events_agree_on_rates_energy_and_the_window() {
     // Real files with direct I/O (tmpfs has none): one target writes while the other reads.
     let work = disk_tempdir();
-    let (a, b, out) = (
-        work.path().join("a"),
-        work.path().join("b"),
-        work.path().join("run"),
-    );
-    std::fs::create_dir(&a).unwrap();
-    std::fs::create_dir(&b).unwrap();
+    let (a, b, out) = two_targets_and_a_run(work.path());
     let profile = small_profile(work.path(), 16, "16MB");
     let targets = [
         format!("{}:write", a.display()),

@@ -407,23 +407,7 @@ impl OldScenarioGen {
                     .strip_prefix("sim:")
                     .and_then(|rest| rest.rsplit_once(':'))
                     .unwrap_or((t.as_str(), ""));
-                TargetInfo {
-                    label: label.into(),
-                    scheme: "sim".into(),
-                    mode: mode.into(),
-                    path: t.clone(),
-                    test_dir: None,
-                    fs_type: None,
-                    mount_point: None,
-                    device: None,
-                    device_model: None,
-                    capacity_bytes: None,
-                    free_bytes: None,
-                    direct_io: DirectIo::Direct,
-                    engine: "simulated".into(),
-                    engine_note: None,
-                    link: None,
-                }
+                TargetInfo::simulated(label, mode, t)
             })
             .collect();
         let mut m = Manifest::new(run_id, start_ns, targets);

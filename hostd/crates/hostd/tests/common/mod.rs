@@ -55,6 +55,15 @@ pub fn disk_target() -> (tempfile::TempDir, PathBuf, PathBuf) {
     (work, target, run)
 }
 
+/// Two empty target directories `a` and `b` in `work` and the path of a run directory
+/// `run` beside them (not created).
+pub fn two_targets_and_a_run(work: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let (a, b) = (work.join("a"), work.join("b"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    (a, b, work.join("run"))
+}
+
 /// Writes `dir/small.toml`: `count` files of 1 MB to `max`, written then read back.
 pub fn small_profile(dir: &Path, count: u32, max: &str) -> PathBuf {
     let p = dir.join("small.toml");
