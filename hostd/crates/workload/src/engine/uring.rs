@@ -19,8 +19,8 @@
 //!   as fio 3.33+ sets them): a completion is not delivered by interrupting
 //!   the job thread (task work and a wake-up per I/O); it waits in the ring's
 //!   own list until the thread next waits in `io_uring_enter`, which runs it
-//!   in place (docs/benchmarks.md has what it changed). Such a ring belongs to one
-//!   thread, and backends create engines before their target thread runs:
+//!   in place (docs/benchmarks.md has what it changed). Such a ring belongs
+//!   to one thread, and backends create engines before their target thread runs:
 //!   the ring is created disabled (`IORING_SETUP_R_DISABLED`) and enabled by
 //!   the first [`IoEngine::begin_job`], on the thread that runs the job; a
 //!   job on another thread later gets a fresh ring. Older kernels get a
@@ -95,9 +95,7 @@ impl Uring {
             self.issuer = Issuer::Thread(me);
         } else {
             // Cannot happen on a kernel that built the ring; stay usable anyway.
-            self.ring = IoUring::builder()
-                .setup_coop_taskrun()
-                .build(self.entries)?;
+            self.ring = any_thread_ring(self.entries)?;
             self.issuer = Issuer::Any;
         }
         Ok(())
@@ -203,13 +201,7 @@ impl IoEngine for Uring {
             // Everything but the newest goes to the kernel now; the newest
             // waits for the next queue or for commit.
             let older = (self.queued - 1) as u32;
-            // SAFETY: a plain io_uring_enter(to_submit) on our own ring; the
-            // entries were synced to the ring when the push above returned.
-            let sent = unsafe {
-                self.ring
-                    .submitter()
-                    .enter::<libc::sigset_t>(older, 0, 0, None)?
-            };
+            let sent = self.enter(older, 0, 0)?;
             self.queued -= sent.min(self.queued);
         }
         Ok(())
@@ -224,13 +216,7 @@ impl IoEngine for Uring {
             _ => GETEVENTS,
         };
         while self.queued > 0 {
-            // SAFETY: io_uring_enter(to_submit) on our own ring; the entries
-            // were synced to the ring when they were pushed.
-            let sent = unsafe {
-                self.ring
-                    .submitter()
-                    .enter::<libc::sigset_t>(self.queued as u32, 0, flags, None)?
-            };
+            let sent = self.enter(self.queued as u32, 0, flags)?;
             if sent == 0 {
                 return Err(io::Error::other(format!(
                     "io_uring took none of {} queued requests",
@@ -279,16 +265,7 @@ impl IoEngine for Uring {
             }
             // Sleep until the kernel has enough; anything queued went in with
             // commit, so this submits nothing.
-            // SAFETY: io_uring_enter(0, want, GETEVENTS) on our own ring.
-            let woke = unsafe {
-                self.ring.submitter().enter::<libc::sigset_t>(
-                    0,
-                    (min - got) as u32,
-                    GETEVENTS,
-                    None,
-                )
-            };
-            match woke {
+            match self.enter(0, (min - got) as u32, GETEVENTS) {
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
@@ -298,6 +275,19 @@ impl IoEngine for Uring {
 }
 
 impl Uring {
+    /// `io_uring_enter(to_submit, min_complete, flags)` on this ring: how many
+    /// requests it submitted.
+    fn enter(&self, to_submit: u32, min_complete: u32, flags: u32) -> io::Result<usize> {
+        // SAFETY: no signal mask is passed, and every submission entry was
+        // complete and synced to the ring when `queue` pushed it; its buffer
+        // stays valid until the completion is reaped.
+        unsafe {
+            self.ring
+                .submitter()
+                .enter::<libc::sigset_t>(to_submit, min_complete, flags, None)
+        }
+    }
+
     /// Asks the kernel for completions without sleeping, for up to
     /// [`POLL_NS`]; whether one came.
     fn poll(&mut self) -> io::Result<bool> {
@@ -306,13 +296,8 @@ impl Uring {
             if t0.elapsed() >= POLL_NS {
                 return Ok(false);
             }
-            // SAFETY: io_uring_enter(0, 0, GETEVENTS) on our own ring: runs the
-            // completions the kernel holds for this task, never sleeps.
-            unsafe {
-                self.ring
-                    .submitter()
-                    .enter::<libc::sigset_t>(0, 0, GETEVENTS, None)?
-            };
+            // Runs the completions the kernel holds for this task; never sleeps.
+            self.enter(0, 0, GETEVENTS)?;
         }
         Ok(true)
     }
@@ -355,12 +340,17 @@ fn build_ring(entries: u32) -> io::Result<(IoUring, Issuer)> {
     {
         return Ok((ring, Issuer::Disabled));
     }
-    // Older kernels refuse DEFER_TASKRUN (6.1) or COOP_TASKRUN (5.19).
-    let ring = IoUring::builder()
+    // Older kernels refuse DEFER_TASKRUN (6.1).
+    Ok((any_thread_ring(entries)?, Issuer::Any))
+}
+
+/// A ring any thread may use: `COOP_TASKRUN`, or plain where the kernel
+/// refuses that (before 5.19).
+fn any_thread_ring(entries: u32) -> io::Result<IoUring> {
+    IoUring::builder()
         .setup_coop_taskrun()
         .build(entries)
-        .or_else(|_| IoUring::new(entries))?;
-    Ok((ring, Issuer::Any))
+        .or_else(|_| IoUring::new(entries))
 }
 
 #[cfg(test)]
