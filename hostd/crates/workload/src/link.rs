@@ -277,7 +277,8 @@ impl Sysfs {
     }
 }
 
-fn none(text: String) -> LinkInfo {
+/// A link record for a disk with no USB or PCIe link found, saying why.
+pub(crate) fn none(text: String) -> LinkInfo {
     LinkInfo {
         bus: "none".into(),
         text,

@@ -11,7 +11,7 @@
 //! The parser is plain Rust built and tested on every platform (fixture
 //! `fixtures/system_profiler/usb-storage.json`); only [`link_for_path`] runs the tool.
 
-use crate::link::{usb_text, LinkInfo, UsbLink};
+use crate::link::{none, usb_text, LinkInfo, UsbLink};
 use serde_json::Value;
 
 /// Mb/s of a `device_speed` word; None for one not known.
@@ -118,30 +118,21 @@ pub fn usb_link(json: &str, disk: &str) -> Result<Option<UsbLink>, String> {
 
 /// What the link record says for whole disk `disk` given `system_profiler` output.
 pub fn link_info(json: &str, disk: &str) -> LinkInfo {
-    match usb_link(json, disk) {
+    let mut link = match usb_link(json, disk) {
         Ok(Some(usb)) => LinkInfo {
-            block: Some(disk.to_string()),
             bus: "usb".into(),
             text: format!("{disk}: {}", usb_text(&usb)),
             usb: Some(usb),
             ..Default::default()
         },
-        Ok(None) => LinkInfo {
-            block: Some(disk.to_string()),
-            bus: "none".into(),
-            text: format!(
-                "{disk}: not found in system_profiler's USB tree (internal, Thunderbolt/PCIe \
-                 or a disk image)"
-            ),
-            ..Default::default()
-        },
-        Err(e) => LinkInfo {
-            block: Some(disk.to_string()),
-            bus: "none".into(),
-            text: format!("{disk}: link unknown ({e})"),
-            ..Default::default()
-        },
-    }
+        Ok(None) => none(format!(
+            "{disk}: not found in system_profiler's USB tree (internal, Thunderbolt/PCIe or a \
+             disk image)"
+        )),
+        Err(e) => none(format!("{disk}: link unknown ({e})")),
+    };
+    link.block = Some(disk.to_string());
+    link
 }
 
 /// "/dev/disk4s2" → "disk4": the whole disk of a BSD device or slice name.
@@ -172,11 +163,6 @@ pub fn apfs_physical_disk(diskutil_info: &str) -> Option<String> {
 #[cfg(target_os = "macos")]
 pub fn link_for_path(path: &std::path::Path) -> LinkInfo {
     use std::os::unix::ffi::OsStrExt as _;
-    let none = |text: String| LinkInfo {
-        bus: "none".into(),
-        text,
-        ..Default::default()
-    };
     let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
         return none(format!("{}: path holds a NUL byte", path.display()));
     };

@@ -81,10 +81,16 @@ impl TargetProgress {
 
     /// Seconds from the first phase to the end (or to now while running).
     pub fn active_seconds(&self) -> f64 {
+        self.active_at(Instant::now()).as_secs_f64()
+    }
+
+    /// Time from the first phase to the end, or to `now` while running; zero
+    /// before the first phase.
+    pub fn active_at(&self, now: Instant) -> Duration {
         match (self.started.get(), self.ended.get()) {
-            (Some(s), Some(e)) => e.duration_since(*s).as_secs_f64(),
-            (Some(s), None) => s.elapsed().as_secs_f64(),
-            _ => 0.0,
+            (Some(s), Some(e)) => e.saturating_duration_since(*s),
+            (Some(s), None) => now.saturating_duration_since(*s),
+            _ => Duration::ZERO,
         }
     }
 

@@ -106,10 +106,7 @@ fn bar_message(p: &TargetProgress, track: &Track, now: Instant, finished: bool) 
         track.rate_since(now, 2) / 1e6,
         mean_rate(p, bytes) / 1e6
     );
-    let elapsed = p
-        .started
-        .get()
-        .map_or(Duration::ZERO, |t| now.saturating_duration_since(*t));
+    let elapsed = p.active_at(now);
     match p.goal {
         Goal::Bytes(total) => {
             let recent = track.rate_since(now, 30);
@@ -152,19 +149,9 @@ fn bar_position(p: &TargetProgress, now: Instant) -> u64 {
     let bytes = p.bytes.load(Ordering::Relaxed);
     match p.goal {
         Goal::Bytes(total) => bytes.min(total),
-        Goal::Time { run, .. } => {
-            let elapsed = p
-                .started
-                .get()
-                .map_or(Duration::ZERO, |t| now.saturating_duration_since(*t));
-            // A target that ended early (stopped, failed, a sweep's first miss)
-            // keeps a partial bar, as a byte goal's would.
-            let end = match (p.started.get(), p.ended.get()) {
-                (Some(s), Some(e)) => e.saturating_duration_since(*s),
-                _ => elapsed,
-            };
-            end.min(run).as_millis() as u64
-        }
+        // A target that ended early (stopped, failed, a sweep's first miss)
+        // keeps a partial bar, as a byte goal's would.
+        Goal::Time { run, .. } => p.active_at(now).min(run).as_millis() as u64,
         Goal::Open => bytes,
     }
 }
