@@ -29,6 +29,17 @@
 # (they need fio's own block headers); random writes go to a third file so
 # that they leave the others' contents alone.
 #
+# Which device: the targets (ratio >= 0.98, CPU/GB <= fio's) assume the engines
+# are the limit, which a RAM-backed device gives only in part (docs/benchmarks.md
+# has the figures). On ext4 on a loop device over /dev/shm every I/O goes through
+# a kernel worker thread: at QD1 where the scheduler runs that thread (on the
+# submitter's CPU or the other one) decides the rate, and fio's own runs swing
+# 115-194 MB/s with it. On zram the submitting thread does the copy itself (no
+# worker), so reads compare the engines; its writes compress the data in that
+# call, so their cost depends on what is written (fio's default scrambled
+# buffers write at a third of its verify buffers' rate) and the verified
+# section, where both write incompressible blocks, is the one to read there.
+#
 # Environment: HOSTD (binary), BENCH_IO_DIR (a directory on the disk to test,
 # default /var/tmp), BENCH_IO_SIZE (file size, default 2G), BENCH_IO_QD1_SIZE
 # (bytes moved by the QD1 jobs, default 256M: fio's io_size),
@@ -219,6 +230,9 @@ print(f"bench-io: {size} files ({qd1_size} moved by QD1 jobs), best of {rounds} 
       f"MB/s = 10^6 B/s; cpu = CPU seconds per 10^9 B")
 ok = True
 lat_rows = []
+inline_p50 = []  # jobs whose p50 cannot be compared (see INLINE_NS)
+# fio's clat p50 below this: its I/Os completed inside the submitting call.
+INLINE_NS = 1000
 for section, title in [
         ("plain", "plain jobs (hostd --verify off on reads; its writes carry their block headers)"),
         ("verified", "every 4 KiB block with a CRC-32C, checked on read "
@@ -238,11 +252,20 @@ for section, title in [
         hl, fl = med_lat((section, name, "hostd")), med_lat((section, name, fe))
         p50_note = ""
         if name.startswith("RND4K QD1") and hl and fl:
-            p50_ok = abs(hl["p50"] - fl["p50"]) <= 0.05 * fl["p50"]
-            met &= p50_ok
             ft = med_lat((section, name, fe), "total")
-            p50_note = (f"  p50 {hl['p50'] / fl['p50']:.3f}x fio's clat" + ("" if p50_ok else " (> 5 %)")
-                        + f", {hl['p50'] / ft['p50']:.3f}x its lat")
+            if fl["p50"] < INLINE_NS:
+                # fio stamps an I/O's issue when its submitting call has
+                # returned: a completion already there means the I/O ran
+                # inside that call, and both figures are each tool's own time
+                # between two clock readings, not the device's.
+                inline_p50.append(f"{section} {name}")
+                p50_note = (f"  p50 {hl['p50']:.0f} vs {fl['p50']:.0f} ns: completed inside the "
+                            "submitting call, not comparable")
+            else:
+                p50_ok = abs(hl["p50"] - fl["p50"]) <= 0.05 * fl["p50"]
+                met &= p50_ok
+                p50_note = (f"  p50 {hl['p50'] / fl['p50']:.3f}x fio's clat" + ("" if p50_ok else " (> 5 %)")
+                            + f", {hl['p50'] / ft['p50']:.3f}x its lat")
         ok &= met
         iops = "  IOPS %.1fk vs %.1fk" % (h[0] / 4096 / 1e3, fr[0] / 4096 / 1e3) if bs == "4k" else ""
         runs = rates[(section, name, fe)]
@@ -265,7 +288,8 @@ cols = ["p50", "p90", "p99", "p99.9", "p99.99", "max"]
 print(f"{'section':<8} {'job':<17} {'who':<16} " + " ".join(f"{c:>9}" for c in cols))
 for section, name, fe, hl, fl, ft in lat_rows:
     for who, l in (("hostd", hl), (f"fio clat {fe}", fl), (f"fio lat {fe}", ft)):
-        print(f"{section:<8} {name:<17} {who:<16} " + " ".join(f"{l[c] / 1e3:>9.1f}" for c in cols))
+        print(f"{section:<8} {name:<17} {who:<16} " +
+              " ".join(f"{l[c] / 1e3:>9.{2 if l[c] < 10_000 else 1}f}" for c in cols))
 if latency_cost:
     print("-- cost of timing every I/O: hostd with latency recording / without (plain jobs; "
           "best rate, lowest cpu)")
@@ -274,6 +298,8 @@ if latency_cost:
         print(f"{name:<17} rate {on[0] / off[0]:.3f}x  cpu {on[1]:.3f} vs {off[1]:.3f} s/GB "
               f"({(on[1] - off[1]) / off[1]:+.1%})")
 print("targets (every ratio >= 0.98, hostd cpu <= fio cpu, RND4K QD1 p50 within 5 %): " +
-      ("met" if ok else "NOT met"))
+      ("met" if ok else "NOT met") +
+      (f" (p50 not judged for {', '.join(inline_p50)}: completed inside the submitting call)"
+       if inline_p50 else ""))
 sys.exit(0)
 PY
