@@ -22,6 +22,8 @@ use std::time::Instant;
 pub struct BenchResult {
     /// Engine that ran.
     pub engine: String,
+    /// Whether its waits could poll before sleeping ([`BenchOptions::polling`]).
+    pub polling: bool,
     /// Job as run.
     pub job: IoJob,
     /// Bytes moved.
@@ -58,18 +60,33 @@ fn cpu_seconds() -> (f64, f64) {
     (tv(u.ru_utime), tv(u.ru_stime))
 }
 
+/// How `hostd bench-job` runs a job, beside the job itself.
+#[derive(Debug, Clone, Copy)]
+pub struct BenchOptions {
+    /// Engine to run it on.
+    pub engine: EngineChoice,
+    /// Data seed (reads must use the seed of the write).
+    pub seed: u64,
+    /// Whether a write may go over an existing file.
+    pub overwrite: bool,
+    /// Time every I/O (false only to measure what the timing costs).
+    pub record_latency: bool,
+    /// Whether a wait may poll before it sleeps, as in `hostd run`; false
+    /// sleeps at once, as fio does ([`engine::IoEngine::set_polling`]).
+    pub polling: bool,
+}
+
 /// Runs `job` on `path`. Writes create the file, or overwrite it only with
-/// `overwrite`; reads expect a file written by a previous write job with the
-/// same `seed` (so verification passes). `record_latency` false leaves the
-/// I/Os untimed (to measure what timing costs).
-pub fn run_bench_job(
-    path: &Path,
-    job: &IoJob,
-    choice: EngineChoice,
-    seed: u64,
-    overwrite: bool,
-    record_latency: bool,
-) -> anyhow::Result<BenchResult> {
+/// `opts.overwrite`; reads expect a file written by a previous write job with
+/// the same seed (so verification passes).
+pub fn run_bench_job(path: &Path, job: &IoJob, opts: BenchOptions) -> anyhow::Result<BenchResult> {
+    let BenchOptions {
+        engine: choice,
+        seed,
+        overwrite,
+        record_latency,
+        polling,
+    } = opts;
     let write = job.rw.is_write();
     let mode = if write {
         if path.exists() {
@@ -102,6 +119,7 @@ pub fn run_bench_job(
         }
     }
     let (mut eng, _) = engine::open(choice, job.queue_depth)?;
+    eng.set_polling(polling);
     let codec = BlockCodec::new(DataPool::new(seed), 0, 0);
     let mut buffers = BufferPool::new();
     buffers.reserve(slots_for(job), job.block_size);
@@ -133,6 +151,7 @@ pub fn run_bench_job(
     let verify = out.verify.unwrap_or_default();
     Ok(BenchResult {
         engine: eng.name().to_string(),
+        polling,
         job: job.clone(),
         bytes: out.bytes,
         seconds,

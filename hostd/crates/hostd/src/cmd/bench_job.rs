@@ -1,6 +1,7 @@
 //! `hostd bench-job`: one fio-like job on one file (used by `just bench-io`
 //! to compare hostd's engine with fio on the same file).
 
+use hostd_workload::bench::BenchOptions;
 use hostd_workload::engine::EngineChoice;
 use hostd_workload::plan::{IoJob, Rw};
 use hostd_workload::units::parse_size;
@@ -43,6 +44,12 @@ pub struct BenchJobArgs {
     /// Time every I/O (`off` only to measure what the timing costs).
     #[arg(long, default_value = "on")]
     pub latency: String,
+    /// How a wait for a completion behaves: `poll` (as `hostd run`: it asks
+    /// without sleeping for up to 30 µs while that finds completions, then
+    /// sleeps) or `sleep` (at once, as fio does: to compare latency with
+    /// fio's `clat` on equal terms).
+    #[arg(long, default_value = "poll", value_parser = ["poll", "sleep"])]
+    pub wait: String,
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
@@ -101,10 +108,13 @@ pub fn execute(args: BenchJobArgs) -> anyhow::Result<ExitCode> {
     let r = hostd_workload::bench::run_bench_job(
         &args.file,
         &job,
-        args.engine,
-        args.seed,
-        args.overwrite,
-        args.latency != "off",
+        BenchOptions {
+            engine: args.engine,
+            seed: args.seed,
+            overwrite: args.overwrite,
+            record_latency: args.latency != "off",
+            polling: args.wait == "poll",
+        },
     )?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&r)?);

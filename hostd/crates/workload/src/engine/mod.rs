@@ -76,6 +76,11 @@ pub trait IoEngine: Send {
     /// to the kernel or its workers (the newest ones): the job loop stamps an
     /// I/O's issue time when it leaves this count.
     fn unsubmitted(&self) -> usize;
+    /// Whether a wait may ask for completions without sleeping before it
+    /// sleeps (on by default; engines that never poll ignore it). Off, a
+    /// wait sleeps at once, as fio's does: `hostd bench-job --wait sleep`
+    /// compares latency with fio's on those terms.
+    fn set_polling(&mut self, _on: bool) {}
 }
 
 /// Which engine to use.

@@ -53,6 +53,8 @@ pub struct Uring {
     /// Waits so far: every [`RELEARN_EVERY`]th polls whatever `poll_hits`
     /// says, so that a device that became fast is noticed.
     waits: u32,
+    /// Whether waits may poll at all ([`IoEngine::set_polling`]).
+    may_poll: bool,
 }
 
 impl Uring {
@@ -70,6 +72,7 @@ impl Uring {
             bufs: Vec::new(),
             poll_hits: 1.0,
             waits: 0,
+            may_poll: true,
         })
     }
 
@@ -232,6 +235,10 @@ impl IoEngine for Uring {
         self.queued
     }
 
+    fn set_polling(&mut self, on: bool) {
+        self.may_poll = on;
+    }
+
     fn reap(&mut self, min: usize, out: &mut Vec<IoCompletion>) -> io::Result<()> {
         let mut got = 0;
         let mut polled = false;
@@ -254,7 +261,7 @@ impl IoEngine for Uring {
             if got >= min {
                 return Ok(());
             }
-            if !polled {
+            if !polled && self.may_poll {
                 polled = true;
                 self.waits = self.waits.wrapping_add(1);
                 if self.poll_hits >= POLL_HIT_MIN || self.waits.is_multiple_of(RELEARN_EVERY) {
@@ -356,7 +363,9 @@ fn any_thread_ring(entries: u32) -> io::Result<IoUring> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::io::AsRawFd;
+    use std::fs::File;
+    use std::io::Write;
+    use std::os::unix::io::{AsRawFd, FromRawFd};
 
     /// Reads `f`'s first 4 KiB through `ring` as one job: begin, queue,
     /// commit, reap, end.
@@ -404,6 +413,50 @@ mod tests {
                 .unwrap()
             });
             assert_eq!(r.unwrap(), data[..4096]);
+        }
+    }
+
+    #[test]
+    fn a_ring_told_not_to_poll_sleeps_at_once() {
+        // A read from an empty pipe completes only when another thread writes
+        // (20 ms later): a wait that polls first finds nothing and its hit
+        // rate falls; a ring told not to poll never asks.
+        for polling in [true, false] {
+            let mut fds = [0; 2];
+            // SAFETY: fds has room for the two descriptors.
+            assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+            // SAFETY: pipe() just opened both; each is owned once.
+            let (r, w) = unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) };
+            let mut ring = Uring::new(1).unwrap();
+            ring.set_polling(polling);
+            let mut buf = [0u8; 8];
+            ring.begin_job(r.as_raw_fd(), &[]).unwrap();
+            ring.queue(IoRequest {
+                slot: 0,
+                fd: r.as_raw_fd(),
+                offset: 0,
+                buf: buf.as_mut_ptr(),
+                len: buf.len(),
+                write: false,
+            })
+            .unwrap();
+            ring.commit().unwrap();
+            let writer = thread::spawn(move || {
+                thread::sleep(Duration::from_millis(20));
+                (&w).write_all(b"12345678").unwrap();
+                w
+            });
+            let mut out = Vec::new();
+            ring.reap(1, &mut out).unwrap();
+            ring.end_job();
+            drop(writer.join().unwrap());
+            assert_eq!(*out[0].result.as_ref().unwrap(), 8);
+            assert_eq!(&buf, b"12345678");
+            if polling {
+                assert!(ring.poll_hits < 1.0, "the wait polled and missed");
+            } else {
+                assert_eq!(ring.poll_hits, 1.0, "a ring told not to poll polled");
+            }
         }
     }
 }

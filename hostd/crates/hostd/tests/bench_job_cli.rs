@@ -1,0 +1,57 @@
+//! `hostd bench-job`, the job `just bench-io` runs against fio: a write and
+//! its verified read-back with real direct I/O, waiting either way.
+
+mod common;
+
+use common::{assert_ok, disk_tempdir, hostd};
+use serde_json::Value;
+use std::path::Path;
+
+/// `hostd bench-job --json` with `args` on `file`, parsed.
+fn bench_job(file: &Path, args: &[&str]) -> Value {
+    let o = hostd()
+        .args(["bench-job", "--json", "--engine", "io_uring", "--file"])
+        .arg(file)
+        .args(["--size", "4M", "--bs", "4k", "--qd", "1"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert_ok(&o);
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn a_job_waits_by_polling_or_asleep_and_times_every_io_either_way() {
+    let dir = disk_tempdir();
+    let file = dir.path().join("bench.dat");
+    let w = bench_job(&file, &["--rw", "write"]);
+    assert_eq!(w["bytes"], 4 << 20);
+    for wait in ["poll", "sleep"] {
+        let r = bench_job(&file, &["--rw", "randread", "--wait", wait]);
+        assert_eq!(r["polling"], wait == "poll", "{wait}: {r}");
+        assert_eq!(r["bytes"], 4 << 20, "{wait}");
+        assert_eq!(r["corrupt_blocks"], 0, "{wait}");
+        assert_eq!(
+            r["verified_blocks"], 1024,
+            "{wait}: every 4 KiB block checked"
+        );
+        let l = &r["latency"];
+        assert_eq!(l["count"], 1024, "{wait}: one latency per I/O");
+        let p50 = l["p50_ns"].as_u64().unwrap();
+        assert!(
+            p50 > 0 && p50 <= l["max_ns"].as_u64().unwrap(),
+            "{wait}: {l}"
+        );
+    }
+    let o = hostd()
+        .args(["bench-job", "--file"])
+        .arg(&file)
+        .args(["--rw", "read", "--wait", "spin"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--wait"),
+        "the refusal names the option"
+    );
+}
