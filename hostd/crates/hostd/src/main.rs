@@ -1,6 +1,8 @@
 //! `hostd`: benchmark an external SSD, record the inline probe, and explain
 //! every slowdown. Each subcommand lives in its own module under `cmd/`.
 
+#[macro_use]
+mod out;
 mod cmd;
 mod logging;
 

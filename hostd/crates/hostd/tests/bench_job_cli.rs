@@ -1,11 +1,14 @@
 //! `hostd bench-job`, the job `just bench-io` runs against fio: a write and
-//! its verified read-back with real direct I/O, waiting either way.
+//! its verified read-back with real direct I/O, waiting either way; and a
+//! command whose stdout reader leaves early.
 
 mod common;
 
 use common::{assert_ok, disk_tempdir, hostd};
 use serde_json::Value;
+use std::os::unix::io::FromRawFd;
 use std::path::Path;
+use std::process::Stdio;
 
 /// `hostd bench-job --json` with `args` on `file`, parsed.
 fn bench_job(file: &Path, args: &[&str]) -> Value {
@@ -53,5 +56,45 @@ fn a_job_waits_by_polling_or_asleep_and_times_every_io_either_way() {
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("--wait"),
         "the refusal names the option"
+    );
+}
+
+/// The write end of a pipe whose reader has already gone, as a child's
+/// stdout: every write the child makes fails with a broken pipe.
+fn closed_stdout() -> Stdio {
+    let mut fds = [0; 2];
+    // SAFETY: fds has room for the two descriptors pipe() returns.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: both were just opened; each is owned once, the reader dropped now.
+    unsafe {
+        drop(std::fs::File::from_raw_fd(fds[0]));
+        Stdio::from(std::fs::File::from_raw_fd(fds[1]))
+    }
+}
+
+#[test]
+fn a_reader_that_leaves_early_neither_stops_nor_crashes_a_command() {
+    // `hostd … | head -1`: the job still runs to its end and exits as it
+    // would have, without a panic.
+    let dir = disk_tempdir();
+    let file = dir.path().join("bench.dat");
+    for args in [
+        vec!["profiles"],
+        vec!["bench-job", "--rw", "write", "--size", "1M", "--file"],
+    ] {
+        let mut cmd = hostd();
+        cmd.args(&args);
+        if args[0] == "bench-job" {
+            cmd.arg(&file);
+        }
+        let o = cmd.stdout(closed_stdout()).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{args:?}: {:?} {err}", o.status);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().len(),
+        1 << 20,
+        "the job ran"
     );
 }

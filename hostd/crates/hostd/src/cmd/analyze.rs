@@ -65,12 +65,12 @@ pub fn execute(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     }
     if args.json {
         let doc = hostd_records::events::to_json(&analysis);
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        print!("{}", hostd_analysis::summary::text(&analysis));
-        println!("wrote {}", events.display());
+        out!("{}", hostd_analysis::summary::text(&analysis));
+        outln!("wrote {}", events.display());
         if !args.no_report {
-            println!("wrote {}", report.display());
+            outln!("wrote {}", report.display());
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -117,16 +117,16 @@ pub fn execute(args: BenchJobArgs) -> anyhow::Result<ExitCode> {
         },
     )?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&r)?);
+        outln!("{}", serde_json::to_string_pretty(&r)?);
     } else {
         let l = &r.latency;
         let us = |ns: u64| ns as f64 / 1e3;
-        println!(
+        outln!(
             "{} {:?} bs {} qd {}: {:.0} MB/s, {:.0} IOPS, cpu {:.3} s/GB (usr {:.2} s, sys {:.2} s){}",
             r.engine, rw, bs, args.qd, r.mbps, r.iops, r.cpu_s_per_gb, r.usr_s, r.sys_s,
             if r.corrupt_blocks > 0 { format!(", {} CORRUPT blocks", r.corrupt_blocks) } else { String::new() }
         );
-        println!(
+        outln!(
             "latency µs (±0.1 %): p50 {:.1}, p90 {:.1}, p99 {:.1}, p99.9 {:.1}, p99.99 {:.1}, max {:.1} ({} I/Os)",
             us(l.p50_ns), us(l.p90_ns), us(l.p99_ns), us(l.p99_9_ns), us(l.p99_99_ns), us(l.max_ns), l.count
         );

@@ -30,9 +30,9 @@ pub fn execute(args: CompareArgs) -> anyhow::Result<ExitCode> {
             .zip(&analyses)
             .map(|(n, a)| serde_json::json!({ "run": n, "analysis": a }))
             .collect();
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        print!(
+        out!(
             "{}",
             hostd_analysis::summary::compare_table(&names, &analyses)
         );

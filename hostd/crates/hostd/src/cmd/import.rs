@@ -24,7 +24,7 @@ pub fn execute(args: ImportArgs) -> anyhow::Result<ExitCode> {
         );
     };
     let summary = hostd_influx::import::import_run(&args.run_dir, target, args.rig.as_deref())?;
-    println!(
+    outln!(
         "imported run {} (rig {}) from {}",
         summary.tags.run,
         summary.tags.rig,
@@ -32,11 +32,11 @@ pub fn execute(args: ImportArgs) -> anyhow::Result<ExitCode> {
     );
     for s in &summary.sources {
         match s.points {
-            Some(n) => println!("  {:<20} {n} points", s.source),
-            None => println!("  {:<20} absent", s.source),
+            Some(n) => outln!("  {:<20} {n} points", s.source),
+            None => outln!("  {:<20} absent", s.source),
         }
     }
-    println!("{}", summary.report.summary());
+    outln!("{}", summary.report.summary());
     Ok(if summary.report.is_complete() {
         ExitCode::SUCCESS
     } else {

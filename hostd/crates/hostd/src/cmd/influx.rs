@@ -49,22 +49,26 @@ pub fn execute(args: InfluxArgs) -> anyhow::Result<ExitCode> {
             let token_file = a.token_file.unwrap_or_else(admin::default_token_file);
             let out = admin::setup(&a.url, &a.org, &a.bucket, &a.username, &token_file)?;
             if out.onboarded {
-                println!(
+                outln!(
                     "onboarded InfluxDB at {}: org '{}', bucket '{}'",
-                    a.url, a.org, a.bucket
+                    a.url,
+                    a.org,
+                    a.bucket
                 );
             } else {
-                println!(
+                outln!(
                     "InfluxDB at {} was already set up; bucket '{}' checked",
-                    a.url, a.bucket
+                    a.url,
+                    a.bucket
                 );
             }
-            println!(
+            outln!(
                 "InfluxQL database '{}' maps to bucket '{}'",
-                a.bucket, a.bucket
+                a.bucket,
+                a.bucket
             );
-            println!("token: {}", out.token_file.display());
-            println!(
+            outln!("token: {}", out.token_file.display());
+            outln!(
                 "use: hostd run … --influx-url {} --influx-token-file {}",
                 a.url,
                 out.token_file.display()

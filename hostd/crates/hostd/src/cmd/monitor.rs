@@ -115,7 +115,7 @@ pub fn execute(args: MonitorArgs) -> anyhow::Result<ExitCode> {
         |line| eprintln!("{line}"),
     )?;
     let f = |v: Option<f64>, unit: &str| v.map_or("–".to_string(), |v| format!("{v:.3} {unit}"));
-    println!(
+    outln!(
         "monitor: {} samples over {:.1} s; energy {}, mean power {} (min {}, peak {}); enclosure {} → {}; alignment ±{}; {} gaps, {} reconnects",
         summary.samples,
         (summary.end_ns - summary.start_ns) as f64 / 1e9,
@@ -135,10 +135,10 @@ pub fn execute(args: MonitorArgs) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(|e| e.into_inner())
         .take()
     {
-        println!("{}", report.summary());
+        outln!("{}", report.summary());
         complete = report.is_complete();
     }
-    println!("results: {}", out.display());
+    outln!("results: {}", out.display());
     Ok(if complete {
         ExitCode::SUCCESS
     } else {

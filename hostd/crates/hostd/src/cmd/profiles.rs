@@ -14,15 +14,15 @@ pub struct ProfilesArgs {
 pub fn execute(args: ProfilesArgs) -> anyhow::Result<ExitCode> {
     if let Some(name) = args.name {
         let p = Profile::load(&name)?;
-        print!("{}", p.to_toml());
+        out!("{}", p.to_toml());
         return Ok(ExitCode::SUCCESS);
     }
     for p in Profile::builtins() {
-        println!("{:<16} {}", p.name, p.description);
-        println!("{:<16} {}", "", parameters(&p));
+        outln!("{:<16} {}", p.name, p.description);
+        outln!("{:<16} {}", "", parameters(&p));
     }
-    println!();
-    println!("`hostd profiles NAME` prints a profile's TOML; `hostd run --profile FILE.toml` runs your own.");
+    outln!();
+    outln!("`hostd profiles NAME` prints a profile's TOML; `hostd run --profile FILE.toml` runs your own.");
     Ok(ExitCode::SUCCESS)
 }
 

@@ -245,16 +245,16 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     };
 
     if args.dry_run {
-        print!("{}", plan.render());
+        out!("{}", plan.render());
         match &space {
-            Ok(lines) => lines.iter().for_each(|l| println!("{l}")),
-            Err(e) => println!("{e}"),
+            Ok(lines) => lines.iter().for_each(|l| outln!("{l}")),
+            Err(e) => outln!("{e}"),
         }
         match hostd_workload::engine::probe_io_uring() {
-            Ok(()) => println!("engine: io_uring available"),
-            Err(e) => println!("engine: io_uring unavailable ({e}); threads would run"),
+            Ok(()) => outln!("engine: io_uring available"),
+            Err(e) => outln!("engine: io_uring unavailable ({e}); threads would run"),
         }
-        println!("dry run: nothing written");
+        outln!("dry run: nothing written");
         return Ok(if space.is_ok() {
             ExitCode::SUCCESS
         } else {
@@ -432,7 +432,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     };
     // A sink's failure was logged when it happened.
     sinks.finish(&manifest, &summary);
-    print!(
+    out!(
         "{}",
         closing::closing(
             &profile,
@@ -443,7 +443,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         )
     );
     if let Some(v) = &verdict {
-        print!("{}", certify::render(v, &manifest.targets));
+        out!("{}", certify::render(v, &manifest.targets));
         if !matches!(outcome.status, RunStatus::Completed) {
             eprintln!(
                 "hostd: the certify run can continue with: hostd run --resume {}",

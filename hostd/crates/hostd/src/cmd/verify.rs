@@ -94,7 +94,7 @@ pub fn execute(args: VerifyArgs) -> anyhow::Result<ExitCode> {
         per_file,
     };
     let out = write_result(&args.run_dir, &result)?;
-    println!(
+    outln!(
         "verify: {} files, {} read, {} corrupt bytes",
         result.files,
         hostd_workload::units::human_bytes(result.bytes),
@@ -102,25 +102,29 @@ pub fn execute(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     );
     let mut printed = 0;
     for f in result.per_file.iter().filter(|f| f.corrupt_bytes > 0) {
-        println!(
+        outln!(
             "  {}: {} corrupt bytes in {} blocks",
-            f.path, f.corrupt_bytes, f.corrupt_blocks
+            f.path,
+            f.corrupt_bytes,
+            f.corrupt_blocks
         );
         for b in f.bad.iter().take(100usize.saturating_sub(printed)) {
-            println!(
+            outln!(
                 "    offset {}: expected 0x{:02x}, found 0x{:02x}",
-                b.offset, b.expected, b.found
+                b.offset,
+                b.expected,
+                b.found
             );
             printed += 1;
         }
     }
     if printed == 100 {
-        println!("  (the first 100 bad bytes; all are in {})", out.display());
+        outln!("  (the first 100 bad bytes; all are in {})", out.display());
     }
     if result.per_file.iter().any(|f| !f.direct_io) {
-        println!("note: some files were read through the page cache (direct I/O refused)");
+        outln!("note: some files were read through the page cache (direct I/O refused)");
     }
-    println!("result: {} ({})", result.result, out.display());
+    outln!("result: {} ({})", result.result, out.display());
     Ok(if corrupt == 0 {
         ExitCode::SUCCESS
     } else {

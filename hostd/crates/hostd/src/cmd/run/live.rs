@@ -205,7 +205,7 @@ impl LiveView {
     ) -> LiveView {
         let labels: Vec<String> = plan.targets.iter().map(|t| t.spec.label.clone()).collect();
         if quiet || !std::io::stdout().is_terminal() {
-            println!("{header}");
+            outln!("{header}");
             return LiveView::hidden(labels, progress);
         }
         LiveView::start_on(
