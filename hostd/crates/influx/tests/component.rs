@@ -9,7 +9,7 @@ use hostd_store::manifest::collect_host;
 use hostd_store::{Manifest, RecordSink, RunComponent, RunDirSink, Summary, SummaryExt};
 use hostd_workload::events::{FileRecord, IntervalRecord, RunEvent, RunObserver};
 use hostd_workload::runner::{RunOutcome, RunStatus};
-use hostd_workload::Profile;
+use hostd_workload::{Profile, ProfileExt};
 use std::time::Duration;
 
 const T0: u64 = 1_763_800_000_000_000_000;

@@ -15,6 +15,7 @@
 //! | `probe-link.jsonl` | [`probe_link::LinkRecord`] | [`probe_link`] |
 //! | `events.json` | [`Analysis`] (with [`Event`]s, [`headline::Headlines`]) | [`events`], [`headline`] |
 //! | `manifest.json` | [`Manifest`] | [`manifest`] |
+//! | (the `profile` of `manifest.json`, the TOML of `fixtures/profiles/`) | [`Profile`] | [`profile`], [`units`] |
 //! | `summary.json` | [`Summary`] (with [`ProgramReport`]s) | [`summary`], [`programs`] |
 //! | `certify.jsonl`, `certify.json`, `verify-*.json` | [`certify::JournalEntry`], [`certify::Verdict`], [`certify::VerifyResult`] | [`certify`] |
 //!
@@ -42,10 +43,12 @@ pub mod link;
 pub mod manifest;
 pub mod probe;
 pub mod probe_link;
+pub mod profile;
 pub mod programs;
 pub mod run;
 mod simulated;
 pub mod summary;
+pub mod units;
 pub mod version;
 
 pub use agg::{AggRow, Stat};
@@ -57,6 +60,7 @@ pub use files::{CorruptBlock, FileProbe, FileRecord};
 pub use intervals::IntervalRecord;
 pub use manifest::{DirectIo, HostInfo, Manifest, TargetInfo};
 pub use probe::{ProbeSample, ProbeSeries};
+pub use profile::Profile;
 pub use programs::{ProgramFigures, ProgramReport};
 pub use run::RunData;
 pub use summary::{LatencyStats, Summary, LATENCY_COLUMNS};

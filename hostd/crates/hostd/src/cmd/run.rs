@@ -19,7 +19,7 @@ use hostd_workload::engine::EngineChoice;
 use hostd_workload::events::{RunEvent, RunObserver};
 use hostd_workload::fault::FaultPlan;
 use hostd_workload::runner::{self, RunConfig, RunStatus};
-use hostd_workload::{Plan, Profile, TargetSpec};
+use hostd_workload::{Plan, Profile, ProfileExt, TargetSpec};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;

@@ -12,7 +12,7 @@ use hostd_store::Summary;
 use hostd_workload::certify::{self, GateStatus, Journal, Observed, Verdict};
 use hostd_workload::events::{RunEvent, TargetInfo};
 use hostd_workload::plan::{Capacity, Plan};
-use hostd_workload::Profile;
+use hostd_workload::{Profile, ProfileExt};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
