@@ -14,8 +14,7 @@
 //! | `latency-files.hlog`, `latency-intervals.hlog` | [`latency::LoggedLatency`] (a [`latency::LatencyHistogram`]) | [`latency`] |
 //! | `probe-link.jsonl` | [`probe_link::LinkRecord`] | [`probe_link`] |
 //! | `events.json` | [`Analysis`] (with [`Event`]s, [`headline::Headlines`]) | [`events`], [`headline`] |
-//! | `manifest.json` | [`Manifest`] | [`manifest`] |
-//! | (the `profile` of `manifest.json`, the TOML of `fixtures/profiles/`) | [`Profile`] | [`profile`], [`units`] |
+//! | `manifest.json` | [`Manifest`] (with its [`Profile`]) | [`manifest`], [`profile`], [`units`] |
 //! | `summary.json` | [`Summary`] (with [`ProgramReport`]s) | [`summary`], [`programs`] |
 //! | `certify.jsonl`, `certify.json`, `verify-*.json` | [`certify::JournalEntry`], [`certify::Verdict`], [`certify::VerifyResult`] | [`certify`] |
 //!
@@ -23,6 +22,8 @@
 //! older files still read); for a CSV add its column to the module's header list, writer row
 //! and reader (optional column, so older files still read). Bump the module's
 //! `FORMAT_VERSION` only when an existing column or field changes meaning or goes away.
+//! The [`Profile`] is the exception: its sections refuse unknown keys (a typo in a profile
+//! file is an error), so a manifest recording a key added later is refused by older builds.
 
 #![warn(missing_docs)]
 

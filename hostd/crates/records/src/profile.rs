@@ -6,7 +6,8 @@
 //! files, values TOML types cannot express) is `hostd_workload::profile::ProfileExt`.
 //!
 //! Unknown keys are refused in every section, by name: a mistyped key in a profile file is
-//! an error, not a default silently taken.
+//! an error, not a default silently taken (and a manifest's profile holding a key this
+//! build does not know is refused the same way, see [`crate::manifest::read`]).
 
 use crate::units::{ByteSize, DurationText};
 use serde::{Deserialize, Serialize};

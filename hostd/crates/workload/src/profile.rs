@@ -365,6 +365,21 @@ pub fn align_up(n: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hostd_records::manifest::{self, Manifest};
+
+    #[test]
+    fn every_builtin_profile_reads_back_from_a_manifest_as_written() {
+        let d = tempfile::tempdir().unwrap();
+        for p in Profile::builtins() {
+            let mut m = Manifest::new("r", 1, Vec::new());
+            m.profile = Some(p.clone());
+            manifest::write(d.path(), &m).unwrap();
+            let back = manifest::read(d.path()).unwrap();
+            assert_eq!(back.profile.as_ref(), Some(&p), "{}", p.name);
+            assert_eq!(back.profile_name(), Some(p.name.as_str()));
+            back.profile.unwrap().check("manifest").unwrap();
+        }
+    }
 
     #[test]
     fn a_recorded_profile_with_values_out_of_range_fails_the_check_naming_its_origin() {

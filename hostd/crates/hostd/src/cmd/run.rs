@@ -295,7 +295,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         start_ns: hostd_workload::unix_ns(),
         host: collect_host(),
         targets: backends.iter().map(|b| b.info()).collect(),
-        profile: serde_json::to_value(&profile)?,
+        profile: Some(profile.clone()),
         seed,
         keep,
         allow_cached: args.allow_cached,
