@@ -265,6 +265,69 @@ fn resume_of_a_completed_run_is_refused() {
     assert_eq!(listing(dir.path()), before, "something was written");
 }
 
+/// `--resume` takes the profile the manifest recorded: a run with steps left resumes with
+/// it, and the new session's manifest records the same profile.
+#[test]
+fn resume_of_an_unfinished_run_finishes_it_with_the_recorded_profile() {
+    let dir = common::disk_tempdir();
+    let (run, _) = finished_run(dir.path());
+    let journal = std::fs::read_to_string(run.join("certify.jsonl")).unwrap();
+    let steps = journal.lines().count();
+    let first_half: String = journal
+        .lines()
+        .take(steps / 2)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(run.join("certify.jsonl"), first_half).unwrap();
+    let (out, text) = hostd(&["run", "-q", "--resume", run.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains(&format!("certify: PASS ({steps} of {steps} steps"))
+            && text.contains("2 sessions"),
+        "{text}"
+    );
+    let recorded = hostd_records::manifest::read(&run).unwrap().profile;
+    let resumed = hostd_records::manifest::read(&run.join("resume-1"))
+        .unwrap()
+        .profile;
+    assert_eq!(resumed, recorded);
+    assert_eq!(recorded.unwrap().name, "c");
+}
+
+/// A manifest whose `profile` is missing, has a key this hostd does not know, or holds a
+/// value out of range: `--resume` refuses it naming the file and the key, writing nothing.
+#[test]
+fn resume_with_a_recorded_profile_it_cannot_use_is_refused() {
+    let dir = common::disk_tempdir();
+    let (run, _) = finished_run(dir.path());
+    let profile = common::read_json(&run.join("manifest.json"))["profile"].clone();
+    let with = |section: &str, key: &str, value: Value| {
+        let mut p = profile.clone();
+        p[section][key] = value;
+        p
+    };
+    for (recorded, expect) in [
+        (Value::Null, "key profile is null"),
+        (
+            with("io", "wobble", 3.into()),
+            "key profile: unknown field `wobble`",
+        ),
+        (
+            with("certify", "passes", 0.into()),
+            "key profile is invalid: [certify] passes = 0",
+        ),
+    ] {
+        let path = edit_manifest(&run, "profile", recorded);
+        let before = listing(dir.path());
+        let (out, text) = hostd(&["run", "-q", "--resume", run.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{text}");
+        for e in [path.to_str().unwrap(), expect] {
+            assert!(text.contains(e), "`{e}` missing from: {text}");
+        }
+        assert_eq!(listing(dir.path()), before, "something was written");
+    }
+}
+
 /// The p99.9 latency gate reads the slowest phase's `latency.p99_9_ns` from the run's own
 /// timing of every I/O: a limit below it fails with that value, a generous one passes.
 #[test]

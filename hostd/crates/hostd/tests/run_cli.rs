@@ -1,6 +1,7 @@
 //! `hostd run` and `hostd profiles` through the built binary: real files with
 //! direct I/O, the run directory, and the faults a user meets.
 
+use hostd_workload::ProfileExt;
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};

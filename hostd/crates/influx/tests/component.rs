@@ -9,7 +9,7 @@ use hostd_store::manifest::collect_host;
 use hostd_store::{Manifest, RecordSink, RunComponent, RunDirSink, Summary, SummaryExt};
 use hostd_workload::events::{FileRecord, IntervalRecord, RunEvent, RunObserver};
 use hostd_workload::runner::{RunOutcome, RunStatus};
-use hostd_workload::Profile;
+use hostd_workload::{Profile, ProfileExt};
 use std::time::Duration;
 
 const T0: u64 = 1_763_800_000_000_000_000;
@@ -29,7 +29,7 @@ fn live_records_survive_an_outage_and_run_files_follow_at_the_end() {
     manifest.hostd_version = "test".into();
     manifest.command_line = vec!["hostd".into(), "run".into()];
     manifest.host = collect_host();
-    manifest.profile = serde_json::to_value(Profile::load("quick").unwrap()).unwrap();
+    manifest.profile = Some(Profile::load("quick").unwrap());
     manifest.seed = 1;
     let mut comp = InfluxComponent::new(s.target(), Some("rig-c".into()));
     let section = comp.start(&manifest, &run_dir).unwrap().unwrap();

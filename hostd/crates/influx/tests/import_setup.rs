@@ -9,6 +9,7 @@ use hostd_records::manifest::extra;
 use hostd_records::{DirectIo, Manifest, TargetInfo};
 use hostd_store::{RecordSink, RunDirSink};
 use hostd_workload::events::{FileRecord, IntervalRecord};
+use hostd_workload::{Profile, ProfileExt};
 use std::io::Write as _;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
@@ -111,7 +112,7 @@ fn manifest(t0: u64) -> Manifest {
         .map(String::from)
         .to_vec();
     m.host.hostname = "rig-a".into();
-    m.profile = serde_json::json!({"name": "quick", "kind": "files"});
+    m.profile = Some(Profile::load("quick").unwrap());
     m.seed = 7;
     m.probe_target = Some("t0".into());
     m.set_section(

@@ -14,7 +14,7 @@
 //! | `latency-files.hlog`, `latency-intervals.hlog` | [`latency::LoggedLatency`] (a [`latency::LatencyHistogram`]) | [`latency`] |
 //! | `probe-link.jsonl` | [`probe_link::LinkRecord`] | [`probe_link`] |
 //! | `events.json` | [`Analysis`] (with [`Event`]s, [`headline::Headlines`]) | [`events`], [`headline`] |
-//! | `manifest.json` | [`Manifest`] | [`manifest`] |
+//! | `manifest.json` | [`Manifest`] (with its [`Profile`]) | [`manifest`], [`profile`], [`units`] |
 //! | `summary.json` | [`Summary`] (with [`ProgramReport`]s) | [`summary`], [`programs`] |
 //! | `certify.jsonl`, `certify.json`, `verify-*.json` | [`certify::JournalEntry`], [`certify::Verdict`], [`certify::VerifyResult`] | [`certify`] |
 //!
@@ -22,6 +22,8 @@
 //! older files still read); for a CSV add its column to the module's header list, writer row
 //! and reader (optional column, so older files still read). Bump the module's
 //! `FORMAT_VERSION` only when an existing column or field changes meaning or goes away.
+//! The [`Profile`] is the exception: its sections refuse unknown keys (a typo in a profile
+//! file is an error), so a manifest recording a key added later is refused by older builds.
 
 #![warn(missing_docs)]
 
@@ -42,10 +44,12 @@ pub mod link;
 pub mod manifest;
 pub mod probe;
 pub mod probe_link;
+pub mod profile;
 pub mod programs;
 pub mod run;
 mod simulated;
 pub mod summary;
+pub mod units;
 pub mod version;
 
 pub use agg::{AggRow, Stat};
@@ -57,6 +61,7 @@ pub use files::{CorruptBlock, FileProbe, FileRecord};
 pub use intervals::IntervalRecord;
 pub use manifest::{DirectIo, HostInfo, Manifest, TargetInfo};
 pub use probe::{ProbeSample, ProbeSeries};
+pub use profile::Profile;
 pub use programs::{ProgramFigures, ProgramReport};
 pub use run::RunData;
 pub use summary::{LatencyStats, Summary, LATENCY_COLUMNS};

@@ -3,7 +3,8 @@
 //! the shapes `hostd monitor` and `scenario-gen` wrote before (see [`read`]).
 
 use crate::error::{RecordError, Result};
-use serde::{Deserialize, Serialize};
+use crate::profile::Profile;
+use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -113,9 +114,10 @@ pub struct Manifest {
     pub host: HostInfo,
     /// Targets (path, filesystem, device, free space, direct I/O, engine).
     pub targets: Vec<TargetInfo>,
-    /// The profile with all parameters, as JSON (the TOML schema of `fixtures/profiles/`).
-    #[serde(default)]
-    pub profile: serde_json::Value,
+    /// The profile with all parameters (the TOML schema of `fixtures/profiles/`, as JSON);
+    /// `None` (`null` or absent) for a session without one (`hostd monitor`, `scenario-gen`).
+    #[serde(default, deserialize_with = "profile_key")]
+    pub profile: Option<Profile>,
     /// Seed of sizes, offsets and data.
     #[serde(default)]
     pub seed: u64,
@@ -133,6 +135,42 @@ pub struct Manifest {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+/// How [`profile_key`]'s errors begin, so that [`read`] tells them from the others.
+const PROFILE_ERROR: &str = "key profile: ";
+
+/// Reads the `profile` key, naming it in the error: serde's own message (`unknown field
+/// `wobble``) does not say which of the manifest's keys holds the field.
+fn profile_key<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<Profile>, D::Error> {
+    Option::<Profile>::deserialize(d)
+        .map_err(|e| serde::de::Error::custom(format!("{PROFILE_ERROR}{e}")))
+}
+
+/// [`profile_key`]'s error as [`RecordError::Profile`]; any other as it is.
+fn profile_apart(e: RecordError) -> RecordError {
+    match e {
+        RecordError::Json {
+            path,
+            line,
+            column,
+            message,
+        } => match message.strip_prefix(PROFILE_ERROR) {
+            Some(message) => RecordError::Profile {
+                path,
+                line,
+                column,
+                message: message.to_string(),
+            },
+            None => RecordError::Json {
+                path,
+                line,
+                column,
+                message,
+            },
+        },
+        e => e,
+    }
+}
+
 impl Manifest {
     /// A manifest of the current format with the given identity and nothing else.
     pub fn new(run_id: &str, start_ns: u64, targets: Vec<TargetInfo>) -> Manifest {
@@ -145,7 +183,7 @@ impl Manifest {
             start_ns,
             host: HostInfo::default(),
             targets,
-            profile: serde_json::Value::Null,
+            profile: None,
             seed: 0,
             keep: false,
             allow_cached: false,
@@ -170,8 +208,8 @@ impl Manifest {
     /// The profile's name (`profile.name`), when the run had a profile.
     pub fn profile_name(&self) -> Option<&str> {
         self.profile
-            .get("name")
-            .and_then(|n| n.as_str())
+            .as_ref()
+            .map(|p| p.name.as_str())
             .filter(|n| !n.is_empty())
     }
 
@@ -293,11 +331,17 @@ pub fn write(dir: &Path, manifest: &Manifest) -> Result<()> {
 /// `scenario-gen`'s (`scenario`, `probe_target`, `simulated` and `"sim:NAME:PHASE"` targets,
 /// no start or run id: the run id is the directory's name and the start the earliest
 /// record, the smallest `start_ns` of `files.csv` or the first sample of `probe.csv`).
+///
+/// The `profile` is read as strictly as a profile file: a key this build does not know is
+/// refused by name, as [`RecordError::Profile`] (not dropped, which would resume or verify
+/// a run with other parameters than it ran with).
 pub fn read(dir: &Path) -> Result<Manifest> {
     let path = dir.join(FILE_NAME);
     let text = std::fs::read_to_string(&path).map_err(|e| RecordError::io(&path, e))?;
     match Shape::of(&text) {
-        Shape::Current => crate::version::parse_json(&path, &text, FORMAT_VERSION),
+        Shape::Current => {
+            crate::version::parse_json(&path, &text, FORMAT_VERSION).map_err(profile_apart)
+        }
         Shape::OldMonitor => {
             let old: OldMonitor =
                 serde_json::from_str(&text).map_err(|e| RecordError::json(&path, e))?;
@@ -455,6 +499,8 @@ fn earliest_record_ns(dir: &Path) -> Result<Option<u64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::profile::PhaseKind;
+    use crate::units::ByteSize;
     use crate::FileRecord;
 
     fn manifest() -> Manifest {
@@ -482,8 +528,18 @@ mod tests {
             }],
         );
         m.probe_target = Some("/mnt/x5".into());
-        m.profile = serde_json::json!({"name": "quick"});
+        m.profile = Some(quick());
         m
+    }
+
+    /// The `quick` profile as its TOML file gives it (sizes as text, `verify` left out).
+    fn quick() -> Profile {
+        serde_json::from_value(serde_json::json!({
+            "name": "quick", "description": "demo", "kind": "files",
+            "files": {"count": 12, "min_size": "2MB", "max_size": "64MB"},
+            "io": {"block_size": "1MiB", "queue_depth": 4, "phases": ["write", "read"]}
+        }))
+        .unwrap()
     }
 
     #[test]
@@ -491,6 +547,48 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         write(d.path(), &manifest()).unwrap();
         assert_eq!(read(d.path()).unwrap(), manifest());
+    }
+
+    #[test]
+    fn a_manifest_without_a_profile_reads_and_writes_profile_null() {
+        let d = tempfile::tempdir().unwrap();
+        let mut m = manifest();
+        m.profile = None;
+        write(d.path(), &m).unwrap();
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(d.path().join(FILE_NAME)).unwrap()).unwrap();
+        assert_eq!(
+            json["profile"],
+            serde_json::Value::Null,
+            "the key stays, as before"
+        );
+        assert_eq!(read(d.path()).unwrap(), m);
+        // Without the key at all (a hand-trimmed or third-party manifest).
+        let mut json = json;
+        json.as_object_mut().unwrap().remove("profile");
+        std::fs::write(d.path().join(FILE_NAME), json.to_string()).unwrap();
+        assert_eq!(read(d.path()).unwrap(), m);
+        assert_eq!(m.profile_name(), None);
+    }
+
+    #[test]
+    fn a_profile_with_a_key_this_build_does_not_know_is_refused_naming_key_and_line() {
+        let d = tempfile::tempdir().unwrap();
+        write(d.path(), &manifest()).unwrap();
+        let path = d.path().join(FILE_NAME);
+        let mut json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        json["profile"]["io"]["wobble"] = 3.into();
+        std::fs::write(&path, serde_json::to_string_pretty(&json).unwrap()).unwrap();
+        let e = read(d.path()).unwrap_err();
+        assert!(matches!(e, RecordError::Profile { .. }), "{e:?}");
+        let e = e.to_string();
+        assert!(
+            e.contains("manifest.json: line ")
+                && e.contains("key profile: unknown field `wobble`")
+                && !e.contains(" at line "),
+            "{e}"
+        );
     }
 
     #[test]
@@ -587,6 +685,17 @@ mod tests {
         assert!(m.targets.iter().all(|t| t.direct_io.is_direct()));
         assert_eq!(m.targets[1].mode, "read");
         assert_eq!(m.profile_name(), Some("small"));
+        // The profile as recorded, every parameter typed (sizes as integers then as now).
+        let p = m.profile.as_ref().unwrap();
+        assert_eq!(p.kind, crate::profile::Kind::Files);
+        let files = p.files.as_ref().unwrap();
+        assert_eq!(
+            (files.count, files.total, files.min_size, files.max_size),
+            (Some(16), None, ByteSize(1_000_000), ByteSize(16_000_000))
+        );
+        assert_eq!((p.io.block_size, p.io.queue_depth), (ByteSize(1 << 20), 4));
+        assert_eq!(p.io.phases, [PhaseKind::Write, PhaseKind::Read]);
+        assert!(p.io.verify && p.gates.is_none() && p.certify.is_none());
         assert_eq!((m.seed, m.keep, m.allow_cached), (5, false, false));
         assert_eq!(m.probe_id().as_deref(), Some("sim-0001"));
         assert_eq!(m.probe_target().as_deref(), Some("/var/tmp/ddxzv6/a"));

@@ -42,10 +42,14 @@ impl RunData {
             None
         };
         // The manifest names the probed target and the targets' order: one this build
-        // cannot read (an old hand-made one) leaves them unknown rather than refusing the run.
+        // cannot read (an old hand-made one) leaves them unknown rather than refusing the run;
+        // one of a newer format, or with a profile of another schema (another hostd's), is
+        // refused with the reason rather than analysed without its probed target.
         let manifest = match crate::manifest::read(dir) {
             Ok(m) => Some(m),
-            Err(e @ crate::RecordError::NewerFormat { .. }) => return Err(e),
+            Err(
+                e @ (crate::RecordError::NewerFormat { .. } | crate::RecordError::Profile { .. }),
+            ) => return Err(e),
             Err(_) => None,
         };
         let probe_target = manifest.as_ref().and_then(|m| m.probe_target());
@@ -103,6 +107,16 @@ mod tests {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run-format1")
     }
 
+    /// A copy of [`fixture`] to change.
+    fn copy_of_fixture() -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        for e in std::fs::read_dir(fixture()).unwrap() {
+            let e = e.unwrap();
+            std::fs::copy(e.path(), d.path().join(e.file_name())).unwrap();
+        }
+        d
+    }
+
     #[test]
     fn files_are_in_completion_order_whatever_order_files_csv_has() {
         let run = RunData::read(&fixture()).unwrap();
@@ -110,11 +124,7 @@ mod tests {
         assert!(run.files.windows(2).all(|w| w[0].end_ns <= w[1].end_ns));
         assert_eq!(run.latency.files.len(), 6);
         // The same rows in another order (as two targets' threads may log them).
-        let d = tempfile::tempdir().unwrap();
-        for e in std::fs::read_dir(fixture()).unwrap() {
-            let e = e.unwrap();
-            std::fs::copy(e.path(), d.path().join(e.file_name())).unwrap();
-        }
+        let d = copy_of_fixture();
         let text = std::fs::read_to_string(fixture().join(crate::files::FILE_NAME)).unwrap();
         let mut lines: Vec<&str> = text.lines().collect();
         lines[1..].reverse();
@@ -126,5 +136,15 @@ mod tests {
         let reordered = RunData::read(d.path()).unwrap();
         assert_ne!(reordered.files.first(), None);
         assert_eq!(reordered, run);
+    }
+
+    #[test]
+    fn a_run_whose_manifest_has_a_profile_of_another_schema_is_refused_not_read_without_it() {
+        let d = copy_of_fixture();
+        let path = d.path().join(crate::manifest::FILE_NAME);
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text.replace("\"verify\": true", "\"direct\": true")).unwrap();
+        let e = RunData::read(d.path()).unwrap_err();
+        assert!(matches!(e, crate::RecordError::Profile { .. }), "{e}");
     }
 }

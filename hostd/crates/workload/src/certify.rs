@@ -8,7 +8,7 @@
 //! run again on `--resume`; a torn last line (killed mid-write) is ignored.
 
 use crate::events::FileRecord;
-use crate::profile::Gates;
+use crate::profile::{certify::p999_latency, Gates};
 use std::collections::BTreeSet;
 use std::time::Duration;
 
@@ -154,7 +154,7 @@ pub fn evaluate(
             },
         });
     }
-    if let (Some(text), Some(limit)) = (&gates.max_p999_latency, gates.p999_latency()) {
+    if let (Some(text), Some(limit)) = (&gates.max_p999_latency, p999_latency(gates)) {
         out.push(match seen.p999_latency {
             Some(l) => GateResult {
                 gate: "max_p999_latency".into(),

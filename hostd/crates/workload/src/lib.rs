@@ -37,7 +37,7 @@ pub mod units;
 
 pub use events::{FileRecord, RunEvent, RunObserver};
 pub use plan::Plan;
-pub use profile::Profile;
+pub use profile::{Profile, ProfileExt};
 pub use target::{TargetMode, TargetSpec};
 
 /// Unix nanoseconds on the process's monotonic timeline (the time base of all

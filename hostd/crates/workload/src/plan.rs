@@ -468,6 +468,7 @@ fn certify_steps(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::profile::ProfileExt;
 
     fn quick() -> Profile {
         Profile::load("quick").unwrap()

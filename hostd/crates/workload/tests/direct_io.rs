@@ -8,6 +8,7 @@ use hostd_workload::direct::DirectIo;
 use hostd_workload::engine::EngineChoice;
 use hostd_workload::events::RunEvent;
 use hostd_workload::runner::RunStatus;
+use hostd_workload::ProfileExt;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 

@@ -8,6 +8,7 @@ use hostd_workload::engine::EngineChoice;
 use hostd_workload::events::RunEvent;
 use hostd_workload::fault::FaultPlan;
 use hostd_workload::runner::RunStatus;
+use hostd_workload::ProfileExt;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -13,6 +13,7 @@ use hostd_workload::events::{LatencyScope, RunEvent};
 use hostd_workload::jobloop::JobOutcome;
 use hostd_workload::plan::{IoJob, Rw};
 use hostd_workload::runner::RunStatus;
+use hostd_workload::ProfileExt;
 use std::collections::BTreeMap;
 use std::os::unix::io::AsRawFd;
 use std::sync::atomic::AtomicBool;

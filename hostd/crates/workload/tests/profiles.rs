@@ -1,7 +1,7 @@
 //! The profile parser: built-ins are valid, malformed files give errors that
 //! say what and where.
 
-use hostd_workload::profile::{Profile, ProfileError};
+use hostd_workload::profile::{Profile, ProfileError, ProfileExt};
 use std::path::PathBuf;
 
 fn fixture(name: &str) -> PathBuf {

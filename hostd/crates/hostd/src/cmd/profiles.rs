@@ -1,6 +1,6 @@
 //! `hostd profiles`: the built-in workload profiles with their parameters.
 
-use hostd_workload::Profile;
+use hostd_workload::{Profile, ProfileExt};
 use std::process::ExitCode;
 
 /// Arguments of `hostd profiles`.
@@ -45,9 +45,7 @@ fn parameters(p: &Profile) -> String {
             match f.duration {
                 Some(d) => format!(
                     "for {}: cycles of {n} of {}-{} (uniform), deleted after each",
-                    humantime_text(d),
-                    f.min_size,
-                    f.max_size
+                    d, f.min_size, f.max_size
                 ),
                 None => format!("{n} of {}-{} (uniform)", f.min_size, f.max_size),
             }
@@ -85,7 +83,7 @@ fn parameters(p: &Profile) -> String {
         }
         Kind::CacheRecovery => {
             let c = p.cache_recovery.as_ref().expect("validated");
-            let pauses: Vec<String> = c.pauses.iter().map(|d| humantime_text(*d)).collect();
+            let pauses: Vec<String> = c.pauses.iter().map(|d| d.to_string()).collect();
             format!(
                 "write {} chunks until the fast stage ends (or {}), idle {} between bursts",
                 c.chunk,
@@ -99,7 +97,7 @@ fn parameters(p: &Profile) -> String {
             format!(
                 "unpaced, then {} of that rate, {} each",
                 pc.join(", "),
-                humantime_text(s.step_time)
+                s.step_time
             )
         }
     };
@@ -110,11 +108,4 @@ fn parameters(p: &Profile) -> String {
         phases.join("+"),
         io.verify
     )
-}
-
-fn humantime_text(d: hostd_workload::profile::DurationText) -> String {
-    serde_json::to_value(d)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
 }

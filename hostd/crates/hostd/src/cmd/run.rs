@@ -19,7 +19,7 @@ use hostd_workload::engine::EngineChoice;
 use hostd_workload::events::{RunEvent, RunObserver};
 use hostd_workload::fault::FaultPlan;
 use hostd_workload::runner::{self, RunConfig, RunStatus};
-use hostd_workload::{Plan, Profile, TargetSpec};
+use hostd_workload::{Plan, Profile, ProfileExt, TargetSpec};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -295,7 +295,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         start_ns: hostd_workload::unix_ns(),
         host: collect_host(),
         targets: backends.iter().map(|b| b.info()).collect(),
-        profile: serde_json::to_value(&profile)?,
+        profile: Some(profile.clone()),
         seed,
         keep,
         allow_cached: args.allow_cached,

@@ -141,16 +141,18 @@ fn raw_extents(
     ti: usize,
 ) -> anyhow::Result<Vec<(u32, u64, u64)>> {
     use hostd_workload::plan::{Capacity, Plan};
-    use hostd_workload::{Profile, TargetSpec};
-    let profile: Profile = serde_json::from_value(m.profile.clone())
-        .with_context(|| format!("{} key profile is unreadable", path.display()))?;
+    use hostd_workload::TargetSpec;
+    let profile = m
+        .profile
+        .as_ref()
+        .with_context(|| format!("{} key profile is null", path.display()))?;
     let t = &m.targets[ti];
     let spec = TargetSpec::parse(&t.label, &[]).map_err(anyhow::Error::msg)?;
     let cap = Capacity {
         total: t.capacity_bytes.unwrap_or(0),
         available: t.free_bytes.unwrap_or(0),
     };
-    let plan = Plan::build(&profile, &[spec], m.seed, &[cap]);
+    let plan = Plan::build(profile, &[spec], m.seed, &[cap]);
     let mut base = 0;
     let mut out = Vec::new();
     for (i, &len) in plan.targets[0].file_sizes.iter().enumerate() {

@@ -148,7 +148,7 @@ fn run_manifest() -> hostd_records::Manifest {
     );
     m.hostd_version = "0.1.0".into();
     m.host.hostname = "rig1".into();
-    m.profile = json!({"name": "quick", "kind": "files"});
+    m.profile = Some(hostd_workload::ProfileExt::load("quick").unwrap());
     m.command_line = vec!["hostd".into(), "run".into()];
     m.seed = 42;
     m.allow_cached = true;

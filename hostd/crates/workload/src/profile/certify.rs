@@ -14,46 +14,11 @@
 //! max_p999_latency = "50ms"
 //! ```
 //!
-//! Kept apart from the other kinds' sections so that profile.rs grows by a
-//! field and a match arm only.
+//! The types are [`hostd_records::profile`]'s; their checks are kept here, apart from the
+//! other kinds', so that profile.rs grows by a match arm only.
 
-use crate::units::ByteSize;
-use serde::{Deserialize, Serialize};
+use crate::profile::{CertifySpec, Gates};
 use std::time::Duration;
-
-/// Parameters of `kind = "certify"`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CertifySpec {
-    /// Write-then-verify passes over the same files.
-    pub passes: u32,
-    /// Fraction of the free space (directory) or of the device (raw) to cover, 0 < f ≤ 1.
-    pub fraction: f64,
-    /// Size of each file (the last one takes the remainder).
-    pub file_size: ByteSize,
-}
-
-/// The pass/fail gates of a certify profile. Each is optional; a profile
-/// must give at least one. Unknown keys are refused by name.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Gates {
-    /// Most corrupt bytes allowed over all verify reads (normally 0).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_corrupt_bytes: Option<u64>,
-    /// Lowest per-file write rate allowed, MB/s (10^6 B/s).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_write_mbps: Option<f64>,
-    /// Lowest per-file read rate allowed, MB/s.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_read_mbps: Option<f64>,
-    /// Highest enclosure (probe) or drive (SMART) temperature allowed, °C.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_temperature_c: Option<f64>,
-    /// Highest 99.9th-percentile I/O latency allowed, a duration (`"50ms"`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_p999_latency: Option<String>,
-}
 
 /// The keys `[gates]` accepts, for error messages and docs.
 pub const GATE_KEYS: &[&str] = &[
@@ -64,22 +29,12 @@ pub const GATE_KEYS: &[&str] = &[
     "max_p999_latency",
 ];
 
-impl Gates {
-    /// True when no gate is set.
-    pub fn is_empty(&self) -> bool {
-        self.max_corrupt_bytes.is_none()
-            && self.min_write_mbps.is_none()
-            && self.min_read_mbps.is_none()
-            && self.max_temperature_c.is_none()
-            && self.max_p999_latency.is_none()
-    }
-
-    /// The latency gate as a duration (validated at load).
-    pub fn p999_latency(&self) -> Option<Duration> {
-        self.max_p999_latency
-            .as_deref()
-            .and_then(|t| parse_duration(t).ok())
-    }
+/// The latency gate as a duration (validated at load).
+pub fn p999_latency(gates: &Gates) -> Option<Duration> {
+    gates
+        .max_p999_latency
+        .as_deref()
+        .and_then(|t| parse_duration(t).ok())
 }
 
 /// Parses `"250us"`, `"50ms"`, `"1.5s"`, `"2m"`, `"8h"` (one number, one unit).
@@ -175,7 +130,7 @@ pub fn validate(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::profile::Profile;
+    use crate::profile::{Profile, ProfileExt};
 
     const BASE: &str = r#"
 name = "c"

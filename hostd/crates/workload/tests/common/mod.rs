@@ -11,7 +11,7 @@ use hostd_workload::fault::FaultPlan;
 use hostd_workload::jobloop::{run_job, JobError, JobIo, JobOutcome};
 use hostd_workload::plan::IoJob;
 use hostd_workload::runner::{self, RunConfig, RunOutcome};
-use hostd_workload::{Plan, Profile, TargetSpec};
+use hostd_workload::{Plan, Profile, ProfileExt, TargetSpec};
 use std::os::unix::io::RawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64};

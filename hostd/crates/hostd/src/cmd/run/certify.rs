@@ -12,7 +12,7 @@ use hostd_store::Summary;
 use hostd_workload::certify::{self, GateStatus, Journal, Observed, Verdict};
 use hostd_workload::events::{RunEvent, TargetInfo};
 use hostd_workload::plan::{Capacity, Plan};
-use hostd_workload::Profile;
+use hostd_workload::{Profile, ProfileExt};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -93,16 +93,13 @@ impl Resume {
                 m.hostd_version
             );
         }
-        let profile: Profile = serde_json::from_value(m.profile.clone()).with_context(|| {
+        let profile = m.profile.clone().with_context(|| {
             format!(
-                "cannot resume: {} key profile is unreadable",
+                "cannot resume: {} key profile is null; only certify runs can be resumed",
                 path.display()
             )
         })?;
-        let profile = Profile::parse(
-            &profile.to_toml(),
-            &format!("{} key profile", path.display()),
-        )?;
+        profile.check(&format!("{} key profile", path.display()))?;
         if profile.kind != hostd_workload::profile::Kind::Certify {
             bail!(
                 "cannot resume: {} key profile.kind = {:?}; only certify runs can be resumed",
