@@ -269,9 +269,11 @@ fn energy_shares(t: &Timeline, files: &[FileRecord]) -> Shares {
     }
 }
 
-/// ∫ power dt from the 10 ms bins (mean power × the part of the bin inside
-/// `[first, last]`), as a cumulative function of time; bins without a power
-/// reading (a gap in the stream) add nothing and are reported as uncovered.
+/// ∫ power dt from the 10 ms power bins (the bin's mean power over its
+/// conversions × the part of the bin inside `[first, last]`, so a bin that a
+/// few lost samples left partly covered counts at its mean), as a cumulative
+/// function of time; bins without a power reading (a gap in the stream) add
+/// nothing and are reported as uncovered.
 struct PowerIntegral {
     starts: Vec<i64>,
     cum: Vec<f64>,
@@ -283,12 +285,12 @@ struct PowerIntegral {
 impl PowerIntegral {
     fn new(t: &Timeline, first: i64, last: i64) -> Self {
         let (mut starts, mut cum, mut power) = (Vec::new(), vec![0.0], Vec::new());
-        for b in t.bins.iter().filter(|b| !b.power_w.is_empty()) {
+        for b in t.power.iter().filter(|b| b.covered_ns > 0) {
             starts.push(b.time_ns);
-            power.push(b.power_w.mean);
+            power.push(b.mean_w());
             let (a, z) = (b.time_ns.max(first), (b.time_ns + AGG_BIN_NS).min(last));
             let prev = *cum.last().unwrap_or(&0.0);
-            cum.push(prev + b.power_w.mean * (z - a).max(0) as f64 / 1e9);
+            cum.push(prev + b.mean_w() * (z - a).max(0) as f64 / 1e9);
         }
         Self {
             starts,

@@ -26,6 +26,6 @@ pub mod timeline;
 pub use component::{ProbeComponent, ProbeOptions};
 pub use correlate::{correlate, Correlation, EnergyBalance, FileEnergy, PhasePower};
 pub use recorder::{ProbeRecorder, Recording, SampleListener};
-pub use timeline::Timeline;
+pub use timeline::{PowerBin, Timeline};
 
 pub use hostd_records::write_atomic;
