@@ -270,10 +270,9 @@ fn energy_shares(t: &Timeline, files: &[FileRecord]) -> Shares {
 }
 
 /// ∫ power dt from the 10 ms power bins (the bin's mean power over its
-/// conversions × the part of the bin inside `[first, last]`, so a bin that a
-/// few lost samples left partly covered counts at its mean), as a cumulative
-/// function of time; bins without a power reading (a gap in the stream) add
-/// nothing and are reported as uncovered.
+/// conversions × the part of the bin inside `[first, last]`), as a cumulative
+/// function of time: where power went inside a stretch between two
+/// accumulator readings, to a bin's resolution.
 struct PowerIntegral {
     starts: Vec<i64>,
     cum: Vec<f64>,
@@ -313,18 +312,78 @@ impl PowerIntegral {
             _ => self.cum[k],
         }
     }
+}
 
-    /// Time inside `[first, last]` covered by bins with power, in ns.
-    fn covered_ns(&self) -> i64 {
-        self.starts
-            .iter()
-            .map(|&s| ((s + AGG_BIN_NS).min(self.last) - s.max(self.first)).max(0))
-            .sum()
+/// The power samples' energy as a cumulative function of time over the
+/// accumulator record. Between two accumulator readings with every conversion
+/// measured it adds exactly the power samples' energy over that stretch (each
+/// conversion × its length), spread inside the stretch as the 10 ms bins spread
+/// it; a stretch with an unmeasured conversion (lost samples) adds nothing on
+/// either side of the balance.
+struct MeasuredPower {
+    /// Accumulator reading times.
+    times: Vec<i64>,
+    /// Measured energy before each reading, J.
+    before: Vec<f64>,
+    /// Each stretch's measured energy, `None` where a conversion is unmeasured.
+    stretches: Vec<Option<f64>>,
+    bins: PowerIntegral,
+}
+
+impl MeasuredPower {
+    fn new(t: &Timeline, bins: PowerIntegral) -> Self {
+        let times: Vec<i64> = t.energy.iter().map(|&(time, _)| time).collect();
+        let stretches: Vec<Option<f64>> = t
+            .power_at_energy
+            .windows(2)
+            .map(|w| (w[0].1 == w[1].1).then_some(w[1].0 - w[0].0))
+            .collect();
+        let mut before = vec![0.0];
+        for s in &stretches {
+            before.push(before.last().unwrap_or(&0.0) + s.unwrap_or(0.0));
+        }
+        Self {
+            times,
+            before,
+            stretches,
+            bins,
+        }
+    }
+
+    /// Measured joules from the first reading to `x`.
+    fn at(&self, x: i64) -> f64 {
+        let k = self.times.partition_point(|&t| t <= x).saturating_sub(1);
+        let (Some(Some(joules)), Some(&a), Some(&b)) = (
+            self.stretches.get(k),
+            self.times.get(k),
+            self.times.get(k + 1),
+        ) else {
+            return self.before[k.min(self.before.len() - 1)];
+        };
+        let (ia, ib) = (self.bins.at(a), self.bins.at(b));
+        let part = if ib > ia {
+            (self.bins.at(x) - ia) / (ib - ia)
+        } else {
+            (x - a) as f64 / (b - a) as f64
+        };
+        self.before[k] + joules * part.clamp(0.0, 1.0)
+    }
+
+    /// The accumulator over the measured stretches, J, and the time of the others, ns.
+    fn covered(&self, energy: &[(i64, f64)]) -> (f64, i64) {
+        let (mut joules, mut uncovered_ns) = (0.0, 0);
+        for (w, s) in energy.windows(2).zip(&self.stretches) {
+            match s {
+                Some(_) => joules += w[1].1 - w[0].1,
+                None => uncovered_ns += w[1].0 - w[0].0,
+            }
+        }
+        (joules, uncovered_ns)
     }
 }
 
 /// The balance: files + idle energy from the POWER samples integrated over
-/// time, against the ENERGY accumulator over the same covered time.
+/// time, against the ENERGY accumulator over the same measured stretches.
 fn balance(
     t: &Timeline,
     files: &[FileRecord],
@@ -332,22 +391,10 @@ fn balance(
 ) -> Option<EnergyBalance> {
     let (first, last) = t.energy_span()?;
     let accumulator = t.energy_at(last)? - t.energy_at(first)?;
-    let integral = PowerIntegral::new(t, first, last);
-    let by_power = shares_by(files, first, last, |x| integral.at(x));
+    let measured = MeasuredPower::new(t, PowerIntegral::new(t, first, last));
+    let by_power = shares_by(files, first, last, |x| measured.at(x));
     let files_j: f64 = by_power.shares.iter().flatten().sum();
-    // The accumulator over exactly the bins that have power readings.
-    let covered_accumulator: f64 = integral
-        .starts
-        .iter()
-        .map(|&s| {
-            let (a, z) = (s.max(first), (s + AGG_BIN_NS).min(last));
-            if z > a {
-                t.energy_at(z).unwrap_or(0.0) - t.energy_at(a).unwrap_or(0.0)
-            } else {
-                0.0
-            }
-        })
-        .sum();
+    let (covered_accumulator, uncovered_ns) = measured.covered(&t.energy);
     let rel = |x: f64, reference: f64| {
         if reference.abs() > 0.0 {
             (x - reference).abs() / reference.abs()
@@ -361,7 +408,7 @@ fn balance(
         idle_j: by_power.idle_j,
         covered_accumulator_j: covered_accumulator,
         relative_error: rel(files_j + by_power.idle_j, covered_accumulator),
-        uncovered_s: ((last - first) - integral.covered_ns()).max(0) as f64 / 1e9,
+        uncovered_s: uncovered_ns as f64 / 1e9,
         files_accumulator_j: accumulator_shares.shares.iter().flatten().sum(),
         files_outside_probe: accumulator_shares.outside,
     })

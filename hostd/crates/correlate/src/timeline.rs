@@ -37,12 +37,45 @@ pub struct Timeline {
     pub power: Vec<PowerBin>,
     /// (host Unix ns, energy J) at every change of the unwrapped accumulator.
     pub energy: Vec<(i64, f64)>,
+    /// For each entry of `energy`: the power integrated over every conversion up
+    /// to that reading, and how many conversions so far went without a power
+    /// reading (lost samples, an unknown conversion length); between two readings
+    /// with the same count the integral is the exact energy by the power samples.
+    pub power_at_energy: Vec<(f64, u64)>,
+    /// Joules of every conversion added so far.
+    power_total_j: f64,
+    /// Conversions without a power reading so far.
+    unmeasured: u64,
     aggregator: Aggregator,
     last_energy: Option<f64>,
     /// The previous sample's sequence number and time.
     last_sample: Option<(u64, i64)>,
-    /// The latest spacing of two consecutive samples: one conversion, ns.
-    period_ns: Option<i64>,
+    /// Spacings of the latest consecutive samples, whose median is one conversion.
+    spacings: Spacings,
+}
+
+/// The latest spacings (ns) of samples with consecutive sequence numbers; their
+/// median is the conversion length, robust to a clock refit that moves one
+/// sample's time.
+#[derive(Debug, Default, Clone)]
+struct Spacings {
+    latest: [i64; 9],
+    count: usize,
+}
+
+impl Spacings {
+    fn push(&mut self, ns: i64) {
+        self.latest[self.count % self.latest.len()] = ns;
+        self.count += 1;
+    }
+
+    fn median(&self) -> Option<i64> {
+        let n = self.count.min(self.latest.len());
+        let mut v = self.latest;
+        let v = &mut v[..n];
+        v.sort_unstable();
+        (n > 0).then(|| v[n / 2])
+    }
 }
 
 impl Timeline {
@@ -53,15 +86,26 @@ impl Timeline {
 
     /// Adds a sample (in time order); returns a completed 10 ms bin, if any.
     pub fn push(&mut self, s: &ProbeSample) -> Option<AggRow> {
+        let previous = self.last_sample.map(|(_, t)| t);
+        let start = self.conversion_start(s);
+        match (start, s.power_w.filter(|w| w.is_finite())) {
+            (Some(start), Some(watts)) => {
+                self.add_power(start, s.time_ns, watts);
+                self.power_total_j += watts * (s.time_ns - start) as f64 / 1e9;
+                if previous != Some(start) {
+                    self.unmeasured += 1; // the conversions before this one are missing
+                }
+            }
+            _ => self.unmeasured += 1,
+        }
+        // The reading includes this sample's conversion.
         if let Some(e) = s.energy_j {
             if self.last_energy != Some(e) {
                 self.energy.push((s.time_ns, e));
+                self.power_at_energy
+                    .push((self.power_total_j, self.unmeasured));
                 self.last_energy = Some(e);
             }
-        }
-        let start = self.conversion_start(s);
-        if let (Some(start), Some(watts)) = (start, s.power_w.filter(|w| w.is_finite())) {
-            self.add_power(start, s.time_ns, watts);
         }
         let row = self.aggregator.push(s);
         if let Some(r) = row {
@@ -70,18 +114,31 @@ impl Timeline {
         row
     }
 
-    /// Where the conversion that `s` carries began: the previous sample's time when
-    /// it is the previous sequence number and no more than 1.5 conversions back,
-    /// else one conversion before `s` (after a gap, or a stall the probe counted
-    /// as missed conversions); `None` before the first conversion length is known.
+    /// Where the conversion that `s` carries began. Consecutive sequence numbers
+    /// mean no conversion was missed, so it began at the previous sample's time
+    /// (the intervals tile time even when a clock refit moves one sample) unless
+    /// that is more than 4 conversions (the median of the latest spacings) back; after a hole in the sequence (lost
+    /// samples, or conversions the probe counted as missed) it began one conversion
+    /// before `s`. A sequence that goes back (a reconnected probe) may run at
+    /// another rate: its conversion length is learnt again. `None` while that
+    /// length is unknown.
     fn conversion_start(&mut self, s: &ProbeSample) -> Option<i64> {
-        let follows = |(seq, time): (u64, i64)| s.seq == seq.wrapping_add(1) && s.time_ns > time;
-        let start = match (self.last_sample.filter(|&l| follows(l)), self.period_ns) {
-            (Some((_, prev)), period) if period.is_none_or(|p| 2 * (s.time_ns - prev) <= 3 * p) => {
-                self.period_ns = Some(s.time_ns - prev);
-                Some(prev)
+        let start = match self.last_sample {
+            Some((seq, _)) if s.seq <= seq => {
+                self.spacings = Spacings::default();
+                None
             }
-            (_, period) => period.map(|p| s.time_ns - p),
+            Some((seq, prev)) if s.seq == seq.wrapping_add(1) && s.time_ns > prev => {
+                let spacing = s.time_ns - prev;
+                let period = self.spacings.median();
+                // Pushed either way, so that a rate that really changed is learnt.
+                self.spacings.push(spacing);
+                match period {
+                    Some(p) if spacing > 4 * p => Some(s.time_ns - p),
+                    _ => Some(prev),
+                }
+            }
+            _ => self.spacings.median().map(|p| s.time_ns - p),
         };
         self.last_sample = Some((s.seq, s.time_ns));
         start
