@@ -29,7 +29,7 @@ fn live_records_survive_an_outage_and_run_files_follow_at_the_end() {
     manifest.hostd_version = "test".into();
     manifest.command_line = vec!["hostd".into(), "run".into()];
     manifest.host = collect_host();
-    manifest.profile = Some(Profile::load("quick").unwrap());
+    manifest.profile = Some(Profile::load("quick").unwrap().into());
     manifest.seed = 1;
     let mut comp = InfluxComponent::new(s.target(), Some("rig-c".into()));
     let section = comp.start(&manifest, &run_dir).unwrap().unwrap();

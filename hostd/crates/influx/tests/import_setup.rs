@@ -112,7 +112,7 @@ fn manifest(t0: u64) -> Manifest {
         .map(String::from)
         .to_vec();
     m.host.hostname = "rig-a".into();
-    m.profile = Some(Profile::load("quick").unwrap());
+    m.profile = Some(Profile::load("quick").unwrap().into());
     m.seed = 7;
     m.probe_target = Some("t0".into());
     m.set_section(

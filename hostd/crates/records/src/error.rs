@@ -69,17 +69,13 @@ pub enum RecordError {
         message: String,
     },
     /// `manifest.json`'s `profile` is not a profile this build reads (a key it does not
-    /// know, one missing, a value of another type): kept apart from [`RecordError::Json`]
-    /// because a reader that can do without the rest of a manifest cannot do without its
-    /// profile's meaning (see [`crate::manifest::read`]).
-    #[error("{path}: line {line}, column {column}: key profile: {message} (not a profile this hostd reads: written by another hostd version, or edited)")]
+    /// know, one missing, a value of another type): what `--resume` and `verify`, which
+    /// need its meaning, say ([`crate::Manifest::readable_profile`]); readers that need only
+    /// its name read the run.
+    #[error("{path}: key profile: {message} (not a profile this hostd reads: written by another hostd version, or edited)")]
     Profile {
         /// File concerned.
         path: PathBuf,
-        /// 1-based line.
-        line: usize,
-        /// 1-based column.
-        column: usize,
         /// What serde said.
         message: String,
     },

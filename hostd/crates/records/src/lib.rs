@@ -23,7 +23,9 @@
 //! and reader (optional column, so older files still read). Bump the module's
 //! `FORMAT_VERSION` only when an existing column or field changes meaning or goes away.
 //! The [`Profile`] is the exception: its sections refuse unknown keys (a typo in a profile
-//! file is an error), so a manifest recording a key added later is refused by older builds.
+//! file is an error), so an older build keeps a manifest's profile with a key added later
+//! as written ([`manifest::RecordedProfile::Unread`]): it analyses and imports the run, but
+//! does not resume or verify it.
 
 #![warn(missing_docs)]
 
@@ -59,7 +61,7 @@ pub use error::{RecordError, Result};
 pub use events::{Analysis, Event};
 pub use files::{CorruptBlock, FileProbe, FileRecord};
 pub use intervals::IntervalRecord;
-pub use manifest::{DirectIo, HostInfo, Manifest, TargetInfo};
+pub use manifest::{DirectIo, HostInfo, Manifest, RecordedProfile, TargetInfo};
 pub use probe::{ProbeSample, ProbeSeries};
 pub use profile::Profile;
 pub use programs::{ProgramFigures, ProgramReport};

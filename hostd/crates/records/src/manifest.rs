@@ -4,7 +4,7 @@
 
 use crate::error::{RecordError, Result};
 use crate::profile::Profile;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -116,8 +116,8 @@ pub struct Manifest {
     pub targets: Vec<TargetInfo>,
     /// The profile with all parameters (the TOML schema of `fixtures/profiles/`, as JSON);
     /// `None` (`null` or absent) for a session without one (`hostd monitor`, `scenario-gen`).
-    #[serde(default, deserialize_with = "profile_key")]
-    pub profile: Option<Profile>,
+    #[serde(default)]
+    pub profile: Option<RecordedProfile>,
     /// Seed of sizes, offsets and data.
     #[serde(default)]
     pub seed: u64,
@@ -135,39 +135,23 @@ pub struct Manifest {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
-/// How [`profile_key`]'s errors begin, so that [`read`] tells them from the others.
-const PROFILE_ERROR: &str = "key profile: ";
-
-/// Reads the `profile` key, naming it in the error: serde's own message (`unknown field
-/// `wobble``) does not say which of the manifest's keys holds the field.
-fn profile_key<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<Profile>, D::Error> {
-    Option::<Profile>::deserialize(d)
-        .map_err(|e| serde::de::Error::custom(format!("{PROFILE_ERROR}{e}")))
+/// The profile a run recorded: typed when this build reads it, else kept as written
+/// (a newer hostd's, with keys this one does not know, or an edited one), so that
+/// `analyze` and `import`, which need only its name, still read the run, and nothing is
+/// lost when the manifest is written again. `--resume` and `verify`, which need its
+/// meaning, take it through [`Manifest::readable_profile`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RecordedProfile {
+    /// A profile of this build's schema.
+    Known(Box<Profile>),
+    /// A profile this build cannot read, as written.
+    Unread(serde_json::Value),
 }
 
-/// [`profile_key`]'s error as [`RecordError::Profile`]; any other as it is.
-fn profile_apart(e: RecordError) -> RecordError {
-    match e {
-        RecordError::Json {
-            path,
-            line,
-            column,
-            message,
-        } => match message.strip_prefix(PROFILE_ERROR) {
-            Some(message) => RecordError::Profile {
-                path,
-                line,
-                column,
-                message: message.to_string(),
-            },
-            None => RecordError::Json {
-                path,
-                line,
-                column,
-                message,
-            },
-        },
-        e => e,
+impl From<Profile> for RecordedProfile {
+    fn from(p: Profile) -> Self {
+        RecordedProfile::Known(Box::new(p))
     }
 }
 
@@ -207,10 +191,28 @@ impl Manifest {
 
     /// The profile's name (`profile.name`), when the run had a profile.
     pub fn profile_name(&self) -> Option<&str> {
-        self.profile
-            .as_ref()
-            .map(|p| p.name.as_str())
-            .filter(|n| !n.is_empty())
+        match self.profile.as_ref()? {
+            RecordedProfile::Known(p) => Some(p.name.as_str()),
+            RecordedProfile::Unread(v) => v.get("name")?.as_str(),
+        }
+        .filter(|n| !n.is_empty())
+    }
+
+    /// The profile, when this build reads it; `None` for a session without one; for
+    /// one it cannot read, [`RecordError::Profile`] with what serde said of it (`path`
+    /// is the manifest's, for the message).
+    pub fn readable_profile(&self, path: &Path) -> Result<Option<&Profile>> {
+        match &self.profile {
+            None => Ok(None),
+            Some(RecordedProfile::Known(p)) => Ok(Some(p)),
+            Some(RecordedProfile::Unread(v)) => Err(RecordError::Profile {
+                path: path.to_path_buf(),
+                message: match Profile::deserialize(v) {
+                    Err(e) => e.to_string(),
+                    Ok(_) => "read only on its own".into(),
+                },
+            }),
+        }
     }
 
     /// The scenario's name of a `scenario-gen` run.
@@ -332,16 +334,12 @@ pub fn write(dir: &Path, manifest: &Manifest) -> Result<()> {
 /// no start or run id: the run id is the directory's name and the start the earliest
 /// record, the smallest `start_ns` of `files.csv` or the first sample of `probe.csv`).
 ///
-/// The `profile` is read as strictly as a profile file: a key this build does not know is
-/// refused by name, as [`RecordError::Profile`] (not dropped, which would resume or verify
-/// a run with other parameters than it ran with).
+/// A `profile` this build cannot read is kept as written ([`RecordedProfile::Unread`]).
 pub fn read(dir: &Path) -> Result<Manifest> {
     let path = dir.join(FILE_NAME);
     let text = std::fs::read_to_string(&path).map_err(|e| RecordError::io(&path, e))?;
     match Shape::of(&text) {
-        Shape::Current => {
-            crate::version::parse_json(&path, &text, FORMAT_VERSION).map_err(profile_apart)
-        }
+        Shape::Current => crate::version::parse_json(&path, &text, FORMAT_VERSION),
         Shape::OldMonitor => {
             let old: OldMonitor =
                 serde_json::from_str(&text).map_err(|e| RecordError::json(&path, e))?;
@@ -528,7 +526,7 @@ mod tests {
             }],
         );
         m.probe_target = Some("/mnt/x5".into());
-        m.profile = Some(quick());
+        m.profile = Some(quick().into());
         m
     }
 
@@ -572,7 +570,7 @@ mod tests {
     }
 
     #[test]
-    fn a_profile_with_a_key_this_build_does_not_know_is_refused_naming_key_and_line() {
+    fn a_profile_with_a_key_this_build_does_not_know_is_kept_as_written_and_named_when_needed() {
         let d = tempfile::tempdir().unwrap();
         write(d.path(), &manifest()).unwrap();
         let path = d.path().join(FILE_NAME);
@@ -580,14 +578,37 @@ mod tests {
             serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
         json["profile"]["io"]["wobble"] = 3.into();
         std::fs::write(&path, serde_json::to_string_pretty(&json).unwrap()).unwrap();
-        let e = read(d.path()).unwrap_err();
+        // A newer hostd's manifest: read, with the profile's name, and kept as written.
+        let m = read(d.path()).unwrap();
+        assert!(
+            matches!(m.profile, Some(RecordedProfile::Unread(_))),
+            "{:?}",
+            m.profile
+        );
+        assert_eq!(m.profile_name(), Some("quick"));
+        write(d.path(), &m).unwrap();
+        let again: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(
+            again["profile"], json["profile"],
+            "nothing lost on a rewrite"
+        );
+        // What needs its meaning is told which key this build does not know.
+        let e = m.readable_profile(&path).unwrap_err();
         assert!(matches!(e, RecordError::Profile { .. }), "{e:?}");
         let e = e.to_string();
         assert!(
-            e.contains("manifest.json: line ")
-                && e.contains("key profile: unknown field `wobble`")
-                && !e.contains(" at line "),
+            e.contains("manifest.json: key profile: unknown field `wobble`")
+                && e.contains("written by another hostd version"),
             "{e}"
+        );
+        // A syntax error inside the profile is the file's error, as anywhere else.
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text.replace("\"wobble\": 3", "\"wobble\": ")).unwrap();
+        assert!(
+            matches!(read(d.path()), Err(RecordError::Json { .. })),
+            "{:?}",
+            read(d.path())
         );
     }
 
@@ -686,7 +707,7 @@ mod tests {
         assert_eq!(m.targets[1].mode, "read");
         assert_eq!(m.profile_name(), Some("small"));
         // The profile as recorded, every parameter typed (sizes as integers then as now).
-        let p = m.profile.as_ref().unwrap();
+        let p = m.readable_profile(Path::new(FILE_NAME)).unwrap().unwrap();
         assert_eq!(p.kind, crate::profile::Kind::Files);
         let files = p.files.as_ref().unwrap();
         assert_eq!(

@@ -43,13 +43,11 @@ impl RunData {
         };
         // The manifest names the probed target and the targets' order: one this build
         // cannot read (an old hand-made one) leaves them unknown rather than refusing the run;
-        // one of a newer format, or with a profile of another schema (another hostd's), is
-        // refused with the reason rather than analysed without its probed target.
+        // one of a newer format is refused with the reason rather than analysed without its
+        // probed target. A profile of another schema (a newer hostd's) is kept as written.
         let manifest = match crate::manifest::read(dir) {
             Ok(m) => Some(m),
-            Err(
-                e @ (crate::RecordError::NewerFormat { .. } | crate::RecordError::Profile { .. }),
-            ) => return Err(e),
+            Err(e @ crate::RecordError::NewerFormat { .. }) => return Err(e),
             Err(_) => None,
         };
         let probe_target = manifest.as_ref().and_then(|m| m.probe_target());
@@ -139,12 +137,16 @@ mod tests {
     }
 
     #[test]
-    fn a_run_whose_manifest_has_a_profile_of_another_schema_is_refused_not_read_without_it() {
+    fn a_run_whose_manifest_has_a_profile_of_another_schema_is_read_with_its_probed_target() {
         let d = copy_of_fixture();
+        let run = RunData::read(d.path()).unwrap();
         let path = d.path().join(crate::manifest::FILE_NAME);
         let text = std::fs::read_to_string(&path).unwrap();
         std::fs::write(&path, text.replace("\"verify\": true", "\"direct\": true")).unwrap();
-        let e = RunData::read(d.path()).unwrap_err();
-        assert!(matches!(e, crate::RecordError::Profile { .. }), "{e}");
+        let m = crate::manifest::read(d.path()).unwrap();
+        assert!(matches!(m.profile, Some(crate::RecordedProfile::Unread(_))));
+        assert!(m.profile_name().is_some());
+        // The manifest still orders and numbers the targets, as before the edit.
+        assert_eq!(RunData::read(d.path()).unwrap(), run);
     }
 }

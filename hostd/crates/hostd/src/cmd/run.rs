@@ -295,7 +295,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         start_ns: hostd_workload::unix_ns(),
         host: collect_host(),
         targets: backends.iter().map(|b| b.info()).collect(),
-        profile: Some(profile.clone()),
+        profile: Some(profile.clone().into()),
         seed,
         keep,
         allow_cached: args.allow_cached,

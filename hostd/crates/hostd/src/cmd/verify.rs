@@ -143,8 +143,7 @@ fn raw_extents(
     use hostd_workload::plan::{Capacity, Plan};
     use hostd_workload::TargetSpec;
     let profile = m
-        .profile
-        .as_ref()
+        .readable_profile(path)?
         .with_context(|| format!("{} key profile is null", path.display()))?;
     let t = &m.targets[ti];
     let spec = TargetSpec::parse(&t.label, &[]).map_err(anyhow::Error::msg)?;

@@ -148,7 +148,11 @@ fn run_manifest() -> hostd_records::Manifest {
     );
     m.hostd_version = "0.1.0".into();
     m.host.hostname = "rig1".into();
-    m.profile = Some(hostd_workload::ProfileExt::load("quick").unwrap());
+    m.profile = Some(
+        <hostd_records::Profile as hostd_workload::ProfileExt>::load("quick")
+            .unwrap()
+            .into(),
+    );
     m.command_line = vec!["hostd".into(), "run".into()];
     m.seed = 42;
     m.allow_cached = true;

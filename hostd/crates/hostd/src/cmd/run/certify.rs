@@ -93,12 +93,16 @@ impl Resume {
                 m.hostd_version
             );
         }
-        let profile = m.profile.clone().with_context(|| {
-            format!(
-                "cannot resume: {} key profile is null; only certify runs can be resumed",
-                path.display()
-            )
-        })?;
+        let profile = m
+            .readable_profile(&path)
+            .context("cannot resume")?
+            .cloned()
+            .with_context(|| {
+                format!(
+                    "cannot resume: {} key profile is null; only certify runs can be resumed",
+                    path.display()
+                )
+            })?;
         profile.check(&format!("{} key profile", path.display()))?;
         if profile.kind != hostd_workload::profile::Kind::Certify {
             bail!(
