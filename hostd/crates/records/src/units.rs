@@ -85,18 +85,32 @@ impl fmt::Display for ByteSize {
 
 impl<'de> Deserialize<'de> for ByteSize {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Int(u64),
-            Text(String),
+        /// Integer bytes or a size as text; anything else is named as what it is.
+        struct SizeVisitor;
+
+        impl serde::de::Visitor<'_> for SizeVisitor {
+            type Value = ByteSize;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a size: whole bytes (1048576) or text such as \"1MiB\" or \"2GB\"")
+            }
+
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<ByteSize, E> {
+                Ok(ByteSize(n))
+            }
+
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<ByteSize, E> {
+                u64::try_from(n)
+                    .map(ByteSize)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Signed(n), &self))
+            }
+
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<ByteSize, E> {
+                parse_size(s).map(ByteSize).map_err(E::custom)
+            }
         }
-        match Raw::deserialize(d)? {
-            Raw::Int(n) => Ok(ByteSize(n)),
-            Raw::Text(s) => parse_size(&s)
-                .map(ByteSize)
-                .map_err(serde::de::Error::custom),
-        }
+
+        d.deserialize_any(SizeVisitor)
     }
 }
 
@@ -174,6 +188,25 @@ mod tests {
         assert_eq!(b, ByteSize(1 << 20));
         assert_eq!(serde_json::to_string(&b).unwrap(), "1048576");
         assert_eq!(serde_json::from_str::<ByteSize>("1048576").unwrap(), b);
+    }
+
+    #[test]
+    fn a_value_that_is_no_size_is_named_with_what_a_size_is() {
+        for (json, what) in [
+            ("1048576.0", "floating point `1048576"),
+            ("-1", "integer `-1`"),
+            ("true", "boolean `true`"),
+        ] {
+            let e = serde_json::from_str::<ByteSize>(json)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(what) && e.contains("expected a size: whole bytes"),
+                "{json}: {e}"
+            );
+        }
+        let e = serde_json::from_str::<ByteSize>("\"5 parsecs\"").unwrap_err();
+        assert!(e.to_string().contains("parsecs"), "{e}");
     }
 
     #[test]
