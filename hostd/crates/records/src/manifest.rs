@@ -565,8 +565,8 @@ mod tests {
         let mut json = json;
         json.as_object_mut().unwrap().remove("profile");
         std::fs::write(d.path().join(FILE_NAME), json.to_string()).unwrap();
-        assert_eq!(read(d.path()).unwrap(), m);
-        assert_eq!(m.profile_name(), None);
+        let back = read(d.path()).unwrap();
+        assert_eq!((back.profile_name(), &back), (None, &m));
     }
 
     #[test]
