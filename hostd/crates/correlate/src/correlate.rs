@@ -320,9 +320,9 @@ impl PowerIntegral {
 /// conversion × its length), spread inside the stretch as the 10 ms bins spread
 /// it; a stretch with an unmeasured conversion (lost samples) adds nothing on
 /// either side of the balance.
-struct MeasuredPower {
-    /// Accumulator reading times.
-    times: Vec<i64>,
+struct MeasuredPower<'t> {
+    /// The accumulator readings (host Unix ns, J).
+    readings: &'t [(i64, f64)],
     /// Measured energy before each reading, J.
     before: Vec<f64>,
     /// Each stretch's measured energy, `None` where a conversion is unmeasured.
@@ -330,9 +330,8 @@ struct MeasuredPower {
     bins: PowerIntegral,
 }
 
-impl MeasuredPower {
-    fn new(t: &Timeline, bins: PowerIntegral) -> Self {
-        let times: Vec<i64> = t.energy.iter().map(|&(time, _)| time).collect();
+impl<'t> MeasuredPower<'t> {
+    fn new(t: &'t Timeline, bins: PowerIntegral) -> Self {
         let stretches: Vec<Option<f64>> = t
             .power_at_energy
             .windows(2)
@@ -343,7 +342,7 @@ impl MeasuredPower {
             before.push(before.last().unwrap_or(&0.0) + s.unwrap_or(0.0));
         }
         Self {
-            times,
+            readings: &t.energy,
             before,
             stretches,
             bins,
@@ -352,11 +351,14 @@ impl MeasuredPower {
 
     /// Measured joules from the first reading to `x`.
     fn at(&self, x: i64) -> f64 {
-        let k = self.times.partition_point(|&t| t <= x).saturating_sub(1);
-        let (Some(Some(joules)), Some(&a), Some(&b)) = (
+        let k = self
+            .readings
+            .partition_point(|&(t, _)| t <= x)
+            .saturating_sub(1);
+        let (Some(Some(joules)), Some(&(a, _)), Some(&(b, _))) = (
             self.stretches.get(k),
-            self.times.get(k),
-            self.times.get(k + 1),
+            self.readings.get(k),
+            self.readings.get(k + 1),
         ) else {
             return self.before[k.min(self.before.len() - 1)];
         };
@@ -370,9 +372,9 @@ impl MeasuredPower {
     }
 
     /// The accumulator over the measured stretches, J, and the time of the others, ns.
-    fn covered(&self, energy: &[(i64, f64)]) -> (f64, i64) {
+    fn covered(&self) -> (f64, i64) {
         let (mut joules, mut uncovered_ns) = (0.0, 0);
-        for (w, s) in energy.windows(2).zip(&self.stretches) {
+        for (w, s) in self.readings.windows(2).zip(&self.stretches) {
             match s {
                 Some(_) => joules += w[1].1 - w[0].1,
                 None => uncovered_ns += w[1].0 - w[0].0,
@@ -394,7 +396,7 @@ fn balance(
     let measured = MeasuredPower::new(t, PowerIntegral::new(t, first, last));
     let by_power = shares_by(files, first, last, |x| measured.at(x));
     let files_j: f64 = by_power.shares.iter().flatten().sum();
-    let (covered_accumulator, uncovered_ns) = measured.covered(&t.energy);
+    let (covered_accumulator, uncovered_ns) = measured.covered();
     let rel = |x: f64, reference: f64| {
         if reference.abs() > 0.0 {
             (x - reference).abs() / reference.abs()

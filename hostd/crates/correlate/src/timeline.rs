@@ -91,7 +91,6 @@ impl Timeline {
         match (start, s.power_w.filter(|w| w.is_finite())) {
             (Some(start), Some(watts)) => {
                 self.add_power(start, s.time_ns, watts);
-                self.power_total_j += watts * (s.time_ns - start) as f64 / 1e9;
                 if previous != Some(start) {
                     self.unmeasured += 1; // the conversions before this one are missing
                 }
@@ -117,9 +116,9 @@ impl Timeline {
     /// Where the conversion that `s` carries began. Consecutive sequence numbers
     /// mean no conversion was missed, so it began at the previous sample's time
     /// (the intervals tile time even when a clock refit moves one sample) unless
-    /// that is more than 4 conversions (the median of the latest spacings) back; after a hole in the sequence (lost
-    /// samples, or conversions the probe counted as missed) it began one conversion
-    /// before `s`. A sequence that goes back (a reconnected probe) may run at
+    /// that is more than 4 conversions (the median of the latest spacings) back;
+    /// after a hole in the sequence (lost samples, or conversions the probe
+    /// counted as missed) it began one conversion before `s`. A sequence that goes back (a reconnected probe) may run at
     /// another rate: its conversion length is learnt again. `None` while that
     /// length is unknown.
     fn conversion_start(&mut self, s: &ProbeSample) -> Option<i64> {
@@ -144,13 +143,14 @@ impl Timeline {
         start
     }
 
-    /// Spreads `watts` over `[from, to)` into the 10 ms power bins.
+    /// Spreads `watts` over `[from, to)` into the 10 ms power bins and the total.
     fn add_power(&mut self, from: i64, to: i64, watts: f64) {
         let mut a = from;
         while a < to {
             let bin = a.div_euclid(AGG_BIN_NS) * AGG_BIN_NS;
             let z = to.min(bin + AGG_BIN_NS);
             let (joules, covered_ns) = (watts * (z - a) as f64 / 1e9, z - a);
+            self.power_total_j += joules;
             match self.power.iter().rposition(|b| b.time_ns <= bin) {
                 Some(k) if self.power[k].time_ns == bin => {
                     self.power[k].joules += joules;

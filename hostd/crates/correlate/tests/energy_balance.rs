@@ -276,19 +276,25 @@ fn a_power_scale_that_disagrees_with_the_accumulator_breaks_the_balance() {
     );
 }
 
-#[test]
-fn a_gap_in_the_stream_is_left_out_of_both_sides() {
-    let files = vec![span("a", "write", 0, 1_000, 6_000, 5_000_000_000)];
-    // 1 s of samples never arrives (an unplug): their sequence numbers are
-    // missing, and the accumulator readings resume after it.
+/// The balance of `ms` of stream with `files` when the samples from 3 to 4 s
+/// never arrive (an unplug: their sequence numbers are missing, and the
+/// accumulator readings resume after it); asserts it closes, and that what it
+/// left out is the stretch between the accumulator readings around the gap
+/// (read every 16 samples), so 1.000–1.016 s.
+fn closed_across_a_gap(files: &[FileRecord], ms: i64) -> EnergyBalance {
     let probe = Probe {
         lost_ms: 3_000..4_000,
         ..Probe::default()
     };
-    let (_, b) = closed(&probe.record(&files, 8_000), &files);
-    // Left out: the stretch between the accumulator readings around the gap
-    // (read every 16 samples), so 1.000–1.016 s.
+    let (_, b) = closed(&probe.record(files, ms), files);
     assert!((1.0..=1.016).contains(&b.uncovered_s), "{b:?}");
+    b
+}
+
+#[test]
+fn a_gap_in_the_stream_is_left_out_of_both_sides() {
+    let files = vec![span("a", "write", 0, 1_000, 6_000, 5_000_000_000)];
+    let b = closed_across_a_gap(&files, 8_000);
     // The accumulator still knows the whole energy, including the gap.
     assert!(
         (b.accumulator_j - b.covered_accumulator_j - 6.0).abs() < 0.1,
@@ -327,13 +333,8 @@ fn a_short_record_whose_conversions_straddle_the_bins_closes() {
 #[test]
 fn a_gap_that_swallows_the_end_of_a_file_still_closes() {
     let files = vec![span("a", "write", 0, 1_000, 3_500, 2_500_000_000)];
-    let probe = Probe {
-        lost_ms: 3_000..4_000,
-        ..Probe::default()
-    };
-    let (_, b) = closed(&probe.record(&files, 5_000), &files);
+    let b = closed_across_a_gap(&files, 5_000);
     assert!(b.relative_error < 1e-6, "{b:?}");
-    assert!((1.0..=1.016).contains(&b.uncovered_s), "{b:?}");
 }
 
 /// A clock refit moves the host time of the samples after it; a reconnected
