@@ -526,6 +526,7 @@ mod tests {
 
     /// A smartctl stand-in that replays recorded answers: `DISK.TYPE.json` (TYPE `direct`
     /// without `-d`) from the directory next to it, else `default.json`.
+    #[cfg(unix)]
     fn replay_smartctl(dir: &Path, answers: &[(&str, &str)]) -> PathBuf {
         use std::os::unix::fs::PermissionsExt as _;
         let data = dir.join("smartctl.d");
@@ -550,6 +551,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)] // the recorded smartctl is a shell script
     fn poller_finds_each_bridge_type_polls_every_interval_and_says_once_when_a_drive_answers_nothing(
     ) {
         let d = tempfile::tempdir().unwrap();

@@ -5,6 +5,7 @@
 mod out;
 mod cmd;
 mod logging;
+mod stop;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -1,6 +1,7 @@
 //! `hostd bench-job`, the job `just bench-io` runs against fio: a write and
 //! its verified read-back with real direct I/O, waiting either way; and a
 //! command whose stdout reader leaves early.
+#![cfg(unix)] // io_uring and a pipe(2) as stdout
 
 mod common;
 

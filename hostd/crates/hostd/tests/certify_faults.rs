@@ -8,6 +8,7 @@
 //!
 //! Needs root, loop devices and the blkio/io controller, like `real_device.rs`; with
 //! `THROTTLESCOPE_REQUIRE_REAL_DEVICE=1` (CI) a machine that cannot run them fails.
+#![cfg(target_os = "linux")] // loop devices, cgroups and mount: Linux only
 
 mod common;
 

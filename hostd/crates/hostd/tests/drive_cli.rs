@@ -2,6 +2,7 @@
 //! in the manifest, and the drive's temperature polled through the run — with a smartctl
 //! that replays recorded answers (`THROTTLESCOPE_SMARTCTL`), since this machine's disk
 //! answers none.
+#![cfg(unix)] // the recorded smartctl is a shell script
 
 mod common;
 

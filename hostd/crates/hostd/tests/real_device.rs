@@ -19,6 +19,7 @@
 //! holds ≥ 32 files and ≥ 13 s; a drop halves the rate. A drop's mark comes after about
 //! 60 files: 2 % of the bytes before it must be more than one file (12 MB vs 8–12 MB),
 //! or the test would ask the analysis to place the change inside a single file.
+#![cfg(target_os = "linux")] // loop devices, cgroups and mount: Linux only
 
 mod common;
 

@@ -14,6 +14,7 @@
 //!
 //! Needs root, loop devices and the blkio/io controller; `THROTTLESCOPE_REQUIRE_REAL_DEVICE=1`
 //! turns a skip into a failure. About 30 s, 12 s, 1 s and 4 s.
+#![cfg(target_os = "linux")] // loop devices, cgroups and mount: Linux only
 
 mod common;
 

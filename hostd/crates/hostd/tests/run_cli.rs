@@ -3,7 +3,10 @@
 
 use hostd_workload::ProfileExt;
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::process::Output;
+#[cfg(unix)]
+use std::process::Stdio;
+#[cfg(unix)]
 use std::time::{Duration, Instant};
 
 mod common;
@@ -166,6 +169,7 @@ fn disk_full_mid_run_keeps_the_records_and_removes_the_files() {
 }
 
 #[test]
+#[cfg(unix)] // signals or mode bits
 fn sigterm_stops_cleanly_keeps_results_and_removes_test_files() {
     let (work, target, out) = disk_target();
     let prof = small_profile(work.path(), 400, "8MB");
@@ -268,6 +272,7 @@ fn existing_run_directory_is_not_overwritten() {
 }
 
 #[test]
+#[cfg(unix)] // signals or mode bits
 fn a_probe_that_fails_to_start_leaves_nothing_on_the_target() {
     use std::os::unix::fs::PermissionsExt;
     let work = disk_tempdir();
@@ -399,6 +404,7 @@ fn a_simulated_targets_bytes_reach_the_intervals() {
 }
 
 #[test]
+#[cfg(unix)] // signals or mode bits
 fn files_csv_is_readable_like_every_other_file_of_the_run() {
     use std::os::unix::fs::PermissionsExt;
     let (_work, out, _) = quick_on_a_simulated_target(&["--probe", "sim"]);

@@ -15,7 +15,14 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+/// CPU seconds of another process: read from /proc, which only Linux has.
+#[cfg(not(unix))]
+fn cpu_seconds(pid: &str) -> anyhow::Result<f64> {
+    anyhow::bail!("CPU seconds of process {pid}: /proc/PID/stat exists only on Linux")
+}
+
 /// CPU seconds (user + system) of process `pid` so far, from `/proc/PID/stat`.
+#[cfg(unix)]
 fn cpu_seconds(pid: &str) -> anyhow::Result<f64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
     // Fields after the command name (which may hold spaces) start at field 3.

@@ -206,9 +206,12 @@ impl InfluxServer {
             return Ok(());
         };
         // SAFETY: kill(2) on the PID of a child we own and have not reaped.
+        #[cfg(unix)]
         unsafe {
             libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
         }
+        #[cfg(windows)] // no SIGTERM: the server is ended at once
+        child.kill()?;
         let deadline = Instant::now() + Duration::from_secs(15);
         while Instant::now() < deadline {
             if child.try_wait()?.is_some() {

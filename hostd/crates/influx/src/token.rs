@@ -73,9 +73,14 @@ pub fn write_secret(path: &Path, secret: &str) -> anyhow::Result<()> {
 
 fn write_secret_impl(path: &Path, secret: &str, new: bool) -> anyhow::Result<()> {
     use std::io::Write as _;
+    #[cfg(unix)]
     use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
     let mut opts = std::fs::OpenOptions::new();
-    opts.write(true).mode(0o600);
+    opts.write(true);
+    // Unix: owner only. Windows: the file inherits the ACL of its directory
+    // (the user's profile is private to the user).
+    #[cfg(unix)]
+    opts.mode(0o600);
     if new {
         opts.create_new(true);
     } else {
@@ -84,6 +89,7 @@ fn write_secret_impl(path: &Path, secret: &str, new: bool) -> anyhow::Result<()>
     let mut f = opts
         .open(path)
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    #[cfg(unix)]
     f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
     f.write_all(secret.as_bytes())?;
     f.write_all(b"\n")?;
@@ -116,6 +122,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn written_token_files_are_private_and_read_back() {
         use std::os::unix::fs::PermissionsExt as _;
         let dir = tempfile::tempdir().unwrap();

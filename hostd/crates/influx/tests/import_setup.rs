@@ -1,5 +1,6 @@
 //! `hostd influx setup` (admin::setup) on a fresh influxd and `hostd import` of a run
 //! directory (import::import_run), against real servers.
+#![cfg(unix)] // the token files' mode bits
 
 mod common;
 

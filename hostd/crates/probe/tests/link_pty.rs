@@ -1,4 +1,5 @@
 //! The link over real pseudo-terminals against a protocol peer.
+#![cfg(unix)] // pseudo-terminals
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! The link against the real probe simulator (`just firmware-build`; the
 //! justfile exports THROTTLESCOPE_PROBE_SIM) on a real pseudo-terminal.
+#![cfg(unix)] // pseudo-terminals
 
 mod common;
 

@@ -440,6 +440,7 @@ pub(crate) mod testing {
 }
 
 #[cfg(test)]
+#[cfg(unix)] // mode bits
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt as _;

@@ -9,6 +9,8 @@
 #![warn(missing_docs)]
 
 pub mod component;
+#[cfg(windows)]
+mod kernel_windows;
 pub mod labels;
 pub mod manifest;
 pub mod rundir;

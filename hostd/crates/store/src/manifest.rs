@@ -17,6 +17,10 @@ pub fn collect_host() -> HostInfo {
     }
 }
 
+#[cfg(windows)]
+use crate::kernel_windows::uname;
+
+#[cfg(unix)]
 fn uname() -> String {
     // SAFETY: uname fills a zeroed struct.
     let mut u: libc::utsname = unsafe { std::mem::zeroed() };

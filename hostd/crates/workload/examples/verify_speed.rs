@@ -3,9 +3,7 @@ use hostd_workload::block::{BlockCodec, DataPool};
 use std::time::Instant;
 
 fn cpu() -> f64 {
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
-    u.ru_utime.tv_sec as f64 + u.ru_utime.tv_usec as f64 / 1e6
+    hostd_workload::cputime::process_cpu_seconds().0
 }
 
 fn main() {

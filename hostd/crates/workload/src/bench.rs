@@ -1,6 +1,6 @@
 //! One I/O job on one given file, measured like fio measures it (for
 //! `hostd bench-job` and `just bench-io`): throughput, IOPS and the CPU
-//! seconds the process spent (getrusage), verification included, and the
+//! seconds the process spent ([`crate::cputime`]), verification included, and the
 //! latency percentiles of its I/Os.
 
 use crate::block::{BlockCodec, DataPool};
@@ -12,7 +12,6 @@ use crate::latency::LatencyStats;
 use crate::plan::IoJob;
 use anyhow::{bail, Context};
 use serde::Serialize;
-use std::os::unix::io::AsRawFd;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::time::Instant;
@@ -53,11 +52,7 @@ pub struct BenchResult {
 }
 
 fn cpu_seconds() -> (f64, f64) {
-    // SAFETY: getrusage fills a zeroed struct.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    (tv(u.ru_utime), tv(u.ru_stime))
+    crate::cputime::process_cpu_seconds()
 }
 
 /// How `hostd bench-job` runs a job, beside the job itself.
@@ -130,7 +125,7 @@ pub fn run_bench_job(path: &Path, job: &IoJob, opts: BenchOptions) -> anyhow::Re
     let out = run_job(
         eng.as_mut(),
         JobIo {
-            fd: file.as_raw_fd(),
+            fd: engine::raw_file(&file),
             base_offset: 0,
             job,
             codec: &codec,

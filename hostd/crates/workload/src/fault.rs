@@ -3,10 +3,9 @@
 //! machine without a small filesystem). Off unless a test or the
 //! `HOSTD_INJECT_ENOSPC_AFTER=BYTES` environment variable asks for it.
 
-use crate::engine::{IoCompletion, IoEngine, IoRequest};
+use crate::engine::{IoCompletion, IoEngine, IoRequest, RawFile};
 use std::collections::HashMap;
 use std::io;
-use std::os::unix::io::RawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -65,7 +64,7 @@ impl IoEngine for FaultyEngine {
         }
         self.inner.queue(req)
     }
-    fn begin_job(&mut self, fd: RawFd, bufs: &[(*mut u8, usize)]) -> io::Result<()> {
+    fn begin_job(&mut self, fd: RawFile, bufs: &[(*mut u8, usize)]) -> io::Result<()> {
         self.inner.begin_job(fd, bufs)
     }
     fn end_job(&mut self) {
@@ -84,7 +83,7 @@ impl IoEngine for FaultyEngine {
             if let (Some(_), Ok(n)) = (self.writes.get(&c.slot), &c.result) {
                 let before = self.written.fetch_add(*n as u64, Ordering::SeqCst);
                 if before + *n as u64 > self.budget {
-                    c.result = Err(io::Error::from_raw_os_error(libc::ENOSPC));
+                    c.result = Err(crate::direct::disk_full());
                 }
             }
         }

@@ -1,11 +1,20 @@
 //! What a target directory lives on: free space (statvfs), filesystem type and
-//! device (mountinfo), device model (/sys), whether it is mounted.
+//! device (mountinfo), device model (/sys), whether it is mounted. On Windows
+//! the volume APIs answer instead ([`crate::fsinfo_windows`]).
 
+#[cfg(windows)]
+pub use crate::fsinfo_windows::{device_in_use, fs_info, is_block_device, space, storage_key};
 use serde::Serialize;
+#[cfg(unix)]
 use std::ffi::CString;
+#[cfg(unix)]
 use std::io;
+#[cfg(unix)]
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+#[cfg(unix)]
+use std::path::Path;
+#[cfg(unix)]
+use std::path::PathBuf;
 
 /// Space on a filesystem.
 #[derive(Debug, Clone, Copy, Serialize)]
@@ -17,6 +26,7 @@ pub struct Space {
 }
 
 /// statvfs of `path`.
+#[cfg(unix)]
 pub fn space(path: &Path) -> io::Result<Space> {
     let c = CString::new(path.as_os_str().as_bytes())
         .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
@@ -47,6 +57,10 @@ pub struct FsInfo {
     pub source: Option<String>,
     /// Device model from /sys, where readable.
     pub device_model: Option<String>,
+    /// Why direct I/O here cannot be shown to reach a disk (a network share
+    /// or a RAM disk on Windows; tmpfs is told by `fs_type`), if so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_a_disk: Option<String>,
 }
 
 /// Filesystems whose "direct" I/O still goes to memory.
@@ -55,6 +69,7 @@ pub fn is_memory_fs(fs_type: &str) -> bool {
 }
 
 /// Looks up the mount containing `path` (Linux: /proc/self/mountinfo).
+#[cfg(unix)]
 pub fn fs_info(path: &Path) -> FsInfo {
     let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let Ok(text) = std::fs::read_to_string("/proc/self/mountinfo") else {
@@ -81,6 +96,7 @@ pub fn fs_info(path: &Path) -> FsInfo {
                     fs_type: Some(r[0].to_string()),
                     source: Some(r[1].to_string()),
                     device_model: None,
+                    not_a_disk: None,
                 },
                 l[2].to_string(),
             ));
@@ -95,6 +111,7 @@ pub fn fs_info(path: &Path) -> FsInfo {
     }
 }
 
+#[cfg(unix)]
 fn unescape(s: &str) -> String {
     s.replace("\\040", " ")
         .replace("\\011", "\t")
@@ -102,6 +119,7 @@ fn unescape(s: &str) -> String {
 }
 
 /// Model (and vendor) of the block device `MAJ:MIN`, or of its parent disk.
+#[cfg(unix)]
 pub fn device_model(majmin: &str) -> Option<String> {
     let dev = PathBuf::from(format!("/sys/dev/block/{majmin}"));
     let real = std::fs::canonicalize(&dev).ok()?;
@@ -135,6 +153,7 @@ pub fn device_model(majmin: &str) -> Option<String> {
 /// a device stacked on it (device mapper, md) is mounted, used as swap or held
 /// by the kernel, and an error is returned when that cannot be established
 /// (no mount table, e.g. on macOS), so the caller refuses rather than guesses.
+#[cfg(unix)]
 pub fn device_in_use(device: &Path) -> anyhow::Result<Option<String>> {
     use anyhow::Context;
     use std::os::unix::fs::MetadataExt;
@@ -218,14 +237,36 @@ pub fn device_in_use(device: &Path) -> anyhow::Result<Option<String>> {
     }
 }
 
+/// Whether `path` (with metadata `meta`) is a block device.
+#[cfg(unix)]
+pub fn is_block_device(_path: &Path, meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    meta.file_type().is_block_device()
+}
+
+/// What tells two targets on one storage device apart: the device number of
+/// a raw device (`rdev:`) or of the filesystem holding a directory (`dev:`).
+#[cfg(unix)]
+pub fn storage_key(path: &Path, raw_device: bool) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| {
+        if raw_device {
+            format!("rdev:{}", m.rdev())
+        } else {
+            format!("dev:{}", m.dev())
+        }
+    })
+}
+
 /// `MAJ:MIN` of a Linux `dev_t` (glibc encoding), as sysfs and mountinfo write it.
+#[cfg(unix)]
 fn dev_id(rdev: u64) -> String {
     let major = ((rdev >> 8) & 0xfff) | ((rdev >> 32) & !0xfff);
     let minor = (rdev & 0xff) | ((rdev >> 12) & !0xff);
     format!("{major}:{minor}")
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

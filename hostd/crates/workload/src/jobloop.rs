@@ -4,14 +4,13 @@
 
 use crate::block::{BlockCodec, VerifyReport, BLOCK};
 use crate::buffer::{AlignedBuf, BufferPool};
-use crate::engine::{IoCompletion, IoEngine, IoRequest};
+use crate::engine::{IoCompletion, IoEngine, IoRequest, RawFile};
 use crate::latency::{IntervalLatency, LatencyHistogram, FLUSH_NS};
 use crate::plan::IoJob;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
 use std::io;
-use std::os::unix::io::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -19,7 +18,7 @@ use std::time::{Duration, Instant};
 /// What the loop needs besides the engine.
 pub struct JobIo<'a> {
     /// The open file.
-    pub fd: RawFd,
+    pub fd: RawFile,
     /// Added to every file offset (raw devices hold several "files").
     pub base_offset: u64,
     /// What to do.
@@ -535,7 +534,7 @@ impl IssueStamps {
 
 fn submit(
     engine: &mut dyn IoEngine,
-    fd: RawFd,
+    fd: RawFile,
     base: u64,
     s: usize,
     slot: &mut Slot,
@@ -587,7 +586,7 @@ mod tests {
         fn name(&self) -> &'static str {
             "scripted"
         }
-        fn begin_job(&mut self, _fd: RawFd, _bufs: &[(*mut u8, usize)]) -> io::Result<()> {
+        fn begin_job(&mut self, _fd: RawFile, _bufs: &[(*mut u8, usize)]) -> io::Result<()> {
             self.begun = true;
             Ok(())
         }
@@ -662,7 +661,7 @@ mod tests {
         run_job(
             engine,
             JobIo {
-                fd: -1,
+                fd: crate::engine::NO_FILE,
                 base_offset: 0,
                 job: &job,
                 codec: &codec,

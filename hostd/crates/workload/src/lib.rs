@@ -15,16 +15,21 @@ pub mod bench;
 pub mod block;
 pub mod buffer;
 pub mod certify;
+pub mod cputime;
 pub mod crc32c;
 pub mod direct;
 pub mod engine;
 pub mod events;
 pub mod fault;
 pub mod fsinfo;
+#[cfg(windows)]
+pub mod fsinfo_windows;
 pub mod jobloop;
 pub mod latency;
 pub mod link;
 pub mod link_macos;
+#[cfg(windows)]
+pub mod link_windows;
 pub mod plan;
 pub mod profile;
 mod profile_programs;

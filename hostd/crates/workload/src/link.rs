@@ -8,6 +8,8 @@
 
 #[cfg(target_os = "macos")]
 pub use crate::link_macos::link_for_path;
+#[cfg(windows)]
+pub use crate::link_windows::link_for_path;
 pub use hostd_records::link::{LinkInfo, PcieLink, ThunderboltDevice, UsbLink};
 use std::path::{Path, PathBuf};
 
@@ -408,7 +410,7 @@ fn pcie_text(name: &str, p: &PcieLink, tb: &[ThunderboltDevice]) -> String {
 }
 
 /// The link of the block device holding `path` (its `st_dev`), from the real /sys.
-#[cfg(not(target_os = "macos"))]
+#[cfg(all(unix, not(target_os = "macos")))]
 pub fn link_for_path(path: &Path) -> LinkInfo {
     use std::os::unix::fs::MetadataExt as _;
     let Ok(meta) = std::fs::metadata(path) else {
@@ -433,7 +435,7 @@ pub fn link_for_path(path: &Path) -> LinkInfo {
     Sysfs::default().link_for_devnum(major, minor)
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;

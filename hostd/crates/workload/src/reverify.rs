@@ -7,7 +7,6 @@ use crate::block::{BlockCodec, BLOCK};
 use crate::buffer::AlignedBuf;
 use crate::direct::{self, OpenMode};
 use serde::Serialize;
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 pub use hostd_records::certify::{BadByte, VerifiedFile, VerifyResult};
@@ -104,7 +103,7 @@ pub fn check_range(
 fn read_full(file: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
     let mut done = 0;
     while done < buf.len() {
-        match file.read_at(&mut buf[done..], at + done as u64) {
+        match direct::read_at(file, &mut buf[done..], at + done as u64) {
             Ok(0) => break,
             Ok(n) => done += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}

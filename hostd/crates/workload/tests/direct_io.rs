@@ -268,6 +268,7 @@ fn video_writes_frames_on_the_frame_clock() {
 /// only when nobody else — the ring included — has the file open. Kernels
 /// 5.10–6.3 drop a replaced table entry up to a second later, hence the wait.
 #[test]
+#[cfg(target_os = "linux")] // io_uring and file leases are Linux's
 fn io_uring_releases_the_registered_file_after_each_job() {
     use hostd_workload::block::{BlockCodec, DataPool};
     use hostd_workload::direct::{self, OpenMode};

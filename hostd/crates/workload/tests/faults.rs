@@ -206,6 +206,7 @@ fn missing_or_non_directory_targets_are_refused() {
 }
 
 #[test]
+#[cfg(unix)] // a read-only directory by mode bits (Windows has ACLs instead)
 fn unwritable_target_gives_a_clear_error() {
     let dir = disk_tempdir();
     let ro = dir.path().join("ro");

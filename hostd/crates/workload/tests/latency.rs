@@ -15,7 +15,6 @@ use hostd_workload::plan::{IoJob, Rw};
 use hostd_workload::runner::RunStatus;
 use hostd_workload::ProfileExt;
 use std::collections::BTreeMap;
-use std::os::unix::io::AsRawFd;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -119,7 +118,14 @@ fn job_on_a_real_file(choice: EngineChoice, rw: Rw, qd: usize, verify: bool) -> 
     let mut go = |job: &IoJob, mode: OpenMode, eng: &mut dyn engine::IoEngine| {
         let (file, status) = direct::open(&path, mode, false).unwrap();
         assert!(status.is_direct());
-        let out = run_job_on(eng, file.as_raw_fd(), job, &codec, &mut buffers).unwrap();
+        let out = run_job_on(
+            eng,
+            hostd_workload::engine::raw_file(&file),
+            job,
+            &codec,
+            &mut buffers,
+        )
+        .unwrap();
         if mode != OpenMode::Read {
             direct::sync(&file).unwrap();
         }

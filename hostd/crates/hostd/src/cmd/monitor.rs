@@ -3,7 +3,6 @@
 //! SIGTERM or `--duration`.
 
 use super::probe_influx::InfluxProbe;
-use anyhow::Context;
 use hostd_correlate::{ProbeOptions, SampleListener};
 use hostd_influx::schema::RunTags;
 use hostd_influx::{LiveSlot, LiveWriter, Writer, WriterConfig};
@@ -71,11 +70,7 @@ pub fn execute(args: MonitorArgs) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(|| PathBuf::from("monitor").join(format!("{secs}")));
     let influx = args.influx.target()?;
     let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register_conditional_shutdown(sig, 130, stop.clone())
-            .context("cannot install signal handler")?;
-        signal_hook::flag::register(sig, stop.clone()).context("cannot install signal handler")?;
-    }
+    crate::stop::on_interrupt(&stop)?;
     let opts = ProbeOptions {
         source,
         sim_args: args.sim_args,

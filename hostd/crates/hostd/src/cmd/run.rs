@@ -362,7 +362,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     sinks.begin(&manifest);
 
     let stop = Arc::new(AtomicBool::new(false));
-    install_signal_handlers(&stop)?;
+    crate::stop::on_interrupt(&stop)?;
     let progress = runner::progress_for(&plan);
     let header = format!(
         "run {run_id}: profile {} seed {seed}, {} target(s), results in {}",
@@ -529,17 +529,6 @@ impl RunObserver for ComponentObservers<'_> {
             self.view.set_status(&lines);
         }
     }
-}
-
-fn install_signal_handlers(stop: &Arc<AtomicBool>) -> anyhow::Result<()> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    for sig in [SIGINT, SIGTERM] {
-        // A second signal while stopping terminates at once.
-        signal_hook::flag::register_conditional_shutdown(sig, 130, stop.clone())
-            .context("cannot install signal handler")?;
-        signal_hook::flag::register(sig, stop.clone()).context("cannot install signal handler")?;
-    }
-    Ok(())
 }
 
 fn random_seed() -> u64 {

@@ -238,4 +238,5 @@ pub fn run_with_unplug(prefix: &str, configure: impl FnOnce(&mut Command)) -> Un
     }
 }
 
+#[cfg(target_os = "linux")]
 pub mod realdev;

@@ -19,7 +19,12 @@ use crate::pb::host_to_probe::Cmd;
 use crate::sample::ProbeSample;
 use crate::stream::{ProbeStream, StreamEvent, StreamItem};
 use anyhow::Context;
-use serialport::TTYPort;
+/// The OS's own serial port type: a tty on Unix.
+#[cfg(unix)]
+pub type NativePort = serialport::TTYPort;
+/// The OS's own serial port type: a COM port on Windows.
+#[cfg(windows)]
+pub type NativePort = serialport::COMPort;
 use std::io::{ErrorKind, Read, Write};
 use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
@@ -213,14 +218,15 @@ fn locate(source: &ProbeSource, sim: Option<&SimProcess>) -> anyhow::Result<Path
 }
 
 /// Opens a probe serial port (raw, 20 ms read timeout).
-pub fn open_port(path: &std::path::Path) -> anyhow::Result<TTYPort> {
+pub fn open_port(path: &std::path::Path) -> anyhow::Result<NativePort> {
     serialport::new(path.to_string_lossy(), 115_200)
         .timeout(Duration::from_millis(20))
         .open_native()
         .with_context(|| {
             format!(
-                "could not open the probe port {} — is it plugged in, and not held by another hostd?",
-                path.display()
+                "could not open the probe port {} — is it plugged in, and not held by another hostd?{}",
+                path.display(),
+                source::ports_there_are(path)
             )
         })
 }

@@ -92,12 +92,18 @@ impl SimSearch {
     }
 }
 
+#[cfg(windows)]
+fn is_executable(p: &Path) -> bool {
+    p.is_file()
+}
+
+#[cfg(unix)]
 fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt as _;
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt as _;

@@ -1,6 +1,6 @@
 //! Where the probe is: `--probe PORT|auto[:SERIAL]|sim|none`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 /// USB vendor id of the probe (pid.codes, shared with firmware/app).
@@ -91,6 +91,31 @@ pub fn discover(serial: Option<&str>) -> anyhow::Result<PathBuf> {
         "no throttlescope probe (USB {PROBE_USB_VID:04x}:{PROBE_USB_PID:04x}{}) found; USB serial ports seen: {} — is it plugged in and flashed?",
         serial.map(|s| format!(", serial {s}")).unwrap_or_default(),
         if seen.is_empty() { "none".to_string() } else { seen.join(", ") }
+    )
+}
+
+/// On Windows, when `path` names a COM port that is not there: the ports
+/// that are, for the error message (empty elsewhere, or when it is there).
+pub(crate) fn ports_there_are(path: &Path) -> String {
+    if !cfg!(windows) {
+        return String::new();
+    }
+    let ports = serialport::available_ports().unwrap_or_default();
+    let name = path.to_string_lossy();
+    if ports
+        .iter()
+        .any(|p| p.port_name.eq_ignore_ascii_case(&name))
+    {
+        return String::new();
+    }
+    let names: Vec<&str> = ports.iter().map(|p| p.port_name.as_str()).collect();
+    format!(
+        " {name} does not exist; the COM ports there are: {}",
+        if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(", ")
+        }
     )
 }
 

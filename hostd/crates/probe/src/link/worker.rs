@@ -24,7 +24,7 @@ struct Resuming {
 pub(super) struct Worker {
     config: LinkConfig,
     stream: ProbeStream,
-    port: Option<TTYPort>,
+    port: Option<NativePort>,
     port_name: String,
     sim: Option<Arc<SimProcess>>,
     out: Sender<LinkOutput>,
@@ -47,7 +47,7 @@ impl Worker {
     /// A worker on the open `port` (`port_name` for messages), sending to `out`.
     pub(super) fn new(
         config: LinkConfig,
-        port: TTYPort,
+        port: NativePort,
         port_name: String,
         sim: Option<Arc<SimProcess>>,
         out: Sender<LinkOutput>,

@@ -17,8 +17,6 @@ use crate::target::TargetSpec;
 use anyhow::{bail, Context};
 use std::collections::{BTreeSet, HashMap};
 use std::fs::File;
-use std::os::unix::fs::FileTypeExt;
-use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
@@ -56,7 +54,7 @@ impl DirBackend {
         let meta = std::fs::metadata(&root)
             .with_context(|| format!("target {}: cannot use it", root.display()))?;
         let capacity = if opts.raw_device {
-            if !meta.file_type().is_block_device() {
+            if !fsinfo::is_block_device(&root, &meta) {
                 bail!(
                     "target {}: --raw-device given but it is not a block device",
                     root.display()
@@ -79,7 +77,7 @@ impl DirBackend {
                 available: size,
             })
         } else {
-            if meta.file_type().is_block_device() {
+            if fsinfo::is_block_device(&root, &meta) {
                 bail!(
                     "target {} is a block device; to write it raw use --raw-device --destroy-data",
                     root.display()
@@ -189,6 +187,12 @@ impl DirBackend {
         let _ = std::fs::remove_file(&probe);
         let (_, status) =
             result.with_context(|| format!("cannot create a file in {}", dir.display()))?;
+        if let (DirectIo::Direct, Some(why)) = (&status, &self.fs.not_a_disk) {
+            self.direct = DirectIo::Ineffective {
+                reason: format!("{why}; direct I/O there cannot be proven to reach a disk"),
+            };
+            return Ok(());
+        }
         self.direct = match (status, self.fs.fs_type.as_deref()) {
             (DirectIo::Direct, Some(fs)) if fsinfo::is_memory_fs(fs) => DirectIo::Ineffective {
                 reason: format!(
@@ -231,14 +235,7 @@ impl TargetBackend for DirBackend {
     }
 
     fn storage_key(&self) -> Option<String> {
-        use std::os::unix::fs::MetadataExt;
-        std::fs::metadata(&self.root).ok().map(|m| {
-            if self.opts.raw_device {
-                format!("rdev:{}", m.rdev())
-            } else {
-                format!("dev:{}", m.dev())
-            }
-        })
+        fsinfo::storage_key(&self.root, self.opts.raw_device)
     }
 
     fn prepare(&mut self, plan: &TargetPlan) -> anyhow::Result<()> {
@@ -357,7 +354,7 @@ impl TargetBackend for DirBackend {
         self.engine(qd)
             .map_err(|e| StepError::Other(anyhow::anyhow!("cannot start an I/O engine: {e}")))?;
         let engine = self.engines.get_mut(&qd).expect("opened above");
-        let fd = file.as_raw_fd();
+        let fd = engine::raw_file(&file);
         let result = run_job(
             engine.as_mut(),
             JobIo {
@@ -379,7 +376,7 @@ impl TargetBackend for DirBackend {
         }
         let outcome = match result {
             Ok(o) => o,
-            Err(e) if e.source.raw_os_error() == Some(libc::ENOSPC) => {
+            Err(e) if direct::is_disk_full(&e.source) => {
                 return Err(StepError::DiskFull {
                     path: pstr,
                     bytes_done: e.bytes_done,
@@ -393,12 +390,15 @@ impl TargetBackend for DirBackend {
             }
         };
         if write {
-            direct::sync(&file).map_err(|e| match e.raw_os_error() {
-                Some(libc::ENOSPC) => StepError::DiskFull {
-                    path: pstr.clone(),
-                    bytes_done: outcome.bytes,
-                },
-                _ => StepError::Other(anyhow::anyhow!("fsync {pstr}: {e}")),
+            direct::sync(&file).map_err(|e| {
+                if direct::is_disk_full(&e) {
+                    StepError::DiskFull {
+                        path: pstr.clone(),
+                        bytes_done: outcome.bytes,
+                    }
+                } else {
+                    StepError::Other(anyhow::anyhow!("fsync {pstr}: {e}"))
+                }
             })?;
         }
         Ok(StepOutput {
@@ -464,6 +464,7 @@ impl TargetBackend for DirBackend {
 
 #[cfg(target_os = "linux")]
 fn device_size(f: &File) -> std::io::Result<u64> {
+    use std::os::unix::io::AsRawFd;
     let mut size: u64 = 0;
     // BLKGETSIZE64 = _IOR(0x12, 114, size_t)
     const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;

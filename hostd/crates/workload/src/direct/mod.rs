@@ -1,6 +1,8 @@
 //! Opening files so that I/O bypasses the page cache: `O_DIRECT` on Linux
-//! (`linux.rs`), `F_NOCACHE` on macOS (`macos.rs`). Nothing else in the crate
-//! asks which OS it runs on.
+//! (`linux.rs`), `F_NOCACHE` on macOS (`macos.rs`), `FILE_FLAG_NO_BUFFERING`
+//! on Windows (`windows.rs`); and positional I/O on the open file
+//! (`unix_rw.rs`, `windows.rs`). Nothing else in the crate asks which OS it
+//! runs on.
 
 #[cfg(target_os = "linux")]
 mod linux;
@@ -10,6 +12,18 @@ use linux as os;
 mod macos;
 #[cfg(target_os = "macos")]
 use macos as os;
+#[cfg(unix)]
+mod unix_rw;
+#[cfg(unix)]
+use unix_rw as rw;
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+use windows as os;
+#[cfg(windows)]
+use windows as rw;
+
+pub use rw::{disk_full, is_disk_full, pread, pwrite, read_at};
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -33,7 +47,7 @@ pub enum OpenMode {
 pub fn open(path: &Path, mode: OpenMode, allow_cached: bool) -> io::Result<(File, DirectIo)> {
     match os::open_direct(path, mode) {
         Ok(f) => Ok((f, DirectIo::Direct)),
-        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+        Err(e) if rw::is_refusal(&e) => {
             let reason = format!("direct I/O refused by the filesystem ({e})");
             if !allow_cached {
                 return Err(io::Error::new(

@@ -11,8 +11,29 @@ mod uring;
 
 use serde::Serialize;
 use std::io;
-use std::os::unix::io::RawFd;
 use std::time::Instant;
+
+/// An open file as the engines take it: a descriptor on Unix.
+#[cfg(unix)]
+pub type RawFile = std::os::unix::io::RawFd;
+/// An open file as the engines take it: a handle on Windows.
+#[cfg(windows)]
+pub type RawFile = std::os::windows::io::RawHandle;
+
+/// No file: for engines in tests that never touch one.
+#[cfg(all(test, unix))]
+pub(crate) const NO_FILE: RawFile = -1;
+/// No file: for engines in tests that never touch one.
+#[cfg(all(test, windows))]
+pub(crate) const NO_FILE: RawFile = std::ptr::null_mut();
+
+/// The raw descriptor or handle of `file` (still owned by `file`).
+pub fn raw_file(file: &std::fs::File) -> RawFile {
+    #[cfg(unix)]
+    return std::os::unix::io::AsRawFd::as_raw_fd(file);
+    #[cfg(windows)]
+    return std::os::windows::io::AsRawHandle::as_raw_handle(file);
+}
 
 /// One I/O to perform. The buffer belongs to the job loop's slot `slot` and
 /// stays valid and untouched until its completion is reaped.
@@ -21,7 +42,7 @@ pub struct IoRequest {
     /// Slot number, returned in the completion.
     pub slot: usize,
     /// Open file.
-    pub fd: RawFd,
+    pub fd: RawFile,
     /// Byte offset in the file.
     pub offset: u64,
     /// Buffer start.
@@ -65,7 +86,7 @@ pub trait IoEngine: Send {
     /// (slot `i` owns `bufs[i]`, which stays allocated until [`IoEngine::end_job`]).
     /// Engines that can pre-register them with the kernel do, so that no
     /// I/O has to look up the file or pin the buffer's pages again.
-    fn begin_job(&mut self, _fd: RawFd, _bufs: &[(*mut u8, usize)]) -> io::Result<()> {
+    fn begin_job(&mut self, _fd: RawFile, _bufs: &[(*mut u8, usize)]) -> io::Result<()> {
         Ok(())
     }
     /// Called after a job's last completion has been reaped: undoes

@@ -1,5 +1,5 @@
 //! Portable engine: `queue_depth` worker threads, each doing blocking
-//! pread/pwrite for one request at a time.
+//! positioned reads and writes ([`crate::direct::pread`]) for one request at a time.
 
 use super::{IoCompletion, IoEngine, IoRequest};
 use std::collections::VecDeque;
@@ -61,29 +61,14 @@ fn worker(shared: Arc<Shared>, tx: Sender<IoCompletion>) {
         };
         let issued_at = Some(std::time::Instant::now());
         // SAFETY: the job loop keeps the buffer alive and untouched until reaped.
-        let n = unsafe {
+        let result = unsafe {
             if req.write {
-                libc::pwrite(
-                    req.fd,
-                    req.buf as *const libc::c_void,
-                    req.len,
-                    req.offset as libc::off_t,
-                )
+                crate::direct::pwrite(req.fd, req.buf, req.len, req.offset)
             } else {
-                libc::pread(
-                    req.fd,
-                    req.buf as *mut libc::c_void,
-                    req.len,
-                    req.offset as libc::off_t,
-                )
+                crate::direct::pread(req.fd, req.buf, req.len, req.offset)
             }
         };
         let completed_at = Some(std::time::Instant::now());
-        let result = if n < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(n as usize)
-        };
         if tx
             .send(IoCompletion {
                 slot: req.slot,

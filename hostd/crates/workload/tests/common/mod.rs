@@ -6,13 +6,13 @@ use hostd_workload::block::{BlockCodec, DataPool};
 use hostd_workload::buffer::BufferPool;
 use hostd_workload::engine::EngineChoice;
 use hostd_workload::engine::IoEngine;
+use hostd_workload::engine::RawFile;
 use hostd_workload::events::{RunEvent, RunObserver};
 use hostd_workload::fault::FaultPlan;
 use hostd_workload::jobloop::{run_job, JobError, JobIo, JobOutcome};
 use hostd_workload::plan::IoJob;
 use hostd_workload::runner::{self, RunConfig, RunOutcome};
 use hostd_workload::{Plan, Profile, ProfileExt, TargetSpec};
-use std::os::unix::io::RawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex};
@@ -24,6 +24,7 @@ pub fn disk_tempdir() -> tempfile::TempDir {
         std::env::var("THROTTLESCOPE_TEST_DIR").ok(),
         Some("/var/tmp".into()),
         Some("/tmp".into()),
+        Some(std::env::temp_dir().display().to_string()),
     ]
     .into_iter()
     .flatten()
@@ -43,7 +44,7 @@ pub fn disk_tempdir() -> tempfile::TempDir {
 /// I/O timed, never stopped, no 1 s interval latencies.
 pub fn run_job_on(
     engine: &mut dyn IoEngine,
-    fd: RawFd,
+    fd: RawFile,
     job: &IoJob,
     codec: &BlockCodec,
     buffers: &mut BufferPool,
@@ -205,7 +206,10 @@ impl Drop for Unmount {
 
 /// True when running as root and `mount` works here.
 pub fn can_mount() -> bool {
+    #[cfg(windows)]
+    let root = false;
     // SAFETY: geteuid has no preconditions.
+    #[cfg(unix)]
     let root = unsafe { libc::geteuid() } == 0;
     root && std::process::Command::new("mount")
         .arg("--version")
