@@ -32,7 +32,7 @@ demo: build
     echo "demo results: $work/run"
 
 # The whole test suite (what CI runs).
-test: setup test-firmware test-hostd test-dashboards test-report
+test: setup test-firmware test-hostd test-dashboards test-report test-windows
 
 # Configure and build the firmware core, its host tests and the probe simulator.
 firmware-build:
@@ -68,6 +68,12 @@ test-hostd: firmware-build influx-build
     cd {{root}}/hostd && cargo fmt --all --check
     cd {{root}}/hostd && cargo clippy --locked --workspace --all-targets -- -D warnings
     cd {{root}}/hostd && cargo test --locked --workspace
+
+# hostd for Windows: built with MinGW-w64 (x86_64-pc-windows-gnu), its unit tests under Wine,
+# then `hostd.exe run --profile quick` under Wine with the probe simulator on a COM port, whose run
+# directory the Linux `hostd analyze` must read to the same figures (scripts/windows/test.sh).
+test-windows: setup firmware-build
+    {{root}}/scripts/windows/test.sh
 
 # Grafana dashboards: type check against @grafana/schema, structural checks, and every query
 # run against a private influxd holding a real `hostd run --probe sim` (docs/dashboards.md).

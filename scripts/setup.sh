@@ -13,6 +13,7 @@ packages=(
   fio                                       # bench-io reference
   chromium                                  # report check in headless Chromium
   mount e2fsprogs                           # real-device tests: losetup, mkfs.ext4
+  gcc-mingw-w64-x86-64 wine64               # test-windows: link hostd.exe, run it under Wine
 )
 
 missing=()
@@ -47,6 +48,12 @@ need() { # command, minimum "major.minor", how to get it, version command...
 }
 need cargo 1.85 "install Rust with rustup (rustup update stable)" cargo --version
 [[ ${1:-test} == demo ]] && exit 0 # the demo needs neither InfluxDB nor the dashboard checks
+# test-windows builds hostd for Windows with rustup's standard library for the target.
+if ! rustup target list --installed 2>/dev/null | grep -qx x86_64-pc-windows-gnu; then
+  command -v rustup >/dev/null || { echo "setup: rustup not found; install Rust with rustup to add the x86_64-pc-windows-gnu target" >&2; exit 1; }
+  echo "setup: adding the Rust target x86_64-pc-windows-gnu" >&2
+  rustup target add x86_64-pc-windows-gnu >/dev/null
+fi
 need go 1.23 "install Go 1.23 or newer (the InfluxDB test server is built from its Go module)" go version
 need node 20.0 "install Node.js 20 or newer with npm (dashboard type checks)" node --version
 need npm 9.0 "install npm with Node.js 20 or newer" npm --version

@@ -66,14 +66,7 @@ impl ProbeOptions {
         match &self.source {
             ProbeSource::None => Ok(()),
             ProbeSource::Sim => hostd_probe::link::sim::sim_program().map(|_| ()),
-            ProbeSource::Port(p) => {
-                anyhow::ensure!(
-                    p.exists(),
-                    "probe port {} does not exist — is the probe plugged in? (`--probe auto` finds it by USB id)",
-                    p.display()
-                );
-                Ok(())
-            }
+            ProbeSource::Port(p) => hostd_probe::link::check_port(p),
             ProbeSource::Auto { serial } => {
                 hostd_probe::link::discover(serial.as_deref()).map(|_| ())
             }

@@ -71,7 +71,9 @@ impl LatencyRecords {
 /// Writes a run directory.
 pub struct RunDirSink {
     dir: PathBuf,
-    files: files::Writer,
+    /// Open until the run ends: closed then, so that the end of the run can
+    /// replace `files.csv` (Windows cannot rename over a file still open).
+    files: Option<files::Writer>,
     intervals: intervals::Writer,
     events: BufWriter<File>,
     /// The run's start (host Unix ns): the latency logs' BaseTime.
@@ -111,7 +113,7 @@ impl RunDirSink {
         let events = BufWriter::new(open("run-events.jsonl")?);
         Ok(RunDirSink {
             dir: dir.to_path_buf(),
-            files,
+            files: Some(files),
             intervals,
             events,
             start_ns: 0,
@@ -206,7 +208,10 @@ impl RecordSink for RunDirSink {
     }
 
     fn file(&mut self, r: &FileRecord) -> anyhow::Result<()> {
-        Ok(self.files.write(r)?)
+        match &mut self.files {
+            Some(w) => Ok(w.write(r)?),
+            None => anyhow::bail!("a file record after the end of the run: files.csv is closed"),
+        }
     }
 
     fn interval(&mut self, r: &IntervalRecord) -> anyhow::Result<()> {
@@ -221,6 +226,10 @@ impl RecordSink for RunDirSink {
         serde_json::to_writer(&mut self.events, ev)?;
         self.events.write_all(b"\n")?;
         self.events.flush()?;
+        if let RunEvent::RunEnd { .. } = ev {
+            // Every row is flushed as written; closing loses nothing.
+            self.files = None;
+        }
         Ok(())
     }
 

@@ -10,7 +10,7 @@ mod types;
 mod worker;
 
 pub use sim::SimProcess;
-pub use source::{discover, ProbeSource, PROBE_USB_PID, PROBE_USB_VID, SIM_ENV};
+pub use source::{check_port, discover, ProbeSource, PROBE_USB_PID, PROBE_USB_VID, SIM_ENV};
 pub use types::*;
 use worker::Worker;
 

@@ -94,6 +94,27 @@ pub fn discover(serial: Option<&str>) -> anyhow::Result<PathBuf> {
     )
 }
 
+/// Checks, before anything is written, that the probe port `path` is there:
+/// on Unix the device node exists; on Windows (where `COM5` is no file) the
+/// port opens, and when it does not, the error names the ports there are.
+pub fn check_port(path: &Path) -> anyhow::Result<()> {
+    #[cfg(unix)]
+    anyhow::ensure!(
+        path.exists(),
+        "probe port {} does not exist — is the probe plugged in? (`--probe auto` finds it by USB id)",
+        path.display()
+    );
+    #[cfg(windows)]
+    if let Err(e) = serialport::new(path.to_string_lossy(), 115_200).open() {
+        anyhow::bail!(
+            "cannot open the probe port {}: {e}.{} Is the probe plugged in? (`--probe auto` finds it by USB id)",
+            path.display(),
+            ports_there_are(path)
+        );
+    }
+    Ok(())
+}
+
 /// On Windows, when `path` names a COM port that is not there: the ports
 /// that are, for the error message (empty elsewhere, or when it is there).
 pub(crate) fn ports_there_are(path: &Path) -> String {

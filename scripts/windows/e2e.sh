@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# End to end under Wine: the probe simulator (a Linux program) on a
+# pseudo-terminal, mapped to a COM port in the Wine prefix; `hostd.exe run
+# --profile quick --probe COMn` on a directory on this machine's disk; then the
+# Linux `hostd analyze` reads the run directory and its phases (files, bytes,
+# energy) must be the ones hostd.exe wrote in summary.json and files.csv.
+# Usage: e2e.sh WINE HOSTD_EXE PROBE_SIM (WINEPREFIX set; see test.sh).
+set -euo pipefail
+
+wine=$1 exe=$2 sim=$3
+root=$(cd "$(dirname "$0")/../.." && pwd)
+say() { printf 'test-windows e2e: %s\n' "$*" >&2; }
+
+(cd "$root/hostd" && cargo build --locked --quiet -p hostd)
+linux_hostd=$root/hostd/target/debug/hostd
+
+work=$(mktemp -d -p /var/tmp throttlescope-wine.XXXXXX) # on disk, not tmpfs
+sim_pid=
+com=
+cleanup() {
+  [[ -n $sim_pid ]] && { echo quit >&3 || true; kill "$sim_pid" 2>/dev/null || true; wait "$sim_pid" 2>/dev/null || true; }
+  [[ -n $com ]] && rm -f "$WINEPREFIX/dosdevices/$com"
+  if [[ $ok == 1 ]]; then rm -rf "$work"; else say "kept $work for a look"; fi
+}
+ok=0
+trap cleanup EXIT
+
+# The simulator announces its pty as `pty PATH`; its stdin stays open on fd 3.
+mkfifo "$work/sim.in"
+"$sim" <"$work/sim.in" >"$work/sim.out" 2>"$work/sim.err" &
+sim_pid=$!
+exec 3>"$work/sim.in"
+for _ in $(seq 100); do
+  pty=$(sed -n 's/^pty //p' "$work/sim.out" | head -n 1)
+  [[ -n $pty ]] && break
+  sleep 0.1
+done
+[[ -n ${pty:-} ]] || { cat "$work/sim.err" >&2; say "the simulator announced no pty"; exit 1; }
+
+# A COM port no other prefix user holds: the first free comN from com10.
+for n in $(seq 10 40); do
+  [[ -e $WINEPREFIX/dosdevices/com$n || -L $WINEPREFIX/dosdevices/com$n ]] || { com=com$n; break; }
+done
+[[ -n $com ]] || { say "no free COM port name in $WINEPREFIX/dosdevices"; exit 1; }
+ln -s "$pty" "$WINEPREFIX/dosdevices/$com"
+port=${com^^}
+
+mkdir "$work/target"
+win() { printf 'Z:%s' "${1//\//\\}"; }
+say "hostd.exe run --profile quick --probe $port ($pty) --target $(win "$work/target")"
+start=$EPOCHREALTIME
+"$wine" "$exe" run --profile quick --probe "$port" --seed 7 \
+  --target "$(win "$work/target")" --out "$(win "$work/run")" >"$work/wine-run.log" 2>&1 ||
+  { cat "$work/wine-run.log" >&2; say "hostd.exe run failed"; exit 1; }
+say "hostd.exe run took $(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s"
+
+# hostd.exe's own analysis (events.json) before the Linux one replaces it.
+cp "$work/run/events.json" "$work/events-windows.json"
+"$linux_hostd" analyze --json --no-report "$work/run" >"$work/analysis.json"
+python3 - "$work/run" "$work/analysis.json" "$work/events-windows.json" <<'PY'
+import csv, json, math, sys
+run, analysis, own = sys.argv[1], json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+summary = json.load(open(f"{run}/summary.json"))
+manifest = json.load(open(f"{run}/manifest.json"))
+rows = list(csv.DictReader(open(f"{run}/files.csv")))
+problems = []
+def check(what, wrote, read, tol=1e-9):
+    same = wrote == read if not isinstance(wrote, float) else math.isclose(wrote, read, rel_tol=tol, abs_tol=tol)
+    print(f"  {what}: hostd.exe {wrote}, Linux analyze {read}" + ("" if same else "  <-- DIFFERS"))
+    if not same:
+        problems.append(what)
+assert summary["status"] == "completed", summary["status"]
+assert manifest["host"]["os"] == "windows", manifest["host"]
+wrote = {(p["target"], p["phase"]): p for p in summary["phases"]}
+own = {(p["target"], p["phase"]): p for p in own["phases"]}
+read = {(p["target"], p["phase"]): p for p in analysis["phases"]}
+check("phases", sorted(wrote), sorted(read))
+for key in sorted(wrote):
+    w, o, r = wrote[key], own.get(key, {}), read.get(key, {})
+    here = [x for x in rows if (x["target"], x["phase"]) == key and x["status"] == "ok"]
+    check(f"{key[1]} files (summary.json)", w["files"], r.get("files"))
+    check(f"{key[1]} files (files.csv)", len(here), r.get("files"))
+    check(f"{key[1]} bytes (summary.json)", w["bytes"], r.get("bytes"))
+    check(f"{key[1]} bytes (files.csv)", sum(int(x["bytes"]) for x in here), r.get("bytes"))
+    if o.get("energy_j") is None or r.get("energy_j") is None:
+        problems.append(f"{key[1]} energy missing")
+        print(f"  {key[1]} energy: hostd.exe {o.get('energy_j')}, Linux analyze {r.get('energy_j')}  <-- MISSING")
+        continue
+    check(f"{key[1]} energy J (events.json)", float(o["energy_j"]), float(r["energy_j"]))
+    # files.csv keeps 6 decimals of each file's joules.
+    check(f"{key[1]} energy J (files.csv)", sum(float(x["energy_j"]) for x in here), float(r["energy_j"]), 1e-6 * (len(here) + 1))
+print("  engine:", ", ".join(sorted({t.get("engine", "?") for t in manifest["targets"]})),
+      "| direct I/O:", ", ".join(sorted({json.dumps(t.get("direct_io")) for t in manifest["targets"]})),
+      "| kernel:", manifest["host"].get("kernel"))
+sys.exit(f"test-windows e2e: figures differ: {', '.join(problems)}" if problems else 0)
+PY
+ok=1
+say "the Linux analysis agrees with what hostd.exe wrote"

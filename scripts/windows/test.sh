@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# `just test-windows`: hostd for Windows (x86_64-pc-windows-gnu, linked with
+# MinGW-w64), its unit tests run under Wine, then an end-to-end run under Wine
+# — `hostd.exe run --profile quick` with the probe simulator on a
+# pseudo-terminal that Wine maps to a COM port — whose run directory the Linux
+# `hostd analyze` reads, and whose figures must agree.
+#
+# Wine 8.0 lacks bcryptprimitives.dll (ProcessPrng, where Rust's std gets its
+# random numbers); a shim built from bcryptprimitives.c goes beside each .exe.
+# The Wine prefix is created once under ~/.cache/throttlescope/wine.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+target=x86_64-pc-windows-gnu
+cache=${THROTTLESCOPE_CACHE:-$HOME/.cache/throttlescope}
+export WINEPREFIX=${THROTTLESCOPE_WINEPREFIX:-$cache/wine}
+export WINEDEBUG=-all WINEARCH=win64
+sim=${THROTTLESCOPE_PROBE_SIM:?test-windows: THROTTLESCOPE_PROBE_SIM must name the probe simulator}
+
+say() { printf 'test-windows: %s\n' "$*" >&2; }
+die() { say "$*"; exit 1; }
+
+wine=$(command -v wine64 || true)
+[[ -n $wine ]] || wine=/usr/lib/wine/wine64
+[[ -x $wine ]] || die "Wine's 64-bit loader is missing (apt-get install wine64; just setup does it)"
+command -v x86_64-w64-mingw32-gcc >/dev/null || die "MinGW-w64 is missing (apt-get install gcc-mingw-w64-x86-64)"
+rustup target list --installed 2>/dev/null | grep -qx "$target" ||
+  die "the Rust target $target is missing (rustup target add $target)"
+
+cd "$root/hostd"
+out=$root/hostd/target/$target/debug
+
+# 1. Build hostd.exe and the test binaries of the crates whose tests run under Wine.
+crates=(hostd-records hostd-workload hostd-probe hostd-analysis hostd-store)
+say "building for $target"
+cargo build --locked --quiet --target "$target" -p hostd
+mapfile -t tests < <(
+  cargo test --locked --quiet --target "$target" --no-run --message-format=json \
+    "${crates[@]/#/-p}" |
+    python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("profile", {}).get("test") and m.get("executable"):
+        print(m["executable"])'
+)
+((${#tests[@]})) || die "no test binaries were built"
+
+# 2. The ProcessPrng shim beside every .exe that Wine will start.
+shim=$out/bcryptprimitives.dll
+if [[ ! -f $shim || $root/scripts/windows/bcryptprimitives.c -nt $shim ]]; then
+  x86_64-w64-mingw32-gcc -shared -O2 -o "$shim" "$root/scripts/windows/bcryptprimitives.c" -ladvapi32
+fi
+cp -f "$shim" "$out/deps/bcryptprimitives.dll"
+
+# 3. The Wine prefix, once.
+if [[ ! -f $WINEPREFIX/system.reg ]]; then
+  say "creating the Wine prefix $WINEPREFIX (once)"
+  mkdir -p "$WINEPREFIX"
+  "$wine" wineboot --init >/dev/null 2>&1 || true
+  [[ -f $WINEPREFIX/system.reg ]] || die "wineboot did not create $WINEPREFIX"
+fi
+
+# 4. The tests under Wine. None is skipped here: the tests that need what
+# Windows (so Wine) has not are compiled out with #[cfg(unix)] and the reason
+# beside them — pseudo-terminals (probe: link_pty, sim_pty), Unix mode bits
+# (records: write_atomic keeps the mode; workload: the read-only target;
+# influx: token files), io_uring and file leases (workload: direct_io), the
+# sysfs fixtures built with symlinks (workload: link), the Linux statvfs and
+# mountinfo (workload: fsinfo; its Windows tests run instead).
+skip=()
+failed=0
+for t in "${tests[@]}"; do
+  name=$(basename "$t" .exe)
+  if ! "$wine" "$t" -q "${skip[@]}" >"$out/wine-$name.log" 2>&1; then
+    say "FAILED under Wine: $name (log: $out/wine-$name.log)"
+    tail -n 30 "$out/wine-$name.log" >&2
+    failed=1
+  else
+    say "$name: $(grep -E '^test result' "$out/wine-$name.log" | tail -n 1)"
+  fi
+done
+((failed == 0)) || die "unit tests failed under Wine"
+
+# 5. End to end: hostd.exe with the probe simulator on a COM port.
+"$root/scripts/windows/e2e.sh" "$wine" "$out/hostd.exe" "$sim"
