@@ -12,7 +12,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 say() { printf 'test-windows e2e: %s\n' "$*" >&2; }
 
 (cd "$root/hostd" && cargo build --locked --quiet -p hostd)
-linux_hostd=$root/hostd/target/debug/hostd
+linux_hostd=${CARGO_TARGET_DIR:-$root/hostd/target}/debug/hostd
 
 work=$(mktemp -d -p /var/tmp throttlescope-wine.XXXXXX) # on disk, not tmpfs
 sim_pid=
@@ -94,5 +94,36 @@ print("  engine:", ", ".join(sorted({t.get("engine", "?") for t in manifest["tar
       "| kernel:", manifest["host"].get("kernel"))
 sys.exit(f"test-windows e2e: figures differ: {', '.join(problems)}" if problems else 0)
 PY
-ok=1
 say "the Linux analysis agrees with what hostd.exe wrote"
+
+# Ctrl-C: Wine turns SIGINT into a console CTRL_C_EVENT; the run must end
+# cleanly (status 130, summary `interrupted`, its test files removed).
+cat >"$work/many.toml" <<'TOML'
+name = "many"
+description = "test-windows: a run long enough to interrupt"
+kind = "files"
+[files]
+count = 200
+min_size = "4MB"
+max_size = "4MB"
+[io]
+block_size = "1MiB"
+queue_depth = 4
+phases = ["write", "read"]
+TOML
+mkdir "$work/target2"
+"$wine" "$exe" run --profile "$(win "$work/many.toml")" --target "$(win "$work/target2")" \
+  --out "$(win "$work/run2")" >"$work/wine-run2.log" 2>&1 &
+run_pid=$!
+for _ in $(seq 200); do # until the first file is recorded
+  [[ $(wc -l 2>/dev/null <"$work/run2/files.csv" || echo 0) -ge 2 ]] && break
+  sleep 0.1
+done
+kill -INT "$run_pid"
+status=0
+wait "$run_pid" || status=$?
+[[ $status == 130 ]] || { cat "$work/wine-run2.log" >&2; say "Ctrl-C: hostd.exe exited with $status, not 130"; exit 1; }
+grep -q '"status": *"interrupted"' "$work/run2/summary.json" || { say "Ctrl-C: summary.json does not say interrupted"; exit 1; }
+[[ -z $(ls -A "$work/target2") ]] || { ls -R "$work/target2" >&2; say "Ctrl-C: test files left behind"; exit 1; }
+say "Ctrl-C ended the run cleanly (exit 130, interrupted, $(($(wc -l <"$work/run2/files.csv") - 1)) files recorded, test files removed)"
+ok=1

@@ -28,7 +28,7 @@ rustup target list --installed 2>/dev/null | grep -qx "$target" ||
   die "the Rust target $target is missing (rustup target add $target)"
 
 cd "$root/hostd"
-out=$root/hostd/target/$target/debug
+out=${CARGO_TARGET_DIR:-$root/hostd/target}/$target/debug
 
 # 1. Build hostd.exe and the test binaries of the crates whose tests run under Wine.
 crates=(hostd-records hostd-workload hostd-probe hostd-analysis hostd-store)

@@ -28,7 +28,7 @@ fn write_then_read_verifies_every_file_with_direct_io_and_removes_the_test_files
     .unwrap();
     assert_eq!(out.status, RunStatus::Completed);
     assert_eq!(out.targets[0].direct_io, DirectIo::Direct);
-    assert!(["io_uring", "threads"].contains(&out.targets[0].engine.as_str()));
+    assert!(["io_uring", "iocp", "threads"].contains(&out.targets[0].engine.as_str()));
     let writes: Vec<_> = out.files.iter().filter(|f| f.phase == "write").collect();
     let reads: Vec<_> = out.files.iter().filter(|f| f.phase == "read").collect();
     assert_eq!((writes.len(), reads.len()), (5, 5));

@@ -29,7 +29,7 @@ pub struct BenchJobArgs {
     /// Bytes moved (fio's `io_size`), at most --size; default: --size.
     #[arg(long)]
     pub io_size: Option<String>,
-    /// Engine: auto, io_uring, threads.
+    /// Engine: auto, io_uring, iocp, threads.
     #[arg(long, default_value = "auto")]
     pub engine: EngineChoice,
     /// Verify blocks on read (`off` measures the engine alone).

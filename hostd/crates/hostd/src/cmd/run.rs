@@ -55,7 +55,7 @@ pub struct RunArgs {
     /// Run even where direct I/O is refused or ineffective (tmpfs); recorded in the manifest.
     #[arg(long)]
     pub allow_cached: bool,
-    /// I/O engine: auto (io_uring, else threads), io_uring, threads.
+    /// I/O engine: auto (io_uring on Linux, iocp on Windows, else threads), io_uring, iocp, threads.
     #[arg(long, default_value = "auto")]
     pub engine: EngineChoice,
     /// The target is a raw block device (fill profiles only; needs --destroy-data).
@@ -250,6 +250,9 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             Ok(lines) => lines.iter().for_each(|l| outln!("{l}")),
             Err(e) => outln!("{e}"),
         }
+        #[cfg(windows)]
+        outln!("engine: I/O completion port (iocp), else threads");
+        #[cfg(not(windows))]
         match hostd_workload::engine::probe_io_uring() {
             Ok(()) => outln!("engine: io_uring available"),
             Err(e) => outln!("engine: io_uring unavailable ({e}); threads would run"),

@@ -3,8 +3,11 @@
 //! way, so every workload runs on every engine.
 //!
 //! - `uring.rs`: io_uring (Linux), one ring per job, no extra threads.
+//! - `iocp.rs`: overlapped I/O on an I/O completion port (Windows).
 //! - `threads.rs`: portable; `queue_depth` worker threads doing pread/pwrite.
 
+#[cfg(windows)]
+mod iocp;
 mod threads;
 #[cfg(target_os = "linux")]
 mod uring;
@@ -108,11 +111,13 @@ pub trait IoEngine: Send {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum EngineChoice {
-    /// io_uring where it works, else threads.
+    /// io_uring where it works (Linux), an I/O completion port on Windows, else threads.
     #[default]
     Auto,
     /// io_uring only (error if unavailable).
     IoUring,
+    /// Overlapped I/O on an I/O completion port (Windows only).
+    Iocp,
     /// Portable threads.
     Threads,
 }
@@ -124,8 +129,9 @@ impl std::str::FromStr for EngineChoice {
             "auto" => Ok(EngineChoice::Auto),
             "io_uring" | "io-uring" | "uring" => Ok(EngineChoice::IoUring),
             "threads" | "psync" => Ok(EngineChoice::Threads),
+            "iocp" | "windowsaio" => Ok(EngineChoice::Iocp),
             other => Err(format!(
-                "unknown engine `{other}` (auto, io_uring, threads)"
+                "unknown engine `{other}` (auto, io_uring, iocp, threads)"
             )),
         }
     }
@@ -140,14 +146,34 @@ pub fn open(
     match choice {
         EngineChoice::Threads => Ok((Box::new(threads::Threads::new(queue_depth)), None)),
         EngineChoice::IoUring => open_uring(queue_depth).map(|e| (e, None)),
-        EngineChoice::Auto => match open_uring(queue_depth) {
-            Ok(e) => Ok((e, None)),
-            Err(err) => Ok((
-                Box::new(threads::Threads::new(queue_depth)),
-                Some(format!("io_uring unavailable ({err}); using threads")),
-            )),
-        },
+        EngineChoice::Iocp => open_iocp(queue_depth).map(|e| (e, None)),
+        EngineChoice::Auto => {
+            #[cfg(windows)]
+            let (native, what) = (open_iocp(queue_depth), "I/O completion port");
+            #[cfg(not(windows))]
+            let (native, what) = (open_uring(queue_depth), "io_uring");
+            match native {
+                Ok(e) => Ok((e, None)),
+                Err(err) => Ok((
+                    Box::new(threads::Threads::new(queue_depth)),
+                    Some(format!("{what} unavailable ({err}); using threads")),
+                )),
+            }
+        }
     }
+}
+
+#[cfg(windows)]
+fn open_iocp(queue_depth: usize) -> io::Result<Box<dyn IoEngine>> {
+    Ok(Box::new(iocp::Iocp::new(queue_depth)?))
+}
+
+#[cfg(not(windows))]
+fn open_iocp(_queue_depth: usize) -> io::Result<Box<dyn IoEngine>> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "I/O completion ports exist only on Windows",
+    ))
 }
 
 #[cfg(target_os = "linux")]
