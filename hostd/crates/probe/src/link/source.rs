@@ -107,8 +107,9 @@ pub fn check_port(path: &Path) -> anyhow::Result<()> {
     #[cfg(windows)]
     if let Err(e) = serialport::new(path.to_string_lossy(), 115_200).open() {
         anyhow::bail!(
-            "cannot open the probe port {}: {e}.{} Is the probe plugged in? (`--probe auto` finds it by USB id)",
+            "cannot open the probe port {} ({}).{} Is the probe plugged in? (`--probe auto` finds it by USB id)",
             path.display(),
+            e.to_string().trim_end_matches('.'),
             ports_there_are(path)
         );
     }
@@ -143,6 +144,17 @@ pub(crate) fn ports_there_are(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[cfg(windows)]
+    fn a_com_port_that_is_not_there_names_the_ports_that_are() {
+        let e = check_port(Path::new("COM231")).unwrap_err().to_string();
+        assert!(
+            e.contains("COM231 does not exist; the COM ports there are: "),
+            "{e}"
+        );
+        assert!(!e.contains("COM231,") && !e.ends_with("COM231."), "{e}");
+    }
 
     #[test]
     fn parses_every_form() {
