@@ -57,6 +57,9 @@ if [[ ! -f $WINEPREFIX/system.reg ]]; then
   say "creating the Wine prefix $WINEPREFIX (once)"
   mkdir -p "$WINEPREFIX"
   "$wine" wineboot --init >/dev/null 2>&1 || true
+  # The registry files appear when the wine server exits: wait for it.
+  wineserver=$(command -v wineserver || echo "$(dirname "$wine")/wineserver")
+  "$wineserver" -w || true
   [[ -f $WINEPREFIX/system.reg ]] || die "wineboot did not create $WINEPREFIX"
 fi
 
