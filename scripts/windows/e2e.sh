@@ -92,6 +92,7 @@ for key in sorted(wrote):
 print("  engine:", ", ".join(sorted({t.get("engine", "?") for t in manifest["targets"]})),
       "| direct I/O:", ", ".join(sorted({json.dumps(t.get("direct_io")) for t in manifest["targets"]})),
       "| kernel:", manifest["host"].get("kernel"))
+print("  link:", "; ".join(str((t.get("link") or {}).get("text")) for t in manifest["targets"]))
 sys.exit(f"test-windows e2e: figures differ: {', '.join(problems)}" if problems else 0)
 PY
 say "the Linux analysis agrees with what hostd.exe wrote"
