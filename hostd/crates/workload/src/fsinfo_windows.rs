@@ -110,14 +110,7 @@ pub fn storage_key(path: &Path, raw_device: bool) -> Option<String> {
     volume_info(&root).map(|(_, serial)| format!("vol:{serial:08x}"))
 }
 
-/// Whether a physical drive may be written raw. Not established on Windows
-/// yet, so refused (fails closed, like a missing mount table on Unix).
-pub fn device_in_use(device: &Path) -> anyhow::Result<Option<String>> {
-    anyhow::bail!(
-        "cannot tell whether {} holds a mounted volume (not read on Windows yet); refusing to write it raw",
-        device.display()
-    )
-}
+pub use crate::rawdisk_windows::device_in_use;
 
 #[cfg(test)]
 mod tests {

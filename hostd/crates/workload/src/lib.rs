@@ -34,6 +34,8 @@ pub mod plan;
 pub mod profile;
 mod profile_programs;
 pub mod program;
+#[cfg(windows)]
+pub mod rawdisk_windows;
 pub mod reverify;
 pub mod runner;
 pub mod sizes;

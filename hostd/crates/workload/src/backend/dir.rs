@@ -475,7 +475,10 @@ fn device_size(f: &File) -> std::io::Result<u64> {
     Ok(size)
 }
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(windows)]
+use crate::rawdisk_windows::device_size;
+
+#[cfg(all(unix, not(target_os = "linux")))]
 fn device_size(f: &File) -> std::io::Result<u64> {
     use std::io::{Seek, SeekFrom};
     let mut f = f.try_clone()?;
