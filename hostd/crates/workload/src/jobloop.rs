@@ -6,7 +6,7 @@ use crate::block::{BlockCodec, VerifyReport, BLOCK};
 use crate::buffer::{AlignedBuf, BufferPool};
 use crate::engine::{IoCompletion, IoEngine, IoRequest};
 use crate::latency::{IntervalLatency, LatencyHistogram, FLUSH_NS};
-use crate::plan::IoJob;
+use crate::step::IoJob;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
@@ -559,7 +559,7 @@ mod tests {
     //! use a scripted engine (the one place a mock is the only way).
     use super::*;
     use crate::block::DataPool;
-    use crate::plan::Rw;
+    use crate::step::Rw;
 
     /// Completes every request in full, except: request `fail_queue_at` is
     /// taken but `queue` then fails (as a ring whose submit fails after the

@@ -8,40 +8,15 @@ use crate::events::{
     FileRecord, IntervalRecord, LatencyRecord, LatencyScope, RunEvent, RunObserver, TargetInfo,
 };
 use crate::latency::{IntervalLatency, LatencyHistogram};
-use crate::plan::{Plan, Step};
+use crate::plan::Plan;
 use crate::program::mixed::MixedSplit;
 use crate::program::Action;
+use crate::step::{Goal, Step};
 use crate::unix_ns;
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
-
-/// What ends a target's work: how far along it is and when it will end.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Goal {
-    /// A fixed plan: this many bytes.
-    Bytes(u64),
-    /// An adaptive program that runs for about this long from its first
-    /// phase: a duration run (then it finishes its last cycle), a paced sweep
-    /// (each step lasts at least its time, ending on a whole chunk; it may
-    /// also stop at its first missed step).
-    Time {
-        /// How long.
-        run: Duration,
-        /// Only roughly (a sweep): the ETA says `~`.
-        approximate: bool,
-    },
-    /// An adaptive program whose end depends on what it measures (cache
-    /// recovery: each burst lasts until the drive slows).
-    Open,
-}
-
-impl Default for Goal {
-    fn default() -> Goal {
-        Goal::Bytes(0)
-    }
-}
 
 /// Live counters of one target (read by the live view and the sampler).
 #[derive(Debug, Default)]
