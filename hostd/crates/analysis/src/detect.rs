@@ -5,11 +5,11 @@
 
 use crate::changepoint::{self, Settings};
 use crate::input::FileRecord;
-use crate::model::EventKind;
 use crate::series::Series;
 use crate::significance;
 use crate::stall::SeriesStalls;
 use crate::stats;
+use hostd_records::cause::EventKind;
 use std::collections::HashMap;
 
 /// A change in throughput found in one series, before attribution.

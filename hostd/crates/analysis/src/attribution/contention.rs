@@ -4,7 +4,8 @@
 
 use super::signal::rate_in_window;
 use super::{CauseRule, Checks, Facts, NS};
-use hostd_records::events::{Cause, Evidence};
+use hostd_records::cause::Cause;
+use hostd_records::events::Evidence;
 
 /// The rules for "another target took the shared link's bandwidth".
 pub(super) struct Contention;

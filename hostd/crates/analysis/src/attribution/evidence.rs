@@ -7,7 +7,8 @@ use super::{Context, Facts, NS};
 use crate::detect::Change;
 use crate::series::Series;
 use crate::stats;
-use hostd_records::events::{EventKind, Evidence};
+use hostd_records::cause::EventKind;
+use hostd_records::events::Evidence;
 use hostd_records::ProbeSeries;
 
 /// Probe windows around an onset are at most this long, s.

@@ -18,7 +18,8 @@ pub use stall_event::stall_event;
 
 use crate::detect::Change;
 use crate::series::Series;
-use hostd_records::events::{Cause, Event, Evidence, Scores};
+use hostd_records::cause::Cause;
+use hostd_records::events::{Event, Evidence, Scores};
 use hostd_records::ProbeSeries;
 
 const NS: f64 = 1e9;
@@ -217,7 +218,7 @@ fn with_text(mut event: Event) -> Event {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hostd_records::events::EventKind;
+    use hostd_records::cause::EventKind;
 
     /// A context from `run_start_ns` 0 with no link ceiling and no drive temperature.
     fn ctx<'a>(all: &'a [Series], probe: Option<&'a ProbeSeries>) -> Context<'a> {

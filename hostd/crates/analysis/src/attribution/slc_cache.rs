@@ -3,7 +3,8 @@
 
 use super::evidence::drive_at_plateau;
 use super::{CauseRule, Checks, Facts};
-use hostd_records::events::{Cause, EventKind, Evidence};
+use hostd_records::cause::{Cause, EventKind};
+use hostd_records::events::Evidence;
 
 /// The rules for "the SLC write cache filled" (drops only; checked only where the enclosure
 /// rose beyond its noise before the onset).

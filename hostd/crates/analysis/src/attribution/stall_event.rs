@@ -4,7 +4,8 @@ use super::{with_text, NS};
 use crate::series::Series;
 use crate::stall::SeriesStalls;
 use crate::stats;
-use hostd_records::events::{Cause, Event, EventKind, Evidence, StallSummary};
+use hostd_records::cause::{Cause, EventKind};
+use hostd_records::events::{Event, Evidence, StallSummary};
 
 /// The `stall` event of a series: onset at its first stall, the count, durations and period
 /// in `stall`. Its cause is `unknown` (no rule attributes stalls yet).

@@ -4,7 +4,8 @@
 use super::evidence::drive_at_plateau;
 use super::signal::smoothed_min_max;
 use super::{CauseRule, Checks, Facts};
-use hostd_records::events::{Cause, Evidence};
+use hostd_records::cause::Cause;
+use hostd_records::events::Evidence;
 
 /// The rules for "the drive throttled to hold its temperature" (checked only where the
 /// enclosure rose beyond its noise before the onset).
