@@ -1,7 +1,7 @@
 //! hostd-report: the run's self-contained `report.html` (inline SVG, no script, no
 //! network) and the one call `hostd run` and `hostd analyze` make at the end of a run.
 //!
-//! One module per section of the report, in the order the page shows them: [`head`]
+//! One module per section of the report, in the order the page shows them: `head`
 //! (document head and title), `summary`, `targets`, `charts` (with `time_charts`),
 //! `headlines`, [`latency`], `statistics`, `attribution` (events and their causes) and
 //! `overlap`; `view` names and colours what they draw. This file assembles them.

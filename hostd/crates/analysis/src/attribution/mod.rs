@@ -121,7 +121,7 @@ impl Checks<'_> {
 }
 
 /// Attributes one change and builds its event: every cause's rules are scored, and the
-/// best-scoring cause wins if it scores at least [`MIN_SCORE`].
+/// best-scoring cause wins if it scores at least `MIN_SCORE` (0.5).
 pub fn attribute(
     series: &Series,
     change: &Change,
@@ -162,7 +162,7 @@ fn scores(scored: &[(Cause, f64)]) -> Scores {
     s
 }
 
-/// The cause and confidence: the best score if at least [`MIN_SCORE`], less half the
+/// The cause and confidence: the best score if at least `MIN_SCORE`, less half the
 /// runner-up's; else `unknown`.
 fn choose(scored: &[(Cause, f64)]) -> (Cause, f64) {
     let mut ranked = scored.to_vec();
