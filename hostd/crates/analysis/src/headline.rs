@@ -5,9 +5,10 @@
 //! (docs/methodology.md, "Headline figures").
 
 use crate::input::{FileRecord, ProbeSeries};
-use crate::model::{Cause, Event, EventKind};
+use crate::model::Event;
 use crate::series::Series;
 use crate::stats;
+use hostd_records::cause::{Cause, EventKind};
 pub use hostd_records::headline::{EventEnergy, Figure, Headlines, SeriesHeadline, ThermalFit};
 use rand::{Rng, SeedableRng};
 

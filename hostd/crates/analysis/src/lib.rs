@@ -20,10 +20,10 @@ pub mod summary;
 
 pub use input::{read_run_dir, FileRecord, InputError, ProbeSeries, RunData};
 pub use model::{
-    Analysis, Cause, CycleSummary, Event, EventKind, Evidence, Insufficient, Overlap, PhaseStats,
-    StallSummary,
+    Analysis, CycleSummary, Event, Evidence, Insufficient, Overlap, PhaseStats, StallSummary,
 };
 
+use hostd_records::cause::EventKind;
 use std::path::Path;
 
 /// Knobs of one analysis; the defaults are what `hostd analyze` uses.

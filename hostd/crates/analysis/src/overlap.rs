@@ -3,8 +3,9 @@
 //! recovery.
 
 use crate::attribution::rate_in_window;
-use crate::model::{Event, EventKind, Lag, Overlap, TargetRate, Window};
+use crate::model::{Event, Lag, Overlap, TargetRate, Window};
 use crate::series::Series;
+use hostd_records::cause::EventKind;
 
 const NS: i64 = 1_000_000_000;
 

@@ -1,7 +1,8 @@
 //! Human-readable lines: one per event, and the terminal summary of a whole analysis.
 
 use crate::headline::{Figure, Headlines};
-use crate::model::{Analysis, Event, EventKind};
+use crate::model::{Analysis, Event};
+use hostd_records::cause::EventKind;
 use std::fmt::Write;
 
 /// A rate in the unit that keeps its digits: "2.31 GB/s" from 0.1 GB/s up, "23.8 MB/s" below
@@ -321,7 +322,7 @@ pub fn headline_lines(h: &Headlines) -> Vec<String> {
                 "{} {} energy around the {} at {} ({}): {} → {}",
                 s.target,
                 s.phase,
-                if e.kind == hostd_records::events::EventKind::Drop {
+                if e.kind == EventKind::Drop {
                     "drop"
                 } else {
                     "recovery"

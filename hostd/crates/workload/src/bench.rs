@@ -9,7 +9,7 @@ use crate::direct::{self, OpenMode};
 use crate::engine::{self, EngineChoice};
 use crate::jobloop::{run_job, slots_for, JobIo};
 use crate::latency::LatencyStats;
-use crate::plan::IoJob;
+use crate::step::IoJob;
 use anyhow::{bail, Context};
 use serde::Serialize;
 use std::os::unix::io::AsRawFd;

@@ -32,6 +32,7 @@ pub mod program;
 pub mod reverify;
 pub mod runner;
 pub mod sizes;
+pub mod step;
 pub mod target;
 pub mod units;
 

@@ -271,7 +271,7 @@ fn video_writes_frames_on_the_frame_clock() {
 fn io_uring_releases_the_registered_file_after_each_job() {
     use hostd_workload::block::{BlockCodec, DataPool};
     use hostd_workload::direct::{self, OpenMode};
-    use hostd_workload::plan::{IoJob, Rw};
+    use hostd_workload::step::{IoJob, Rw};
     use std::os::unix::io::AsRawFd;
 
     if hostd_workload::engine::probe_io_uring().is_err() {

@@ -3,7 +3,7 @@
 
 use hostd_workload::bench::BenchOptions;
 use hostd_workload::engine::EngineChoice;
-use hostd_workload::plan::{IoJob, Rw};
+use hostd_workload::step::{IoJob, Rw};
 use hostd_workload::units::parse_size;
 use std::path::PathBuf;
 use std::process::ExitCode;

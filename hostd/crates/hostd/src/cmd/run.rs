@@ -219,7 +219,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         None => backends
             .iter()
             .map(|b| {
-                b.capacity().unwrap_or(hostd_workload::plan::Capacity {
+                b.capacity().unwrap_or(hostd_workload::step::Capacity {
                     total: 0,
                     available: 0,
                 })

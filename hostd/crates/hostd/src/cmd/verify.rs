@@ -140,7 +140,8 @@ fn raw_extents(
     path: &Path,
     ti: usize,
 ) -> anyhow::Result<Vec<(u32, u64, u64)>> {
-    use hostd_workload::plan::{Capacity, Plan};
+    use hostd_workload::plan::Plan;
+    use hostd_workload::step::Capacity;
     use hostd_workload::TargetSpec;
     let profile = m
         .readable_profile(path)?

@@ -6,9 +6,9 @@
 
 use super::{report_of, step_failed, Action, Program, ProgramReport, StepIo};
 use crate::events::FileRecord;
-use crate::plan::{Capacity, Rw, Step};
 use crate::profile::{DurationText, FilesSpec, PhaseKind, Profile};
 use crate::sizes::SizeGenerator;
+use crate::step::{Capacity, Rw, Step};
 use crate::target::{TargetMode, TargetSpec};
 use hostd_records::programs::{DurationFigures, ProgramFigures};
 use serde::Serialize;

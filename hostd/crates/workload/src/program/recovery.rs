@@ -8,8 +8,8 @@ use super::{
     median, report_of, short_duration, step_failed, Action, Program, ProgramReport, StepIo,
 };
 use crate::events::FileRecord;
-use crate::plan::{Rw, Step};
 use crate::profile::CacheRecoverySpec;
+use crate::step::{Rw, Step};
 use crate::units::human_bytes;
 pub use hostd_records::programs::Burst;
 use hostd_records::programs::{CacheRecoveryFigures, ProgramFigures};

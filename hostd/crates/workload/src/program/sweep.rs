@@ -6,8 +6,8 @@
 
 use super::{median, rate_bps, report_of, step_failed, Action, Program, ProgramReport, StepIo};
 use crate::events::FileRecord;
-use crate::plan::{Rw, Step};
 use crate::profile::PacedSweepSpec;
+use crate::step::{Rw, Step};
 pub use hostd_records::programs::SweepStep;
 use hostd_records::programs::{PacedSweepFigures, ProgramFigures};
 use serde::Serialize;

@@ -12,7 +12,8 @@
 //! Hidden when stdout is not a terminal or with `--quiet`.
 
 use hostd_workload::events::{RunEvent, RunObserver};
-use hostd_workload::runner::{Goal, TargetProgress};
+use hostd_workload::runner::TargetProgress;
+use hostd_workload::step::Goal;
 use hostd_workload::Plan;
 use indicatif::{HumanBytes, MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::VecDeque;
