@@ -4,7 +4,7 @@
 use crate::component::{
     alignment_uncertainty_ns, final_manifest_section, live_line, start_probe, ProbeOptions,
 };
-use crate::recorder::SampleListener;
+use hostd_store::ProbeFeed;
 use anyhow::Context;
 use hostd_probe::link::{host_now_ns, LinkReport};
 use hostd_records::manifest::extra;
@@ -44,7 +44,7 @@ pub struct MonitorSummary {
 }
 
 /// Records the probe into `dir` (created if missing; must be empty) until
-/// `stop` is set or `duration` passes. `listeners` makes the extra sinks
+/// `stop` is set or `duration` passes. `listeners` makes the extra probe feeds
 /// (e.g. InfluxDB) once `dir` exists. Calls `status` with a one-line status
 /// every `status_every` (if set).
 pub fn run_monitor(
@@ -53,7 +53,7 @@ pub fn run_monitor(
     stop: Arc<AtomicBool>,
     duration: Option<Duration>,
     status_every: Option<Duration>,
-    listeners: impl FnOnce(&Path) -> anyhow::Result<Vec<Box<dyn SampleListener>>>,
+    listeners: impl FnOnce(&Path) -> anyhow::Result<Vec<ProbeFeed>>,
     mut status: impl FnMut(&str),
 ) -> anyhow::Result<MonitorSummary> {
     if dir.exists()
@@ -150,7 +150,7 @@ pub fn run_monitor(
 }
 
 fn write_json(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
-    Ok(crate::write_atomic(
+    Ok(hostd_records::write_atomic(
         path,
         &serde_json::to_vec_pretty(value)?,
     )?)

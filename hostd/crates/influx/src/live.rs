@@ -3,6 +3,7 @@
 //! 10 ms bins into that writer as they arrive (so dashboards follow the probe during the
 //! run, through the same spool and backfill as everything else).
 
+use hostd_store::ProbeData;
 use crate::schema::{agg_point, sample_point, RunTags};
 use crate::{Point, Writer};
 use hostd_probe::agg::AggRow;
@@ -120,6 +121,19 @@ impl ProbeStream {
     /// Sends the records still waiting, if the writer has started (at the stream's end).
     pub fn flush(&mut self) -> anyhow::Result<()> {
         self.push(std::iter::empty())
+    }
+
+    /// Takes one piece of the probe stream as a run part's probe feed gets it.
+    pub fn feed(&mut self, data: ProbeData<'_>) -> anyhow::Result<()> {
+        match data {
+            ProbeData::Samples(s) => self.samples(s),
+            ProbeData::Bin(row) => self.agg(row),
+            ProbeData::Identity(id) => {
+                self.set_probe_id(id);
+                Ok(())
+            }
+            ProbeData::End => self.flush(),
+        }
     }
 
     fn push(&mut self, records: impl Iterator<Item = Record>) -> anyhow::Result<()> {

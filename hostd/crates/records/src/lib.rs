@@ -12,6 +12,7 @@
 //! | `probe.csv` | [`ProbeSample`] | [`probe`] |
 //! | `probe_agg.csv` | [`AggRow`] | [`agg`] |
 //! | `latency-files.hlog`, `latency-intervals.hlog` | [`latency::LoggedLatency`] (a [`latency::LatencyHistogram`]) | [`latency`] |
+//! | `run-events.jsonl` | [`RunEvent`] (with [`LatencyRecord`]); the run's end: [`RunOutcome`] | [`run_event`], [`outcome`] |
 //! | `probe-link.jsonl` | [`probe_link::LinkRecord`] | [`probe_link`] |
 //! | `events.json` | [`Analysis`] (with [`Event`]s, [`headline::Headlines`]) | [`events`], [`headline`] |
 //! | `manifest.json` | [`Manifest`] (with its [`Profile`]) | [`manifest`], [`profile`], [`units`] |
@@ -44,11 +45,13 @@ pub mod intervals;
 pub mod latency;
 pub mod link;
 pub mod manifest;
+pub mod outcome;
 pub mod probe;
 pub mod probe_link;
 pub mod profile;
 pub mod programs;
 pub mod run;
+pub mod run_event;
 mod simulated;
 pub mod summary;
 pub mod units;
@@ -65,5 +68,7 @@ pub use manifest::{DirectIo, HostInfo, Manifest, RecordedProfile, TargetInfo};
 pub use probe::{ProbeSample, ProbeSeries};
 pub use profile::Profile;
 pub use programs::{ProgramFigures, ProgramReport};
+pub use outcome::{RunOutcome, RunStatus};
 pub use run::RunData;
+pub use run_event::{LatencyRecord, LatencyScope, RunEvent};
 pub use summary::{LatencyStats, Summary, LATENCY_COLUMNS};

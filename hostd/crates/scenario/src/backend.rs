@@ -13,7 +13,7 @@
 
 use crate::model::{DeviceModel, Scenario, StagePlayer, TargetSpec as ScenarioTarget};
 use hostd_workload::backend::{BackendRegistry, StepContext, StepError, StepOutput, TargetBackend};
-use hostd_workload::events::TargetInfo;
+use hostd_records::TargetInfo;
 use hostd_workload::jobloop::JobOutcome;
 use hostd_workload::plan::{Capacity, Step, TargetPlan};
 use hostd_workload::TargetSpec;

@@ -7,7 +7,7 @@
 //! starts. A step that was running when the process died has no line and is
 //! run again on `--resume`; a torn last line (killed mid-write) is ignored.
 
-use crate::events::FileRecord;
+use hostd_records::FileRecord;
 use crate::profile::{certify::p999_latency, Gates};
 use std::collections::BTreeSet;
 use std::time::Duration;

@@ -5,7 +5,7 @@
 use crate::profile::{align_up, Kind, Pattern, PhaseKind, Profile, ALIGN};
 use crate::sizes::SizeGenerator;
 use crate::target::{TargetMode, TargetSpec};
-use crate::units::human_bytes;
+use hostd_records::units::human_bytes;
 use serde::Serialize;
 use std::fmt::Write as _;
 

@@ -4,15 +4,17 @@
 //! cleanly and removes its test files (unless `keep`).
 
 use crate::backend::{StepContext, StepError, TargetBackend};
-use crate::events::{
-    FileRecord, IntervalRecord, LatencyRecord, LatencyScope, RunEvent, RunObserver, TargetInfo,
+use crate::events::OnEvent;
+use hostd_records::{
+    FileRecord, IntervalRecord, LatencyRecord, LatencyScope, RunEvent, RunOutcome, RunStatus,
+    TargetInfo,
 };
 use crate::latency::{IntervalLatency, LatencyHistogram};
 use crate::plan::{Plan, Step};
 use crate::program::mixed::MixedSplit;
 use crate::program::Action;
 use crate::unix_ns;
-use serde::Serialize;
+
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -115,29 +117,6 @@ impl TargetProgress {
     }
 }
 
-/// How the run ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "status", content = "reason", rename_all = "snake_case")]
-pub enum RunStatus {
-    /// Every step ran.
-    Completed,
-    /// Stopped by the user (Ctrl-C / SIGTERM).
-    Interrupted,
-    /// Stopped by a fault (disk full, I/O error, …).
-    Failed(String),
-}
-
-impl RunStatus {
-    /// Short text for events and summaries.
-    pub fn describe(&self) -> String {
-        match self {
-            RunStatus::Completed => "completed".into(),
-            RunStatus::Interrupted => "interrupted".into(),
-            RunStatus::Failed(r) => format!("failed: {r}"),
-        }
-    }
-}
-
 /// Run parameters that are not in the plan.
 pub struct RunConfig {
     /// Run id.
@@ -148,31 +127,6 @@ pub struct RunConfig {
     pub stop: Arc<AtomicBool>,
     /// Interval length (1 s by default).
     pub interval: Duration,
-}
-
-/// Everything the run produced.
-#[derive(Debug, Serialize)]
-pub struct RunOutcome {
-    /// How it ended.
-    pub status: RunStatus,
-    /// Start, host Unix ns.
-    pub start_ns: u64,
-    /// End, host Unix ns.
-    pub end_ns: u64,
-    /// Targets as described after preparation.
-    pub targets: Vec<TargetInfo>,
-    /// One record per file operation, in completion order.
-    pub files: Vec<FileRecord>,
-    /// 1 s intervals.
-    pub intervals: Vec<IntervalRecord>,
-    /// Per target: (host Unix ns, cumulative bytes) every 100 ms.
-    pub samples: Vec<Vec<(u64, u64)>>,
-    /// Warnings shown to the user.
-    pub warnings: Vec<String>,
-    /// What cleanup did, per target.
-    pub cleanup: Vec<String>,
-    /// What the adaptive programs (cache recovery, paced sweep, duration) found.
-    pub programs: Vec<crate::program::ProgramReport>,
 }
 
 /// Makes the progress counters for a plan.
@@ -234,12 +188,12 @@ pub fn execute(
     backends: Vec<Box<dyn TargetBackend>>,
     progress: &[Arc<TargetProgress>],
     cfg: &RunConfig,
-    observer: &dyn RunObserver,
+    observer: &OnEvent<'_>,
 ) -> RunOutcome {
     let n = backends.len();
     let start_ns = unix_ns();
     let targets: Vec<TargetInfo> = backends.iter().map(|b| b.info()).collect();
-    observer.on_event(&RunEvent::RunStart {
+    observer(&RunEvent::RunStart {
         run_id: cfg.run_id.clone(),
         time_ns: start_ns,
         targets: targets.clone(),
@@ -248,7 +202,7 @@ pub fn execute(
     for (i, t) in targets.iter().enumerate() {
         if let Some(note) = &t.engine_note {
             warnings.push(format!("target {}: {note}", t.label));
-            observer.on_event(&RunEvent::Warning {
+            observer(&RunEvent::Warning {
                 target_index: Some(i),
                 message: note.clone(),
             });
@@ -258,7 +212,7 @@ pub fn execute(
                 "target {}: NOT DIRECT I/O ({:?}); throughput reflects the page cache",
                 t.label, t.direct_io
             );
-            observer.on_event(&RunEvent::Warning {
+            observer(&RunEvent::Warning {
                 target_index: Some(i),
                 message: m.clone(),
             });
@@ -326,7 +280,7 @@ pub fn execute(
                 let own_activity = backend.reports_activity();
                 let activity = |level: f64| {
                     if !own_activity {
-                        observer.on_event(&RunEvent::Activity {
+                        observer(&RunEvent::Activity {
                             target_index: i,
                             level,
                             time_ns: unix_ns(),
@@ -336,7 +290,7 @@ pub fn execute(
                 let mixed: Mutex<Vec<MixedSplit>> = Mutex::new(Vec::new());
                 let end_phase = |current: &mut String| {
                     if !current.is_empty() {
-                        observer.on_event(&RunEvent::PhaseEnd {
+                        observer(&RunEvent::PhaseEnd {
                             target_index: i,
                             phase: std::mem::take(current),
                             time_ns: unix_ns(),
@@ -351,7 +305,7 @@ pub fn execute(
                  -> (FileRecord, bool) {
                     if step.phase != *current {
                         if !current.is_empty() {
-                            observer.on_event(&RunEvent::PhaseEnd {
+                            observer(&RunEvent::PhaseEnd {
                                 target_index: i,
                                 phase: current.clone(),
                                 time_ns: unix_ns(),
@@ -359,7 +313,7 @@ pub fn execute(
                         }
                         *current = step.phase.clone();
                         prog.enter_phase(current);
-                        observer.on_event(&RunEvent::PhaseStart {
+                        observer(&RunEvent::PhaseStart {
                             target_index: i,
                             phase: current.clone(),
                             time_ns: unix_ns(),
@@ -368,7 +322,7 @@ pub fn execute(
                     }
                     let t0 = unix_ns();
                     let clock = Instant::now();
-                    observer.on_event(&RunEvent::FileStart {
+                    observer(&RunEvent::FileStart {
                         target_index: i,
                         phase: step.phase.clone(),
                         index: step.index,
@@ -404,9 +358,9 @@ pub fn execute(
                     if counted < rec.bytes {
                         prog.bytes.fetch_add(rec.bytes - counted, Ordering::Relaxed);
                     }
-                    observer.on_event(&RunEvent::FileEnd(rec.clone()));
+                    observer(&RunEvent::FileEnd(rec.clone()));
                     if let Some(histogram) = latency {
-                        observer.on_event(&RunEvent::Latency(LatencyRecord {
+                        observer(&RunEvent::Latency(LatencyRecord {
                             target: label.clone(),
                             target_index: i,
                             scope: LatencyScope::File {
@@ -482,7 +436,7 @@ pub fn execute(
                                         backend.idle_started();
                                         // Idle is idle on every backend (the probe
                                         // simulator's load follows this).
-                                        observer.on_event(&RunEvent::Activity {
+                                        observer(&RunEvent::Activity {
                                             target_index: i,
                                             level: 0.0,
                                             time_ns: unix_ns(),
@@ -555,7 +509,7 @@ pub fn execute(
         RunStatus::Completed
     };
     let end_ns = unix_ns();
-    observer.on_event(&RunEvent::RunEnd {
+    observer(&RunEvent::RunEnd {
         time_ns: end_ns,
         status: status.describe(),
     });
@@ -573,7 +527,7 @@ pub fn execute(
     }
 }
 
-fn set_active(active: &Mutex<Vec<usize>>, observer: &dyn RunObserver, i: usize, on: bool) {
+fn set_active(active: &Mutex<Vec<usize>>, observer: &OnEvent<'_>, i: usize, on: bool) {
     let mut a = active.lock().unwrap();
     if on {
         a.push(i);
@@ -581,7 +535,7 @@ fn set_active(active: &Mutex<Vec<usize>>, observer: &dyn RunObserver, i: usize, 
     } else {
         a.retain(|&x| x != i);
     }
-    observer.on_event(&RunEvent::ActiveTargets {
+    observer(&RunEvent::ActiveTargets {
         active: a.clone(),
         time_ns: unix_ns(),
     });
@@ -669,7 +623,7 @@ fn sampler(
     cfg: &RunConfig,
     finished: &AtomicBool,
     _stop: &AtomicBool,
-    observer: &dyn RunObserver,
+    observer: &OnEvent<'_>,
     intervals: &Mutex<Vec<IntervalRecord>>,
     samples: &Mutex<Vec<Vec<(u64, u64)>>>,
 ) {
@@ -719,9 +673,9 @@ fn sampler(
                     phase,
                     latency: (!histogram.is_empty()).then(|| histogram.stats()),
                 };
-                observer.on_event(&RunEvent::Interval(rec.clone()));
+                observer(&RunEvent::Interval(rec.clone()));
                 if !histogram.is_empty() {
-                    observer.on_event(&RunEvent::Latency(LatencyRecord {
+                    observer(&RunEvent::Latency(LatencyRecord {
                         target: rec.target.clone(),
                         target_index: i,
                         scope: LatencyScope::Interval {
@@ -751,7 +705,7 @@ pub fn check_space(
     plan: &Plan,
     backends: &[Box<dyn TargetBackend>],
 ) -> Result<Vec<String>, String> {
-    use crate::units::human_bytes;
+    use hostd_records::units::human_bytes;
     let mut groups: Vec<(String, u64, u64, Vec<String>)> = Vec::new();
     for (i, b) in backends.iter().enumerate() {
         let Some(cap) = b.capacity() else { continue };

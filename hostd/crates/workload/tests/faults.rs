@@ -5,9 +5,9 @@ mod common;
 
 use common::*;
 use hostd_workload::engine::EngineChoice;
-use hostd_workload::events::RunEvent;
+use hostd_records::RunEvent;
 use hostd_workload::fault::FaultPlan;
-use hostd_workload::runner::RunStatus;
+use hostd_records::RunStatus;
 use hostd_workload::ProfileExt;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -103,7 +103,7 @@ fn real_disk_full_on_a_tiny_loop_ext4() {
         stop: no_stop(),
         interval: std::time::Duration::from_millis(200),
     };
-    let out = runner::execute(&plan, backends, &progress, &cfg, &Recorder::default());
+    let out = runner::execute(&plan, backends, &progress, &cfg, &Recorder::default().observer());
     match &out.status {
         RunStatus::Failed(r) => assert!(r.contains("disk full"), "{r}"),
         s => panic!("expected disk full, got {s:?}"),
@@ -141,13 +141,13 @@ fn stop_request_ends_cleanly_keeps_records_and_removes_files() {
     let dir = disk_tempdir();
     let stop = no_stop();
     let s2 = stop.clone();
-    let hook = Hook(move |e: &RunEvent| {
+    let hook = move |e: &RunEvent| {
         if let RunEvent::FileEnd(r) = e {
             if r.index == 1 {
                 s2.store(true, Ordering::SeqCst);
             }
         }
-    });
+    };
     let (_, out) = run(
         &small_profile(20, "2MB", "4MB", 4),
         &[dir.path().to_str().unwrap()],

@@ -9,10 +9,10 @@ use hostd_workload::block::{BlockCodec, DataPool};
 use hostd_workload::buffer::BufferPool;
 use hostd_workload::direct::{self, OpenMode};
 use hostd_workload::engine::{self, EngineChoice};
-use hostd_workload::events::{LatencyScope, RunEvent};
+use hostd_records::{LatencyScope, RunEvent};
 use hostd_workload::jobloop::JobOutcome;
 use hostd_workload::plan::{IoJob, Rw};
-use hostd_workload::runner::RunStatus;
+use hostd_records::RunStatus;
 use hostd_workload::ProfileExt;
 use std::collections::BTreeMap;
 use std::os::unix::io::AsRawFd;
@@ -67,7 +67,7 @@ fn both_engines_time_every_io_once_per_file_and_per_interval() {
             &options(21, choice),
             false,
             Arc::new(AtomicBool::new(false)),
-            &rec,
+            &rec.observer(),
         )
         .unwrap();
         assert_eq!(out.status, RunStatus::Completed);

@@ -97,7 +97,7 @@ pub fn execute(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     outln!(
         "verify: {} files, {} read, {} corrupt bytes",
         result.files,
-        hostd_workload::units::human_bytes(result.bytes),
+        hostd_records::units::human_bytes(result.bytes),
         corrupt
     );
     let mut printed = 0;

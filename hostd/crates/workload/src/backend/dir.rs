@@ -8,7 +8,7 @@ use crate::block::BlockCodec;
 use crate::buffer::BufferPool;
 use crate::direct::{self, DirectIo, OpenMode};
 use crate::engine::{self, IoEngine};
-use crate::events::TargetInfo;
+use hostd_records::TargetInfo;
 use crate::fault::FaultyEngine;
 use crate::fsinfo::{self, FsInfo};
 use crate::jobloop::{run_job, slots_for, JobIo};

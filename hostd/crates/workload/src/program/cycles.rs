@@ -5,7 +5,7 @@
 //! phase, what the cycle wrote is still read back and verified.
 
 use super::{report_of, step_failed, Action, Program, ProgramReport, StepIo};
-use crate::events::FileRecord;
+use hostd_records::FileRecord;
 use crate::plan::{Capacity, Rw, Step};
 use crate::profile::{DurationText, FilesSpec, PhaseKind, Profile};
 use crate::sizes::SizeGenerator;

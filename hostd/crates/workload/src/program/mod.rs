@@ -17,7 +17,7 @@ pub mod mixed;
 pub mod recovery;
 pub mod sweep;
 
-use crate::events::FileRecord;
+use hostd_records::FileRecord;
 use crate::plan::{Capacity, IoJob, Rw, Step};
 use crate::profile::{Kind, Profile};
 use crate::target::TargetSpec;

@@ -5,7 +5,7 @@
 //! `(1 − tolerance)` of the paced rate. Reported: the highest rate held.
 
 use super::{median, rate_bps, report_of, step_failed, Action, Program, ProgramReport, StepIo};
-use crate::events::FileRecord;
+use hostd_records::FileRecord;
 use crate::plan::{Rw, Step};
 use crate::profile::PacedSweepSpec;
 pub use hostd_records::programs::SweepStep;

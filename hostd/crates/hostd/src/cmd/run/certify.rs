@@ -8,9 +8,9 @@
 //! appends to the same journal; the verdict `certify.json` covers all sessions.
 
 use anyhow::{bail, Context};
-use hostd_store::Summary;
+use hostd_records::Summary;
 use hostd_workload::certify::{self, GateStatus, Journal, Observed, Verdict};
-use hostd_workload::events::{RunEvent, TargetInfo};
+use hostd_records::{RunEvent, TargetInfo};
 use hostd_workload::plan::{Capacity, Plan};
 use hostd_workload::{Profile, ProfileExt};
 use std::collections::BTreeSet;
@@ -245,7 +245,7 @@ pub fn render(v: &Verdict, targets: &[TargetInfo]) -> String {
         v.result,
         v.steps_done,
         v.steps_planned,
-        hostd_workload::units::human_bytes(v.bytes_verified),
+        hostd_records::units::human_bytes(v.bytes_verified),
         v.corrupt_bytes,
         if v.sessions > 1 {
             format!(", {} sessions", v.sessions)
