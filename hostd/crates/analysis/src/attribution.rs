@@ -3,11 +3,11 @@
 //! Rules and weights are documented in docs/methodology.md.
 
 use crate::detect::Change;
-use crate::input::{FileRecord, ProbeSeries};
-use crate::model::{Cause, Event, EventKind, Evidence, Scores, StallSummary};
 use crate::series::Series;
 use crate::stall::SeriesStalls;
 use crate::stats;
+use hostd_records::events::{Cause, Event, EventKind, Evidence, Scores, StallSummary};
+use hostd_records::{FileRecord, ProbeSeries};
 
 const NS: f64 = 1e9;
 /// Probe windows around an onset are at most this long, s.
@@ -689,7 +689,7 @@ mod tests {
             drive_temp: None,
         }
     }
-    use crate::input::FileRecord;
+    use hostd_records::FileRecord;
 
     const GB: u64 = 1_000_000_000;
 

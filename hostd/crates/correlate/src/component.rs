@@ -251,7 +251,7 @@ impl RunPart for ProbeComponent {
             .map(|t| (t.label.clone(), t.device.clone()))
             .collect();
         let (link, recorder) = start_probe(&self.opts, run.dir, std::mem::take(run.probe_feeds))
-        .with_context(|| format!("probe {}", self.opts.source))?;
+            .with_context(|| format!("probe {}", self.opts.source))?;
         let snap = link.snapshot();
         self.link = Some(link);
         self.recorder = Some(recorder);

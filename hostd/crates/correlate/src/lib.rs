@@ -27,4 +27,3 @@ pub use component::{ProbeComponent, ProbeOptions};
 pub use correlate::{correlate, Correlation, EnergyBalance, FileEnergy, PhasePower};
 pub use recorder::{ProbeRecorder, Recording};
 pub use timeline::{PowerBin, Timeline};
-

@@ -4,11 +4,11 @@
 use crate::component::{
     alignment_uncertainty_ns, final_manifest_section, live_line, start_probe, ProbeOptions,
 };
-use hostd_store::ProbeFeed;
 use anyhow::Context;
 use hostd_probe::link::{host_now_ns, LinkReport};
 use hostd_records::manifest::extra;
 use hostd_records::Manifest;
+use hostd_store::ProbeFeed;
 use serde::Serialize;
 use serde_json::json;
 use std::path::Path;

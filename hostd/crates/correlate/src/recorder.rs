@@ -6,9 +6,9 @@
 
 use crate::timeline::Timeline;
 use anyhow::Context;
-use hostd_probe::agg::AggRow;
 use hostd_probe::link::{LinkEvent, LinkOutput};
 use hostd_probe::stream::StreamEvent;
+use hostd_records::agg::AggRow;
 use hostd_records::probe_link::LinkRecord;
 use hostd_records::{agg, probe, ProbeSeries};
 use hostd_store::{ProbeData, ProbeFeed};

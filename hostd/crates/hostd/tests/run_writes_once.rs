@@ -70,8 +70,7 @@ fn tally(trace: &str, dir: &Path) -> BTreeMap<String, Opens> {
         let Some(r) = paths.first().and_then(|p| rel(p)) else {
             continue;
         };
-        if r.is_empty() || is_tmp(&r) || line.contains("O_DIRECTORY") || r.starts_with("spool")
-        {
+        if r.is_empty() || is_tmp(&r) || line.contains("O_DIRECTORY") || r.starts_with("spool") {
             continue;
         }
         let e = files.entry(r).or_default();
@@ -101,8 +100,20 @@ fn tally_counts_writes_reads_and_renames() {
 13 openat(AT_FDCWD, "/etc/hosts", O_RDONLY|O_CLOEXEC) = 7
 "#;
     let t = tally(trace, dir);
-    assert_eq!(t["files.csv"], Opens { writes: 1, reads: 1 });
-    assert_eq!(t["summary.json"], Opens { writes: 1, reads: 0 });
+    assert_eq!(
+        t["files.csv"],
+        Opens {
+            writes: 1,
+            reads: 1
+        }
+    );
+    assert_eq!(
+        t["summary.json"],
+        Opens {
+            writes: 1,
+            reads: 0
+        }
+    );
     assert_eq!(t.len(), 2, "{t:?}");
 }
 
@@ -115,10 +126,16 @@ fn a_probed_run_to_influxdb_writes_each_run_file_once_and_reads_none() {
     run_cmd.args(["--probe", "sim"]);
     to_influx(&mut run_cmd, &server);
     let mut cmd = Command::new("strace");
-    cmd.args(["-f", "-qq", "-e", "trace=openat,open,creat,rename,renameat2", "-o"])
-        .arg(&trace_path)
-        .arg(run_cmd.get_program())
-        .args(run_cmd.get_args());
+    cmd.args([
+        "-f",
+        "-qq",
+        "-e",
+        "trace=openat,open,creat,rename,renameat2",
+        "-o",
+    ])
+    .arg(&trace_path)
+    .arg(run_cmd.get_program())
+    .args(run_cmd.get_args());
     for (k, v) in run_cmd.get_envs() {
         match v {
             Some(v) => cmd.env(k, v),

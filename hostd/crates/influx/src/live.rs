@@ -3,11 +3,11 @@
 //! 10 ms bins into that writer as they arrive (so dashboards follow the probe during the
 //! run, through the same spool and backfill as everything else).
 
-use hostd_store::ProbeData;
 use crate::schema::{agg_point, sample_point, RunTags};
 use crate::{Point, Writer};
-use hostd_probe::agg::AggRow;
-use hostd_probe::ProbeSample;
+use hostd_records::agg::AggRow;
+use hostd_records::probe::ProbeSample;
+use hostd_store::ProbeData;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 

@@ -6,12 +6,13 @@ mod common;
 
 use hostd_influx::testing::InfluxServer;
 use hostd_influx::InfluxComponent;
+use hostd_records::profile::Profile;
 use hostd_records::{
     FileRecord, IntervalRecord, Manifest, ProbeSample, RunEvent, RunOutcome, RunStatus, Summary,
 };
 use hostd_store::manifest::collect_host;
 use hostd_store::{ProbeData, RunPart, RunRecords, RunStart, SummaryExt};
-use hostd_workload::{Profile, ProfileExt};
+use hostd_workload::ProfileExt;
 use std::time::Duration;
 
 const T0: u64 = 1_763_800_000_000_000_000;

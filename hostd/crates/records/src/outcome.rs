@@ -54,4 +54,3 @@ pub struct RunOutcome {
     /// What the adaptive programs (cache recovery, paced sweep, duration) found.
     pub programs: Vec<ProgramReport>,
 }
-

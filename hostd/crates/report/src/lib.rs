@@ -15,7 +15,9 @@ pub use component::AnalysisComponent;
 use anyhow::Context;
 use hostd_analysis::stats::MinMeanMax;
 use hostd_analysis::summary::{rate, RateUnit};
-use hostd_analysis::{Analysis, Options, RunData};
+use hostd_analysis::Options;
+use hostd_records::events::Analysis;
+use hostd_records::RunData;
 use std::fmt::Write;
 use std::path::Path;
 use svg::{esc, Chart, Marker, PALETTE};
@@ -163,7 +165,7 @@ fn event_views(a: &Analysis, views: &[SeriesView], targets: &Targets, t0: i64) -
 /// target's short name.
 fn event_view(
     number: usize,
-    e: &hostd_analysis::Event,
+    e: &hostd_records::events::Event,
     views: &[SeriesView],
     targets: &Targets,
     t0: i64,
@@ -174,7 +176,7 @@ fn event_view(
         .iter()
         .find(|s| s.target == e.target && s.phase == e.phase)
         .map_or("#000", |s| s.color);
-    let short = hostd_analysis::Event {
+    let short = hostd_records::events::Event {
         target: targets.short(&e.target).to_string(),
         ..e.clone()
     };
@@ -341,7 +343,7 @@ fn targets_table(run: &RunData, targets: &Targets, probed: Option<&str>) -> Stri
 fn chart_by_bytes(run: &RunData, events: &[EventView], views: &[SeriesView]) -> String {
     let mut pts_by: Vec<Vec<(f64, f64, String)>> = vec![Vec::new(); views.len()];
     let mut cum = vec![0u64; views.len()];
-    let mut files: Vec<&hostd_analysis::FileRecord> = run.files.iter().collect();
+    let mut files: Vec<&hostd_records::FileRecord> = run.files.iter().collect();
     files.sort_by_key(|f| (f.start_ns, f.index));
     let (mut xmax, mut ymax) = (0.0f64, 0.0f64);
     for f in files {
@@ -569,7 +571,7 @@ fn chart_drive_temp(
 /// Headline figures per target and phase, each with its interval or the reason it is
 /// missing, and the enclosure's thermal fit.
 fn headlines(a: &Analysis, targets: &Targets) -> String {
-    use hostd_analysis::headline::Figure;
+    use hostd_records::headline::Figure;
     let h = &a.headlines;
     if h.series.is_empty() {
         return String::new();
@@ -899,7 +901,7 @@ mod tests {
             phase: "write".into(),
         }];
         let t0 = 1_000_000_000_000;
-        let event: hostd_analysis::Event = serde_json::from_value(serde_json::json!({
+        let event: hostd_records::events::Event = serde_json::from_value(serde_json::json!({
             "target": "/var/tmp/demo.X/target", "phase": "write", "kind": "drop",
             "onset_bytes": 23_900_000_000u64, "onset_ns": t0 + 312_000_000_000i64,
             "onset_bytes_low": 23_500_000_000u64, "onset_bytes_high": 24_300_000_000u64,
@@ -917,7 +919,7 @@ mod tests {
         let e = event_view(3, &event, &views, &targets, t0);
         assert_eq!(
             e.line,
-            hostd_analysis::summary::event_line(&hostd_analysis::Event {
+            hostd_analysis::summary::event_line(&hostd_records::events::Event {
                 target: "target".into(),
                 ..event.clone()
             })

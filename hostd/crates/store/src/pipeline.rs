@@ -243,7 +243,10 @@ mod tests {
             Ok(Some(serde_json::json!(self.name)))
         }
         fn on_event(&self, _event: &RunEvent) -> anyhow::Result<()> {
-            self.log.lock().unwrap().push(format!("event {}", self.name));
+            self.log
+                .lock()
+                .unwrap()
+                .push(format!("event {}", self.name));
             anyhow::ensure!(!self.fail_events, "broken");
             Ok(())
         }
@@ -316,7 +319,12 @@ mod tests {
         p.finish(..Stage::Archive, &mut run);
         assert_eq!(
             run.summary.warnings,
-            ["finished probe", "finished drive", "finished analysis", "finished influx"]
+            [
+                "finished probe",
+                "finished drive",
+                "finished analysis",
+                "finished influx"
+            ]
         );
         p.finish(Stage::Archive.., &mut run);
         assert_eq!(run.summary.warnings[4], "dir failed: broken");

@@ -264,7 +264,12 @@ impl RunPart for RunDir {
             }
         }
         // The 100 ms byte counters: a file for other tools (the parts got them in memory).
-        let labels: Vec<String> = run.outcome.targets.iter().map(|t| t.label.clone()).collect();
+        let labels: Vec<String> = run
+            .outcome
+            .targets
+            .iter()
+            .map(|t| t.label.clone())
+            .collect();
         if let Err(e) = write_counters(&self.dir, &labels, &run.outcome.samples) {
             run.summary.warnings.push(format!("counters.csv: {e:#}"));
         }

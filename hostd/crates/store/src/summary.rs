@@ -297,7 +297,7 @@ fn phase_stats(recs: &[&FileRecord], latency: &RunLatency) -> PhaseStats {
 /// at the window's edges pro rata; None with fewer than two targets or no
 /// common time.
 pub fn active_window(out: &RunOutcome) -> Option<ActiveWindow> {
-    let files: Vec<hostd_analysis::FileRecord> = out
+    let files: Vec<hostd_records::FileRecord> = out
         .files
         .iter()
         .filter(|f| f.status == "ok")

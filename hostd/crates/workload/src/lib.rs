@@ -33,10 +33,9 @@ pub mod reverify;
 pub mod runner;
 pub mod sizes;
 pub mod target;
-pub mod units;
 
 pub use plan::Plan;
-pub use profile::{Profile, ProfileExt};
+pub use profile::ProfileExt;
 pub use target::{TargetMode, TargetSpec};
 
 /// Unix nanoseconds on the process's monotonic timeline (the time base of all

@@ -2,9 +2,10 @@
 //! into an unmeasured `prepare` part and the measured part. Pure data: the
 //! same profile, targets, seed and capacities give the same plan.
 
-use crate::profile::{align_up, Kind, Pattern, PhaseKind, Profile, ALIGN};
+use crate::profile::{align_up, ALIGN};
 use crate::sizes::SizeGenerator;
 use crate::target::{TargetMode, TargetSpec};
+use hostd_records::profile::{Kind, Pattern, PhaseKind, Profile};
 use hostd_records::units::human_bytes;
 use serde::Serialize;
 use std::fmt::Write as _;

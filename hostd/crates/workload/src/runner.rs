@@ -5,15 +5,16 @@
 
 use crate::backend::{StepContext, StepError, TargetBackend};
 use crate::events::OnEvent;
+use crate::latency::IntervalLatency;
+use crate::plan::{Plan, Step};
+use crate::program::Action;
+use crate::unix_ns;
+use hostd_records::latency::LatencyHistogram;
+use hostd_records::programs::MixedSplit;
 use hostd_records::{
     FileRecord, IntervalRecord, LatencyRecord, LatencyScope, RunEvent, RunOutcome, RunStatus,
     TargetInfo,
 };
-use crate::latency::{IntervalLatency, LatencyHistogram};
-use crate::plan::{Plan, Step};
-use crate::program::mixed::MixedSplit;
-use crate::program::Action;
-use crate::unix_ns;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
@@ -235,7 +236,7 @@ pub fn execute(
     let samples: Mutex<Vec<Vec<(u64, u64)>>> = Mutex::new(vec![Vec::new(); n]);
     let mut backends = backends;
     let cleanup: Mutex<Vec<String>> = Mutex::new(vec![String::new(); n]);
-    let programs: Mutex<Vec<crate::program::ProgramReport>> = Mutex::new(Vec::new());
+    let programs: Mutex<Vec<hostd_records::programs::ProgramReport>> = Mutex::new(Vec::new());
 
     std::thread::scope(|scope| {
         // Sampler: 100 ms samples, 1 s intervals.

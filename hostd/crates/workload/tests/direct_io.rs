@@ -4,10 +4,10 @@
 mod common;
 
 use common::*;
-use hostd_workload::direct::DirectIo;
-use hostd_workload::engine::EngineChoice;
+use hostd_records::DirectIo;
 use hostd_records::RunEvent;
 use hostd_records::RunStatus;
+use hostd_workload::engine::EngineChoice;
 use hostd_workload::ProfileExt;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
@@ -194,7 +194,7 @@ fn two_targets_run_concurrently_and_overlap() {
 /// it completed.
 fn completed_in_a_disk_dir(toml: &str, seed: u64) -> hostd_records::RunOutcome {
     let dir = disk_tempdir();
-    let profile = hostd_workload::Profile::parse(toml, "test").unwrap();
+    let profile = hostd_records::profile::Profile::parse(toml, "test").unwrap();
     let (_, out) = run_to_end(
         &profile,
         &[dir.path().to_str().unwrap()],

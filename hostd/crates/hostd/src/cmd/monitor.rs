@@ -6,8 +6,8 @@ use anyhow::Context;
 use hostd_correlate::ProbeOptions;
 use hostd_influx::schema::RunTags;
 use hostd_influx::{LiveSlot, LiveWriter, ProbeStream, Writer, WriterConfig};
-use hostd_store::{ProbeData, ProbeFeed};
 use hostd_probe::link::ProbeSource;
+use hostd_store::{ProbeData, ProbeFeed};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -151,10 +151,7 @@ const CLOSE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The probe stream into `slot`'s writer, closed when the stream ends with its report left
 /// in `report`.
-fn closing_feed(
-    slot: LiveSlot,
-    report: Arc<Mutex<Option<hostd_influx::Report>>>,
-) -> ProbeFeed {
+fn closing_feed(slot: LiveSlot, report: Arc<Mutex<Option<hostd_influx::Report>>>) -> ProbeFeed {
     let mut stream = ProbeStream::new(slot.clone());
     Box::new(move |data| {
         stream.feed(data)?;

@@ -12,6 +12,7 @@ mod programs;
 use anyhow::{bail, Context};
 use hostd_records::counters::CounterRecord;
 use hostd_records::manifest::FORMAT_VERSION;
+use hostd_records::profile::Profile;
 use hostd_records::{Manifest, RunEvent, RunOutcome, RunStatus, Summary};
 use hostd_store::manifest::collect_host;
 use hostd_store::{rundir, Pipeline, RunDir, RunPart, RunRecords, Stage, SummaryExt};
@@ -20,7 +21,7 @@ use hostd_workload::block::DataPool;
 use hostd_workload::engine::EngineChoice;
 use hostd_workload::fault::FaultPlan;
 use hostd_workload::runner::{self, RunConfig};
-use hostd_workload::{Plan, Profile, ProfileExt, TargetSpec};
+use hostd_workload::{Plan, ProfileExt, TargetSpec};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -160,14 +161,14 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         args.targets = r.targets.clone();
     }
     let target_args = args.targets.clone();
-    let is_certify = profile.kind == hostd_workload::profile::Kind::Certify;
+    let is_certify = profile.kind == hostd_records::profile::Kind::Certify;
     let registry = backends();
     let schemes = registry.schemes();
     let specs: Vec<TargetSpec> = target_args
         .iter()
         .map(|t| TargetSpec::parse(t, &schemes).map_err(anyhow::Error::msg))
         .collect::<anyhow::Result<_>>()?;
-    if args.raw_device && profile.kind != hostd_workload::profile::Kind::Fill && !is_certify {
+    if args.raw_device && profile.kind != hostd_records::profile::Kind::Fill && !is_certify {
         bail!(
             "--raw-device works only with fill and certify profiles (e.g. fill-90); profile {} is {:?}",
             profile.name,
@@ -227,7 +228,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
                 bail!(
                     "cannot resume {}: all {planned_steps} steps are done already ({} holds the verdict)",
                     r.root.display(),
-                    r.root.join(hostd_workload::certify::VERDICT).display()
+                    r.root.join(hostd_records::certify::VERDICT_FILE_NAME).display()
                 );
             }
             Ok(Vec::new())
@@ -303,7 +304,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             "certify".into(),
             serde_json::json!({
                 "session": resume.as_ref().map_or(0, |r| r.session),
-                "journal": journal_root.join(hostd_workload::certify::JOURNAL),
+                "journal": journal_root.join(hostd_records::certify::JOURNAL_FILE_NAME),
                 "steps_planned": planned_steps,
                 "steps_skipped_as_done": resume.as_ref().map_or(0, |r| r.done.len()),
             }),

@@ -1,7 +1,7 @@
 //! Tests of the run-record mapping.
 use super::*;
 use hostd_records::manifest::extra;
-use hostd_workload::block::CorruptBlock;
+use hostd_records::CorruptBlock;
 use hostd_records::FileRecord;
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -342,8 +342,8 @@ fn overlap_stats_probe_health_and_link_events() {
 /// `hostd import` of the `probe.csv` / `probe_agg.csv` lines they were written as.
 #[test]
 fn live_probe_points_equal_imported_ones() {
-    use hostd_probe::agg::{AggRow, Stat};
-    use hostd_probe::ProbeSample;
+    use hostd_records::agg::{AggRow, Stat};
+    use hostd_records::probe::ProbeSample;
     let dir = tempfile::tempdir().unwrap();
     let samples = [
         ProbeSample {

@@ -9,12 +9,12 @@ mod dir;
 use crate::block::DataPool;
 use crate::engine::EngineChoice;
 use crate::events::OnEvent;
-use hostd_records::{RunEvent, TargetInfo};
 use crate::fault::FaultPlan;
 use crate::jobloop::{JobError, JobOutcome};
 use crate::latency::IntervalLatency;
 use crate::plan::{Capacity, Step, TargetPlan};
 use crate::target::TargetSpec;
+use hostd_records::{RunEvent, TargetInfo};
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 

@@ -1,18 +1,19 @@
 //! Helpers shared by the workload integration tests.
 #![allow(dead_code)]
 
+use hostd_records::profile::Profile;
+use hostd_records::{RunEvent, RunOutcome};
 use hostd_workload::backend::{BackendOptions, BackendRegistry, TargetBackend};
 use hostd_workload::block::{BlockCodec, DataPool};
 use hostd_workload::buffer::BufferPool;
 use hostd_workload::engine::EngineChoice;
 use hostd_workload::engine::IoEngine;
-use hostd_records::{RunEvent, RunOutcome};
 use hostd_workload::events::OnEvent;
 use hostd_workload::fault::FaultPlan;
 use hostd_workload::jobloop::{run_job, JobError, JobIo, JobOutcome};
 use hostd_workload::plan::IoJob;
 use hostd_workload::runner::{self, RunConfig};
-use hostd_workload::{Plan, Profile, ProfileExt, TargetSpec};
+use hostd_workload::{Plan, ProfileExt, TargetSpec};
 use std::os::unix::io::RawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64};

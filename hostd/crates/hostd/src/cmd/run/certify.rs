@@ -8,11 +8,14 @@
 //! appends to the same journal; the verdict `certify.json` covers all sessions.
 
 use anyhow::{bail, Context};
+use hostd_records::certify::{GateStatus, Journal, Verdict};
+use hostd_records::profile::Profile;
 use hostd_records::Summary;
-use hostd_workload::certify::{self, GateStatus, Journal, Observed, Verdict};
 use hostd_records::{RunEvent, TargetInfo};
+use hostd_workload::certify;
+use hostd_workload::certify::Observed;
 use hostd_workload::plan::{Capacity, Plan};
-use hostd_workload::{Profile, ProfileExt};
+use hostd_workload::ProfileExt;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -28,8 +31,14 @@ pub struct JournalObserver {
 impl JournalObserver {
     /// Opens `run_dir/certify.jsonl` for session `session`.
     pub fn open(run_dir: &Path, session: u32) -> anyhow::Result<JournalObserver> {
-        let journal = Journal::open(run_dir)
-            .with_context(|| format!("cannot open {}", run_dir.join(certify::JOURNAL).display()))?;
+        let journal = Journal::open(run_dir).with_context(|| {
+            format!(
+                "cannot open {}",
+                run_dir
+                    .join(hostd_records::certify::JOURNAL_FILE_NAME)
+                    .display()
+            )
+        })?;
         Ok(JournalObserver {
             journal,
             session,
@@ -104,7 +113,7 @@ impl Resume {
                 )
             })?;
         profile.check(&format!("{} key profile", path.display()))?;
-        if profile.kind != hostd_workload::profile::Kind::Certify {
+        if profile.kind != hostd_records::profile::Kind::Certify {
             bail!(
                 "cannot resume: {} key profile.kind = {:?}; only certify runs can be resumed",
                 path.display(),
@@ -129,7 +138,7 @@ impl Resume {
             })
             .collect();
         let devices = m.targets.iter().map(|t| t.device.clone()).collect();
-        let entries = certify::load(run_dir)?;
+        let entries = hostd_records::certify::read_journal(run_dir)?;
         let session = entries.iter().map(|e| e.session + 1).max().unwrap_or(1);
         let session = session.max(next_session(run_dir));
         Ok(Resume {
@@ -228,7 +237,7 @@ pub fn conclude(
     planned: usize,
     summary: &mut Summary,
 ) -> anyhow::Result<Verdict> {
-    let entries = certify::load(root)?;
+    let entries = hostd_records::certify::read_journal(root)?;
     let gates = profile.gates.clone().unwrap_or_default();
     let verdict = certify::evaluate(&gates, &entries, planned, &observed(summary));
     hostd_records::certify::write_verdict(root, &verdict)?;
