@@ -128,15 +128,15 @@ pub trait RunPart: Send + Sync {
 /// The parts of one run, in stage order (see the module documentation).
 pub struct Pipeline {
     parts: Vec<Box<dyn RunPart>>,
-    /// A part's first `on_event` failure; it hears nothing after.
-    failed: Mutex<Vec<Option<String>>>,
+    /// Whether a part's `on_event` failed (logged once; it hears nothing after).
+    failed: Mutex<Vec<bool>>,
 }
 
 impl Pipeline {
     /// The pipeline of `parts`, ordered by stage (in the given order within one).
     pub fn new(mut parts: Vec<Box<dyn RunPart>>) -> Pipeline {
         parts.sort_by_key(|p| p.stage());
-        let failed = Mutex::new(vec![None; parts.len()]);
+        let failed = Mutex::new(vec![false; parts.len()]);
         Pipeline { parts, failed }
     }
 
@@ -175,14 +175,13 @@ impl Pipeline {
     /// Hands `event` to every part that has not failed.
     pub fn on_event(&self, event: &RunEvent) {
         for (i, p) in self.parts.iter().enumerate() {
-            if self.failed.lock().unwrap_or_else(|e| e.into_inner())[i].is_some() {
+            if self.failed.lock().unwrap_or_else(|e| e.into_inner())[i] {
                 continue;
             }
             if let Err(e) = p.on_event(event) {
-                let msg = format!("{} failed: {e:#}", p.name());
                 // Said once, as it happens; the binary's subscriber renders it.
-                tracing::warn!("{msg}");
-                self.failed.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(msg);
+                tracing::warn!("{} failed: {e:#}", p.name());
+                self.failed.lock().unwrap_or_else(|e| e.into_inner())[i] = true;
             }
         }
     }
@@ -192,17 +191,13 @@ impl Pipeline {
         self.parts.iter().filter_map(|p| p.live_status()).collect()
     }
 
-    /// Finishes the parts of `stages`, in order, on `run`; a part's failure (and its earlier
-    /// event failure) becomes a warning in the summary (logged too once the summary is
-    /// being archived).
+    /// Finishes the parts of `stages`, in order, on `run` (a part whose `on_event` failed
+    /// too: that failure was logged when it happened). A part's failure becomes a warning
+    /// in the summary (logged too once the summary is being archived).
     pub fn finish(&mut self, stages: impl RangeBounds<Stage>, run: &mut RunRecords<'_>) {
-        let failed = self.failed.get_mut().unwrap_or_else(|e| e.into_inner());
-        for (p, event_failure) in self.parts.iter_mut().zip(failed.iter_mut()) {
+        for p in self.parts.iter_mut() {
             if !stages.contains(&p.stage()) {
                 continue;
-            }
-            if let Some(msg) = event_failure.take() {
-                run.summary.warnings.push(msg);
             }
             if let Err(e) = p.finish(run) {
                 let msg = format!("{}: {e:#}", p.name());
@@ -327,7 +322,7 @@ mod tests {
             ]
         );
         p.finish(Stage::Archive.., &mut run);
-        assert_eq!(run.summary.warnings[4], "dir failed: broken");
-        assert_eq!(run.summary.warnings[5], "finished dir");
+        assert_eq!(run.summary.warnings[4], "finished dir");
+        assert_eq!(run.summary.warnings.len(), 5);
     }
 }

@@ -339,6 +339,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         match certify::JournalObserver::open(
             &journal_root,
             resume.as_ref().map_or(0, |r| r.session),
+            resume.as_ref().map_or(Vec::new(), |r| r.entries.clone()),
         ) {
             Ok(j) => Some(j),
             Err(e) => {
@@ -409,7 +410,8 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         if matches!(outcome.status, RunStatus::Completed) && !keep {
             cleanup_notes = certify::remove_test_files(&outcome.targets);
         }
-        match certify::conclude(&profile, &journal_root, planned_steps, summary) {
+        let entries = journal.as_ref().map_or(Vec::new(), |j| j.entries());
+        match certify::conclude(&profile, &journal_root, planned_steps, &entries, summary) {
             Ok(v) => Some(v),
             Err(e) => {
                 summary.warnings.push(format!("certify verdict: {e:#}"));

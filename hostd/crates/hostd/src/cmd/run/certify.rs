@@ -8,7 +8,7 @@
 //! appends to the same journal; the verdict `certify.json` covers all sessions.
 
 use anyhow::{bail, Context};
-use hostd_records::certify::{GateStatus, Journal, Verdict};
+use hostd_records::certify::{GateStatus, Journal, JournalEntry, Verdict};
 use hostd_records::profile::Profile;
 use hostd_records::Summary;
 use hostd_records::{RunEvent, TargetInfo};
@@ -20,17 +20,26 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
-/// Appends every completed file step to the journal.
+/// Appends every completed file step to the journal, and keeps the journal's entries in
+/// memory for the verdict (the run does not read back what it appended).
 pub struct JournalObserver {
     journal: Journal,
     session: u32,
     failed: AtomicBool,
+    /// The earlier sessions' entries, then this one's as appended.
+    entries: Mutex<Vec<JournalEntry>>,
 }
 
 impl JournalObserver {
-    /// Opens `run_dir/certify.jsonl` for session `session`.
-    pub fn open(run_dir: &Path, session: u32) -> anyhow::Result<JournalObserver> {
+    /// Opens `run_dir/certify.jsonl` for session `session`; `earlier` are the entries the
+    /// journal holds already (a resumed run's, read before it started).
+    pub fn open(
+        run_dir: &Path,
+        session: u32,
+        earlier: Vec<JournalEntry>,
+    ) -> anyhow::Result<JournalObserver> {
         let journal = Journal::open(run_dir).with_context(|| {
             format!(
                 "cannot open {}",
@@ -43,13 +52,24 @@ impl JournalObserver {
             journal,
             session,
             failed: AtomicBool::new(false),
+            entries: Mutex::new(earlier),
         })
+    }
+
+    /// Every entry of the journal: the earlier sessions' and those this one appended.
+    pub fn entries(&self) -> Vec<JournalEntry> {
+        self.entries
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Records a finished file step (called from the target threads).
     pub fn on_event(&self, ev: &RunEvent) {
         if let RunEvent::FileEnd(rec) = ev {
             if let Some(entry) = certify::entry_from_record(self.session, rec) {
+                // Held across the append: memory keeps the journal's order.
+                let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
                 if let Err(e) = self.journal.append(&entry) {
                     if !self.failed.swap(true, Ordering::Relaxed) {
                         tracing::error!(
@@ -57,6 +77,8 @@ impl JournalObserver {
                             self.journal.path().display()
                         );
                     }
+                } else {
+                    entries.push(entry);
                 }
             }
         }
@@ -83,6 +105,8 @@ pub struct Resume {
     pub session: u32,
     /// Steps already done.
     pub done: BTreeSet<(usize, String, u32)>,
+    /// The journal's entries when the resume started.
+    pub entries: Vec<JournalEntry>,
     /// Mount source of each target at the start, to refuse another device.
     pub devices: Vec<Option<String>>,
 }
@@ -151,6 +175,7 @@ impl Resume {
             keep: m.keep,
             session,
             done: certify::done(&entries),
+            entries,
             devices,
         })
     }
@@ -229,17 +254,17 @@ pub fn observed(summary: &Summary) -> Observed {
     }
 }
 
-/// Judges the whole journal, writes `certify.json` to the run directory and
-/// the verdict into the summary; returns it.
+/// Judges the whole journal (`entries`, from the [`JournalObserver`]), writes
+/// `certify.json` to the run directory and the verdict into the summary; returns it.
 pub fn conclude(
     profile: &Profile,
     root: &Path,
     planned: usize,
+    entries: &[JournalEntry],
     summary: &mut Summary,
 ) -> anyhow::Result<Verdict> {
-    let entries = hostd_records::certify::read_journal(root)?;
     let gates = profile.gates.clone().unwrap_or_default();
-    let verdict = certify::evaluate(&gates, &entries, planned, &observed(summary));
+    let verdict = certify::evaluate(&gates, entries, planned, &observed(summary));
     hostd_records::certify::write_verdict(root, &verdict)?;
     summary.certify = Some(verdict.clone());
     Ok(verdict)
