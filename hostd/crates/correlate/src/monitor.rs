@@ -45,7 +45,7 @@ pub struct MonitorSummary {
 
 /// Records the probe into `dir` (created if missing; must be empty) until
 /// `stop` is set or `duration` passes. `listeners` makes the extra probe feeds
-/// (e.g. InfluxDB) once `dir` exists. Calls `status` with a one-line status
+/// (e.g. InfluxDB) once `dir` and its manifest (handed in) exist. Calls `status` with a one-line status
 /// every `status_every` (if set).
 pub fn run_monitor(
     opts: &ProbeOptions,
@@ -53,7 +53,7 @@ pub fn run_monitor(
     stop: Arc<AtomicBool>,
     duration: Option<Duration>,
     status_every: Option<Duration>,
-    listeners: impl FnOnce(&Path) -> anyhow::Result<Vec<ProbeFeed>>,
+    listeners: impl FnOnce(&Path, &Manifest) -> anyhow::Result<Vec<ProbeFeed>>,
     mut status: impl FnMut(&str),
 ) -> anyhow::Result<MonitorSummary> {
     if dir.exists()
@@ -88,7 +88,7 @@ pub fn run_monitor(
     manifest.set_section(extra::PROBE, &probe);
     hostd_records::manifest::write(dir, &manifest)?;
 
-    let (link, recorder) = start_probe(opts, dir, listeners(dir)?)?;
+    let (link, recorder) = start_probe(opts, dir, listeners(dir, &manifest)?)?;
     let started = Instant::now();
     let mut next_status = Instant::now();
     while !stop.load(Ordering::SeqCst) && duration.is_none_or(|d| started.elapsed() < d) {

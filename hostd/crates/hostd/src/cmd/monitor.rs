@@ -96,16 +96,15 @@ pub fn execute(args: MonitorArgs) -> anyhow::Result<ExitCode> {
         stop,
         args.duration.map(Duration::from_secs_f64),
         (args.status_every > 0.0).then(|| Duration::from_secs_f64(args.status_every)),
-        move |dir: &Path| {
+        move |dir: &Path, manifest: &hostd_records::Manifest| {
             let mut listeners: Vec<ProbeFeed> = Vec::new();
             if let Some(target) = influx {
                 // The points `hostd import` makes of this directory: tags and `run` point
-                // from its manifest (written before the probe starts); the probe tag
+                // from its manifest (as written before the probe starts); the probe tag
                 // follows from DeviceInfo.
-                let manifest = hostd_records::manifest::read(dir)?;
-                let tags = RunTags::from_manifest(&manifest);
+                let tags = RunTags::from_manifest(manifest);
                 let writer = Writer::start(WriterConfig::new(target, Some(dir.join("spool"))))?;
-                writer.write(&hostd_influx::schema::run_point(&manifest, &tags))?;
+                writer.write(&hostd_influx::schema::run_point(manifest, &tags))?;
                 let slot = LiveSlot::default();
                 slot.fill(LiveWriter { writer, tags });
                 listeners.push(closing_feed(slot, report_slot));
