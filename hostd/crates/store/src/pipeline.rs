@@ -252,7 +252,7 @@ mod tests {
     }
 
     #[test]
-    fn parts_start_and_finish_in_stage_order_and_a_failing_part_is_skipped_and_reported() {
+    fn parts_start_and_finish_in_stage_order_and_a_part_whose_events_fail_hears_no_more() {
         let log = std::sync::Arc::new(Mutex::new(Vec::new()));
         let part = |name, stage, fail_events| -> Box<dyn RunPart> {
             Box::new(Part {
