@@ -13,6 +13,7 @@ packages=(
   fio                                       # bench-io reference
   chromium                                  # report check in headless Chromium
   mount e2fsprogs                           # real-device tests: losetup, mkfs.ext4
+  strace                                    # run_writes_once: who opens the run files
 )
 
 missing=()

@@ -4,12 +4,12 @@
 //! See docs/methodology.md ("Change points", "Significance", "Onset and its interval").
 
 use crate::changepoint::{self, Settings};
-use crate::input::FileRecord;
 use crate::series::Series;
 use crate::significance;
 use crate::stall::SeriesStalls;
 use crate::stats;
 use hostd_records::cause::EventKind;
+use hostd_records::FileRecord;
 use std::collections::HashMap;
 
 /// A change in throughput found in one series, before attribution.

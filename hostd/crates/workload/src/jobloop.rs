@@ -5,8 +5,9 @@
 use crate::block::{BlockCodec, VerifyReport, BLOCK};
 use crate::buffer::{AlignedBuf, BufferPool};
 use crate::engine::{IoCompletion, IoEngine, IoRequest};
-use crate::latency::{IntervalLatency, LatencyHistogram, FLUSH_NS};
+use crate::latency::{IntervalLatency, FLUSH_NS};
 use crate::step::IoJob;
+use hostd_records::latency::LatencyHistogram;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;

@@ -11,7 +11,8 @@
 //! The parser is plain Rust built and tested on every platform (fixture
 //! `fixtures/system_profiler/usb-storage.json`); only [`link_for_path`] runs the tool.
 
-use crate::link::{none, usb_text, LinkInfo, UsbLink};
+use crate::link::{none, usb_text};
+use hostd_records::link::{LinkInfo, UsbLink};
 use serde_json::Value;
 
 /// Mb/s of a `device_speed` word; None for one not known.

@@ -2,7 +2,7 @@
 //! into an unmeasured `prepare` part and the measured part. Pure data: the
 //! same profile, targets, seed and capacities give the same plan.
 
-use crate::profile::{align_up, Kind, Pattern, PhaseKind, Profile, ALIGN};
+use crate::profile::{align_up, ALIGN};
 use crate::sizes::SizeGenerator;
 /// [`Capacity`](crate::step::Capacity) and [`Step`](crate::step::Step) by their old path,
 /// for `backend/` (whose import lines another branch rewrites); new code imports them from
@@ -10,7 +10,8 @@ use crate::sizes::SizeGenerator;
 pub use crate::step::{Capacity, Step};
 use crate::step::{Goal, IoJob, Rw};
 use crate::target::{TargetMode, TargetSpec};
-use crate::units::human_bytes;
+use hostd_records::profile::{Kind, Pattern, PhaseKind, Profile};
+use hostd_records::units::human_bytes;
 use serde::Serialize;
 use std::fmt::Write as _;
 

@@ -10,7 +10,7 @@ use serde::Serialize;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-pub use hostd_records::certify::{BadByte, VerifiedFile, VerifyResult};
+use hostd_records::certify::BadByte;
 
 /// What re-reading one file found.
 #[derive(Debug, Clone, Default, Serialize)]

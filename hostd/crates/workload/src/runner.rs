@@ -4,16 +4,19 @@
 //! cleanly and removes its test files (unless `keep`).
 
 use crate::backend::{StepContext, StepError, TargetBackend};
-use crate::events::{
-    FileRecord, IntervalRecord, LatencyRecord, LatencyScope, RunEvent, RunObserver, TargetInfo,
-};
-use crate::latency::{IntervalLatency, LatencyHistogram};
+use crate::events::OnEvent;
+use crate::latency::IntervalLatency;
 use crate::plan::Plan;
-use crate::program::mixed::MixedSplit;
 use crate::program::Action;
 use crate::step::{Goal, Step};
 use crate::unix_ns;
-use serde::Serialize;
+use hostd_records::latency::LatencyHistogram;
+use hostd_records::programs::MixedSplit;
+use hostd_records::{
+    FileRecord, IntervalRecord, LatencyRecord, LatencyScope, RunEvent, RunOutcome, RunStatus,
+    TargetInfo,
+};
+
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -90,29 +93,6 @@ impl TargetProgress {
     }
 }
 
-/// How the run ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "status", content = "reason", rename_all = "snake_case")]
-pub enum RunStatus {
-    /// Every step ran.
-    Completed,
-    /// Stopped by the user (Ctrl-C / SIGTERM).
-    Interrupted,
-    /// Stopped by a fault (disk full, I/O error, …).
-    Failed(String),
-}
-
-impl RunStatus {
-    /// Short text for events and summaries.
-    pub fn describe(&self) -> String {
-        match self {
-            RunStatus::Completed => "completed".into(),
-            RunStatus::Interrupted => "interrupted".into(),
-            RunStatus::Failed(r) => format!("failed: {r}"),
-        }
-    }
-}
-
 /// Run parameters that are not in the plan.
 pub struct RunConfig {
     /// Run id.
@@ -123,31 +103,6 @@ pub struct RunConfig {
     pub stop: Arc<AtomicBool>,
     /// Interval length (1 s by default).
     pub interval: Duration,
-}
-
-/// Everything the run produced.
-#[derive(Debug, Serialize)]
-pub struct RunOutcome {
-    /// How it ended.
-    pub status: RunStatus,
-    /// Start, host Unix ns.
-    pub start_ns: u64,
-    /// End, host Unix ns.
-    pub end_ns: u64,
-    /// Targets as described after preparation.
-    pub targets: Vec<TargetInfo>,
-    /// One record per file operation, in completion order.
-    pub files: Vec<FileRecord>,
-    /// 1 s intervals.
-    pub intervals: Vec<IntervalRecord>,
-    /// Per target: (host Unix ns, cumulative bytes) every 100 ms.
-    pub samples: Vec<Vec<(u64, u64)>>,
-    /// Warnings shown to the user.
-    pub warnings: Vec<String>,
-    /// What cleanup did, per target.
-    pub cleanup: Vec<String>,
-    /// What the adaptive programs (cache recovery, paced sweep, duration) found.
-    pub programs: Vec<crate::program::ProgramReport>,
 }
 
 /// Makes the progress counters for a plan.
@@ -211,7 +166,7 @@ pub fn execute(
     backends: Vec<Box<dyn TargetBackend>>,
     progress: &[Arc<TargetProgress>],
     cfg: &RunConfig,
-    observer: &dyn RunObserver,
+    observer: &OnEvent<'_>,
 ) -> RunOutcome {
     let start_ns = unix_ns();
     let targets: Vec<TargetInfo> = backends.iter().map(|b| b.info()).collect();
@@ -265,7 +220,7 @@ pub fn execute(
         RunStatus::Completed
     };
     let end_ns = unix_ns();
-    observer.on_event(&RunEvent::RunEnd {
+    observer(&RunEvent::RunEnd {
         time_ns: end_ns,
         status: status.describe(),
     });
@@ -289,9 +244,9 @@ fn announce(
     cfg: &RunConfig,
     targets: &[TargetInfo],
     start_ns: u64,
-    observer: &dyn RunObserver,
+    observer: &OnEvent<'_>,
 ) -> Vec<String> {
-    observer.on_event(&RunEvent::RunStart {
+    observer(&RunEvent::RunStart {
         run_id: cfg.run_id.clone(),
         time_ns: start_ns,
         targets: targets.to_vec(),
@@ -300,7 +255,7 @@ fn announce(
     for (i, t) in targets.iter().enumerate() {
         if let Some(note) = &t.engine_note {
             warnings.push(format!("target {}: {note}", t.label));
-            observer.on_event(&RunEvent::Warning {
+            observer(&RunEvent::Warning {
                 target_index: Some(i),
                 message: note.clone(),
             });
@@ -310,7 +265,7 @@ fn announce(
                 "target {}: NOT DIRECT I/O ({:?}); throughput reflects the page cache",
                 t.label, t.direct_io
             );
-            observer.on_event(&RunEvent::Warning {
+            observer(&RunEvent::Warning {
                 target_index: Some(i),
                 message: m.clone(),
             });
@@ -366,7 +321,7 @@ struct Shared {
     /// The sampler's 100 ms samples per target.
     samples: Mutex<Vec<Vec<(u64, u64)>>>,
     /// What the adaptive programs and mixed jobs found.
-    programs: Mutex<Vec<crate::program::ProgramReport>>,
+    programs: Mutex<Vec<hostd_records::programs::ProgramReport>>,
 }
 
 impl Shared {
@@ -420,7 +375,7 @@ struct TargetRun<'s> {
     index: usize,
     label: String,
     prog: Arc<TargetProgress>,
-    observer: &'s dyn RunObserver,
+    observer: &'s OnEvent<'s>,
     shared: &'s Shared,
     /// Read/write split of each mixed step.
     mixed: Mutex<Vec<MixedSplit>>,
@@ -477,7 +432,7 @@ impl TargetRun<'_> {
 
     /// Reports the target's device activity (0..1), for backends that do not.
     fn activity(&self, level: f64) {
-        self.observer.on_event(&RunEvent::Activity {
+        (self.observer)(&RunEvent::Activity {
             target_index: self.index,
             level,
             time_ns: unix_ns(),
@@ -568,7 +523,7 @@ impl TargetRun<'_> {
     /// Ends the phase `current` (if any) with its event.
     fn end_phase(&self, current: &mut String) {
         if !current.is_empty() {
-            self.observer.on_event(&RunEvent::PhaseEnd {
+            (self.observer)(&RunEvent::PhaseEnd {
                 target_index: self.index,
                 phase: std::mem::take(current),
                 time_ns: unix_ns(),
@@ -582,7 +537,7 @@ impl TargetRun<'_> {
             return;
         }
         if !current.is_empty() {
-            self.observer.on_event(&RunEvent::PhaseEnd {
+            (self.observer)(&RunEvent::PhaseEnd {
                 target_index: self.index,
                 phase: current.clone(),
                 time_ns: unix_ns(),
@@ -590,7 +545,7 @@ impl TargetRun<'_> {
         }
         *current = step.phase.clone();
         self.prog.enter_phase(current);
-        self.observer.on_event(&RunEvent::PhaseStart {
+        (self.observer)(&RunEvent::PhaseStart {
             target_index: self.index,
             phase: current.clone(),
             time_ns: unix_ns(),
@@ -611,7 +566,7 @@ impl TargetRun<'_> {
         self.enter_phase(step, measured, current);
         let t0 = unix_ns();
         let clock = Instant::now();
-        observer.on_event(&RunEvent::FileStart {
+        observer(&RunEvent::FileStart {
             target_index: i,
             phase: step.phase.clone(),
             index: step.index,
@@ -654,9 +609,9 @@ impl TargetRun<'_> {
         if counted < rec.bytes {
             prog.bytes.fetch_add(rec.bytes - counted, Ordering::Relaxed);
         }
-        observer.on_event(&RunEvent::FileEnd(rec.clone()));
+        observer(&RunEvent::FileEnd(rec.clone()));
         if let Some(histogram) = latency {
-            observer.on_event(&RunEvent::Latency(LatencyRecord {
+            observer(&RunEvent::Latency(LatencyRecord {
                 target: self.label.clone(),
                 target_index: i,
                 scope: LatencyScope::File {
@@ -679,7 +634,7 @@ impl TargetRun<'_> {
     }
 }
 
-fn set_active(active: &Mutex<Vec<usize>>, observer: &dyn RunObserver, i: usize, on: bool) {
+fn set_active(active: &Mutex<Vec<usize>>, observer: &OnEvent<'_>, i: usize, on: bool) {
     let mut a = active.lock().unwrap();
     if on {
         a.push(i);
@@ -687,7 +642,7 @@ fn set_active(active: &Mutex<Vec<usize>>, observer: &dyn RunObserver, i: usize, 
     } else {
         a.retain(|&x| x != i);
     }
-    observer.on_event(&RunEvent::ActiveTargets {
+    observer(&RunEvent::ActiveTargets {
         active: a.clone(),
         time_ns: unix_ns(),
     });
@@ -775,7 +730,7 @@ fn sampler(
     cfg: &RunConfig,
     finished: &AtomicBool,
     _stop: &AtomicBool,
-    observer: &dyn RunObserver,
+    observer: &OnEvent<'_>,
     intervals: &Mutex<Vec<IntervalRecord>>,
     samples: &Mutex<Vec<Vec<(u64, u64)>>>,
 ) {
@@ -825,9 +780,9 @@ fn sampler(
                     phase,
                     latency: (!histogram.is_empty()).then(|| histogram.stats()),
                 };
-                observer.on_event(&RunEvent::Interval(rec.clone()));
+                observer(&RunEvent::Interval(rec.clone()));
                 if !histogram.is_empty() {
-                    observer.on_event(&RunEvent::Latency(LatencyRecord {
+                    observer(&RunEvent::Latency(LatencyRecord {
                         target: rec.target.clone(),
                         target_index: i,
                         scope: LatencyScope::Interval {
@@ -857,7 +812,7 @@ pub fn check_space(
     plan: &Plan,
     backends: &[Box<dyn TargetBackend>],
 ) -> Result<Vec<String>, String> {
-    use crate::units::human_bytes;
+    use hostd_records::units::human_bytes;
     let mut groups: Vec<(String, u64, u64, Vec<String>)> = Vec::new();
     for (i, b) in backends.iter().enumerate() {
         let Some(cap) = b.capacity() else { continue };

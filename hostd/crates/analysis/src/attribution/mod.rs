@@ -230,7 +230,7 @@ mod tests {
             drive_temp: None,
         }
     }
-    use crate::input::FileRecord;
+    use hostd_records::FileRecord;
 
     const GB: u64 = 1_000_000_000;
 

@@ -17,11 +17,11 @@ pub mod mixed;
 pub mod recovery;
 pub mod sweep;
 
-use crate::events::FileRecord;
-use crate::profile::{Kind, Profile};
 use crate::step::{Capacity, Goal, IoJob, Rw, Step};
 use crate::target::TargetSpec;
-pub use hostd_records::programs::{ProgramFigures, ProgramReport};
+use hostd_records::profile::{Kind, Profile};
+use hostd_records::programs::{ProgramFigures, ProgramReport};
+use hostd_records::FileRecord;
 use serde::Serialize;
 use std::time::Duration;
 
