@@ -32,7 +32,12 @@ demo: build
     echo "demo results: $work/run"
 
 # The whole test suite (what CI runs).
-test: setup test-firmware test-hostd test-dashboards test-report
+test: setup test-firmware test-hostd check-macos test-dashboards test-report
+
+# Checked from Linux with no Apple SDK (docs/platforms.md); setup adds the two rustup targets.
+# hostd on both Apple targets (aarch64, x86_64): clippy -D warnings on the library, binaries and tests.
+check-macos: (setup "macos")
+    cd {{root}}/hostd && cargo clippy --locked --workspace --all-targets --target aarch64-apple-darwin --target x86_64-apple-darwin -- -D warnings
 
 # Configure and build the firmware core, its host tests and the probe simulator.
 firmware-build:
