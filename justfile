@@ -39,7 +39,7 @@ demo: build
 # The whole test suite (what CI runs).
 test: setup influx-build-background test-firmware check-macos test-hostd test-dashboards test-report
 
-# Start `influx-build` in the background unless influxd is built (log: influxd/build.log in the cache).
+# Start `influx-build` in the background; a built influxd is reused at once (log: influxd/build.log in the cache).
 influx-build-background:
     #!/usr/bin/env bash
     set -euo pipefail
