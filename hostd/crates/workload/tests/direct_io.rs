@@ -267,6 +267,8 @@ fn video_writes_frames_on_the_frame_clock() {
 /// allocated after deletion and a filesystem busy). A write lease is granted
 /// only when nobody else — the ring included — has the file open. Kernels
 /// 5.10–6.3 drop a replaced table entry up to a second later, hence the wait.
+/// Linux only: io_uring and `F_SETLEASE` are Linux's.
+#[cfg(target_os = "linux")]
 #[test]
 fn io_uring_releases_the_registered_file_after_each_job() {
     use hostd_workload::block::{BlockCodec, DataPool};
