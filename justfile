@@ -31,8 +31,27 @@ demo: build
     echo
     echo "demo results: $work/run"
 
+# The steps share one build: every cargo step below uses the dev profile and the workspace's
+# test feature set, so nothing is compiled twice. influxd's cold build (Go and Flux, minutes,
+# often on one core) starts first in the background and runs beside the firmware and Rust
+# builds; the InfluxDB tests wait for it (scripts/build-influxd.sh's lock). docs/benchmarks.md
+# "CI time" has the figures.
 # The whole test suite (what CI runs).
-test: setup test-firmware test-hostd test-dashboards test-report test-windows
+test: setup influx-build-background test-firmware check-macos test-hostd test-dashboards test-report test-windows
+
+# Start `influx-build` in the background; a built influxd is reused at once (log: influxd/build.log in the cache).
+influx-build-background:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    log="${THROTTLESCOPE_CACHE:-$HOME/.cache/throttlescope}/influxd/build.log"
+    mkdir -p "$(dirname "$log")"
+    nohup setsid {{root}}/scripts/build-influxd.sh >"$log" 2>&1 </dev/null &
+    echo "influx-build: started in the background, pid $! (a built influxd is reused at once; log $log)"
+
+# Checked from Linux with no Apple SDK (docs/platforms.md); setup adds the two rustup targets.
+# hostd on both Apple targets (aarch64, x86_64): clippy -D warnings on the library, binaries and tests.
+check-macos: (setup "macos")
+    cd {{root}}/hostd && cargo clippy --locked --workspace --all-targets --target aarch64-apple-darwin --target x86_64-apple-darwin -- -D warnings
 
 # Configure and build the firmware core, its host tests and the probe simulator.
 firmware-build:
@@ -63,11 +82,15 @@ bench-io: setup
     cd {{root}}/hostd && cargo build --locked --release -p hostd
     {{root}}/scripts/bench-io.sh
 
+# Test binaries run several at a time (scripts/test-parallel.sh); influxd is awaited only after
+# the build, so a background influx-build overlaps it.
 # hostd: formatting, lints and the Rust tests (InfluxDB tests start a private influxd).
-test-hostd: firmware-build influx-build
+test-hostd: firmware-build
     cd {{root}}/hostd && cargo fmt --all --check
     cd {{root}}/hostd && cargo clippy --locked --workspace --all-targets -- -D warnings
-    cd {{root}}/hostd && cargo test --locked --workspace
+    cd {{root}}/hostd && cargo test --locked --workspace --no-run --quiet
+    @{{root}}/scripts/build-influxd.sh >/dev/null
+    {{root}}/scripts/test-parallel.sh
 
 # hostd for Windows: built with MinGW-w64 (x86_64-pc-windows-gnu), its unit tests under Wine,
 # then `hostd.exe run --profile quick` under Wine with the probe simulator on a COM port, whose run
@@ -81,7 +104,8 @@ test-dashboards: firmware-build influx-build
     #!/usr/bin/env bash
     set -euo pipefail
     command -v npm >/dev/null || { echo "test-dashboards: Node.js >= 20 with npm is needed" >&2; exit 1; }
-    cd {{root}}/hostd && cargo build --locked --quiet -p hostd
+    # The hostd that `cargo test --workspace` builds (same features: no second build in CI).
+    cd {{root}}/hostd && cargo test --locked --workspace --no-run --quiet
     export THROTTLESCOPE_HOSTD={{root}}/hostd/target/debug/hostd THROTTLESCOPE_REQUIRE_QUERIES=1
     cd {{root}}/dashboards/check
     npm ci --no-audit --no-fund --loglevel=error
@@ -113,7 +137,7 @@ grafana-up:
 
 # Analysis report in headless Chromium: no console messages, all charts in the DOM, screenshots.
 test-report:
-    cd {{root}}/hostd && cargo test --locked -p hostd-report --test chromium -- --ignored --nocapture
+    cd {{root}}/hostd && cargo test --locked --workspace --test chromium -- --ignored --nocapture
 
 # `hostd analyze` on a synthetic 100 GB run (800 files, 1 000 000 probe samples), release build; target < 1 s.
 bench-analysis:

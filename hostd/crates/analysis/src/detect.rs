@@ -4,12 +4,12 @@
 //! See docs/methodology.md ("Change points", "Significance", "Onset and its interval").
 
 use crate::changepoint::{self, Settings};
-use crate::input::FileRecord;
-use crate::model::EventKind;
 use crate::series::Series;
 use crate::significance;
 use crate::stall::SeriesStalls;
 use crate::stats;
+use hostd_records::cause::EventKind;
+use hostd_records::FileRecord;
 use std::collections::HashMap;
 
 /// A change in throughput found in one series, before attribution.
@@ -202,74 +202,158 @@ fn active_seconds(f: &FileRecord, stalls: Option<&SeriesStalls>) -> f64 {
     (f.seconds() - stalled).max(1e-9)
 }
 
-/// Finds the drops and recoveries in one series (`Err`: too little data to tell).
+/// Finds the drops and recoveries in one series (`Err`: too little data to tell): the
+/// change points of the files' rates, pruned until every one that is left is carried by
+/// the data, each then located as a step or a ramp.
 pub fn changes(
     series: &Series,
     settings: &Settings,
     stalls: Option<&SeriesStalls>,
 ) -> Result<Vec<Change>, TooLittle> {
-    let files = &series.files;
-    let span_s = (series.end_ns() - series.start_ns()) as f64 * 1e-9;
-    if files.is_empty() {
-        return Err(TooLittle {
-            reason: "no files".into(),
-        });
-    }
-    let mut sizes: Vec<f64> = files.iter().map(|f| f.bytes as f64).collect();
-    let min_bytes = SMALL_FILE_FRACTION * crate::stats::median_in_place(&mut sizes);
-    // Files mostly inside a stall say nothing about the drive's rate when it moves.
-    let kept: Vec<usize> = (0..files.len())
-        .filter(|&i| {
-            let f = &files[i];
-            f.bytes as f64 >= min_bytes
-                && stalls.is_none_or(|s| s.overlap_s(f) <= 0.5 * f.seconds())
-        })
-        .collect();
-    let need_files = 2 * settings.min_side_files;
-    let need_s = 2.0 * settings.min_side_seconds;
-    if kept.len() < need_files || span_s < need_s {
-        return Err(TooLittle {
-            reason: format!(
-                "{} files, {:.2} s (an event needs at least {} files and {:.1} s on each side)",
-                files.len(),
-                span_s,
-                settings.min_side_files,
-                settings.min_side_seconds
-            ),
-        });
-    }
-    let durations: Vec<f64> = kept
-        .iter()
-        .map(|&i| active_seconds(&files[i], stalls))
-        .collect();
-    let rates: Vec<f64> = kept
-        .iter()
-        .zip(&durations)
-        .map(|(&i, d)| files[i].bytes as f64 / d)
-        .collect();
-    let n = rates.len();
-    let sums = Sums::new(&rates);
-    let segs = changepoint::segments(&rates, settings);
-    let mut bounds: Vec<usize> = segs.iter().map(|s| s.start).collect();
-    bounds.push(n);
-    let total = series.total_bytes() as f64;
-    // Side checks use series positions: kept index k ↔ file kept[k].
-    let side_ok = |a: usize, b: usize| {
-        if b - a < settings.min_side_files {
-            return false;
+    let rates = Rates::of(series, settings, stalls)?;
+    let (bounds, accepted) = rates.prune(changepoint::segments(&rates.rates, settings));
+    let overhead_s = file_overhead_s(&series.files);
+    Ok(bounds
+        .windows(3)
+        .map(|w| rates.change(w[0], w[1], w[2], accepted[&w[1]], overhead_s))
+        .collect())
+}
+
+/// What a series' changes are found in: the rates of the files that say something about
+/// the drive's rate (not small, not mostly stalled), in series order.
+struct Rates<'a> {
+    series: &'a Series,
+    settings: &'a Settings,
+    /// Series positions of the kept files: kept index k ↔ file `kept[k]`.
+    kept: Vec<usize>,
+    /// Active seconds of each kept file (without its stalls).
+    durations: Vec<f64>,
+    /// Bytes/s of each kept file.
+    rates: Vec<f64>,
+    sums: Sums,
+}
+
+/// Significance tests already run, by (from, to, block length).
+type Tests = HashMap<(usize, usize, usize), significance::TestResult>;
+
+/// What the significance step says of the candidate changes.
+enum Significance {
+    /// The series as a whole does not reject "no change": none is left.
+    NoneOverall,
+    /// The candidate at this boundary index is the least significant failing one.
+    Weakest(usize),
+    /// Every candidate is significant.
+    All,
+}
+
+impl<'a> Rates<'a> {
+    /// The kept files' rates, or why the series is too short to hold a change.
+    fn of(
+        series: &'a Series,
+        settings: &'a Settings,
+        stalls: Option<&SeriesStalls>,
+    ) -> Result<Rates<'a>, TooLittle> {
+        let files = &series.files;
+        let span_s = (series.end_ns() - series.start_ns()) as f64 * 1e-9;
+        if files.is_empty() {
+            return Err(TooLittle {
+                reason: "no files".into(),
+            });
         }
-        let (fa, fb) = (kept[a], kept[b - 1]);
-        let secs = ((files[fb].end_ns as i64) - (files[fa].start_ns as i64)) as f64 * 1e-9;
-        let bytes = (series.cum_bytes[fb + 1] - series.cum_bytes[fa]) as f64;
-        secs >= settings.min_side_seconds && bytes >= settings.min_side_bytes_fraction * total
-    };
-    let mut accepted: HashMap<usize, significance::TestResult> = HashMap::new();
-    let mut tests: HashMap<(usize, usize, usize), significance::TestResult> = HashMap::new();
-    loop {
-        let before = bounds.clone();
-        // (0) A ramp cut into pieces: two neighbouring changes in the same direction become
-        // one when a single ramp over them fits as well as the two steps (BIC-type margin).
-        if let Some(k) = (1..bounds.len().saturating_sub(2)).find(|&k| {
+        let mut sizes: Vec<f64> = files.iter().map(|f| f.bytes as f64).collect();
+        let min_bytes = SMALL_FILE_FRACTION * crate::stats::median_in_place(&mut sizes);
+        // Files mostly inside a stall say nothing about the drive's rate when it moves.
+        let kept: Vec<usize> = (0..files.len())
+            .filter(|&i| {
+                let f = &files[i];
+                f.bytes as f64 >= min_bytes
+                    && stalls.is_none_or(|s| s.overlap_s(f) <= 0.5 * f.seconds())
+            })
+            .collect();
+        let need_files = 2 * settings.min_side_files;
+        let need_s = 2.0 * settings.min_side_seconds;
+        if kept.len() < need_files || span_s < need_s {
+            return Err(TooLittle {
+                reason: format!(
+                    "{} files, {:.2} s (an event needs at least {} files and {:.1} s on each side)",
+                    files.len(),
+                    span_s,
+                    settings.min_side_files,
+                    settings.min_side_seconds
+                ),
+            });
+        }
+        let durations: Vec<f64> = kept
+            .iter()
+            .map(|&i| active_seconds(&files[i], stalls))
+            .collect();
+        let rates: Vec<f64> = kept
+            .iter()
+            .zip(&durations)
+            .map(|(&i, d)| files[i].bytes as f64 / d)
+            .collect();
+        let sums = Sums::new(&rates);
+        Ok(Rates {
+            series,
+            settings,
+            kept,
+            durations,
+            rates,
+            sums,
+        })
+    }
+
+    /// Prunes the change points' segments until no rule removes a boundary: the
+    /// boundaries (0 and n at the ends) and the significance test of each change left.
+    fn prune(
+        &self,
+        segments: Vec<changepoint::Segment>,
+    ) -> (Vec<usize>, HashMap<usize, significance::TestResult>) {
+        let n = self.rates.len();
+        let mut bounds: Vec<usize> = segments.iter().map(|s| s.start).collect();
+        bounds.push(n);
+        let mut accepted = HashMap::new();
+        let mut tests = Tests::new();
+        loop {
+            let before = bounds.clone();
+            if let Some(k) = self.ramp_cut_in_pieces(&bounds) {
+                let mid = (bounds[k] + bounds[k + 1]) / 2;
+                bounds.splice(k..k + 2, [mid]);
+                continue;
+            }
+            if let Some(k) = self.side_too_short(&bounds) {
+                bounds.remove(k);
+                continue;
+            }
+            if let Some(k) = self.too_small(&bounds) {
+                bounds.remove(k);
+                continue;
+            }
+            accepted.clear();
+            match self.significance(&bounds, &mut tests, &mut accepted) {
+                Significance::NoneOverall => {
+                    bounds = vec![0, n];
+                    continue;
+                }
+                Significance::Weakest(k) => {
+                    bounds.remove(k);
+                    continue;
+                }
+                Significance::All => {}
+            }
+            if bounds == before {
+                break;
+            }
+        }
+        (bounds, accepted)
+    }
+
+    /// (0) A ramp cut into pieces: two neighbouring changes in the same direction become
+    /// one when a single ramp over them fits as well as the two steps (BIC-type margin).
+    /// The index of the first of the two.
+    fn ramp_cut_in_pieces(&self, bounds: &[usize]) -> Option<usize> {
+        let sums = &self.sums;
+        (1..bounds.len().saturating_sub(2)).find(|&k| {
             let (a, b1, b2, c) = (bounds[k - 1], bounds[k], bounds[k + 1], bounds[k + 2]);
             let (m0, m1, m2) = (sums.mean(a, b1), sums.mean(b1, b2), sums.mean(b2, c));
             if (m0 - m1) * (m1 - m2) <= 0.0 {
@@ -283,34 +367,49 @@ pub fn changes(
                     ramp = ramp.min(sums.ramp_sse(a, s, e, c));
                 }
             }
-            let sigma = changepoint::noise_sigma(&rates[a..c]).max(1e-12);
+            let sigma = changepoint::noise_sigma(&self.rates[a..c]).max(1e-12);
             ramp <= steps + 2.0 * ((c - a) as f64).ln() * sigma * sigma
-        }) {
-            let mid = (bounds[k] + bounds[k + 1]) / 2;
-            bounds.splice(k..k + 2, [mid]);
-            continue;
+        })
+    }
+
+    /// True when kept files `[a, b)` are enough for one side of a change: files, seconds
+    /// and share of the series' bytes.
+    fn side_ok(&self, a: usize, b: usize) -> bool {
+        let settings = self.settings;
+        if b - a < settings.min_side_files {
+            return false;
         }
-        // (1) Both sides long enough: drop the boundary with the shortest failing side first.
+        let (files, kept) = (&self.series.files, &self.kept);
+        let (fa, fb) = (kept[a], kept[b - 1]);
+        let secs = ((files[fb].end_ns as i64) - (files[fa].start_ns as i64)) as f64 * 1e-9;
+        let bytes = (self.series.cum_bytes[fb + 1] - self.series.cum_bytes[fa]) as f64;
+        let total = self.series.total_bytes() as f64;
+        secs >= settings.min_side_seconds && bytes >= settings.min_side_bytes_fraction * total
+    }
+
+    /// (1) Both sides long enough: the boundary with the shortest failing side.
+    fn side_too_short(&self, bounds: &[usize]) -> Option<usize> {
         let mut worst: Option<(usize, usize)> = None;
         for k in 1..bounds.len() - 1 {
             let (a, b, c) = (bounds[k - 1], bounds[k], bounds[k + 1]);
-            if !(side_ok(a, b) && side_ok(b, c)) {
+            if !(self.side_ok(a, b) && self.side_ok(b, c)) {
                 let shorter = (b - a).min(c - b);
                 if worst.is_none_or(|(_, s)| shorter < s) {
                     worst = Some((k, shorter));
                 }
             }
         }
-        if let Some((k, _)) = worst {
-            bounds.remove(k);
-            continue;
-        }
-        // (2) Practical size: beyond the minimum and beyond the series' own wander on
-        // either side (a ramp's flat parts only).
+        worst.map(|(k, _)| k)
+    }
+
+    /// (2) Practical size: beyond the minimum and beyond the series' own wander on either
+    /// side (a ramp's flat parts only). The boundary furthest below what it needs.
+    fn too_small(&self, bounds: &[usize]) -> Option<usize> {
+        let (rates, sums, settings) = (&self.rates, &self.sums, self.settings);
         let mut weakest: Option<(usize, f64)> = None;
         for k in 1..bounds.len() - 1 {
             let (a, b, c) = (bounds[k - 1], bounds[k], bounds[k + 1]);
-            let fit = fit_ramp(&rates, &sums, a, b, c, settings);
+            let fit = fit_ramp(rates, sums, a, b, c, settings);
             let (m1, m2) = (sums.mean(a, fit.s), sums.mean(fit.e, c));
             let rel = (m2 - m1).abs() / m1.abs().max(m2.abs()).max(f64::MIN_POSITIVE);
             let w = wander(&rates[a..fit.s]).max(wander(&rates[fit.e..c]));
@@ -319,47 +418,29 @@ pub fn changes(
                 weakest = Some((k, rel / need));
             }
         }
-        if let Some((k, _)) = weakest {
-            bounds.remove(k);
-            continue;
-        }
-        // (3) Significance: the whole series must reject "no change" (so a change-free
-        // series makes an event with probability ≤ α); then each change is tested on the
-        // stretch between its neighbours, and the least significant failing one goes.
-        accepted.clear();
-        let mut test_at = |lo: usize, hi: usize, inner: &[usize]| {
-            // Residuals about the candidate levels decide the block length.
-            let mut cuts = vec![lo];
-            cuts.extend(inner.iter().copied());
-            cuts.push(hi);
-            let resid: Vec<f64> = cuts
-                .windows(2)
-                .flat_map(|w| {
-                    let m = sums.mean(w[0], w[1]);
-                    rates[w[0]..w[1]].iter().map(move |v| v - m)
-                })
-                .collect();
-            let l = significance::block_for(&resid);
-            let t = *tests.entry((lo, hi, l)).or_insert_with(|| {
-                significance::test(
-                    &rates[lo..hi],
-                    settings.min_side_files,
-                    l,
-                    (lo * 31 + hi) as u64,
-                )
-            });
-            t
-        };
+        weakest.map(|(k, _)| k)
+    }
+
+    /// (3) Significance: the whole series must reject "no change" (so a change-free series
+    /// makes an event with probability ≤ α); then each change is tested on the stretch
+    /// between its neighbours, those that pass go into `accepted`, and the least
+    /// significant failing one is named.
+    fn significance(
+        &self,
+        bounds: &[usize],
+        tests: &mut Tests,
+        accepted: &mut HashMap<usize, significance::TestResult>,
+    ) -> Significance {
+        let n = self.rates.len();
         if bounds.len() > 2 {
-            let inner = bounds[1..bounds.len() - 1].to_vec();
-            if test_at(0, n, &inner).p_value >= significance::ALPHA {
-                bounds = vec![0, n];
-                continue;
+            let inner = &bounds[1..bounds.len() - 1];
+            if self.test_at(tests, 0, n, inner).p_value >= significance::ALPHA {
+                return Significance::NoneOverall;
             }
         }
         let mut weakest: Option<(usize, f64)> = None;
         for k in 1..bounds.len() - 1 {
-            let t = test_at(bounds[k - 1], bounds[k + 1], &[bounds[k]]);
+            let t = self.test_at(tests, bounds[k - 1], bounds[k + 1], &[bounds[k]]);
             if t.p_value >= significance::ALPHA {
                 if weakest.is_none_or(|(_, p)| t.p_value > p) {
                     weakest = Some((k, t.p_value));
@@ -368,45 +449,75 @@ pub fn changes(
                 accepted.insert(bounds[k], t);
             }
         }
-        if let Some((k, _)) = weakest {
-            bounds.remove(k);
-            continue;
-        }
-        if bounds == before {
-            break;
-        }
+        weakest.map_or(Significance::All, |(k, _)| Significance::Weakest(k))
     }
 
-    let overhead_s = {
-        let sizes: Vec<f64> = files.iter().map(|f| f.bytes as f64).collect();
-        let times: Vec<f64> = files.iter().map(FileRecord::seconds).collect();
-        stats::theil_sen(&sizes, &times).map_or(0.0, |l| l.intercept.max(0.0))
-    };
-    let pos_of = |k: usize| if k >= n { files.len() } else { kept[k] };
-    let mut out = Vec::new();
-    for k in 1..bounds.len() - 1 {
-        let (a, b, c) = (bounds[k - 1], bounds[k], bounds[k + 1]);
-        let fit = fit_ramp(&rates, &sums, a, b, c, settings);
-        // Levels: Σ bytes / Σ active time of the flat parts, without the file the change
-        // happened in (it moved at both rates).
-        let level = |from: usize, to: usize, skip: Option<usize>| {
-            let (mut bytes, mut t) = (0u64, 0.0);
-            for q in from..to {
-                if Some(kept[q]) != skip {
-                    bytes += files[kept[q]].bytes;
-                    t += durations[q];
-                }
+    /// The block-permutation test of kept files `[lo, hi)` against "no change", its block
+    /// length decided by the residuals about the candidate levels cut at `inner`.
+    fn test_at(
+        &self,
+        tests: &mut Tests,
+        lo: usize,
+        hi: usize,
+        inner: &[usize],
+    ) -> significance::TestResult {
+        let (rates, sums) = (&self.rates, &self.sums);
+        let mut cuts = vec![lo];
+        cuts.extend(inner.iter().copied());
+        cuts.push(hi);
+        let resid: Vec<f64> = cuts
+            .windows(2)
+            .flat_map(|w| {
+                let m = sums.mean(w[0], w[1]);
+                rates[w[0]..w[1]].iter().map(move |v| v - m)
+            })
+            .collect();
+        let l = significance::block_for(&resid);
+        *tests.entry((lo, hi, l)).or_insert_with(|| {
+            significance::test(
+                &rates[lo..hi],
+                self.settings.min_side_files,
+                l,
+                (lo * 31 + hi) as u64,
+            )
+        })
+    }
+
+    /// Σ bytes / Σ active time of kept files `[from, to)`, without the file at series
+    /// position `skip` (the file a change happened in moved at both rates).
+    fn level(&self, from: usize, to: usize, skip: Option<usize>) -> Option<f64> {
+        let (mut bytes, mut t) = (0u64, 0.0);
+        for q in from..to {
+            if Some(self.kept[q]) != skip {
+                bytes += self.series.files[self.kept[q]].bytes;
+                t += self.durations[q];
             }
-            (t > 0.0).then(|| bytes as f64 / t)
-        };
-        let t = accepted[&b];
+        }
+        (t > 0.0).then(|| bytes as f64 / t)
+    }
+
+    /// The change at boundary `b` between its neighbours `a` and `c`, located as a ramp or
+    /// a step, with its levels and its test.
+    fn change(
+        &self,
+        a: usize,
+        b: usize,
+        c: usize,
+        t: significance::TestResult,
+        overhead_s: f64,
+    ) -> Change {
+        let (series, kept, rates) = (self.series, &self.kept, &self.rates);
+        let files = &series.files;
+        let n = rates.len();
+        let pos_of = |k: usize| if k >= n { files.len() } else { kept[k] };
+        let fit = fit_ramp(rates, &self.sums, a, b, c, self.settings);
         let (onset_bytes, onset_ns, file_pos, range_b, settle_b, settle_ns) = if fit.gradual {
-            let r1 = level(a, fit.s, None).unwrap_or(1.0);
-            let r2 = level(fit.e, c, None).unwrap_or(1.0);
+            let r1 = self.level(a, fit.s, None).unwrap_or(1.0);
+            let r2 = self.level(fit.e, c, None).unwrap_or(1.0);
             let noise = relative_noise(&rates[a..fit.s]).max(relative_noise(&rates[fit.e..c]));
             let r = refine_ramp(
                 series,
-                &kept,
+                kept,
                 (a, fit.s, fit.e, c),
                 (r1, r2),
                 noise,
@@ -426,22 +537,22 @@ pub fn changes(
                 time_at(series, r.settle),
             )
         } else {
-            let r1 = level(a, fit.s, None).unwrap_or(1.0);
-            let r2 = level(fit.s, c, None).unwrap_or(1.0);
+            let r1 = self.level(a, fit.s, None).unwrap_or(1.0);
+            let r2 = self.level(fit.s, c, None).unwrap_or(1.0);
             let noise = (
                 relative_noise(&rates[a..fit.s]),
                 relative_noise(&rates[fit.s..c]),
             );
-            let o = locate_onset(series, &kept, fit.s, r1, r2, noise, overhead_s);
+            let o = locate_onset(series, kept, fit.s, r1, r2, noise, overhead_s);
             (o.bytes, o.ns, o.pos, o.range, o.bytes, o.ns)
         };
-        let r1 = level(a, fit.s, Some(file_pos)).unwrap_or(1.0);
-        let r2 = level(fit.e, c, Some(file_pos)).unwrap_or(1.0);
+        let r1 = self.level(a, fit.s, Some(file_pos)).unwrap_or(1.0);
+        let r2 = self.level(fit.e, c, Some(file_pos)).unwrap_or(1.0);
         let range_ns = (
             time_at(series, range_b.0).min(onset_ns),
             time_at(series, range_b.1).max(onset_ns),
         );
-        out.push(Change {
+        Change {
             kind: if r2 < r1 {
                 EventKind::Drop
             } else {
@@ -464,9 +575,16 @@ pub fn changes(
                 settle_ns.max(onset_ns),
                 (files[pos_of(c) - 1].end_ns as i64),
             ),
-        });
+        }
     }
-    Ok(out)
+}
+
+/// The fixed cost of a file in seconds (open, close, allocation), whatever its size: the
+/// intercept of a robust line through the files' (size, time), at least 0.
+fn file_overhead_s(files: &[FileRecord]) -> f64 {
+    let sizes: Vec<f64> = files.iter().map(|f| f.bytes as f64).collect();
+    let times: Vec<f64> = files.iter().map(FileRecord::seconds).collect();
+    stats::theil_sen(&sizes, &times).map_or(0.0, |l| l.intercept.max(0.0))
 }
 
 struct Ramp {

@@ -4,11 +4,12 @@
 //! Every figure carries a 95 % interval, or says why the data cannot carry it
 //! (docs/methodology.md, "Headline figures").
 
-use crate::input::{FileRecord, ProbeSeries};
-use crate::model::{Cause, Event, EventKind};
 use crate::series::Series;
 use crate::stats;
-pub use hostd_records::headline::{EventEnergy, Figure, Headlines, SeriesHeadline, ThermalFit};
+use hostd_records::cause::{Cause, EventKind};
+use hostd_records::events::Event;
+use hostd_records::headline::{EventEnergy, Figure, Headlines, SeriesHeadline, ThermalFit};
+use hostd_records::{FileRecord, ProbeSeries};
 use rand::{Rng, SeedableRng};
 
 const NS: f64 = 1e9;

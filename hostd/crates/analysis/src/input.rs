@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-pub use hostd_records::{FileRecord, ProbeSeries, RecordError as InputError, RunData};
+use hostd_records::{RecordError as InputError, RunData};
 
 /// Reads a run directory's `files.csv`, and where present `probe.csv`, `counters.csv` and
 /// the manifest's probe target.

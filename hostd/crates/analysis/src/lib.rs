@@ -7,10 +7,8 @@
 pub mod attribution;
 pub mod changepoint;
 pub mod detect;
-pub mod energy;
 pub mod headline;
 pub mod input;
-pub mod model;
 pub mod overlap;
 pub mod series;
 pub mod significance;
@@ -18,12 +16,11 @@ pub mod stall;
 pub mod stats;
 pub mod summary;
 
-pub use input::{read_run_dir, FileRecord, InputError, ProbeSeries, RunData};
-pub use model::{
-    Analysis, Cause, CycleSummary, Event, EventKind, Evidence, Insufficient, Overlap, PhaseStats,
-    StallSummary,
-};
+pub use input::read_run_dir;
 
+use hostd_records::cause::EventKind;
+use hostd_records::events::{CycleSummary, Insufficient};
+use hostd_records::{Analysis, FileRecord, RunData};
 use std::path::Path;
 
 /// Knobs of one analysis; the defaults are what `hostd analyze` uses.

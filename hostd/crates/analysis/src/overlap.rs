@@ -3,8 +3,9 @@
 //! recovery.
 
 use crate::attribution::rate_in_window;
-use crate::model::{Event, EventKind, Lag, Overlap, TargetRate, Window};
 use crate::series::Series;
+use hostd_records::cause::EventKind;
+use hostd_records::events::{Event, Lag, Overlap, TargetRate, Window};
 
 const NS: i64 = 1_000_000_000;
 

@@ -1,11 +1,11 @@
 //! Grouping files into one ordered series per target and phase, and their statistics.
 
-use crate::energy::{phase_energy, PhaseEnergy};
-use crate::input::{FileRecord, ProbeSeries};
-use crate::model::PhaseStats;
 use crate::stats;
+use hostd_records::energy::{phase_energy, PhaseEnergy};
+use hostd_records::events::PhaseStats;
 use hostd_records::latency::{file_tag, LatencyHistogram, LoggedLatency, RunLatency};
 use hostd_records::LatencyStats;
+use hostd_records::{FileRecord, ProbeSeries};
 
 /// The files of one target and phase in time order, with cumulative bytes.
 #[derive(Debug, Clone)]

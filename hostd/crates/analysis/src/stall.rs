@@ -2,10 +2,10 @@
 //! byte counters (`counters.csv`), not in per-file rates — a 2 GB file hides a 4 s stall.
 //! See docs/methodology.md, "Stalls".
 
-use crate::input::FileRecord;
 use crate::series::Series;
 use crate::significance::{ALPHA, PERMUTATIONS};
 use crate::stats;
+use hostd_records::FileRecord;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 

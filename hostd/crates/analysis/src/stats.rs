@@ -189,7 +189,7 @@ pub fn bimodality_coefficient(x: &[f64]) -> Option<f64> {
     Some((g * g + 1.0) / (k + 3.0 * (nf - 1.0).powi(2) / ((nf - 2.0) * (nf - 3.0))))
 }
 
-pub use hostd_records::events::Bimodality;
+use hostd_records::events::Bimodality;
 
 /// Threshold on `separation` above which two groups count as separate modes.
 pub const BIMODAL_SEPARATION: f64 = 4.0;

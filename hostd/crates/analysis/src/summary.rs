@@ -1,7 +1,8 @@
 //! Human-readable lines: one per event, and the terminal summary of a whole analysis.
 
-use crate::headline::{Figure, Headlines};
-use crate::model::{Analysis, Event, EventKind};
+use hostd_records::cause::EventKind;
+use hostd_records::events::{Analysis, Event};
+use hostd_records::headline::{Figure, Headlines};
 use std::fmt::Write;
 
 /// A rate in the unit that keeps its digits: "2.31 GB/s" from 0.1 GB/s up, "23.8 MB/s" below
@@ -176,7 +177,7 @@ pub fn too_little_line(a: &Analysis) -> Option<String> {
 }
 
 /// The cycle summary line of repeated throttling.
-pub fn cycle_line(c: &crate::model::CycleSummary) -> String {
+pub fn cycle_line(c: &hostd_records::events::CycleSummary) -> String {
     format!(
         "{} {} throttled {} times, every {:.1} s, slow {:.0} % of the time ({:.1} s)",
         c.target,
@@ -321,7 +322,7 @@ pub fn headline_lines(h: &Headlines) -> Vec<String> {
                 "{} {} energy around the {} at {} ({}): {} → {}",
                 s.target,
                 s.phase,
-                if e.kind == hostd_records::events::EventKind::Drop {
+                if e.kind == EventKind::Drop {
                     "drop"
                 } else {
                     "recovery"
@@ -371,7 +372,10 @@ pub fn compare_table(names: &[String], analyses: &[Analysis]) -> String {
         let _ = write!(s, " {n:>width$}");
     }
     s.push('\n');
-    type Row = (&'static str, fn(&crate::model::PhaseStats) -> String);
+    type Row = (
+        &'static str,
+        fn(&hostd_records::events::PhaseStats) -> String,
+    );
     let rows: [Row; 11] = [
         ("files", |p| p.files.to_string()),
         ("GB", |p| format!("{:.2}", p.bytes as f64 / 1e9)),
@@ -445,7 +449,7 @@ pub fn compare_table(names: &[String], analyses: &[Analysis]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::input::{FileRecord, RunData};
+    use hostd_records::{FileRecord, RunData};
 
     /// The `quick` profile's shape: 12 files of 2–64 MB written in 0.24 s, then read.
     fn quick() -> RunData {

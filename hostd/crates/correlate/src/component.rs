@@ -1,23 +1,23 @@
-//! The probe as a part of `hostd run`: starts the link and the recorder
-//! before the workload, follows the run's events (simulator `load` =
-//! min(1, Σ activity levels of the targets), SMART
-//! before/after each phase), and at the end correlates every file with the
-//! probe record (extra `files.csv` columns, `summary.json` section, the
-//! manifest's final alignment and link counters).
+//! The probe as a part of `hostd run` ([`Stage::Enrich`]): starts the link and the
+//! recorder before the workload (the other parts' probe feeds get the samples as they
+//! come), follows the run's events (simulator `load` = min(1, Σ activity levels of the
+//! targets), SMART before/after each phase), and at the end correlates every file with
+//! the probe record: the probe's figures on the file records in memory (the `files.csv`
+//! probe columns, written once by the run directory), the `summary.json` section, the
+//! manifest's final alignment and link counters, and the probe's series and link records
+//! for the parts after it.
 
 use crate::correlate::{correlate, Correlation};
 use crate::filescsv::{add_probe_figures, ProbedTarget};
-use crate::recorder::{ProbeRecorder, Recording, SampleListener};
+use crate::recorder::{ProbeRecorder, Recording};
 use crate::smart::{read_smart, SmartReading};
 use anyhow::Context;
 use hostd_probe::link::{LinkConfig, LinkReport, ProbeLink, ProbeSource};
 use hostd_probe::pb;
 use hostd_records::manifest::extra;
 use hostd_records::summary::ProbeHealth;
-use hostd_records::{FileRecord, RunData};
-use hostd_store::{Manifest, RunComponent, Summary};
-use hostd_workload::events::{RunEvent, RunObserver};
-use hostd_workload::runner::RunOutcome;
+use hostd_records::{FileRecord, RunEvent};
+use hostd_store::{ProbeFeed, RunPart, RunRecords, RunStart, Stage};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::sync::{mpsc, Arc, Mutex};
@@ -78,7 +78,7 @@ impl ProbeOptions {
 pub fn start_probe(
     opts: &ProbeOptions,
     dir: &Path,
-    listeners: Vec<Box<dyn SampleListener>>,
+    listeners: Vec<ProbeFeed>,
 ) -> anyhow::Result<(ProbeLink, ProbeRecorder)> {
     let (tx, rx) = mpsc::channel();
     let config = LinkConfig {
@@ -104,10 +104,9 @@ struct Activity {
     sent: Option<f64>,
 }
 
-/// The probe run component; see the module documentation.
+/// The probe part of a run; see the module documentation.
 pub struct ProbeComponent {
     opts: ProbeOptions,
-    listeners: Mutex<Vec<Box<dyn SampleListener>>>,
     link: Option<ProbeLink>,
     recorder: Option<ProbeRecorder>,
     devices: Vec<(String, Option<String>)>,
@@ -123,7 +122,6 @@ impl ProbeComponent {
     pub fn new(opts: ProbeOptions) -> Self {
         Self {
             opts,
-            listeners: Mutex::new(Vec::new()),
             link: None,
             recorder: None,
             devices: Vec::new(),
@@ -132,15 +130,6 @@ impl ProbeComponent {
             smart: Arc::new(Mutex::new(Vec::new())),
             smart_threads: Mutex::new(Vec::new()),
         }
-    }
-
-    /// Adds a listener that gets the probe stream too (e.g. InfluxDB).
-    pub fn with_listener(mut self, listener: Box<dyn SampleListener>) -> Self {
-        self.listeners
-            .get_mut()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(listener);
-        self
     }
 
     fn set_activity(&self, target: usize, level: f64) {
@@ -199,8 +188,17 @@ pub fn live_line(snap: &hostd_probe::link::LinkSnapshot) -> String {
     )
 }
 
-impl RunObserver for ProbeComponent {
-    fn on_event(&self, event: &RunEvent) {
+impl RunPart for ProbeComponent {
+    fn name(&self) -> &str {
+        // Its manifest section is `extra.probe`.
+        extra::PROBE
+    }
+
+    fn stage(&self) -> Stage {
+        Stage::Enrich
+    }
+
+    fn on_event(&self, event: &RunEvent) -> anyhow::Result<()> {
         match event {
             RunEvent::Activity {
                 target_index,
@@ -229,13 +227,7 @@ impl RunObserver for ProbeComponent {
             }
             _ => {}
         }
-    }
-}
-
-impl RunComponent for ProbeComponent {
-    fn name(&self) -> &str {
-        // Its manifest section is `extra.probe`.
-        extra::PROBE
+        Ok(())
     }
 
     /// Bus power, voltage, temperatures and link state.
@@ -244,18 +236,15 @@ impl RunComponent for ProbeComponent {
         Some(live_line(&snap))
     }
 
-    fn start(&mut self, manifest: &Manifest, run_dir: &Path) -> anyhow::Result<Option<Value>> {
+    fn start(&mut self, run: &mut RunStart<'_>) -> anyhow::Result<Option<Value>> {
+        let manifest = run.manifest;
         self.devices = manifest
             .targets
             .iter()
             .map(|t| (t.label.clone(), t.device.clone()))
             .collect();
-        let (link, recorder) = start_probe(
-            &self.opts,
-            run_dir,
-            std::mem::take(self.listeners.get_mut().unwrap_or_else(|e| e.into_inner())),
-        )
-        .with_context(|| format!("probe {}", self.opts.source))?;
+        let (link, recorder) = start_probe(&self.opts, run.dir, std::mem::take(run.probe_feeds))
+            .with_context(|| format!("probe {}", self.opts.source))?;
         let snap = link.snapshot();
         self.link = Some(link);
         self.recorder = Some(recorder);
@@ -291,13 +280,14 @@ impl RunComponent for ProbeComponent {
         })))
     }
 
-    fn finish(
-        &mut self,
-        outcome: &RunOutcome,
-        summary: &mut Summary,
-        run: &mut RunData,
-        run_dir: &Path,
-    ) -> anyhow::Result<()> {
+    fn finish(&mut self, records: &mut RunRecords<'_>) -> anyhow::Result<()> {
+        let RunRecords {
+            outcome,
+            summary,
+            data: run,
+            probe_link,
+            ..
+        } = records;
         let report = self.link.take().map(ProbeLink::stop).unwrap_or_default();
         let mut recording = match self.recorder.take() {
             Some(r) => r.finish()?,
@@ -322,8 +312,6 @@ impl RunComponent for ProbeComponent {
             probe: &probe_name,
         };
         add_probe_figures(&mut run.files, &correlation.files, probed);
-        hostd_records::files::write_all(run_dir, &run.files)
-            .context("cannot add probe columns to files.csv")?;
         let unprobed: Vec<String> = outcome
             .targets
             .iter()
@@ -347,6 +335,7 @@ impl RunComponent for ProbeComponent {
         let series = std::mem::take(&mut recording.series);
         run.probe = (!series.is_empty()).then_some(series);
         run.probe_target = Some(probed_target);
+        *probe_link = std::mem::take(&mut recording.link);
         Ok(())
     }
 }

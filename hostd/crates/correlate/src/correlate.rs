@@ -12,8 +12,8 @@
 //! energy during the file.
 
 use crate::timeline::Timeline;
-use hostd_analysis::energy::phase_energy;
 use hostd_probe::agg::AGG_BIN_NS;
+use hostd_records::energy::phase_energy;
 use hostd_records::{FileProbe, FileRecord};
 use serde::Serialize;
 
@@ -120,13 +120,13 @@ fn file_energy(t: &Timeline, f: &FileRecord, share: Option<f64>) -> FileEnergy {
     let energy = energy_between(t, f.start_ns as i64, f.end_ns as i64);
     let secs = ((f.end_ns as i64) - (f.start_ns as i64)) as f64 / 1e9;
     let bins = t.bins_between(f.start_ns as i64, f.end_ns as i64, AGG_BIN_NS);
-    let max_of = |pick: fn(&hostd_probe::agg::AggRow) -> f64| {
+    let max_of = |pick: fn(&hostd_records::agg::AggRow) -> f64| {
         bins.iter()
             .map(pick)
             .filter(|v| !v.is_nan())
             .reduce(f64::max)
     };
-    let at = |time: i64, pick: fn(&hostd_probe::agg::AggRow) -> f64| {
+    let at = |time: i64, pick: fn(&hostd_records::agg::AggRow) -> f64| {
         t.bin_at(time).map(pick).filter(|v| !v.is_nan())
     };
     let (vsum, vn) = bins

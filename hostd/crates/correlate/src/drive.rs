@@ -5,14 +5,13 @@
 //! than the drive supports or a drive that answers no temperature (said once).
 
 use crate::smart::{PollResult, PollerConfig, TempPoller};
-use hostd_store::{Manifest, RunComponent, Summary};
-use hostd_workload::events::{RunEvent, RunObserver};
-use hostd_workload::link::{link_for_path, LinkInfo};
-use hostd_workload::runner::RunOutcome;
+use hostd_records::link::LinkInfo;
+use hostd_store::{RunPart, RunRecords, RunStart, Stage};
+use hostd_workload::link::link_for_path;
 use serde_json::{json, Value};
 use std::path::Path;
 
-/// The drive run component; see the module documentation.
+/// The drive part of a run ([`Stage::Record`]); see the module documentation.
 pub struct DriveComponent {
     poll: Option<PollerConfig>,
     poller: Option<TempPoller>,
@@ -30,10 +29,6 @@ impl DriveComponent {
     }
 }
 
-impl RunObserver for DriveComponent {
-    fn on_event(&self, _event: &RunEvent) {}
-}
-
 /// The link of one manifest target: sysfs for local paths; other schemes have none.
 fn target_link(scheme: &str, path: &str) -> LinkInfo {
     if scheme == "dir" || scheme == "raw" {
@@ -47,13 +42,18 @@ fn target_link(scheme: &str, path: &str) -> LinkInfo {
     }
 }
 
-impl RunComponent for DriveComponent {
+impl RunPart for DriveComponent {
     fn name(&self) -> &str {
         "drive"
     }
 
-    fn start(&mut self, manifest: &Manifest, _run_dir: &Path) -> anyhow::Result<Option<Value>> {
-        self.links = manifest
+    fn stage(&self) -> Stage {
+        Stage::Record
+    }
+
+    fn start(&mut self, run: &mut RunStart<'_>) -> anyhow::Result<Option<Value>> {
+        self.links = run
+            .manifest
             .targets
             .iter()
             .map(|t| {
@@ -79,13 +79,8 @@ impl RunComponent for DriveComponent {
         Ok(None)
     }
 
-    fn finish(
-        &mut self,
-        _outcome: &RunOutcome,
-        summary: &mut Summary,
-        run: &mut hostd_records::RunData,
-        run_dir: &Path,
-    ) -> anyhow::Result<()> {
+    fn finish(&mut self, records: &mut RunRecords<'_>) -> anyhow::Result<()> {
+        let (run_dir, summary, run) = (records.dir, &mut records.summary, &mut records.data);
         let polled: PollResult = self.poller.take().map(TempPoller::stop).unwrap_or_default();
         if !polled.samples.is_empty() {
             hostd_records::drive_temp::write(run_dir, &polled.samples)?;

@@ -5,7 +5,7 @@ use crate::correlate::FileEnergy;
 use hostd_records::files::{FileProbe, FileRecord};
 use std::collections::HashMap;
 
-pub use hostd_records::files::{NO_PROBE, PROBE_COLUMNS as PROBE_FILE_COLUMNS};
+use hostd_records::files::NO_PROBE;
 
 /// The target the probe was inline with, and what the `probe` column says on its rows.
 #[derive(Debug, Clone, Copy)]
@@ -94,7 +94,7 @@ mod tests {
             lines[0].ends_with(&format!(
                 ",queue_depth,{},{}",
                 hostd_records::LATENCY_COLUMNS.join(","),
-                PROBE_FILE_COLUMNS.join(",")
+                hostd_records::files::PROBE_COLUMNS.join(",")
             )),
             "{}",
             lines[0]

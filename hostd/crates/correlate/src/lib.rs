@@ -6,11 +6,11 @@
 //!   power profile; the energy balance.
 //! - [`recorder`]: writes `probe.csv`, `probe_agg.csv`, `probe-link.jsonl`.
 //! - [`filescsv`]: the probe columns of `files.csv`.
-//! - [`drive`]: the `hostd run` component for the drive: link in the manifest,
+//! - [`drive`]: the drive's part of `hostd run`: link in the manifest,
 //!   temperature polled through the run (`drive_temp.csv`).
 //! - [`smart`]: the drive's own SMART view before and after each phase.
 //! - [`monitor`]: `hostd monitor`, the probe alone until stopped.
-//! - [`component`]: the `hostd run` component tying them together.
+//! - [`component`]: the probe's part of `hostd run` tying them together.
 
 #![warn(missing_docs)]
 
@@ -25,7 +25,5 @@ pub mod timeline;
 
 pub use component::{ProbeComponent, ProbeOptions};
 pub use correlate::{correlate, Correlation, EnergyBalance, FileEnergy, PhasePower};
-pub use recorder::{ProbeRecorder, Recording, SampleListener};
+pub use recorder::{ProbeRecorder, Recording};
 pub use timeline::{PowerBin, Timeline};
-
-pub use hostd_records::write_atomic;

@@ -4,11 +4,11 @@
 use crate::component::{
     alignment_uncertainty_ns, final_manifest_section, live_line, start_probe, ProbeOptions,
 };
-use crate::recorder::SampleListener;
 use anyhow::Context;
 use hostd_probe::link::{host_now_ns, LinkReport};
 use hostd_records::manifest::extra;
 use hostd_records::Manifest;
+use hostd_store::ProbeFeed;
 use serde::Serialize;
 use serde_json::json;
 use std::path::Path;
@@ -44,8 +44,8 @@ pub struct MonitorSummary {
 }
 
 /// Records the probe into `dir` (created if missing; must be empty) until
-/// `stop` is set or `duration` passes. `listeners` makes the extra sinks
-/// (e.g. InfluxDB) once `dir` exists. Calls `status` with a one-line status
+/// `stop` is set or `duration` passes. `listeners` makes the extra probe feeds
+/// (e.g. InfluxDB) once `dir` and its manifest (handed in) exist. Calls `status` with a one-line status
 /// every `status_every` (if set).
 pub fn run_monitor(
     opts: &ProbeOptions,
@@ -53,7 +53,7 @@ pub fn run_monitor(
     stop: Arc<AtomicBool>,
     duration: Option<Duration>,
     status_every: Option<Duration>,
-    listeners: impl FnOnce(&Path) -> anyhow::Result<Vec<Box<dyn SampleListener>>>,
+    listeners: impl FnOnce(&Path, &Manifest) -> anyhow::Result<Vec<ProbeFeed>>,
     mut status: impl FnMut(&str),
 ) -> anyhow::Result<MonitorSummary> {
     if dir.exists()
@@ -88,7 +88,7 @@ pub fn run_monitor(
     manifest.set_section(extra::PROBE, &probe);
     hostd_records::manifest::write(dir, &manifest)?;
 
-    let (link, recorder) = start_probe(opts, dir, listeners(dir)?)?;
+    let (link, recorder) = start_probe(opts, dir, listeners(dir, &manifest)?)?;
     let started = Instant::now();
     let mut next_status = Instant::now();
     while !stop.load(Ordering::SeqCst) && duration.is_none_or(|d| started.elapsed() < d) {
@@ -150,7 +150,7 @@ pub fn run_monitor(
 }
 
 fn write_json(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
-    Ok(crate::write_atomic(
+    Ok(hostd_records::write_atomic(
         path,
         &serde_json::to_vec_pretty(value)?,
     )?)

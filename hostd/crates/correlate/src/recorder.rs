@@ -1,43 +1,23 @@
 //! Records a probe link's output on its own thread: `probe.csv` (every
 //! aligned sample), `probe_agg.csv` (10 ms bins), `probe-link.jsonl` (link
-//! events), the in-memory [`Timeline`] for correlation, and any extra
-//! [`SampleListener`]s (e.g. an InfluxDB writer). Used by `hostd run` and
-//! `hostd monitor` alike.
+//! events), the in-memory [`Timeline`] for correlation, and the [`ProbeFeed`]s of the
+//! run's other parts (e.g. an InfluxDB writer). Used by `hostd run` and `hostd monitor`
+//! alike.
 
 use crate::timeline::Timeline;
 use anyhow::Context;
-use hostd_probe::agg::AggRow;
 use hostd_probe::link::{LinkEvent, LinkOutput};
 use hostd_probe::stream::StreamEvent;
-use hostd_probe::ProbeSample;
+use hostd_records::agg::AggRow;
 use hostd_records::probe_link::LinkRecord;
 use hostd_records::{agg, probe, ProbeSeries};
+use hostd_store::{ProbeData, ProbeFeed};
 use serde_json::json;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::sync::mpsc::Receiver;
 use std::thread::JoinHandle;
-
-/// Receives the probe stream besides the run directory files.
-pub trait SampleListener: Send {
-    /// Aligned samples, in order.
-    fn samples(&mut self, _samples: &[ProbeSample]) -> anyhow::Result<()> {
-        Ok(())
-    }
-    /// A completed 10 ms bin.
-    fn agg(&mut self, _row: &AggRow) -> anyhow::Result<()> {
-        Ok(())
-    }
-    /// A link event.
-    fn event(&mut self, _event: &LinkEvent) -> anyhow::Result<()> {
-        Ok(())
-    }
-    /// The stream ended.
-    fn finish(&mut self) -> anyhow::Result<()> {
-        Ok(())
-    }
-}
 
 /// What the recorder saw.
 #[derive(Debug, Default)]
@@ -52,7 +32,9 @@ pub struct Recording {
     pub agg_rows: u64,
     /// Sequence gaps seen (time ns, missing samples).
     pub gaps: Vec<(i64, u64)>,
-    /// Listener failures (reported once each; recording went on).
+    /// The link events written to `probe-link.jsonl`, in order.
+    pub link: Vec<LinkRecord>,
+    /// Feed failures (reported once each; recording went on).
     pub listener_errors: Vec<String>,
 }
 
@@ -85,7 +67,7 @@ impl ProbeRecorder {
     pub fn spawn(
         rx: Receiver<LinkOutput>,
         dir: &Path,
-        listeners: Vec<Box<dyn SampleListener>>,
+        listeners: Vec<ProbeFeed>,
     ) -> anyhow::Result<Self> {
         let files = Files::create(dir)?;
         let thread = std::thread::Builder::new()
@@ -106,22 +88,21 @@ impl ProbeRecorder {
 fn record(
     rx: Receiver<LinkOutput>,
     mut files: Files,
-    mut listeners: Vec<Box<dyn SampleListener>>,
+    mut listeners: Vec<ProbeFeed>,
 ) -> anyhow::Result<Recording> {
     let mut rec = Recording::default();
     let mut failed = vec![false; listeners.len()];
-    let mut each =
-        |rec: &mut Recording, f: &mut dyn FnMut(&mut dyn SampleListener) -> anyhow::Result<()>| {
-            for (l, failed) in listeners.iter_mut().zip(failed.iter_mut()) {
-                if *failed {
-                    continue;
-                }
-                if let Err(e) = f(l.as_mut()) {
-                    *failed = true;
-                    rec.listener_errors.push(format!("{e:#}"));
-                }
+    let mut each = |rec: &mut Recording, data: ProbeData<'_>| {
+        for (feed, failed) in listeners.iter_mut().zip(failed.iter_mut()) {
+            if *failed {
+                continue;
             }
-        };
+            if let Err(e) = feed(data) {
+                *failed = true;
+                rec.listener_errors.push(format!("{e:#}"));
+            }
+        }
+    };
     for out in rx {
         match out {
             LinkOutput::Samples(samples) => {
@@ -135,9 +116,9 @@ fn record(
                 files.samples.write(&samples)?;
                 rec.samples += samples.len() as u64;
                 write_agg(&mut files, &mut rec, &rows)?;
-                each(&mut rec, &mut |l| l.samples(&samples));
+                each(&mut rec, ProbeData::Samples(&samples));
                 for row in &rows {
-                    each(&mut rec, &mut |l| l.agg(row));
+                    each(&mut rec, ProbeData::Bin(row));
                 }
             }
             LinkOutput::Event(event) => {
@@ -145,23 +126,26 @@ fn record(
                     writeln!(files.events, "{}", r.to_line())
                         .context("cannot write probe-link.jsonl")?;
                     files.events.flush()?;
+                    rec.link.push(r);
                 }
                 if let LinkEvent::Stream(StreamEvent::Gap { missing, .. }) = &event {
                     rec.gaps.push((hostd_probe::link::host_now_ns(), *missing));
                 }
-                each(&mut rec, &mut |l| l.event(&event));
+                if let LinkEvent::Stream(StreamEvent::Info(info)) = &event {
+                    each(&mut rec, ProbeData::Identity(&info.probe_id));
+                }
             }
         }
     }
     if let Some(row) = rec.timeline.flush() {
         write_agg(&mut files, &mut rec, &[row])?;
-        each(&mut rec, &mut |l| l.agg(&row));
+        each(&mut rec, ProbeData::Bin(&row));
     }
     rec.series.finish();
     files.samples.flush()?;
     files.agg.flush()?;
     files.events.flush()?;
-    each(&mut rec, &mut |l| l.finish());
+    each(&mut rec, ProbeData::End);
     Ok(rec)
 }
 

@@ -7,6 +7,7 @@
 //! [`TempPoller`] polls the drive temperature about once a second while the run goes, on
 //! its own thread (never on an I/O thread), into a bounded series (`drive_temp.csv`).
 
+use hostd_records::drive_temp::DriveTempRecord;
 use serde::Serialize;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -231,9 +232,6 @@ pub fn smartctl_program() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("smartctl"))
 }
 
-/// One drive temperature reading (a row of `drive_temp.csv`).
-pub type TempSample = hostd_records::drive_temp::DriveTempRecord;
-
 /// How one target's drive answered the poller.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TempSource {
@@ -285,7 +283,7 @@ impl Default for PollerConfig {
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct PollResult {
     /// Every reading, in time order per target.
-    pub samples: Vec<TempSample>,
+    pub samples: Vec<DriveTempRecord>,
     /// One entry per target.
     pub sources: Vec<TempSource>,
 }
@@ -425,7 +423,7 @@ fn poll(
                 Some(_) if source.samples >= config.max_samples => source.dropped += 1,
                 Some(v) => {
                     source.samples += 1;
-                    result.samples.push(TempSample {
+                    result.samples.push(DriveTempRecord {
                         time_ns: hostd_probe::link::host_now_ns(),
                         target: source.target.clone(),
                         temperature_c: v,
@@ -598,7 +596,7 @@ mod tests {
             assert_eq!(s.device_type.as_deref(), ty, "{t}");
             // ~1.5 s at 100 ms, minus detection: several readings, in time order.
             assert!(s.samples >= 4, "{t}: {} readings", s.samples);
-            let mine: Vec<&TempSample> = r.samples.iter().filter(|x| x.target == t).collect();
+            let mine: Vec<&DriveTempRecord> = r.samples.iter().filter(|x| x.target == t).collect();
             assert!(mine.iter().all(|x| x.temperature_c == temp));
             assert!(mine.windows(2).all(|w| w[0].time_ns < w[1].time_ns));
         }

@@ -2,8 +2,9 @@
 //! 10 ms bins, the bus power integrated over each sample's conversion, and
 //! every accumulator update (time, unwrapped energy).
 
-use hostd_probe::agg::{AggRow, Aggregator, AGG_BIN_NS};
-use hostd_probe::ProbeSample;
+use hostd_probe::agg::{Aggregator, AGG_BIN_NS};
+use hostd_records::agg::AggRow;
+use hostd_records::probe::ProbeSample;
 
 /// Bus power integrated over the conversions that fall in one 10 ms bin of
 /// host time. A sample's values average the conversion *before* its time
@@ -186,7 +187,7 @@ impl Timeline {
     /// Energy (J) at host time `t`, linear between accumulator readings;
     /// `None` outside the readings.
     pub fn energy_at(&self, t: i64) -> Option<f64> {
-        hostd_analysis::energy::energy_at(&self.energy, t)
+        hostd_records::energy::energy_at(&self.energy, t)
     }
 
     /// Bins that overlap `[start, end]`.

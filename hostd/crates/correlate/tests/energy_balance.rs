@@ -6,7 +6,7 @@ use hostd_probe::message::encode_probe_message;
 use hostd_probe::pb;
 use hostd_probe::pb::probe_to_host::Msg;
 use hostd_probe::stream::{ProbeStream, StreamItem};
-use hostd_probe::ProbeSample;
+use hostd_records::probe::ProbeSample;
 use hostd_records::FileRecord;
 
 const T0: i64 = 1_800_000_000_000_000_000;

@@ -8,7 +8,8 @@
 //!
 //! Needs root, loop devices and the blkio/io controller, like `real_device.rs`; with
 //! `THROTTLESCOPE_REQUIRE_REAL_DEVICE=1` (CI) a machine that cannot run them fails.
-#![cfg(target_os = "linux")] // loop devices, cgroups and mount: Linux only
+//! Linux only: loop devices, ext4, the blkio controller and `posix_fallocate` are Linux's.
+#![cfg(target_os = "linux")]
 
 mod common;
 

@@ -24,7 +24,7 @@ fn profiles_lists_every_builtin_with_parameters() {
     let o = hostd().arg("profiles").output().unwrap();
     assert!(o.status.success());
     let t = text(&o);
-    for p in hostd_workload::Profile::builtins() {
+    for p in hostd_records::profile::Profile::builtins() {
         assert!(t.contains(&p.name), "{} missing:\n{t}", p.name);
     }
     assert!(
@@ -449,7 +449,7 @@ fn a_quick_run_summary_fits_one_screen_and_says_what_and_where() {
 
 #[test]
 fn a_run_records_the_latency_of_every_io_per_file_interval_and_phase() {
-    use hostd_workload::latency::read_latency_log;
+    use hostd_records::latency::read_latency_log;
     let work = disk_tempdir();
     let target = work.path().join("target");
     std::fs::create_dir(&target).unwrap();

@@ -1,32 +1,30 @@
-//! [`InfluxComponent`]: InfluxDB as a `hostd run` component.
+//! [`InfluxComponent`]: InfluxDB as a part of `hostd run` ([`Stage::Export`]).
 //!
 //! While the run goes, every file and 1 s interval record is written as it happens, and —
-//! through the [`ProbeStream`] the probe component gets from [`InfluxComponent::probe_stream`]
-//! — every probe sample and 10 ms aggregate, so a dashboard follows the run live. When the
-//! run ends — after the probe and analysis components have finished the run directory — it
-//! pushes what they wrote there with the same mapping as `hostd import`: `files.csv` again
-//! (now with the probe's energy and temperature columns; same series and time, so fields
-//! merge), `events.json` (events, overlap, phase statistics), `summary.json` (probe
-//! health, from the summary being finished) and `probe-link.jsonl` (and `probe.csv` /
-//! `probe_agg.csv` only when the probe was not streamed live). Everything goes through one
-//! [`Writer`] spooling to `RUN_DIR/spool/`, so an outage at any time loses nothing and
-//! keeps the order. List it after the analysis component in `hostd run`.
+//! through its probe feed ([`RunPart::probe_feed`], a [`ProbeStream`]) — every probe sample
+//! and 10 ms aggregate, so a dashboard follows the run live. When the run ends, after the
+//! probe and the analysis have finished, it pushes the run's records in memory
+//! ([`RunRecords`]) with the same mapping as `hostd import` uses for the files that hold
+//! them: the file records again (now with the probe's energy and temperature columns; same
+//! series and time, so fields merge), the intervals, the drive temperature, the analysis
+//! (events, overlap, phase statistics, headlines), the probe health (from the summary
+//! being finished) and the probe link's records. Everything goes through one [`Writer`]
+//! spooling to `RUN_DIR/spool/`, so an outage at any time loses nothing and keeps the
+//! order.
 
 use crate::live::{LiveSlot, LiveWriter, ProbeStream};
 use crate::schema::{self, RunTags};
-use crate::{Target, Writer, WriterConfig};
-use hostd_store::{Manifest, RunComponent, Summary};
-use hostd_workload::events::{RunEvent, RunObserver};
-use hostd_workload::runner::RunOutcome;
+use crate::{Point, Target, Writer, WriterConfig};
+use hostd_records::RunEvent;
+use hostd_store::{ProbeFeed, RunPart, RunRecords, RunStart, Stage};
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
 
 /// How long the end of the run keeps backfilling before leaving the rest in the spool.
 pub const FINISH_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The InfluxDB component of a run (see the module docs).
+/// The InfluxDB part of a run (see the module docs).
 pub struct InfluxComponent {
     target: Target,
     rig: Option<String>,
@@ -44,7 +42,7 @@ impl std::fmt::Debug for InfluxComponent {
 }
 
 impl InfluxComponent {
-    /// A component writing to `target`; `rig` overrides the host name as the `rig` tag.
+    /// A part writing to `target`; `rig` overrides the host name as the `rig` tag.
     pub fn new(target: Target, rig: Option<String>) -> Self {
         InfluxComponent {
             target,
@@ -55,13 +53,6 @@ impl InfluxComponent {
         }
     }
 
-    /// The probe's samples and bins into this run's writer, live (hand it to the probe
-    /// component). The run's end then does not push `probe.csv` and `probe_agg.csv` again.
-    pub fn probe_stream(&mut self) -> ProbeStream {
-        self.probe_live = true;
-        ProbeStream::new(self.live.clone())
-    }
-
     fn with_live(&self, f: impl FnOnce(&mut LiveWriter) -> anyhow::Result<()>) {
         if let Some(Err(e)) = self.live.with(f) {
             tracing::error!("InfluxDB: {e:#}");
@@ -69,8 +60,44 @@ impl InfluxComponent {
     }
 }
 
-impl RunObserver for InfluxComponent {
-    fn on_event(&self, ev: &RunEvent) {
+impl RunPart for InfluxComponent {
+    fn name(&self) -> &str {
+        "influx"
+    }
+
+    fn stage(&self) -> Stage {
+        Stage::Export
+    }
+
+    /// The probe's samples and bins into this run's writer, live.
+    fn probe_feed(&mut self) -> Option<ProbeFeed> {
+        self.probe_live = true;
+        let mut stream = ProbeStream::new(self.live.clone());
+        Some(Box::new(move |data| stream.feed(data)))
+    }
+
+    fn start(&mut self, run: &mut RunStart<'_>) -> anyhow::Result<Option<serde_json::Value>> {
+        let mut tags = RunTags::from_manifest(run.manifest);
+        if let Some(r) = &self.rig {
+            tags.rig = r.clone();
+        }
+        let writer = Writer::start(WriterConfig::new(
+            self.target.clone(),
+            Some(run.dir.join("spool")),
+        ))?;
+        writer.write(&schema::run_point(run.manifest, &tags))?;
+        let section = serde_json::json!({
+            "url": self.target.url,
+            "org": self.target.org,
+            "bucket": self.target.bucket,
+            "rig": tags.rig,
+            "run": tags.run,
+        });
+        self.live.fill(LiveWriter { writer, tags });
+        Ok(Some(section))
+    }
+
+    fn on_event(&self, ev: &RunEvent) -> anyhow::Result<()> {
         match ev {
             RunEvent::FileEnd(rec) => self.with_live(|l| {
                 let total = {
@@ -90,92 +117,31 @@ impl RunObserver for InfluxComponent {
             }),
             _ => {}
         }
-    }
-}
-
-impl RunComponent for InfluxComponent {
-    fn name(&self) -> &str {
-        "influx"
+        Ok(())
     }
 
-    fn start(
-        &mut self,
-        manifest: &Manifest,
-        run_dir: &Path,
-    ) -> anyhow::Result<Option<serde_json::Value>> {
-        let mut tags = RunTags::from_manifest(manifest);
-        if let Some(r) = &self.rig {
-            tags.rig = r.clone();
-        }
-        let writer = Writer::start(WriterConfig::new(
-            self.target.clone(),
-            Some(run_dir.join("spool")),
-        ))?;
-        writer.write(&schema::run_point(manifest, &tags))?;
-        let section = serde_json::json!({
-            "url": self.target.url,
-            "org": self.target.org,
-            "bucket": self.target.bucket,
-            "rig": tags.rig,
-            "run": tags.run,
-        });
-        self.live.fill(LiveWriter { writer, tags });
-        Ok(Some(section))
-    }
-
-    fn finish(
-        &mut self,
-        _outcome: &RunOutcome,
-        summary: &mut Summary,
-        _run: &mut hostd_records::RunData,
-        run_dir: &Path,
-    ) -> anyhow::Result<()> {
+    fn finish(&mut self, run: &mut RunRecords<'_>) -> anyhow::Result<()> {
         let Some(mut live) = self.live.take() else {
             return Ok(());
         };
-        // What the other components wrote into the run directory.
-        let mut tags = live.tags.clone();
-        // The probe's id is known once it answered: the probe component wrote it.
-        match hostd_records::manifest::read(run_dir) {
-            Ok(m) => tags.probe = RunTags::from_manifest(&m).probe,
-            Err(e) => tracing::warn!("InfluxDB: no probe tag: {e}"),
-        }
-        live.tags = tags;
+        // The probe's id is known once it answered: the probe part put it in the manifest.
+        live.tags.probe = RunTags::from_manifest(&run.manifest).probe;
         let mut pushed = serde_json::Map::new();
-        let mut problems = Vec::new();
-        let writer = &live.writer;
-        // Sent live already: not again from the files.
-        let skip: &[&str] = if self.probe_live {
+        if self.probe_live {
             pushed.insert("probe (live)".into(), self.live.probe_points().into());
-            &["probe.csv", "probe_agg.csv"]
-        } else {
-            &[]
-        };
-        if let Err(e) = schema::run_dir_points(
-            run_dir,
-            &live.tags,
-            skip,
-            |pts| Ok(writer.write_all(pts)?),
-            |source, n| {
-                if let Some(n) = n {
-                    pushed.insert(source.into(), n.into());
-                }
-                Ok(())
-            },
-        ) {
-            problems.push(format!("{e:#}"));
         }
-        // summary.json is written after the components finish: use the summary itself.
-        if !pushed.contains_key("summary.json") {
-            if let Some(p) = schema::probe_health_point(summary, &live.tags) {
-                live.writer.write(&p)?;
-                pushed.insert("summary.json".into(), 1.into());
-            }
+        let mut problems = Vec::new();
+        if let Err(e) = run_points(run, &live.tags, |source, pts| {
+            live.writer.write_all(pts)?;
+            pushed.insert(source.into(), pts.len().into());
+            Ok(())
+        }) {
+            problems.push(format!("{e:#}"));
         }
 
         let report = live.writer.close(FINISH_TIMEOUT);
         let s = report.stats;
-        summary.extra.insert(
+        run.summary.extra.insert(
             "influx".into(),
             serde_json::json!({
                 "url": self.target.url,
@@ -199,4 +165,64 @@ impl RunComponent for InfluxComponent {
             anyhow::bail!("{}", problems.join("; "))
         }
     }
+}
+
+/// The points of a finished run's records in memory, by the run-directory file that holds
+/// the same records (`hostd import` maps those files to the very same points): `emit` gets
+/// each source's points, named like the file (`files.csv`, `events.json overlap`, …); a
+/// source the run has nothing for is left out.
+fn run_points(
+    run: &RunRecords<'_>,
+    tags: &RunTags,
+    mut emit: impl FnMut(&str, &[Point]) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let mut cum: HashMap<(&str, &str), u64> = HashMap::new();
+    let files: Vec<Point> = run
+        .data
+        .files
+        .iter()
+        .map(|r| {
+            let total = cum.entry((&r.target, &r.phase)).or_default();
+            *total += r.bytes;
+            schema::file_point(tags, r, *total)
+        })
+        .collect();
+    emit("files.csv", &files)?;
+    let intervals: Vec<Point> = run
+        .outcome
+        .intervals
+        .iter()
+        .map(|r| schema::interval_point(tags, r))
+        .collect();
+    emit("intervals.csv", &intervals)?;
+    if let Some(temps) = &run.data.drive_temp {
+        let pts: Vec<Point> = temps
+            .iter()
+            .flat_map(|(target, readings)| {
+                readings
+                    .iter()
+                    .map(move |&(t, c)| schema::drive_temp_point(tags, target, t, c))
+            })
+            .collect();
+        emit("drive_temp.csv", &pts)?;
+    }
+    if let Some(a) = &run.analysis {
+        emit("events.json", &schema::event_points(a, tags))?;
+        emit("events.json overlap", &schema::overlap_points(a, tags))?;
+        emit("events.json phases", &schema::stats_points(a, tags))?;
+        emit("events.json headlines", &schema::headline_points(a, tags))?;
+    }
+    let health: Vec<Point> = schema::probe_health_point(&run.summary, tags)
+        .into_iter()
+        .collect();
+    if !health.is_empty() {
+        emit("summary.json", &health)?;
+    }
+    if !run.probe_link.is_empty() {
+        emit(
+            "probe-link.jsonl",
+            &schema::probe_link_points(&run.probe_link, tags),
+        )?;
+    }
+    Ok(())
 }

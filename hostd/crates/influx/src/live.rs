@@ -5,8 +5,9 @@
 
 use crate::schema::{agg_point, sample_point, RunTags};
 use crate::{Point, Writer};
-use hostd_probe::agg::AggRow;
-use hostd_probe::ProbeSample;
+use hostd_records::agg::AggRow;
+use hostd_records::probe::ProbeSample;
+use hostd_store::ProbeData;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -120,6 +121,19 @@ impl ProbeStream {
     /// Sends the records still waiting, if the writer has started (at the stream's end).
     pub fn flush(&mut self) -> anyhow::Result<()> {
         self.push(std::iter::empty())
+    }
+
+    /// Takes one piece of the probe stream as a run part's probe feed gets it.
+    pub fn feed(&mut self, data: ProbeData<'_>) -> anyhow::Result<()> {
+        match data {
+            ProbeData::Samples(s) => self.samples(s),
+            ProbeData::Bin(row) => self.agg(row),
+            ProbeData::Identity(id) => {
+                self.set_probe_id(id);
+                Ok(())
+            }
+            ProbeData::End => self.flush(),
+        }
     }
 
     fn push(&mut self, records: impl Iterator<Item = Record>) -> anyhow::Result<()> {

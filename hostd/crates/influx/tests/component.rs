@@ -1,15 +1,18 @@
-//! InfluxComponent through a whole (synthetic) run: live records while influxd goes away
-//! and comes back, then the run directory's probe, aggregate and event files at the end.
+//! InfluxComponent through a whole (synthetic) run: live records and probe samples while
+//! influxd goes away and comes back, then the run's records in memory (files, intervals,
+//! analysis) at the end.
 
 mod common;
 
 use hostd_influx::testing::InfluxServer;
 use hostd_influx::InfluxComponent;
+use hostd_records::profile::Profile;
+use hostd_records::{
+    FileRecord, IntervalRecord, Manifest, ProbeSample, RunEvent, RunOutcome, RunStatus, Summary,
+};
 use hostd_store::manifest::collect_host;
-use hostd_store::{Manifest, RecordSink, RunComponent, RunDirSink, Summary, SummaryExt};
-use hostd_workload::events::{FileRecord, IntervalRecord, RunEvent, RunObserver};
-use hostd_workload::runner::{RunOutcome, RunStatus};
-use hostd_workload::{Profile, ProfileExt};
+use hostd_store::{ProbeData, RunPart, RunRecords, RunStart, SummaryExt};
+use hostd_workload::ProfileExt;
 use std::time::Duration;
 
 const T0: u64 = 1_763_800_000_000_000_000;
@@ -24,7 +27,7 @@ fn live_records_survive_an_outage_and_run_files_follow_at_the_end() {
     let mut s = InfluxServer::start().unwrap_or_else(|e| panic!("{e:#}"));
     let dir = tempfile::tempdir().unwrap();
     let run_dir = dir.path().join("run");
-    let mut rundir = RunDirSink::create(&run_dir).unwrap();
+    std::fs::create_dir_all(&run_dir).unwrap();
     let mut manifest = Manifest::new("comp-run", T0, Vec::new());
     manifest.hostd_version = "test".into();
     manifest.command_line = vec!["hostd".into(), "run".into()];
@@ -32,7 +35,16 @@ fn live_records_survive_an_outage_and_run_files_follow_at_the_end() {
     manifest.profile = Some(Profile::load("quick").unwrap().into());
     manifest.seed = 1;
     let mut comp = InfluxComponent::new(s.target(), Some("rig-c".into()));
-    let section = comp.start(&manifest, &run_dir).unwrap().unwrap();
+    let mut feed = comp.probe_feed().expect("InfluxDB takes the probe stream");
+    let section = comp
+        .start(&mut RunStart {
+            manifest: &manifest,
+            dir: &run_dir,
+            enriched: false,
+            probe_feeds: &mut Vec::new(),
+        })
+        .unwrap()
+        .unwrap();
     assert_eq!(section["bucket"], "throttlescope");
     assert!(!section.to_string().contains(s.token().expose()));
 
@@ -48,9 +60,18 @@ fn live_records_survive_an_outage_and_run_files_follow_at_the_end() {
             s.restart().unwrap();
         }
         let f = file(i);
-        rundir.file(&f).unwrap();
-        comp.on_event(&RunEvent::FileEnd(f.clone()));
+        comp.on_event(&RunEvent::FileEnd(f.clone())).unwrap();
         files.push(f);
+        // The probe's samples of this file's 100 ms, as the probe part feeds them.
+        let samples: Vec<ProbeSample> = (u64::from(i) * 100..u64::from(i + 1) * 100)
+            .map(|k| ProbeSample {
+                time_ns: (T0 + k * 1_000_000) as i64,
+                seq: k,
+                power_w: Some(6.5),
+                ..ProbeSample::default()
+            })
+            .collect();
+        feed(ProbeData::Samples(&samples)).unwrap();
         if i % 10 == 9 {
             let iv = IntervalRecord {
                 latency: None,
@@ -62,19 +83,13 @@ fn live_records_survive_an_outage_and_run_files_follow_at_the_end() {
                 mbps: 83.886,
                 phase: "write".into(),
             };
-            rundir.interval(&iv).unwrap();
-            comp.on_event(&RunEvent::Interval(iv.clone()));
+            comp.on_event(&RunEvent::Interval(iv.clone())).unwrap();
             intervals.push(iv);
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    drop(rundir);
-    // What the probe and analysis components leave in the run directory.
-    let mut probe = String::from("time_ns,seq,power_w\n");
-    for i in 0..6_000u64 {
-        probe.push_str(&format!("{},{i},6.5\n", T0 + i * 1_000_000));
-    }
-    std::fs::write(run_dir.join("probe.csv"), probe).unwrap();
+    feed(ProbeData::End).unwrap();
+    // What the analysis part hands on in memory.
     let analysis: hostd_records::Analysis = serde_json::from_value(serde_json::json!({
         "events": [{
             "kind": "drop", "target": "t", "phase": "write", "onset_ns": T0 + 1,
@@ -89,7 +104,6 @@ fn live_records_survive_an_outage_and_run_files_follow_at_the_end() {
                     "peak_aggregate_bps": null, "lags": []}
     }))
     .unwrap();
-    hostd_records::events::write(&run_dir, &analysis).unwrap();
 
     let outcome = RunOutcome {
         status: RunStatus::Completed,
@@ -103,18 +117,26 @@ fn live_records_survive_an_outage_and_run_files_follow_at_the_end() {
         cleanup: Vec::new(),
         programs: Vec::new(),
     };
-    let mut summary = Summary::compute("comp-run", &outcome, &Default::default());
-    comp.finish(
-        &outcome,
-        &mut summary,
-        &mut hostd_records::RunData::default(),
-        &run_dir,
-    )
-    .unwrap();
-    let inf = &summary.extra["influx"];
+    let summary = Summary::compute("comp-run", &outcome, &Default::default());
+    let mut records = RunRecords {
+        dir: &run_dir,
+        manifest,
+        outcome: &outcome,
+        summary,
+        data: hostd_records::RunData {
+            files: outcome.files.clone(),
+            ..Default::default()
+        },
+        probe_link: Vec::new(),
+        analysis: Some(analysis),
+    };
+    comp.finish(&mut records).unwrap();
+    let inf = &records.summary.extra["influx"];
     assert_eq!(inf["complete"], true, "{inf}");
     assert!(inf["points_backfilled"].as_u64().unwrap() > 0, "{inf}");
-    assert_eq!(inf["pushed_at_end"]["probe.csv"], 6_000);
+    assert_eq!(inf["pushed_at_end"]["probe (live)"], 6_000);
+    assert_eq!(inf["pushed_at_end"]["files.csv"], 60);
+    assert_eq!(inf["pushed_at_end"]["events.json"], 1);
 
     assert_eq!(s.count("run", "profile").unwrap(), 1);
     assert_eq!(s.count("file", "bytes").unwrap(), 60);

@@ -7,10 +7,12 @@ mod common;
 use hostd_influx::testing::InfluxServer;
 use hostd_influx::{admin, import, Token};
 use hostd_records::manifest::extra;
+use hostd_records::profile::Profile;
+use hostd_records::RunEvent;
 use hostd_records::{DirectIo, Manifest, TargetInfo};
-use hostd_store::{RecordSink, RunDirSink};
-use hostd_workload::events::{FileRecord, IntervalRecord};
-use hostd_workload::{Profile, ProfileExt};
+use hostd_records::{FileRecord, IntervalRecord};
+use hostd_store::{RunDir, RunPart, RunStart};
+use hostd_workload::ProfileExt;
 use std::io::Write as _;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
@@ -128,20 +130,28 @@ fn manifest(t0: u64) -> Manifest {
     m
 }
 
-/// A run directory as hostd writes it: files.csv and intervals.csv by the real run-dir
-/// sink, the rest as documented in docs/run-directory.md.
+/// A run directory as hostd writes it: manifest.json, files.csv and intervals.csv by the
+/// real run directory part, the rest as documented in docs/run-directory.md.
 fn make_run(dir: &Path) {
     let t0 = 1_763_700_000_000_000_000u64;
-    let mut sink = RunDirSink::create(dir).unwrap();
+    let mut sink = RunDir::create(dir).unwrap();
+    sink.start(&mut RunStart {
+        manifest: &manifest(t0),
+        dir,
+        enriched: false,
+        probe_feeds: &mut Vec::new(),
+    })
+    .unwrap();
     for i in 0..10 {
-        sink.file(&file_rec(i, "write", t0)).unwrap();
+        sink.on_event(&RunEvent::FileEnd(file_rec(i, "write", t0)))
+            .unwrap();
     }
     for i in 0..5 {
-        sink.file(&file_rec(i, "read", t0 + 20_000_000_000))
+        sink.on_event(&RunEvent::FileEnd(file_rec(i, "read", t0 + 20_000_000_000)))
             .unwrap();
     }
     for i in 0..12u64 {
-        sink.interval(&IntervalRecord {
+        sink.on_event(&RunEvent::Interval(IntervalRecord {
             latency: None,
             target: "t0".into(),
             target_index: 0,
@@ -150,11 +160,10 @@ fn make_run(dir: &Path) {
             bytes: 128 << 20,
             mbps: 134.2,
             phase: "write".into(),
-        })
+        }))
         .unwrap();
     }
     drop(sink);
-    hostd_records::manifest::write(dir, &manifest(t0)).unwrap();
     // probe.csv gzipped (20 000 samples), probe_agg.csv plain.
     let f = std::fs::File::create(dir.join("probe.csv.gz")).unwrap();
     let mut gz = flate2::write::GzEncoder::new(f, flate2::Compression::fast());

@@ -1,13 +1,13 @@
 //! 10 ms min/mean/max aggregation of aligned samples (`probe_agg.csv`, the
 //! `probe_agg` measurement), also the compact timeline correlation uses.
 
-use crate::sample::ProbeSample;
 use hostd_analysis::stats::MinMeanMax;
+use hostd_records::probe::ProbeSample;
 
 /// Default bin width: 10 ms.
 pub const AGG_BIN_NS: i64 = 10_000_000;
 
-pub use hostd_records::agg::{AggRow, Stat};
+use hostd_records::agg::{AggRow, Stat};
 
 /// One channel's accumulator: the project's one min/mean/max binning.
 #[derive(Debug, Clone, Copy)]

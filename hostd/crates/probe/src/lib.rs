@@ -25,7 +25,6 @@ pub mod frame;
 pub mod link;
 pub mod message;
 pub mod packed;
-pub mod sample;
 pub mod sequence;
 pub mod stream;
 
@@ -39,4 +38,3 @@ pub mod pb {
 pub use align::{ClockAligner, SyncExchange};
 pub use convert::Calibration;
 pub use frame::{encode_frame, FrameDecoder, FrameError, FrameStats};
-pub use sample::ProbeSample;

@@ -9,8 +9,8 @@ use crate::message::{MessageStats, ProbeMessageDecoder};
 use crate::packed::{self, Unpacked, CH_CURRENT, CH_POWER, CH_VBUS, CH_VSHUNT};
 use crate::pb;
 use crate::pb::probe_to_host::Msg;
-use crate::sample::ProbeSample;
 use crate::sequence::{Continuity, SequenceStats, SequenceTracker};
+use hostd_records::probe::ProbeSample;
 use serde::Serialize;
 use std::collections::VecDeque;
 

@@ -173,7 +173,7 @@ fn random_bytes_never_panic_and_are_all_rejected_or_ignored() {
 }
 
 /// Feeds one message at host time `recv_ns`; returns the samples it released.
-fn feed(d: &mut ProbeStream, msg: Msg, recv_ns: i64) -> Vec<hostd_probe::ProbeSample> {
+fn feed(d: &mut ProbeStream, msg: Msg, recv_ns: i64) -> Vec<hostd_records::probe::ProbeSample> {
     let mut samples = Vec::new();
     d.push(&encode_probe_message(msg), recv_ns, &mut |i| {
         if let StreamItem::Sample(s) = i {

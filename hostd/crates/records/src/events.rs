@@ -2,6 +2,7 @@
 //! statistics, multi-target overlap), the same document `hostd analyze --json` prints.
 //! Every number is defined in docs/methodology.md.
 
+use crate::cause::{Cause, EventKind};
 use crate::error::Result;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -85,55 +86,6 @@ pub struct StallSummary {
     pub rate_during_bps: f64,
     /// Rate under which a 100 ms interval counts as stalled, bytes/s.
     pub threshold_bps: f64,
-}
-
-/// Direction of a change in throughput.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EventKind {
-    /// Throughput fell.
-    Drop,
-    /// Throughput rose again.
-    Recovery,
-    /// Transfers stopped (almost) completely for a while, repeatedly or once.
-    Stall,
-}
-
-/// Why throughput changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Cause {
-    /// The drive throttled to hold its temperature.
-    Thermal,
-    /// The SLC write cache filled.
-    SlcCache,
-    /// Another target took the shared link's bandwidth.
-    Contention,
-    /// None of the rules matched well enough.
-    Unknown,
-}
-
-impl EventKind {
-    /// The name used in JSON and text.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EventKind::Drop => "drop",
-            EventKind::Recovery => "recovery",
-            EventKind::Stall => "stall",
-        }
-    }
-}
-
-impl Cause {
-    /// The name used in JSON and text.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Cause::Thermal => "thermal",
-            Cause::SlcCache => "slc_cache",
-            Cause::Contention => "contention",
-            Cause::Unknown => "unknown",
-        }
-    }
 }
 
 /// One drop or recovery.

@@ -3,7 +3,7 @@
 //! `hostd_analysis::headline`; every number is defined in docs/methodology.md "Headline
 //! figures".
 
-use crate::events::{Cause, EventKind};
+use crate::cause::{Cause, EventKind};
 use serde::{Deserialize, Serialize};
 
 /// A figure with its 95 % interval, or the reason it could not be measured.

@@ -12,8 +12,9 @@
 //! | `probe.csv` | [`ProbeSample`] | [`probe`] |
 //! | `probe_agg.csv` | [`AggRow`] | [`agg`] |
 //! | `latency-files.hlog`, `latency-intervals.hlog` | [`latency::LoggedLatency`] (a [`latency::LatencyHistogram`]) | [`latency`] |
+//! | `run-events.jsonl` | [`RunEvent`] (with [`LatencyRecord`]); the run's end: [`RunOutcome`] | [`run_event`], [`outcome`] |
 //! | `probe-link.jsonl` | [`probe_link::LinkRecord`] | [`probe_link`] |
-//! | `events.json` | [`Analysis`] (with [`Event`]s, [`headline::Headlines`]) | [`events`], [`headline`] |
+//! | `events.json` | [`Analysis`] (with [`Event`]s, [`headline::Headlines`]) | [`events`], [`headline`], [`cause`] |
 //! | `manifest.json` | [`Manifest`] (with its [`Profile`]) | [`manifest`], [`profile`], [`units`] |
 //! | `summary.json` | [`Summary`] (with [`ProgramReport`]s) | [`summary`], [`programs`] |
 //! | `certify.jsonl`, `certify.json`, `verify-*.json` | [`certify::JournalEntry`], [`certify::Verdict`], [`certify::VerifyResult`] | [`certify`] |
@@ -30,6 +31,7 @@
 #![warn(missing_docs)]
 
 pub mod agg;
+pub mod cause;
 pub mod certify;
 pub mod clock;
 pub mod counters;
@@ -44,11 +46,13 @@ pub mod intervals;
 pub mod latency;
 pub mod link;
 pub mod manifest;
+pub mod outcome;
 pub mod probe;
 pub mod probe_link;
 pub mod profile;
 pub mod programs;
 pub mod run;
+pub mod run_event;
 mod simulated;
 pub mod summary;
 pub mod units;
@@ -62,8 +66,10 @@ pub use events::{Analysis, Event};
 pub use files::{CorruptBlock, FileProbe, FileRecord};
 pub use intervals::IntervalRecord;
 pub use manifest::{DirectIo, HostInfo, Manifest, RecordedProfile, TargetInfo};
+pub use outcome::{RunOutcome, RunStatus};
 pub use probe::{ProbeSample, ProbeSeries};
 pub use profile::Profile;
 pub use programs::{ProgramFigures, ProgramReport};
 pub use run::RunData;
+pub use run_event::{LatencyRecord, LatencyScope, RunEvent};
 pub use summary::{LatencyStats, Summary, LATENCY_COLUMNS};

@@ -1,41 +1,33 @@
-//! The analysis as a `hostd run` component: at the end of the run it analyses the run's
-//! records in memory (the same [`RunData`] `hostd analyze` reads from the files), writes
-//! events.json and report.html, and puts the summary lines into `summary.extra.analysis`
+//! The analysis as a part of `hostd run` ([`Stage::Analyse`]): at the end of the run it
+//! analyses the run's records in memory (the same [`hostd_records::RunData`] `hostd analyze`
+//! reads from the files, with the probe's figures and series the [`Stage::Enrich`] part
+//! added), writes events.json and report.html, hands the analysis on to the exports
+//! ([`RunRecords::analysis`]) and puts the summary lines into `summary.extra.analysis`
 //! (the run's summary prints them).
 
-use hostd_analysis::RunData;
-use hostd_store::{RunComponent, Summary};
-use hostd_workload::events::{RunEvent, RunObserver};
-use hostd_workload::runner::RunOutcome;
-use std::path::Path;
+use hostd_store::{RunPart, RunRecords, Stage};
 
-/// Add after the probe component in `cmd/run.rs::components()` (that one adds the probe
-/// samples to the records at its finish).
+/// The analysis part of a run; see the module documentation.
 #[derive(Debug, Default)]
 pub struct AnalysisComponent;
 
-impl RunObserver for AnalysisComponent {
-    fn on_event(&self, _event: &RunEvent) {}
-}
-
-impl RunComponent for AnalysisComponent {
+impl RunPart for AnalysisComponent {
     fn name(&self) -> &str {
         "analysis"
     }
 
-    fn finish(
-        &mut self,
-        _outcome: &RunOutcome,
-        summary: &mut Summary,
-        run: &mut RunData,
-        run_dir: &Path,
-    ) -> anyhow::Result<()> {
-        let analysis = crate::analyze_and_write_records(run_dir, run)?;
+    fn stage(&self) -> Stage {
+        Stage::Analyse
+    }
+
+    fn finish(&mut self, run: &mut RunRecords<'_>) -> anyhow::Result<()> {
+        let analysis = crate::analyze_and_write_records(run.dir, &run.data)?;
         let lines = crate::run_summary_lines(&analysis);
-        summary.extra.insert(
+        run.summary.extra.insert(
             "analysis".into(),
             serde_json::json!({ "text": lines, "headlines": analysis.headlines, "events_json": "events.json", "report": "report.html" }),
         );
+        run.analysis = Some(analysis);
         Ok(())
     }
 }

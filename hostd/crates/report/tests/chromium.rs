@@ -7,7 +7,8 @@
 //! page. Run by `just test-report` (it needs the browser): `cargo test -p hostd-report
 //! --test chromium -- --ignored`.
 
-use hostd_analysis::{Analysis, Options};
+use hostd_analysis::Options;
+use hostd_records::events::Analysis;
 use hostd_records::RunData;
 use hostd_scenario::write::{write_run, ProbeOptions};
 use std::path::{Path, PathBuf};

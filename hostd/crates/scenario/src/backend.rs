@@ -12,10 +12,11 @@
 //! - Targets of one scenario in one run share a clock (`after_target_done` stages).
 
 use crate::model::{DeviceModel, Scenario, StagePlayer, TargetSpec as ScenarioTarget};
+use hostd_records::TargetInfo;
 use hostd_workload::backend::{BackendRegistry, StepContext, StepError, StepOutput, TargetBackend};
-use hostd_workload::events::TargetInfo;
 use hostd_workload::jobloop::JobOutcome;
-use hostd_workload::plan::{Capacity, Step, TargetPlan};
+use hostd_workload::plan::TargetPlan;
+use hostd_workload::step::{Capacity, Step};
 use hostd_workload::TargetSpec;
 use rand::{Rng, SeedableRng};
 use std::collections::HashMap;

@@ -4,7 +4,7 @@
 //! has none, and the enclosure's thermal fit (Rth, τ, ambient of the scenario's device model)
 //! inside its intervals.
 
-use hostd_analysis::headline::Figure;
+use hostd_records::headline::Figure;
 use hostd_scenario::BUILT_IN;
 
 mod common;

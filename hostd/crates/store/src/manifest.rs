@@ -1,6 +1,6 @@
 //! `manifest.json`: what was run, where, on what, with which parameters.
 
-pub use hostd_records::manifest::{HostInfo, Manifest, FORMAT_VERSION};
+use hostd_records::manifest::HostInfo;
 
 /// Reads the host's facts.
 pub fn collect_host() -> HostInfo {

@@ -1,21 +1,23 @@
-//! The run directory sink: `manifest.json`, `files.csv`, `intervals.csv`,
-//! `summary.json`, `run-events.jsonl`, `corrupt.csv` (only when corruption was found),
-//! and, once an I/O was timed, the full latency histograms in `latency-files.hlog`
-//! and `latency-intervals.hlog` (HdrHistogram interval logs, `docs/latency.md`; the
-//! percentiles are columns of `files.csv` and `intervals.csv`). Rows are written and flushed as they come,
-//! so an interrupted or failed run keeps everything up to that point.
+//! The run directory as the last part of a run ([`Stage::Archive`]): `manifest.json`,
+//! `files.csv`, `intervals.csv`, `counters.csv`, `summary.json`, `run-events.jsonl`,
+//! `corrupt.csv` (only when corruption was found), and, once an I/O was timed, the full
+//! latency histograms in `latency-files.hlog` and `latency-intervals.hlog` (HdrHistogram
+//! interval logs, `docs/latency.md`; the percentiles are columns of `files.csv` and
+//! `intervals.csv`). Each file is written once, by this part, and never read back:
+//! `manifest.json` at the start and once more with the final status; rows are written and
+//! flushed as they come, so an interrupted or failed run keeps everything up to that point
+//! — except `files.csv` when a part of [`Stage::Enrich`] adds to the file records (the
+//! probe's figures): then it is written once at the end, from the records in memory.
 
-use crate::manifest::Manifest;
-use crate::sink::RecordSink;
-use crate::summary::Summary;
+use crate::pipeline::{RunPart, RunRecords, RunStart, Stage};
 use anyhow::Context;
 use hostd_records::counters::CounterRecord;
-use hostd_records::{files, intervals, latency};
-use hostd_workload::events::{FileRecord, IntervalRecord, LatencyRecord, LatencyScope, RunEvent};
-use hostd_workload::latency::LatencyLogWriter;
+use hostd_records::latency::LatencyLogWriter;
+use hostd_records::{files, intervals, latency, LatencyRecord, LatencyScope, RunEvent};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// Writes `counters.csv` into `dir`: per target (label), the runner's 100 ms samples of its
 /// cumulative bytes (all phases), `samples[i]` belonging to `labels[i]`.
@@ -46,7 +48,7 @@ pub fn latency_tag(r: &LatencyRecord) -> String {
 
 /// The run's latency histograms in memory, as the run directory's logs hold them: what
 /// `hostd run` hands to the report (`RunData::latency`) without reading the logs back.
-/// Filled by the [`RunDirSink`] as it writes each one ([`RunDirSink::keep_latency`]), so a
+/// Filled by the [`RunDir`] as it writes each one ([`RunDir::keep_latency`]), so a
 /// histogram is compressed once for both.
 #[derive(Debug, Default)]
 pub struct LatencyRecords(std::sync::Mutex<latency::RunLatency>);
@@ -68,19 +70,23 @@ impl LatencyRecords {
     }
 }
 
-/// Writes a run directory.
-pub struct RunDirSink {
+/// The run directory part (see the module documentation).
+pub struct RunDir {
     dir: PathBuf,
-    /// Open until the run ends: closed then, so that the end of the run can
-    /// replace `files.csv` (Windows cannot rename over a file still open).
+    open: Mutex<Open>,
+    /// Where the logged histograms are also kept in memory, if asked.
+    kept: Option<Arc<LatencyRecords>>,
+}
+
+/// The files written as the run goes.
+struct Open {
+    /// `None` until the start, and through the run when the file records are enriched.
     files: Option<files::Writer>,
     intervals: intervals::Writer,
     events: BufWriter<File>,
     /// The run's start (host Unix ns): the latency logs' BaseTime.
     start_ns: u64,
     latency: Option<LatencyFiles>,
-    /// Where the logged histograms are also kept in memory, if asked.
-    kept: Option<std::sync::Arc<LatencyRecords>>,
 }
 
 /// The two latency logs, opened at the first timed I/O.
@@ -89,9 +95,29 @@ struct LatencyFiles {
     intervals: LatencyLogWriter<BufWriter<File>>,
 }
 
-impl RunDirSink {
-    /// Creates `dir` (must not exist, or be empty) and its CSV files.
-    pub fn create(dir: &Path) -> anyhow::Result<RunDirSink> {
+/// The files [`RunDir::create`] and the run's start make: what [`discard`] takes back.
+const CREATED: [&str; 6] = [
+    files::FILE_NAME,
+    intervals::FILE_NAME,
+    "run-events.jsonl",
+    hostd_records::manifest::FILE_NAME,
+    latency::FILES_LOG,
+    latency::INTERVALS_LOG,
+];
+
+/// Removes what [`RunDir::create`] and the start made in `dir` (for a run that failed
+/// before any I/O; drop the [`RunDir`] first): its files, then the directory if it is
+/// empty.
+pub fn discard(dir: &Path) {
+    for name in CREATED {
+        let _ = std::fs::remove_file(dir.join(name));
+    }
+    let _ = std::fs::remove_dir(dir);
+}
+
+impl RunDir {
+    /// Creates `dir` (must not exist, or be empty) and the files the run streams into.
+    pub fn create(dir: &Path) -> anyhow::Result<RunDir> {
         if dir.exists()
             && std::fs::read_dir(dir)
                 .map(|mut d| d.next().is_some())
@@ -104,27 +130,25 @@ impl RunDirSink {
         }
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create run directory {}", dir.display()))?;
-        let open = |name: &str| {
-            File::create(dir.join(name))
-                .with_context(|| format!("cannot create {}", dir.join(name).display()))
-        };
-        let files = files::Writer::create(dir, false)?;
-        let intervals = intervals::Writer::create(dir)?;
-        let events = BufWriter::new(open("run-events.jsonl")?);
-        Ok(RunDirSink {
+        let events_path = dir.join("run-events.jsonl");
+        let events = File::create(&events_path)
+            .with_context(|| format!("cannot create {}", events_path.display()))?;
+        Ok(RunDir {
             dir: dir.to_path_buf(),
-            files: Some(files),
-            intervals,
-            events,
-            start_ns: 0,
-            latency: None,
+            open: Mutex::new(Open {
+                files: None,
+                intervals: intervals::Writer::create(dir)?,
+                events: BufWriter::new(events),
+                start_ns: 0,
+                latency: None,
+            }),
             kept: None,
         })
     }
 
-    /// Keeps every latency histogram the sink logs also in memory, in the returned
-    /// [`LatencyRecords`] (for the report of `hostd run`).
-    pub fn keep_latency(&mut self) -> std::sync::Arc<LatencyRecords> {
+    /// Keeps every latency histogram the run directory logs also in memory, in the
+    /// returned [`LatencyRecords`] (for the summary and the report of `hostd run`).
+    pub fn keep_latency(&mut self) -> Arc<LatencyRecords> {
         self.kept.get_or_insert_with(Default::default).clone()
     }
 
@@ -133,29 +157,22 @@ impl RunDirSink {
         &self.dir
     }
 
-    /// Removes what `create` made (for a run that failed before any I/O):
-    /// its files, then the directory if it is empty.
-    pub fn discard(self) {
-        let dir = self.dir.clone();
-        drop(self);
-        for name in [
-            "files.csv",
-            "intervals.csv",
-            "run-events.jsonl",
-            "manifest.json",
-            latency::FILES_LOG,
-            latency::INTERVALS_LOG,
-        ] {
-            let _ = std::fs::remove_file(dir.join(name));
-        }
-        let _ = std::fs::remove_dir(&dir);
+    fn lock(&self) -> std::sync::MutexGuard<'_, Open> {
+        self.open.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
 
-    fn latency(&mut self, r: &LatencyRecord) -> anyhow::Result<()> {
+impl Open {
+    fn latency(
+        &mut self,
+        dir: &Path,
+        kept: Option<&LatencyRecords>,
+        r: &LatencyRecord,
+    ) -> anyhow::Result<()> {
         if self.latency.is_none() {
             let open = |name: &str| {
-                File::create(self.dir.join(name))
-                    .with_context(|| format!("cannot create {}", self.dir.join(name).display()))
+                File::create(dir.join(name))
+                    .with_context(|| format!("cannot create {}", dir.join(name).display()))
             };
             let log = |name: &str, what: &str| -> anyhow::Result<_> {
                 Ok(LatencyLogWriter::new(
@@ -190,52 +207,83 @@ impl RunDirSink {
             &r.histogram,
         );
         log.write_logged(&logged, r.histogram.max_ns())?;
-        if let Some(kept) = &self.kept {
+        if let Some(kept) = kept {
             kept.keep(r, logged);
         }
         Ok(())
     }
 }
 
-impl RecordSink for RunDirSink {
+impl RunPart for RunDir {
     fn name(&self) -> &str {
         "run-dir"
     }
 
-    fn begin(&mut self, manifest: &Manifest) -> anyhow::Result<()> {
-        self.start_ns = manifest.start_ns;
-        Ok(hostd_records::manifest::write(&self.dir, manifest)?)
+    fn stage(&self) -> Stage {
+        Stage::Archive
     }
 
-    fn file(&mut self, r: &FileRecord) -> anyhow::Result<()> {
-        match &mut self.files {
-            Some(w) => Ok(w.write(r)?),
-            None => anyhow::bail!("a file record after the end of the run: files.csv is closed"),
+    fn start(&mut self, run: &mut RunStart<'_>) -> anyhow::Result<Option<serde_json::Value>> {
+        let mut open = self.lock();
+        open.start_ns = run.manifest.start_ns;
+        if !run.enriched {
+            open.files = Some(files::Writer::create(&self.dir, false)?);
         }
+        hostd_records::manifest::write(&self.dir, run.manifest)?;
+        Ok(None)
     }
 
-    fn interval(&mut self, r: &IntervalRecord) -> anyhow::Result<()> {
-        Ok(self.intervals.write(r)?)
-    }
-
-    fn event(&mut self, ev: &RunEvent) -> anyhow::Result<()> {
-        if let RunEvent::Latency(r) = ev {
+    fn on_event(&self, ev: &RunEvent) -> anyhow::Result<()> {
+        let mut open = self.lock();
+        match ev {
+            RunEvent::FileEnd(r) => {
+                if let Some(w) = &mut open.files {
+                    w.write(r)?;
+                }
+            }
+            RunEvent::Interval(r) => open.intervals.write(r)?,
             // Its own files; one line per second would swamp the event log.
-            return self.latency(r);
-        }
-        serde_json::to_writer(&mut self.events, ev)?;
-        self.events.write_all(b"\n")?;
-        self.events.flush()?;
-        if let RunEvent::RunEnd { .. } = ev {
-            // Every row is flushed as written; closing loses nothing.
-            self.files = None;
+            RunEvent::Latency(r) => open.latency(&self.dir, self.kept.as_deref(), r)?,
+            other => {
+                serde_json::to_writer(&mut open.events, other)?;
+                open.events.write_all(b"\n")?;
+                open.events.flush()?;
+            }
         }
         Ok(())
     }
 
-    fn finish(&mut self, manifest: &Manifest, summary: &Summary) -> anyhow::Result<()> {
-        // Rewrite the manifest: engines and direct-I/O status are final now.
-        hostd_records::manifest::write(&self.dir, manifest)?;
-        Ok(hostd_records::summary::write(&self.dir, summary)?)
+    fn finish(&mut self, run: &mut RunRecords<'_>) -> anyhow::Result<()> {
+        let open = self.open.get_mut().unwrap_or_else(|e| e.into_inner());
+        if open.files.is_none() {
+            // Enriched at the end: written once, now, from the records in memory.
+            let with_probe = run.data.files.iter().any(|f| f.probe.is_some());
+            let mut w = files::Writer::create(&self.dir, with_probe)?;
+            for f in &run.data.files {
+                w.write(f)?;
+            }
+        }
+        // The 100 ms byte counters: a file for other tools (the parts got them in memory).
+        let labels: Vec<String> = run
+            .outcome
+            .targets
+            .iter()
+            .map(|t| t.label.clone())
+            .collect();
+        if let Err(e) = write_counters(&self.dir, &labels, &run.outcome.samples) {
+            run.summary.warnings.push(format!("counters.csv: {e:#}"));
+        }
+        // Final figures a part keeps under `manifest` in its summary section (the probe's
+        // alignment uncertainty and link counters) go into the manifest too.
+        for (name, section) in &run.summary.extra {
+            if let (Some(last), Some(serde_json::Value::Object(m))) =
+                (section.get("manifest"), run.manifest.extra.get_mut(name))
+            {
+                m.insert("final".into(), last.clone());
+            }
+        }
+        // The manifest once more: engines and direct-I/O status are final now.
+        hostd_records::manifest::write(&self.dir, &run.manifest)?;
+        Ok(hostd_records::summary::write(&self.dir, &run.summary)?)
     }
 }

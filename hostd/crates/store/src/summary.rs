@@ -7,9 +7,8 @@
 
 use hostd_analysis::series::{self as analysed, Series};
 use hostd_records::latency::RunLatency;
-use hostd_workload::events::{FileRecord, TargetInfo};
-use hostd_workload::runner::RunOutcome;
-use hostd_workload::units::{human_bytes, ByteSize};
+use hostd_records::units::{human_bytes, ByteSize};
+use hostd_records::{FileRecord, RunOutcome, TargetInfo};
 use std::fmt::Write as _;
 
 /// Per-file rates above this (MB/s) cannot come from any external SSD link
@@ -19,7 +18,7 @@ pub const IMPLAUSIBLE_MBPS: f64 = 12_000.0;
 /// Phases whose I/Os are at most this big also get an IOPS line.
 pub const SMALL_IO: usize = 64 << 10;
 
-pub use hostd_records::summary::{ActiveWindow, PhaseStats, Summary, WindowTarget};
+use hostd_records::summary::{ActiveWindow, PhaseStats, Summary, WindowTarget};
 
 /// Computing and rendering [`Summary`] (the record type lives in `hostd-records`).
 pub trait SummaryExt {
@@ -298,7 +297,7 @@ fn phase_stats(recs: &[&FileRecord], latency: &RunLatency) -> PhaseStats {
 /// at the window's edges pro rata; None with fewer than two targets or no
 /// common time.
 pub fn active_window(out: &RunOutcome) -> Option<ActiveWindow> {
-    let files: Vec<hostd_analysis::FileRecord> = out
+    let files: Vec<hostd_records::FileRecord> = out
         .files
         .iter()
         .filter(|f| f.status == "ok")
@@ -407,7 +406,7 @@ mod tests {
         let mut real = rec("write", 1 << 20, 20_000_000_000, 1);
         real.target_index = 1;
         let outcome = RunOutcome {
-            status: hostd_workload::runner::RunStatus::Completed,
+            status: hostd_records::RunStatus::Completed,
             start_ns: 0,
             end_ns: 0,
             targets: vec![

@@ -71,7 +71,7 @@ fn splitmix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-pub use hostd_records::CorruptBlock;
+use hostd_records::CorruptBlock;
 
 /// Result of verifying some blocks.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]

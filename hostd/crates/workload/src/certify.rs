@@ -7,15 +7,13 @@
 //! starts. A step that was running when the process died has no line and is
 //! run again on `--resume`; a torn last line (killed mid-write) is ignored.
 
-use crate::events::FileRecord;
-use crate::profile::{certify::p999_latency, Gates};
+use crate::profile::certify::p999_latency;
+use hostd_records::profile::Gates;
+use hostd_records::FileRecord;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-pub use hostd_records::certify::{
-    read_journal as load, CorruptAt, GateResult, GateStatus, Journal, JournalEntry, Verdict,
-    JOURNAL_FILE_NAME as JOURNAL, VERDICT_FILE_NAME as VERDICT,
-};
+use hostd_records::certify::{CorruptAt, GateResult, GateStatus, JournalEntry, Verdict};
 
 /// The journal entry for a finished file step; `None` if the step did not complete.
 pub fn entry_from_record(session: u32, rec: &FileRecord) -> Option<JournalEntry> {
@@ -215,7 +213,7 @@ pub fn evaluate(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::block::CorruptBlock;
+    use hostd_records::CorruptBlock;
 
     fn entry(phase: &str, index: u32, mbps: f64, corrupt: u64) -> JournalEntry {
         let read = phase.ends_with("read");

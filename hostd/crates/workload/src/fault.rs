@@ -22,7 +22,7 @@ impl FaultPlan {
         FaultPlan {
             enospc_after_bytes: std::env::var("HOSTD_INJECT_ENOSPC_AFTER")
                 .ok()
-                .and_then(|v| crate::units::parse_size(&v).ok()),
+                .and_then(|v| hostd_records::units::parse_size(&v).ok()),
         }
     }
 

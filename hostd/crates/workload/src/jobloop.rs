@@ -5,8 +5,9 @@
 use crate::block::{BlockCodec, VerifyReport, BLOCK};
 use crate::buffer::{AlignedBuf, BufferPool};
 use crate::engine::{IoCompletion, IoEngine, IoRequest, RawFile};
-use crate::latency::{IntervalLatency, LatencyHistogram, FLUSH_NS};
-use crate::plan::IoJob;
+use crate::latency::{IntervalLatency, FLUSH_NS};
+use crate::step::IoJob;
+use hostd_records::latency::LatencyHistogram;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
@@ -215,265 +216,364 @@ impl Drop for Verifier {
 
 /// Runs `io.job` to completion (or stop, or the first error).
 pub fn run_job(engine: &mut dyn IoEngine, io: JobIo<'_>) -> Result<JobOutcome, JobError> {
-    let job = io.job;
-    let bs = job.block_size;
-    let qd = job.queue_depth.max(1);
-    let write = job.rw.is_write();
-    let total_ops = total_ops(job);
-    let blocks_in_file = (job.file_size / bs as u64).max(1);
-    let mut rng = ChaCha8Rng::seed_from_u64(job.seed);
-    // A mixed job's directions come from their own stream, so its offsets are
-    // the same as a pure job's with the same seed.
-    let mut direction = ChaCha8Rng::seed_from_u64(job.seed ^ 0x6d69_7865_6400_0000);
-    let read_percent = job.rw.read_percent();
-    // Reads are verified (a mixed job's too); writes never are.
-    let verifying = !write && job.verify;
-    let started = Instant::now();
-    let mut slots: Vec<Slot> = io
-        .buffers
-        .take(slots_for(job), bs)
-        .into_iter()
-        .map(|buf| Slot {
-            buf,
-            offset: 0,
-            len: 0,
-            done: 0,
-            primed: None,
-            submitted: started,
-            write,
-        })
-        .collect();
-    let bufs: Vec<(*mut u8, usize)> = slots
-        .iter_mut()
-        .map(|s| (s.buf.as_mut_ptr(), s.buf.len()))
-        .collect();
-    if let Err(e) = engine.begin_job(io.fd, &bufs) {
-        return Err(JobError {
-            offset: 0,
-            source: e,
-            bytes_done: 0,
-            engine_failed: true,
-        });
-    }
-    let mut free: Vec<usize> = (0..slots.len()).rev().collect();
-    let mut issued = 0u64;
-    let mut in_flight = 0usize;
-    let mut out = JobOutcome::default();
-    let mut verify = VerifyReport::default();
-    let mut verifier = offloads_verify(job).then(|| Verifier::start(io.codec));
-    let mut error: Option<(u64, io::Error)> = None;
-    let mut comps: Vec<IoCompletion> = Vec::with_capacity(qd);
-    // Latencies since the last hand-over to the interval accumulator.
-    let mut recent = LatencyHistogram::new();
-    let mut stamps = IssueStamps::new(io.record_latency);
-    let mut flushed = started;
-    let flush_every = Duration::from_nanos(FLUSH_NS);
+    let mut job = JobLoop::start(engine, io)?;
+    let fatal = job.run().err();
+    job.finish(fatal)
+}
 
-    // An engine failure (not an I/O error) ends the loop with I/Os possibly
-    // still owned by the kernel; their buffers are then leaked, never freed.
-    let mut fatal: Option<JobError> = None;
-    'run: loop {
-        if let Some(v) = verifier.as_mut() {
-            // Buffers back from the verifier; wait for one only when nothing
-            // else can happen (nothing in flight and none free).
-            let starved = in_flight == 0 && free.is_empty();
-            v.collect(starved, &mut verify, &mut free);
+/// A job while it runs: its buffers (slots), what is in flight, and what it found so far.
+struct JobLoop<'e, 'a> {
+    engine: &'e mut dyn IoEngine,
+    io: JobIo<'a>,
+    /// I/O size.
+    bs: usize,
+    /// I/Os in flight at most.
+    qd: usize,
+    /// A write job (a mixed job is not).
+    write: bool,
+    total_ops: u64,
+    blocks_in_file: u64,
+    /// Random offsets.
+    rng: ChaCha8Rng,
+    /// A mixed job's directions come from their own stream, so its offsets are the same
+    /// as a pure job's with the same seed.
+    direction: ChaCha8Rng,
+    /// Reads are verified (a mixed job's too); writes never are.
+    verifying: bool,
+    started: Instant,
+    slots: Vec<Slot>,
+    free: Vec<usize>,
+    issued: u64,
+    in_flight: usize,
+    out: JobOutcome,
+    verify: VerifyReport,
+    verifier: Option<Verifier>,
+    /// The first I/O error, at its file offset.
+    error: Option<(u64, io::Error)>,
+    comps: Vec<IoCompletion>,
+    /// Latencies since the last hand-over to the interval accumulator.
+    recent: LatencyHistogram,
+    stamps: IssueStamps,
+    flushed: Instant,
+}
+
+impl<'e, 'a> JobLoop<'e, 'a> {
+    /// Takes the job's buffers and registers them with the engine.
+    fn start(engine: &'e mut dyn IoEngine, io: JobIo<'a>) -> Result<Self, JobError> {
+        let job = io.job;
+        let bs = job.block_size;
+        let write = job.rw.is_write();
+        let started = Instant::now();
+        let mut slots: Vec<Slot> = io
+            .buffers
+            .take(slots_for(job), bs)
+            .into_iter()
+            .map(|buf| Slot {
+                buf,
+                offset: 0,
+                len: 0,
+                done: 0,
+                primed: None,
+                submitted: started,
+                write,
+            })
+            .collect();
+        let bufs: Vec<(*mut u8, usize)> = slots
+            .iter_mut()
+            .map(|s| (s.buf.as_mut_ptr(), s.buf.len()))
+            .collect();
+        if let Err(e) = engine.begin_job(io.fd, &bufs) {
+            return Err(JobError {
+                offset: 0,
+                source: e,
+                bytes_done: 0,
+                engine_failed: true,
+            });
         }
-        // Queue as much as the depth allows.
-        let stopping = error.is_some() || io.stop.load(Ordering::Relaxed);
-        if stopping && error.is_none() && issued < total_ops {
-            out.interrupted = true;
+        let qd = job.queue_depth.max(1);
+        Ok(JobLoop {
+            bs,
+            qd,
+            write,
+            total_ops: total_ops(job),
+            blocks_in_file: (job.file_size / bs as u64).max(1),
+            rng: ChaCha8Rng::seed_from_u64(job.seed),
+            direction: ChaCha8Rng::seed_from_u64(job.seed ^ 0x6d69_7865_6400_0000),
+            verifying: !write && job.verify,
+            started,
+            free: (0..slots.len()).rev().collect(),
+            slots,
+            issued: 0,
+            in_flight: 0,
+            out: JobOutcome::default(),
+            verify: VerifyReport::default(),
+            verifier: offloads_verify(job).then(|| Verifier::start(io.codec)),
+            error: None,
+            comps: Vec::with_capacity(qd),
+            recent: LatencyHistogram::new(),
+            stamps: IssueStamps::new(io.record_latency),
+            flushed: started,
+            engine,
+            io,
+        })
+    }
+
+    /// Keeps the queue full and reaps completions until every I/O is done or the job
+    /// stops. An engine failure (not an I/O error) ends it with I/Os possibly still owned
+    /// by the kernel.
+    fn run(&mut self) -> Result<(), JobError> {
+        let flush_every = Duration::from_nanos(FLUSH_NS);
+        loop {
+            if let Some(v) = self.verifier.as_mut() {
+                // Buffers back from the verifier; wait for one only when nothing
+                // else can happen (nothing in flight and none free).
+                let starved = self.in_flight == 0 && self.free.is_empty();
+                v.collect(starved, &mut self.verify, &mut self.free);
+            }
+            // Queue as much as the depth allows.
+            let stopping = self.error.is_some() || self.io.stop.load(Ordering::Relaxed);
+            if stopping && self.error.is_none() && self.issued < self.total_ops {
+                self.out.interrupted = true;
+            }
+            if !stopping {
+                self.fill_queue()?;
+            }
+            if self.in_flight == 0 {
+                if self.verifier.as_ref().is_some_and(|v| v.outstanding > 0)
+                    && !stopping
+                    && self.issued < self.total_ops
+                {
+                    continue;
+                }
+                return Ok(());
+            }
+            let reaped_at = self.reap()?;
+            let mut comps = std::mem::take(&mut self.comps);
+            for c in comps.drain(..) {
+                self.complete(c, reaped_at)?;
+            }
+            self.comps = comps;
+            if self.io.record_latency && reaped_at.duration_since(self.flushed) >= flush_every {
+                flush_latency(
+                    &mut self.out.latency,
+                    &mut self.recent,
+                    self.io.interval_latency,
+                );
+                self.flushed = reaped_at;
+            }
         }
+    }
+
+    /// Queues I/Os on free slots while the depth, the job and a paced job's clock allow.
+    fn fill_queue(&mut self) -> Result<(), JobError> {
+        let job = self.io.job;
+        let bs = self.bs;
         let mut queued_any = false;
-        while !stopping && issued < total_ops && in_flight < qd {
-            let Some(s) = free.pop() else { break };
+        while self.issued < self.total_ops && self.in_flight < self.qd {
+            let Some(s) = self.free.pop() else { break };
             if let Some(pace) = job.pace_ns {
-                let due = Duration::from_nanos(pace * issued);
-                let now = started.elapsed();
+                let due = Duration::from_nanos(pace * self.issued);
+                let now = self.started.elapsed();
                 if now < due {
-                    if in_flight > 0 || queued_any {
-                        free.push(s);
+                    if self.in_flight > 0 || queued_any {
+                        self.free.push(s);
                         break;
                     }
                     std::thread::sleep(due - now);
                 } else if now > due + Duration::from_nanos(pace) {
-                    out.late_ops += 1;
+                    self.out.late_ops += 1;
                 }
             }
             let offset = if job.rw.is_random() {
-                rng.gen_range(0..blocks_in_file) * bs as u64
+                self.rng.gen_range(0..self.blocks_in_file) * bs as u64
             } else {
-                issued * bs as u64
+                self.issued * bs as u64
             };
             let len = (job.file_size - offset).min(bs as u64) as usize;
-            let this_write = match read_percent {
-                Some(p) => direction.gen_range(0..100u8) >= p,
-                None => write,
+            let this_write = match job.rw.read_percent() {
+                Some(p) => self.direction.gen_range(0..100u8) >= p,
+                None => self.write,
             };
-            let slot = &mut slots[s];
+            let slot = &mut self.slots[s];
             slot.offset = offset;
             slot.len = len;
             slot.done = 0;
             slot.write = this_write;
             if this_write {
-                out.write_ops += 1;
-                io.codec.fill_reusing(
+                self.out.write_ops += 1;
+                self.io.codec.fill_reusing(
                     &mut slot.buf.as_mut_slice()[..len],
                     offset,
                     &mut slot.primed,
                 );
             } else {
-                out.read_ops += 1;
+                self.out.read_ops += 1;
                 // A read overwrites the payload the buffer was primed with.
                 slot.primed = None;
             }
-            if let Err(e) = submit(engine, io.fd, io.base_offset, s, slot) {
-                fatal = Some(JobError {
+            if let Err(e) = submit(&mut *self.engine, self.io.fd, self.io.base_offset, s, slot) {
+                return Err(JobError {
                     offset,
                     source: e,
-                    bytes_done: out.bytes,
+                    bytes_done: self.out.bytes,
                     engine_failed: true,
                 });
-                break 'run;
             }
-            stamps.queued(s, true);
-            stamps.engine_returned(engine.unsubmitted(), &mut slots);
-            issued += 1;
-            in_flight += 1;
+            self.stamps.queued(s, true);
+            self.stamps
+                .engine_returned(self.engine.unsubmitted(), &mut self.slots);
+            self.issued += 1;
+            self.in_flight += 1;
             queued_any = true;
         }
-        if in_flight == 0 {
-            if verifier.as_ref().is_some_and(|v| v.outstanding > 0)
-                && !stopping
-                && issued < total_ops
-            {
-                continue;
-            }
-            break;
-        }
-        // Submit what was queued, then wait for a completion.
-        comps.clear();
+        Ok(())
+    }
+
+    /// Submits what was queued and waits for at least one completion (into `comps`);
+    /// returns when they were reaped, for their latency.
+    fn reap(&mut self) -> Result<Instant, JobError> {
+        self.comps.clear();
+        let (engine, stamps, slots) = (&mut *self.engine, &mut self.stamps, &mut self.slots);
         let reaped = engine.commit().and_then(|()| {
-            stamps.engine_returned(engine.unsubmitted(), &mut slots);
-            engine.reap(1, &mut comps)
+            stamps.engine_returned(engine.unsubmitted(), slots);
+            engine.reap(1, &mut self.comps)
         });
         if let Err(e) = reaped {
-            fatal = Some(JobError {
-                offset: issued * bs as u64,
+            return Err(JobError {
+                offset: self.issued * self.bs as u64,
                 source: e,
-                bytes_done: out.bytes,
+                bytes_done: self.out.bytes,
                 engine_failed: true,
             });
-            break 'run;
         }
-        // One clock reading for everything this reap returned (engines that
-        // saw the completion earlier, on another thread, stamped it there).
-        let reaped_at = if io.record_latency {
+        // One clock reading for everything this reap returned (engines that saw the
+        // completion earlier, on another thread, stamped it there).
+        Ok(if self.io.record_latency {
             Instant::now()
         } else {
-            started
-        };
-        for c in comps.drain(..) {
-            in_flight -= 1;
-            let slot = &mut slots[c.slot];
-            match c.result {
-                Err(e) => {
-                    error.get_or_insert((slot.offset + slot.done as u64, e));
-                    free.push(c.slot);
+            self.started
+        })
+    }
+
+    /// One completion: an error kept, a short transfer resubmitted, or the I/O done (its
+    /// latency recorded, its buffer verified or freed).
+    fn complete(&mut self, c: IoCompletion, reaped_at: Instant) -> Result<(), JobError> {
+        self.in_flight -= 1;
+        let slot = &mut self.slots[c.slot];
+        match c.result {
+            Err(e) => {
+                self.error
+                    .get_or_insert((slot.offset + slot.done as u64, e));
+                self.free.push(c.slot);
+            }
+            Ok(0) if slot.done < slot.len => {
+                let e = io::Error::new(io::ErrorKind::UnexpectedEof, "file ended early");
+                self.error
+                    .get_or_insert((slot.offset + slot.done as u64, e));
+                self.free.push(c.slot);
+            }
+            Ok(n) => {
+                if let (0, Some(t)) = (slot.done, c.issued_at) {
+                    // The engine's worker began it (the first part of a short I/O: the
+                    // rest keeps this start).
+                    slot.submitted = t;
                 }
-                Ok(0) if slot.done < slot.len => {
-                    let e = io::Error::new(io::ErrorKind::UnexpectedEof, "file ended early");
-                    error.get_or_insert((slot.offset + slot.done as u64, e));
-                    free.push(c.slot);
+                slot.done += n;
+                self.io.progress.fetch_add(n as u64, Ordering::Relaxed);
+                self.out.bytes += n as u64;
+                if !slot.write {
+                    self.out.read_bytes += n as u64;
                 }
-                Ok(n) => {
-                    if let (0, Some(t)) = (slot.done, c.issued_at) {
-                        // The engine's worker began it (the first part of a
-                        // short I/O: the rest keeps this start).
-                        slot.submitted = t;
-                    }
-                    slot.done += n;
-                    io.progress.fetch_add(n as u64, Ordering::Relaxed);
-                    out.bytes += n as u64;
-                    if !slot.write {
-                        out.read_bytes += n as u64;
-                    }
-                    if slot.done < slot.len && error.is_none() {
-                        // Short transfer: resubmit the rest from the same buffer.
-                        if let Err(e) = submit(engine, io.fd, io.base_offset, c.slot, slot) {
-                            fatal = Some(JobError {
-                                offset: slot.offset,
-                                source: e,
-                                bytes_done: out.bytes,
-                                engine_failed: true,
-                            });
-                            break 'run;
-                        }
-                        // The rest of a short I/O: its latency still runs
-                        // from the first part's issue.
-                        stamps.queued(c.slot, false);
-                        stamps.engine_returned(engine.unsubmitted(), &mut slots);
-                        in_flight += 1;
-                        continue;
-                    }
-                    if io.record_latency {
-                        let at = c.completed_at.unwrap_or(reaped_at);
-                        recent
-                            .record(at.saturating_duration_since(slot.submitted).as_nanos() as u64);
-                    }
-                    if !verifying || slot.write {
-                        free.push(c.slot);
-                    } else if let Some(v) = verifier.as_mut() {
-                        v.send(ToVerify {
-                            slot: c.slot,
-                            ptr: slot.buf.as_mut_ptr(),
-                            len: slot.len / BLOCK * BLOCK,
+                if slot.done < slot.len && self.error.is_none() {
+                    // Short transfer: resubmit the rest from the same buffer.
+                    let io = &self.io;
+                    if let Err(e) = submit(&mut *self.engine, io.fd, io.base_offset, c.slot, slot) {
+                        return Err(JobError {
                             offset: slot.offset,
+                            source: e,
+                            bytes_done: self.out.bytes,
+                            engine_failed: true,
                         });
-                    } else {
-                        let full = slot.len / BLOCK * BLOCK;
-                        verify.merge(io.codec.verify(&slot.buf.as_slice()[..full], slot.offset));
-                        free.push(c.slot);
                     }
+                    // The rest of a short I/O: its latency still runs from the first
+                    // part's issue.
+                    self.stamps.queued(c.slot, false);
+                    self.stamps
+                        .engine_returned(self.engine.unsubmitted(), &mut self.slots);
+                    self.in_flight += 1;
+                    return Ok(());
+                }
+                if self.io.record_latency {
+                    let at = c.completed_at.unwrap_or(reaped_at);
+                    self.recent
+                        .record(at.saturating_duration_since(slot.submitted).as_nanos() as u64);
+                }
+                if !self.verifying || slot.write {
+                    self.free.push(c.slot);
+                } else if let Some(v) = self.verifier.as_mut() {
+                    v.send(ToVerify {
+                        slot: c.slot,
+                        ptr: slot.buf.as_mut_ptr(),
+                        len: slot.len / BLOCK * BLOCK,
+                        offset: slot.offset,
+                    });
+                } else {
+                    let full = slot.len / BLOCK * BLOCK;
+                    self.verify.merge(
+                        self.io
+                            .codec
+                            .verify(&slot.buf.as_slice()[..full], slot.offset),
+                    );
+                    self.free.push(c.slot);
                 }
             }
         }
-        if io.record_latency && reaped_at.duration_since(flushed) >= flush_every {
-            flush_latency(&mut out.latency, &mut recent, io.interval_latency);
-            flushed = reaped_at;
+        Ok(())
+    }
+
+    /// Ends the job: its run time and last latencies, every buffer back from the verifier,
+    /// then the buffers given back (or, after an engine failure, leaked) and the outcome.
+    fn finish(mut self, fatal: Option<JobError>) -> Result<JobOutcome, JobError> {
+        self.out.io_seconds = self.started.elapsed().as_secs_f64();
+        flush_latency(
+            &mut self.out.latency,
+            &mut self.recent,
+            self.io.interval_latency,
+        );
+        if let Some(mut v) = self.verifier.take() {
+            // Every buffer comes back before the buffers are reused or leaked.
+            while v.outstanding > 0 {
+                v.collect(true, &mut self.verify, &mut self.free);
+            }
         }
-    }
-    out.io_seconds = started.elapsed().as_secs_f64();
-    flush_latency(&mut out.latency, &mut recent, io.interval_latency);
-    if let Some(mut v) = verifier.take() {
-        // Every buffer comes back before the buffers are reused or leaked.
-        while v.outstanding > 0 {
-            v.collect(true, &mut verify, &mut free);
+        if let Some(f) = fatal {
+            // The engine broke: requests it accepted (even ones it then failed to
+            // submit) may still write into these buffers, so they are neither
+            // reused nor freed, and the engine is not asked to unregister them
+            // (on older kernels that waits for every request). The caller drops
+            // the engine.
+            std::mem::forget(self.slots);
+            return Err(f);
         }
+        self.engine.end_job();
+        self.io
+            .buffers
+            .give_back(self.slots.into_iter().map(|s| s.buf));
+        if let Some((offset, source)) = self.error {
+            return Err(JobError {
+                offset,
+                source,
+                bytes_done: self.out.bytes,
+                engine_failed: false,
+            });
+        }
+        let job = self.io.job;
+        let mut out = self.out;
+        if !self.write && job.verify {
+            out.verify = Some(self.verify);
+        }
+        Ok(out)
     }
-    if let Some(f) = fatal {
-        // The engine broke: requests it accepted (even ones it then failed to
-        // submit) may still write into these buffers, so they are neither
-        // reused nor freed, and the engine is not asked to unregister them
-        // (on older kernels that waits for every request). The caller drops
-        // the engine.
-        std::mem::forget(slots);
-        return Err(f);
-    }
-    engine.end_job();
-    io.buffers.give_back(slots.into_iter().map(|s| s.buf));
-    if let Some((offset, source)) = error {
-        return Err(JobError {
-            offset,
-            source,
-            bytes_done: out.bytes,
-            engine_failed: false,
-        });
-    }
-    if !write && job.verify {
-        out.verify = Some(verify);
-    }
-    Ok(out)
 }
 
 /// Moves `recent` into the file's histogram and the interval accumulator.
@@ -558,7 +658,7 @@ mod tests {
     //! use a scripted engine (the one place a mock is the only way).
     use super::*;
     use crate::block::DataPool;
-    use crate::plan::Rw;
+    use crate::step::Rw;
 
     /// Completes every request in full, except: request `fail_queue_at` is
     /// taken but `queue` then fails (as a ring whose submit fails after the

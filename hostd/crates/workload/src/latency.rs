@@ -5,10 +5,7 @@
 
 use std::sync::Mutex;
 
-pub use hostd_records::latency::{
-    read_latency_log, LatencyHistogram, LatencyLogWriter, LoggedLatency,
-};
-pub use hostd_records::LatencyStats;
+use hostd_records::latency::LatencyHistogram;
 
 /// Latencies of one target not yet assigned to an interval: the job loop adds
 /// what it recorded every [`FLUSH_NS`] and at the end of each file; the

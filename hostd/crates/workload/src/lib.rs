@@ -4,8 +4,8 @@
 //! [`plan::Plan`]: per target, the files with their sizes and the phases to run.
 //! The [`runner`] executes a plan on one [`backend::TargetBackend`] per target,
 //! concurrently, through an [`engine::IoEngine`] (io_uring or threads), and
-//! reports everything it does as [`events::RunEvent`]s to observers (sinks,
-//! live view, probe link). Blocks carry a header and CRC-32C ([`block`]) so the
+//! reports everything it does as [`hostd_records::RunEvent`]s to one callback
+//! ([`events::OnEvent`]; `hostd run`'s pipeline). Blocks carry a header and CRC-32C ([`block`]) so the
 //! read phase can locate corruption.
 
 #![warn(missing_docs)]
@@ -39,12 +39,11 @@ pub mod rawdisk_windows;
 pub mod reverify;
 pub mod runner;
 pub mod sizes;
+pub mod step;
 pub mod target;
-pub mod units;
 
-pub use events::{FileRecord, RunEvent, RunObserver};
 pub use plan::Plan;
-pub use profile::{Profile, ProfileExt};
+pub use profile::ProfileExt;
 pub use target::{TargetMode, TargetSpec};
 
 /// Unix nanoseconds on the process's monotonic timeline (the time base of all

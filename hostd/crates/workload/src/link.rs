@@ -10,7 +10,7 @@
 pub use crate::link_macos::link_for_path;
 #[cfg(windows)]
 pub use crate::link_windows::link_for_path;
-pub use hostd_records::link::{LinkInfo, PcieLink, ThunderboltDevice, UsbLink};
+use hostd_records::link::{LinkInfo, PcieLink, ThunderboltDevice, UsbLink};
 use std::path::{Path, PathBuf};
 
 /// A sysfs tree (the real one at `/sys`, or a fixture).

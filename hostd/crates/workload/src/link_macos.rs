@@ -8,10 +8,13 @@
 //! physical store (`diskutil info`, "APFS Physical Store") is the disk looked up. macOS 26
 //! lists USB under `SPUSBHostDataType` instead, which is not read yet: the link then says so.
 //!
-//! The parser is plain Rust built and tested on every platform (fixture
-//! `fixtures/system_profiler/usb-storage.json`); only [`link_for_path`] runs the tool.
+//! The parser is plain Rust built and tested on every platform, from a recorded Mac's
+//! output (`fixtures/system_profiler/usb-recorded-m1pro-mudita.json`) and a hand-written
+//! one for the hub and 10 Gb/s cases (`usb-storage.json`; the fixtures' README says where
+//! each comes from); only [`link_for_path`] runs the tools.
 
-use crate::link::{none, usb_text, LinkInfo, UsbLink};
+use crate::link::{none, usb_text};
+use hostd_records::link::{LinkInfo, UsbLink};
 use serde_json::Value;
 
 /// Mb/s of a `device_speed` word; None for one not known.
@@ -210,12 +213,64 @@ pub fn link_for_path(path: &std::path::Path) -> LinkInfo {
 mod tests {
     use super::*;
 
-    fn fixture() -> String {
-        let p = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../fixtures/system_profiler/usb-storage.json"
+    fn read_fixture(name: &str) -> String {
+        let p = format!(
+            "{}/../../../fixtures/system_profiler/{name}",
+            env!("CARGO_MANIFEST_DIR")
         );
-        std::fs::read_to_string(p).unwrap()
+        std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
+    }
+
+    /// The hand-written tree (hub, 10 Gb/s bridge).
+    fn fixture() -> String {
+        read_fixture("usb-storage.json")
+    }
+
+    /// Recorded on an Apple-silicon Mac (see the fixtures' README).
+    fn recorded() -> String {
+        read_fixture("usb-recorded-m1pro-mudita.json")
+    }
+
+    #[test]
+    fn a_recorded_macs_mass_storage_device_is_found_with_what_macos_says() {
+        let u = usb_link(&recorded(), "disk8").unwrap().unwrap();
+        assert_eq!(u.bus_path, "0x02100000");
+        assert_eq!(u.speed_mbps, Some(480.0));
+        assert_eq!(u.upstream_speed_mbps, None, "on the bus, behind no hub");
+        // "0x3310" has no name in parentheses: the manufacturer string stands.
+        assert_eq!(
+            (u.vendor_id.as_deref(), u.product_id.as_deref()),
+            (Some("3310"), Some("0103"))
+        );
+        assert_eq!(u.manufacturer.as_deref(), Some("Mudita"));
+        assert_eq!(u.product.as_deref(), Some("Mudita Harmony (MSC mode)"));
+        assert_eq!((u.supported_mbps, u.version.as_deref()), (None, None));
+        let l = link_info(&recorded(), "disk8");
+        assert_eq!((l.bus.as_str(), l.block.as_deref()), ("usb", Some("disk8")));
+        assert!(
+            l.text.starts_with("disk8: ") && l.text.contains("3310:0103"),
+            "{}",
+            l.text
+        );
+    }
+
+    #[test]
+    fn a_recorded_macs_volumes_are_not_disks_and_its_hub_devices_hold_no_media() {
+        // A volume's BSD name is looked up through its whole disk.
+        let disk = whole_disk("/dev/disk8s3").unwrap();
+        assert_eq!(
+            usb_link(&recorded(), &disk)
+                .unwrap()
+                .unwrap()
+                .product
+                .as_deref(),
+            Some("Mudita Harmony (MSC mode)")
+        );
+        // The Media list's volumes are not media: disk8s1 is not a whole disk there.
+        assert_eq!(usb_link(&recorded(), "disk8s1").unwrap(), None);
+        // The internal disk is not in the USB tree; the monitor's hub holds nothing.
+        assert_eq!(link_info(&recorded(), "disk0").bus, "none");
+        assert_eq!(usb_link(&recorded(), "disk9").unwrap(), None);
     }
 
     #[test]
@@ -281,6 +336,7 @@ mod tests {
 
     #[test]
     fn an_apfs_volume_is_looked_up_by_its_physical_store() {
+        // Hand-written in `diskutil info`'s layout: no citable recorded output was found.
         let info = "   Device Identifier:         disk5s1\n   Part of Whole:             disk5\n   APFS Physical Store:       disk4s2\n   File System Personality:   APFS\n";
         assert_eq!(apfs_physical_disk(info).as_deref(), Some("disk4"));
         let hfs = "   Device Identifier:         disk6s2\n   File System Personality:   HFS+\n";

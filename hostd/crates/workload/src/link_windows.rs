@@ -5,7 +5,8 @@
 //! where Windows does not answer the bus is "unknown" — said, not guessed.
 //! (The Linux answer comes from sysfs, [`crate::link`].)
 
-use crate::link::{none, LinkInfo};
+use crate::link::none;
+use hostd_records::link::LinkInfo;
 use std::ffi::OsStr;
 use std::os::windows::ffi::OsStrExt;
 use std::path::Path;

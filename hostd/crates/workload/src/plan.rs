@@ -2,89 +2,14 @@
 //! into an unmeasured `prepare` part and the measured part. Pure data: the
 //! same profile, targets, seed and capacities give the same plan.
 
-use crate::profile::{align_up, Kind, Pattern, PhaseKind, Profile, ALIGN};
+use crate::profile::{align_up, ALIGN};
 use crate::sizes::SizeGenerator;
+use crate::step::{Capacity, Goal, IoJob, Rw, Step};
 use crate::target::{TargetMode, TargetSpec};
-use crate::units::human_bytes;
+use hostd_records::profile::{Kind, Pattern, PhaseKind, Profile};
+use hostd_records::units::human_bytes;
 use serde::Serialize;
 use std::fmt::Write as _;
-
-/// The direction and order of one step's I/O.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Rw {
-    /// Sequential write.
-    Write,
-    /// Sequential read.
-    Read,
-    /// Random-offset write.
-    RandWrite,
-    /// Random-offset read.
-    RandRead,
-    /// Mixed reads and writes (fio's `rw=randrw`/`rw=rw` with `rwmixread`):
-    /// each I/O reads with probability `read_percent` %, drawn from the seed.
-    Mixed {
-        /// Percentage of I/Os that read.
-        read_percent: u8,
-        /// Random offsets (else sequential).
-        random: bool,
-    },
-}
-
-impl Rw {
-    /// True for writes (a mixed job is not: it reads existing data too).
-    pub fn is_write(self) -> bool {
-        matches!(self, Rw::Write | Rw::RandWrite)
-    }
-    /// True for random offsets.
-    pub fn is_random(self) -> bool {
-        matches!(
-            self,
-            Rw::RandRead | Rw::RandWrite | Rw::Mixed { random: true, .. }
-        )
-    }
-    /// The read share of a mixed job, in percent.
-    pub fn read_percent(self) -> Option<u8> {
-        match self {
-            Rw::Mixed { read_percent, .. } => Some(read_percent),
-            _ => None,
-        }
-    }
-}
-
-/// The I/O of one step.
-#[derive(Debug, Clone, Serialize)]
-pub struct IoJob {
-    /// Direction and order.
-    pub rw: Rw,
-    /// Size of the file the job works on.
-    pub file_size: u64,
-    /// Bytes to move (the file size for sequential jobs).
-    pub bytes: u64,
-    /// I/O size.
-    pub block_size: usize,
-    /// I/Os in flight.
-    pub queue_depth: usize,
-    /// Verify blocks on read.
-    pub verify: bool,
-    /// Issue one I/O per this many nanoseconds at most (video frame clock).
-    pub pace_ns: Option<u64>,
-    /// Seed of random offsets.
-    pub seed: u64,
-}
-
-/// One file operation: one row of `files.csv`.
-#[derive(Debug, Clone, Serialize)]
-pub struct Step {
-    /// Phase name (`write`, `read`, `prepare`, `SEQ1M-QD8-read`, …).
-    pub phase: String,
-    /// Index of the row within its phase (file number or repetition).
-    pub index: u32,
-    /// Which file of the target (names `f00000.dat` …).
-    pub file: u32,
-    /// The I/O.
-    pub job: IoJob,
-}
 
 /// The plan of one target.
 #[derive(Debug, Clone, Serialize)]
@@ -117,25 +42,16 @@ impl TargetPlan {
             .sum()
     }
     /// What ends this target's work (the live view's bar and ETA).
-    pub fn goal(&self) -> crate::runner::Goal {
+    pub fn goal(&self) -> Goal {
         match &self.program {
             Some(p) => p.goal(),
-            None => crate::runner::Goal::Bytes(self.bytes_moved()),
+            None => Goal::Bytes(self.bytes_moved()),
         }
     }
     /// Bytes moved by measured steps.
     pub fn measured_bytes(&self) -> u64 {
         self.measured.iter().map(|s| s.job.bytes).sum()
     }
-}
-
-/// Free and total bytes of a target's storage, for `fill` plans and checks.
-#[derive(Debug, Clone, Copy, Serialize)]
-pub struct Capacity {
-    /// Filesystem (or device) size.
-    pub total: u64,
-    /// Bytes available to us.
-    pub available: u64,
 }
 
 /// The whole plan.

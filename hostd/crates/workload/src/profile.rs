@@ -8,12 +8,8 @@
 
 pub mod certify;
 
-use crate::units::ByteSize;
-pub use hostd_records::profile::{
-    CacheRecoverySpec, CertifySpec, DiskmarkSpec, DiskmarkTest, FilesSpec, FillSpec, Gates, IoSpec,
-    Kind, PacedSweepSpec, Pattern, PhaseKind, Profile, VideoSpec,
-};
-pub use hostd_records::units::DurationText;
+use hostd_records::profile::{Kind, PhaseKind, Profile};
+use hostd_records::units::ByteSize;
 use std::path::{Path, PathBuf};
 
 /// Block sizes and file sizes must be multiples of this for direct I/O.

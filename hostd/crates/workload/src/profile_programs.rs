@@ -3,8 +3,9 @@
 //! [`hostd_records::profile`]'s). Kept apart from `profile.rs` so its validation only
 //! names them.
 
-use crate::profile::{CacheRecoverySpec, DurationText, PacedSweepSpec};
-use crate::units::ByteSize;
+use hostd_records::profile::{CacheRecoverySpec, PacedSweepSpec};
+use hostd_records::units::ByteSize;
+use hostd_records::units::DurationText;
 
 /// Longest pause or step, and longest duration run: 30 days.
 const MAX_SECONDS: f64 = 30.0 * 86_400.0;

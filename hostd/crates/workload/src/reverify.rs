@@ -9,7 +9,7 @@ use crate::direct::{self, OpenMode};
 use serde::Serialize;
 use std::path::Path;
 
-pub use hostd_records::certify::{BadByte, VerifiedFile, VerifyResult};
+use hostd_records::certify::BadByte;
 
 /// What re-reading one file found.
 #[derive(Debug, Clone, Default, Serialize)]

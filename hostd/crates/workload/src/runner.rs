@@ -4,44 +4,22 @@
 //! cleanly and removes its test files (unless `keep`).
 
 use crate::backend::{StepContext, StepError, TargetBackend};
-use crate::events::{
-    FileRecord, IntervalRecord, LatencyRecord, LatencyScope, RunEvent, RunObserver, TargetInfo,
-};
-use crate::latency::{IntervalLatency, LatencyHistogram};
-use crate::plan::{Plan, Step};
-use crate::program::mixed::MixedSplit;
+use crate::events::OnEvent;
+use crate::latency::IntervalLatency;
+use crate::plan::Plan;
 use crate::program::Action;
+use crate::step::{Goal, Step};
 use crate::unix_ns;
-use serde::Serialize;
+use hostd_records::latency::LatencyHistogram;
+use hostd_records::programs::MixedSplit;
+use hostd_records::{
+    FileRecord, IntervalRecord, LatencyRecord, LatencyScope, RunEvent, RunOutcome, RunStatus,
+    TargetInfo,
+};
+
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
-
-/// What ends a target's work: how far along it is and when it will end.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Goal {
-    /// A fixed plan: this many bytes.
-    Bytes(u64),
-    /// An adaptive program that runs for about this long from its first
-    /// phase: a duration run (then it finishes its last cycle), a paced sweep
-    /// (each step lasts at least its time, ending on a whole chunk; it may
-    /// also stop at its first missed step).
-    Time {
-        /// How long.
-        run: Duration,
-        /// Only roughly (a sweep): the ETA says `~`.
-        approximate: bool,
-    },
-    /// An adaptive program whose end depends on what it measures (cache
-    /// recovery: each burst lasts until the drive slows).
-    Open,
-}
-
-impl Default for Goal {
-    fn default() -> Goal {
-        Goal::Bytes(0)
-    }
-}
 
 /// Live counters of one target (read by the live view and the sampler).
 #[derive(Debug, Default)]
@@ -115,29 +93,6 @@ impl TargetProgress {
     }
 }
 
-/// How the run ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "status", content = "reason", rename_all = "snake_case")]
-pub enum RunStatus {
-    /// Every step ran.
-    Completed,
-    /// Stopped by the user (Ctrl-C / SIGTERM).
-    Interrupted,
-    /// Stopped by a fault (disk full, I/O error, …).
-    Failed(String),
-}
-
-impl RunStatus {
-    /// Short text for events and summaries.
-    pub fn describe(&self) -> String {
-        match self {
-            RunStatus::Completed => "completed".into(),
-            RunStatus::Interrupted => "interrupted".into(),
-            RunStatus::Failed(r) => format!("failed: {r}"),
-        }
-    }
-}
-
 /// Run parameters that are not in the plan.
 pub struct RunConfig {
     /// Run id.
@@ -148,31 +103,6 @@ pub struct RunConfig {
     pub stop: Arc<AtomicBool>,
     /// Interval length (1 s by default).
     pub interval: Duration,
-}
-
-/// Everything the run produced.
-#[derive(Debug, Serialize)]
-pub struct RunOutcome {
-    /// How it ended.
-    pub status: RunStatus,
-    /// Start, host Unix ns.
-    pub start_ns: u64,
-    /// End, host Unix ns.
-    pub end_ns: u64,
-    /// Targets as described after preparation.
-    pub targets: Vec<TargetInfo>,
-    /// One record per file operation, in completion order.
-    pub files: Vec<FileRecord>,
-    /// 1 s intervals.
-    pub intervals: Vec<IntervalRecord>,
-    /// Per target: (host Unix ns, cumulative bytes) every 100 ms.
-    pub samples: Vec<Vec<(u64, u64)>>,
-    /// Warnings shown to the user.
-    pub warnings: Vec<String>,
-    /// What cleanup did, per target.
-    pub cleanup: Vec<String>,
-    /// What the adaptive programs (cache recovery, paced sweep, duration) found.
-    pub programs: Vec<crate::program::ProgramReport>,
 }
 
 /// Makes the progress counters for a plan.
@@ -228,27 +158,104 @@ pub fn prepare_all(plan: &Plan, backends: &mut [Box<dyn TargetBackend>]) -> anyh
     Ok(())
 }
 
-/// Runs a prepared plan. Backends must have been through [`prepare_all`].
+/// Runs a prepared plan. Backends must have been through [`prepare_all`]: announces the
+/// run, runs each target on its own thread (with the sampler and the stop watcher beside
+/// them), cleans up and reports how it ended.
 pub fn execute(
     plan: &Plan,
     backends: Vec<Box<dyn TargetBackend>>,
     progress: &[Arc<TargetProgress>],
     cfg: &RunConfig,
-    observer: &dyn RunObserver,
+    observer: &OnEvent<'_>,
 ) -> RunOutcome {
-    let n = backends.len();
     let start_ns = unix_ns();
     let targets: Vec<TargetInfo> = backends.iter().map(|b| b.info()).collect();
-    observer.on_event(&RunEvent::RunStart {
+    let mut warnings = announce(cfg, &targets, start_ns, observer);
+    let shared = Shared::new(backends.len());
+    let mut backends = backends;
+
+    std::thread::scope(|scope| {
+        // Sampler: 100 ms samples, 1 s intervals.
+        scope.spawn(|| {
+            sampler(
+                plan,
+                progress,
+                cfg,
+                &shared.finished,
+                &shared.stop_all,
+                observer,
+                &shared.intervals,
+                &shared.samples,
+            );
+        });
+        scope.spawn(|| shared.watch_stop(cfg));
+        let handles: Vec<_> = backends
+            .iter_mut()
+            .enumerate()
+            .map(|(i, backend)| {
+                let tp = &plan.targets[i];
+                let target = TargetRun {
+                    index: i,
+                    label: tp.spec.label.clone(),
+                    prog: progress[i].clone(),
+                    observer,
+                    shared: &shared,
+                    mixed: Mutex::new(Vec::new()),
+                };
+                scope.spawn(move || target.run(backend, tp))
+            })
+            .collect();
+        for h in handles {
+            let _ = h.join();
+        }
+        shared.finished.store(true, Ordering::SeqCst);
+    });
+
+    let cleanup = clean_up(plan, &mut backends, cfg.keep, &mut warnings);
+    let status = if let Some(f) = shared.failure.into_inner().unwrap() {
+        RunStatus::Failed(f)
+    } else if cfg.stop.load(Ordering::Relaxed) {
+        RunStatus::Interrupted
+    } else {
+        RunStatus::Completed
+    };
+    let end_ns = unix_ns();
+    observer(&RunEvent::RunEnd {
+        time_ns: end_ns,
+        status: status.describe(),
+    });
+    RunOutcome {
+        status,
+        start_ns,
+        end_ns,
+        targets: backends.iter().map(|b| b.info()).collect(),
+        files: shared.files.into_inner().unwrap(),
+        intervals: shared.intervals.into_inner().unwrap(),
+        samples: shared.samples.into_inner().unwrap(),
+        warnings,
+        cleanup,
+        programs: shared.programs.into_inner().unwrap(),
+    }
+}
+
+/// Sends `RunStart` and a warning for each target without direct I/O or with an engine
+/// note; returns those warnings.
+fn announce(
+    cfg: &RunConfig,
+    targets: &[TargetInfo],
+    start_ns: u64,
+    observer: &OnEvent<'_>,
+) -> Vec<String> {
+    observer(&RunEvent::RunStart {
         run_id: cfg.run_id.clone(),
         time_ns: start_ns,
-        targets: targets.clone(),
+        targets: targets.to_vec(),
     });
     let mut warnings = Vec::new();
     for (i, t) in targets.iter().enumerate() {
         if let Some(note) = &t.engine_note {
             warnings.push(format!("target {}: {note}", t.label));
-            observer.on_event(&RunEvent::Warning {
+            observer(&RunEvent::Warning {
                 target_index: Some(i),
                 message: note.clone(),
             });
@@ -258,283 +265,27 @@ pub fn execute(
                 "target {}: NOT DIRECT I/O ({:?}); throughput reflects the page cache",
                 t.label, t.direct_io
             );
-            observer.on_event(&RunEvent::Warning {
+            observer(&RunEvent::Warning {
                 target_index: Some(i),
                 message: m.clone(),
             });
             warnings.push(m);
         }
     }
+    warnings
+}
 
-    let gate = StartGate {
-        state: Mutex::new((0, false)),
-        cv: Condvar::new(),
-        parties: n,
-    };
-    let halt = AtomicBool::new(false); // stop because of a fault somewhere
-    let stop_all = AtomicBool::new(false); // what the job loops watch
-    let failure: Mutex<Option<String>> = Mutex::new(None);
-    let files: Mutex<Vec<FileRecord>> = Mutex::new(Vec::new());
-    let active: Mutex<Vec<usize>> = Mutex::new(Vec::new());
-    let finished = AtomicBool::new(false);
-    let intervals: Mutex<Vec<IntervalRecord>> = Mutex::new(Vec::new());
-    let samples: Mutex<Vec<Vec<(u64, u64)>>> = Mutex::new(vec![Vec::new(); n]);
-    let mut backends = backends;
-    let cleanup: Mutex<Vec<String>> = Mutex::new(vec![String::new(); n]);
-    let programs: Mutex<Vec<crate::program::ProgramReport>> = Mutex::new(Vec::new());
-
-    std::thread::scope(|scope| {
-        // Sampler: 100 ms samples, 1 s intervals.
-        scope.spawn(|| {
-            sampler(
-                plan, progress, cfg, &finished, &stop_all, observer, &intervals, &samples,
-            );
-        });
-        // Stop watcher: the user's stop flag reaches the job loops.
-        scope.spawn(|| {
-            while !finished.load(Ordering::Relaxed) {
-                if cfg.stop.load(Ordering::Relaxed) || halt.load(Ordering::Relaxed) {
-                    stop_all.store(true, Ordering::SeqCst);
-                    gate.breaks();
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        });
-        let mut handles = Vec::new();
-        for (i, backend) in backends.iter_mut().enumerate() {
-            let tp = &plan.targets[i];
-            let prog = progress[i].clone();
-            let (gate, halt, stop_all, failure, files, active, observer, label, programs) = (
-                &gate,
-                &halt,
-                &stop_all,
-                &failure,
-                &files,
-                &active,
-                observer,
-                tp.spec.label.clone(),
-                &programs,
-            );
-            handles.push(scope.spawn(move || {
-                let ctx = StepContext {
-                    target_index: i,
-                    progress: &prog.bytes,
-                    interval_latency: &prog.latency,
-                    stop: stop_all,
-                    observer,
-                };
-                let own_activity = backend.reports_activity();
-                let activity = |level: f64| {
-                    if !own_activity {
-                        observer.on_event(&RunEvent::Activity {
-                            target_index: i,
-                            level,
-                            time_ns: unix_ns(),
-                        });
-                    }
-                };
-                let mixed: Mutex<Vec<MixedSplit>> = Mutex::new(Vec::new());
-                let end_phase = |current: &mut String| {
-                    if !current.is_empty() {
-                        observer.on_event(&RunEvent::PhaseEnd {
-                            target_index: i,
-                            phase: std::mem::take(current),
-                            time_ns: unix_ns(),
-                        });
-                    }
-                };
-                // Runs one step; its record, and whether the run may go on.
-                let run_one = |backend: &mut Box<dyn TargetBackend>,
-                               step: &Step,
-                               measured: bool,
-                               current: &mut String|
-                 -> (FileRecord, bool) {
-                    if step.phase != *current {
-                        if !current.is_empty() {
-                            observer.on_event(&RunEvent::PhaseEnd {
-                                target_index: i,
-                                phase: current.clone(),
-                                time_ns: unix_ns(),
-                            });
-                        }
-                        *current = step.phase.clone();
-                        prog.enter_phase(current);
-                        observer.on_event(&RunEvent::PhaseStart {
-                            target_index: i,
-                            phase: current.clone(),
-                            time_ns: unix_ns(),
-                            measured,
-                        });
-                    }
-                    let t0 = unix_ns();
-                    let clock = Instant::now();
-                    observer.on_event(&RunEvent::FileStart {
-                        target_index: i,
-                        phase: step.phase.clone(),
-                        index: step.index,
-                        bytes: step.job.bytes,
-                        time_ns: t0,
-                    });
-                    let counted_before = prog.bytes.load(Ordering::Relaxed);
-                    let result = backend.run_step(step, &ctx);
-                    let t1 = t0 + clock.elapsed().as_nanos() as u64;
-                    let latency = match &result {
-                        Ok(out) if !out.outcome.latency.is_empty() => {
-                            Some(out.outcome.latency.clone())
-                        }
-                        _ => None,
-                    };
-                    let split = match (&result, step.job.rw.read_percent()) {
-                        (Ok(o), Some(_)) => Some(MixedSplit {
-                            phase: step.phase.clone(),
-                            index: step.index,
-                            seconds: 0.0,
-                            read_bytes: o.outcome.read_bytes,
-                            write_bytes: o.outcome.bytes - o.outcome.read_bytes,
-                            read_ops: o.outcome.read_ops,
-                            write_ops: o.outcome.write_ops,
-                        }),
-                        _ => None,
-                    };
-                    let (rec, ok) = file_record(&label, i, step, t0, t1, result, halt, failure);
-                    // A backend that does not count bytes as it goes (the
-                    // simulator) has its file counted when the file ends, so
-                    // the live view and the intervals still see its data.
-                    let counted = prog.bytes.load(Ordering::Relaxed) - counted_before;
-                    if counted < rec.bytes {
-                        prog.bytes.fetch_add(rec.bytes - counted, Ordering::Relaxed);
-                    }
-                    observer.on_event(&RunEvent::FileEnd(rec.clone()));
-                    if let Some(histogram) = latency {
-                        observer.on_event(&RunEvent::Latency(LatencyRecord {
-                            target: label.clone(),
-                            target_index: i,
-                            scope: LatencyScope::File {
-                                phase: rec.phase.clone(),
-                                index: rec.index,
-                            },
-                            start_ns: rec.start_ns,
-                            end_ns: rec.end_ns,
-                            histogram,
-                        }));
-                    }
-                    files.lock().unwrap().push(rec.clone());
-                    if let Some(split) = split.filter(|_| ok) {
-                        mixed.lock().unwrap().push(MixedSplit {
-                            seconds: rec.seconds(),
-                            ..split
-                        });
-                    }
-                    (rec, ok)
-                };
-                let run_steps = |backend: &mut Box<dyn TargetBackend>,
-                                 steps: &[Step],
-                                 measured: bool|
-                 -> bool {
-                    let mut current = String::new();
-                    for step in steps {
-                        if stop_all.load(Ordering::Relaxed) {
-                            return false;
-                        }
-                        if !run_one(backend, step, measured, &mut current).1 {
-                            return false;
-                        }
-                    }
-                    end_phase(&mut current);
-                    true
-                };
-                if !tp.prepare.is_empty() {
-                    activity(1.0);
-                }
-                let ok = run_steps(backend, &tp.prepare, false);
-                if !tp.prepare.is_empty() {
-                    activity(0.0);
-                }
-                if !ok {
-                    gate.breaks();
-                } else if gate.wait() {
-                    set_active(active, observer, i, true);
-                    activity(1.0);
-                    match &tp.program {
-                        None => {
-                            run_steps(backend, &tp.measured, true);
-                        }
-                        Some(spec) => {
-                            let mut program = spec.start();
-                            let mut current = String::new();
-                            let mut last: Option<FileRecord> = None;
-                            while !stop_all.load(Ordering::Relaxed) {
-                                let Some(action) = program.next(last.take().as_ref()) else {
-                                    break;
-                                };
-                                match action {
-                                    Action::Run(step) => {
-                                        let (rec, ok) = run_one(backend, &step, true, &mut current);
-                                        if !ok {
-                                            program.next(Some(&rec));
-                                            break;
-                                        }
-                                        last = Some(rec);
-                                    }
-                                    Action::Idle { phase, duration } => {
-                                        end_phase(&mut current);
-                                        prog.enter_phase(&phase);
-                                        backend.idle_started();
-                                        // Idle is idle on every backend (the probe
-                                        // simulator's load follows this).
-                                        observer.on_event(&RunEvent::Activity {
-                                            target_index: i,
-                                            level: 0.0,
-                                            time_ns: unix_ns(),
-                                        });
-                                        let until = Instant::now() + duration;
-                                        while Instant::now() < until
-                                            && !stop_all.load(Ordering::Relaxed)
-                                        {
-                                            std::thread::sleep(
-                                                (until - Instant::now())
-                                                    .min(Duration::from_millis(20)),
-                                            );
-                                        }
-                                        activity(1.0);
-                                    }
-                                    Action::Delete(list) => {
-                                        for f in list {
-                                            if let Err(e) = backend.delete_file(f) {
-                                                let m = format!("target {label}: {e:#}");
-                                                failure.lock().unwrap().get_or_insert(m);
-                                                halt.store(true, Ordering::SeqCst);
-                                                break;
-                                            }
-                                        }
-                                    }
-                                }
-                            }
-                            end_phase(&mut current);
-                            programs.lock().unwrap().push(program.report(&label));
-                        }
-                    }
-                    activity(0.0);
-                    set_active(active, observer, i, false);
-                    let mixed = mixed.lock().unwrap();
-                    if !mixed.is_empty() {
-                        programs
-                            .lock()
-                            .unwrap()
-                            .push(crate::program::mixed::report(&label, &mixed));
-                    }
-                }
-                prog.mark_done();
-            }));
-        }
-        for h in handles {
-            let _ = h.join();
-        }
-        finished.store(true, Ordering::SeqCst);
-    });
-
+/// Cleans up every backend (keeping the test files when `keep`); what each did, a failure
+/// also going into `warnings`.
+fn clean_up(
+    plan: &Plan,
+    backends: &mut [Box<dyn TargetBackend>],
+    keep: bool,
+    warnings: &mut Vec<String>,
+) -> Vec<String> {
+    let mut cleanup = Vec::with_capacity(backends.len());
     for (i, b) in backends.iter_mut().enumerate() {
-        let msg = match b.cleanup(cfg.keep) {
+        cleanup.push(match b.cleanup(keep) {
             Ok(m) => m,
             Err(e) => {
                 let m = format!(
@@ -544,36 +295,346 @@ pub fn execute(
                 warnings.push(m.clone());
                 m
             }
-        };
-        cleanup.lock().unwrap()[i] = msg;
+        });
     }
-    let status = if let Some(f) = failure.into_inner().unwrap() {
-        RunStatus::Failed(f)
-    } else if cfg.stop.load(Ordering::Relaxed) {
-        RunStatus::Interrupted
-    } else {
-        RunStatus::Completed
-    };
-    let end_ns = unix_ns();
-    observer.on_event(&RunEvent::RunEnd {
-        time_ns: end_ns,
-        status: status.describe(),
-    });
-    RunOutcome {
-        status,
-        start_ns,
-        end_ns,
-        targets: backends.iter().map(|b| b.info()).collect(),
-        files: files.into_inner().unwrap(),
-        intervals: intervals.into_inner().unwrap(),
-        samples: samples.into_inner().unwrap(),
-        warnings,
-        cleanup: cleanup.into_inner().unwrap(),
-        programs: programs.into_inner().unwrap(),
+    cleanup
+}
+
+/// What the threads of one run share.
+struct Shared {
+    /// All targets start their measured steps together.
+    gate: StartGate,
+    /// Stop because of a fault somewhere.
+    halt: AtomicBool,
+    /// What the job loops watch: the user's stop or a fault.
+    stop_all: AtomicBool,
+    /// The first fault, in words.
+    failure: Mutex<Option<String>>,
+    /// Every file record, in completion order.
+    files: Mutex<Vec<FileRecord>>,
+    /// Targets running measured work now.
+    active: Mutex<Vec<usize>>,
+    /// Every target thread has ended.
+    finished: AtomicBool,
+    /// The sampler's 1 s intervals.
+    intervals: Mutex<Vec<IntervalRecord>>,
+    /// The sampler's 100 ms samples per target.
+    samples: Mutex<Vec<Vec<(u64, u64)>>>,
+    /// What the adaptive programs and mixed jobs found.
+    programs: Mutex<Vec<hostd_records::programs::ProgramReport>>,
+}
+
+impl Shared {
+    /// The shared state of a run of `n` targets.
+    fn new(n: usize) -> Shared {
+        Shared {
+            gate: StartGate {
+                state: Mutex::new((0, false)),
+                cv: Condvar::new(),
+                parties: n,
+            },
+            halt: AtomicBool::new(false),
+            stop_all: AtomicBool::new(false),
+            failure: Mutex::new(None),
+            files: Mutex::new(Vec::new()),
+            active: Mutex::new(Vec::new()),
+            finished: AtomicBool::new(false),
+            intervals: Mutex::new(Vec::new()),
+            samples: Mutex::new(vec![Vec::new(); n]),
+            programs: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Until every target has ended: the user's stop flag or a fault reaches the job loops
+    /// and releases targets waiting at the start gate.
+    fn watch_stop(&self, cfg: &RunConfig) {
+        while !self.finished.load(Ordering::Relaxed) {
+            if cfg.stop.load(Ordering::Relaxed) || self.halt.load(Ordering::Relaxed) {
+                self.stop_all.store(true, Ordering::SeqCst);
+                self.gate.breaks();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Records the first fault and stops the run.
+    fn fail(&self, message: String) {
+        self.failure.lock().unwrap().get_or_insert(message);
+        self.halt.store(true, Ordering::SeqCst);
+    }
+
+    /// True once the run is stopping.
+    fn stopping(&self) -> bool {
+        self.stop_all.load(Ordering::Relaxed)
     }
 }
 
-fn set_active(active: &Mutex<Vec<usize>>, observer: &dyn RunObserver, i: usize, on: bool) {
+/// One target's thread: its prepare steps, the start gate, its measured steps or program,
+/// and the events of each.
+struct TargetRun<'s> {
+    index: usize,
+    label: String,
+    prog: Arc<TargetProgress>,
+    observer: &'s OnEvent<'s>,
+    shared: &'s Shared,
+    /// Read/write split of each mixed step.
+    mixed: Mutex<Vec<MixedSplit>>,
+}
+
+impl TargetRun<'_> {
+    /// The whole of the target's work, then marks it done.
+    fn run(&self, backend: &mut Box<dyn TargetBackend>, tp: &crate::plan::TargetPlan) {
+        let (i, shared, observer) = (self.index, self.shared, self.observer);
+        let ctx = StepContext {
+            target_index: i,
+            progress: &self.prog.bytes,
+            interval_latency: &self.prog.latency,
+            stop: &shared.stop_all,
+            observer,
+        };
+        let own_activity = backend.reports_activity();
+        let activity = |level: f64| {
+            if !own_activity {
+                self.activity(level);
+            }
+        };
+        if !tp.prepare.is_empty() {
+            activity(1.0);
+        }
+        let ok = self.run_steps(backend, &ctx, &tp.prepare, false);
+        if !tp.prepare.is_empty() {
+            activity(0.0);
+        }
+        if !ok {
+            shared.gate.breaks();
+        } else if shared.gate.wait() {
+            set_active(&shared.active, observer, i, true);
+            activity(1.0);
+            match &tp.program {
+                None => {
+                    self.run_steps(backend, &ctx, &tp.measured, true);
+                }
+                Some(spec) => self.run_program(backend, &ctx, spec, &activity),
+            }
+            activity(0.0);
+            set_active(&shared.active, observer, i, false);
+            let mixed = self.mixed.lock().unwrap();
+            if !mixed.is_empty() {
+                shared
+                    .programs
+                    .lock()
+                    .unwrap()
+                    .push(crate::program::mixed::report(&self.label, &mixed));
+            }
+        }
+        self.prog.mark_done();
+    }
+
+    /// Reports the target's device activity (0..1), for backends that do not.
+    fn activity(&self, level: f64) {
+        (self.observer)(&RunEvent::Activity {
+            target_index: self.index,
+            level,
+            time_ns: unix_ns(),
+        });
+    }
+
+    /// Runs `steps` in order; false when the run stopped or a step failed.
+    fn run_steps(
+        &self,
+        backend: &mut Box<dyn TargetBackend>,
+        ctx: &StepContext,
+        steps: &[Step],
+        measured: bool,
+    ) -> bool {
+        let mut current = String::new();
+        for step in steps {
+            if self.shared.stopping() {
+                return false;
+            }
+            if !self.run_one(backend, ctx, step, measured, &mut current).1 {
+                return false;
+            }
+        }
+        self.end_phase(&mut current);
+        true
+    }
+
+    /// Runs an adaptive program: asks it for each next action until it ends or the run
+    /// stops, then keeps its report.
+    fn run_program(
+        &self,
+        backend: &mut Box<dyn TargetBackend>,
+        ctx: &StepContext,
+        spec: &crate::program::ProgramSpec,
+        activity: &dyn Fn(f64),
+    ) {
+        let mut program = spec.start();
+        let mut current = String::new();
+        let mut last: Option<FileRecord> = None;
+        while !self.shared.stopping() {
+            let Some(action) = program.next(last.take().as_ref()) else {
+                break;
+            };
+            match action {
+                Action::Run(step) => {
+                    let (rec, ok) = self.run_one(backend, ctx, &step, true, &mut current);
+                    if !ok {
+                        program.next(Some(&rec));
+                        break;
+                    }
+                    last = Some(rec);
+                }
+                Action::Idle { phase, duration } => {
+                    self.end_phase(&mut current);
+                    self.idle(backend, &phase, duration);
+                    activity(1.0);
+                }
+                Action::Delete(list) => {
+                    for f in list {
+                        if let Err(e) = backend.delete_file(f) {
+                            self.shared.fail(format!("target {}: {e:#}", self.label));
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        self.end_phase(&mut current);
+        self.shared
+            .programs
+            .lock()
+            .unwrap()
+            .push(program.report(&self.label));
+    }
+
+    /// A program's pause: the target idles in `phase` for `duration` or until the run stops.
+    fn idle(&self, backend: &mut Box<dyn TargetBackend>, phase: &str, duration: Duration) {
+        self.prog.enter_phase(phase);
+        backend.idle_started();
+        // Idle is idle on every backend (the probe simulator's load follows this).
+        self.activity(0.0);
+        let until = Instant::now() + duration;
+        while Instant::now() < until && !self.shared.stopping() {
+            std::thread::sleep((until - Instant::now()).min(Duration::from_millis(20)));
+        }
+    }
+
+    /// Ends the phase `current` (if any) with its event.
+    fn end_phase(&self, current: &mut String) {
+        if !current.is_empty() {
+            (self.observer)(&RunEvent::PhaseEnd {
+                target_index: self.index,
+                phase: std::mem::take(current),
+                time_ns: unix_ns(),
+            });
+        }
+    }
+
+    /// Moves from phase `current` to the step's phase, with its events, if it differs.
+    fn enter_phase(&self, step: &Step, measured: bool, current: &mut String) {
+        if step.phase == *current {
+            return;
+        }
+        if !current.is_empty() {
+            (self.observer)(&RunEvent::PhaseEnd {
+                target_index: self.index,
+                phase: current.clone(),
+                time_ns: unix_ns(),
+            });
+        }
+        *current = step.phase.clone();
+        self.prog.enter_phase(current);
+        (self.observer)(&RunEvent::PhaseStart {
+            target_index: self.index,
+            phase: current.clone(),
+            time_ns: unix_ns(),
+            measured,
+        });
+    }
+
+    /// Runs one step; its record, and whether the run may go on.
+    fn run_one(
+        &self,
+        backend: &mut Box<dyn TargetBackend>,
+        ctx: &StepContext,
+        step: &Step,
+        measured: bool,
+        current: &mut String,
+    ) -> (FileRecord, bool) {
+        let (i, prog, observer) = (self.index, &self.prog, self.observer);
+        self.enter_phase(step, measured, current);
+        let t0 = unix_ns();
+        let clock = Instant::now();
+        observer(&RunEvent::FileStart {
+            target_index: i,
+            phase: step.phase.clone(),
+            index: step.index,
+            bytes: step.job.bytes,
+            time_ns: t0,
+        });
+        let counted_before = prog.bytes.load(Ordering::Relaxed);
+        let result = backend.run_step(step, ctx);
+        let t1 = t0 + clock.elapsed().as_nanos() as u64;
+        let latency = match &result {
+            Ok(out) if !out.outcome.latency.is_empty() => Some(out.outcome.latency.clone()),
+            _ => None,
+        };
+        let split = match (&result, step.job.rw.read_percent()) {
+            (Ok(o), Some(_)) => Some(MixedSplit {
+                phase: step.phase.clone(),
+                index: step.index,
+                seconds: 0.0,
+                read_bytes: o.outcome.read_bytes,
+                write_bytes: o.outcome.bytes - o.outcome.read_bytes,
+                read_ops: o.outcome.read_ops,
+                write_ops: o.outcome.write_ops,
+            }),
+            _ => None,
+        };
+        let (rec, ok) = file_record(
+            &self.label,
+            i,
+            step,
+            t0,
+            t1,
+            result,
+            &self.shared.halt,
+            &self.shared.failure,
+        );
+        // A backend that does not count bytes as it goes (the simulator) has its file
+        // counted when the file ends, so the live view and the intervals still see its
+        // data.
+        let counted = prog.bytes.load(Ordering::Relaxed) - counted_before;
+        if counted < rec.bytes {
+            prog.bytes.fetch_add(rec.bytes - counted, Ordering::Relaxed);
+        }
+        observer(&RunEvent::FileEnd(rec.clone()));
+        if let Some(histogram) = latency {
+            observer(&RunEvent::Latency(LatencyRecord {
+                target: self.label.clone(),
+                target_index: i,
+                scope: LatencyScope::File {
+                    phase: rec.phase.clone(),
+                    index: rec.index,
+                },
+                start_ns: rec.start_ns,
+                end_ns: rec.end_ns,
+                histogram,
+            }));
+        }
+        self.shared.files.lock().unwrap().push(rec.clone());
+        if let Some(split) = split.filter(|_| ok) {
+            self.mixed.lock().unwrap().push(MixedSplit {
+                seconds: rec.seconds(),
+                ..split
+            });
+        }
+        (rec, ok)
+    }
+}
+
+fn set_active(active: &Mutex<Vec<usize>>, observer: &OnEvent<'_>, i: usize, on: bool) {
     let mut a = active.lock().unwrap();
     if on {
         a.push(i);
@@ -581,7 +642,7 @@ fn set_active(active: &Mutex<Vec<usize>>, observer: &dyn RunObserver, i: usize, 
     } else {
         a.retain(|&x| x != i);
     }
-    observer.on_event(&RunEvent::ActiveTargets {
+    observer(&RunEvent::ActiveTargets {
         active: a.clone(),
         time_ns: unix_ns(),
     });
@@ -669,7 +730,7 @@ fn sampler(
     cfg: &RunConfig,
     finished: &AtomicBool,
     _stop: &AtomicBool,
-    observer: &dyn RunObserver,
+    observer: &OnEvent<'_>,
     intervals: &Mutex<Vec<IntervalRecord>>,
     samples: &Mutex<Vec<Vec<(u64, u64)>>>,
 ) {
@@ -719,9 +780,9 @@ fn sampler(
                     phase,
                     latency: (!histogram.is_empty()).then(|| histogram.stats()),
                 };
-                observer.on_event(&RunEvent::Interval(rec.clone()));
+                observer(&RunEvent::Interval(rec.clone()));
                 if !histogram.is_empty() {
-                    observer.on_event(&RunEvent::Latency(LatencyRecord {
+                    observer(&RunEvent::Latency(LatencyRecord {
                         target: rec.target.clone(),
                         target_index: i,
                         scope: LatencyScope::Interval {
@@ -751,7 +812,7 @@ pub fn check_space(
     plan: &Plan,
     backends: &[Box<dyn TargetBackend>],
 ) -> Result<Vec<String>, String> {
-    use crate::units::human_bytes;
+    use hostd_records::units::human_bytes;
     let mut groups: Vec<(String, u64, u64, Vec<String>)> = Vec::new();
     for (i, b) in backends.iter().enumerate() {
         let Some(cap) = b.capacity() else { continue };

@@ -4,10 +4,10 @@
 mod common;
 
 use common::*;
-use hostd_workload::direct::DirectIo;
+use hostd_records::DirectIo;
+use hostd_records::RunEvent;
+use hostd_records::RunStatus;
 use hostd_workload::engine::EngineChoice;
-use hostd_workload::events::RunEvent;
-use hostd_workload::runner::RunStatus;
 use hostd_workload::ProfileExt;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
@@ -23,7 +23,7 @@ fn write_then_read_verifies_every_file_with_direct_io_and_removes_the_test_files
         &options(11, EngineChoice::Auto),
         false,
         Arc::new(AtomicBool::new(false)),
-        &rec,
+        &rec.observer(),
     )
     .unwrap();
     assert_eq!(out.status, RunStatus::Completed);
@@ -100,7 +100,7 @@ fn one_byte_flipped_outside_hostd_is_reported_as_exactly_that_block() {
     let test_dir: Arc<Mutex<Option<String>>> = Arc::default();
     let td = test_dir.clone();
     const FLIP_AT: u64 = 1_234_567; // in file 2, block 301
-    let hook = Hook(move |e: &RunEvent| match e {
+    let hook = move |e: &RunEvent| match e {
         RunEvent::RunStart { targets, .. } => *td.lock().unwrap() = targets[0].test_dir.clone(),
         // After the last write, before any read: corrupt file 2 with plain std::fs.
         RunEvent::PhaseEnd { phase, .. } if phase == "write" => {
@@ -120,7 +120,7 @@ fn one_byte_flipped_outside_hostd_is_reported_as_exactly_that_block() {
             f.sync_all().unwrap();
         }
         _ => {}
-    });
+    };
     let (_, out) = run(
         &profile,
         &[dir.path().to_str().unwrap()],
@@ -161,7 +161,7 @@ fn two_targets_run_concurrently_and_overlap() {
         &options(5, EngineChoice::Auto),
         false,
         Arc::new(AtomicBool::new(false)),
-        &rec,
+        &rec.observer(),
     )
     .unwrap();
     assert_eq!(out.status, RunStatus::Completed);
@@ -192,9 +192,9 @@ fn two_targets_run_concurrently_and_overlap() {
 
 /// Runs the profile `toml` (seed `seed`) in a fresh directory on a real disk; asserts that
 /// it completed.
-fn completed_in_a_disk_dir(toml: &str, seed: u64) -> hostd_workload::runner::RunOutcome {
+fn completed_in_a_disk_dir(toml: &str, seed: u64) -> hostd_records::RunOutcome {
     let dir = disk_tempdir();
-    let profile = hostd_workload::Profile::parse(toml, "test").unwrap();
+    let profile = hostd_records::profile::Profile::parse(toml, "test").unwrap();
     let (_, out) = run_to_end(
         &profile,
         &[dir.path().to_str().unwrap()],
@@ -267,12 +267,14 @@ fn video_writes_frames_on_the_frame_clock() {
 /// allocated after deletion and a filesystem busy). A write lease is granted
 /// only when nobody else — the ring included — has the file open. Kernels
 /// 5.10–6.3 drop a replaced table entry up to a second later, hence the wait.
+/// Linux only: io_uring and `F_SETLEASE` are Linux's.
+#[cfg(target_os = "linux")]
 #[test]
 #[cfg(target_os = "linux")] // io_uring and file leases are Linux's
 fn io_uring_releases_the_registered_file_after_each_job() {
     use hostd_workload::block::{BlockCodec, DataPool};
     use hostd_workload::direct::{self, OpenMode};
-    use hostd_workload::plan::{IoJob, Rw};
+    use hostd_workload::step::{IoJob, Rw};
     use std::os::unix::io::AsRawFd;
 
     if hostd_workload::engine::probe_io_uring().is_err() {

@@ -4,10 +4,10 @@
 mod common;
 
 use common::*;
+use hostd_records::RunEvent;
+use hostd_records::RunStatus;
 use hostd_workload::engine::EngineChoice;
-use hostd_workload::events::RunEvent;
 use hostd_workload::fault::FaultPlan;
-use hostd_workload::runner::RunStatus;
 use hostd_workload::ProfileExt;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -103,7 +103,13 @@ fn real_disk_full_on_a_tiny_loop_ext4() {
         stop: no_stop(),
         interval: std::time::Duration::from_millis(200),
     };
-    let out = runner::execute(&plan, backends, &progress, &cfg, &Recorder::default());
+    let out = runner::execute(
+        &plan,
+        backends,
+        &progress,
+        &cfg,
+        &Recorder::default().observer(),
+    );
     match &out.status {
         RunStatus::Failed(r) => assert!(r.contains("disk full"), "{r}"),
         s => panic!("expected disk full, got {s:?}"),
@@ -141,13 +147,13 @@ fn stop_request_ends_cleanly_keeps_records_and_removes_files() {
     let dir = disk_tempdir();
     let stop = no_stop();
     let s2 = stop.clone();
-    let hook = Hook(move |e: &RunEvent| {
+    let hook = move |e: &RunEvent| {
         if let RunEvent::FileEnd(r) = e {
             if r.index == 1 {
                 s2.store(true, Ordering::SeqCst);
             }
         }
-    });
+    };
     let (_, out) = run(
         &small_profile(20, "2MB", "4MB", 4),
         &[dir.path().to_str().unwrap()],
@@ -320,7 +326,7 @@ fn raw_device_fill_writes_and_verifies_an_unmounted_loop_device() {
         return;
     };
     let dev = loop_dev.0.clone();
-    let profile = hostd_workload::Profile::parse(
+    let profile = hostd_records::profile::Profile::parse(
         "name = \"fill-test\"\nkind = \"fill\"\n[fill]\nfraction = 0.5\nfile_size = \"4MiB\"\n[io]\nblock_size = \"128KiB\"\nqueue_depth = 32\nphases = [\"write\", \"read\"]\n",
         "test",
     )

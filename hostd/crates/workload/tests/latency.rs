@@ -5,14 +5,14 @@
 mod common;
 
 use common::*;
+use hostd_records::RunStatus;
+use hostd_records::{LatencyScope, RunEvent};
 use hostd_workload::block::{BlockCodec, DataPool};
 use hostd_workload::buffer::BufferPool;
 use hostd_workload::direct::{self, OpenMode};
 use hostd_workload::engine::{self, EngineChoice};
-use hostd_workload::events::{LatencyScope, RunEvent};
 use hostd_workload::jobloop::JobOutcome;
-use hostd_workload::plan::{IoJob, Rw};
-use hostd_workload::runner::RunStatus;
+use hostd_workload::step::{IoJob, Rw};
 use hostd_workload::ProfileExt;
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
@@ -29,8 +29,8 @@ fn engines() -> Vec<EngineChoice> {
 }
 
 /// A diskmark run with sequential and 4 KiB random tests at QD8 and QD1.
-fn diskmark_profile() -> hostd_workload::Profile {
-    hostd_workload::Profile::parse(
+fn diskmark_profile() -> hostd_records::profile::Profile {
+    hostd_records::profile::Profile::parse(
         "name = \"dm\"\nkind = \"diskmark\"\n[diskmark]\nfile_size = \"8MiB\"\nrepetitions = 2\ntests = [\n { name = \"SEQ1M-QD8\", pattern = \"sequential\", block_size = \"1MiB\", queue_depth = 8 },\n { name = \"RND4K-QD1\", pattern = \"random\", block_size = \"4KiB\", queue_depth = 1, bytes = \"1MiB\" },\n]\n[io]\nblock_size = \"1MiB\"\nqueue_depth = 8\nphases = [\"write\", \"read\"]\n",
         "test",
     )
@@ -66,7 +66,7 @@ fn both_engines_time_every_io_once_per_file_and_per_interval() {
             &options(21, choice),
             false,
             Arc::new(AtomicBool::new(false)),
-            &rec,
+            &rec.observer(),
         )
         .unwrap();
         assert_eq!(out.status, RunStatus::Completed);

@@ -1,7 +1,8 @@
 //! The profile parser: built-ins are valid, malformed files give errors that
 //! say what and where.
 
-use hostd_workload::profile::{Profile, ProfileError, ProfileExt};
+use hostd_records::profile::Profile;
+use hostd_workload::profile::{ProfileError, ProfileExt};
 use std::path::PathBuf;
 
 fn fixture(name: &str) -> PathBuf {

@@ -1,10 +1,10 @@
 //! `hostd bench-job`: one fio-like job on one file (used by `just bench-io`
 //! to compare hostd's engine with fio on the same file).
 
+use hostd_records::units::parse_size;
 use hostd_workload::bench::BenchOptions;
 use hostd_workload::engine::EngineChoice;
-use hostd_workload::plan::{IoJob, Rw};
-use hostd_workload::units::parse_size;
+use hostd_workload::step::{IoJob, Rw};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -7,7 +7,6 @@ pub mod compare;
 pub mod import;
 pub mod influx;
 pub mod monitor;
-pub mod probe_influx;
 pub mod profiles;
 pub mod run;
 pub mod verify;

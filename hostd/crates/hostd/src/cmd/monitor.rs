@@ -2,11 +2,11 @@
 //! into a directory — and InfluxDB with `--influx-url` — until Ctrl-C /
 //! SIGTERM or `--duration`.
 
-use super::probe_influx::InfluxProbe;
-use hostd_correlate::{ProbeOptions, SampleListener};
+use hostd_correlate::ProbeOptions;
 use hostd_influx::schema::RunTags;
-use hostd_influx::{LiveSlot, LiveWriter, Writer, WriterConfig};
+use hostd_influx::{LiveSlot, LiveWriter, ProbeStream, Writer, WriterConfig};
 use hostd_probe::link::ProbeSource;
+use hostd_store::{ProbeData, ProbeFeed};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -91,19 +91,18 @@ pub fn execute(args: MonitorArgs) -> anyhow::Result<ExitCode> {
         stop,
         args.duration.map(Duration::from_secs_f64),
         (args.status_every > 0.0).then(|| Duration::from_secs_f64(args.status_every)),
-        move |dir: &Path| {
-            let mut listeners: Vec<Box<dyn SampleListener>> = Vec::new();
+        move |dir: &Path, manifest: &hostd_records::Manifest| {
+            let mut listeners: Vec<ProbeFeed> = Vec::new();
             if let Some(target) = influx {
                 // The points `hostd import` makes of this directory: tags and `run` point
-                // from its manifest (written before the probe starts); the probe tag
+                // from its manifest (as written before the probe starts); the probe tag
                 // follows from DeviceInfo.
-                let manifest = hostd_records::manifest::read(dir)?;
-                let tags = RunTags::from_manifest(&manifest);
+                let tags = RunTags::from_manifest(manifest);
                 let writer = Writer::start(WriterConfig::new(target, Some(dir.join("spool"))))?;
-                writer.write(&hostd_influx::schema::run_point(&manifest, &tags))?;
+                writer.write(&hostd_influx::schema::run_point(manifest, &tags))?;
                 let slot = LiveSlot::default();
                 slot.fill(LiveWriter { writer, tags });
-                listeners.push(Box::new(InfluxProbe::closing(slot, report_slot)));
+                listeners.push(closing_feed(slot, report_slot));
             }
             Ok(listeners)
         },
@@ -138,5 +137,24 @@ pub fn execute(args: MonitorArgs) -> anyhow::Result<ExitCode> {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
+    })
+}
+
+/// How long the writer keeps backfilling at the end before leaving the rest in the spool.
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The probe stream into `slot`'s writer, closed when the stream ends with its report left
+/// in `report`.
+fn closing_feed(slot: LiveSlot, report: Arc<Mutex<Option<hostd_influx::Report>>>) -> ProbeFeed {
+    let mut stream = ProbeStream::new(slot.clone());
+    Box::new(move |data| {
+        stream.feed(data)?;
+        if matches!(data, ProbeData::End) {
+            if let Some(live) = slot.take() {
+                *report.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some(live.writer.close(CLOSE_TIMEOUT));
+            }
+        }
+        Ok(())
     })
 }

@@ -1,6 +1,7 @@
 //! `hostd profiles`: the built-in workload profiles with their parameters.
 
-use hostd_workload::{Profile, ProfileExt};
+use hostd_records::profile::Profile;
+use hostd_workload::ProfileExt;
 use std::process::ExitCode;
 
 /// Arguments of `hostd profiles`.
@@ -27,7 +28,7 @@ pub fn execute(args: ProfilesArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn parameters(p: &Profile) -> String {
-    use hostd_workload::profile::Kind;
+    use hostd_records::profile::Kind;
     let io = &p.io;
     let phases: Vec<String> = io
         .phases

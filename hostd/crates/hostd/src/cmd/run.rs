@@ -1,25 +1,27 @@
 //! `hostd run`: plan a workload, run it on every target at once, record it in
-//! a run directory, print the summary. Optional components (probe link,
-//! InfluxDB sink, analysis) attach in [`components`]; extra target kinds
-//! (e.g. `sim:SCENARIO`) register in [`backends`].
+//! a run directory, print the summary. The parts of the run (probe link, drive,
+//! analysis, InfluxDB; the run directory last) are listed in [`parts`] and ordered by their
+//! stage in a [`Pipeline`]; extra target kinds (e.g. `sim:SCENARIO`) register in
+//! [`backends`].
 
 mod certify;
 mod closing;
 mod live;
 mod programs;
 
-use super::probe_influx::InfluxProbe;
-use anyhow::{bail, Context};
+use anyhow::bail;
 use hostd_records::counters::CounterRecord;
-use hostd_store::manifest::{collect_host, FORMAT_VERSION};
-use hostd_store::{Manifest, RunComponent, RunDirSink, SinkSet, Summary, SummaryExt};
+use hostd_records::manifest::FORMAT_VERSION;
+use hostd_records::profile::Profile;
+use hostd_records::{Manifest, RunEvent, RunOutcome, RunStatus, Summary};
+use hostd_store::manifest::collect_host;
+use hostd_store::{rundir, Pipeline, RunDir, RunPart, RunRecords, Stage, SummaryExt};
 use hostd_workload::backend::{BackendOptions, BackendRegistry, TargetBackend};
 use hostd_workload::block::DataPool;
 use hostd_workload::engine::EngineChoice;
-use hostd_workload::events::{RunEvent, RunObserver};
 use hostd_workload::fault::FaultPlan;
-use hostd_workload::runner::{self, RunConfig, RunStatus};
-use hostd_workload::{Plan, Profile, ProfileExt, TargetSpec};
+use hostd_workload::runner::{self, RunConfig};
+use hostd_workload::{Plan, ProfileExt, TargetSpec};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -102,14 +104,14 @@ pub fn backends() -> BackendRegistry {
     registry
 }
 
-/// Optional components of a run, chosen from the arguments. Each component
-/// owner adds one line here (probe link, InfluxDB sink, analysis).
-pub fn components(args: &RunArgs) -> anyhow::Result<Vec<Box<dyn RunComponent>>> {
-    let mut list: Vec<Box<dyn RunComponent>> = Vec::new();
-    let mut influx = args
-        .influx
-        .target()?
-        .map(|target| hostd_influx::InfluxComponent::new(target, None));
+/// The parts of a run besides the run directory, chosen from the arguments: a new part is
+/// one line here. Their stages order them (`hostd_store::pipeline`), not their place in the
+/// list.
+pub fn parts(args: &RunArgs) -> anyhow::Result<Vec<Box<dyn RunPart>>> {
+    let mut list: Vec<Box<dyn RunPart>> = Vec::new();
+    if let Some(target) = args.influx.target()? {
+        list.push(Box::new(hostd_influx::InfluxComponent::new(target, None)));
+    }
     let probe: hostd_probe::link::ProbeSource = args.probe.parse().map_err(anyhow::Error::msg)?;
     if probe != hostd_probe::link::ProbeSource::None {
         let defaults = hostd_correlate::ProbeOptions::default();
@@ -129,12 +131,7 @@ pub fn components(args: &RunArgs) -> anyhow::Result<Vec<Box<dyn RunComponent>>> 
             );
         }
         opts.check()?;
-        let mut probe = hostd_correlate::ProbeComponent::new(opts);
-        if let Some(influx) = &mut influx {
-            // Samples and 10 ms bins into the run's writer as they arrive.
-            probe = probe.with_listener(Box::new(InfluxProbe::new(influx.probe_stream())));
-        }
-        list.push(Box::new(probe));
+        list.push(Box::new(hostd_correlate::ProbeComponent::new(opts)));
     } else if args.probe_rate.is_some() || args.probe_channels.is_some() {
         anyhow::bail!("--probe-rate and --probe-channels need a probe (--probe sim, auto or PORT)");
     }
@@ -142,13 +139,8 @@ pub fn components(args: &RunArgs) -> anyhow::Result<Vec<Box<dyn RunComponent>>> 
     list.push(Box::new(hostd_correlate::drive::DriveComponent::new(Some(
         hostd_correlate::smart::PollerConfig::default(),
     ))));
-    // Last: analyses the records the others hand on in memory (RunData).
     list.push(Box::new(hostd_report::AnalysisComponent));
-    // After analysis: probe samples stream live through it; at the end it pushes what
-    // probe and analysis wrote (data-model.md).
-    if let Some(influx) = influx {
-        list.push(Box::new(influx));
-    }
+    list.push(Box::new(programs::SweepFigures));
     Ok(list)
 }
 
@@ -169,14 +161,14 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         args.targets = r.targets.clone();
     }
     let target_args = args.targets.clone();
-    let is_certify = profile.kind == hostd_workload::profile::Kind::Certify;
+    let is_certify = profile.kind == hostd_records::profile::Kind::Certify;
     let registry = backends();
     let schemes = registry.schemes();
     let specs: Vec<TargetSpec> = target_args
         .iter()
         .map(|t| TargetSpec::parse(t, &schemes).map_err(anyhow::Error::msg))
         .collect::<anyhow::Result<_>>()?;
-    if args.raw_device && profile.kind != hostd_workload::profile::Kind::Fill && !is_certify {
+    if args.raw_device && profile.kind != hostd_records::profile::Kind::Fill && !is_certify {
         bail!(
             "--raw-device works only with fill and certify profiles (e.g. fill-90); profile {} is {:?}",
             profile.name,
@@ -219,7 +211,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         None => backends
             .iter()
             .map(|b| {
-                b.capacity().unwrap_or(hostd_workload::plan::Capacity {
+                b.capacity().unwrap_or(hostd_workload::step::Capacity {
                     total: 0,
                     available: 0,
                 })
@@ -236,7 +228,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
                 bail!(
                     "cannot resume {}: all {planned_steps} steps are done already ({} holds the verdict)",
                     r.root.display(),
-                    r.root.join(hostd_workload::certify::VERDICT).display()
+                    r.root.join(hostd_records::certify::VERDICT_FILE_NAME).display()
                 );
             }
             Ok(Vec::new())
@@ -266,7 +258,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     space.map_err(anyhow::Error::msg)?;
     // Built before anything is written: a probe that cannot be reached is refused here.
-    let mut comps = components(&args)?;
+    let mut parts = parts(&args)?;
 
     let out_dir = match &resume {
         Some(r) => r.root.join(format!("resume-{}", r.session)),
@@ -278,14 +270,19 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     // The journal lives in the first session's directory.
     let journal_root = resume.as_ref().map_or(out_dir.clone(), |r| r.root.clone());
     let keep = resume.as_ref().map_or(args.keep, |r| r.keep || args.keep);
-    let mut run_dir = RunDirSink::create(&out_dir)?;
+    let mut run_dir = RunDir::create(&out_dir)?;
+    // The latency histograms the run directory logs, kept for the summary and the report.
+    let kept_latency = run_dir.keep_latency();
+    parts.push(Box::new(run_dir));
+    let mut pipeline = Pipeline::new(parts);
     // From here warnings and errors go to RUN_DIR/hostd.log too.
     if let Err(e) = crate::logging::log_to_dir(&out_dir) {
-        run_dir.discard();
+        drop(pipeline);
+        rundir::discard(&out_dir);
         return Err(e);
     }
     if let Err(e) = runner::prepare_all(&plan, &mut backends) {
-        discard(run_dir, &out_dir);
+        discard(pipeline, &out_dir);
         return Err(e);
     }
 
@@ -310,7 +307,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             "certify".into(),
             serde_json::json!({
                 "session": resume.as_ref().map_or(0, |r| r.session),
-                "journal": journal_root.join(hostd_workload::certify::JOURNAL),
+                "journal": journal_root.join(hostd_records::certify::JOURNAL_FILE_NAME),
                 "steps_planned": planned_steps,
                 "steps_skipped_as_done": resume.as_ref().map_or(0, |r| r.done.len()),
             }),
@@ -331,13 +328,13 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    if let Err(e) = start_components(&mut comps, &mut manifest, &out_dir) {
+    if let Err(e) = pipeline.start(&mut manifest, &out_dir) {
         // Nothing was measured: take back the test directories and the run
         // directory this run created, as a refused run leaves no trace.
         for b in backends.iter_mut() {
             let _ = b.cleanup(false);
         }
-        discard(run_dir, &out_dir);
+        discard(pipeline, &out_dir);
         return Err(e);
     }
 
@@ -345,24 +342,20 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         match certify::JournalObserver::open(
             &journal_root,
             resume.as_ref().map_or(0, |r| r.session),
+            resume.as_ref().map_or(Vec::new(), |r| r.entries.clone()),
         ) {
             Ok(j) => Some(j),
             Err(e) => {
                 for b in backends.iter_mut() {
                     let _ = b.cleanup(false);
                 }
-                discard(run_dir, &out_dir);
+                discard(pipeline, &out_dir);
                 return Err(e);
             }
         }
     } else {
         None
     };
-    let sinks = SinkSet::new();
-    // The latency histograms the run directory logs, kept for the report in memory.
-    let kept_latency = run_dir.keep_latency();
-    sinks.add(Box::new(run_dir));
-    sinks.begin(&manifest);
 
     let stop = Arc::new(AtomicBool::new(false));
     crate::stop::on_interrupt(&stop)?;
@@ -375,11 +368,17 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     );
     let view = live::LiveView::start(&plan, &progress, args.quiet, &header);
 
-    let observers = ComponentObservers {
-        sinks: &sinks,
-        components: &comps,
-        view: &view,
-        journal: journal.as_ref(),
+    let on_event = |ev: &RunEvent| {
+        // First: a verified file is durable before anything else hears of it.
+        if let Some(j) = &journal {
+            j.on_event(ev);
+        }
+        pipeline.on_event(ev);
+        view.on_event(ev);
+        // Once a second per target is often enough to refresh the status line.
+        if matches!(ev, RunEvent::Interval(_)) {
+            view.set_status(&pipeline.live_status());
+        }
     };
     let cfg = RunConfig {
         run_id: run_id.clone(),
@@ -389,41 +388,33 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         stop,
         interval: Duration::from_secs(1),
     };
-    let outcome = runner::execute(&plan, backends, &progress, &cfg, &observers);
+    let outcome = runner::execute(&plan, backends, &progress, &cfg, &on_event);
     view.finish();
 
     manifest.targets = outcome.targets.clone();
     let latency = kept_latency.take();
-    let mut summary = Summary::compute(&run_id, &outcome, &latency);
-    // The 100 ms byte counters: a file for other tools; the components get them in memory.
+    let summary = Summary::compute(&run_id, &outcome, &latency);
     let labels: Vec<String> = outcome.targets.iter().map(|t| t.label.clone()).collect();
-    if let Err(e) = hostd_store::rundir::write_counters(&out_dir, &labels, &outcome.samples) {
-        summary.warnings.push(format!("counters.csv: {e:#}"));
-    }
-    // The run's records flow on in memory (the probe component adds its samples), so the
-    // analysis and the report read nothing back from the run directory.
-    let mut records = run_data(&outcome, &labels, latency);
-    for c in comps.iter_mut() {
-        if let Err(e) = c.finish(&outcome, &mut summary, &mut records, &out_dir) {
-            summary.warnings.push(format!("{}: {e:#}", c.name()));
-        }
-    }
-    programs::add_probe_figures(&mut summary, &out_dir);
-    // Final figures a component keeps under `manifest` in its summary section
-    // (the probe's alignment uncertainty and link counters) go into the manifest too.
-    for (name, section) in &summary.extra {
-        if let (Some(last), Some(serde_json::Value::Object(m))) =
-            (section.get("manifest"), manifest.extra.get_mut(name))
-        {
-            m.insert("final".into(), last.clone());
-        }
-    }
+    // The run's records flow on in memory from stage to stage: no part reads back what
+    // another wrote into the run directory.
+    let mut records = RunRecords {
+        dir: &out_dir,
+        manifest,
+        outcome: &outcome,
+        summary,
+        data: run_data(&outcome, &labels, latency),
+        probe_link: Vec::new(),
+        analysis: None,
+    };
+    pipeline.finish(..Stage::Archive, &mut records);
+    let summary = &mut records.summary;
     let mut cleanup_notes = outcome.cleanup.clone();
     let verdict = if is_certify {
         if matches!(outcome.status, RunStatus::Completed) && !keep {
             cleanup_notes = certify::remove_test_files(&outcome.targets);
         }
-        match certify::conclude(&profile, &journal_root, planned_steps, &mut summary) {
+        let entries = journal.as_ref().map_or(Vec::new(), |j| j.entries());
+        match certify::conclude(&profile, &journal_root, planned_steps, &entries, summary) {
             Ok(v) => Some(v),
             Err(e) => {
                 summary.warnings.push(format!("certify verdict: {e:#}"));
@@ -433,8 +424,11 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
-    // A sink's failure was logged when it happened.
-    sinks.finish(&manifest, &summary);
+    // The run directory last: summary.json and the final manifest record all of the above.
+    pipeline.finish(Stage::Archive.., &mut records);
+    let RunRecords {
+        manifest, summary, ..
+    } = records;
     out!(
         "{}",
         closing::closing(
@@ -480,58 +474,11 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Takes back a run directory nothing was measured into, with its log file.
-fn discard(run_dir: RunDirSink, out_dir: &std::path::Path) {
+fn discard(pipeline: Pipeline, out_dir: &std::path::Path) {
     crate::logging::stop_log_file();
     let _ = std::fs::remove_file(out_dir.join(crate::logging::LOG_FILE));
-    run_dir.discard();
-}
-
-/// Starts every component, adding each one's manifest section.
-fn start_components(
-    comps: &mut [Box<dyn RunComponent>],
-    manifest: &mut Manifest,
-    out_dir: &std::path::Path,
-) -> anyhow::Result<()> {
-    for c in comps.iter_mut() {
-        if let Some(section) = c
-            .start(manifest, out_dir)
-            .with_context(|| format!("cannot start {}", c.name()))?
-        {
-            manifest.extra.insert(c.name().to_string(), section);
-        }
-    }
-    Ok(())
-}
-
-/// Sinks, components and the live view as one observer.
-struct ComponentObservers<'a> {
-    sinks: &'a SinkSet,
-    components: &'a [Box<dyn RunComponent>],
-    view: &'a live::LiveView,
-    journal: Option<&'a certify::JournalObserver>,
-}
-
-impl RunObserver for ComponentObservers<'_> {
-    fn on_event(&self, ev: &RunEvent) {
-        // First: a verified file is durable before anything else hears of it.
-        if let Some(j) = self.journal {
-            j.on_event(ev);
-        }
-        self.sinks.on_event(ev);
-        for c in self.components {
-            c.on_event(ev);
-        }
-        self.view.on_event(ev);
-        // Once a second per target is often enough to refresh the status line.
-        if matches!(ev, RunEvent::Interval(_)) {
-            let lines: Vec<String> = self
-                .components
-                .iter()
-                .filter_map(|c| c.live_status())
-                .collect();
-            self.view.set_status(&lines);
-        }
-    }
+    drop(pipeline);
+    rundir::discard(out_dir);
 }
 
 fn random_seed() -> u64 {
@@ -570,7 +517,7 @@ pub(crate) fn civil_from_days(z: i64) -> (i64, u32, u32) {
 /// The analysis input of a finished run from the records in memory: the same value
 /// `hostd analyze` reads from the run directory (`RunData::read`).
 fn run_data(
-    outcome: &runner::RunOutcome,
+    outcome: &RunOutcome,
     labels: &[String],
     latency: hostd_records::latency::RunLatency,
 ) -> hostd_records::RunData {

@@ -5,8 +5,9 @@
 //! the run directory as `verify-<UTC time>.json`; nothing else there is touched.
 
 use anyhow::{bail, Context};
+use hostd_records::certify::{VerifiedFile, VerifyResult};
 use hostd_workload::block::{BlockCodec, DataPool};
-use hostd_workload::reverify::{self, VerifiedFile, VerifyResult};
+use hostd_workload::reverify;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -97,7 +98,7 @@ pub fn execute(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     outln!(
         "verify: {} files, {} read, {} corrupt bytes",
         result.files,
-        hostd_workload::units::human_bytes(result.bytes),
+        hostd_records::units::human_bytes(result.bytes),
         corrupt
     );
     let mut printed = 0;
@@ -140,7 +141,8 @@ fn raw_extents(
     path: &Path,
     ti: usize,
 ) -> anyhow::Result<Vec<(u32, u64, u64)>> {
-    use hostd_workload::plan::{Capacity, Plan};
+    use hostd_workload::plan::Plan;
+    use hostd_workload::step::Capacity;
     use hostd_workload::TargetSpec;
     let profile = m
         .readable_profile(path)?

@@ -5,8 +5,8 @@
 
 use super::{m, RunTags};
 use crate::Point;
-use hostd_probe::agg::{AggRow, Stat};
-use hostd_probe::ProbeSample;
+use hostd_records::agg::{AggRow, Stat};
+use hostd_records::probe::ProbeSample;
 
 fn opt(p: Point, name: &str, v: Option<f64>) -> Point {
     match v {

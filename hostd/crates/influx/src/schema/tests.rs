@@ -1,9 +1,8 @@
 //! Tests of the run-record mapping.
 use super::*;
 use hostd_records::manifest::extra;
-use hostd_store::RecordSink as _;
-use hostd_workload::block::CorruptBlock;
-use hostd_workload::events::FileRecord;
+use hostd_records::CorruptBlock;
+use hostd_records::FileRecord;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 
@@ -343,8 +342,8 @@ fn overlap_stats_probe_health_and_link_events() {
 /// `hostd import` of the `probe.csv` / `probe_agg.csv` lines they were written as.
 #[test]
 fn live_probe_points_equal_imported_ones() {
-    use hostd_probe::agg::{AggRow, Stat};
-    use hostd_probe::ProbeSample;
+    use hostd_records::agg::{AggRow, Stat};
+    use hostd_records::probe::ProbeSample;
     let dir = tempfile::tempdir().unwrap();
     let samples = [
         ProbeSample {
@@ -463,7 +462,8 @@ fn rec(index: u32, phase: &str, bytes: u64, verified: Option<bool>) -> FileRecor
 fn live_file_points_equal_imported_ones() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run");
-    let mut rundir = hostd_store::RunDirSink::create(&run).unwrap();
+    std::fs::create_dir_all(&run).unwrap();
+    let mut rundir = hostd_records::files::Writer::create(&run, false).unwrap();
     let tags = RunTags {
         rig: "rig1".into(),
         run: "r1".into(),
@@ -477,7 +477,7 @@ fn live_file_points_equal_imported_ones() {
     let mut live = Vec::new();
     let mut cum: HashMap<String, u64> = HashMap::new();
     for r in &recs {
-        rundir.file(r).unwrap();
+        rundir.write(r).unwrap();
         let total = cum.entry(r.phase.clone()).or_default();
         *total += r.bytes;
         live.push(file_point(&tags, r, *total).to_line().unwrap());

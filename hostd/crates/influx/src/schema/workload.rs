@@ -4,8 +4,8 @@
 
 use super::{m, RunTags};
 use crate::Point;
+use hostd_records::{FileRecord, IntervalRecord};
 use hostd_records::{LatencyStats, LATENCY_COLUMNS};
-use hostd_workload::events::{FileRecord, IntervalRecord};
 
 /// The `file` point of a record; `cum_bytes` is the running total of its target and
 /// phase (see `docs/data-model.md`).

@@ -218,8 +218,8 @@ pub fn file_record(
     start_ns: u64,
     end_ns: u64,
     bytes: u64,
-) -> hostd_workload::events::FileRecord {
-    hostd_workload::events::FileRecord {
+) -> hostd_records::FileRecord {
+    hostd_records::FileRecord {
         target: "t0".into(),
         target_index: 0,
         phase: phase.into(),

@@ -16,9 +16,9 @@ use worker::Worker;
 
 use crate::pb;
 use crate::pb::host_to_probe::Cmd;
-use crate::sample::ProbeSample;
 use crate::stream::{ProbeStream, StreamEvent, StreamItem};
 use anyhow::Context;
+use hostd_records::probe::ProbeSample;
 /// The OS's own serial port type: a tty on Unix.
 #[cfg(unix)]
 pub type NativePort = serialport::TTYPort;

@@ -2,8 +2,8 @@
 //! probe's counters and identity, the live snapshot and the final report.
 
 use crate::pb;
-use crate::sample::ProbeSample;
 use crate::stream::{ProbeReset, StreamEvent, StreamStats};
+use hostd_records::probe::ProbeSample;
 use serde::Serialize;
 
 /// What the link sends to its consumer.

@@ -256,7 +256,7 @@ fn emit_due(st: &mut State, master: &mut TTYPort) {
 pub fn drain(
     rx: &std::sync::mpsc::Receiver<hostd_probe::link::LinkOutput>,
 ) -> (
-    Vec<hostd_probe::ProbeSample>,
+    Vec<hostd_records::probe::ProbeSample>,
     Vec<hostd_probe::link::LinkEvent>,
 ) {
     let (mut samples, mut events) = (Vec::new(), Vec::new());
@@ -291,7 +291,7 @@ pub fn stop_after(
     wait: Duration,
 ) -> (
     hostd_probe::link::LinkReport,
-    Vec<hostd_probe::ProbeSample>,
+    Vec<hostd_records::probe::ProbeSample>,
     Vec<hostd_probe::link::LinkEvent>,
 ) {
     std::thread::sleep(wait);

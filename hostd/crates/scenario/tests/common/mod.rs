@@ -1,7 +1,8 @@
 //! What the scenario tests share: a built-in scenario generated to a run directory and
 //! analysed offline, as `scenario-gen` and `hostd analyze` do.
 
-use hostd_analysis::{analyze_run_dir, Analysis, Options};
+use hostd_analysis::{analyze_run_dir, Options};
+use hostd_records::events::Analysis;
 use hostd_scenario::{load, simulate, write::write_run, write::ProbeOptions, Scenario, Trace};
 
 /// Scenario `name` with its seed moved by `seed_offset`, simulated, written with a probe and

@@ -6,15 +6,18 @@
 use super::{BackendOptions, StepContext, StepError, StepOutput, TargetBackend};
 use crate::block::BlockCodec;
 use crate::buffer::BufferPool;
-use crate::direct::{self, DirectIo, OpenMode};
+use crate::direct;
+use crate::direct::OpenMode;
 use crate::engine::{self, IoEngine};
-use crate::events::TargetInfo;
 use crate::fault::FaultyEngine;
 use crate::fsinfo::{self, FsInfo};
 use crate::jobloop::{run_job, slots_for, JobIo};
-use crate::plan::{Capacity, Step, TargetPlan};
+use crate::plan::TargetPlan;
+use crate::step::{Capacity, Step};
 use crate::target::TargetSpec;
 use anyhow::{bail, Context};
+use hostd_records::DirectIo;
+use hostd_records::TargetInfo;
 use std::collections::{BTreeSet, HashMap};
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -31,7 +34,7 @@ pub struct DirBackend {
     created_dir: bool,
     created: BTreeSet<u32>,
     fs: FsInfo,
-    link: crate::link::LinkInfo,
+    link: hostd_records::link::LinkInfo,
     direct: DirectIo,
     engine_name: String,
     engine_note: Option<String>,

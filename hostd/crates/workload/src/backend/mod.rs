@@ -8,12 +8,14 @@ mod dir;
 
 use crate::block::DataPool;
 use crate::engine::EngineChoice;
-use crate::events::{RunEvent, RunObserver, TargetInfo};
+use crate::events::OnEvent;
 use crate::fault::FaultPlan;
 use crate::jobloop::{JobError, JobOutcome};
 use crate::latency::IntervalLatency;
-use crate::plan::{Capacity, Step, TargetPlan};
+use crate::plan::TargetPlan;
+use crate::step::{Capacity, Step};
 use crate::target::TargetSpec;
+use hostd_records::{RunEvent, TargetInfo};
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 
@@ -55,7 +57,7 @@ pub struct StepContext<'a> {
     /// Stop request (Ctrl-C or a fault elsewhere).
     pub stop: &'a AtomicBool,
     /// The run's observers (for backends that report their own activity).
-    pub observer: &'a dyn RunObserver,
+    pub observer: &'a OnEvent<'a>,
 }
 
 impl StepContext<'_> {
@@ -63,7 +65,7 @@ impl StepContext<'_> {
     /// simulator's `load` follows. Only backends whose
     /// [`TargetBackend::reports_activity`] is true call this.
     pub fn activity(&self, level: f64) {
-        self.observer.on_event(&RunEvent::Activity {
+        (self.observer)(&RunEvent::Activity {
             target_index: self.target_index,
             level,
             time_ns: crate::unix_ns(),

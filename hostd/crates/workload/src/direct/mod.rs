@@ -29,7 +29,7 @@ use std::fs::{File, OpenOptions};
 use std::io;
 use std::path::Path;
 
-pub use hostd_records::DirectIo;
+use hostd_records::DirectIo;
 
 /// How to open a test file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

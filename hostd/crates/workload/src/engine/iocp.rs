@@ -245,7 +245,7 @@ mod tests {
     use crate::buffer::BufferPool;
     use crate::direct::{self, OpenMode};
     use crate::jobloop::{run_job, slots_for, JobIo};
-    use crate::plan::{IoJob, Rw};
+    use crate::step::{IoJob, Rw};
     use std::sync::atomic::{AtomicBool, AtomicU64};
 
     fn job(rw: Rw, queue_depth: usize) -> IoJob {

@@ -17,7 +17,7 @@
 //! The types are [`hostd_records::profile`]'s; their checks are kept here, apart from the
 //! other kinds', so that profile.rs grows by a match arm only.
 
-use crate::profile::{CertifySpec, Gates};
+use hostd_records::profile::{CertifySpec, Gates};
 use std::time::Duration;
 
 /// The keys `[gates]` accepts, for error messages and docs.
@@ -130,7 +130,8 @@ pub fn validate(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::profile::{Profile, ProfileExt};
+    use crate::profile::ProfileExt;
+    use hostd_records::profile::Profile;
 
     const BASE: &str = r#"
 name = "c"

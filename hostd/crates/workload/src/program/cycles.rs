@@ -5,12 +5,13 @@
 //! phase, what the cycle wrote is still read back and verified.
 
 use super::{report_of, step_failed, Action, Program, ProgramReport, StepIo};
-use crate::events::FileRecord;
-use crate::plan::{Capacity, Rw, Step};
-use crate::profile::{DurationText, FilesSpec, PhaseKind, Profile};
 use crate::sizes::SizeGenerator;
+use crate::step::{Capacity, Rw, Step};
 use crate::target::{TargetMode, TargetSpec};
+use hostd_records::profile::{FilesSpec, PhaseKind, Profile};
 use hostd_records::programs::{DurationFigures, ProgramFigures};
+use hostd_records::units::DurationText;
+use hostd_records::FileRecord;
 use serde::Serialize;
 use std::time::{Duration, Instant};
 

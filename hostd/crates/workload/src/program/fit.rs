@@ -19,7 +19,7 @@ pub struct Point {
 }
 
 /// A fit that carries (the record type of `summary.json`).
-pub use hostd_records::programs::RecoveryFit;
+use hostd_records::programs::RecoveryFit;
 
 /// Fits the points; Err says why the data does not carry a fit.
 pub fn fit(points: &[Point]) -> Result<RecoveryFit, String> {

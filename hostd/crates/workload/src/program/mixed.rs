@@ -3,7 +3,7 @@
 //! jobs), with the spread over the repetitions.
 
 use super::ProgramReport;
-pub use hostd_records::programs::MixedSplit;
+use hostd_records::programs::MixedSplit;
 use hostd_records::programs::{MixedFigures, MixedTest, ProgramFigures};
 
 /// Rate of `f` over the jobs' time, and the slowest and fastest job's.

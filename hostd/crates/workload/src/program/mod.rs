@@ -17,11 +17,11 @@ pub mod mixed;
 pub mod recovery;
 pub mod sweep;
 
-use crate::events::FileRecord;
-use crate::plan::{Capacity, IoJob, Rw, Step};
-use crate::profile::{Kind, Profile};
+use crate::step::{Capacity, Goal, IoJob, Rw, Step};
 use crate::target::TargetSpec;
-pub use hostd_records::programs::{ProgramFigures, ProgramReport};
+use hostd_records::profile::{Kind, Profile};
+use hostd_records::programs::{ProgramFigures, ProgramReport};
+use hostd_records::FileRecord;
 use serde::Serialize;
 use std::time::Duration;
 
@@ -144,8 +144,7 @@ impl ProgramSpec {
     }
 
     /// What ends the program (a static plan's byte total means nothing here).
-    pub fn goal(&self) -> crate::runner::Goal {
-        use crate::runner::Goal;
+    pub fn goal(&self) -> Goal {
         match self {
             ProgramSpec::Duration(s) => Goal::Time {
                 run: s.duration,

@@ -7,12 +7,12 @@ use super::fit::{self, Point};
 use super::{
     median, report_of, short_duration, step_failed, Action, Program, ProgramReport, StepIo,
 };
-use crate::events::FileRecord;
-use crate::plan::{Rw, Step};
-use crate::profile::CacheRecoverySpec;
-use crate::units::human_bytes;
-pub use hostd_records::programs::Burst;
+use crate::step::{Rw, Step};
+use hostd_records::profile::CacheRecoverySpec;
+use hostd_records::programs::Burst;
 use hostd_records::programs::{CacheRecoveryFigures, ProgramFigures};
+use hostd_records::units::human_bytes;
+use hostd_records::FileRecord;
 use serde::Serialize;
 use std::time::Duration;
 

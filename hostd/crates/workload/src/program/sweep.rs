@@ -5,11 +5,11 @@
 //! `(1 − tolerance)` of the paced rate. Reported: the highest rate held.
 
 use super::{median, rate_bps, report_of, step_failed, Action, Program, ProgramReport, StepIo};
-use crate::events::FileRecord;
-use crate::plan::{Rw, Step};
-use crate::profile::PacedSweepSpec;
-pub use hostd_records::programs::SweepStep;
+use crate::step::{Rw, Step};
+use hostd_records::profile::PacedSweepSpec;
+use hostd_records::programs::SweepStep;
 use hostd_records::programs::{PacedSweepFigures, ProgramFigures};
+use hostd_records::FileRecord;
 use serde::Serialize;
 use std::time::Duration;
 

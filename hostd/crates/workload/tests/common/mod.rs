@@ -1,18 +1,20 @@
 //! Helpers shared by the workload integration tests.
 #![allow(dead_code)]
 
+use hostd_records::profile::Profile;
+use hostd_records::{RunEvent, RunOutcome};
 use hostd_workload::backend::{BackendOptions, BackendRegistry, TargetBackend};
 use hostd_workload::block::{BlockCodec, DataPool};
 use hostd_workload::buffer::BufferPool;
 use hostd_workload::engine::EngineChoice;
 use hostd_workload::engine::IoEngine;
 use hostd_workload::engine::RawFile;
-use hostd_workload::events::{RunEvent, RunObserver};
+use hostd_workload::events::OnEvent;
 use hostd_workload::fault::FaultPlan;
 use hostd_workload::jobloop::{run_job, JobError, JobIo, JobOutcome};
-use hostd_workload::plan::IoJob;
-use hostd_workload::runner::{self, RunConfig, RunOutcome};
-use hostd_workload::{Plan, Profile, ProfileExt, TargetSpec};
+use hostd_workload::runner::{self, RunConfig};
+use hostd_workload::step::IoJob;
+use hostd_workload::{Plan, ProfileExt, TargetSpec};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex};
@@ -95,18 +97,10 @@ pub fn options(seed: u64, engine: EngineChoice) -> BackendOptions {
 #[derive(Default)]
 pub struct Recorder(pub Mutex<Vec<RunEvent>>);
 
-impl RunObserver for Recorder {
-    fn on_event(&self, e: &RunEvent) {
-        self.0.lock().unwrap().push(e.clone());
-    }
-}
-
-/// An observer that runs a closure on every event.
-pub struct Hook<F: Fn(&RunEvent) + Send + Sync>(pub F);
-
-impl<F: Fn(&RunEvent) + Send + Sync> RunObserver for Hook<F> {
-    fn on_event(&self, e: &RunEvent) {
-        (self.0)(e)
+impl Recorder {
+    /// The callback that records into this.
+    pub fn observer(&self) -> impl Fn(&RunEvent) + Sync + '_ {
+        |e| self.0.lock().unwrap().push(e.clone())
     }
 }
 
@@ -124,7 +118,7 @@ pub fn run_to_end(
         opts,
         false,
         Arc::new(AtomicBool::new(false)),
-        &Recorder::default(),
+        &Recorder::default().observer(),
     )
 }
 
@@ -134,7 +128,7 @@ pub fn run(
     opts: &BackendOptions,
     keep: bool,
     stop: Arc<AtomicBool>,
-    observer: &dyn RunObserver,
+    observer: &OnEvent<'_>,
 ) -> anyhow::Result<(Plan, RunOutcome)> {
     let registry = BackendRegistry::with_builtins();
     let specs: Vec<TargetSpec> = targets

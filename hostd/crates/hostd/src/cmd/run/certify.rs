@@ -8,39 +8,69 @@
 //! appends to the same journal; the verdict `certify.json` covers all sessions.
 
 use anyhow::{bail, Context};
-use hostd_store::Summary;
-use hostd_workload::certify::{self, GateStatus, Journal, Observed, Verdict};
-use hostd_workload::events::{RunEvent, TargetInfo};
-use hostd_workload::plan::{Capacity, Plan};
-use hostd_workload::{Profile, ProfileExt};
+use hostd_records::certify::{GateStatus, Journal, JournalEntry, Verdict};
+use hostd_records::profile::Profile;
+use hostd_records::Summary;
+use hostd_records::{RunEvent, TargetInfo};
+use hostd_workload::certify;
+use hostd_workload::certify::Observed;
+use hostd_workload::plan::Plan;
+use hostd_workload::step::Capacity;
+use hostd_workload::ProfileExt;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
-/// Appends every completed file step to the journal.
+/// Appends every completed file step to the journal, and keeps the journal's entries in
+/// memory for the verdict (the run does not read back what it appended).
 pub struct JournalObserver {
     journal: Journal,
     session: u32,
     failed: AtomicBool,
+    /// The earlier sessions' entries, then this one's as appended.
+    entries: Mutex<Vec<JournalEntry>>,
 }
 
 impl JournalObserver {
-    /// Opens `run_dir/certify.jsonl` for session `session`.
-    pub fn open(run_dir: &Path, session: u32) -> anyhow::Result<JournalObserver> {
-        let journal = Journal::open(run_dir)
-            .with_context(|| format!("cannot open {}", run_dir.join(certify::JOURNAL).display()))?;
+    /// Opens `run_dir/certify.jsonl` for session `session`; `earlier` are the entries the
+    /// journal holds already (a resumed run's, read before it started).
+    pub fn open(
+        run_dir: &Path,
+        session: u32,
+        earlier: Vec<JournalEntry>,
+    ) -> anyhow::Result<JournalObserver> {
+        let journal = Journal::open(run_dir).with_context(|| {
+            format!(
+                "cannot open {}",
+                run_dir
+                    .join(hostd_records::certify::JOURNAL_FILE_NAME)
+                    .display()
+            )
+        })?;
         Ok(JournalObserver {
             journal,
             session,
             failed: AtomicBool::new(false),
+            entries: Mutex::new(earlier),
         })
+    }
+
+    /// Every entry of the journal: the earlier sessions' and those this one appended.
+    pub fn entries(&self) -> Vec<JournalEntry> {
+        self.entries
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Records a finished file step (called from the target threads).
     pub fn on_event(&self, ev: &RunEvent) {
         if let RunEvent::FileEnd(rec) = ev {
             if let Some(entry) = certify::entry_from_record(self.session, rec) {
+                // Held across the append: memory keeps the journal's order.
+                let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
                 if let Err(e) = self.journal.append(&entry) {
                     if !self.failed.swap(true, Ordering::Relaxed) {
                         tracing::error!(
@@ -48,6 +78,8 @@ impl JournalObserver {
                             self.journal.path().display()
                         );
                     }
+                } else {
+                    entries.push(entry);
                 }
             }
         }
@@ -74,6 +106,8 @@ pub struct Resume {
     pub session: u32,
     /// Steps already done.
     pub done: BTreeSet<(usize, String, u32)>,
+    /// The journal's entries when the resume started.
+    pub entries: Vec<JournalEntry>,
     /// Mount source of each target at the start, to refuse another device.
     pub devices: Vec<Option<String>>,
 }
@@ -104,7 +138,7 @@ impl Resume {
                 )
             })?;
         profile.check(&format!("{} key profile", path.display()))?;
-        if profile.kind != hostd_workload::profile::Kind::Certify {
+        if profile.kind != hostd_records::profile::Kind::Certify {
             bail!(
                 "cannot resume: {} key profile.kind = {:?}; only certify runs can be resumed",
                 path.display(),
@@ -129,7 +163,7 @@ impl Resume {
             })
             .collect();
         let devices = m.targets.iter().map(|t| t.device.clone()).collect();
-        let entries = certify::load(run_dir)?;
+        let entries = hostd_records::certify::read_journal(run_dir)?;
         let session = entries.iter().map(|e| e.session + 1).max().unwrap_or(1);
         let session = session.max(next_session(run_dir));
         Ok(Resume {
@@ -142,6 +176,7 @@ impl Resume {
             keep: m.keep,
             session,
             done: certify::done(&entries),
+            entries,
             devices,
         })
     }
@@ -220,17 +255,17 @@ pub fn observed(summary: &Summary) -> Observed {
     }
 }
 
-/// Judges the whole journal, writes `certify.json` to the run directory and
-/// the verdict into the summary; returns it.
+/// Judges the whole journal (`entries`, from the [`JournalObserver`]), writes
+/// `certify.json` to the run directory and the verdict into the summary; returns it.
 pub fn conclude(
     profile: &Profile,
     root: &Path,
     planned: usize,
+    entries: &[JournalEntry],
     summary: &mut Summary,
 ) -> anyhow::Result<Verdict> {
-    let entries = certify::load(root)?;
     let gates = profile.gates.clone().unwrap_or_default();
-    let verdict = certify::evaluate(&gates, &entries, planned, &observed(summary));
+    let verdict = certify::evaluate(&gates, entries, planned, &observed(summary));
     hostd_records::certify::write_verdict(root, &verdict)?;
     summary.certify = Some(verdict.clone());
     Ok(verdict)
@@ -245,7 +280,7 @@ pub fn render(v: &Verdict, targets: &[TargetInfo]) -> String {
         v.result,
         v.steps_done,
         v.steps_planned,
-        hostd_workload::units::human_bytes(v.bytes_verified),
+        hostd_records::units::human_bytes(v.bytes_verified),
         v.corrupt_bytes,
         if v.sessions > 1 {
             format!(", {} sessions", v.sessions)

@@ -2,9 +2,10 @@
 //! summary (statistics, events, probe), notes and warnings, and where the
 //! report and the results are. Short enough for one screen on a `quick` run.
 
-use hostd_store::{Summary, SummaryExt};
-use hostd_workload::events::TargetInfo;
-use hostd_workload::Profile;
+use hostd_records::profile::Profile;
+use hostd_records::Summary;
+use hostd_records::TargetInfo;
+use hostd_store::SummaryExt;
 use std::fmt::Write as _;
 use std::path::Path;
 

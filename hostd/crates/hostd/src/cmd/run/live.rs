@@ -11,8 +11,9 @@
 //! whose end depends on the drive, shows bytes and elapsed time but no ETA.
 //! Hidden when stdout is not a terminal or with `--quiet`.
 
-use hostd_workload::events::{RunEvent, RunObserver};
-use hostd_workload::runner::{Goal, TargetProgress};
+use hostd_records::RunEvent;
+use hostd_workload::runner::TargetProgress;
+use hostd_workload::step::Goal;
 use hostd_workload::Plan;
 use indicatif::{HumanBytes, MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::VecDeque;
@@ -329,8 +330,9 @@ impl Drop for LiveView {
     }
 }
 
-impl RunObserver for LiveView {
-    fn on_event(&self, ev: &RunEvent) {
+impl LiveView {
+    /// Follows the run's events (warnings above the bars, the phases in them).
+    pub fn on_event(&self, ev: &RunEvent) {
         if let (
             Some(m),
             RunEvent::Warning {

@@ -1,14 +1,33 @@
 //! The adaptive workloads' results (`summary.json` `programs[]`, computed by
 //! the workload) get what only the probe knows: each paced-sweep step's mean
 //! power and highest enclosure temperature, from the probe's per-file figures
-//! in `files.csv`, where a probe was on that target.
+//! on the file records ([`Stage::Analyse`], after the probe added them), where a probe was
+//! on that target.
 
 use hostd_records::programs::ProgramFigures;
 use hostd_records::{FileRecord, Summary};
-use std::path::Path;
+use hostd_store::{RunPart, RunRecords, Stage};
+
+/// The paced sweep's probe figures as a part of the run.
+pub struct SweepFigures;
+
+impl RunPart for SweepFigures {
+    fn name(&self) -> &str {
+        "paced-sweep"
+    }
+
+    fn stage(&self) -> Stage {
+        Stage::Analyse
+    }
+
+    fn finish(&mut self, run: &mut RunRecords<'_>) -> anyhow::Result<()> {
+        add_probe_figures(&mut run.summary, &run.data.files);
+        Ok(())
+    }
+}
 
 /// Adds the probe figures of every paced-sweep step to the summary.
-pub fn add_probe_figures(summary: &mut Summary, run_dir: &Path) {
+pub fn add_probe_figures(summary: &mut Summary, files: &[FileRecord]) {
     if !summary
         .programs
         .iter()
@@ -16,15 +35,6 @@ pub fn add_probe_figures(summary: &mut Summary, run_dir: &Path) {
     {
         return;
     }
-    let files = match hostd_records::files::read(run_dir) {
-        Ok(f) => f,
-        Err(e) => {
-            summary.warnings.push(format!(
-                "paced sweep: cannot read files.csv for probe figures: {e}"
-            ));
-            return;
-        }
-    };
     for report in summary.programs.iter_mut() {
         let ProgramFigures::PacedSweep(sweep) = &mut report.figures else {
             continue;

@@ -1,0 +1,439 @@
+//! Attribution of a drop or recovery to thermal throttling, an exhausted SLC cache or
+//! contention for a shared link, with the evidence in numbers and words.
+//! Rules and weights are documented in docs/methodology.md.
+//!
+//! Each cause's rules live in a file of their own behind [`CauseRule`] (the way
+//! tokio-console keeps one struct per warning); [`RULES`] lists them. A new cause is one
+//! file here, one line in [`RULES`], and its `Cause` variant and score in `hostd-records`.
+
+mod contention;
+mod evidence;
+mod signal;
+mod slc_cache;
+mod stall_event;
+mod thermal;
+
+pub use signal::rate_in_window;
+pub use stall_event::stall_event;
+
+use crate::detect::Change;
+use crate::series::Series;
+use hostd_records::cause::Cause;
+use hostd_records::events::{Event, Evidence, Scores};
+use hostd_records::ProbeSeries;
+
+const NS: f64 = 1e9;
+/// A cause needs at least this score; below it the event is `unknown`.
+const MIN_SCORE: f64 = 0.5;
+
+/// What the attribution may look at besides the change itself.
+pub struct Context<'a> {
+    /// All series of the run (for other targets' activity).
+    pub all: &'a [Series],
+    /// Probe samples, when the probe measured this event's target.
+    pub probe: Option<&'a ProbeSeries>,
+    /// First file start of the run, host ns.
+    pub run_start_ns: i64,
+    /// Link ceiling, bytes/s, and whether the user gave it (else: the peak aggregate over
+    /// whole seconds of the run, when at least 5 were measured).
+    pub link_ceiling: Option<(f64, bool)>,
+    /// The drive's own (SMART) temperature readings of this target, (host ns, °C), in time
+    /// order (`drive_temp.csv`), when polled.
+    pub drive_temp: Option<&'a [(i64, f64)]>,
+}
+
+/// What every cause's rules read besides the evidence: the change, its series, the run, and
+/// the judgements drawn from the evidence once for all causes.
+pub struct Facts<'a> {
+    /// The series the change happened in.
+    pub series: &'a Series,
+    /// The change being attributed.
+    pub change: &'a Change,
+    /// The run around it.
+    pub ctx: &'a Context<'a>,
+    /// The series' later changes (a recovery later argues against a full cache).
+    pub later: &'a [Change],
+    /// A drop (else a recovery).
+    pub drop: bool,
+    /// Rate after / rate before the onset.
+    pub rate_ratio: f64,
+    /// The slow part, host ns: after a drop, before a recovery.
+    pub slow: (i64, i64),
+    /// The run's other series (other targets).
+    pub others: Vec<&'a Series>,
+    /// No other target was active during the slow part or at the onset.
+    pub alone: bool,
+    /// Bus power followed throughput, when power was measured on both sides.
+    pub power_falls: Option<bool>,
+    /// The enclosure rose beyond its sensor's noise before the onset.
+    pub warmed: bool,
+}
+
+impl Facts<'_> {
+    /// The probe measured this target and its enclosure warmed: the thermal and SLC rules
+    /// can be checked.
+    pub fn thermal_evidence(&self) -> bool {
+        self.ctx.probe.is_some() && self.warmed
+    }
+}
+
+/// One cause's rules: each checks the facts and evidence, adds its weight when met, and says
+/// why in a ✓/✗ line.
+pub trait CauseRule: Sync {
+    /// The cause these rules argue for.
+    fn cause(&self) -> Cause;
+    /// Checks the rules into `checks`; may fill in evidence figures the rules measure.
+    fn score(&self, facts: &Facts, ev: &mut Evidence, checks: &mut Checks);
+}
+
+/// The causes weighed, in the order their reasons are listed and ties are broken.
+pub const RULES: &[&dyn CauseRule] = &[
+    &thermal::Thermal,
+    &slc_cache::SlcCache,
+    &contention::Contention,
+];
+
+/// The running score of one cause and the event's reasons its rules write to.
+pub struct Checks<'a> {
+    score: f64,
+    reasons: &'a mut Vec<String>,
+    label: &'static str,
+}
+
+impl Checks<'_> {
+    /// One rule: adds `weight` when `met`, and a ✓/✗ line with `words`.
+    pub fn check(&mut self, weight: f64, met: bool, words: String) {
+        if met {
+            self.score += weight;
+        }
+        self.reasons.push(format!(
+            "{} {}: {}",
+            if met { "✓" } else { "✗" },
+            self.label,
+            words
+        ));
+    }
+
+    /// A rule that could not be checked: a ✗ line with `words`, no weight.
+    pub fn cannot(&mut self, words: String) {
+        self.reasons.push(format!("✗ {}: {}", self.label, words));
+    }
+}
+
+/// Attributes one change and builds its event: every cause's rules are scored, and the
+/// best-scoring cause wins if it scores at least `MIN_SCORE` (0.5).
+pub fn attribute(
+    series: &Series,
+    change: &Change,
+    ctx: &Context,
+    next_onset_ns: Option<i64>,
+    later: &[Change],
+) -> Event {
+    let (facts, mut ev, mut reasons) = evidence::gather(series, change, ctx, next_onset_ns, later);
+    let scored: Vec<(Cause, f64)> = RULES
+        .iter()
+        .map(|rule| {
+            let mut checks = Checks {
+                score: 0.0,
+                reasons: &mut reasons,
+                label: rule.cause().as_str(),
+            };
+            rule.score(&facts, &mut ev, &mut checks);
+            (rule.cause(), checks.score)
+        })
+        .collect();
+    ev.scores = scores(&scored);
+    let (cause, confidence) = choose(&scored);
+    ev.reasons = reasons;
+    with_text(change_event(series, change, cause, confidence, ev))
+}
+
+/// The scores in the event's evidence.
+fn scores(scored: &[(Cause, f64)]) -> Scores {
+    let mut s = Scores::default();
+    for &(cause, score) in scored {
+        match cause {
+            Cause::Thermal => s.thermal = score,
+            Cause::SlcCache => s.slc_cache = score,
+            Cause::Contention => s.contention = score,
+            Cause::Unknown => {}
+        }
+    }
+    s
+}
+
+/// The cause and confidence: the best score if at least `MIN_SCORE`, less half the
+/// runner-up's; else `unknown`.
+fn choose(scored: &[(Cause, f64)]) -> (Cause, f64) {
+    let mut ranked = scored.to_vec();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+    match ranked.as_slice() {
+        [(cause, best), rest @ ..] if *best >= MIN_SCORE => {
+            let second = rest.first().map_or(0.0, |r| r.1);
+            (*cause, (best - 0.5 * second).clamp(0.0, 1.0))
+        }
+        _ => (Cause::Unknown, 0.0),
+    }
+}
+
+/// The event of an attributed change.
+fn change_event(
+    series: &Series,
+    change: &Change,
+    cause: Cause,
+    confidence: f64,
+    evidence: Evidence,
+) -> Event {
+    Event {
+        target: series.target.clone(),
+        phase: series.phase.clone(),
+        kind: change.kind,
+        onset_bytes: change.onset_bytes,
+        onset_ns: change.onset_ns,
+        onset_bytes_low: change.onset_bytes_range.0,
+        onset_bytes_high: change.onset_bytes_range.1,
+        onset_ns_low: change.onset_ns_range.0,
+        onset_ns_high: change.onset_ns_range.1,
+        p_value: change.p_value,
+        permutations: change.permutations,
+        gradual: change.gradual,
+        settle_bytes: change.settle_bytes,
+        settle_ns: change.settle_ns,
+        rate_before_bps: change.rate_before_bps,
+        rate_after_bps: change.rate_after_bps,
+        relative_change: change.rate_after_bps / change.rate_before_bps.max(1.0) - 1.0,
+        stall: None,
+        cause,
+        confidence: (confidence * 100.0).round() / 100.0,
+        evidence,
+    }
+}
+
+/// `event` with its one-line text (`evidence.text`) written from its figures.
+fn with_text(mut event: Event) -> Event {
+    event.evidence.text = crate::summary::event_line(&event);
+    event
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hostd_records::cause::EventKind;
+
+    /// A context from `run_start_ns` 0 with no link ceiling and no drive temperature.
+    fn ctx<'a>(all: &'a [Series], probe: Option<&'a ProbeSeries>) -> Context<'a> {
+        Context {
+            all,
+            probe,
+            run_start_ns: 0,
+            link_ceiling: None,
+            drive_temp: None,
+        }
+    }
+    use hostd_records::FileRecord;
+
+    const GB: u64 = 1_000_000_000;
+
+    /// 40 files of 1 GB at 1.5 GB/s, then 40 at 1.0 GB/s, starting at `t0` ns.
+    fn drop_series(target: &str, t0: i64) -> (Series, Change) {
+        let mut t = t0;
+        let files: Vec<FileRecord> = (0..80)
+            .map(|i| {
+                let rate = if i < 40 { 1.5 } else { 1.0 };
+                let d = (1e9 / rate) as i64;
+                let f = FileRecord::new(target, "write", i as u32, (t) as u64, (t + d) as u64, GB);
+                t += d;
+                f
+            })
+            .collect();
+        let s = crate::series::group(&files).remove(0);
+        let onset = s.files[40].start_ns as i64;
+        let c = Change {
+            kind: EventKind::Drop,
+            onset_bytes: 40 * GB,
+            onset_ns: onset,
+            onset_bytes_range: (40 * GB, 40 * GB),
+            onset_ns_range: (onset, onset),
+            settle_bytes: 40 * GB,
+            settle_ns: onset,
+            gradual: false,
+            p_value: 0.001,
+            permutations: 999,
+            file_pos: 40,
+            rate_before_bps: 1.5e9,
+            rate_after_bps: 1.0e9,
+            before_ns: (s.start_ns(), onset),
+            after_ns: (onset, s.end_ns()),
+        };
+        (s, c)
+    }
+
+    /// A probe at 100 Hz with constant power and a temperature `temp(t_s)` (±0.05 °C noise).
+    fn probe(t0: i64, secs: f64, power: f64, temp: impl Fn(f64) -> f64) -> ProbeSeries {
+        let mut p = ProbeSeries::default();
+        let n = (secs * 100.0) as i64;
+        for k in 0..n {
+            let ts = k as f64 / 100.0;
+            p.time_ns.push(t0 + k * 10_000_000);
+            p.power_w.push(power);
+            p.enclosure_temp_c
+                .push(temp(ts) + 0.05 * ((k * 7919 % 13) as f64 / 6.0 - 1.0));
+        }
+        p
+    }
+
+    /// 80 s of probe samples from −1 s at 8 W that fall to 5 W after `onset_ns`, the
+    /// enclosure following `temp`.
+    fn power_falls_after(onset_ns: i64, temp: impl Fn(f64) -> f64) -> ProbeSeries {
+        let mut p = probe(-1_000_000_000, 80.0, 8.0, temp);
+        for (k, t) in p.time_ns.clone().iter().enumerate() {
+            if *t > onset_ns {
+                p.power_w[k] = 5.0;
+            }
+        }
+        p
+    }
+
+    #[test]
+    fn a_flat_enclosure_is_no_thermal_evidence_and_no_plateau() {
+        let (s, c) = drop_series("x", 0);
+        let p = probe(-1_000_000_000, 80.0, 6.0, |_| 25.0);
+        let all = vec![s.clone()];
+        let ctx = ctx(&all, Some(&p));
+        let e = attribute(&s, &c, &ctx, None, &[]);
+        assert_eq!(e.cause, Cause::Unknown, "{:#?}", e.evidence.reasons);
+        assert_eq!(e.confidence, 0.0);
+        assert_eq!(e.evidence.scores.thermal, 0.0);
+        assert_eq!(e.evidence.temp_plateau_fraction, None);
+        assert!(
+            e.evidence
+                .reasons
+                .iter()
+                .any(|r| r.contains("no thermal evidence")),
+            "{:#?}",
+            e.evidence.reasons
+        );
+        assert!(!e.evidence.text.contains("thermal"), "{}", e.evidence.text);
+    }
+
+    #[test]
+    fn a_warming_enclosure_at_its_plateau_is_thermal() {
+        let (s, c) = drop_series("x", 0);
+        // Warms 40 → 60 °C until the onset (~26.7 s), then held; power falls after it.
+        let onset_s = c.onset_ns as f64 * 1e-9;
+        let p = power_falls_after(c.onset_ns, |t| 40.0 + 20.0 * (t / onset_s).clamp(0.0, 1.0));
+        let all = vec![s.clone()];
+        let ctx = ctx(&all, Some(&p));
+        let e = attribute(&s, &c, &ctx, None, &[]);
+        assert_eq!(e.cause, Cause::Thermal, "{:#?}", e.evidence.reasons);
+        assert!(e.evidence.temp_rise_c.unwrap() > 15.0);
+    }
+
+    #[test]
+    fn a_drive_at_its_own_plateau_makes_a_still_warming_enclosure_thermal() {
+        let (s, c) = drop_series("x", 0);
+        // The enclosure warms 40 → 60 °C over the whole run (still rising at the onset);
+        // power falls after the onset.
+        let end_s = s.end_ns() as f64 * 1e-9;
+        let onset_s = c.onset_ns as f64 * 1e-9;
+        let p = power_falls_after(c.onset_ns, |t| 40.0 + 20.0 * (t / end_s).clamp(0.0, 1.0));
+        let all = vec![s.clone()];
+        let mut ctx = Context {
+            all: &all,
+            probe: Some(&p),
+            run_start_ns: 0,
+            link_ceiling: None,
+            drive_temp: None,
+        };
+        let without = attribute(&s, &c, &ctx, None, &[]);
+        assert_ne!(
+            without.cause,
+            Cause::Thermal,
+            "{:#?}",
+            without.evidence.reasons
+        );
+        // The controller, read once a second in whole degrees, reached 75 °C at the onset
+        // and held there.
+        let drive: Vec<(i64, f64)> = (0..80)
+            .map(|k| {
+                let t = k as f64;
+                let v = 45.0 + 30.0 * (t / onset_s).min(1.0);
+                ((t * 1e9) as i64, v.round())
+            })
+            .collect();
+        ctx.drive_temp = Some(&drive);
+        let with = attribute(&s, &c, &ctx, None, &[]);
+        assert_eq!(with.cause, Cause::Thermal, "{:#?}", with.evidence.reasons);
+        let ev = &with.evidence;
+        // Readings within ±2 s of the onset: the last of the climb and the held 75 °C.
+        assert!((73.0..=75.0).contains(&ev.drive_temp_at_onset_c.unwrap()));
+        assert!(ev.drive_temp_rise_c.unwrap() >= 29.0);
+        assert!(ev.drive_temp_plateau_fraction.unwrap() >= 0.95);
+        assert!(ev.drive_temp_slope_after_c_per_s.unwrap().abs() < 0.005);
+        assert!(
+            ev.reasons
+                .iter()
+                .any(|r| r.contains("✓") && r.contains("drive (SMART)")),
+            "{:#?}",
+            ev.reasons
+        );
+    }
+
+    #[test]
+    fn without_a_probe_or_other_targets_the_cause_is_unknown() {
+        let (s, c) = drop_series("x", 0);
+        let all = vec![s.clone()];
+        let ctx = Context {
+            link_ceiling: crate::overlap::peak_aggregate_bps(&all).map(|c| (c, false)),
+            ..ctx(&all, None)
+        };
+        let e = attribute(&s, &c, &ctx, None, &[]);
+        assert_eq!((e.cause, e.confidence), (Cause::Unknown, 0.0));
+    }
+
+    #[test]
+    fn a_short_run_has_no_link_ceiling_and_no_figure_exceeds_one() {
+        // Under 5 whole seconds: the ceiling is unknown.
+        let short: Vec<FileRecord> = (0..12)
+            .map(|i| {
+                FileRecord::new(
+                    "q",
+                    "write",
+                    i as u32,
+                    (i as i64 * 20_000_000) as u64,
+                    ((i as i64 + 1) * 20_000_000) as u64,
+                    28_000_000,
+                )
+            })
+            .collect();
+        assert_eq!(
+            crate::overlap::peak_aggregate_bps(&crate::series::group(&short)),
+            None
+        );
+        // Two targets: A drops while B runs; whatever the bins, the aggregate is ≤ 100 %.
+        let (a, c) = drop_series("A", 0);
+        let (b, _) = drop_series("B", 0);
+        let all = vec![a.clone(), b];
+        let ceiling = crate::overlap::peak_aggregate_bps(&all).unwrap();
+        let ctx = Context {
+            link_ceiling: Some((ceiling * 0.5, false)),
+            ..ctx(&all, None)
+        };
+        let e = attribute(&a, &c, &ctx, None, &[]);
+        let agg = e.evidence.aggregate_bps.unwrap();
+        let used = e.evidence.link_ceiling_bps.unwrap();
+        assert!(agg <= used * (1.0 + 1e-9), "{agg} > {used}");
+        assert!(
+            !e.evidence.reasons.iter().any(|r| {
+                r.split(" = ")
+                    .nth(1)
+                    .and_then(|x| x.split(" %").next())
+                    .and_then(|x| x.trim().parse::<f64>().ok())
+                    .is_some_and(|pct| pct > 100.0)
+            }),
+            "{:#?}",
+            e.evidence.reasons
+        );
+        assert_eq!(e.cause, Cause::Contention, "{:#?}", e.evidence.reasons);
+    }
+}

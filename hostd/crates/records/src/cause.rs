@@ -1,0 +1,54 @@
+//! What an event in `events.json` is (a drop, a recovery, a stall) and what caused it: the
+//! words both the events and the headline figures use. A leaf: it uses no other module of
+//! this crate.
+
+use serde::{Deserialize, Serialize};
+
+/// Direction of a change in throughput.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// Throughput fell.
+    Drop,
+    /// Throughput rose again.
+    Recovery,
+    /// Transfers stopped (almost) completely for a while, repeatedly or once.
+    Stall,
+}
+
+/// Why throughput changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    /// The drive throttled to hold its temperature.
+    Thermal,
+    /// The SLC write cache filled.
+    SlcCache,
+    /// Another target took the shared link's bandwidth.
+    Contention,
+    /// None of the rules matched well enough.
+    Unknown,
+}
+
+impl EventKind {
+    /// The name used in JSON and text.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Drop => "drop",
+            EventKind::Recovery => "recovery",
+            EventKind::Stall => "stall",
+        }
+    }
+}
+
+impl Cause {
+    /// The name used in JSON and text.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cause::Thermal => "thermal",
+            Cause::SlcCache => "slc_cache",
+            Cause::Contention => "contention",
+            Cause::Unknown => "unknown",
+        }
+    }
+}

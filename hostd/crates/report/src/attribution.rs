@@ -1,0 +1,57 @@
+//! The events section: each event's line, onset interval and strength, its cause's
+//! reasons and scores, and the cycle summaries.
+
+use crate::svg::esc;
+use crate::view::EventView;
+use hostd_records::events::Analysis;
+use std::fmt::Write;
+
+/// The events and their causes, each beside its view's number and colour.
+pub(crate) fn section(a: &Analysis, events: &[EventView]) -> String {
+    let mut h = String::from(r#"<section id="attribution"><h2>Events and their causes</h2>"#);
+    if let Some(line) = hostd_analysis::summary::too_little_line(a) {
+        let _ = write!(h, "<p>{}</p>", esc(&line));
+    } else if a.events.is_empty() {
+        h.push_str("<p>No events.</p>");
+    }
+    for c in &a.cycles {
+        let _ = write!(h, "<p>{}</p>", esc(&hostd_analysis::summary::cycle_line(c)));
+    }
+    for (e, v) in a.events.iter().zip(events) {
+        let _ = write!(
+            h,
+            r#"<div class="event" style="border-left-color:{c}"><div><span class="badge" style="color:{c};border-color:{c}">{n}</span>{text}</div><ul>"#,
+            c = v.color,
+            n = v.number,
+            // The analysis' line already carries the p-value and the onset interval.
+            text = esc(&e.evidence.text),
+        );
+        let _ = write!(
+            h,
+            "<li>onset {:.2} GB, 99.9 % interval {:.2}–{:.2} GB ({:.2}–{:.2} s); {} ({} block permutations){}</li>",
+            e.evidence.onset_gb,
+            e.evidence.onset_interval_gb[0],
+            e.evidence.onset_interval_gb[1],
+            e.evidence.onset_interval_s[0],
+            e.evidence.onset_interval_s[1],
+            esc(&hostd_analysis::summary::strength(e)),
+            e.permutations,
+            if e.gradual {
+                format!("; gradual, settled at {:.2} GB", e.settle_bytes as f64 / 1e9)
+            } else {
+                String::new()
+            }
+        );
+        for r in &e.evidence.reasons {
+            let _ = write!(h, "<li>{}</li>", esc(r));
+        }
+        let s = &e.evidence.scores;
+        let _ = write!(
+            h,
+            "<li>scores: thermal {:.2}, SLC cache {:.2}, contention {:.2}</li></ul></div>",
+            s.thermal, s.slc_cache, s.contention
+        );
+    }
+    h.push_str("</section>");
+    h
+}

@@ -1,0 +1,190 @@
+//! The charts against time: per-file throughput, the probe's bus power and enclosure
+//! temperature, and the drive's own (SMART) temperature, on one time axis.
+
+use crate::svg::{Chart, PALETTE};
+use crate::view::{mark_events, EventView, SeriesView};
+use crate::{NS, WIDTH};
+use hostd_analysis::stats::MinMeanMax;
+use hostd_records::RunData;
+
+/// Probe points per chart line (min/max kept per bucket).
+const PROBE_BUCKETS: usize = 900;
+
+/// Mean, min and max of `values` in `n` equal time buckets over [a, b)
+/// (`hostd_analysis::stats::MinMeanMax`, as the probe's 10 ms rows).
+fn bucketed(
+    time_ns: &[i64],
+    values: &[f64],
+    a: i64,
+    b: i64,
+    n: usize,
+) -> (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>) {
+    let mut buckets = vec![MinMeanMax::default(); n];
+    let span = (b - a).max(1) as f64;
+    for (t, v) in time_ns.iter().zip(values) {
+        if *t >= a && *t < b {
+            let k = (((*t - a) as f64 / span) * n as f64) as usize;
+            buckets[k.min(n - 1)].add(*v);
+        }
+    }
+    let xs = (0..n)
+        .map(|k| (a as f64 + (k as f64 + 0.5) * span / n as f64) / NS)
+        .collect();
+    let stats: Vec<(f64, f64, f64)> = buckets.iter().map(MinMeanMax::get).collect();
+    (
+        xs,
+        stats.iter().map(|s| s.1).collect(),
+        stats.iter().map(|s| s.0).collect(),
+        stats.iter().map(|s| s.2).collect(),
+    )
+}
+
+/// The time charts: throughput, then the probe's power and temperature (or a note that there
+/// is no probe), then the drive's temperature; `probed` is the probed target's short label.
+pub(crate) fn charts(
+    run: &RunData,
+    events: &[EventView],
+    views: &[SeriesView],
+    t0: i64,
+    probed: Option<&str>,
+) -> String {
+    let end = run
+        .files
+        .iter()
+        .map(|f| f.end_ns as i64)
+        .max()
+        .unwrap_or(t0);
+    let (mut lo_ns, mut hi_ns) = (t0, end);
+    if let Some(p) = &run.probe {
+        lo_ns = lo_ns.min(*p.time_ns.first().unwrap_or(&t0));
+        hi_ns = hi_ns.max(*p.time_ns.last().unwrap_or(&end));
+    }
+    let xr = ((lo_ns - t0) as f64 / NS, (hi_ns - t0) as f64 / NS);
+    let ymax = run.files.iter().map(|f| f.rate_bps()).fold(0.0, f64::max) / 1e9;
+    let mut out = String::new();
+    let mut c = Chart::new("chart-throughput-time", WIDTH, 240.0, xr, (0.0, ymax * 1.1));
+    if events.is_empty() {
+        c = c.without_marker_strip();
+    }
+    for v in views {
+        let segs: Vec<(f64, f64, f64, String)> = run
+            .files
+            .iter()
+            .filter(|f| f.target == v.target && f.phase == v.phase)
+            .map(|f| {
+                let (s, e) = (
+                    (f.start_ns as i64 - t0) as f64 / NS,
+                    (f.end_ns as i64 - t0) as f64 / NS,
+                );
+                (
+                    s,
+                    e,
+                    f.rate_bps() / 1e9,
+                    format!(
+                        "{} file {}: {:.2} GB/s, {:.1}–{:.1} s",
+                        v.label,
+                        f.index,
+                        f.rate_bps() / 1e9,
+                        s,
+                        e
+                    ),
+                )
+            })
+            .collect();
+        c.segments(&segs, v.color, "series");
+        c.legend(&v.label, v.color);
+    }
+    mark_events(&mut c, events);
+    out.push_str(&c.finish("time since the first file started, s", "throughput, GB/s"));
+    match &run.probe {
+        None => out.push_str(r#"<p class="note" id="no-probe">No probe samples in this run: power and temperature charts omitted.</p>"#),
+        Some(p) => {
+            for (id, values, label, color) in [
+                ("chart-power", &p.power_w, "bus power, W", "#D55E00"),
+                ("chart-temperature", &p.enclosure_temp_c, "enclosure temperature, °C", "#CC79A7"),
+            ] {
+                // No more buckets than about two samples each: empty buckets would
+                // break the line into dashes on a short run.
+                let in_range = p.time_ns.iter().filter(|t| (lo_ns..=hi_ns).contains(*t)).count();
+                let buckets = (in_range / 2).clamp(1, PROBE_BUCKETS);
+                let (xs, mean, lo, hi) = bucketed(&p.time_ns, values, lo_ns, hi_ns + 1, buckets);
+                let xs: Vec<f64> = xs.iter().map(|x| x - t0 as f64 / NS).collect();
+                let fin = |v: &Vec<f64>, f: fn(f64, f64) -> f64, init: f64| v.iter().copied().filter(|x| x.is_finite()).fold(init, f);
+                let (ymin, ymax) = (fin(&lo, f64::min, f64::INFINITY), fin(&hi, f64::max, f64::NEG_INFINITY));
+                let pad = ((ymax - ymin) * 0.08).max(0.5);
+                let mut c = Chart::new(id, WIDTH, 200.0, xr, (ymin - pad, ymax + pad));
+                if events.is_empty() {
+                    c = c.without_marker_strip();
+                }
+                c.band(&xs, &lo, &hi, color);
+                let pts: Vec<(f64, f64)> = xs.iter().copied().zip(mean.iter().copied()).collect();
+                c.line(&pts, color, "series");
+                mark_events(&mut c, events);
+                if let Some(p) = probed {
+                    c.legend(&format!("probe on {p}"), color);
+                }
+                out.push_str(&c.finish("time since the first file started, s", label));
+            }
+        }
+    }
+    out.push_str(&chart_drive_temp(run, events, views, t0, xr));
+    out
+}
+
+/// The drive's own (SMART) temperature of each target that reported one, on the same time
+/// axis; a note when the run has none.
+fn chart_drive_temp(
+    run: &RunData,
+    events: &[EventView],
+    views: &[SeriesView],
+    t0: i64,
+    xr: (f64, f64),
+) -> String {
+    let Some(temps) = run
+        .drive_temp
+        .as_ref()
+        .filter(|d| d.values().any(|v| !v.is_empty()))
+    else {
+        return r#"<p class="note" id="no-drive-temp">No drive (SMART) temperature in this run (drive_temp.csv absent: the drive answered none, or an older run).</p>"#.into();
+    };
+    let all = temps.values().flatten().map(|r| r.1);
+    let (ymin, ymax) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
+        (l.min(v), h.max(v))
+    });
+    let pad = ((ymax - ymin) * 0.08).max(1.0);
+    let mut c = Chart::new(
+        "chart-drive-temperature",
+        WIDTH,
+        200.0,
+        xr,
+        (ymin - pad, ymax + pad),
+    );
+    if events.is_empty() {
+        c = c.without_marker_strip();
+    }
+    let mut names: Vec<&String> = temps.keys().collect();
+    names.sort();
+    for (k, target) in names.into_iter().enumerate() {
+        let color = views
+            .iter()
+            .find(|v| &v.target == target)
+            .map_or(PALETTE[k % PALETTE.len()], |v| v.color);
+        let pts: Vec<(f64, f64)> = temps[target]
+            .iter()
+            .map(|&(t, v)| ((t - t0) as f64 / NS, v))
+            .collect();
+        c.line(&pts, color, "series");
+        let short = views
+            .iter()
+            .find(|v| &v.target == target)
+            .map_or(target.as_str(), |v| {
+                v.label.split(' ').next().unwrap_or(target)
+            });
+        c.legend(&format!("{short} drive (SMART)"), color);
+    }
+    mark_events(&mut c, events);
+    c.finish(
+        "time since the first file started, s",
+        "drive temperature, °C",
+    )
+}
