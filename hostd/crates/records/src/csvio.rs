@@ -2,6 +2,7 @@
 //! are accepted) and knows each record's 1-based file line, typed cell access whose errors
 //! name file, line and column, and a buffered writer that maps I/O errors to the file.
 
+use crate::columns::Cell;
 use crate::error::{RecordError, Result};
 use std::collections::HashMap;
 use std::fs::File;
@@ -133,7 +134,19 @@ pub(crate) struct Row<'a> {
     rec: &'a csv::ByteRecord,
 }
 
-impl Row<'_> {
+impl<'a> Row<'a> {
+    /// The cell of column `col` (None when the file has no such column), empty when the row
+    /// is short.
+    pub(crate) fn cell(&self, col: Option<usize>, name: &'static str) -> Option<Cell<'a>> {
+        let raw: &'a [u8] = col.map(|c| self.rec.get(c).unwrap_or(b""))?;
+        Some(Cell {
+            path: self.path,
+            line: self.line,
+            name,
+            raw,
+        })
+    }
+
     /// The error for a bad cell of this row.
     pub(crate) fn bad(&self, column: &str, value: &str, message: &str) -> RecordError {
         bad_value(self.path, self.line, column, value.as_bytes(), message)
@@ -147,52 +160,11 @@ impl Row<'_> {
             .map_err(|_| self.bad(name, &String::from_utf8_lossy(raw), "not UTF-8"))
     }
 
-    /// The text of an optional column ("" when the column is absent).
-    pub(crate) fn text_or_empty(&self, col: Option<usize>, name: &str) -> Result<&str> {
-        col.map_or(Ok(""), |c| self.text(c, name))
-    }
-
     /// A whole number.
     pub(crate) fn int<T: std::str::FromStr>(&self, col: usize, name: &str) -> Result<T> {
         let s = self.text(col, name)?;
         s.parse::<T>()
             .map_err(|_| self.bad(name, s, "expected a whole number"))
-    }
-
-    /// A whole number of an optional column; absent column or empty cell is None.
-    pub(crate) fn opt_int<T: std::str::FromStr>(
-        &self,
-        col: Option<usize>,
-        name: &str,
-    ) -> Result<Option<T>> {
-        let s = self.text_or_empty(col, name)?;
-        if s.is_empty() {
-            return Ok(None);
-        }
-        s.parse::<T>()
-            .map(Some)
-            .map_err(|_| self.bad(name, s, "expected a whole number"))
-    }
-
-    /// A number; an absent column or empty cell is None (a channel not measured).
-    pub(crate) fn opt_float(&self, col: Option<usize>, name: &str) -> Result<Option<f64>> {
-        let s = self.text_or_empty(col, name)?;
-        if s.is_empty() {
-            return Ok(None);
-        }
-        s.parse::<f64>()
-            .map(Some)
-            .map_err(|_| self.bad(name, s, "expected a number"))
-    }
-
-    /// `true`/`false`; an absent column or empty cell is None.
-    pub(crate) fn opt_bool(&self, col: Option<usize>, name: &str) -> Result<Option<bool>> {
-        match self.text_or_empty(col, name)? {
-            "" => Ok(None),
-            "true" => Ok(Some(true)),
-            "false" => Ok(Some(false)),
-            other => Err(self.bad(name, other, "expected true or false")),
-        }
     }
 }
 

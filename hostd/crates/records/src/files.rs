@@ -1,6 +1,7 @@
 //! `files.csv` (one row per file operation) and `corrupt.csv` (one row per corrupt 4 KiB
 //! block, the first 64 per file). Columns: docs/run-directory.md.
 
+use crate::columns::{column_table, Columns as _, ReadCells as _, Value};
 use crate::csvio::{slurp, CsvOut, Table};
 use crate::error::{RecordError, Result};
 use crate::summary::{LatencyStats, LATENCY_COLUMNS};
@@ -14,43 +15,6 @@ pub const FILE_NAME: &str = "files.csv";
 pub const CORRUPT_FILE_NAME: &str = "corrupt.csv";
 /// Newest format of `files.csv` and `corrupt.csv` this build reads and the one it writes.
 pub const FORMAT_VERSION: u32 = 1;
-
-/// Columns of every `files.csv`, in order.
-pub const COLUMNS: [&str; 16] = [
-    "target",
-    "phase",
-    "index",
-    "start_ns",
-    "end_ns",
-    "bytes",
-    "mbps",
-    "verified",
-    "corrupt_blocks",
-    "corrupt_bytes",
-    "late_ops",
-    "direct_io",
-    "status",
-    "first_corrupt_offset",
-    "block_size",
-    "queue_depth",
-];
-
-/// Columns appended when the run had a probe (see [`FileProbe`]), in order.
-pub const PROBE_COLUMNS: [&str; 13] = [
-    "probe",
-    "energy_j",
-    "energy_share_j",
-    "j_per_gb",
-    "mean_power_w",
-    "peak_power_w",
-    "vbus_v",
-    "temp_start_c",
-    "temp_end_c",
-    "temp_max_c",
-    "die_temp_start_c",
-    "die_temp_end_c",
-    "die_temp_max_c",
-];
 
 /// Columns of `corrupt.csv`.
 pub const CORRUPT_COLUMNS: [&str; 6] = [
@@ -109,41 +73,33 @@ pub struct FileProbe {
     pub die_temp_max_c: Option<f64>,
 }
 
-impl FileProbe {
-    /// The figures in [`PROBE_COLUMNS`] order (after `probe`).
-    pub fn figures(&self) -> [Option<f64>; 12] {
-        [
-            self.energy_j,
-            self.energy_share_j,
-            self.j_per_gb,
-            self.mean_power_w,
-            self.peak_power_w,
-            self.vbus_v,
-            self.temp_start_c,
-            self.temp_end_c,
-            self.temp_max_c,
-            self.die_temp_start_c,
-            self.die_temp_end_c,
-            self.die_temp_max_c,
-        ]
+column_table! {
+    /// Columns appended when the run had a probe (see [`FileProbe`]), in order (figures
+    /// with 6 decimals).
+    pub const PROBE_COLUMNS for FileProbe {
+        "probe" (Field): |p| Value::Text(&p.probe), |p, c| p.probe = c.text()?.to_string();
+        "energy_j" (Field): |p| fig(p.energy_j), |p, c| p.energy_j = c.opt_float()?;
+        "energy_share_j" (Field): |p| fig(p.energy_share_j),
+            |p, c| p.energy_share_j = c.opt_float()?;
+        "j_per_gb" (Field): |p| fig(p.j_per_gb), |p, c| p.j_per_gb = c.opt_float()?;
+        "mean_power_w" (Field): |p| fig(p.mean_power_w), |p, c| p.mean_power_w = c.opt_float()?;
+        "peak_power_w" (Field): |p| fig(p.peak_power_w), |p, c| p.peak_power_w = c.opt_float()?;
+        "vbus_v" (Field): |p| fig(p.vbus_v), |p, c| p.vbus_v = c.opt_float()?;
+        "temp_start_c" (Field): |p| fig(p.temp_start_c), |p, c| p.temp_start_c = c.opt_float()?;
+        "temp_end_c" (Field): |p| fig(p.temp_end_c), |p, c| p.temp_end_c = c.opt_float()?;
+        "temp_max_c" (Field): |p| fig(p.temp_max_c), |p, c| p.temp_max_c = c.opt_float()?;
+        "die_temp_start_c" (Field): |p| fig(p.die_temp_start_c),
+            |p, c| p.die_temp_start_c = c.opt_float()?;
+        "die_temp_end_c" (Field): |p| fig(p.die_temp_end_c),
+            |p, c| p.die_temp_end_c = c.opt_float()?;
+        "die_temp_max_c" (Field): |p| fig(p.die_temp_max_c),
+            |p, c| p.die_temp_max_c = c.opt_float()?;
     }
+}
 
-    fn figures_mut(&mut self) -> [&mut Option<f64>; 12] {
-        [
-            &mut self.energy_j,
-            &mut self.energy_share_j,
-            &mut self.j_per_gb,
-            &mut self.mean_power_w,
-            &mut self.peak_power_w,
-            &mut self.vbus_v,
-            &mut self.temp_start_c,
-            &mut self.temp_end_c,
-            &mut self.temp_max_c,
-            &mut self.die_temp_start_c,
-            &mut self.die_temp_end_c,
-            &mut self.die_temp_max_c,
-        ]
-    }
+/// A probe figure's cell: 6 decimals, empty when the probe has no data.
+fn fig(v: Option<f64>) -> Value<'static> {
+    v.map_or(Value::Absent, |v| Value::Fixed(v, 6))
 }
 
 /// One row of `files.csv`: one file operation.
@@ -193,6 +149,45 @@ pub struct FileRecord {
     /// most records travel without).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe: Option<Box<FileProbe>>,
+}
+
+column_table! {
+    /// Columns of every `files.csv`, in order (then [`LATENCY_COLUMNS`] and, with a probe,
+    /// [`PROBE_COLUMNS`]). `target_index` and the corrupt blocks after the first are not
+    /// columns.
+    pub const COLUMNS for FileRecord {
+        "target" (Tag, required): |r| Value::Text(&r.target),
+            |r, c| r.target = c.text()?.to_string();
+        "phase" (Tag, required): |r| Value::Text(&r.phase), |r, c| r.phase = c.text()?.to_string();
+        "index" (Field, required): |r| Value::Count(r.index.into()), |r, c| r.index = c.int()?;
+        "start_ns" (Field, required): |r| Value::Count(r.start_ns), |r, c| r.start_ns = c.int()?;
+        "end_ns" (Field, required): |r| Value::Count(r.end_ns), |r, c| r.end_ns = c.int()?;
+        "bytes" (Field, required): |r| Value::Count(r.bytes), |r, c| r.bytes = c.int()?;
+        // Absent: computed from bytes and time (`FileRecord::new`).
+        "mbps" (Field): |r| Value::Fixed(r.mbps, 3), |r, c| r.mbps = c.opt_float()?.unwrap_or(f64::NAN);
+        "verified" (Field): |r| r.verified.map_or(Value::Absent, Value::Bool),
+            |r, c| r.verified = c.opt_bool()?;
+        "corrupt_blocks" (Field): |r| Value::Count(r.corrupt_blocks),
+            |r, c| r.corrupt_blocks = c.opt_int()?.unwrap_or(0);
+        "corrupt_bytes" (Field): |r| Value::Count(r.corrupt_bytes),
+            |r, c| r.corrupt_bytes = c.opt_int()?.unwrap_or(0);
+        "late_ops" (Field): |r| Value::Count(r.late_ops), |r, c| r.late_ops = c.opt_int()?.unwrap_or(0);
+        "direct_io" (Field): |r| Value::Bool(r.direct_io),
+            |r, c| r.direct_io = c.opt_bool()?.unwrap_or(false);
+        "status" (Field): |r| Value::Text(&r.status),
+            |r, c| r.status = match c.text()? { "" => "ok", s => s }.to_string();
+        // The offset alone, until corrupt.csv (read by `read`) gives every block in full.
+        "first_corrupt_offset" (Field): |r| r.corrupt.first().map_or(Value::Absent, |b| Value::Count(b.offset)),
+            |r, c| r.corrupt = c.opt_int()?.map(|offset| vec![CorruptBlock {
+                offset,
+                bad_bytes: 0,
+                first_bad_byte: offset,
+            }]).unwrap_or_default();
+        "block_size" (Field): |r| Value::Count(r.block_size as u64),
+            |r, c| r.block_size = c.opt_int()?.unwrap_or(0);
+        "queue_depth" (Field): |r| Value::Count(r.queue_depth as u64),
+            |r, c| r.queue_depth = c.opt_int()?.unwrap_or(0);
+    }
 }
 
 impl FileRecord {
@@ -256,39 +251,10 @@ impl FileRecord {
     }
 
     fn cells(&self, with_probe: bool) -> Vec<String> {
-        let mut c = vec![
-            self.target.clone(),
-            self.phase.clone(),
-            self.index.to_string(),
-            self.start_ns.to_string(),
-            self.end_ns.to_string(),
-            self.bytes.to_string(),
-            format!("{:.3}", self.mbps),
-            self.verified.map(|v| v.to_string()).unwrap_or_default(),
-            self.corrupt_blocks.to_string(),
-            self.corrupt_bytes.to_string(),
-            self.late_ops.to_string(),
-            self.direct_io.to_string(),
-            self.status.clone(),
-            self.corrupt
-                .first()
-                .map(|c| c.offset.to_string())
-                .unwrap_or_default(),
-            self.block_size.to_string(),
-            self.queue_depth.to_string(),
-        ];
-        c.extend(LatencyStats::cells(self.latency.as_ref()));
+        let mut c = FileRecord::csv_cells(Some(self));
+        c.extend(LatencyStats::csv_cells(self.latency.as_ref()));
         if with_probe {
-            match &self.probe {
-                Some(p) => {
-                    c.push(p.probe.clone());
-                    c.extend(
-                        p.figures()
-                            .map(|v| v.map_or(String::new(), |v| format!("{v:.6}"))),
-                    );
-                }
-                None => c.extend(vec![String::new(); PROBE_COLUMNS.len()]),
-            }
+            c.extend(FileProbe::csv_cells(self.probe.as_deref()));
         }
         c
     }
@@ -296,7 +262,7 @@ impl FileRecord {
 
 /// The header of `files.csv`: [`COLUMNS`], [`LATENCY_COLUMNS`], then the probe's.
 fn header(with_probe: bool) -> Vec<&'static str> {
-    let probe: &[&str] = if with_probe { &PROBE_COLUMNS } else { &[] };
+    let probe: &[&str] = if with_probe { PROBE_COLUMNS } else { &[] };
     COLUMNS
         .iter()
         .chain(LATENCY_COLUMNS.iter())
@@ -409,79 +375,40 @@ pub fn read_path(path: &Path) -> Result<Vec<FileRecord>> {
 /// accepting a file without rows (a run that failed before its first file).
 pub fn parse(path: &Path, buf: &[u8]) -> Result<Vec<FileRecord>> {
     let mut t = Table::new(path, buf)?;
-    let c_target = t.required("target")?;
-    let c_phase = t.required("phase")?;
-    let c_index = t.required("index")?;
-    let c_start = t.required("start_ns")?;
-    let c_end = t.required("end_ns")?;
-    let c_bytes = t.required("bytes")?;
-    let opt: HashMap<&str, Option<usize>> = COLUMNS
-        .iter()
-        .chain(PROBE_COLUMNS.iter())
-        .map(|&c| (c, t.optional(c)))
-        .collect();
-    let lat: Vec<Option<usize>> = LATENCY_COLUMNS.iter().map(|c| t.optional(c)).collect();
+    for name in FileRecord::REQUIRED {
+        t.required(name)?;
+    }
+    let positions =
+        |names: &[&str]| -> Vec<Option<usize>> { names.iter().map(|c| t.optional(c)).collect() };
+    let (cols, lat, probe) = (
+        positions(COLUMNS),
+        positions(LATENCY_COLUMNS),
+        positions(PROBE_COLUMNS),
+    );
     let mut targets: Vec<String> = Vec::new();
     let mut out = Vec::new();
     while let Some(row) = t.next_row()? {
-        let target = row.text(c_target, "target")?.to_string();
-        let target_index = match targets.iter().position(|t| *t == target) {
-            Some(i) => i,
-            None => {
-                targets.push(target.clone());
-                targets.len() - 1
-            }
-        };
-        let mut r = FileRecord::new(
-            &target,
-            row.text(c_phase, "phase")?,
-            row.int(c_index, "index")?,
-            row.int(c_start, "start_ns")?,
-            row.int(c_end, "end_ns")?,
-            row.int(c_bytes, "bytes")?,
-        );
+        let mut r = FileRecord::new("", "", 0, 0, 0, 0);
+        (r.mbps, r.direct_io) = (f64::NAN, false);
+        r.read_cells(|k, name| row.cell(cols[k], name))?;
         if r.end_ns < r.start_ns {
             return Err(row.bad("end_ns", &r.end_ns.to_string(), "end_ns is before start_ns"));
         }
-        r.target_index = target_index;
-        if let Some(m) = row.opt_float(opt["mbps"], "mbps")? {
-            r.mbps = m;
+        if r.mbps.is_nan() {
+            r.mbps = r.bytes as f64 / 1e6 / r.seconds_nonzero();
         }
-        r.verified = row.opt_bool(opt["verified"], "verified")?;
-        r.corrupt_blocks = row
-            .opt_int(opt["corrupt_blocks"], "corrupt_blocks")?
-            .unwrap_or(0);
-        r.corrupt_bytes = row
-            .opt_int(opt["corrupt_bytes"], "corrupt_bytes")?
-            .unwrap_or(0);
-        r.late_ops = row.opt_int(opt["late_ops"], "late_ops")?.unwrap_or(0);
-        r.direct_io = row
-            .opt_bool(opt["direct_io"], "direct_io")?
-            .unwrap_or(false);
-        let status = row.text_or_empty(opt["status"], "status")?;
-        if !status.is_empty() {
-            r.status = status.to_string();
-        }
-        // The offset alone, until corrupt.csv (read by `read`) gives every block in full.
-        if let Some(offset) = row.opt_int(opt["first_corrupt_offset"], "first_corrupt_offset")? {
-            r.corrupt = vec![CorruptBlock {
-                offset,
-                bad_bytes: 0,
-                first_bad_byte: offset,
-            }];
-        }
-        r.block_size = row.opt_int(opt["block_size"], "block_size")?.unwrap_or(0);
-        r.queue_depth = row.opt_int(opt["queue_depth"], "queue_depth")?.unwrap_or(0);
-        r.latency = LatencyStats::from_row(&row, &lat)?;
-        let probe = row.text_or_empty(opt["probe"], "probe")?;
-        if !probe.is_empty() {
-            let mut p = FileProbe {
-                probe: probe.to_string(),
-                ..FileProbe::default()
-            };
-            for (name, slot) in PROBE_COLUMNS[1..].iter().zip(p.figures_mut()) {
-                *slot = row.opt_float(opt[name], name)?;
+        r.target_index = match targets.iter().position(|t| *t == r.target) {
+            Some(i) => i,
+            None => {
+                targets.push(r.target.clone());
+                targets.len() - 1
             }
+        };
+        r.latency = LatencyStats::from_row(&row, &lat)?;
+        let named = row.cell(probe[0], PROBE_COLUMNS[0]);
+        if !named.map_or(Ok(""), |c| c.text())?.is_empty() {
+            let mut p = FileProbe::default();
+            p.read_cells(|k, name| row.cell(probe[k], name))?;
             r.probe = Some(Box::new(p));
         }
         out.push(r);
