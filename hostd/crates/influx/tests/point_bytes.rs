@@ -6,8 +6,8 @@
 use hostd_influx::schema::{
     agg_point, drive_temp_point, file_point, interval_point, sample_point, RunTags,
 };
-use hostd_records::files::{CorruptBlock, FileProbe, FileRecord};
-use hostd_records::{AggRow, IntervalRecord, LatencyStats, ProbeSample, Stat};
+use hostd_records::{files, intervals, probe, AggRow, Stat};
+use std::path::Path;
 
 fn tags() -> RunTags {
     RunTags {
@@ -17,44 +17,25 @@ fn tags() -> RunTags {
     }
 }
 
-fn latency() -> LatencyStats {
-    LatencyStats {
-        count: 3,
-        min_ns: 10_000,
-        mean_ns: 20_000.4,
-        p50_ns: 20_000,
-        p90_ns: 30_000,
-        p99_ns: 30_001,
-        p99_9_ns: 30_002,
-        p99_99_ns: 30_003,
-        max_ns: 30_004,
-    }
-}
+const LATENCY_HEADER: &str = "lat_io_count,lat_min_ns,lat_mean_ns,lat_p50_ns,lat_p90_ns,\
+lat_p99_ns,lat_p99_9_ns,lat_p99_99_ns,lat_max_ns";
 
 #[test]
 fn file_points() {
-    let mut a = FileRecord::new("/mnt/a,b", "write", 0, 1_000, 2_000_001_000, 500_000_000);
-    a.block_size = 1 << 20;
-    a.queue_depth = 8;
-    a.verified = Some(false);
-    a.corrupt = vec![CorruptBlock {
-        offset: 8192,
-        bad_bytes: 3,
-        first_bad_byte: 8200,
-    }];
-    a.corrupt_blocks = 1;
-    a.corrupt_bytes = 3;
-    a.status = "error: \"x\"".into();
-    a.latency = Some(latency());
-    a.probe = Some(Box::new(FileProbe {
-        probe: "sim-0001".into(),
-        energy_j: Some(2.5),
-        j_per_gb: Some(1.0 / 3.0),
-        temp_max_c: Some(f64::NAN),
-        ..FileProbe::default()
-    }));
+    let csv = format!(
+        "target,phase,index,start_ns,end_ns,bytes,mbps,verified,corrupt_blocks,corrupt_bytes,\
+late_ops,direct_io,status,first_corrupt_offset,block_size,queue_depth,{LATENCY_HEADER},\
+probe,energy_j,j_per_gb,temp_max_c
+\"/mnt/a,b\",write,0,1000,2000001000,500000000,250.000,false,1,3,0,true,\"error: \"\"x\"\"\",8192,\
+1048576,8,3,10000,20000,20000,30000,30001,30002,30003,30004,sim-0001,2.5,0.3333333333333333,NaN
+/mnt/c,read,1,5,10,7,1400.000,,0,0,0,true,ok,,0,0,,,,,,,,,,,,,
+"
+    );
+    let recs = files::parse(Path::new("files.csv"), csv.as_bytes()).unwrap();
     assert_eq!(
-        file_point(&tags(), &a, 600_000_000).to_line().unwrap(),
+        file_point(&tags(), &recs[0], 600_000_000)
+            .to_line()
+            .unwrap(),
         "file,phase=write,rig=bench,run=r1,target=/mnt/a\\,b index=0i,start_ns=1000i,\
          end_ns=2000001000i,bytes=500000000i,mbps=250,verified=false,corrupt_blocks=1i,\
          corrupt_bytes=3i,late_ops=0i,direct_io=true,status=\"error: \\\"x\\\"\",\
@@ -64,9 +45,8 @@ fn file_points() {
          lat_p99_9_ns=30002i,lat_p99_99_ns=30003i,lat_max_ns=30004i,cum_bytes=600000000i,\
          seconds=2 2000001000"
     );
-    let b = FileRecord::new("/mnt/c", "read", 1, 5, 10, 7);
     assert_eq!(
-        file_point(&tags(), &b, 7).to_line().unwrap(),
+        file_point(&tags(), &recs[1], 7).to_line().unwrap(),
         "file,phase=read,rig=bench,run=r1,target=/mnt/c index=1i,start_ns=5i,end_ns=10i,\
          bytes=7i,mbps=1400,corrupt_blocks=0i,corrupt_bytes=0i,late_ops=0i,direct_io=true,\
          status=\"ok\",block_size=0i,queue_depth=0i,cum_bytes=7i,seconds=0.000000005 10"
@@ -75,26 +55,22 @@ fn file_points() {
 
 #[test]
 fn interval_points() {
-    let mut r = IntervalRecord {
-        target: "/mnt/x".into(),
-        target_index: 0,
-        start_ns: 1_000_000_001,
-        end_ns: 2_000_000_001,
-        bytes: 417_210_500,
-        mbps: 417.2105,
-        phase: "write+read".into(),
-        latency: Some(latency()),
-    };
+    let csv = format!(
+        "target,start_ns,end_ns,bytes,mbps,phase,{LATENCY_HEADER}
+/mnt/x,1000000001,2000000001,417210500,417.2105,write+read,3,10000,20000,20000,30000,30001,30002,30003,30004
+/mnt/x,1000000001,2000000001,417210500,417.2105,write+read,,,,,,,,,
+"
+    );
+    let recs = intervals::parse(Path::new("intervals.csv"), csv.as_bytes()).unwrap();
     assert_eq!(
-        interval_point(&tags(), &r).to_line().unwrap(),
+        interval_point(&tags(), &recs[0]).to_line().unwrap(),
         "interval,phase=write+read,rig=bench,run=r1,target=/mnt/x start_ns=1000000001i,\
          end_ns=2000000001i,bytes=417210500i,mbps=417.2105,lat_io_count=3i,lat_min_ns=10000i,\
          lat_mean_ns=20000i,lat_p50_ns=20000i,lat_p90_ns=30000i,lat_p99_ns=30001i,\
          lat_p99_9_ns=30002i,lat_p99_99_ns=30003i,lat_max_ns=30004i 1000000001"
     );
-    r.latency = None;
     assert_eq!(
-        interval_point(&tags(), &r).to_line().unwrap(),
+        interval_point(&tags(), &recs[1]).to_line().unwrap(),
         "interval,phase=write+read,rig=bench,run=r1,target=/mnt/x start_ns=1000000001i,\
          end_ns=2000000001i,bytes=417210500i,mbps=417.2105 1000000001"
     );
@@ -102,18 +78,10 @@ fn interval_points() {
 
 #[test]
 fn probe_points() {
-    let s = ProbeSample {
-        time_ns: 1_795_280_425_231_439_833,
-        seq: 7,
-        probe_time_us: 99,
-        vbus_v: Some(4.99921875),
-        current_a: Some(0.1 + 0.2),
-        power_w: Some(0.79949951171875),
-        energy_j: None,
-        charge_c: Some(0.0),
-        die_temp_c: Some(f64::INFINITY),
-        enclosure_temp_c: Some(25.5),
-    };
+    let csv = "time_ns,seq,vbus_v,current_a,power_w,energy_j,charge_c,die_temp_c,enclosure_temp_c
+1795280425231439833,7,4.99921875,0.30000000000000004,0.79949951171875,,0,inf,25.5
+";
+    let s = probe::parse(Path::new("probe.csv"), csv.as_bytes()).unwrap()[0];
     assert_eq!(
         sample_point(&tags(), &s).to_line().unwrap(),
         "probe,probe=p\\ 0,rig=bench,run=r1 seq=7i,vbus_v=4.99921875,\
@@ -129,11 +97,9 @@ fn probe_points() {
         time_ns: 10_000_000,
         samples: 10,
         vbus_v: st(5.0),
-        current_a: Stat::EMPTY,
         power_w: st(1.0 / 3.0),
-        die_temp_c: Stat::EMPTY,
         enclosure_temp_c: st(25.0),
-        energy_j: f64::NAN,
+        ..AggRow::default()
     };
     assert_eq!(
         agg_point(&tags(), &r).to_line().unwrap(),

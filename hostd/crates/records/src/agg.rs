@@ -1,6 +1,6 @@
 //! `probe_agg.csv`: 10 ms min/mean/max bins of the probe samples (docs/run-directory.md).
 
-use crate::columns::{column_table, Columns as _, ReadCells as _, Value};
+use crate::columns::{column_table, Columns as _, Value};
 use crate::csvio::LineWriter;
 use crate::csvio::{read_file, Table};
 use crate::error::Result;
@@ -101,6 +101,22 @@ fn num(c: crate::columns::Cell<'_>) -> Result<f64> {
     Ok(c.opt_float()?.unwrap_or(f64::NAN))
 }
 
+impl Default for AggRow {
+    /// A bin at 0 without samples.
+    fn default() -> Self {
+        AggRow {
+            time_ns: 0,
+            samples: 0,
+            vbus_v: Stat::EMPTY,
+            current_a: Stat::EMPTY,
+            power_w: Stat::EMPTY,
+            die_temp_c: Stat::EMPTY,
+            enclosure_temp_c: Stat::EMPTY,
+            energy_j: f64::NAN,
+        }
+    }
+}
+
 impl AggRow {
     /// Appends this row as one `probe_agg.csv` line (with newline).
     pub fn write_csv_line(&self, out: &mut String) {
@@ -134,23 +150,11 @@ pub fn read(dir: &Path) -> Result<Vec<AggRow>> {
 /// Parses the bytes of a `probe_agg.csv` (`path` names it in errors).
 pub fn parse(path: &Path, buf: &[u8]) -> Result<Vec<AggRow>> {
     let mut t = Table::new(path, buf)?;
-    for name in AggRow::REQUIRED {
-        t.required(name)?;
-    }
-    let cols: Vec<Option<usize>> = COLUMNS.iter().map(|c| t.optional(c)).collect();
+    let cols = t.columns_of::<AggRow>()?;
     let mut out = Vec::new();
     while let Some(row) = t.next_row()? {
-        let mut r = AggRow {
-            time_ns: 0,
-            samples: 0,
-            vbus_v: Stat::EMPTY,
-            current_a: Stat::EMPTY,
-            power_w: Stat::EMPTY,
-            die_temp_c: Stat::EMPTY,
-            enclosure_temp_c: Stat::EMPTY,
-            energy_j: f64::NAN,
-        };
-        r.read_cells(|k, name| row.cell(cols[k], name))?;
+        let mut r = AggRow::default();
+        row.read(&mut r, &cols)?;
         out.push(r);
     }
     Ok(out)

@@ -163,30 +163,25 @@ impl<'a> Cell<'a> {
 
     /// A whole number; an empty cell is None.
     pub(crate) fn opt_int<T: std::str::FromStr + TryFrom<i64>>(&self) -> Result<Option<T>> {
-        if let Some(x) = fast_int(self.raw).and_then(|x| T::try_from(x).ok()) {
-            return Ok(Some(x));
-        }
-        let s = self.text()?;
-        if s.is_empty() {
-            return Ok(None);
-        }
-        s.parse::<T>()
-            .map(Some)
-            .map_err(|_| self.bad("expected a whole number"))
+        let fast = fast_int(self.raw).and_then(|x| T::try_from(x).ok());
+        self.parsed(fast, "expected a whole number")
     }
 
     /// A number; an empty cell is None (a channel not measured).
     pub(crate) fn opt_float(&self) -> Result<Option<f64>> {
-        if let Some(x) = fast_decimal(self.raw) {
-            return Ok(Some(x));
+        self.parsed(fast_decimal(self.raw), "expected a number")
+    }
+
+    /// `fast` (what a fast parser made of the cell) or else the trimmed text parsed; an
+    /// empty cell is None, text that does not parse the error `expected`.
+    fn parsed<T: std::str::FromStr>(&self, fast: Option<T>, expected: &str) -> Result<Option<T>> {
+        if fast.is_some() {
+            return Ok(fast);
         }
-        let s = self.text()?;
-        if s.is_empty() {
-            return Ok(None);
+        match self.text()? {
+            "" => Ok(None),
+            s => s.parse::<T>().map(Some).map_err(|_| self.bad(expected)),
         }
-        s.parse::<f64>()
-            .map(Some)
-            .map_err(|_| self.bad("expected a number"))
     }
 
     /// `true`/`false`; an empty cell is None.

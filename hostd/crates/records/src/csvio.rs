@@ -2,7 +2,7 @@
 //! are accepted) and knows each record's 1-based file line, typed cell access whose errors
 //! name file, line and column, and a buffered writer that maps I/O errors to the file.
 
-use crate::columns::Cell;
+use crate::columns::{Cell, Columns, ReadCells};
 use crate::error::{RecordError, Result};
 use std::collections::HashMap;
 use std::fs::File;
@@ -103,6 +103,20 @@ impl<'a> Table<'a> {
             })
     }
 
+    /// Positions of a record's columns ([`Columns::NAMES`], None where absent), refusing a
+    /// file without its required ones.
+    pub(crate) fn columns_of<R: Columns>(&self) -> Result<Vec<Option<usize>>> {
+        for name in R::REQUIRED {
+            self.required(name)?;
+        }
+        Ok(self.positions(R::NAMES))
+    }
+
+    /// Positions of `names` (None where absent).
+    pub(crate) fn positions(&self, names: &[&str]) -> Vec<Option<usize>> {
+        names.iter().map(|c| self.optional(c)).collect()
+    }
+
     /// Position of a column the file may have.
     pub(crate) fn optional(&self, name: &str) -> Option<usize> {
         self.map.get(name).copied()
@@ -145,6 +159,12 @@ impl<'a> Row<'a> {
             name,
             raw,
         })
+    }
+
+    /// Sets `r` from the cells of this row (`cols`: positions of its columns, from
+    /// [`Table::columns_of`]).
+    pub(crate) fn read<R: ReadCells>(&self, r: &mut R, cols: &[Option<usize>]) -> Result<()> {
+        r.read_cells(|k, name| self.cell(cols[k], name))
     }
 
     /// The error for a bad cell of this row.

@@ -1,8 +1,8 @@
 //! `drive_temp.csv`: the drive's own (SMART/NVMe) temperature about once a second through
 //! the run, per target (docs/run-directory.md "Drive").
 
-use crate::columns::{column_table, Columns as _, ReadCells as _, Value};
-use crate::csvio::{read_table, CsvOut};
+use crate::columns::{column_table, Columns as _, Value};
+use crate::csvio::{read_file, CsvOut, Table};
 use crate::error::Result;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -14,7 +14,7 @@ pub const FILE_NAME: &str = "drive_temp.csv";
 pub const FORMAT_VERSION: u32 = 1;
 
 /// One reading of one target's drive temperature.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DriveTempRecord {
     /// Host Unix ns when smartctl answered.
     pub time_ns: i64,
@@ -50,15 +50,13 @@ pub fn write(dir: &Path, rows: &[DriveTempRecord]) -> Result<()> {
 /// Reads `dir/drive_temp.csv` per target, (host ns, °C) in time order; refuses a newer
 /// format and names the line and column of a bad cell.
 pub fn read(dir: &Path) -> Result<DriveTemps> {
-    read_table(dir, FILE_NAME, FORMAT_VERSION, COLUMNS, |t, cols| {
-        let mut out: DriveTemps = BTreeMap::new();
+    read_file(dir, FILE_NAME, FORMAT_VERSION, |path, buf| {
+        let mut t = Table::new(path, buf)?;
+        let cols = t.columns_of::<DriveTempRecord>()?;
+        let mut out = DriveTemps::new();
         while let Some(row) = t.next_row()? {
-            let mut r = DriveTempRecord {
-                time_ns: 0,
-                target: String::new(),
-                temperature_c: f64::NAN,
-            };
-            r.read_cells(|k, name| row.cell(Some(cols[k]), name))?;
+            let mut r = DriveTempRecord::default();
+            row.read(&mut r, &cols)?;
             out.entry(r.target)
                 .or_default()
                 .push((r.time_ns, r.temperature_c));

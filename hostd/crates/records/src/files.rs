@@ -1,7 +1,7 @@
 //! `files.csv` (one row per file operation) and `corrupt.csv` (one row per corrupt 4 KiB
 //! block, the first 64 per file). Columns: docs/run-directory.md.
 
-use crate::columns::{column_table, Columns as _, ReadCells as _, Value};
+use crate::columns::{column_table, Columns as _, Value};
 use crate::csvio::{slurp, CsvOut, Table};
 use crate::error::{RecordError, Result};
 use crate::summary::{LatencyStats, LATENCY_COLUMNS};
@@ -375,22 +375,14 @@ pub fn read_path(path: &Path) -> Result<Vec<FileRecord>> {
 /// accepting a file without rows (a run that failed before its first file).
 pub fn parse(path: &Path, buf: &[u8]) -> Result<Vec<FileRecord>> {
     let mut t = Table::new(path, buf)?;
-    for name in FileRecord::REQUIRED {
-        t.required(name)?;
-    }
-    let positions =
-        |names: &[&str]| -> Vec<Option<usize>> { names.iter().map(|c| t.optional(c)).collect() };
-    let (cols, lat, probe) = (
-        positions(COLUMNS),
-        positions(LATENCY_COLUMNS),
-        positions(PROBE_COLUMNS),
-    );
+    let cols = t.columns_of::<FileRecord>()?;
+    let (lat, probe) = (t.positions(LATENCY_COLUMNS), t.positions(PROBE_COLUMNS));
     let mut targets: Vec<String> = Vec::new();
     let mut out = Vec::new();
     while let Some(row) = t.next_row()? {
         let mut r = FileRecord::new("", "", 0, 0, 0, 0);
         (r.mbps, r.direct_io) = (f64::NAN, false);
-        r.read_cells(|k, name| row.cell(cols[k], name))?;
+        row.read(&mut r, &cols)?;
         if r.end_ns < r.start_ns {
             return Err(row.bad("end_ns", &r.end_ns.to_string(), "end_ns is before start_ns"));
         }
@@ -408,7 +400,7 @@ pub fn parse(path: &Path, buf: &[u8]) -> Result<Vec<FileRecord>> {
         let named = row.cell(probe[0], PROBE_COLUMNS[0]);
         if !named.map_or(Ok(""), |c| c.text())?.is_empty() {
             let mut p = FileProbe::default();
-            p.read_cells(|k, name| row.cell(probe[k], name))?;
+            row.read(&mut p, &probe)?;
             r.probe = Some(Box::new(p));
         }
         out.push(r);
@@ -465,6 +457,20 @@ mod tests {
         vec![a, b]
     }
 
+    /// Probe figures on the first of `recs` and "no probe" on the second.
+    fn add_probe(recs: &mut [FileRecord]) {
+        recs[0].probe = Some(Box::new(FileProbe {
+            probe: "sim-0001".into(),
+            energy_j: Some(2.5),
+            temp_max_c: Some(41.25),
+            ..FileProbe::default()
+        }));
+        recs[1].probe = Some(Box::new(FileProbe {
+            probe: NO_PROBE.into(),
+            ..FileProbe::default()
+        }));
+    }
+
     #[test]
     fn files_round_trip_through_the_streaming_writer() {
         let d = tempfile::tempdir().unwrap();
@@ -483,22 +489,64 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let mut recs = sample();
         recs[0].mbps = 250.0;
-        recs[0].probe = Some(Box::new(FileProbe {
-            probe: "sim-0001".into(),
-            energy_j: Some(2.5),
-            temp_max_c: Some(41.25),
-            ..FileProbe::default()
-        }));
-        recs[1].probe = Some(Box::new(FileProbe {
-            probe: NO_PROBE.into(),
-            ..FileProbe::default()
-        }));
+        add_probe(&mut recs);
         write_all(d.path(), &recs).unwrap();
         let mut back = read_path(&d.path().join(FILE_NAME)).unwrap();
         // Without corrupt.csv (the streaming writer's) only the first offset comes back.
         assert_eq!(back[0].corrupt[0].offset, 8192);
         back[0].corrupt = recs[0].corrupt.clone();
         assert_eq!(back, recs);
+    }
+
+    #[test]
+    fn the_bytes_written_are_pinned() {
+        let d = tempfile::tempdir().unwrap();
+        let mut recs = sample();
+        recs[0].latency = Some(LatencyStats {
+            count: 3,
+            mean_ns: 20_000.4,
+            max_ns: 30_004,
+            ..LatencyStats::default()
+        });
+        recs[1].verified = Some(true);
+        recs[1].direct_io = false;
+        recs.push(FileRecord::new("/mnt/c", "read", 2, 10, 20, 0));
+        let mut w = Writer::create(d.path(), false).unwrap();
+        recs.iter().for_each(|r| w.write(r).unwrap());
+        drop(w);
+        let header = "target,phase,index,start_ns,end_ns,bytes,mbps,verified,corrupt_blocks,\
+corrupt_bytes,late_ops,direct_io,status,first_corrupt_offset,block_size,queue_depth,lat_io_count,\
+lat_min_ns,lat_mean_ns,lat_p50_ns,lat_p90_ns,lat_p99_ns,lat_p99_9_ns,lat_p99_99_ns,lat_max_ns";
+        let rows = [
+            "\"/mnt/a,b\",write,0,1000,2000001000,500000000,250.000,false,1,3,0,true,ok,8192,\
+1048576,8,3,0,20000,0,0,0,0,0,30004",
+            "/mnt/c,read,1,5,10,7,1400.000,true,0,0,0,false,error: disk full after 7 bytes,,0,0,\
+,,,,,,,,",
+            "/mnt/c,read,2,10,20,0,0.000,,0,0,0,true,ok,,0,0,,,,,,,,,",
+        ];
+        let read = |name| std::fs::read_to_string(d.path().join(name)).unwrap();
+        assert_eq!(read(FILE_NAME), format!("{header}\n{}\n", rows.join("\n")));
+        assert_eq!(
+            read(CORRUPT_FILE_NAME),
+            "target,phase,index,block_offset,bad_bytes,first_bad_byte\n\
+             \"/mnt/a,b\",write,0,8192,3,8200\n"
+        );
+
+        add_probe(&mut recs);
+        recs[0].probe.as_mut().unwrap().j_per_gb = Some(1.0 / 3.0);
+        write_all(d.path(), &recs).unwrap();
+        let probe = [
+            format!(",{}", PROBE_COLUMNS.join(",")),
+            ",sim-0001,2.500000,,0.333333,,,,,,41.250000,,,".into(),
+            format!(",{NO_PROBE}{}", ",".repeat(12)),
+            ",".repeat(13),
+        ];
+        let lines: Vec<String> = std::iter::once(header)
+            .chain(rows)
+            .zip(probe)
+            .map(|(l, p)| format!("{l}{p}\n"))
+            .collect();
+        assert_eq!(read(FILE_NAME), lines.concat());
     }
 
     #[test]

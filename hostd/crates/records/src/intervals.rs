@@ -1,6 +1,6 @@
 //! `intervals.csv`: 1 s throughput per target (docs/run-directory.md).
 
-use crate::columns::{column_table, Columns as _, ReadCells as _, Value};
+use crate::columns::{column_table, Columns as _, Value};
 use crate::csvio::{read_file, CsvOut, Table};
 use crate::error::Result;
 use crate::summary::{LatencyStats, LATENCY_COLUMNS};
@@ -13,7 +13,7 @@ pub const FILE_NAME: &str = "intervals.csv";
 pub const FORMAT_VERSION: u32 = 1;
 
 /// One row of `intervals.csv`: throughput of one target in one interval.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct IntervalRecord {
     /// Target label.
     pub target: String,
@@ -83,25 +83,15 @@ pub fn read(dir: &Path) -> Result<Vec<IntervalRecord>> {
 /// Parses the bytes of an `intervals.csv` (`path` names it in errors).
 pub fn parse(path: &Path, buf: &[u8]) -> Result<Vec<IntervalRecord>> {
     let mut t = Table::new(path, buf)?;
-    for name in IntervalRecord::REQUIRED {
-        t.required(name)?;
-    }
-    let cols: Vec<Option<usize>> = COLUMNS.iter().map(|c| t.optional(c)).collect();
-    let lat: Vec<Option<usize>> = LATENCY_COLUMNS.iter().map(|c| t.optional(c)).collect();
+    let (cols, lat) = (
+        t.columns_of::<IntervalRecord>()?,
+        t.positions(LATENCY_COLUMNS),
+    );
     let mut targets: Vec<String> = Vec::new();
     let mut out = Vec::new();
     while let Some(row) = t.next_row()? {
-        let mut r = IntervalRecord {
-            target: String::new(),
-            target_index: 0,
-            start_ns: 0,
-            end_ns: 0,
-            bytes: 0,
-            mbps: f64::NAN,
-            phase: String::new(),
-            latency: None,
-        };
-        r.read_cells(|k, name| row.cell(cols[k], name))?;
+        let mut r = IntervalRecord::default();
+        row.read(&mut r, &cols)?;
         r.target_index = targets
             .iter()
             .position(|t| *t == r.target)

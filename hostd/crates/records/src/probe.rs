@@ -295,7 +295,7 @@ fn parse_only(
         let mut out = Vec::new();
         while let Some(row) = t.next_row()? {
             let mut s = ProbeSample::default();
-            s.read_cells(|k, name| row.cell(cols[k], name))?;
+            row.read(&mut s, &cols)?;
             out.push(s);
         }
         out

@@ -1,7 +1,7 @@
 //! `summary.json`: per-phase statistics, the all-active window, warnings and the
 //! components' sections (docs/run-directory.md). The computation lives in `hostd-store`.
 
-use crate::columns::{column_table, ReadCells as _, Value};
+use crate::columns::{column_table, Value};
 use crate::error::Result;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -71,7 +71,7 @@ impl LatencyStats {
             return Ok(None);
         }
         let mut s = LatencyStats::default();
-        s.read_cells(|k, name| row.cell(cols[k], name))?;
+        row.read(&mut s, cols)?;
         Ok(Some(s))
     }
 }

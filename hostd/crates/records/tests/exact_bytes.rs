@@ -1,10 +1,9 @@
-//! The bytes each CSV writer puts in a run directory, pinned: the column tables
+//! The bytes each CSV writer puts in a run directory, pinned (`files.csv`: in its module): the column tables
 //! (`columns.rs`) must write what the hand-written writers before them wrote, byte for byte
 //! (header, column order, number formatting, quoting, empty cells).
 
 use hostd_records::agg::{self, AggRow, Stat};
 use hostd_records::drive_temp::{self, DriveTempRecord};
-use hostd_records::files::{self, CorruptBlock, FileProbe, FileRecord, NO_PROBE};
 use hostd_records::intervals::{self, IntervalRecord};
 use hostd_records::probe::{self, ProbeSample};
 use hostd_records::LatencyStats;
@@ -21,80 +20,6 @@ fn latency() -> LatencyStats {
         p99_99_ns: 30_003,
         max_ns: 30_004,
     }
-}
-
-fn files() -> Vec<FileRecord> {
-    let mut a = FileRecord::new("/mnt/a,b", "write", 0, 1_000, 2_000_001_000, 500_000_000);
-    a.block_size = 1 << 20;
-    a.queue_depth = 8;
-    a.verified = Some(false);
-    a.corrupt = vec![CorruptBlock {
-        offset: 8192,
-        bad_bytes: 3,
-        first_bad_byte: 8200,
-    }];
-    a.corrupt_blocks = 1;
-    a.corrupt_bytes = 3;
-    a.latency = Some(latency());
-    a.probe = Some(Box::new(FileProbe {
-        probe: "sim-0001".into(),
-        energy_j: Some(2.5),
-        j_per_gb: Some(1.0 / 3.0),
-        temp_max_c: Some(41.25),
-        ..FileProbe::default()
-    }));
-    let mut b = FileRecord::new("/mnt/c", "read", 1, 5, 10, 7);
-    b.target_index = 1;
-    b.status = "error: disk \"full\"".into();
-    b.direct_io = false;
-    b.late_ops = 2;
-    b.verified = Some(true);
-    b.probe = Some(Box::new(FileProbe {
-        probe: NO_PROBE.into(),
-        ..FileProbe::default()
-    }));
-    let c = FileRecord::new("/mnt/c", "read", 2, 10, 20, 0);
-    vec![a, b, c]
-}
-
-const FILES_HEADER: &str = "target,phase,index,start_ns,end_ns,bytes,mbps,verified,\
-corrupt_blocks,corrupt_bytes,late_ops,direct_io,status,first_corrupt_offset,block_size,\
-queue_depth,lat_io_count,lat_min_ns,lat_mean_ns,lat_p50_ns,lat_p90_ns,lat_p99_ns,lat_p99_9_ns,\
-lat_p99_99_ns,lat_max_ns";
-
-#[test]
-fn files_csv_bytes_streamed_and_whole() {
-    let d = tempfile::tempdir().unwrap();
-    let mut w = files::Writer::create(d.path(), false).unwrap();
-    files().iter().for_each(|r| w.write(r).unwrap());
-    drop(w);
-    let rows = "\
-\"/mnt/a,b\",write,0,1000,2000001000,500000000,250.000,false,1,3,0,true,ok,8192,1048576,8,3,10000,20000,20000,30000,30001,30002,30003,30004
-/mnt/c,read,1,5,10,7,1400.000,true,0,0,2,false,\"error: disk \"\"full\"\"\",,0,0,,,,,,,,,
-/mnt/c,read,2,10,20,0,0.000,,0,0,0,true,ok,,0,0,,,,,,,,,
-";
-    let streamed = std::fs::read_to_string(d.path().join(files::FILE_NAME)).unwrap();
-    assert_eq!(streamed, format!("{FILES_HEADER}\n{rows}"));
-    assert_eq!(
-        std::fs::read_to_string(d.path().join(files::CORRUPT_FILE_NAME)).unwrap(),
-        "target,phase,index,block_offset,bad_bytes,first_bad_byte\n\"/mnt/a,b\",write,0,8192,3,8200\n"
-    );
-
-    files::write_all(d.path(), &files()).unwrap();
-    let probe_header = "probe,energy_j,energy_share_j,j_per_gb,mean_power_w,peak_power_w,\
-vbus_v,temp_start_c,temp_end_c,temp_max_c,die_temp_start_c,die_temp_end_c,die_temp_max_c";
-    let whole = std::fs::read_to_string(d.path().join(files::FILE_NAME)).unwrap();
-    let want: Vec<String> = format!("{FILES_HEADER}\n{rows}")
-        .lines()
-        .zip([
-            format!(",{probe_header}"),
-            ",sim-0001,2.500000,,0.333333,,,,,,41.250000,,,".to_string(),
-            format!(",{NO_PROBE}{}", ",".repeat(12)),
-            ",".repeat(13),
-        ])
-        .map(|(l, p)| format!("{l}{p}"))
-        .collect();
-    assert_eq!(whole, want.join("\n") + "\n");
 }
 
 #[test]
