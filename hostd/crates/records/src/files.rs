@@ -16,21 +16,11 @@ pub const CORRUPT_FILE_NAME: &str = "corrupt.csv";
 /// Newest format of `files.csv` and `corrupt.csv` this build reads and the one it writes.
 pub const FORMAT_VERSION: u32 = 1;
 
-/// Columns of `corrupt.csv`.
-pub const CORRUPT_COLUMNS: [&str; 6] = [
-    "target",
-    "phase",
-    "index",
-    "block_offset",
-    "bad_bytes",
-    "first_bad_byte",
-];
-
 /// Value of the `probe` column on the rows of targets the probe was not on.
 pub const NO_PROBE: &str = "no probe";
 
 /// One corrupt block: where, and how many of its bytes differ.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CorruptBlock {
     /// Byte offset of the block in the file.
     pub offset: u64,
@@ -71,6 +61,31 @@ pub struct FileProbe {
     pub die_temp_end_c: Option<f64>,
     /// … its maximum, °C.
     pub die_temp_max_c: Option<f64>,
+}
+
+/// One row of `corrupt.csv`: a corrupt block and the file it is in.
+#[derive(Debug, Clone, Default)]
+struct CorruptRow {
+    target: String,
+    phase: String,
+    index: u32,
+    block: CorruptBlock,
+}
+
+column_table! {
+    /// Columns of `corrupt.csv`.
+    pub const CORRUPT_COLUMNS for CorruptRow {
+        "target" (Tag, required): |r| Value::Text(&r.target),
+            |r, c| r.target = c.text()?.to_string();
+        "phase" (Tag, required): |r| Value::Text(&r.phase), |r, c| r.phase = c.text()?.to_string();
+        "index" (Field, required): |r| Value::Count(r.index.into()), |r, c| r.index = c.int()?;
+        "block_offset" (Field, required): |r| Value::Count(r.block.offset),
+            |r, c| r.block.offset = c.int()?;
+        "bad_bytes" (Field, required): |r| Value::Count(r.block.bad_bytes.into()),
+            |r, c| r.block.bad_bytes = c.int()?;
+        "first_bad_byte" (Field, required): |r| Value::Count(r.block.first_bad_byte),
+            |r, c| r.block.first_bad_byte = c.int()?;
+    }
 }
 
 column_table! {
@@ -302,19 +317,18 @@ impl Writer {
             if self.corrupt.is_none() {
                 self.corrupt = Some(CsvOut::create(
                     &self.dir.join(CORRUPT_FILE_NAME),
-                    &CORRUPT_COLUMNS,
+                    CORRUPT_COLUMNS,
                 )?);
             }
             let w = self.corrupt.as_mut().expect("created above");
-            for c in &r.corrupt {
-                w.row([
-                    r.target.clone(),
-                    r.phase.clone(),
-                    r.index.to_string(),
-                    c.offset.to_string(),
-                    c.bad_bytes.to_string(),
-                    c.first_bad_byte.to_string(),
-                ])?;
+            for &block in &r.corrupt {
+                let row = CorruptRow {
+                    target: r.target.clone(),
+                    phase: r.phase.clone(),
+                    index: r.index,
+                    block,
+                };
+                w.row(CorruptRow::csv_cells(Some(&row)))?;
             }
             w.flush()?;
         }
@@ -413,22 +427,14 @@ type CorruptMap = HashMap<(String, String, u32), Vec<CorruptBlock>>;
 fn read_corrupt(path: &Path) -> Result<CorruptMap> {
     let buf = slurp(path)?;
     let mut t = Table::new(path, &buf)?;
-    let cols: Vec<usize> = CORRUPT_COLUMNS
-        .iter()
-        .map(|c| t.required(c))
-        .collect::<Result<_>>()?;
+    let cols = t.columns_of::<CorruptRow>()?;
     let mut out: CorruptMap = HashMap::new();
     while let Some(row) = t.next_row()? {
-        let key = (
-            row.text(cols[0], "target")?.to_string(),
-            row.text(cols[1], "phase")?.to_string(),
-            row.int(cols[2], "index")?,
-        );
-        out.entry(key).or_default().push(CorruptBlock {
-            offset: row.int(cols[3], "block_offset")?,
-            bad_bytes: row.int(cols[4], "bad_bytes")?,
-            first_bad_byte: row.int(cols[5], "first_bad_byte")?,
-        });
+        let mut r = CorruptRow::default();
+        row.read(&mut r, &cols)?;
+        out.entry((r.target, r.phase, r.index))
+            .or_default()
+            .push(r.block);
     }
     Ok(out)
 }
