@@ -32,21 +32,17 @@ pub(crate) fn read_file<R>(
     parse(&path, &buf)
 }
 
-/// Reads `dir/name` (refusing a format newer than `version`) and hands its table and the
-/// indices of the required `columns`, in their order, to `read`.
-pub(crate) fn read_table<R>(
+/// Reads `dir/name` (refusing a format newer than `version`) as rows of `R` and hands its
+/// table and the positions of `R`'s columns ([`Table::columns_of`]) to `read`.
+pub(crate) fn read_table<R: Columns, T>(
     dir: &Path,
     name: &str,
     version: u32,
-    columns: &[&str],
-    read: impl FnOnce(&mut Table<'_>, &[usize]) -> Result<R>,
-) -> Result<R> {
+    read: impl FnOnce(&mut Table<'_>, &[Option<usize>]) -> Result<T>,
+) -> Result<T> {
     read_file(dir, name, version, |path, buf| {
         let mut t = Table::new(path, buf)?;
-        let cols: Vec<usize> = columns
-            .iter()
-            .map(|c| t.required(c))
-            .collect::<Result<_>>()?;
+        let cols = t.columns_of::<R>()?;
         read(&mut t, &cols)
     })
 }
@@ -170,21 +166,6 @@ impl<'a> Row<'a> {
     /// The error for a bad cell of this row.
     pub(crate) fn bad(&self, column: &str, value: &str, message: &str) -> RecordError {
         bad_value(self.path, self.line, column, value.as_bytes(), message)
-    }
-
-    /// The trimmed text of a cell (empty when the row is short).
-    pub(crate) fn text(&self, col: usize, name: &str) -> Result<&str> {
-        let raw = self.rec.get(col).unwrap_or(b"");
-        std::str::from_utf8(raw)
-            .map(str::trim)
-            .map_err(|_| self.bad(name, &String::from_utf8_lossy(raw), "not UTF-8"))
-    }
-
-    /// A whole number.
-    pub(crate) fn int<T: std::str::FromStr>(&self, col: usize, name: &str) -> Result<T> {
-        let s = self.text(col, name)?;
-        s.parse::<T>()
-            .map_err(|_| self.bad(name, s, "expected a whole number"))
     }
 }
 

@@ -2,7 +2,7 @@
 //! the run, per target (docs/run-directory.md "Drive").
 
 use crate::columns::{column_table, Columns as _, Value};
-use crate::csvio::{read_file, CsvOut, Table};
+use crate::csvio::{read_table, CsvOut};
 use crate::error::Result;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -50,13 +50,11 @@ pub fn write(dir: &Path, rows: &[DriveTempRecord]) -> Result<()> {
 /// Reads `dir/drive_temp.csv` per target, (host ns, °C) in time order; refuses a newer
 /// format and names the line and column of a bad cell.
 pub fn read(dir: &Path) -> Result<DriveTemps> {
-    read_file(dir, FILE_NAME, FORMAT_VERSION, |path, buf| {
-        let mut t = Table::new(path, buf)?;
-        let cols = t.columns_of::<DriveTempRecord>()?;
+    read_table::<DriveTempRecord, _>(dir, FILE_NAME, FORMAT_VERSION, |t, cols| {
         let mut out = DriveTemps::new();
         while let Some(row) = t.next_row()? {
             let mut r = DriveTempRecord::default();
-            row.read(&mut r, &cols)?;
+            row.read(&mut r, cols)?;
             out.entry(r.target)
                 .or_default()
                 .push((r.time_ns, r.temperature_c));

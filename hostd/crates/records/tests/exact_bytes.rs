@@ -120,3 +120,19 @@ die_temp_c_max,enclosure_temp_c_min,enclosure_temp_c_mean,enclosure_temp_c_max,e
         "time_ns,target,temperature_c\n-3,\"b,1\",40.5\n"
     );
 }
+
+#[test]
+fn counters_csv_bytes() {
+    let d = tempfile::tempdir().unwrap();
+    let c = |time_ns, bytes| hostd_records::CounterRecord { time_ns, bytes };
+    hostd_records::counters::write(
+        d.path(),
+        &["b,c".to_string(), "/mnt/a".to_string()],
+        &[vec![c(0, 0), c(100_000_000, 5)], vec![c(7, u64::MAX)]],
+    )
+    .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(d.path().join(hostd_records::counters::FILE_NAME)).unwrap(),
+        "target,time_ns,bytes\n\"b,c\",0,0\n\"b,c\",100000000,5\n/mnt/a,7,18446744073709551615\n"
+    );
+}
