@@ -152,11 +152,10 @@ pub fn parse(path: &Path, buf: &[u8]) -> Result<Vec<AggRow>> {
     let mut t = Table::new(path, buf)?;
     let cols = t.columns_of::<AggRow>()?;
     let mut out = Vec::new();
-    while let Some(row) = t.next_row()? {
-        let mut r = AggRow::default();
-        row.read(&mut r, &cols)?;
+    t.each_record(&cols, |r: AggRow, _| {
         out.push(r);
-    }
+        Ok(())
+    })?;
     Ok(out)
 }
 

@@ -63,13 +63,10 @@ pub fn write(dir: &Path, labels: &[String], samples: &[Vec<CounterRecord>]) -> R
 pub fn read(dir: &Path) -> Result<Counters> {
     read_table::<CounterRow, _>(dir, FILE_NAME, FORMAT_VERSION, |t, cols| {
         let mut rows: BTreeMap<String, Vec<(CounterRecord, u64)>> = BTreeMap::new();
-        while let Some(row) = t.next_row()? {
-            let mut r = CounterRow::default();
-            row.read(&mut r, cols)?;
-            rows.entry(r.target)
-                .or_default()
-                .push((r.counter, row.line));
-        }
+        t.each_record(cols, |r: CounterRow, line| {
+            rows.entry(r.target).or_default().push((r.counter, line));
+            Ok(())
+        })?;
         let mut out = Counters::new();
         for (target, mut v) in rows {
             v.sort_by_key(|(c, _)| c.time_ns);

@@ -118,6 +118,22 @@ impl<'a> Table<'a> {
         self.map.get(name).copied()
     }
 
+    /// Reads every remaining row into a fresh `R` (`cols`: from [`Table::columns_of`]) and
+    /// hands it and its 1-based file line to `each`.
+    pub(crate) fn each_record<R: Default + ReadCells>(
+        &mut self,
+        cols: &[Option<usize>],
+        mut each: impl FnMut(R, u64) -> Result<()>,
+    ) -> Result<()> {
+        while let Some(row) = self.next_row()? {
+            let mut r = R::default();
+            row.read(&mut r, cols)?;
+            let line = row.line;
+            each(r, line)?;
+        }
+        Ok(())
+    }
+
     /// The next record, or None at the end.
     pub(crate) fn next_row(&mut self) -> Result<Option<Row<'_>>> {
         let more = self

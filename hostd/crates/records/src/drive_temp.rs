@@ -52,13 +52,11 @@ pub fn write(dir: &Path, rows: &[DriveTempRecord]) -> Result<()> {
 pub fn read(dir: &Path) -> Result<DriveTemps> {
     read_table::<DriveTempRecord, _>(dir, FILE_NAME, FORMAT_VERSION, |t, cols| {
         let mut out = DriveTemps::new();
-        while let Some(row) = t.next_row()? {
-            let mut r = DriveTempRecord::default();
-            row.read(&mut r, cols)?;
-            out.entry(r.target)
-                .or_default()
-                .push((r.time_ns, r.temperature_c));
-        }
+        t.each_record(cols, |r: DriveTempRecord, _| {
+            let readings = out.entry(r.target).or_default();
+            readings.push((r.time_ns, r.temperature_c));
+            Ok(())
+        })?;
         for v in out.values_mut() {
             v.sort_by_key(|r| r.0);
         }

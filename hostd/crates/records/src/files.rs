@@ -429,13 +429,11 @@ fn read_corrupt(path: &Path) -> Result<CorruptMap> {
     let mut t = Table::new(path, &buf)?;
     let cols = t.columns_of::<CorruptRow>()?;
     let mut out: CorruptMap = HashMap::new();
-    while let Some(row) = t.next_row()? {
-        let mut r = CorruptRow::default();
-        row.read(&mut r, &cols)?;
-        out.entry((r.target, r.phase, r.index))
-            .or_default()
-            .push(r.block);
-    }
+    t.each_record(&cols, |r: CorruptRow, _| {
+        let key = (r.target, r.phase, r.index);
+        out.entry(key).or_default().push(r.block);
+        Ok(())
+    })?;
     Ok(out)
 }
 
