@@ -116,24 +116,34 @@ impl Point {
     /// Adds (or replaces) a tag. A tag with an empty value is left out when encoding,
     /// as InfluxDB treats a missing tag and an empty one alike.
     pub fn tag(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.set_tag(key, value);
+        self
+    }
+
+    /// [`Point::tag`] in place.
+    pub fn set_tag(&mut self, key: impl Into<String>, value: impl Into<String>) {
         let key = key.into();
         let value = value.into();
         match self.tags.iter_mut().find(|(k, _)| *k == key) {
             Some(slot) => slot.1 = value,
             None => self.tags.push((key, value)),
         }
-        self
     }
 
     /// Adds (or replaces) a field.
     pub fn field(mut self, key: impl Into<String>, value: impl Into<FieldValue>) -> Self {
+        self.set_field(key, value);
+        self
+    }
+
+    /// [`Point::field`] in place.
+    pub fn set_field(&mut self, key: impl Into<String>, value: impl Into<FieldValue>) {
         let key = key.into();
         let value = value.into();
         match self.fields.iter_mut().find(|(k, _)| *k == key) {
             Some(slot) => slot.1 = value,
             None => self.fields.push((key, value)),
         }
-        self
     }
 
     /// Sets the timestamp (Unix nanoseconds).

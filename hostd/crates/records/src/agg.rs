@@ -1,5 +1,6 @@
 //! `probe_agg.csv`: 10 ms min/mean/max bins of the probe samples (docs/run-directory.md).
 
+use crate::columns::{column_table, Columns as _, Value};
 use crate::csvio::LineWriter;
 use crate::csvio::{read_file, Table};
 use crate::error::Result;
@@ -10,25 +11,9 @@ use std::path::Path;
 pub const FILE_NAME: &str = "probe_agg.csv";
 /// Newest format this build reads and the one it writes.
 pub const FORMAT_VERSION: u32 = 1;
-/// The channels binned, in column order.
-pub const CHANNELS: [&str; 5] = [
-    "vbus_v",
-    "current_a",
-    "power_w",
-    "die_temp_c",
-    "enclosure_temp_c",
-];
-
 /// Columns, in order: `time_ns,samples`, `<channel>_min,_mean,_max` per channel, `energy_j`.
 pub fn columns() -> Vec<String> {
-    let mut c = vec!["time_ns".to_string(), "samples".to_string()];
-    for ch in CHANNELS {
-        for s in ["min", "mean", "max"] {
-            c.push(format!("{ch}_{s}"));
-        }
-    }
-    c.push("energy_j".into());
-    c
+    COLUMNS.iter().map(|c| c.to_string()).collect()
 }
 
 /// Min/mean/max of one channel in one bin (`NaN` when no sample had it).
@@ -77,49 +62,66 @@ pub struct AggRow {
     pub energy_j: f64,
 }
 
-impl AggRow {
-    /// The channel statistics in [`CHANNELS`] order.
-    pub fn stats(&self) -> [Stat; 5] {
-        [
-            self.vbus_v,
-            self.current_a,
-            self.power_w,
-            self.die_temp_c,
-            self.enclosure_temp_c,
-        ]
-    }
-
-    fn stats_mut(&mut self) -> [&mut Stat; 5] {
-        [
-            &mut self.vbus_v,
-            &mut self.current_a,
-            &mut self.power_w,
-            &mut self.die_temp_c,
-            &mut self.enclosure_temp_c,
-        ]
-    }
-
-    /// Appends this row as one `probe_agg.csv` line (with newline); empty
-    /// cells for channels without samples.
-    pub fn write_csv_line(&self, out: &mut String) {
-        use std::fmt::Write;
-        let _ = write!(out, "{},{}", self.time_ns, self.samples);
-        for s in self.stats() {
-            for v in [s.min, s.mean, s.max] {
-                push_cell(out, v);
-            }
-        }
-        push_cell(out, self.energy_j);
-        out.push('\n');
+column_table! {
+    /// Columns, in order (empty cells for channels without samples; NaN when read).
+    pub const COLUMNS for AggRow {
+        "time_ns" (Time, required): |r| Value::Int(r.time_ns), |r, c| r.time_ns = c.int()?;
+        "samples" (Field): |r| Value::Count(r.samples.into()),
+            |r, c| r.samples = c.opt_int()?.unwrap_or(0);
+        "vbus_v_min" (Field): |r| stat(r.vbus_v.min), |r, c| r.vbus_v.min = num(c)?;
+        "vbus_v_mean" (Field): |r| stat(r.vbus_v.mean), |r, c| r.vbus_v.mean = num(c)?;
+        "vbus_v_max" (Field): |r| stat(r.vbus_v.max), |r, c| r.vbus_v.max = num(c)?;
+        "current_a_min" (Field): |r| stat(r.current_a.min), |r, c| r.current_a.min = num(c)?;
+        "current_a_mean" (Field): |r| stat(r.current_a.mean), |r, c| r.current_a.mean = num(c)?;
+        "current_a_max" (Field): |r| stat(r.current_a.max), |r, c| r.current_a.max = num(c)?;
+        "power_w_min" (Field): |r| stat(r.power_w.min), |r, c| r.power_w.min = num(c)?;
+        "power_w_mean" (Field): |r| stat(r.power_w.mean), |r, c| r.power_w.mean = num(c)?;
+        "power_w_max" (Field): |r| stat(r.power_w.max), |r, c| r.power_w.max = num(c)?;
+        "die_temp_c_min" (Field): |r| stat(r.die_temp_c.min), |r, c| r.die_temp_c.min = num(c)?;
+        "die_temp_c_mean" (Field): |r| stat(r.die_temp_c.mean),
+            |r, c| r.die_temp_c.mean = num(c)?;
+        "die_temp_c_max" (Field): |r| stat(r.die_temp_c.max), |r, c| r.die_temp_c.max = num(c)?;
+        "enclosure_temp_c_min" (Field): |r| stat(r.enclosure_temp_c.min),
+            |r, c| r.enclosure_temp_c.min = num(c)?;
+        "enclosure_temp_c_mean" (Field): |r| stat(r.enclosure_temp_c.mean),
+            |r, c| r.enclosure_temp_c.mean = num(c)?;
+        "enclosure_temp_c_max" (Field): |r| stat(r.enclosure_temp_c.max),
+            |r, c| r.enclosure_temp_c.max = num(c)?;
+        "energy_j" (Field): |r| stat(r.energy_j), |r, c| r.energy_j = num(c)?;
     }
 }
 
-fn push_cell(out: &mut String, v: f64) {
-    use std::fmt::Write;
-    if v.is_nan() {
-        out.push(',');
-    } else {
-        let _ = write!(out, ",{v}");
+/// A statistic's cell: empty when no sample contributed (NaN).
+fn stat(v: f64) -> Value<'static> {
+    Value::unless_nan(v)
+}
+
+/// A statistic read back: NaN for an empty cell.
+fn num(c: crate::columns::Cell<'_>) -> Result<f64> {
+    Ok(c.opt_float()?.unwrap_or(f64::NAN))
+}
+
+impl Default for AggRow {
+    /// A bin at 0 without samples.
+    fn default() -> Self {
+        AggRow {
+            time_ns: 0,
+            samples: 0,
+            vbus_v: Stat::EMPTY,
+            current_a: Stat::EMPTY,
+            power_w: Stat::EMPTY,
+            die_temp_c: Stat::EMPTY,
+            enclosure_temp_c: Stat::EMPTY,
+            energy_j: f64::NAN,
+        }
+    }
+}
+
+impl AggRow {
+    /// Appends this row as one `probe_agg.csv` line (with newline).
+    pub fn write_csv_line(&self, out: &mut String) {
+        AggRow::write_csv_plain(Some(self), out, true);
+        out.push('\n');
     }
 }
 
@@ -131,7 +133,7 @@ impl Writer {
     pub fn create(dir: &Path) -> Result<Writer> {
         LineWriter::open(
             dir.join(FILE_NAME),
-            &columns().join(","),
+            &COLUMNS.join(","),
             64 * 1024,
             AggRow::write_csv_line,
         )
@@ -148,33 +150,12 @@ pub fn read(dir: &Path) -> Result<Vec<AggRow>> {
 /// Parses the bytes of a `probe_agg.csv` (`path` names it in errors).
 pub fn parse(path: &Path, buf: &[u8]) -> Result<Vec<AggRow>> {
     let mut t = Table::new(path, buf)?;
-    let names = columns();
-    let time = t.required("time_ns")?;
-    let cols: Vec<Option<usize>> = names.iter().map(|c| t.optional(c)).collect();
+    let cols = t.columns_of::<AggRow>()?;
     let mut out = Vec::new();
-    while let Some(row) = t.next_row()? {
-        let f = |k: usize| -> Result<f64> {
-            Ok(row.opt_float(cols[k], &names[k])?.unwrap_or(f64::NAN))
-        };
-        let mut r = AggRow {
-            time_ns: row.int(time, "time_ns")?,
-            samples: row.opt_int(cols[1], "samples")?.unwrap_or(0),
-            vbus_v: Stat::EMPTY,
-            current_a: Stat::EMPTY,
-            power_w: Stat::EMPTY,
-            die_temp_c: Stat::EMPTY,
-            enclosure_temp_c: Stat::EMPTY,
-            energy_j: f(names.len() - 1)?,
-        };
-        for (k, s) in r.stats_mut().into_iter().enumerate() {
-            *s = Stat {
-                min: f(2 + 3 * k)?,
-                mean: f(3 + 3 * k)?,
-                max: f(4 + 3 * k)?,
-            };
-        }
+    t.each_record(&cols, |r: AggRow, _| {
         out.push(r);
-    }
+        Ok(())
+    })?;
     Ok(out)
 }
 

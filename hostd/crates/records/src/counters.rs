@@ -1,5 +1,6 @@
 //! `counters.csv`: each target's cumulative bytes every 100 ms (docs/run-directory.md).
 
+use crate::columns::{column_table, Columns as _, Value};
 use crate::csvio::{read_table, CsvOut};
 use crate::error::Result;
 use serde::{Deserialize, Serialize};
@@ -10,11 +11,9 @@ use std::path::Path;
 pub const FILE_NAME: &str = "counters.csv";
 /// Newest format this build reads and the one it writes.
 pub const FORMAT_VERSION: u32 = 1;
-/// Columns, in order.
-pub const COLUMNS: [&str; 3] = ["target", "time_ns", "bytes"];
 
 /// One sample of one target's byte counter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CounterRecord {
     /// Host Unix ns of the sample.
     pub time_ns: u64,
@@ -22,15 +21,38 @@ pub struct CounterRecord {
     pub bytes: u64,
 }
 
+/// One row of `counters.csv`: a sample and the target it counts.
+#[derive(Debug, Clone, Default)]
+struct CounterRow {
+    target: String,
+    counter: CounterRecord,
+}
+
+column_table! {
+    /// Columns, in order.
+    pub const COLUMNS for CounterRow {
+        "target" (Tag, required): |r| Value::Text(&r.target),
+            |r, c| r.target = c.text()?.to_string();
+        "time_ns" (Time, required): |r| Value::Count(r.counter.time_ns),
+            |r, c| r.counter.time_ns = c.int()?;
+        "bytes" (Field, required): |r| Value::Count(r.counter.bytes),
+            |r, c| r.counter.bytes = c.int()?;
+    }
+}
+
 /// Per target label: its counter samples in time order.
 pub type Counters = BTreeMap<String, Vec<CounterRecord>>;
 
 /// Writes `dir/counters.csv`: `labels[i]`'s samples are `samples[i]`.
 pub fn write(dir: &Path, labels: &[String], samples: &[Vec<CounterRecord>]) -> Result<()> {
-    let mut w = CsvOut::create(&dir.join(FILE_NAME), &COLUMNS)?;
+    let mut w = CsvOut::create(&dir.join(FILE_NAME), COLUMNS)?;
     for (label, s) in labels.iter().zip(samples) {
-        for c in s {
-            w.row([label.clone(), c.time_ns.to_string(), c.bytes.to_string()])?;
+        for &counter in s {
+            let row = CounterRow {
+                target: label.clone(),
+                counter,
+            };
+            w.row(CounterRow::csv_cells(Some(&row)))?;
         }
     }
     w.flush()
@@ -39,16 +61,12 @@ pub fn write(dir: &Path, labels: &[String], samples: &[Vec<CounterRecord>]) -> R
 /// Reads `dir/counters.csv`, refusing a newer format. Rows of a target out of time order are
 /// sorted; a count that goes down is an error naming its line.
 pub fn read(dir: &Path) -> Result<Counters> {
-    read_table(dir, FILE_NAME, FORMAT_VERSION, &COLUMNS, |t, cols| {
+    read_table::<CounterRow, _>(dir, FILE_NAME, FORMAT_VERSION, |t, cols| {
         let mut rows: BTreeMap<String, Vec<(CounterRecord, u64)>> = BTreeMap::new();
-        while let Some(row) = t.next_row()? {
-            let c = CounterRecord {
-                time_ns: row.int(cols[1], "time_ns")?,
-                bytes: row.int(cols[2], "bytes")?,
-            };
-            let target = row.text(cols[0], "target")?.to_string();
-            rows.entry(target).or_default().push((c, row.line));
-        }
+        t.each_record(cols, |r: CounterRow, line| {
+            rows.entry(r.target).or_default().push((r.counter, line));
+            Ok(())
+        })?;
         let mut out = Counters::new();
         for (target, mut v) in rows {
             v.sort_by_key(|(c, _)| c.time_ns);

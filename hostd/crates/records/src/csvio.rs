@@ -2,6 +2,7 @@
 //! are accepted) and knows each record's 1-based file line, typed cell access whose errors
 //! name file, line and column, and a buffered writer that maps I/O errors to the file.
 
+use crate::columns::{Cell, Columns, ReadCells};
 use crate::error::{RecordError, Result};
 use std::collections::HashMap;
 use std::fs::File;
@@ -31,21 +32,17 @@ pub(crate) fn read_file<R>(
     parse(&path, &buf)
 }
 
-/// Reads `dir/name` (refusing a format newer than `version`) and hands its table and the
-/// indices of the required `columns`, in their order, to `read`.
-pub(crate) fn read_table<R>(
+/// Reads `dir/name` (refusing a format newer than `version`) as rows of `R` and hands its
+/// table and the positions of `R`'s columns ([`Table::columns_of`]) to `read`.
+pub(crate) fn read_table<R: Columns, T>(
     dir: &Path,
     name: &str,
     version: u32,
-    columns: &[&str],
-    read: impl FnOnce(&mut Table<'_>, &[usize]) -> Result<R>,
-) -> Result<R> {
+    read: impl FnOnce(&mut Table<'_>, &[Option<usize>]) -> Result<T>,
+) -> Result<T> {
     read_file(dir, name, version, |path, buf| {
         let mut t = Table::new(path, buf)?;
-        let cols: Vec<usize> = columns
-            .iter()
-            .map(|c| t.required(c))
-            .collect::<Result<_>>()?;
+        let cols = t.columns_of::<R>()?;
         read(&mut t, &cols)
     })
 }
@@ -102,9 +99,39 @@ impl<'a> Table<'a> {
             })
     }
 
+    /// Positions of a record's columns ([`Columns::NAMES`], None where absent), refusing a
+    /// file without its required ones.
+    pub(crate) fn columns_of<R: Columns>(&self) -> Result<Vec<Option<usize>>> {
+        for name in R::REQUIRED {
+            self.required(name)?;
+        }
+        Ok(self.positions(R::NAMES))
+    }
+
+    /// Positions of `names` (None where absent).
+    pub(crate) fn positions(&self, names: &[&str]) -> Vec<Option<usize>> {
+        names.iter().map(|c| self.optional(c)).collect()
+    }
+
     /// Position of a column the file may have.
     pub(crate) fn optional(&self, name: &str) -> Option<usize> {
         self.map.get(name).copied()
+    }
+
+    /// Reads every remaining row into a fresh `R` (`cols`: from [`Table::columns_of`]) and
+    /// hands it and its 1-based file line to `each`.
+    pub(crate) fn each_record<R: Default + ReadCells>(
+        &mut self,
+        cols: &[Option<usize>],
+        mut each: impl FnMut(R, u64) -> Result<()>,
+    ) -> Result<()> {
+        while let Some(row) = self.next_row()? {
+            let mut r = R::default();
+            row.read(&mut r, cols)?;
+            let line = row.line;
+            each(r, line)?;
+        }
+        Ok(())
     }
 
     /// The next record, or None at the end.
@@ -133,66 +160,28 @@ pub(crate) struct Row<'a> {
     rec: &'a csv::ByteRecord,
 }
 
-impl Row<'_> {
+impl<'a> Row<'a> {
+    /// The cell of column `col` (None when the file has no such column), empty when the row
+    /// is short.
+    pub(crate) fn cell(&self, col: Option<usize>, name: &'static str) -> Option<Cell<'a>> {
+        let raw: &'a [u8] = col.map(|c| self.rec.get(c).unwrap_or(b""))?;
+        Some(Cell {
+            path: self.path,
+            line: self.line,
+            name,
+            raw,
+        })
+    }
+
+    /// Sets `r` from the cells of this row (`cols`: positions of its columns, from
+    /// [`Table::columns_of`]).
+    pub(crate) fn read<R: ReadCells>(&self, r: &mut R, cols: &[Option<usize>]) -> Result<()> {
+        r.read_cells(|k, name| self.cell(cols[k], name))
+    }
+
     /// The error for a bad cell of this row.
     pub(crate) fn bad(&self, column: &str, value: &str, message: &str) -> RecordError {
         bad_value(self.path, self.line, column, value.as_bytes(), message)
-    }
-
-    /// The trimmed text of a cell (empty when the row is short).
-    pub(crate) fn text(&self, col: usize, name: &str) -> Result<&str> {
-        let raw = self.rec.get(col).unwrap_or(b"");
-        std::str::from_utf8(raw)
-            .map(str::trim)
-            .map_err(|_| self.bad(name, &String::from_utf8_lossy(raw), "not UTF-8"))
-    }
-
-    /// The text of an optional column ("" when the column is absent).
-    pub(crate) fn text_or_empty(&self, col: Option<usize>, name: &str) -> Result<&str> {
-        col.map_or(Ok(""), |c| self.text(c, name))
-    }
-
-    /// A whole number.
-    pub(crate) fn int<T: std::str::FromStr>(&self, col: usize, name: &str) -> Result<T> {
-        let s = self.text(col, name)?;
-        s.parse::<T>()
-            .map_err(|_| self.bad(name, s, "expected a whole number"))
-    }
-
-    /// A whole number of an optional column; absent column or empty cell is None.
-    pub(crate) fn opt_int<T: std::str::FromStr>(
-        &self,
-        col: Option<usize>,
-        name: &str,
-    ) -> Result<Option<T>> {
-        let s = self.text_or_empty(col, name)?;
-        if s.is_empty() {
-            return Ok(None);
-        }
-        s.parse::<T>()
-            .map(Some)
-            .map_err(|_| self.bad(name, s, "expected a whole number"))
-    }
-
-    /// A number; an absent column or empty cell is None (a channel not measured).
-    pub(crate) fn opt_float(&self, col: Option<usize>, name: &str) -> Result<Option<f64>> {
-        let s = self.text_or_empty(col, name)?;
-        if s.is_empty() {
-            return Ok(None);
-        }
-        s.parse::<f64>()
-            .map(Some)
-            .map_err(|_| self.bad(name, s, "expected a number"))
-    }
-
-    /// `true`/`false`; an absent column or empty cell is None.
-    pub(crate) fn opt_bool(&self, col: Option<usize>, name: &str) -> Result<Option<bool>> {
-        match self.text_or_empty(col, name)? {
-            "" => Ok(None),
-            "true" => Ok(Some(true)),
-            "false" => Ok(Some(false)),
-            other => Err(self.bad(name, other, "expected true or false")),
-        }
     }
 }
 

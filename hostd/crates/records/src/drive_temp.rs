@@ -1,6 +1,7 @@
 //! `drive_temp.csv`: the drive's own (SMART/NVMe) temperature about once a second through
 //! the run, per target (docs/run-directory.md "Drive").
 
+use crate::columns::{column_table, Columns as _, Value};
 use crate::csvio::{read_table, CsvOut};
 use crate::error::Result;
 use serde::{Deserialize, Serialize};
@@ -11,11 +12,9 @@ use std::path::Path;
 pub const FILE_NAME: &str = "drive_temp.csv";
 /// Newest format this build reads and the one it writes.
 pub const FORMAT_VERSION: u32 = 1;
-/// Columns, in order.
-pub const COLUMNS: [&str; 3] = ["time_ns", "target", "temperature_c"];
 
 /// One reading of one target's drive temperature.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DriveTempRecord {
     /// Host Unix ns when smartctl answered.
     pub time_ns: i64,
@@ -25,18 +24,25 @@ pub struct DriveTempRecord {
     pub temperature_c: f64,
 }
 
+column_table! {
+    /// Columns, in order.
+    pub const COLUMNS for DriveTempRecord {
+        "time_ns" (Time, required): |r| Value::Int(r.time_ns), |r, c| r.time_ns = c.int()?;
+        "target" (Tag, required): |r| Value::Text(&r.target),
+            |r, c| r.target = c.text()?.to_string();
+        "temperature_c" (Field, required): |r| Value::Float(r.temperature_c),
+            |r, c| r.temperature_c = c.opt_float()?.ok_or_else(|| c.bad("expected a number"))?;
+    }
+}
+
 /// Per target: (host Unix ns, °C) of the drive's own temperature, in time order.
 pub type DriveTemps = BTreeMap<String, Vec<(i64, f64)>>;
 
 /// Writes `dir/drive_temp.csv`, one row per reading.
 pub fn write(dir: &Path, rows: &[DriveTempRecord]) -> Result<()> {
-    let mut w = CsvOut::create(&dir.join(FILE_NAME), &COLUMNS)?;
+    let mut w = CsvOut::create(&dir.join(FILE_NAME), COLUMNS)?;
     for r in rows {
-        w.row([
-            r.time_ns.to_string(),
-            r.target.clone(),
-            r.temperature_c.to_string(),
-        ])?;
+        w.row(DriveTempRecord::csv_cells(Some(r)))?;
     }
     w.flush()
 }
@@ -44,16 +50,13 @@ pub fn write(dir: &Path, rows: &[DriveTempRecord]) -> Result<()> {
 /// Reads `dir/drive_temp.csv` per target, (host ns, °C) in time order; refuses a newer
 /// format and names the line and column of a bad cell.
 pub fn read(dir: &Path) -> Result<DriveTemps> {
-    read_table(dir, FILE_NAME, FORMAT_VERSION, &COLUMNS, |t, cols| {
-        let mut out: BTreeMap<String, Vec<(i64, f64)>> = BTreeMap::new();
-        while let Some(row) = t.next_row()? {
-            let time: i64 = row.int(cols[0], "time_ns")?;
-            let target = row.text(cols[1], "target")?.to_string();
-            let temp = row
-                .opt_float(Some(cols[2]), "temperature_c")?
-                .ok_or_else(|| row.bad("temperature_c", "", "expected a number"))?;
-            out.entry(target).or_default().push((time, temp));
-        }
+    read_table::<DriveTempRecord, _>(dir, FILE_NAME, FORMAT_VERSION, |t, cols| {
+        let mut out = DriveTemps::new();
+        t.each_record(cols, |r: DriveTempRecord, _| {
+            let readings = out.entry(r.target).or_default();
+            readings.push((r.time_ns, r.temperature_c));
+            Ok(())
+        })?;
         for v in out.values_mut() {
             v.sort_by_key(|r| r.0);
         }

@@ -1,6 +1,7 @@
 //! `files.csv` (one row per file operation) and `corrupt.csv` (one row per corrupt 4 KiB
 //! block, the first 64 per file). Columns: docs/run-directory.md.
 
+use crate::columns::{column_table, Columns as _, Value};
 use crate::csvio::{slurp, CsvOut, Table};
 use crate::error::{RecordError, Result};
 use crate::summary::{LatencyStats, LATENCY_COLUMNS};
@@ -15,58 +16,11 @@ pub const CORRUPT_FILE_NAME: &str = "corrupt.csv";
 /// Newest format of `files.csv` and `corrupt.csv` this build reads and the one it writes.
 pub const FORMAT_VERSION: u32 = 1;
 
-/// Columns of every `files.csv`, in order.
-pub const COLUMNS: [&str; 16] = [
-    "target",
-    "phase",
-    "index",
-    "start_ns",
-    "end_ns",
-    "bytes",
-    "mbps",
-    "verified",
-    "corrupt_blocks",
-    "corrupt_bytes",
-    "late_ops",
-    "direct_io",
-    "status",
-    "first_corrupt_offset",
-    "block_size",
-    "queue_depth",
-];
-
-/// Columns appended when the run had a probe (see [`FileProbe`]), in order.
-pub const PROBE_COLUMNS: [&str; 13] = [
-    "probe",
-    "energy_j",
-    "energy_share_j",
-    "j_per_gb",
-    "mean_power_w",
-    "peak_power_w",
-    "vbus_v",
-    "temp_start_c",
-    "temp_end_c",
-    "temp_max_c",
-    "die_temp_start_c",
-    "die_temp_end_c",
-    "die_temp_max_c",
-];
-
-/// Columns of `corrupt.csv`.
-pub const CORRUPT_COLUMNS: [&str; 6] = [
-    "target",
-    "phase",
-    "index",
-    "block_offset",
-    "bad_bytes",
-    "first_bad_byte",
-];
-
 /// Value of the `probe` column on the rows of targets the probe was not on.
 pub const NO_PROBE: &str = "no probe";
 
 /// One corrupt block: where, and how many of its bytes differ.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CorruptBlock {
     /// Byte offset of the block in the file.
     pub offset: u64,
@@ -109,41 +63,58 @@ pub struct FileProbe {
     pub die_temp_max_c: Option<f64>,
 }
 
-impl FileProbe {
-    /// The figures in [`PROBE_COLUMNS`] order (after `probe`).
-    pub fn figures(&self) -> [Option<f64>; 12] {
-        [
-            self.energy_j,
-            self.energy_share_j,
-            self.j_per_gb,
-            self.mean_power_w,
-            self.peak_power_w,
-            self.vbus_v,
-            self.temp_start_c,
-            self.temp_end_c,
-            self.temp_max_c,
-            self.die_temp_start_c,
-            self.die_temp_end_c,
-            self.die_temp_max_c,
-        ]
-    }
+/// One row of `corrupt.csv`: a corrupt block and the file it is in.
+#[derive(Debug, Clone, Default)]
+struct CorruptRow {
+    target: String,
+    phase: String,
+    index: u32,
+    block: CorruptBlock,
+}
 
-    fn figures_mut(&mut self) -> [&mut Option<f64>; 12] {
-        [
-            &mut self.energy_j,
-            &mut self.energy_share_j,
-            &mut self.j_per_gb,
-            &mut self.mean_power_w,
-            &mut self.peak_power_w,
-            &mut self.vbus_v,
-            &mut self.temp_start_c,
-            &mut self.temp_end_c,
-            &mut self.temp_max_c,
-            &mut self.die_temp_start_c,
-            &mut self.die_temp_end_c,
-            &mut self.die_temp_max_c,
-        ]
+column_table! {
+    /// Columns of `corrupt.csv`.
+    pub const CORRUPT_COLUMNS for CorruptRow {
+        "target" (Tag, required): |r| Value::Text(&r.target),
+            |r, c| r.target = c.text()?.to_string();
+        "phase" (Tag, required): |r| Value::Text(&r.phase), |r, c| r.phase = c.text()?.to_string();
+        "index" (Field, required): |r| Value::Count(r.index.into()), |r, c| r.index = c.int()?;
+        "block_offset" (Field, required): |r| Value::Count(r.block.offset),
+            |r, c| r.block.offset = c.int()?;
+        "bad_bytes" (Field, required): |r| Value::Count(r.block.bad_bytes.into()),
+            |r, c| r.block.bad_bytes = c.int()?;
+        "first_bad_byte" (Field, required): |r| Value::Count(r.block.first_bad_byte),
+            |r, c| r.block.first_bad_byte = c.int()?;
     }
+}
+
+column_table! {
+    /// Columns appended when the run had a probe (see [`FileProbe`]), in order (figures
+    /// with 6 decimals).
+    pub const PROBE_COLUMNS for FileProbe {
+        "probe" (Field): |p| Value::Text(&p.probe), |p, c| p.probe = c.text()?.to_string();
+        "energy_j" (Field): |p| fig(p.energy_j), |p, c| p.energy_j = c.opt_float()?;
+        "energy_share_j" (Field): |p| fig(p.energy_share_j),
+            |p, c| p.energy_share_j = c.opt_float()?;
+        "j_per_gb" (Field): |p| fig(p.j_per_gb), |p, c| p.j_per_gb = c.opt_float()?;
+        "mean_power_w" (Field): |p| fig(p.mean_power_w), |p, c| p.mean_power_w = c.opt_float()?;
+        "peak_power_w" (Field): |p| fig(p.peak_power_w), |p, c| p.peak_power_w = c.opt_float()?;
+        "vbus_v" (Field): |p| fig(p.vbus_v), |p, c| p.vbus_v = c.opt_float()?;
+        "temp_start_c" (Field): |p| fig(p.temp_start_c), |p, c| p.temp_start_c = c.opt_float()?;
+        "temp_end_c" (Field): |p| fig(p.temp_end_c), |p, c| p.temp_end_c = c.opt_float()?;
+        "temp_max_c" (Field): |p| fig(p.temp_max_c), |p, c| p.temp_max_c = c.opt_float()?;
+        "die_temp_start_c" (Field): |p| fig(p.die_temp_start_c),
+            |p, c| p.die_temp_start_c = c.opt_float()?;
+        "die_temp_end_c" (Field): |p| fig(p.die_temp_end_c),
+            |p, c| p.die_temp_end_c = c.opt_float()?;
+        "die_temp_max_c" (Field): |p| fig(p.die_temp_max_c),
+            |p, c| p.die_temp_max_c = c.opt_float()?;
+    }
+}
+
+/// A probe figure's cell: 6 decimals, empty when the probe has no data.
+fn fig(v: Option<f64>) -> Value<'static> {
+    v.map_or(Value::Absent, |v| Value::Fixed(v, 6))
 }
 
 /// One row of `files.csv`: one file operation.
@@ -193,6 +164,45 @@ pub struct FileRecord {
     /// most records travel without).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe: Option<Box<FileProbe>>,
+}
+
+column_table! {
+    /// Columns of every `files.csv`, in order (then [`LATENCY_COLUMNS`] and, with a probe,
+    /// [`PROBE_COLUMNS`]). `target_index` and the corrupt blocks after the first are not
+    /// columns.
+    pub const COLUMNS for FileRecord {
+        "target" (Tag, required): |r| Value::Text(&r.target),
+            |r, c| r.target = c.text()?.to_string();
+        "phase" (Tag, required): |r| Value::Text(&r.phase), |r, c| r.phase = c.text()?.to_string();
+        "index" (Field, required): |r| Value::Count(r.index.into()), |r, c| r.index = c.int()?;
+        "start_ns" (Field, required): |r| Value::Count(r.start_ns), |r, c| r.start_ns = c.int()?;
+        "end_ns" (Field, required): |r| Value::Count(r.end_ns), |r, c| r.end_ns = c.int()?;
+        "bytes" (Field, required): |r| Value::Count(r.bytes), |r, c| r.bytes = c.int()?;
+        // Absent: computed from bytes and time (`FileRecord::new`).
+        "mbps" (Field): |r| Value::Fixed(r.mbps, 3), |r, c| r.mbps = c.opt_float()?.unwrap_or(f64::NAN);
+        "verified" (Field): |r| r.verified.map_or(Value::Absent, Value::Bool),
+            |r, c| r.verified = c.opt_bool()?;
+        "corrupt_blocks" (Field): |r| Value::Count(r.corrupt_blocks),
+            |r, c| r.corrupt_blocks = c.opt_int()?.unwrap_or(0);
+        "corrupt_bytes" (Field): |r| Value::Count(r.corrupt_bytes),
+            |r, c| r.corrupt_bytes = c.opt_int()?.unwrap_or(0);
+        "late_ops" (Field): |r| Value::Count(r.late_ops), |r, c| r.late_ops = c.opt_int()?.unwrap_or(0);
+        "direct_io" (Field): |r| Value::Bool(r.direct_io),
+            |r, c| r.direct_io = c.opt_bool()?.unwrap_or(false);
+        "status" (Field): |r| Value::Text(&r.status),
+            |r, c| r.status = match c.text()? { "" => "ok", s => s }.to_string();
+        // The offset alone, until corrupt.csv (read by `read`) gives every block in full.
+        "first_corrupt_offset" (Field): |r| r.corrupt.first().map_or(Value::Absent, |b| Value::Count(b.offset)),
+            |r, c| r.corrupt = c.opt_int()?.map(|offset| vec![CorruptBlock {
+                offset,
+                bad_bytes: 0,
+                first_bad_byte: offset,
+            }]).unwrap_or_default();
+        "block_size" (Field): |r| Value::Count(r.block_size as u64),
+            |r, c| r.block_size = c.opt_int()?.unwrap_or(0);
+        "queue_depth" (Field): |r| Value::Count(r.queue_depth as u64),
+            |r, c| r.queue_depth = c.opt_int()?.unwrap_or(0);
+    }
 }
 
 impl FileRecord {
@@ -256,39 +266,10 @@ impl FileRecord {
     }
 
     fn cells(&self, with_probe: bool) -> Vec<String> {
-        let mut c = vec![
-            self.target.clone(),
-            self.phase.clone(),
-            self.index.to_string(),
-            self.start_ns.to_string(),
-            self.end_ns.to_string(),
-            self.bytes.to_string(),
-            format!("{:.3}", self.mbps),
-            self.verified.map(|v| v.to_string()).unwrap_or_default(),
-            self.corrupt_blocks.to_string(),
-            self.corrupt_bytes.to_string(),
-            self.late_ops.to_string(),
-            self.direct_io.to_string(),
-            self.status.clone(),
-            self.corrupt
-                .first()
-                .map(|c| c.offset.to_string())
-                .unwrap_or_default(),
-            self.block_size.to_string(),
-            self.queue_depth.to_string(),
-        ];
-        c.extend(LatencyStats::cells(self.latency.as_ref()));
+        let mut c = FileRecord::csv_cells(Some(self));
+        c.extend(LatencyStats::csv_cells(self.latency.as_ref()));
         if with_probe {
-            match &self.probe {
-                Some(p) => {
-                    c.push(p.probe.clone());
-                    c.extend(
-                        p.figures()
-                            .map(|v| v.map_or(String::new(), |v| format!("{v:.6}"))),
-                    );
-                }
-                None => c.extend(vec![String::new(); PROBE_COLUMNS.len()]),
-            }
+            c.extend(FileProbe::csv_cells(self.probe.as_deref()));
         }
         c
     }
@@ -296,7 +277,7 @@ impl FileRecord {
 
 /// The header of `files.csv`: [`COLUMNS`], [`LATENCY_COLUMNS`], then the probe's.
 fn header(with_probe: bool) -> Vec<&'static str> {
-    let probe: &[&str] = if with_probe { &PROBE_COLUMNS } else { &[] };
+    let probe: &[&str] = if with_probe { PROBE_COLUMNS } else { &[] };
     COLUMNS
         .iter()
         .chain(LATENCY_COLUMNS.iter())
@@ -336,19 +317,18 @@ impl Writer {
             if self.corrupt.is_none() {
                 self.corrupt = Some(CsvOut::create(
                     &self.dir.join(CORRUPT_FILE_NAME),
-                    &CORRUPT_COLUMNS,
+                    CORRUPT_COLUMNS,
                 )?);
             }
             let w = self.corrupt.as_mut().expect("created above");
-            for c in &r.corrupt {
-                w.row([
-                    r.target.clone(),
-                    r.phase.clone(),
-                    r.index.to_string(),
-                    c.offset.to_string(),
-                    c.bad_bytes.to_string(),
-                    c.first_bad_byte.to_string(),
-                ])?;
+            for &block in &r.corrupt {
+                let row = CorruptRow {
+                    target: r.target.clone(),
+                    phase: r.phase.clone(),
+                    index: r.index,
+                    block,
+                };
+                w.row(CorruptRow::csv_cells(Some(&row)))?;
             }
             w.flush()?;
         }
@@ -409,79 +389,32 @@ pub fn read_path(path: &Path) -> Result<Vec<FileRecord>> {
 /// accepting a file without rows (a run that failed before its first file).
 pub fn parse(path: &Path, buf: &[u8]) -> Result<Vec<FileRecord>> {
     let mut t = Table::new(path, buf)?;
-    let c_target = t.required("target")?;
-    let c_phase = t.required("phase")?;
-    let c_index = t.required("index")?;
-    let c_start = t.required("start_ns")?;
-    let c_end = t.required("end_ns")?;
-    let c_bytes = t.required("bytes")?;
-    let opt: HashMap<&str, Option<usize>> = COLUMNS
-        .iter()
-        .chain(PROBE_COLUMNS.iter())
-        .map(|&c| (c, t.optional(c)))
-        .collect();
-    let lat: Vec<Option<usize>> = LATENCY_COLUMNS.iter().map(|c| t.optional(c)).collect();
+    let cols = t.columns_of::<FileRecord>()?;
+    let (lat, probe) = (t.positions(LATENCY_COLUMNS), t.positions(PROBE_COLUMNS));
     let mut targets: Vec<String> = Vec::new();
     let mut out = Vec::new();
     while let Some(row) = t.next_row()? {
-        let target = row.text(c_target, "target")?.to_string();
-        let target_index = match targets.iter().position(|t| *t == target) {
-            Some(i) => i,
-            None => {
-                targets.push(target.clone());
-                targets.len() - 1
-            }
-        };
-        let mut r = FileRecord::new(
-            &target,
-            row.text(c_phase, "phase")?,
-            row.int(c_index, "index")?,
-            row.int(c_start, "start_ns")?,
-            row.int(c_end, "end_ns")?,
-            row.int(c_bytes, "bytes")?,
-        );
+        let mut r = FileRecord::new("", "", 0, 0, 0, 0);
+        (r.mbps, r.direct_io) = (f64::NAN, false);
+        row.read(&mut r, &cols)?;
         if r.end_ns < r.start_ns {
             return Err(row.bad("end_ns", &r.end_ns.to_string(), "end_ns is before start_ns"));
         }
-        r.target_index = target_index;
-        if let Some(m) = row.opt_float(opt["mbps"], "mbps")? {
-            r.mbps = m;
+        if r.mbps.is_nan() {
+            r.mbps = r.bytes as f64 / 1e6 / r.seconds_nonzero();
         }
-        r.verified = row.opt_bool(opt["verified"], "verified")?;
-        r.corrupt_blocks = row
-            .opt_int(opt["corrupt_blocks"], "corrupt_blocks")?
-            .unwrap_or(0);
-        r.corrupt_bytes = row
-            .opt_int(opt["corrupt_bytes"], "corrupt_bytes")?
-            .unwrap_or(0);
-        r.late_ops = row.opt_int(opt["late_ops"], "late_ops")?.unwrap_or(0);
-        r.direct_io = row
-            .opt_bool(opt["direct_io"], "direct_io")?
-            .unwrap_or(false);
-        let status = row.text_or_empty(opt["status"], "status")?;
-        if !status.is_empty() {
-            r.status = status.to_string();
-        }
-        // The offset alone, until corrupt.csv (read by `read`) gives every block in full.
-        if let Some(offset) = row.opt_int(opt["first_corrupt_offset"], "first_corrupt_offset")? {
-            r.corrupt = vec![CorruptBlock {
-                offset,
-                bad_bytes: 0,
-                first_bad_byte: offset,
-            }];
-        }
-        r.block_size = row.opt_int(opt["block_size"], "block_size")?.unwrap_or(0);
-        r.queue_depth = row.opt_int(opt["queue_depth"], "queue_depth")?.unwrap_or(0);
-        r.latency = LatencyStats::from_row(&row, &lat)?;
-        let probe = row.text_or_empty(opt["probe"], "probe")?;
-        if !probe.is_empty() {
-            let mut p = FileProbe {
-                probe: probe.to_string(),
-                ..FileProbe::default()
-            };
-            for (name, slot) in PROBE_COLUMNS[1..].iter().zip(p.figures_mut()) {
-                *slot = row.opt_float(opt[name], name)?;
+        r.target_index = match targets.iter().position(|t| *t == r.target) {
+            Some(i) => i,
+            None => {
+                targets.push(r.target.clone());
+                targets.len() - 1
             }
+        };
+        r.latency = LatencyStats::from_row(&row, &lat)?;
+        let named = row.cell(probe[0], PROBE_COLUMNS[0]);
+        if !named.map_or(Ok(""), |c| c.text())?.is_empty() {
+            let mut p = FileProbe::default();
+            row.read(&mut p, &probe)?;
             r.probe = Some(Box::new(p));
         }
         out.push(r);
@@ -494,23 +427,13 @@ type CorruptMap = HashMap<(String, String, u32), Vec<CorruptBlock>>;
 fn read_corrupt(path: &Path) -> Result<CorruptMap> {
     let buf = slurp(path)?;
     let mut t = Table::new(path, &buf)?;
-    let cols: Vec<usize> = CORRUPT_COLUMNS
-        .iter()
-        .map(|c| t.required(c))
-        .collect::<Result<_>>()?;
+    let cols = t.columns_of::<CorruptRow>()?;
     let mut out: CorruptMap = HashMap::new();
-    while let Some(row) = t.next_row()? {
-        let key = (
-            row.text(cols[0], "target")?.to_string(),
-            row.text(cols[1], "phase")?.to_string(),
-            row.int(cols[2], "index")?,
-        );
-        out.entry(key).or_default().push(CorruptBlock {
-            offset: row.int(cols[3], "block_offset")?,
-            bad_bytes: row.int(cols[4], "bad_bytes")?,
-            first_bad_byte: row.int(cols[5], "first_bad_byte")?,
-        });
-    }
+    t.each_record(&cols, |r: CorruptRow, _| {
+        let key = (r.target, r.phase, r.index);
+        out.entry(key).or_default().push(r.block);
+        Ok(())
+    })?;
     Ok(out)
 }
 
@@ -538,6 +461,20 @@ mod tests {
         vec![a, b]
     }
 
+    /// Probe figures on the first of `recs` and "no probe" on the second.
+    fn add_probe(recs: &mut [FileRecord]) {
+        recs[0].probe = Some(Box::new(FileProbe {
+            probe: "sim-0001".into(),
+            energy_j: Some(2.5),
+            temp_max_c: Some(41.25),
+            ..FileProbe::default()
+        }));
+        recs[1].probe = Some(Box::new(FileProbe {
+            probe: NO_PROBE.into(),
+            ..FileProbe::default()
+        }));
+    }
+
     #[test]
     fn files_round_trip_through_the_streaming_writer() {
         let d = tempfile::tempdir().unwrap();
@@ -556,22 +493,64 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let mut recs = sample();
         recs[0].mbps = 250.0;
-        recs[0].probe = Some(Box::new(FileProbe {
-            probe: "sim-0001".into(),
-            energy_j: Some(2.5),
-            temp_max_c: Some(41.25),
-            ..FileProbe::default()
-        }));
-        recs[1].probe = Some(Box::new(FileProbe {
-            probe: NO_PROBE.into(),
-            ..FileProbe::default()
-        }));
+        add_probe(&mut recs);
         write_all(d.path(), &recs).unwrap();
         let mut back = read_path(&d.path().join(FILE_NAME)).unwrap();
         // Without corrupt.csv (the streaming writer's) only the first offset comes back.
         assert_eq!(back[0].corrupt[0].offset, 8192);
         back[0].corrupt = recs[0].corrupt.clone();
         assert_eq!(back, recs);
+    }
+
+    #[test]
+    fn the_bytes_written_are_pinned() {
+        let d = tempfile::tempdir().unwrap();
+        let mut recs = sample();
+        recs[0].latency = Some(LatencyStats {
+            count: 3,
+            mean_ns: 20_000.4,
+            max_ns: 30_004,
+            ..LatencyStats::default()
+        });
+        recs[1].verified = Some(true);
+        recs[1].direct_io = false;
+        recs.push(FileRecord::new("/mnt/c", "read", 2, 10, 20, 0));
+        let mut w = Writer::create(d.path(), false).unwrap();
+        recs.iter().for_each(|r| w.write(r).unwrap());
+        drop(w);
+        let header = "target,phase,index,start_ns,end_ns,bytes,mbps,verified,corrupt_blocks,\
+corrupt_bytes,late_ops,direct_io,status,first_corrupt_offset,block_size,queue_depth,lat_io_count,\
+lat_min_ns,lat_mean_ns,lat_p50_ns,lat_p90_ns,lat_p99_ns,lat_p99_9_ns,lat_p99_99_ns,lat_max_ns";
+        let rows = [
+            "\"/mnt/a,b\",write,0,1000,2000001000,500000000,250.000,false,1,3,0,true,ok,8192,\
+1048576,8,3,0,20000,0,0,0,0,0,30004",
+            "/mnt/c,read,1,5,10,7,1400.000,true,0,0,0,false,error: disk full after 7 bytes,,0,0,\
+,,,,,,,,",
+            "/mnt/c,read,2,10,20,0,0.000,,0,0,0,true,ok,,0,0,,,,,,,,,",
+        ];
+        let read = |name| std::fs::read_to_string(d.path().join(name)).unwrap();
+        assert_eq!(read(FILE_NAME), format!("{header}\n{}\n", rows.join("\n")));
+        assert_eq!(
+            read(CORRUPT_FILE_NAME),
+            "target,phase,index,block_offset,bad_bytes,first_bad_byte\n\
+             \"/mnt/a,b\",write,0,8192,3,8200\n"
+        );
+
+        add_probe(&mut recs);
+        recs[0].probe.as_mut().unwrap().j_per_gb = Some(1.0 / 3.0);
+        write_all(d.path(), &recs).unwrap();
+        let probe = [
+            format!(",{}", PROBE_COLUMNS.join(",")),
+            ",sim-0001,2.500000,,0.333333,,,,,,41.250000,,,".into(),
+            format!(",{NO_PROBE}{}", ",".repeat(12)),
+            ",".repeat(13),
+        ];
+        let lines: Vec<String> = std::iter::once(header)
+            .chain(rows)
+            .zip(probe)
+            .map(|(l, p)| format!("{l}{p}\n"))
+            .collect();
+        assert_eq!(read(FILE_NAME), lines.concat());
     }
 
     #[test]

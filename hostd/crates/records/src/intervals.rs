@@ -1,5 +1,6 @@
 //! `intervals.csv`: 1 s throughput per target (docs/run-directory.md).
 
+use crate::columns::{column_table, Columns as _, Value};
 use crate::csvio::{read_file, CsvOut, Table};
 use crate::error::Result;
 use crate::summary::{LatencyStats, LATENCY_COLUMNS};
@@ -10,11 +11,9 @@ use std::path::Path;
 pub const FILE_NAME: &str = "intervals.csv";
 /// Newest format this build reads and the one it writes.
 pub const FORMAT_VERSION: u32 = 1;
-/// Columns, in order (then [`LATENCY_COLUMNS`], optional when read).
-pub const COLUMNS: [&str; 6] = ["target", "start_ns", "end_ns", "bytes", "mbps", "phase"];
 
 /// One row of `intervals.csv`: throughput of one target in one interval.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct IntervalRecord {
     /// Target label.
     pub target: String,
@@ -36,6 +35,21 @@ pub struct IntervalRecord {
     pub latency: Option<LatencyStats>,
 }
 
+column_table! {
+    /// Columns, in order (then [`LATENCY_COLUMNS`], optional when read). `target_index` is
+    /// not a column.
+    pub const COLUMNS for IntervalRecord {
+        "target" (Tag, required): |r| Value::Text(&r.target),
+            |r, c| r.target = c.text()?.to_string();
+        "start_ns" (Field, required): |r| Value::Count(r.start_ns), |r, c| r.start_ns = c.int()?;
+        "end_ns" (Field, required): |r| Value::Count(r.end_ns), |r, c| r.end_ns = c.int()?;
+        "bytes" (Field, required): |r| Value::Count(r.bytes), |r, c| r.bytes = c.int()?;
+        "mbps" (Field, required): |r| Value::Fixed(r.mbps, 3),
+            |r, c| r.mbps = c.opt_float()?.unwrap_or(f64::NAN);
+        "phase" (Tag, required): |r| Value::Text(&r.phase), |r, c| r.phase = c.text()?.to_string();
+    }
+}
+
 /// Streams `intervals.csv`, flushed after each row.
 pub struct Writer(CsvOut);
 
@@ -54,15 +68,8 @@ impl Writer {
 
     /// Appends one record and flushes.
     pub fn write(&mut self, r: &IntervalRecord) -> Result<()> {
-        let mut cells = vec![
-            r.target.clone(),
-            r.start_ns.to_string(),
-            r.end_ns.to_string(),
-            r.bytes.to_string(),
-            format!("{:.3}", r.mbps),
-            r.phase.clone(),
-        ];
-        cells.extend(LatencyStats::cells(r.latency.as_ref()));
+        let mut cells = IntervalRecord::csv_cells(Some(r));
+        cells.extend(LatencyStats::csv_cells(r.latency.as_ref()));
         self.0.row(cells)?;
         self.0.flush()
     }
@@ -76,32 +83,24 @@ pub fn read(dir: &Path) -> Result<Vec<IntervalRecord>> {
 /// Parses the bytes of an `intervals.csv` (`path` names it in errors).
 pub fn parse(path: &Path, buf: &[u8]) -> Result<Vec<IntervalRecord>> {
     let mut t = Table::new(path, buf)?;
-    let cols: Vec<usize> = COLUMNS
-        .iter()
-        .map(|c| t.required(c))
-        .collect::<Result<_>>()?;
-    let lat: Vec<Option<usize>> = LATENCY_COLUMNS.iter().map(|c| t.optional(c)).collect();
+    let (cols, lat) = (
+        t.columns_of::<IntervalRecord>()?,
+        t.positions(LATENCY_COLUMNS),
+    );
     let mut targets: Vec<String> = Vec::new();
     let mut out = Vec::new();
     while let Some(row) = t.next_row()? {
-        let target = row.text(cols[0], "target")?.to_string();
-        let target_index = targets
+        let mut r = IntervalRecord::default();
+        row.read(&mut r, &cols)?;
+        r.target_index = targets
             .iter()
-            .position(|t| *t == target)
+            .position(|t| *t == r.target)
             .unwrap_or_else(|| {
-                targets.push(target.clone());
+                targets.push(r.target.clone());
                 targets.len() - 1
             });
-        out.push(IntervalRecord {
-            target,
-            target_index,
-            start_ns: row.int(cols[1], "start_ns")?,
-            end_ns: row.int(cols[2], "end_ns")?,
-            bytes: row.int(cols[3], "bytes")?,
-            mbps: row.opt_float(Some(cols[4]), "mbps")?.unwrap_or(f64::NAN),
-            phase: row.text(cols[5], "phase")?.to_string(),
-            latency: LatencyStats::from_row(&row, &lat)?,
-        });
+        r.latency = LatencyStats::from_row(&row, &lat)?;
+        out.push(r);
     }
     Ok(out)
 }

@@ -20,8 +20,10 @@
 //! | `certify.jsonl`, `certify.json`, `verify-*.json` | [`certify::JournalEntry`], [`certify::Verdict`], [`certify::VerifyResult`] | [`certify`] |
 //!
 //! To add a field: add it to the record type (with `#[serde(default)]` on JSON records so
-//! older files still read); for a CSV add its column to the module's header list, writer row
-//! and reader (optional column, so older files still read). Bump the module's
+//! older files still read); for a CSV record also add one row to its column table (see
+//! [`columns`]): name, InfluxDB role, value out, cell in. The header, the writer, the reader
+//! and the InfluxDB fields all come from that row; leave it optional (not `required`) so
+//! older files still read. Bump the module's
 //! `FORMAT_VERSION` only when an existing column or field changes meaning or goes away.
 //! The [`Profile`] is the exception: its sections refuse unknown keys (a typo in a profile
 //! file is an error), so an older build keeps a manifest's profile with a key added later
@@ -34,6 +36,7 @@ pub mod agg;
 pub mod cause;
 pub mod certify;
 pub mod clock;
+pub mod columns;
 pub mod counters;
 mod csvio;
 pub mod drive_temp;

@@ -1,7 +1,8 @@
 //! `probe.csv`: every aligned probe sample (docs/run-directory.md, "probe.csv").
 
+use crate::columns::{column_table, Cell, Columns as _, ReadCells as _, Value};
 use crate::csvio::LineWriter;
-use crate::csvio::{bad_value, read_file, slurp, Table};
+use crate::csvio::{read_file, slurp, Table};
 use crate::error::Result;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -10,19 +11,6 @@ use std::path::Path;
 pub const FILE_NAME: &str = "probe.csv";
 /// Newest format this build reads and the one it writes.
 pub const FORMAT_VERSION: u32 = 1;
-/// Columns, in order (`probe_time_us` is not written: it is the probe's own clock).
-pub const COLUMNS: [&str; 9] = [
-    "time_ns",
-    "seq",
-    "vbus_v",
-    "current_a",
-    "power_w",
-    "energy_j",
-    "charge_c",
-    "die_temp_c",
-    "enclosure_temp_c",
-];
-
 /// One probe sample in physical units on the host's time axis. Channels the
 /// probe did not measure for this sample are `None`. `energy_j` and
 /// `charge_c` are the accumulators unwrapped since the link started
@@ -51,45 +39,27 @@ pub struct ProbeSample {
     pub enclosure_temp_c: Option<f64>,
 }
 
+column_table! {
+    /// Columns, in order (`probe_time_us` is not written: it is the probe's own clock);
+    /// numbers in Rust's shortest round-trip form, so reading gives the same `f64`.
+    pub const COLUMNS for ProbeSample {
+        "time_ns" (Time, required): |s| Value::Int(s.time_ns), |s, c| s.time_ns = c.int()?;
+        "seq" (Field): |s| Value::Count(s.seq), |s, c| s.seq = c.opt_int()?.unwrap_or(0);
+        "vbus_v" (Field): |s| Value::float(s.vbus_v), |s, c| s.vbus_v = c.opt_float()?;
+        "current_a" (Field): |s| Value::float(s.current_a), |s, c| s.current_a = c.opt_float()?;
+        "power_w" (Field): |s| Value::float(s.power_w), |s, c| s.power_w = c.opt_float()?;
+        "energy_j" (Field): |s| Value::float(s.energy_j), |s, c| s.energy_j = c.opt_float()?;
+        "charge_c" (Field): |s| Value::float(s.charge_c), |s, c| s.charge_c = c.opt_float()?;
+        "die_temp_c" (Field): |s| Value::float(s.die_temp_c), |s, c| s.die_temp_c = c.opt_float()?;
+        "enclosure_temp_c" (Field): |s| Value::float(s.enclosure_temp_c),
+            |s, c| s.enclosure_temp_c = c.opt_float()?;
+    }
+}
+
 impl ProbeSample {
-    /// The channels in [`COLUMNS`] order after `time_ns,seq`.
-    pub fn channels(&self) -> [Option<f64>; 7] {
-        [
-            self.vbus_v,
-            self.current_a,
-            self.power_w,
-            self.energy_j,
-            self.charge_c,
-            self.die_temp_c,
-            self.enclosure_temp_c,
-        ]
-    }
-
-    fn channels_mut(&mut self) -> [&mut Option<f64>; 7] {
-        [
-            &mut self.vbus_v,
-            &mut self.current_a,
-            &mut self.power_w,
-            &mut self.energy_j,
-            &mut self.charge_c,
-            &mut self.die_temp_c,
-            &mut self.enclosure_temp_c,
-        ]
-    }
-
-    /// Appends this sample as one `probe.csv` line (with newline) to `out`; numbers in
-    /// Rust's shortest round-trip form, so reading gives the same `f64`.
+    /// Appends this sample as one `probe.csv` line (with newline) to `out`.
     pub fn write_csv_line(&self, out: &mut String) {
-        use std::fmt::Write;
-        let _ = write!(out, "{},{}", self.time_ns, self.seq);
-        for value in self.channels() {
-            match value {
-                Some(v) => {
-                    let _ = write!(out, ",{v}");
-                }
-                None => out.push(','),
-            }
-        }
+        ProbeSample::write_csv_plain(Some(self), out, true);
         out.push('\n');
     }
 }
@@ -312,31 +282,20 @@ fn parse_only(
     only: Option<&[&str]>,
 ) -> Result<Vec<ProbeSample>> {
     let mut t = Table::new(path, buf)?;
-    for name in required {
+    for name in required.iter().chain(ProbeSample::REQUIRED) {
         t.required(name)?;
     }
-    let wanted = |name: &str| only.map_or(true, |o| o.contains(&name));
-    let spec = Spec {
-        time: t.required("time_ns")?,
-        seq: t.optional("seq").filter(|_| wanted("seq")),
-        channels: std::array::from_fn(|k| {
-            t.optional(COLUMNS[k + 2])
-                .filter(|_| wanted(COLUMNS[k + 2]))
-        }),
+    let wanted = |name: &str| {
+        ProbeSample::REQUIRED.contains(&name) || only.map_or(true, |o| o.contains(&name))
     };
+    let cols: Cols = std::array::from_fn(|k| t.optional(COLUMNS[k]).filter(|_| wanted(COLUMNS[k])));
     let mut samples = if fast {
-        parse_fast(path, buf, &spec)?
+        parse_fast(path, buf, &cols)?
     } else {
         let mut out = Vec::new();
         while let Some(row) = t.next_row()? {
-            let mut s = ProbeSample {
-                time_ns: row.int(spec.time, "time_ns")?,
-                seq: row.opt_int(spec.seq, "seq")?.unwrap_or(0),
-                ..ProbeSample::default()
-            };
-            for (k, slot) in s.channels_mut().into_iter().enumerate() {
-                *slot = row.opt_float(spec.channels[k], COLUMNS[k + 2])?;
-            }
+            let mut s = ProbeSample::default();
+            row.read(&mut s, &cols)?;
             out.push(s);
         }
         out
@@ -347,14 +306,10 @@ fn parse_only(
     Ok(samples)
 }
 
-/// Column positions of the fields.
-struct Spec {
-    time: usize,
-    seq: Option<usize>,
-    channels: [Option<usize>; 7],
-}
+/// Position of each of [`COLUMNS`] in the file (None: absent or not read).
+type Cols = [Option<usize>; 9];
 
-fn parse_fast(path: &Path, buf: &[u8], spec: &Spec) -> Result<Vec<ProbeSample>> {
+fn parse_fast(path: &Path, buf: &[u8], cols: &Cols) -> Result<Vec<ProbeSample>> {
     let body_start = buf
         .iter()
         .position(|&b| b == b'\n')
@@ -369,8 +324,8 @@ fn parse_fast(path: &Path, buf: &[u8], spec: &Spec) -> Result<Vec<ProbeSample>> 
     let (first, second) = body.split_at(cut);
     let second_line = 2 + first.iter().filter(|&&b| b == b'\n').count() as u64;
     let (a, b) = std::thread::scope(|scope| {
-        let h = scope.spawn(|| parse_lines(path, second, second_line, spec));
-        let a = parse_lines(path, first, 2, spec);
+        let h = scope.spawn(|| parse_lines(path, second, second_line, cols));
+        let a = parse_lines(path, first, 2, cols);
         (a, h.join().expect("probe parser thread"))
     });
     let mut a = a?;
@@ -383,14 +338,10 @@ fn parse_lines(
     path: &Path,
     lines: &[u8],
     first_line: u64,
-    spec: &Spec,
+    cols: &Cols,
 ) -> Result<Vec<ProbeSample>> {
     let mut out = Vec::with_capacity(lines.len() / 70);
-    let max_col = std::iter::once(spec.time)
-        .chain(spec.seq)
-        .chain(spec.channels.iter().flatten().copied())
-        .max()
-        .unwrap_or(0);
+    let max_col = cols.iter().flatten().copied().max().unwrap_or(0);
     let mut fields: Vec<&[u8]> = Vec::with_capacity(max_col + 1);
     for (i, line) in lines.split(|&b| b == b'\n').enumerate() {
         if line.is_empty() {
@@ -399,124 +350,18 @@ fn parse_lines(
         let line_no = first_line + i as u64;
         fields.clear();
         fields.extend(line.split(|&b| b == b',').take(max_col + 1));
-        let get = |col: usize| fields.get(col).copied().unwrap_or(b"");
-        let bad =
-            |column: &str, v: &[u8], message: &str| bad_value(path, line_no, column, v, message);
-        let text = |v: &[u8], name: &str| -> Result<String> {
-            Ok(std::str::from_utf8(v)
-                .map_err(|_| bad(name, v, "not UTF-8"))?
-                .trim()
-                .to_string())
-        };
-        let int = |col: usize, name: &str| -> Result<Option<i64>> {
-            let v = get(col);
-            if let Some(x) = fast_int(v) {
-                return Ok(Some(x));
-            }
-            let t = text(v, name)?;
-            if t.is_empty() {
-                return Ok(None);
-            }
-            t.parse::<i64>()
-                .map(Some)
-                .map_err(|_| bad(name, v, "expected a whole number"))
-        };
-        let mut s = ProbeSample {
-            time_ns: int(spec.time, "time_ns")?
-                .ok_or_else(|| bad("time_ns", b"", "expected a whole number"))?,
-            ..ProbeSample::default()
-        };
-        if let Some(c) = spec.seq {
-            let v = get(c);
-            s.seq = match fast_int(v) {
-                Some(x) if x >= 0 => x as u64,
-                _ => {
-                    let t = text(v, "seq")?;
-                    if t.is_empty() {
-                        0
-                    } else {
-                        t.parse::<u64>()
-                            .map_err(|_| bad("seq", v, "expected a whole number"))?
-                    }
-                }
-            };
-        }
-        for (k, slot) in s.channels_mut().into_iter().enumerate() {
-            let Some(col) = spec.channels[k] else {
-                continue;
-            };
-            let v = get(col);
-            *slot = match fast_decimal(v) {
-                Some(x) => Some(x),
-                None => {
-                    let t = text(v, COLUMNS[k + 2])?;
-                    if t.is_empty() {
-                        None
-                    } else {
-                        Some(
-                            t.parse::<f64>()
-                                .map_err(|_| bad(COLUMNS[k + 2], v, "expected a number"))?,
-                        )
-                    }
-                }
-            };
-        }
+        let mut s = ProbeSample::default();
+        s.read_cells(|k, name| {
+            cols[k].map(|col| Cell {
+                path,
+                line: line_no,
+                name,
+                raw: fields.get(col).copied().unwrap_or(b""),
+            })
+        })?;
         out.push(s);
     }
     Ok(out)
-}
-
-/// Powers of ten exactly representable as f64.
-const POW10: [f64; 23] = [
-    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
-    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-];
-
-/// Plain decimals (`-12.345`, at most 15 significant digits, no exponent) parsed exactly:
-/// the digits form an integer below 2⁵³ and one division by an exact power of ten is
-/// correctly rounded (Clinger's fast path). None for anything else (the caller falls back
-/// to the standard parser).
-fn fast_decimal(v: &[u8]) -> Option<f64> {
-    let (neg, digits) = match v.first()? {
-        b'-' => (true, &v[1..]),
-        _ => (false, v),
-    };
-    let (mut mant, mut n, mut frac, mut dot) = (0u64, 0usize, 0usize, false);
-    for &b in digits {
-        match b {
-            b'0'..=b'9' => {
-                mant = mant * 10 + u64::from(b - b'0');
-                n += 1;
-                frac += usize::from(dot);
-            }
-            b'.' if !dot => dot = true,
-            _ => return None,
-        }
-    }
-    if n == 0 || n > 15 {
-        return None;
-    }
-    let x = mant as f64 / POW10[frac];
-    Some(if neg { -x } else { x })
-}
-
-/// Plain whole numbers that fit an i64.
-fn fast_int(v: &[u8]) -> Option<i64> {
-    let (neg, digits) = match v.first()? {
-        b'-' => (true, &v[1..]),
-        _ => (false, v),
-    };
-    if digits.is_empty() || digits.len() > 19 {
-        return None;
-    }
-    let mut x = 0i64;
-    for &b in digits {
-        if !b.is_ascii_digit() {
-            return None;
-        }
-        x = x.checked_mul(10)?.checked_add(i64::from(b - b'0'))?;
-    }
-    Some(if neg { -x } else { x })
 }
 
 #[cfg(test)]
@@ -647,32 +492,5 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("missing required column `power_w`"), "{e}");
-    }
-
-    #[test]
-    fn fast_number_parsing_is_exact_or_declines() {
-        for t in [
-            "0",
-            "4.99921875",
-            "-12.5",
-            "123456.789",
-            "0.00012",
-            "8.2149658203125",
-        ] {
-            assert_eq!(
-                fast_decimal(t.as_bytes()),
-                Some(t.parse::<f64>().unwrap()),
-                "{t}"
-            );
-        }
-        for t in ["1e3", "", "-", "1.2.3", "nan", "1234567890123456.7", " 1"] {
-            assert_eq!(fast_decimal(t.as_bytes()), None, "{t}");
-        }
-        assert_eq!(
-            fast_int(b"1795281402842177466"),
-            Some(1_795_281_402_842_177_466)
-        );
-        assert_eq!(fast_int(b"-5"), Some(-5));
-        assert_eq!(fast_int(b"5x"), None);
     }
 }

@@ -1,6 +1,7 @@
 //! `summary.json`: per-phase statistics, the all-active window, warnings and the
 //! components' sections (docs/run-directory.md). The computation lives in `hostd-store`.
 
+use crate::columns::{column_table, Value};
 use crate::error::Result;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -39,61 +40,39 @@ pub struct LatencyStats {
     pub max_ns: u64,
 }
 
-/// The latency columns of `files.csv` and `intervals.csv` (empty where nothing was timed).
-pub const LATENCY_COLUMNS: [&str; 9] = [
-    "lat_io_count",
-    "lat_min_ns",
-    "lat_mean_ns",
-    "lat_p50_ns",
-    "lat_p90_ns",
-    "lat_p99_ns",
-    "lat_p99_9_ns",
-    "lat_p99_99_ns",
-    "lat_max_ns",
-];
+column_table! {
+    /// The latency columns of `files.csv` and `intervals.csv` (empty where nothing was
+    /// timed; the mean rounded to the ns).
+    pub const LATENCY_COLUMNS for LatencyStats {
+        "lat_io_count" (Field): |s| Value::Count(s.count), |s, c| s.count = c.int()?;
+        "lat_min_ns" (Field): |s| Value::Count(s.min_ns), |s, c| s.min_ns = c.opt_int()?.unwrap_or(0);
+        "lat_mean_ns" (Field): |s| Value::Count(s.mean_ns.round() as u64),
+            |s, c| s.mean_ns = c.opt_float()?.unwrap_or(0.0);
+        "lat_p50_ns" (Field): |s| Value::Count(s.p50_ns), |s, c| s.p50_ns = c.opt_int()?.unwrap_or(0);
+        "lat_p90_ns" (Field): |s| Value::Count(s.p90_ns), |s, c| s.p90_ns = c.opt_int()?.unwrap_or(0);
+        "lat_p99_ns" (Field): |s| Value::Count(s.p99_ns), |s, c| s.p99_ns = c.opt_int()?.unwrap_or(0);
+        "lat_p99_9_ns" (Field): |s| Value::Count(s.p99_9_ns),
+            |s, c| s.p99_9_ns = c.opt_int()?.unwrap_or(0);
+        "lat_p99_99_ns" (Field): |s| Value::Count(s.p99_99_ns),
+            |s, c| s.p99_99_ns = c.opt_int()?.unwrap_or(0);
+        "lat_max_ns" (Field): |s| Value::Count(s.max_ns), |s, c| s.max_ns = c.opt_int()?.unwrap_or(0);
+    }
+}
 
 impl LatencyStats {
-    /// The cells of [`LATENCY_COLUMNS`] (the mean rounded to the ns).
-    pub fn cells(s: Option<&LatencyStats>) -> Vec<String> {
-        match s {
-            None => vec![String::new(); LATENCY_COLUMNS.len()],
-            Some(s) => vec![
-                s.count.to_string(),
-                s.min_ns.to_string(),
-                format!("{:.0}", s.mean_ns),
-                s.p50_ns.to_string(),
-                s.p90_ns.to_string(),
-                s.p99_ns.to_string(),
-                s.p99_9_ns.to_string(),
-                s.p99_99_ns.to_string(),
-                s.max_ns.to_string(),
-            ],
-        }
-    }
-
     /// Reads the latency columns of a row (`cols` in [`LATENCY_COLUMNS`] order); None
     /// when the row has no count.
     pub(crate) fn from_row(
         row: &crate::csvio::Row<'_>,
         cols: &[Option<usize>],
     ) -> crate::error::Result<Option<LatencyStats>> {
-        let int = |k: usize| -> crate::error::Result<u64> {
-            Ok(row.opt_int(cols[k], LATENCY_COLUMNS[k])?.unwrap_or(0))
-        };
-        let Some(count) = row.opt_int::<u64>(cols[0], LATENCY_COLUMNS[0])? else {
+        let count = row.cell(cols[0], LATENCY_COLUMNS[0]);
+        if count.map_or(Ok(""), |c| c.text())?.is_empty() {
             return Ok(None);
-        };
-        Ok(Some(LatencyStats {
-            count,
-            min_ns: int(1)?,
-            mean_ns: row.opt_float(cols[2], LATENCY_COLUMNS[2])?.unwrap_or(0.0),
-            p50_ns: int(3)?,
-            p90_ns: int(4)?,
-            p99_ns: int(5)?,
-            p99_9_ns: int(6)?,
-            p99_99_ns: int(7)?,
-            max_ns: int(8)?,
-        }))
+        }
+        let mut s = LatencyStats::default();
+        row.read(&mut s, cols)?;
+        Ok(Some(s))
     }
 }
 

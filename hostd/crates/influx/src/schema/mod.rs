@@ -5,7 +5,9 @@
 //! from a typed record (`hostd-records`), one function per measurement, used alike by
 //! `hostd run`, `hostd monitor` and `hostd import`: each field has one Rust type, so a live
 //! run and a later import of the same data never conflict, and renaming a record field
-//! fails to build instead of dropping an InfluxDB field.
+//! fails to build instead of dropping an InfluxDB field. The CSV records (`file`,
+//! `interval`, `probe`, `probe_agg`, `drive_temp`) get their tags and fields from their
+//! column tables ([`with_columns`]), the same table that writes and reads their CSV file.
 
 mod csv;
 mod json;
@@ -22,8 +24,9 @@ pub use self::json::{
 pub use self::probe::{agg_point, sample_point};
 pub use self::workload::{drive_temp_point, file_point, interval_point};
 
-use crate::Point;
+use crate::{FieldValue, Point};
 use anyhow::Context as _;
+use hostd_records::columns::{Columns, Role, Value};
 use hostd_records::Manifest;
 use std::path::Path;
 
@@ -93,6 +96,31 @@ impl RunTags {
             None => p,
         }
     }
+}
+
+/// Adds the columns of a record (its column table in `hostd-records`) to a point: tag
+/// columns as tags, the others as fields of their value's type (whole numbers as integers,
+/// non-finite numbers and empty cells left out); the time column is the point's timestamp,
+/// set by the caller. `None` adds nothing.
+pub fn with_columns<R: Columns>(mut p: Point, r: Option<&R>) -> Point {
+    R::visit(r, &mut |name, role, v| {
+        let value: FieldValue = match v {
+            Value::Absent => return,
+            Value::Text(s) if role == Role::Tag => {
+                p.set_tag(name, s);
+                return;
+            }
+            _ if role != Role::Field => return,
+            Value::Text(s) => s.into(),
+            Value::Int(n) => n.into(),
+            Value::Count(n) => FieldValue::Int(n as i64),
+            Value::Float(f) | Value::Fixed(f, _) if f.is_finite() => f.into(),
+            Value::Float(_) | Value::Fixed(..) => return,
+            Value::Bool(b) => b.into(),
+        };
+        p.set_field(name, value);
+    });
+    p
 }
 
 /// Streams the points of everything a finished run directory holds besides the manifest

@@ -36,7 +36,7 @@ fn files_csv_gets_tags_cumulative_bytes_and_seconds() {
         pts[1],
         "file,phase=write,rig=bench,run=r1,target=/mnt/x index=1i,start_ns=2000000000i,\
          end_ns=2500000000i,bytes=50i,mbps=0.0001,corrupt_blocks=0i,corrupt_bytes=0i,late_ops=0i,\
-         block_size=0i,queue_depth=0i,direct_io=false,status=\"ok\",cum_bytes=150i,seconds=0.5 2500000000"
+         direct_io=false,status=\"ok\",block_size=0i,queue_depth=0i,cum_bytes=150i,seconds=0.5 2500000000"
     );
     assert!(pts[2].contains("verified=true") && pts[2].contains("cum_bytes=100i"));
 }
