@@ -98,6 +98,10 @@ sort -t$'\t' -k2,2 -rn "$work/times.tsv" >"$times"
 
 doc_rc=0
 cargo test --locked --workspace --doc -- "${test_args[@]}" || doc_rc=$?
+# One total over every binary (their own "test result:" lines), as one plain closing line.
+cat "$work"/*.log | awk '/^test result:/ { for (i = 1; i <= NF; i++) {
+        if ($(i + 1) ~ /^passed/) p += $i; if ($(i + 1) ~ /^failed/) f += $i; if ($(i + 1) ~ /^ignored/) s += $i } }
+    END { printf "test binaries: %d passed, %d failed, %d skipped\n", p, f, s }'
 if [[ -e $work/failed ]]; then
     echo "test-parallel: FAILED: test binaries (their output is above)" >&2
     exit 1
