@@ -300,6 +300,21 @@ impl Drop for InfluxServer {
     }
 }
 
+/// Whether the influxd answering on `port` is the one started on `dir`: its command line
+/// (Go's `/debug/pprof/cmdline`, on by default) names the data directory.
+fn started_on(port: u16, dir: &Path) -> bool {
+    use std::io::{Read, Write};
+    let ask = || -> std::io::Result<String> {
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", port))?;
+        s.set_read_timeout(Some(Duration::from_secs(2)))?;
+        s.write_all(b"GET /debug/pprof/cmdline HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")?;
+        let mut answer = Vec::new();
+        s.read_to_end(&mut answer)?;
+        Ok(String::from_utf8_lossy(&answer).into_owned())
+    };
+    ask().is_ok_and(|a| a.contains(&*dir.join("influxd.bolt").to_string_lossy()))
+}
+
 /// Starts influxd and waits for `/health`; on failure kills it and returns its log tail.
 fn spawn(binary: &Path, dir: &Path, port: u16) -> anyhow::Result<Child> {
     let log_path = dir.join("influxd.log");
@@ -339,6 +354,11 @@ fn spawn(binary: &Path, dir: &Path, port: u16) -> anyhow::Result<Child> {
                 bail!("influxd exited with {status} before becoming healthy");
             }
             if api.healthy() {
+                // Another test's influxd may hold the port (taken between probing and
+                // binding, ours then fails to bind): only ours was started on `dir`.
+                if !started_on(port, dir) {
+                    bail!("127.0.0.1:{port} is answered by another influxd");
+                }
                 return Ok(true);
             }
             std::thread::sleep(Duration::from_millis(50));
@@ -356,4 +376,25 @@ fn spawn(binary: &Path, dir: &Path, port: u16) -> anyhow::Result<Child> {
     let tail: Vec<&str> = log.lines().rev().take(15).collect();
     let tail: Vec<&str> = tail.into_iter().rev().collect();
     Err(failure.context(format!("influxd log tail:\n{}", tail.join("\n"))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_port_held_by_another_influxd_is_refused_not_taken_for_ours() {
+        let theirs = InfluxServer::start().unwrap_or_else(|e| panic!("{e:#}"));
+        let ours = tempfile::tempdir().unwrap();
+        let binary = influxd_binary().unwrap();
+        let err = spawn(&binary, ours.path(), theirs.port())
+            .expect_err("a second influxd on a taken port must not pass for a started one");
+        assert!(
+            format!("{err:#}").contains("answered by another influxd")
+                || format!("{err:#}").contains("exited"),
+            "{err:#}"
+        );
+        assert!(started_on(theirs.port(), theirs.dir.path()));
+        assert!(!started_on(theirs.port(), ours.path()));
+    }
 }
