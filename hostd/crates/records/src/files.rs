@@ -35,7 +35,9 @@ pub const COLUMNS: [&str; 16] = [
     "queue_depth",
 ];
 
-/// Columns appended when the run had a probe (see [`FileProbe`]), in order.
+/// The probe's columns (see [`FileProbe`]), in order: of `files-probe.csv` after its key
+/// ([`crate::files_probe`]), and at the end of `files.csv` in run directories written
+/// before that file.
 pub const PROBE_COLUMNS: [&str; 13] = [
     "probe",
     "energy_j",
@@ -128,7 +130,7 @@ impl FileProbe {
         ]
     }
 
-    fn figures_mut(&mut self) -> [&mut Option<f64>; 12] {
+    pub(crate) fn figures_mut(&mut self) -> [&mut Option<f64>; 12] {
         [
             &mut self.energy_j,
             &mut self.energy_share_j,
@@ -315,7 +317,8 @@ pub struct Writer {
 }
 
 impl Writer {
-    /// Creates `dir/files.csv` with its header (the probe columns only `with_probe`).
+    /// Creates `dir/files.csv` with its header (the probe columns only `with_probe`: the
+    /// format before `files-probe.csv`; `hostd run` streams without them).
     pub fn create(dir: &Path, with_probe: bool) -> Result<Writer> {
         let header = header(with_probe);
         let mut files = CsvOut::create(&dir.join(FILE_NAME), &header)?;
@@ -357,7 +360,7 @@ impl Writer {
 }
 
 /// Writes the whole `files.csv` at once, atomically (with the probe columns when any record
-/// has probe figures): how the end of a run replaces the streamed file.
+/// has probe figures, as run directories had them before `files-probe.csv`).
 pub fn write_all(dir: &Path, records: &[FileRecord]) -> Result<()> {
     let with_probe = records.iter().any(|r| r.probe.is_some());
     let path = dir.join(FILE_NAME);
@@ -376,7 +379,8 @@ pub fn write_all(dir: &Path, records: &[FileRecord]) -> Result<()> {
     crate::csvio::write_atomic(&path, &bytes)
 }
 
-/// Reads `dir/files.csv` (and `dir/corrupt.csv` when present), refusing a newer format.
+/// Reads `dir/files.csv` (and, when present, `dir/corrupt.csv` and the probe's figures in
+/// `dir/files-probe.csv`), refusing a newer format.
 pub fn read(dir: &Path) -> Result<Vec<FileRecord>> {
     crate::version::check_csv(dir, FILE_NAME, FORMAT_VERSION)?;
     let mut records = read_path(&dir.join(FILE_NAME))?;
@@ -389,6 +393,7 @@ pub fn read(dir: &Path) -> Result<Vec<FileRecord>> {
             }
         }
     }
+    crate::files_probe::read_into(dir, &mut records)?;
     Ok(records)
 }
 
