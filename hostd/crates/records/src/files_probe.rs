@@ -71,11 +71,7 @@ pub fn parse(path: &Path, buf: &[u8]) -> Result<HashMap<FileKey, FileProbe>> {
             probe: probe.to_string(),
             ..FileProbe::default()
         };
-        for ((name, col), slot) in PROBE_COLUMNS[1..]
-            .iter()
-            .zip(&figures)
-            .zip(p.figures_mut())
-        {
+        for ((name, col), slot) in PROBE_COLUMNS[1..].iter().zip(&figures).zip(p.figures_mut()) {
             *slot = row.opt_float(*col, name)?;
         }
         let k = (
@@ -140,9 +136,19 @@ mod tests {
         write(d.path(), &files).unwrap();
         let text = std::fs::read_to_string(d.path().join(FILE_NAME)).unwrap();
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[0], "target,phase,index,".to_string() + &PROBE_COLUMNS.join(","));
-        assert!(lines[1].starts_with("t0,write,0,sim-0001,1.250000,,"), "{text}");
-        assert_eq!(lines.len(), 4, "no row for a record without figures: {text}");
+        assert_eq!(
+            lines[0],
+            "target,phase,index,".to_string() + &PROBE_COLUMNS.join(",")
+        );
+        assert!(
+            lines[1].starts_with("t0,write,0,sim-0001,1.250000,,"),
+            "{text}"
+        );
+        assert_eq!(
+            lines.len(),
+            4,
+            "no row for a record without figures: {text}"
+        );
 
         let mut back: Vec<FileRecord> = files.iter().rev().cloned().collect();
         back.iter_mut().for_each(|r| r.probe = None);
