@@ -5,8 +5,8 @@
 
 mod common;
 use common::{
-    assert_ok, csv_rows, disk_target, hostd, hostd_run, read_json, run_with_unplug, sim_path,
-    small_profile, text, UnplugRun,
+    assert_ok, csv_rows, disk_target, hostd, hostd_run, read_json, run_with_unplug, sim_path, text,
+    UnplugRun,
 };
 use std::path::Path;
 use std::process::{Output, Stdio};
