@@ -2,8 +2,8 @@
 //! recorder before the workload (the other parts' probe feeds get the samples as they
 //! come), follows the run's events (simulator `load` = min(1, Σ activity levels of the
 //! targets), SMART before/after each phase), and at the end correlates every file with
-//! the probe record: the probe's figures on the file records in memory (the `files.csv`
-//! probe columns, written once by the run directory), the `summary.json` section, the
+//! the probe record: the probe's figures on the file records in memory (and once in
+//! `files-probe.csv`, this part's own file), the `summary.json` section, the
 //! manifest's final alignment and link counters, and the probe's series and link records
 //! for the parts after it.
 
@@ -282,6 +282,7 @@ impl RunPart for ProbeComponent {
 
     fn finish(&mut self, records: &mut RunRecords<'_>) -> anyhow::Result<()> {
         let RunRecords {
+            dir,
             outcome,
             summary,
             data: run,
@@ -336,6 +337,9 @@ impl RunPart for ProbeComponent {
         run.probe = (!series.is_empty()).then_some(series);
         run.probe_target = Some(probed_target);
         *probe_link = std::mem::take(&mut recording.link);
+        // What this part added to the file records, in its own file, once: files.csv was
+        // streamed as the files completed, so a killed run keeps them.
+        hostd_records::files_probe::write(dir, &run.files)?;
         Ok(())
     }
 }

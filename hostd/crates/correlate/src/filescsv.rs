@@ -1,5 +1,5 @@
-//! The probe's per-file figures on the run's file records (the `files.csv` probe columns,
-//! written by `hostd_records::files::write_all`).
+//! The probe's per-file figures on the run's file records (`files-probe.csv`, written by
+//! `hostd_records::files_probe::write`).
 
 use crate::correlate::FileEnergy;
 use hostd_records::files::{FileProbe, FileRecord};
@@ -87,18 +87,21 @@ mod tests {
         ];
         add_probe_figures(&mut files, &energy, PROBED);
         add_probe_figures(&mut files, &energy, PROBED);
-        hostd_records::files::write_all(dir.path(), &files).unwrap();
-        let text = std::fs::read_to_string(dir.path().join("files.csv")).unwrap();
+        // As `hostd run` writes them: files.csv streamed, the figures once at the end.
+        let mut w = hostd_records::files::Writer::create(dir.path(), false).unwrap();
+        files.iter().for_each(|f| w.write(f).unwrap());
+        drop(w);
+        hostd_records::files_probe::write(dir.path(), &files).unwrap();
+        let text = std::fs::read_to_string(dir.path().join("files-probe.csv")).unwrap();
         let lines: Vec<&str> = text.lines().collect();
-        assert!(
-            lines[0].ends_with(&format!(
-                ",queue_depth,{},{}",
-                hostd_records::LATENCY_COLUMNS.join(","),
+        assert_eq!(
+            lines[0],
+            format!(
+                "target,phase,index,{}",
                 hostd_records::files::PROBE_COLUMNS.join(",")
-            )),
-            "{}",
-            lines[0]
+            )
         );
+        assert!(lines[1].starts_with("t0,write,0,P7,"), "{}", lines[1]);
         assert!(
             lines[1].contains(",P7,3.000000,3.000000,,2.500000,"),
             "{}",

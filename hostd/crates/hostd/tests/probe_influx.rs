@@ -50,6 +50,20 @@ fn probe_run_reaches_influxdb_complete() {
     );
     let agg = record_count(&run.join("probe_agg.csv"));
     assert_eq!(server.count("probe_agg", "power_w_mean").unwrap(), agg);
+
+    // `hostd import` of the directory into another server gives the files the same
+    // energy: files.csv joined with files-probe.csv, as the run had them in memory.
+    let other = InfluxServer::start().expect("a second private influxd");
+    let out = to_influx(hostd().arg("import").arg(&run), &other)
+        .output()
+        .unwrap();
+    assert_ok(&out);
+    assert_eq!(other.count("file", "bytes").unwrap(), files);
+    assert_eq!(
+        other.count("file", "energy_j").unwrap(),
+        files,
+        "every imported file has its energy"
+    );
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! One probe on one of several targets (`--probe-on`): only that target gets
-//! probe figures, in files.csv, the summary, summary.json and the report; the
+//! probe figures, in files-probe.csv, the summary, summary.json and the report; the
 //! others say "no probe". Runs `hostd run --probe sim` with the simulator
 //! found by hostd itself (next to hostd, in the build tree or on PATH).
 
@@ -19,7 +19,8 @@ fn only_the_probed_target_gets_probe_figures() {
     let text = text(&o);
     assert!(o.status.success(), "{text}");
 
-    let rows = csv_rows(&out.join("files.csv"));
+    let rows = csv_rows(&out.join("files-probe.csv"));
+    assert_eq!(rows.len(), csv_rows(&out.join("files.csv")).len());
     let col = |n: &str| rows[0].iter().position(|h| h == n).unwrap();
     let (target, probe, energy) = (col("target"), col("probe"), col("energy_j"));
     let (mut probed, mut other) = (0, 0);

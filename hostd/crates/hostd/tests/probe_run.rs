@@ -1,14 +1,16 @@
 //! `hostd run` with the probe simulator on a real pseudo-terminal: every
-//! file correlated, zero gaps, alignment within 1 ms, energy closes; and an
-//! unplug in the middle of a run is survived and recorded.
+//! file correlated, zero gaps, alignment within 1 ms, energy closes; an
+//! unplug in the middle of a run is survived and recorded; and a probed run
+//! killed with SIGKILL keeps its finished files for `hostd analyze`.
 
 mod common;
 use common::{
-    assert_ok, csv_rows, disk_target, hostd, hostd_run, read_json, run_with_unplug, sim_path,
+    assert_ok, csv_rows, disk_target, hostd, hostd_run, read_json, run_with_unplug, sim_path, text,
     UnplugRun,
 };
 use std::path::Path;
-use std::process::Output;
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// `hostd run quick` on `target` with the simulated probe at `rate` Hz on all channels.
 fn quick_with_sim_probe(target: &Path, run: &Path, rate: &str) -> Output {
@@ -70,8 +72,14 @@ fn run_with_the_simulated_probe_correlates_every_file() {
     );
     assert!(balance["accumulator_j"].as_f64().unwrap() > 0.0);
 
-    // Every file has its energy; probe.csv holds every received sample.
-    let table = csv_rows(&run.join("files.csv"));
+    // files.csv has the workload's columns, streamed; every file has its energy in
+    // files-probe.csv, written once at the end; probe.csv holds every received sample.
+    assert!(!csv_rows(&run.join("files.csv"))[0].contains(&"energy_j".to_string()));
+    assert_eq!(
+        csv_rows(&run.join("files.csv")).len(),
+        csv_rows(&run.join("files-probe.csv")).len()
+    );
+    let table = csv_rows(&run.join("files-probe.csv"));
     let (header, rows) = (&table[0], &table[1..]);
     let energy = header
         .iter()
@@ -104,6 +112,63 @@ fn run_with_the_simulated_probe_correlates_every_file() {
             && l.contains("0 missed conversions, 0 chip resets, DIAG flags: none")),
         "{text:?}"
     );
+}
+
+/// `|a - b|` within `rel` of the larger, or both tiny.
+fn close(a: f64, b: f64, rel: f64) -> bool {
+    (a - b).abs() <= rel * a.abs().max(b.abs()).max(1e-9)
+}
+
+#[test]
+fn a_probed_runs_directory_analyses_to_the_energy_the_run_had_in_memory() {
+    let (_work, target, run) = disk_target();
+    assert_ok(&quick_with_sim_probe(&target, &run, "500"));
+    // The run's own analysis and probe summary, made from the records in memory.
+    let in_memory = read_json(&run.join("events.json"));
+    let summary = read_json(&run.join("summary.json"));
+
+    // Per file: the figures the reader joins from files-probe.csv add up, phase by
+    // phase, to the energy the probe part computed in memory for summary.json.
+    let files = hostd_records::RunData::read(&run).unwrap().files;
+    assert_eq!(files.len(), 24);
+    assert!(files.iter().all(|f| f.probe.is_some()), "{files:?}");
+    let phases = summary["extra"]["probe"]["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 2, "{phases:?}");
+    for p in phases {
+        let of_phase: Vec<_> = files.iter().filter(|f| f.phase == p["phase"]).collect();
+        assert_eq!(of_phase.len(), 12);
+        let energy: f64 = of_phase
+            .iter()
+            .map(|f| f.probe.as_ref().unwrap().energy_j.unwrap())
+            .sum();
+        let want = p["energy_j"].as_f64().unwrap();
+        assert!(
+            close(energy, want, 1e-4),
+            "{energy} J from files, {want} J in {p}"
+        );
+    }
+
+    // The whole run: `hostd analyze` on the directory gives the phases' energy the
+    // run's in-memory analysis gave.
+    let out = hostd()
+        .args(["analyze", "--json", "--no-report"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert_ok(&out);
+    let analysed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (a, m) = (
+        analysed["phases"].as_array().unwrap(),
+        in_memory["phases"].as_array().unwrap(),
+    );
+    assert_eq!(a.len(), m.len());
+    for (a, m) in a.iter().zip(m) {
+        assert_eq!((&a["phase"], &a["files"]), (&m["phase"], &m["files"]));
+        for k in ["energy_j", "j_per_gb", "mean_power_w"] {
+            let (x, y) = (a[k].as_f64().unwrap(), m[k].as_f64().unwrap());
+            assert!(close(x, y, 1e-6), "{k}: analyze {x}, in memory {y}");
+        }
+    }
 }
 
 #[test]
@@ -218,4 +283,78 @@ fn an_unreachable_probe_is_refused_before_anything_is_written() {
         "nothing left on the target"
     );
     assert!(!run.join("manifest.json").exists());
+}
+
+/// Writes `dir/clips.toml`: 20 paced clips of 0.5 s, about 10 s of writes whatever the disk.
+fn clips_profile(dir: &Path) -> std::path::PathBuf {
+    let profile = dir.join("clips.toml");
+    std::fs::write(
+        &profile,
+        "name = \"clips\"\ndescription = \"paced clips\"\nkind = \"video\"\n[video]\nframe_size = \"256KB\"\nfps = 50.0\nseconds = 0.5\nclips = 20\n[io]\nblock_size = \"256KiB\"\nqueue_depth = 1\nphases = [\"write\"]\nverify = false\n",
+    )
+    .unwrap();
+    profile
+}
+
+#[test]
+fn a_probed_run_killed_with_sigkill_keeps_its_finished_files_and_analyses() {
+    let (work, target, run) = disk_target();
+    let child = hostd_run(clips_profile(work.path()), [&target], &run)
+        .args(["--probe", "sim"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // files.csv gets each file's row as the file completes, probe or not; probe.csv its
+    // samples a buffer at a time (about 2 s at 1 kHz).
+    let start = Instant::now();
+    let rows = |name: &str| {
+        std::fs::read_to_string(run.join(name))
+            .map(|t| t.lines().count().saturating_sub(1))
+            .unwrap_or(0)
+    };
+    while rows("files.csv") < 3 || rows("probe.csv") == 0 {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "{} files.csv rows, {} probe.csv rows 60 s into a probed run",
+            rows("files.csv"),
+            rows("probe.csv")
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: kill on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), None, "killed: {}", text(&o));
+
+    let rows = rows("files.csv");
+    assert!((3..20).contains(&rows), "{rows} rows: killed mid-run");
+    assert!(
+        !run.join("summary.json").exists(),
+        "the run did not get to its end"
+    );
+    let data = hostd_records::RunData::read(&run).unwrap();
+    assert_eq!(data.files.len(), rows);
+    assert!(
+        data.files.iter().all(|f| f.status == "ok" && f.bytes > 0),
+        "{:?}",
+        data.files
+    );
+    assert!(data.probe.is_some_and(|p| p.time_ns.len() > 1000));
+
+    let out = hostd()
+        .args(["analyze", "--json", "--no-report"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert_ok(&out);
+    let analysed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let phases = analysed["phases"].as_array().unwrap();
+    let counted: u64 = phases.iter().map(|p| p["files"].as_u64().unwrap()).sum();
+    assert_eq!(counted, rows as u64, "every finished file analysed");
+    // The probe's samples up to the last buffer written are analysed with them.
+    assert!(
+        phases[0]["mean_power_w"].as_f64().unwrap() > 0.0,
+        "{phases:?}"
+    );
 }

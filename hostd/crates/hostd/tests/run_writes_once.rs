@@ -150,6 +150,7 @@ fn a_probed_run_to_influxdb_writes_each_run_file_once_and_reads_none() {
     for name in [
         "manifest.json",
         "files.csv",
+        "files-probe.csv",
         "intervals.csv",
         "summary.json",
         "events.json",

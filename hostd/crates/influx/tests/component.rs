@@ -40,7 +40,6 @@ fn live_records_survive_an_outage_and_run_files_follow_at_the_end() {
         .start(&mut RunStart {
             manifest: &manifest,
             dir: &run_dir,
-            enriched: false,
             probe_feeds: &mut Vec::new(),
         })
         .unwrap()

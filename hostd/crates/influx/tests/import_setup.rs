@@ -138,7 +138,6 @@ fn make_run(dir: &Path) {
     sink.start(&mut RunStart {
         manifest: &manifest(t0),
         dir,
-        enriched: false,
         probe_feeds: &mut Vec::new(),
     })
     .unwrap();

@@ -320,11 +320,16 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// Streams records of one type to a CSV file, one line each (buffered; `flush` at the end
 /// or a checkpoint): `probe.csv` ([`crate::probe::Writer`]) and `probe_agg.csv`
-/// ([`crate::agg::Writer`]).
+/// ([`crate::agg::Writer`]). The header is written at once and the buffer only ever goes
+/// to the file whole, so the file always ends at the end of a line: a run killed at any
+/// moment leaves a file that reads, with every line written before the last flush.
 pub struct LineWriter<T> {
     path: PathBuf,
-    out: BufWriter<File>,
-    line: String,
+    file: File,
+    /// Whole lines not yet in the file.
+    pending: String,
+    /// How many bytes `pending` holds before it goes to the file.
+    capacity: usize,
     written: u64,
     format: fn(&T, &mut String),
 }
@@ -338,28 +343,27 @@ impl<T> LineWriter<T> {
         capacity: usize,
         format: fn(&T, &mut String),
     ) -> Result<Self> {
-        let file = File::create(&path).map_err(|e| RecordError::write(&path, e))?;
-        let mut out = BufWriter::with_capacity(capacity, file);
-        writeln!(out, "{header}").map_err(|e| RecordError::write(&path, e))?;
+        let mut file = File::create(&path).map_err(|e| RecordError::write(&path, e))?;
+        writeln!(file, "{header}").map_err(|e| RecordError::write(&path, e))?;
         Ok(LineWriter {
             path,
-            out,
-            line: String::with_capacity(capacity / 4),
+            file,
+            pending: String::with_capacity(capacity + capacity / 4),
+            capacity,
             written: 0,
             format,
         })
     }
 
-    /// Appends records.
+    /// Appends records (to the file once the buffer is full).
     pub fn write(&mut self, rows: &[T]) -> Result<()> {
-        self.line.clear();
         for r in rows {
-            (self.format)(r, &mut self.line);
+            (self.format)(r, &mut self.pending);
         }
-        self.out
-            .write_all(self.line.as_bytes())
-            .map_err(|e| RecordError::write(&self.path, e))?;
         self.written += rows.len() as u64;
+        if self.pending.len() >= self.capacity {
+            self.flush()?;
+        }
         Ok(())
     }
 
@@ -368,11 +372,23 @@ impl<T> LineWriter<T> {
         self.written
     }
 
-    /// Pushes buffered records to the file.
+    /// Pushes buffered records to the file, in one write of whole lines.
     pub fn flush(&mut self) -> Result<()> {
-        self.out
-            .flush()
-            .map_err(|e| RecordError::write(&self.path, e))
+        if !self.pending.is_empty() {
+            self.file
+                .write_all(self.pending.as_bytes())
+                .map_err(|e| RecordError::write(&self.path, e))?;
+            self.pending.clear();
+        }
+        Ok(())
+    }
+}
+
+impl<T> Drop for LineWriter<T> {
+    /// Writes what is left, as the buffered writer it replaces did (an error here has no
+    /// one to go to: call [`LineWriter::flush`] to see it).
+    fn drop(&mut self) {
+        let _ = self.flush();
     }
 }
 
@@ -445,5 +461,36 @@ mod tests {
         let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o640);
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_line_writers_file_ends_at_a_line_end_whenever_it_is_read() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("n.csv");
+        let line = |n: &u32, out: &mut String| out.push_str(&format!("{n},{}\n", n * 1000));
+        let mut w = LineWriter::open(path.clone(), "n,k", 50, line).unwrap();
+        let on_disk = || std::fs::read_to_string(&path).unwrap();
+        assert_eq!(on_disk(), "n,k\n", "the header at once");
+        let mut all = "n,k\n".to_string();
+        for n in 0..40u32 {
+            w.write(&[n, n + 100]).unwrap();
+            line(&n, &mut all);
+            line(&(n + 100), &mut all);
+            let now = on_disk();
+            assert!(now.ends_with('\n') && all.starts_with(&now), "{now:?}");
+        }
+        assert!(
+            on_disk().len() > all.len() - 60,
+            "written as the buffer fills"
+        );
+        w.flush().unwrap();
+        assert_eq!(on_disk(), all);
+        assert_eq!(w.written(), 80);
+        w.write(&[7]).unwrap();
+        drop(w);
+        assert!(
+            on_disk().ends_with("\n7,7000\n"),
+            "dropping writes the rest"
+        );
     }
 }

@@ -296,7 +296,8 @@ pub struct Writer {
 }
 
 impl Writer {
-    /// Creates `dir/files.csv` with its header (the probe columns only `with_probe`).
+    /// Creates `dir/files.csv` with its header (the probe columns only `with_probe`: the
+    /// format before `files-probe.csv`; `hostd run` streams without them).
     pub fn create(dir: &Path, with_probe: bool) -> Result<Writer> {
         let header = header(with_probe);
         let mut files = CsvOut::create(&dir.join(FILE_NAME), &header)?;
@@ -337,7 +338,7 @@ impl Writer {
 }
 
 /// Writes the whole `files.csv` at once, atomically (with the probe columns when any record
-/// has probe figures): how the end of a run replaces the streamed file.
+/// has probe figures, as run directories had them before `files-probe.csv`).
 pub fn write_all(dir: &Path, records: &[FileRecord]) -> Result<()> {
     let with_probe = records.iter().any(|r| r.probe.is_some());
     let path = dir.join(FILE_NAME);
@@ -356,7 +357,8 @@ pub fn write_all(dir: &Path, records: &[FileRecord]) -> Result<()> {
     crate::csvio::write_atomic(&path, &bytes)
 }
 
-/// Reads `dir/files.csv` (and `dir/corrupt.csv` when present), refusing a newer format.
+/// Reads `dir/files.csv` (and, when present, `dir/corrupt.csv` and the probe's figures in
+/// `dir/files-probe.csv`), refusing a newer format.
 pub fn read(dir: &Path) -> Result<Vec<FileRecord>> {
     crate::version::check_csv(dir, FILE_NAME, FORMAT_VERSION)?;
     let mut records = read_path(&dir.join(FILE_NAME))?;
@@ -369,6 +371,7 @@ pub fn read(dir: &Path) -> Result<Vec<FileRecord>> {
             }
         }
     }
+    crate::files_probe::read_into(dir, &mut records)?;
     Ok(records)
 }
 

@@ -5,7 +5,8 @@
 //!
 //! | file | record | module |
 //! |---|---|---|
-//! | `files.csv`, `corrupt.csv` | [`FileRecord`], [`CorruptBlock`], [`FileProbe`] | [`files`] |
+//! | `files.csv`, `corrupt.csv` | [`FileRecord`], [`CorruptBlock`] | [`files`] |
+//! | `files-probe.csv` | [`FileProbe`] per file | [`files_probe`] |
 //! | `intervals.csv` | [`IntervalRecord`] | [`intervals`] |
 //! | `counters.csv` | [`CounterRecord`] | [`counters`] |
 //! | `drive_temp.csv` | [`drive_temp::DriveTempRecord`] | [`drive_temp`] |
@@ -44,6 +45,7 @@ pub mod energy;
 pub mod error;
 pub mod events;
 pub mod files;
+pub mod files_probe;
 pub mod headline;
 pub mod intervals;
 pub mod latency;

@@ -136,6 +136,61 @@ mod tests {
         assert_eq!(reordered, run);
     }
 
+    /// A real run directory of the hostd before `files-probe.csv` (a probed disk target
+    /// and an unprobed simulated one, 3 files written and 3 read on each): the probe's
+    /// columns are at the end of its `files.csv`.
+    fn probed_fixture() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run-probed-format1")
+    }
+
+    #[test]
+    fn a_probed_run_reads_the_same_from_the_old_files_csv_and_from_files_probe_csv() {
+        let old = RunData::read(&probed_fixture()).unwrap();
+        let figures = |target: &str, phase: &str, index: u32| {
+            let f = old
+                .files
+                .iter()
+                .find(|f| (f.target.as_str(), f.phase.as_str(), f.index) == (target, phase, index))
+                .unwrap();
+            f.probe.as_deref().cloned().unwrap()
+        };
+        let p = figures("target", "write", 1);
+        assert_eq!(p.probe, "sim-0001");
+        assert_eq!((p.energy_j, p.j_per_gb), (Some(0.127010), Some(3.814060)));
+        assert_eq!(figures("target", "write", 0).energy_j, None);
+        let unprobed = figures("sim:steady*20", "write", 2);
+        assert_eq!(unprobed.probe, crate::files::NO_PROBE);
+        assert_eq!(
+            unprobed,
+            crate::files::FileProbe {
+                probe: crate::files::NO_PROBE.into(),
+                ..Default::default()
+            }
+        );
+        assert_eq!(old.files.len(), 9);
+        assert!(old.files.iter().all(|f| f.probe.is_some()));
+
+        // The same records as `hostd run` writes them now: files.csv streamed without the
+        // probe's columns, the figures in files-probe.csv.
+        let d = tempfile::tempdir().unwrap();
+        for name in [crate::manifest::FILE_NAME, crate::probe::FILE_NAME] {
+            std::fs::copy(probed_fixture().join(name), d.path().join(name)).unwrap();
+        }
+        let mut w = crate::files::Writer::create(d.path(), false).unwrap();
+        old.files.iter().for_each(|f| w.write(f).unwrap());
+        drop(w);
+        let header = std::fs::read_to_string(d.path().join(crate::files::FILE_NAME)).unwrap();
+        assert!(!header.lines().next().unwrap().contains("energy_j"));
+        let streamed_only = RunData::read(d.path()).unwrap();
+        assert!(streamed_only.files.iter().all(|f| f.probe.is_none()));
+        crate::files_probe::write(d.path(), &old.files).unwrap();
+        let new = RunData::read(d.path()).unwrap();
+        // (The probe series has NaN where a channel has no value yet: not `==` itself.)
+        assert_eq!(new.files, old.files);
+        assert_eq!(new.probe_target.as_deref(), Some("target"));
+        assert_eq!(new.probe_target, old.probe_target);
+    }
+
     #[test]
     fn a_run_whose_manifest_has_a_profile_of_another_schema_is_read_with_its_probed_target() {
         let d = copy_of_fixture();

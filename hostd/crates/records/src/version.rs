@@ -17,6 +17,10 @@ pub fn current() -> BTreeMap<String, u32> {
             crate::files::FORMAT_VERSION,
         ),
         (
+            crate::files_probe::FILE_NAME,
+            crate::files_probe::FORMAT_VERSION,
+        ),
+        (
             crate::intervals::FILE_NAME,
             crate::intervals::FORMAT_VERSION,
         ),

@@ -28,8 +28,9 @@ pub enum Stage {
     /// Records what happens while the run goes (the probe's samples, the drive's
     /// temperature) and hands it on in [`RunRecords::data`].
     Record,
-    /// Adds to the records of others (the probe's figures on every file record). A part of
-    /// this stage makes the run directory wait with `files.csv` until the end.
+    /// Adds to the records of others (the probe's figures on every file record), in memory;
+    /// what it adds it writes to its own file (`files-probe.csv`), since every earlier file
+    /// was written as the run went.
     Enrich,
     /// Works out what the records mean ([`RunRecords::analysis`], `events.json`, the report).
     Analyse,
@@ -62,8 +63,6 @@ pub struct RunStart<'a> {
     pub manifest: &'a Manifest,
     /// The run directory (exists).
     pub dir: &'a Path,
-    /// True when a part of [`Stage::Enrich`] will add to the file records at the end.
-    pub enriched: bool,
     /// The probe feeds of every part: the part that records the probe takes them.
     pub probe_feeds: &'a mut Vec<ProbeFeed>,
 }
@@ -154,12 +153,10 @@ impl Pipeline {
             .iter_mut()
             .filter_map(|p| p.probe_feed())
             .collect();
-        let enriched = self.parts.iter().any(|p| p.stage() == Stage::Enrich);
         for p in self.parts.iter_mut() {
             let mut run = RunStart {
                 manifest,
                 dir,
-                enriched,
                 probe_feeds: &mut feeds,
             };
             if let Some(section) = p

@@ -5,9 +5,10 @@
 //! interval logs, `docs/latency.md`; the percentiles are columns of `files.csv` and
 //! `intervals.csv`). Each file is written once, by this part, and never read back:
 //! `manifest.json` at the start and once more with the final status; rows are written and
-//! flushed as they come, so an interrupted or failed run keeps everything up to that point
-//! — except `files.csv` when a part of [`Stage::Enrich`] adds to the file records (the
-//! probe's figures): then it is written once at the end, from the records in memory.
+//! flushed as they come, so an interrupted, failed or killed run keeps everything up to
+//! that point. `files.csv` holds what the workload knows of each file as the file
+//! completes; what a part of [`Stage::Enrich`] adds to the records at the end (the probe's
+//! figures) is that part's own file (`files-probe.csv`).
 
 use crate::pipeline::{RunPart, RunRecords, RunStart, Stage};
 use anyhow::Context;
@@ -80,7 +81,7 @@ pub struct RunDir {
 
 /// The files written as the run goes.
 struct Open {
-    /// `None` until the start, and through the run when the file records are enriched.
+    /// `None` until the start.
     files: Option<files::Writer>,
     intervals: intervals::Writer,
     events: BufWriter<File>,
@@ -226,9 +227,7 @@ impl RunPart for RunDir {
     fn start(&mut self, run: &mut RunStart<'_>) -> anyhow::Result<Option<serde_json::Value>> {
         let mut open = self.lock();
         open.start_ns = run.manifest.start_ns;
-        if !run.enriched {
-            open.files = Some(files::Writer::create(&self.dir, false)?);
-        }
+        open.files = Some(files::Writer::create(&self.dir, false)?);
         hostd_records::manifest::write(&self.dir, run.manifest)?;
         Ok(None)
     }
@@ -254,15 +253,6 @@ impl RunPart for RunDir {
     }
 
     fn finish(&mut self, run: &mut RunRecords<'_>) -> anyhow::Result<()> {
-        let open = self.open.get_mut().unwrap_or_else(|e| e.into_inner());
-        if open.files.is_none() {
-            // Enriched at the end: written once, now, from the records in memory.
-            let with_probe = run.data.files.iter().any(|f| f.probe.is_some());
-            let mut w = files::Writer::create(&self.dir, with_probe)?;
-            for f in &run.data.files {
-                w.write(f)?;
-            }
-        }
         // The 100 ms byte counters: a file for other tools (the parts got them in memory).
         let labels: Vec<String> = run
             .outcome

@@ -86,7 +86,8 @@ pub fn open_maybe_gz(dir: &Path, file: &str) -> anyhow::Result<Option<Box<dyn Re
 
 /// Streams the points of one CSV file to `sink`, in file order, through its typed reader
 /// (refusing a newer format the manifest records). For `files.csv` the `cum_bytes` field is
-/// the bytes of the target and phase up to and including the file, in file order, as live.
+/// the bytes of the target and phase up to and including the file, in file order, as live,
+/// and the probe's figures of `files-probe.csv` join its rows, as live.
 /// Returns the number of points, or `None` when the file does not exist. A bad cell is an
 /// error naming the file, line and column.
 pub fn csv_points(
@@ -111,8 +112,10 @@ pub fn csv_points(
     };
     match spec.rows {
         Rows::Files => {
+            let mut files = records::files::parse(&path, &buf)?;
+            records::files_probe::join(&mut files, &probe_figures(dir)?);
             let mut cum: HashMap<(String, String), u64> = HashMap::new();
-            for r in records::files::parse(&path, &buf)? {
+            for r in files {
                 let total = cum.entry((r.target.clone(), r.phase.clone())).or_default();
                 *total += r.bytes;
                 send(super::file_point(tags, &r, *total))?;
@@ -142,6 +145,23 @@ pub fn csv_points(
         }
     }
     Ok(Some(n))
+}
+
+/// The probe's per-file figures of `dir/files-probe.csv` (or its `.gz`), to join onto the
+/// rows of `files.csv` as the run directory's reader does; none without the file.
+fn probe_figures(
+    dir: &Path,
+) -> anyhow::Result<HashMap<records::files_probe::FileKey, records::FileProbe>> {
+    use records::files_probe::{FILE_NAME, FORMAT_VERSION};
+    let Some(mut reader) = open_maybe_gz(dir, FILE_NAME)? else {
+        return Ok(HashMap::new());
+    };
+    let mut buf = Vec::new();
+    reader
+        .read_to_end(&mut buf)
+        .with_context(|| format!("cannot read {}", dir.join(FILE_NAME).display()))?;
+    records::version::check_csv(dir, FILE_NAME, FORMAT_VERSION)?;
+    Ok(records::files_probe::parse(&dir.join(FILE_NAME), &buf)?)
 }
 
 fn format_version(rows: Rows) -> u32 {

@@ -460,6 +460,46 @@ fn rec(index: u32, phase: &str, bytes: u64, verified: Option<bool>) -> FileRecor
 /// A live run and `hostd import` of its run directory must produce the same points.
 #[test]
 fn live_file_points_equal_imported_ones() {
+    let recs = [
+        rec(0, "write", 1_000, None),
+        rec(1, "write", 2_000, None),
+        rec(2, "read", 1_000, Some(false)),
+    ];
+    let live = live_and_imported_file_points(&recs);
+    assert!(live[2].contains("first_corrupt_offset=8192i"));
+    assert!(live[2].contains("verified=false"));
+    assert!(live[1].contains("cum_bytes=3000i"));
+}
+
+/// A probed run's file points carry the probe's figures live (the records in memory) and
+/// imported (files.csv streamed without them, joined with files-probe.csv).
+#[test]
+fn probed_live_file_points_equal_imported_ones() {
+    let mut recs = [rec(0, "write", 1_000, None), rec(1, "write", 2_000, None)];
+    recs[0].probe = Some(Box::new(hostd_records::FileProbe {
+        probe: "sim-0001".into(),
+        energy_j: Some(0.125),
+        j_per_gb: Some(2.5),
+        temp_max_c: Some(31.25),
+        ..Default::default()
+    }));
+    recs[1].probe = Some(Box::new(hostd_records::FileProbe {
+        probe: "sim-0001".into(),
+        ..Default::default()
+    }));
+    let live = live_and_imported_file_points(&recs);
+    assert!(
+        live[0].contains("energy_j=0.125") && live[0].contains("probe=\"sim-0001\""),
+        "{}",
+        live[0]
+    );
+    assert!(!live[1].contains("energy_j"), "{}", live[1]);
+}
+
+/// Streams `recs` to a run directory's files.csv as `hostd run` does (and their probe
+/// figures, if any, to files-probe.csv at the end), imports it, and asserts that the
+/// imported points equal the live ones; returns the live lines.
+fn live_and_imported_file_points(recs: &[FileRecord]) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run");
     std::fs::create_dir_all(&run).unwrap();
@@ -469,27 +509,25 @@ fn live_file_points_equal_imported_ones() {
         run: "r1".into(),
         probe: None,
     };
-    let recs = [
-        rec(0, "write", 1_000, None),
-        rec(1, "write", 2_000, None),
-        rec(2, "read", 1_000, Some(false)),
-    ];
     let mut live = Vec::new();
     let mut cum: HashMap<String, u64> = HashMap::new();
-    for r in &recs {
+    for r in recs {
         rundir.write(r).unwrap();
         let total = cum.entry(r.phase.clone()).or_default();
         *total += r.bytes;
         live.push(file_point(&tags, r, *total).to_line().unwrap());
     }
     drop(rundir);
+    if recs.iter().any(|r| r.probe.is_some()) {
+        hostd_records::files_probe::write(&run, recs).unwrap();
+    }
     let mut imported = Vec::new();
     csv_points(&run, &CSV_SPECS[0], &tags, |p| {
         imported.push(p);
         Ok(())
     })
     .unwrap();
-    assert_eq!(imported.len(), 3);
+    assert_eq!(imported.len(), recs.len());
     for (live_line, imp) in live.iter().zip(&imported) {
         // Same fields in any order: compare sorted field lists.
         let sorted = |line: &str| {
@@ -504,9 +542,7 @@ fn live_file_points_equal_imported_ones() {
         let imp_norm = sorted(&imp.to_line().unwrap().replace("My\\ Disk", "My_Disk"));
         assert_eq!(live_norm, imp_norm);
     }
-    assert!(live[2].contains("first_corrupt_offset=8192i"));
-    assert!(live[2].contains("verified=false"));
-    assert!(live[1].contains("cum_bytes=3000i"));
+    live
 }
 
 #[test]
