@@ -3,7 +3,7 @@
 # pseudo-terminal, mapped to a COM port in the Wine prefix; `hostd.exe run
 # --profile quick --probe COMn` on a directory on this machine's disk; then the
 # Linux `hostd analyze` reads the run directory and its phases (files, bytes,
-# energy) must be the ones hostd.exe wrote in summary.json and files.csv.
+# energy) must be the ones hostd.exe wrote in summary.json, files.csv and files-probe.csv.
 # Usage: e2e.sh WINE HOSTD_EXE PROBE_SIM (WINEPREFIX set; see test.sh).
 set -euo pipefail
 
@@ -63,6 +63,8 @@ run, analysis, own = sys.argv[1], json.load(open(sys.argv[2])), json.load(open(s
 summary = json.load(open(f"{run}/summary.json"))
 manifest = json.load(open(f"{run}/manifest.json"))
 rows = list(csv.DictReader(open(f"{run}/files.csv")))
+# The probe's per-file figures, written once at the run's end, keyed as files.csv's rows.
+probe_rows = {(x["target"], x["phase"], x["index"]): x for x in csv.DictReader(open(f"{run}/files-probe.csv"))}
 problems = []
 def check(what, wrote, read, tol=1e-9):
     same = wrote == read if not isinstance(wrote, float) else math.isclose(wrote, read, rel_tol=tol, abs_tol=tol)
@@ -87,8 +89,9 @@ for key in sorted(wrote):
         print(f"  {key[1]} energy: hostd.exe {o.get('energy_j')}, Linux analyze {r.get('energy_j')}  <-- MISSING")
         continue
     check(f"{key[1]} energy J (events.json)", float(o["energy_j"]), float(r["energy_j"]))
-    # files.csv keeps 6 decimals of each file's joules.
-    check(f"{key[1]} energy J (files.csv)", sum(float(x["energy_j"]) for x in here), float(r["energy_j"]), 1e-6 * (len(here) + 1))
+    # files-probe.csv keeps 6 decimals of each file's joules.
+    joules = [probe_rows[(x["target"], x["phase"], x["index"])]["energy_j"] for x in here]
+    check(f"{key[1]} energy J (files-probe.csv)", sum(float(j) for j in joules), float(r["energy_j"]), 1e-6 * (len(here) + 1))
 print("  engine:", ", ".join(sorted({t.get("engine", "?") for t in manifest["targets"]})),
       "| direct I/O:", ", ".join(sorted({json.dumps(t.get("direct_io")) for t in manifest["targets"]})),
       "| kernel:", manifest["host"].get("kernel"))

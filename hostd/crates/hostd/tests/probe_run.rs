@@ -150,13 +150,7 @@ fn a_probed_runs_directory_analyses_to_the_energy_the_run_had_in_memory() {
 
     // The whole run: `hostd analyze` on the directory gives the phases' energy the
     // run's in-memory analysis gave.
-    let out = hostd()
-        .args(["analyze", "--json", "--no-report"])
-        .arg(&run)
-        .output()
-        .unwrap();
-    assert_ok(&out);
-    let analysed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let analysed = analyze_json(&run);
     let (a, m) = (
         analysed["phases"].as_array().unwrap(),
         in_memory["phases"].as_array().unwrap(),
@@ -342,13 +336,7 @@ fn a_probed_run_killed_with_sigkill_keeps_its_finished_files_and_analyses() {
     );
     assert!(data.probe.is_some_and(|p| p.time_ns.len() > 1000));
 
-    let out = hostd()
-        .args(["analyze", "--json", "--no-report"])
-        .arg(&run)
-        .output()
-        .unwrap();
-    assert_ok(&out);
-    let analysed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let analysed = analyze_json(&run);
     let phases = analysed["phases"].as_array().unwrap();
     let counted: u64 = phases.iter().map(|p| p["files"].as_u64().unwrap()).sum();
     assert_eq!(counted, rows as u64, "every finished file analysed");
@@ -357,4 +345,15 @@ fn a_probed_run_killed_with_sigkill_keeps_its_finished_files_and_analyses() {
         phases[0]["mean_power_w"].as_f64().unwrap() > 0.0,
         "{phases:?}"
     );
+}
+
+/// `hostd analyze --json` of a run directory, which must succeed.
+fn analyze_json(run: &std::path::Path) -> serde_json::Value {
+    let out = hostd()
+        .args(["analyze", "--json", "--no-report"])
+        .arg(run)
+        .output()
+        .unwrap();
+    assert_ok(&out);
+    serde_json::from_slice(&out.stdout).unwrap()
 }
