@@ -8,10 +8,10 @@
 //! for the parts after it.
 
 use crate::correlate::{correlate, Correlation};
-use crate::filescsv::{add_probe_figures, ProbedTarget};
+use crate::file_figures::{add_probe_figures, ProbedTarget};
 use crate::recorder::{ProbeRecorder, Recording};
-use crate::smart::{read_smart, SmartReading};
 use anyhow::Context;
+use hostd_drive::smart::{read_smart, SmartReading};
 use hostd_probe::link::{LinkConfig, LinkReport, ProbeLink, ProbeSource};
 use hostd_probe::pb;
 use hostd_records::manifest::extra;

@@ -5,10 +5,7 @@
 //! - [`correlate`]: per-file energy, J/GB, power, temperature; per-phase
 //!   power profile; the energy balance.
 //! - [`recorder`]: writes `probe.csv`, `probe_agg.csv`, `probe-link.jsonl`.
-//! - [`filescsv`]: the probe columns of `files.csv`.
-//! - [`drive`]: the drive's part of `hostd run`: link in the manifest,
-//!   temperature polled through the run (`drive_temp.csv`).
-//! - [`smart`]: the drive's own SMART view before and after each phase.
+//! - [`file_figures`]: the probe's figures on each file record (`files-probe.csv`).
 //! - [`monitor`]: `hostd monitor`, the probe alone until stopped.
 //! - [`component`]: the probe's part of `hostd run` tying them together.
 
@@ -16,11 +13,9 @@
 
 pub mod component;
 pub mod correlate;
-pub mod drive;
-pub mod filescsv;
+pub mod file_figures;
 pub mod monitor;
 pub mod recorder;
-pub mod smart;
 pub mod timeline;
 
 pub use component::{ProbeComponent, ProbeOptions};

@@ -5,12 +5,11 @@
 
 mod common;
 use common::{
-    assert_ok, csv_rows, disk_target, hostd, hostd_run, read_json, run_with_unplug, sim_path, text,
+    assert_ok, csv_rows, disk_target, hostd, hostd_run, read_json, run_with_unplug, sim_path,
     UnplugRun,
 };
 use std::path::Path;
-use std::process::{Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Output;
 
 /// `hostd run quick` on `target` with the simulated probe at `rate` Hz on all channels.
 fn quick_with_sim_probe(target: &Path, run: &Path, rate: &str) -> Output {
@@ -280,71 +279,80 @@ fn an_unreachable_probe_is_refused_before_anything_is_written() {
 }
 
 /// Writes `dir/clips.toml`: 20 paced clips of 0.5 s, about 10 s of writes whatever the disk.
-fn clips_profile(dir: &Path) -> std::path::PathBuf {
-    let profile = dir.join("clips.toml");
-    std::fs::write(
-        &profile,
-        "name = \"clips\"\ndescription = \"paced clips\"\nkind = \"video\"\n[video]\nframe_size = \"256KB\"\nfps = 50.0\nseconds = 0.5\nclips = 20\n[io]\nblock_size = \"256KiB\"\nqueue_depth = 1\nphases = [\"write\"]\nverify = false\n",
-    )
-    .unwrap();
-    profile
-}
+/// A run killed with SIGKILL (a Unix signal; TerminateProcess is its Windows counterpart).
+#[cfg(unix)]
+mod killed {
+    use super::*;
+    use common::text;
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
 
-#[test]
-fn a_probed_run_killed_with_sigkill_keeps_its_finished_files_and_analyses() {
-    let (work, target, run) = disk_target();
-    let child = hostd_run(clips_profile(work.path()), [&target], &run)
-        .args(["--probe", "sim"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
+    fn clips_profile(dir: &Path) -> std::path::PathBuf {
+        let profile = dir.join("clips.toml");
+        std::fs::write(
+            &profile,
+            "name = \"clips\"\ndescription = \"paced clips\"\nkind = \"video\"\n[video]\nframe_size = \"256KB\"\nfps = 50.0\nseconds = 0.5\nclips = 20\n[io]\nblock_size = \"256KiB\"\nqueue_depth = 1\nphases = [\"write\"]\nverify = false\n",
+        )
         .unwrap();
-    // files.csv gets each file's row as the file completes, probe or not; probe.csv its
-    // samples a buffer at a time (about 2 s at 1 kHz).
-    let start = Instant::now();
-    let rows = |name: &str| {
-        std::fs::read_to_string(run.join(name))
-            .map(|t| t.lines().count().saturating_sub(1))
-            .unwrap_or(0)
-    };
-    while rows("files.csv") < 3 || rows("probe.csv") == 0 {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "{} files.csv rows, {} probe.csv rows 60 s into a probed run",
-            rows("files.csv"),
-            rows("probe.csv")
-        );
-        std::thread::sleep(Duration::from_millis(20));
+        profile
     }
-    // SAFETY: kill on our own child's pid.
-    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
-    let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), None, "killed: {}", text(&o));
 
-    let rows = rows("files.csv");
-    assert!((3..20).contains(&rows), "{rows} rows: killed mid-run");
-    assert!(
-        !run.join("summary.json").exists(),
-        "the run did not get to its end"
-    );
-    let data = hostd_records::RunData::read(&run).unwrap();
-    assert_eq!(data.files.len(), rows);
-    assert!(
-        data.files.iter().all(|f| f.status == "ok" && f.bytes > 0),
-        "{:?}",
-        data.files
-    );
-    assert!(data.probe.is_some_and(|p| p.time_ns.len() > 1000));
+    #[test]
+    fn a_probed_run_killed_with_sigkill_keeps_its_finished_files_and_analyses() {
+        let (work, target, run) = disk_target();
+        let child = hostd_run(clips_profile(work.path()), [&target], &run)
+            .args(["--probe", "sim"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // files.csv gets each file's row as the file completes, probe or not; probe.csv its
+        // samples a buffer at a time (about 2 s at 1 kHz).
+        let start = Instant::now();
+        let rows = |name: &str| {
+            std::fs::read_to_string(run.join(name))
+                .map(|t| t.lines().count().saturating_sub(1))
+                .unwrap_or(0)
+        };
+        while rows("files.csv") < 3 || rows("probe.csv") == 0 {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "{} files.csv rows, {} probe.csv rows 60 s into a probed run",
+                rows("files.csv"),
+                rows("probe.csv")
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // SAFETY: kill on our own child's pid.
+        unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), None, "killed: {}", text(&o));
 
-    let analysed = analyze_json(&run);
-    let phases = analysed["phases"].as_array().unwrap();
-    let counted: u64 = phases.iter().map(|p| p["files"].as_u64().unwrap()).sum();
-    assert_eq!(counted, rows as u64, "every finished file analysed");
-    // The probe's samples up to the last buffer written are analysed with them.
-    assert!(
-        phases[0]["mean_power_w"].as_f64().unwrap() > 0.0,
-        "{phases:?}"
-    );
+        let rows = rows("files.csv");
+        assert!((3..20).contains(&rows), "{rows} rows: killed mid-run");
+        assert!(
+            !run.join("summary.json").exists(),
+            "the run did not get to its end"
+        );
+        let data = hostd_records::RunData::read(&run).unwrap();
+        assert_eq!(data.files.len(), rows);
+        assert!(
+            data.files.iter().all(|f| f.status == "ok" && f.bytes > 0),
+            "{:?}",
+            data.files
+        );
+        assert!(data.probe.is_some_and(|p| p.time_ns.len() > 1000));
+
+        let analysed = analyze_json(&run);
+        let phases = analysed["phases"].as_array().unwrap();
+        let counted: u64 = phases.iter().map(|p| p["files"].as_u64().unwrap()).sum();
+        assert_eq!(counted, rows as u64, "every finished file analysed");
+        // The probe's samples up to the last buffer written are analysed with them.
+        assert!(
+            phases[0]["mean_power_w"].as_f64().unwrap() > 0.0,
+            "{phases:?}"
+        );
+    }
 }
 
 /// `hostd analyze --json` of a run directory, which must succeed.

@@ -136,8 +136,8 @@ pub fn parts(args: &RunArgs) -> anyhow::Result<Vec<Box<dyn RunPart>>> {
         anyhow::bail!("--probe-rate and --probe-channels need a probe (--probe sim, auto or PORT)");
     }
     // The drive's link (manifest) and its own temperature through the run.
-    list.push(Box::new(hostd_correlate::drive::DriveComponent::new(Some(
-        hostd_correlate::smart::PollerConfig::default(),
+    list.push(Box::new(hostd_drive::DriveComponent::new(Some(
+        hostd_drive::smart::PollerConfig::default(),
     ))));
     list.push(Box::new(hostd_report::AnalysisComponent));
     list.push(Box::new(programs::SweepFigures));

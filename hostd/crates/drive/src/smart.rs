@@ -125,7 +125,7 @@ pub const BRIDGE_TYPES: [&str; 4] = ["sntjmicron", "sntrealtek", "sntasmedia", "
 /// cannot tell them itself. Never fails: problems end up in `note`.
 pub fn read_smart(device: Option<&str>, target: &str, phase: &str, when: &str) -> SmartReading {
     let mut reading = SmartReading {
-        time_ns: hostd_probe::link::host_now_ns(),
+        time_ns: hostd_records::clock::now_ns(),
         target: target.to_string(),
         phase: phase.to_string(),
         when: when.to_string(),
@@ -424,7 +424,7 @@ fn poll(
                 Some(v) => {
                     source.samples += 1;
                     result.samples.push(DriveTempRecord {
-                        time_ns: hostd_probe::link::host_now_ns(),
+                        time_ns: hostd_records::clock::now_ns(),
                         target: source.target.clone(),
                         temperature_c: v,
                     });
