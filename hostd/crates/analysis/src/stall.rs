@@ -192,7 +192,10 @@ pub fn find(series: &Series, counter: &[(i64, u64)]) -> Option<SeriesStalls> {
     }
     let threshold = STALL_FRACTION * typical;
     // The fewest intervals a stall spans (at the median sampling interval).
-    let mut steps: Vec<f64> = inside.windows(2).map(|w| (w[1].0 - w[0].0) as f64).collect();
+    let mut steps: Vec<f64> = inside
+        .windows(2)
+        .map(|w| (w[1].0 - w[0].0) as f64)
+        .collect();
     steps.sort_by(f64::total_cmp);
     let min_len = ((MIN_STALL_S * 1e9 / steps[steps.len() / 2].max(1.0)) - 1e-9).ceil() as usize;
     let below: Vec<bool> = rates.iter().map(|&r| r < threshold).collect();
@@ -421,7 +424,9 @@ mod tests {
                 }
             }
         }
-        eprintln!("steady lumpy runs: candidates {candidates:?}, false alarms {alarms:?} of 1000 each");
+        eprintln!(
+            "steady lumpy runs: candidates {candidates:?}, false alarms {alarms:?} of 1000 each"
+        );
         assert!(candidates[2] >= 50, "{candidates:?}");
         assert!(alarms.iter().all(|&a| a <= 10), "{alarms:?}");
     }

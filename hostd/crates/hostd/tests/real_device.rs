@@ -354,14 +354,16 @@ fn frequent_stalls_are_one_stall_event() {
     );
     report("frequent-stalls", &o, &[t]);
     assert_analysed(&o, t);
-    let kernel = o.kernel_stalls(0, 1.0);
+    // The kernel's stalls: ours (a flat count inside each low stretch; it may start up
+    // to 0.4 s late, when the throttle still had budget for a lump), and any of the VM's.
+    let kernel = o.kernel_stalls(0, 0.5);
     let ours: Vec<&(i64, i64)> = kernel
         .iter()
         .filter(|&&(a, b)| {
             o.applied
                 .iter()
                 .step_by(2)
-                .any(|p| a <= p.t_ns + 200_000_000 && p.t_ns <= b)
+                .any(|p| a <= p.t_ns + 1_000_000_000 && p.t_ns <= b)
         })
         .collect();
     assert_eq!(ours.len(), 7, "the kernel's counters show {kernel:?}");
@@ -376,7 +378,12 @@ fn frequent_stalls_are_one_stall_event() {
         .into_iter()
         .filter(|e| e["kind"] == "stall")
         .collect();
-    assert_eq!(stalls.len(), 1, "want one stall event:\n{}", describe(&stalls));
+    assert_eq!(
+        stalls.len(),
+        1,
+        "want one stall event:\n{}",
+        describe(&stalls)
+    );
     let ev = stalls[0];
     // The onset is the first stall the kernel's counters show: ours, or one of the VM's
     // disk before it (seen on a loaded machine). Its bytes: the count the device stood
@@ -419,20 +426,35 @@ fn frequent_stalls_are_one_stall_event() {
         lo <= truth + map_err && truth - map_err <= hi,
         "truth {truth:.0} outside [{lo}, {hi}]: {ev}"
     );
-    // Every stall of ours is one of the event's; a stall of the VM's disk under the
-    // loop file may be counted too (the kernel saw it: `kernel`).
+    // Every stall of ours is one of the event's, and so is any of the VM's disk (the
+    // kernel saw it; one near the 0.5 s bar may fall on either side of it).
     let count = st["count"].as_u64().unwrap() as usize;
+    let (sure, maybe) = (o.kernel_stalls(0, 0.7).len(), o.kernel_stalls(0, 0.4).len());
     assert!(
-        (7..=kernel.len()).contains(&count),
+        (sure..=maybe).contains(&count),
         "{count} stalls; the kernel's counters show {kernel:?}"
     );
-    let long = st["durations_s"]
+    // Their lengths: the kernel's flat stretches run from the reading before to the one
+    // after (≤ 0.1 s longer than the stall).
+    let durations: Vec<f64> = st["durations_s"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|d| (1.2..=1.9).contains(&d.as_f64().unwrap()))
-        .count();
-    assert!(long >= 7, "durations {}", st["durations_s"]);
+        .map(|d| d.as_f64().unwrap())
+        .collect();
+    if count == kernel.len() {
+        for (d, &(a, b)) in durations.iter().zip(&kernel) {
+            let k = (b - a) as f64 / 1e9;
+            assert!(
+                (k - 0.2..=k + 0.05).contains(d),
+                "stall of {d:.2} s where the kernel's count stood still {k:.2} s: {durations:?} vs {kernel:?}"
+            );
+        }
+    }
+    assert!(
+        durations.iter().filter(|&&d| d >= 1.0).count() >= 7,
+        "{durations:?}"
+    );
     let period = st["period_s"].as_f64().unwrap();
     assert!((period - 4.5).abs() <= 0.5, "period {period} s");
     assert_eq!(ev["cause"], "unknown", "{ev}");

@@ -786,7 +786,11 @@ fn watch(
                 Some(t0) => now_ns() >= due(t0),
             };
             if fire {
-                let bps = if *done % 2 == 0 { p.low_bps } else { p.high_bps };
+                let bps = if *done % 2 == 0 {
+                    p.low_bps
+                } else {
+                    p.high_bps
+                };
                 cg.set_write_bps(devs[p.dev], bps);
                 let t_ns = now_ns();
                 t0.get_or_insert(t_ns);
