@@ -325,10 +325,10 @@ fn device_wandering_by_12_percent_gives_no_event() {
 /// (e) Frequent stalls: from a kernel mark of 360 MB (40 % of the bytes) the device is held
 /// to 100 kB/s (less than one 1 MiB request per stall) for 1.5 s of every 4.5 s, seven
 /// times, nearly to the end: a third of the time while they last, 30 % of the time from
-/// the first on. One `stall` event at the first stall the kernel's counters show (within
-/// 2 % of the target's bytes there, inside its interval), counting the seven (and any
-/// stall of the VM's disk), each about 1.5 s, 4.5 s apart; no drop or recovery; cause
-/// unknown (no probe).
+/// the first on. One `stall` event at the first stall the kernel's counters show (ours:
+/// within 2 % of the target's bytes there and inside its interval; one of the VM's disk
+/// before it: within 0.2 s), counting the seven (and any stall of the VM's disk), each
+/// about 1.5 s, 4.5 s apart; no drop or recovery; cause unknown (no probe).
 #[test]
 fn frequent_stalls_are_one_stall_event() {
     let Some(rig) = Rig::new("frequent_stalls_are_one_stall_event", 1, IMAGE) else {
@@ -355,18 +355,18 @@ fn frequent_stalls_are_one_stall_event() {
     report("frequent-stalls", &o, &[t]);
     assert_analysed(&o, t);
     // The kernel's stalls: ours (a flat count inside each low stretch; it may start up
-    // to 0.4 s late, when the throttle still had budget for a lump), and any of the VM's.
-    let kernel = o.kernel_stalls(0, 0.5);
-    let ours: Vec<&(i64, i64)> = kernel
-        .iter()
-        .filter(|&&(a, b)| {
-            o.applied
+    // to 0.4 s late, when the throttle still had budget for a lump), and any of the VM's
+    // disk (many on a loaded machine).
+    let kernel = merged(o.kernel_stalls(0, 0.5));
+    for p in o.applied.iter().step_by(2) {
+        assert!(
+            kernel
                 .iter()
-                .step_by(2)
-                .any(|p| a <= p.t_ns + 1_000_000_000 && p.t_ns <= b)
-        })
-        .collect();
-    assert_eq!(ours.len(), 7, "the kernel's counters show {kernel:?}");
+                .any(|&(a, b)| a <= p.t_ns + 1_000_000_000 && p.t_ns <= b),
+            "no stall in the kernel's counters at the limit change of {} ns: {kernel:?}",
+            p.t_ns
+        );
+    }
     let changes = o.changes_of(t, 0);
     assert!(
         changes.is_empty(),
@@ -386,20 +386,16 @@ fn frequent_stalls_are_one_stall_event() {
     );
     let ev = stalls[0];
     // The onset is the first stall the kernel's counters show: ours, or one of the VM's
-    // disk before it (seen on a loaded machine). Its bytes: the count the device stood
-    // at, after the lump read just before (the change lies between the two readings).
+    // disk before it (on a loaded machine). Of the VM's, the throttle's count is up to
+    // the queue depth ahead of what completed (the requests it let through hang below
+    // it), so that onset is checked in time only (`changes_of`: within 0.2 s of the
+    // kernel's flat count); ours are held back at the throttle and checked in bytes.
     let first = kernel
         .first()
         .copied()
         .expect("the kernel's counters show stalls");
-    let (truth, map_err) = if first.0 < o.applied[0].t_ns - 200_000_000 {
-        let before = o.samples.iter().find(|x| x.t_ns == first.0).unwrap().bytes[0] as f64;
-        let flat = o.samples.iter().find(|x| x.t_ns > first.0).unwrap().bytes[0] as f64;
-        eprintln!("  the VM's disk stalled first, at {:.2} MB", flat / 1e6);
-        ((before + flat) / 2.0, (flat - before) / 2.0)
-    } else {
-        o.truth(0, t)
-    };
+    let vm_first = first.1 < o.applied[0].t_ns;
+    let (truth, map_err) = o.truth(0, t);
     let onset = ev["onset_bytes"].as_f64().unwrap();
     let err = (onset - truth) / truth;
     let (lo, hi) = (
@@ -415,21 +411,28 @@ fn frequent_stalls_are_one_stall_event() {
         err * 100.0,
         lo / 1e6,
         hi / 1e6,
-        (ev["onset_ns"].as_i64().unwrap() - first.0) as f64 / 1e9,
+        (ev["onset_ns"].as_i64().unwrap() - o.applied[0].t_ns) as f64 / 1e9,
         ev["p_value"],
         st["count"],
         st["durations_s"],
         st["period_s"]
     );
-    assert!(err.abs() <= 0.02, "onset off by {:.2} %: {ev}", err * 100.0);
-    assert!(
-        lo <= truth + map_err && truth - map_err <= hi,
-        "truth {truth:.0} outside [{lo}, {hi}]: {ev}"
-    );
+    if vm_first {
+        eprintln!("  the VM's disk stalled first: onset checked in time only");
+    } else {
+        assert!(err.abs() <= 0.02, "onset off by {:.2} %: {ev}", err * 100.0);
+        assert!(
+            lo <= truth + map_err && truth - map_err <= hi,
+            "truth {truth:.0} outside [{lo}, {hi}]: {ev}"
+        );
+    }
     // Every stall of ours is one of the event's, and so is any of the VM's disk (the
     // kernel saw it; one near the 0.5 s bar may fall on either side of it).
     let count = st["count"].as_u64().unwrap() as usize;
-    let (sure, maybe) = (o.kernel_stalls(0, 0.7).len(), o.kernel_stalls(0, 0.4).len());
+    let (sure, maybe) = (
+        merged(o.kernel_stalls(0, 0.7)).len(),
+        merged(o.kernel_stalls(0, 0.4)).len(),
+    );
     assert!(
         (sure..=maybe).contains(&count),
         "{count} stalls; the kernel's counters show {kernel:?}"
@@ -455,7 +458,23 @@ fn frequent_stalls_are_one_stall_event() {
         durations.iter().filter(|&&d| d >= 1.0).count() >= 7,
         "{durations:?}"
     );
-    let period = st["period_s"].as_f64().unwrap();
-    assert!((period - 4.5).abs() <= 0.5, "period {period} s");
+    // Only ours: the period they were made with.
+    if count == 7 {
+        let period = st["period_s"].as_f64().unwrap();
+        assert!((period - 4.5).abs() <= 0.5, "period {period} s");
+    }
     assert_eq!(ev["cause"], "unknown", "{ev}");
+}
+
+/// `stretches` (in time order) with the overlapping ones merged: two flat stretches of the
+/// kernel's count one reading apart share that reading.
+fn merged(stretches: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
+    let mut out: Vec<(i64, i64)> = Vec::new();
+    for (a, b) in stretches {
+        match out.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
 }
