@@ -113,6 +113,10 @@ fn runs(below: &[bool], edge: &[bool]) -> Vec<usize> {
 /// likelihood to `lengths` that were only kept when shorter than `m + 1` (the truncated
 /// geometric's mean equals the sample mean; bisection).
 fn persistence(lengths: &[usize], m: usize) -> f64 {
+    if m < 2 {
+        // Runs cut at one interval say nothing about going on: the pseudo-runs' value.
+        return 0.4;
+    }
     let mean = lengths.iter().sum::<usize>() as f64 / lengths.len().max(1) as f64;
     let truncated_mean = |p: f64| {
         let (mut num, mut den) = (0.0, 0.0);
@@ -143,9 +147,9 @@ fn persistence(lengths: &[usize], m: usize) -> f64 {
 /// with persistence `p` per interval, so its length is geometric. `p` is fitted to the
 /// steady runs only — those shorter than a stall (`min_len` intervals), with the fit
 /// knowing they were cut there, plus two pseudo-runs of one and two intervals (a steady
-/// part with few runs gets a cautious `p`, about 0.4 on its own). Stalls rare or a third of the time
-/// alike are thus measured against the steady part, and a chance run on a lumpy steady
-/// device against the run lengths that device shows. Each of [`PERMUTATIONS`] draws
+/// part with few runs gets a cautious `p`, about 0.4 on its own). Stalls rare or a third
+/// of the time alike are thus measured against the steady part, and a chance run on a
+/// lumpy steady device against the run lengths that device shows. Each of [`PERMUTATIONS`] draws
 /// gives every run of the series (stalls included) a length from the fitted chain; the
 /// p-value is the share of draws with a run of at least `observed` (stopping early once
 /// the answer is clear). Returns (p-value, draws).
