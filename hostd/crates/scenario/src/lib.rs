@@ -59,6 +59,10 @@ pub const BUILT_IN: &[(&str, &str)] = &[
         "x5-read-thermal",
         include_str!("../../../../fixtures/scenarios/x5-read-thermal.toml"),
     ),
+    (
+        "slc-cool",
+        include_str!("../../../../fixtures/scenarios/slc-cool.toml"),
+    ),
 ];
 
 /// Loads a scenario by built-in name, or from a TOML file path.

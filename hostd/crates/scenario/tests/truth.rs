@@ -188,7 +188,8 @@ fn every_built_in_scenario_is_covered_above() {
             "p50-stalls",
             "small-files",
             "wander",
-            "x5-read-thermal"
+            "x5-read-thermal",
+            "slc-cool"
         ]
     );
 }
@@ -221,4 +222,19 @@ fn a_wandering_drive_gives_no_event() {
 #[test]
 fn read_phase_thermal_throttle_is_found() {
     run("x5-read-thermal");
+}
+
+#[test]
+fn slc_exhaustion_on_a_cool_drive_is_slc_cache_not_thermal() {
+    run("slc-cool");
+    // The enclosure really stayed flat: thermal had no evidence and scored nothing, and
+    // the SLC call rests on energy per byte.
+    for seed_offset in 0..3 {
+        let (_, _, a) = common::generated("slc-cool", seed_offset);
+        let e = &a.events[0];
+        let why = format!("{:#?}", e.evidence.reasons);
+        assert!(why.contains("no thermal evidence"), "{why}");
+        assert_eq!(e.evidence.scores.thermal, 0.0, "{why}");
+        assert!(why.contains("✓ slc_cache: energy per byte"), "{why}");
+    }
 }

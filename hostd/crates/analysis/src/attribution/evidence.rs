@@ -124,7 +124,7 @@ pub(super) fn gather<'a>(
     let warmed = ev.temp_rise_c.is_some_and(|r| r > rise_needed);
     if ctx.probe.is_some() && !warmed {
         reasons.push(format!(
-            "✗ thermal, slc_cache: the enclosure rose {} before the onset, not more than {rise_needed:.2} °C (6 × the sensor's noise σ {}, at least {MIN_RISE_C} °C): no thermal evidence",
+            "✗ thermal: the enclosure rose {} before the onset, not more than {rise_needed:.2} °C (6 × the sensor's noise σ {}, at least {MIN_RISE_C} °C): no thermal evidence",
             ev.temp_rise_c.map_or("by an unknown amount".into(), |r| format!("{r:.2} °C")),
             ev.temp_noise_c.map_or("unknown".into(), |n| format!("{n:.3} °C")),
         ));

@@ -70,8 +70,8 @@ pub struct Facts<'a> {
 }
 
 impl Facts<'_> {
-    /// The probe measured this target and its enclosure warmed: the thermal and SLC rules
-    /// can be checked.
+    /// The probe measured this target and its enclosure warmed: the thermal rules can be
+    /// checked (the SLC rules need the probe only).
     pub fn thermal_evidence(&self) -> bool {
         self.ctx.probe.is_some() && self.warmed
     }
@@ -112,6 +112,13 @@ impl Checks<'_> {
             self.label,
             words
         ));
+    }
+
+    /// A sign against the cause: takes `weight` off (the score stays ≥ 0), with a ✗ line
+    /// with `words`.
+    pub fn against(&mut self, weight: f64, words: String) {
+        self.score = (self.score - weight).max(0.0);
+        self.reasons.push(format!("✗ {}: {}", self.label, words));
     }
 
     /// A rule that could not be checked: a ✗ line with `words`, no weight.
@@ -297,7 +304,8 @@ mod tests {
     #[test]
     fn a_flat_enclosure_is_no_thermal_evidence_and_no_plateau() {
         let (s, c) = drop_series("x", 0);
-        let p = probe(-1_000_000_000, 80.0, 6.0, |_| 25.0);
+        // Bus power follows throughput (8 → 5 W with ×0.67): no SLC signature either.
+        let p = power_falls_after(c.onset_ns, |_| 25.0);
         let all = vec![s.clone()];
         let ctx = ctx(&all, Some(&p));
         let e = attribute(&s, &c, &ctx, None, &[]);
@@ -314,6 +322,57 @@ mod tests {
             e.evidence.reasons
         );
         assert!(!e.evidence.text.contains("thermal"), "{}", e.evidence.text);
+    }
+
+    #[test]
+    fn a_cache_running_out_on_a_cool_drive_is_slc_cache_never_thermal() {
+        // Flat enclosure (no heat), bus power held at 6 W while the rate falls ×0.67:
+        // energy per byte ×1.5, a sudden drop at 40 GB, no recovery.
+        let (s, c) = drop_series("x", 0);
+        let p = probe(-1_000_000_000, 80.0, 6.0, |_| 25.0);
+        let all = vec![s.clone()];
+        let ctx = ctx(&all, Some(&p));
+        let e = attribute(&s, &c, &ctx, None, &[]);
+        assert_eq!(e.cause, Cause::SlcCache, "{:#?}", e.evidence.reasons);
+        assert!(e.confidence >= 0.8, "{}", e.confidence);
+        assert_eq!(e.evidence.scores.thermal, 0.0);
+        let (jb, ja) = (
+            e.evidence.j_per_gb_before.unwrap(),
+            e.evidence.j_per_gb_after.unwrap(),
+        );
+        assert!((ja / jb - 1.5).abs() < 0.05, "{jb} → {ja}");
+        assert!(
+            e.evidence
+                .reasons
+                .iter()
+                .any(|r| r.starts_with("✓ slc_cache: energy per byte")),
+            "{:#?}",
+            e.evidence.reasons
+        );
+        assert!(!e.evidence.text.contains("thermal"), "{}", e.evidence.text);
+        // The same drop recovering fully later while writing goes on: weak SLC evidence,
+        // a lower score (here below the bar: unknown).
+        let mut back = c.clone();
+        back.kind = EventKind::Recovery;
+        back.onset_bytes = 60 * GB;
+        back.rate_before_bps = 1.0e9;
+        back.rate_after_bps = 1.5e9;
+        let r = attribute(&s, &c, &ctx, None, &[back]);
+        assert!(
+            r.evidence.scores.slc_cache <= e.evidence.scores.slc_cache - 0.4 + 1e-9,
+            "{} vs {}",
+            r.evidence.scores.slc_cache,
+            e.evidence.scores.slc_cache
+        );
+        assert_ne!(r.cause, Cause::Thermal);
+        assert!(
+            r.evidence
+                .reasons
+                .iter()
+                .any(|l| l.contains("full recovery") && l.contains("weak SLC evidence")),
+            "{:#?}",
+            r.evidence.reasons
+        );
     }
 
     #[test]

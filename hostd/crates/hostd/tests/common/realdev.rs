@@ -337,6 +337,27 @@ pub struct Step {
     pub bps: u64,
 }
 
+/// Stalls on a timer: from the time device `dev`'s kernel byte count reaches `at_bytes`,
+/// `count` times, the limit falls to `low_bps` for `low_s` seconds, then returns to
+/// `high_bps` for the rest of the `period_s`.
+#[derive(Debug, Clone, Copy)]
+pub struct Pulses {
+    /// Index of the device.
+    pub dev: usize,
+    /// Mark on the device's kernel write counter where the first stall begins, bytes.
+    pub at_bytes: u64,
+    /// Limit during a stall, bytes/s.
+    pub low_bps: u64,
+    /// Limit between stalls, bytes/s.
+    pub high_bps: u64,
+    /// Length of a stall, s.
+    pub low_s: f64,
+    /// From one stall's start to the next one's, s.
+    pub period_s: f64,
+    /// Number of stalls.
+    pub count: usize,
+}
+
 /// A limit change as it happened: the ground truth.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Applied {
@@ -575,6 +596,21 @@ impl Rig {
         initial_bps: &[u64],
         steps: &[Step],
     ) -> Outcome {
+        self.run_with(profile, seed, targets, initial_bps, steps, &[])
+    }
+
+    /// [`Rig::run`] with timed stalls as well: each of `pulses` applies its low and high
+    /// limits (every change recorded in `Outcome::applied`, after the steps' changes of
+    /// the same reading) once its mark is crossed.
+    pub fn run_with(
+        &self,
+        profile: &str,
+        seed: u64,
+        targets: &[String],
+        initial_bps: &[u64],
+        steps: &[Step],
+        pulses: &[Pulses],
+    ) -> Outcome {
         let cg = self.cgroup.as_ref().unwrap();
         for (d, &bps) in self.devs.iter().zip(initial_bps) {
             cg.set_write_bps(d.numbers, bps);
@@ -595,8 +631,9 @@ impl Rig {
         let devs: Vec<(u64, u64)> = self.devs.iter().map(|d| d.numbers).collect();
         let stop = Arc::new(AtomicBool::new(false));
         let watcher = {
-            let (stop, steps, cg) = (stop.clone(), steps.to_vec(), cg.handle());
-            std::thread::spawn(move || watch(&cg, &devs, &steps, &stop))
+            let (stop, steps, pulses, cg) =
+                (stop.clone(), steps.to_vec(), pulses.to_vec(), cg.handle());
+            std::thread::spawn(move || watch(&cg, &devs, &steps, &pulses, &stop))
         };
         let child = ChildGuard(Some(
             cmd.stdout(Stdio::piped())
@@ -618,9 +655,10 @@ impl Rig {
             "{}: hostd run failed:\n{output}",
             self.test
         );
+        let pulse_changes: usize = pulses.iter().map(|p| 2 * p.count).sum();
         assert_eq!(
             applied.len(),
-            steps.len(),
+            steps.len() + pulse_changes,
             "{}: not every byte mark was reached: {applied:?} of {steps:?}",
             self.test
         );
@@ -694,9 +732,12 @@ fn watch(
     cg: &Cgroup,
     devs: &[(u64, u64)],
     steps: &[Step],
+    pulses: &[Pulses],
     stop: &AtomicBool,
 ) -> (Vec<Applied>, Vec<Sample>) {
     let mut pending: Vec<Step> = steps.to_vec();
+    // Per pulse train: when its first stall began (host ns) and how many changes it made.
+    let mut trains: Vec<(Option<i64>, usize)> = vec![(None, 0); pulses.len()];
     let (mut applied, mut samples) = (Vec::new(), Vec::new());
     let started = Instant::now();
     while !stop.load(Ordering::Relaxed) && started.elapsed() < Duration::from_secs(600) {
@@ -729,6 +770,39 @@ fn watch(
                 pending.remove(i);
             } else {
                 i += 1;
+            }
+        }
+        for (p, (t0, done)) in pulses.iter().zip(trains.iter_mut()) {
+            if *done == 2 * p.count {
+                continue;
+            }
+            // Change k: stall k/2 begins (even k) or ends (odd k).
+            let due = |t0: i64| {
+                let k = *done;
+                t0 + (((k / 2) as f64 * p.period_s + (k % 2) as f64 * p.low_s) * 1e9) as i64
+            };
+            let fire = match *t0 {
+                None => bytes[p.dev] >= p.at_bytes,
+                Some(t0) => now_ns() >= due(t0),
+            };
+            if fire {
+                let bps = if *done % 2 == 0 {
+                    p.low_bps
+                } else {
+                    p.high_bps
+                };
+                cg.set_write_bps(devs[p.dev], bps);
+                let t_ns = now_ns();
+                t0.get_or_insert(t_ns);
+                applied.push(Applied {
+                    dev: p.dev,
+                    mark: p.at_bytes,
+                    bps,
+                    t_ns,
+                    kernel_bytes: cg.written(devs[p.dev]),
+                    kernel_bytes_prev: prev[p.dev],
+                });
+                *done += 1;
             }
         }
         std::thread::sleep(POLL);
