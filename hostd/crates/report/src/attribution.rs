@@ -3,6 +3,7 @@
 
 use crate::svg::esc;
 use crate::view::EventView;
+use hostd_records::cause::EventKind;
 use hostd_records::events::Analysis;
 use std::fmt::Write;
 
@@ -26,9 +27,10 @@ pub(crate) fn section(a: &Analysis, events: &[EventView]) -> String {
             // The analysis' line already carries the p-value and the onset interval.
             text = esc(&e.evidence.text),
         );
-        let _ = write!(
+        let _ =
+            write!(
             h,
-            "<li>onset {:.2} GB, 99.9 % interval {:.2}–{:.2} GB ({:.2}–{:.2} s); {} ({} block permutations){}</li>",
+            "<li>onset {:.2} GB, 99.9 % interval {:.2}–{:.2} GB ({:.2}–{:.2} s); {} ({} {}){}</li>",
             e.evidence.onset_gb,
             e.evidence.onset_interval_gb[0],
             e.evidence.onset_interval_gb[1],
@@ -36,6 +38,13 @@ pub(crate) fn section(a: &Analysis, events: &[EventView]) -> String {
             e.evidence.onset_interval_s[1],
             esc(&hostd_analysis::summary::strength(e)),
             e.permutations,
+            // docs/methodology.md: a drop is tested by block permutations; a stall against
+            // draws from the run's own steady stalls (a Markov model of slow intervals).
+            if e.kind == EventKind::Stall {
+                "draws of the steady part's model"
+            } else {
+                "block permutations"
+            },
             if e.gradual {
                 format!("; gradual, settled at {:.2} GB", e.settle_bytes as f64 / 1e9)
             } else {
