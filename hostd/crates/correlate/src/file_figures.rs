@@ -88,7 +88,7 @@ mod tests {
         add_probe_figures(&mut files, &energy, PROBED);
         add_probe_figures(&mut files, &energy, PROBED);
         // As `hostd run` writes them: files.csv streamed, the figures once at the end.
-        let mut w = hostd_records::files::Writer::create(dir.path(), false).unwrap();
+        let mut w = hostd_records::files::Writer::create(dir.path()).unwrap();
         files.iter().for_each(|f| w.write(f).unwrap());
         drop(w);
         hostd_records::files_probe::write(dir.path(), &files).unwrap();

@@ -83,8 +83,11 @@ impl RunPart for DriveComponent {
         let (run_dir, summary, run) = (records.dir, &mut records.summary, &mut records.data);
         let polled: PollResult = self.poller.take().map(TempPoller::stop).unwrap_or_default();
         if !polled.samples.is_empty() {
-            hostd_records::drive_temp::write(run_dir, &polled.samples)?;
-            // The analysis gets the readings in memory, as `RunData::read` gives them.
+            // A file that cannot be written loses the file, not the readings: the analysis
+            // still gets them in memory, as `RunData::read` gives them.
+            if let Err(e) = hostd_records::drive_temp::write(run_dir, &polled.samples) {
+                summary.warnings.push(format!("drive_temp.csv: {e:#}"));
+            }
             let mut temps = hostd_records::drive_temp::DriveTemps::new();
             for r in &polled.samples {
                 temps

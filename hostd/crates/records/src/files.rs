@@ -292,27 +292,25 @@ pub struct Writer {
     dir: std::path::PathBuf,
     files: CsvOut,
     corrupt: Option<CsvOut>,
-    with_probe: bool,
 }
 
 impl Writer {
-    /// Creates `dir/files.csv` with its header (the probe columns only `with_probe`: the
-    /// format before `files-probe.csv`; `hostd run` streams without them).
-    pub fn create(dir: &Path, with_probe: bool) -> Result<Writer> {
-        let header = header(with_probe);
+    /// Creates `dir/files.csv` with its header: the workload's columns (the probe's go to
+    /// `files-probe.csv`, written once at the run's end).
+    pub fn create(dir: &Path) -> Result<Writer> {
+        let header = header(false);
         let mut files = CsvOut::create(&dir.join(FILE_NAME), &header)?;
         files.flush()?;
         Ok(Writer {
             dir: dir.to_path_buf(),
             files,
             corrupt: None,
-            with_probe,
         })
     }
 
     /// Appends one record (its corrupt blocks to `corrupt.csv`) and flushes.
     pub fn write(&mut self, r: &FileRecord) -> Result<()> {
-        self.files.row(r.cells(self.with_probe))?;
+        self.files.row(r.cells(false))?;
         self.files.flush()?;
         if !r.corrupt.is_empty() {
             if self.corrupt.is_none() {
@@ -337,8 +335,9 @@ impl Writer {
     }
 }
 
-/// Writes the whole `files.csv` at once, atomically (with the probe columns when any record
-/// has probe figures, as run directories had them before `files-probe.csv`).
+/// Writes the whole `files.csv` at once, atomically, in the format before `files-probe.csv`:
+/// with the probe columns when any record has probe figures. No run writes it any more;
+/// tests and tools use it to make the run directories older builds wrote.
 pub fn write_all(dir: &Path, records: &[FileRecord]) -> Result<()> {
     let with_probe = records.iter().any(|r| r.probe.is_some());
     let path = dir.join(FILE_NAME);
@@ -481,7 +480,7 @@ mod tests {
     #[test]
     fn files_round_trip_through_the_streaming_writer() {
         let d = tempfile::tempdir().unwrap();
-        let mut w = Writer::create(d.path(), false).unwrap();
+        let mut w = Writer::create(d.path()).unwrap();
         let recs = sample();
         recs.iter().for_each(|r| w.write(r).unwrap());
         drop(w);
@@ -518,7 +517,7 @@ mod tests {
         recs[1].verified = Some(true);
         recs[1].direct_io = false;
         recs.push(FileRecord::new("/mnt/c", "read", 2, 10, 20, 0));
-        let mut w = Writer::create(d.path(), false).unwrap();
+        let mut w = Writer::create(d.path()).unwrap();
         recs.iter().for_each(|r| w.write(r).unwrap());
         drop(w);
         let header = "target,phase,index,start_ns,end_ns,bytes,mbps,verified,corrupt_blocks,\

@@ -176,7 +176,7 @@ mod tests {
         for name in [crate::manifest::FILE_NAME, crate::probe::FILE_NAME] {
             std::fs::copy(probed_fixture().join(name), d.path().join(name)).unwrap();
         }
-        let mut w = crate::files::Writer::create(d.path(), false).unwrap();
+        let mut w = crate::files::Writer::create(d.path()).unwrap();
         old.files.iter().for_each(|f| w.write(f).unwrap());
         drop(w);
         let header = std::fs::read_to_string(d.path().join(crate::files::FILE_NAME)).unwrap();

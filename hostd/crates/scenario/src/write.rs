@@ -41,7 +41,7 @@ pub fn write_run(
     probe: Option<ProbeOptions>,
 ) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
-    let mut files = records::files::Writer::create(dir, false)?;
+    let mut files = records::files::Writer::create(dir)?;
     for r in &trace.files {
         files.write(r)?;
     }

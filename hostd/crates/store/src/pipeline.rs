@@ -25,8 +25,8 @@ use std::sync::Mutex;
 /// they were added; the stages in this order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Stage {
-    /// Records what happens while the run goes (the probe's samples, the drive's
-    /// temperature) and hands it on in [`RunRecords::data`].
+    /// Records what happens while the run goes (the drive's temperature) and hands it on
+    /// in [`RunRecords::data`].
     Record,
     /// Adds to the records of others (the probe's figures on every file record), in memory;
     /// what it adds it writes to its own file (`files-probe.csv`), since every earlier file

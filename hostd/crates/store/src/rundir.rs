@@ -227,7 +227,7 @@ impl RunPart for RunDir {
     fn start(&mut self, run: &mut RunStart<'_>) -> anyhow::Result<Option<serde_json::Value>> {
         let mut open = self.lock();
         open.start_ns = run.manifest.start_ns;
-        open.files = Some(files::Writer::create(&self.dir, false)?);
+        open.files = Some(files::Writer::create(&self.dir)?);
         hostd_records::manifest::write(&self.dir, run.manifest)?;
         Ok(None)
     }
@@ -272,8 +272,11 @@ impl RunPart for RunDir {
                 m.insert("final".into(), last.clone());
             }
         }
-        // The manifest once more: engines and direct-I/O status are final now.
-        hostd_records::manifest::write(&self.dir, &run.manifest)?;
-        Ok(hostd_records::summary::write(&self.dir, &run.summary)?)
+        // The manifest once more: engines and direct-I/O status are final now. Each of the
+        // two is written whatever became of the other.
+        let manifest = hostd_records::manifest::write(&self.dir, &run.manifest);
+        let summary = hostd_records::summary::write(&self.dir, &run.summary);
+        manifest?;
+        Ok(summary?)
     }
 }

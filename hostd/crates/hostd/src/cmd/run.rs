@@ -282,7 +282,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         return Err(e);
     }
     if let Err(e) = runner::prepare_all(&plan, &mut backends) {
-        discard(pipeline, &out_dir);
+        discard(&mut [], pipeline, &out_dir); // prepare_all took back its own
         return Err(e);
     }
 
@@ -328,13 +328,17 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
+    // Ctrl-C is caught before anything is started, so a run never has parts to stop that a
+    // failed hook would leave running.
+    let stop = Arc::new(AtomicBool::new(false));
+    if let Err(e) = crate::stop::on_interrupt(&stop) {
+        discard(&mut backends, pipeline, &out_dir);
+        return Err(e);
+    }
     if let Err(e) = pipeline.start(&mut manifest, &out_dir) {
         // Nothing was measured: take back the test directories and the run
         // directory this run created, as a refused run leaves no trace.
-        for b in backends.iter_mut() {
-            let _ = b.cleanup(false);
-        }
-        discard(pipeline, &out_dir);
+        discard(&mut backends, pipeline, &out_dir);
         return Err(e);
     }
 
@@ -346,10 +350,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         ) {
             Ok(j) => Some(j),
             Err(e) => {
-                for b in backends.iter_mut() {
-                    let _ = b.cleanup(false);
-                }
-                discard(pipeline, &out_dir);
+                discard(&mut backends, pipeline, &out_dir);
                 return Err(e);
             }
         }
@@ -357,8 +358,6 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         None
     };
 
-    let stop = Arc::new(AtomicBool::new(false));
-    crate::stop::on_interrupt(&stop)?;
     let progress = runner::progress_for(&plan);
     let header = format!(
         "run {run_id}: profile {} seed {seed}, {} target(s), results in {}",
@@ -474,7 +473,12 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Takes back a run directory nothing was measured into, with its log file.
-fn discard(pipeline: Pipeline, out_dir: &std::path::Path) {
+/// Takes back what a run refused before any I/O created: the test directories, the parts'
+/// state and the run directory's files.
+fn discard(backends: &mut [Box<dyn TargetBackend>], pipeline: Pipeline, out_dir: &std::path::Path) {
+    for b in backends.iter_mut() {
+        let _ = b.cleanup(false);
+    }
     crate::logging::stop_log_file();
     let _ = std::fs::remove_file(out_dir.join(crate::logging::LOG_FILE));
     drop(pipeline);

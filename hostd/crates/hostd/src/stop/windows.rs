@@ -1,6 +1,9 @@
 //! Windows: a console control handler (`SetConsoleCtrlHandler`) for Ctrl-C,
 //! Ctrl-Break and the console window closing. Windows runs it on a thread of
-//! its own, so it only flips the flags the run polls.
+//! its own, so it only flips the flags the run polls. On a close, Windows ends the process
+//! as soon as the handler returns (and after about 5 s in any case), so the handler holds
+//! on for those 5 s: the run stops and takes back its test files meanwhile, and the
+//! process ends when it is done.
 
 use anyhow::Context;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,6 +27,10 @@ unsafe extern "system" fn handler(event: u32) -> BOOL {
     }
     for f in flags.iter() {
         f.store(true, Ordering::SeqCst);
+    }
+    drop(flags);
+    if event == CTRL_CLOSE_EVENT {
+        std::thread::sleep(std::time::Duration::from_secs(5));
     }
     1
 }

@@ -503,7 +503,7 @@ fn live_and_imported_file_points(recs: &[FileRecord]) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run");
     std::fs::create_dir_all(&run).unwrap();
-    let mut rundir = hostd_records::files::Writer::create(&run, false).unwrap();
+    let mut rundir = hostd_records::files::Writer::create(&run).unwrap();
     let tags = RunTags {
         rig: "rig1".into(),
         run: "r1".into(),

@@ -15,3 +15,8 @@ pub fn open_direct(path: &Path, mode: OpenMode) -> io::Result<File> {
     }
     Ok(f)
 }
+
+/// What a cached open adds on this OS: nothing.
+pub(super) fn cached(o: &mut std::fs::OpenOptions) -> &mut std::fs::OpenOptions {
+    o
+}

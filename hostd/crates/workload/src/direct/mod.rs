@@ -82,12 +82,13 @@ pub(crate) fn options(mode: OpenMode) -> OpenOptions {
 /// Opens through the page cache (`CreateNew` may find the file a refused
 /// direct open already created).
 pub fn open_cached(path: &Path, mode: OpenMode) -> io::Result<File> {
-    match mode {
-        OpenMode::CreateNew => OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path),
-        m => options(m).open(path),
-    }
+    let mut o = match mode {
+        OpenMode::CreateNew => {
+            let mut o = OpenOptions::new();
+            o.write(true).create(true).truncate(false);
+            o
+        }
+        m => options(m),
+    };
+    os::cached(&mut o).open(path)
 }

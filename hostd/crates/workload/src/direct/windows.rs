@@ -36,6 +36,13 @@ pub fn open_direct(path: &Path, mode: OpenMode) -> io::Result<File> {
     options(mode).custom_flags(DIRECT_FLAGS).open(path)
 }
 
+/// What a cached open adds: `FILE_FLAG_OVERLAPPED`, like a direct one, so that the
+/// threads engine's workers keep their own positions in flight and the completion port
+/// can take the handle (a synchronous handle cannot be linked to one).
+pub(super) fn cached(o: &mut std::fs::OpenOptions) -> &mut std::fs::OpenOptions {
+    o.custom_flags(FILE_FLAG_OVERLAPPED)
+}
+
 /// Whether an open failed because the volume refuses unbuffered I/O.
 pub(super) fn is_refusal(e: &io::Error) -> bool {
     matches!(
