@@ -439,7 +439,9 @@ fn frequent_stalls_are_one_stall_event() {
         "{count} stalls; the kernel's counters show {kernel:?}"
     );
     // Their lengths: the kernel's flat stretches run from the reading before to the one
-    // after (≤ 0.1 s longer than the stall).
+    // after, and past the limit's end until the throttled queue's first bytes reach the
+    // device: up to 0.3 s longer than the stall hostd's 100 ms counters saw (0.20 s
+    // seen here once on a 1.5 s pulse, 0.18 s in the same run).
     let durations: Vec<f64> = st["durations_s"]
         .as_array()
         .unwrap()
@@ -450,7 +452,7 @@ fn frequent_stalls_are_one_stall_event() {
         for (d, &(a, b)) in durations.iter().zip(&kernel) {
             let k = (b - a) as f64 / 1e9;
             assert!(
-                (k - 0.2..=k + 0.05).contains(d),
+                (k - 0.3..=k + 0.05).contains(d),
                 "stall of {d:.2} s where the kernel's count stood still {k:.2} s: {durations:?} vs {kernel:?}"
             );
         }
