@@ -156,12 +156,15 @@ pub fn link_for_path(path: &Path) -> LinkInfo {
     match query(&root) {
         Ok(d) => match bus_name(d.bus_type) {
             Some(bus) => {
+                let letter = root.trim_end_matches('\\');
+                let disks = crate::rawdisk_windows::disks_of(&format!(r"\\.\{letter}"));
                 let name = [d.vendor.as_deref(), d.product.as_deref()]
                     .into_iter()
                     .flatten()
                     .collect::<Vec<_>>()
                     .join(" ");
                 LinkInfo {
+                    block: smartctl_disk(disks.ok().flatten().as_deref().unwrap_or(&[])),
                     bus: bus.into(),
                     text: format!(
                         "{bus} {name} (volume {root}; the bridge and the negotiated link speed are not read on Windows)"
@@ -178,9 +181,25 @@ pub fn link_for_path(path: &Path) -> LinkInfo {
     }
 }
 
+/// The drive's name for `smartctl` (`pdN`: smartctl's `/dev/pdN` is `\\.\PhysicalDriveN`)
+/// when the volume lies on exactly one disk; a volume spanning disks names none.
+fn smartctl_disk(disks: &[u32]) -> Option<String> {
+    match disks {
+        [n] => Some(format!("pd{n}")),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn smartctl_names_the_one_disk_a_volume_lies_on_and_no_disk_of_a_spanned_one() {
+        assert_eq!(smartctl_disk(&[2]).as_deref(), Some("pd2"));
+        assert_eq!(smartctl_disk(&[1, 2]), None);
+        assert_eq!(smartctl_disk(&[]), None);
+    }
 
     /// A descriptor as Windows lays it out: USB, "Samsung" / "PSSD T7".
     fn usb_descriptor() -> Vec<u8> {

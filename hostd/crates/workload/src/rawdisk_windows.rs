@@ -42,9 +42,9 @@ fn text(buf: &[u16]) -> String {
     String::from_utf16_lossy(&buf[..end])
 }
 
-/// The disks `volume` (`\\?\Volume{…}\`) lies on; `None` when it is no disk
-/// volume (a CD drive without a disc, a virtual one that says so).
-fn disks_of(volume: &str) -> anyhow::Result<Option<Vec<u32>>> {
+/// The disks `volume` (`\\?\Volume{…}\`, or a drive letter's `\\.\E:`) lies on; `None`
+/// when it is no disk volume (a CD drive without a disc, a virtual one that says so).
+pub(crate) fn disks_of(volume: &str) -> anyhow::Result<Option<Vec<u32>>> {
     let name = wide(volume.trim_end_matches('\\'));
     // SAFETY: a NUL-terminated name; no access rights are needed for the query.
     let h: HANDLE = unsafe {
