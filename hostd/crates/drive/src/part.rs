@@ -88,15 +88,9 @@ impl RunPart for DriveComponent {
             if let Err(e) = hostd_records::drive_temp::write(run_dir, &polled.samples) {
                 summary.warnings.push(format!("drive_temp.csv: {e:#}"));
             }
-            let mut temps = hostd_records::drive_temp::DriveTemps::new();
-            for r in &polled.samples {
-                temps
-                    .entry(r.target.clone())
-                    .or_default()
-                    .push((r.time_ns, r.temperature_c));
-            }
-            temps.values_mut().for_each(|v| v.sort_by_key(|r| r.0));
-            run.drive_temp = Some(temps);
+            run.drive_temp = Some(hostd_records::drive_temp::group(
+                polled.samples.iter().cloned(),
+            ));
         }
         for (label, link) in &self.links {
             for w in &link.warnings {

@@ -51,17 +51,28 @@ pub fn write(dir: &Path, rows: &[DriveTempRecord]) -> Result<()> {
 /// format and names the line and column of a bad cell.
 pub fn read(dir: &Path) -> Result<DriveTemps> {
     read_table::<DriveTempRecord, _>(dir, FILE_NAME, FORMAT_VERSION, |t, cols| {
-        let mut out = DriveTemps::new();
+        let mut rows = Vec::new();
         t.each_record(cols, |r: DriveTempRecord, _| {
-            let readings = out.entry(r.target).or_default();
-            readings.push((r.time_ns, r.temperature_c));
+            rows.push(r);
             Ok(())
         })?;
-        for v in out.values_mut() {
-            v.sort_by_key(|r| r.0);
-        }
-        Ok(out)
+        Ok(group(rows))
     })
+}
+
+/// The readings per target, (host ns, °C) in time order: what [`read`] gives for the rows
+/// of a file, and what `hostd run` hands its analysis from the readings in memory.
+pub fn group(rows: impl IntoIterator<Item = DriveTempRecord>) -> DriveTemps {
+    let mut out = DriveTemps::new();
+    for r in rows {
+        out.entry(r.target)
+            .or_default()
+            .push((r.time_ns, r.temperature_c));
+    }
+    for v in out.values_mut() {
+        v.sort_by_key(|r| r.0);
+    }
+    out
 }
 
 #[cfg(test)]
