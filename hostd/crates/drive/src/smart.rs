@@ -70,10 +70,8 @@ pub fn parse_smartctl(json: &Value) -> (Option<String>, Option<f64>, Option<Nvme
         warning_temp_time_min: log["warning_temp_time"].as_u64(),
         critical_comp_time_min: log["critical_comp_time"].as_u64(),
         // smartmontools' keys (src/nvmeprint.cpp; in its JSON after release 7.5).
-        thermal_temp1_transition_count: log["thermal_mgmt_temperature_1_transition_count"]
-            .as_u64(),
-        thermal_temp2_transition_count: log["thermal_mgmt_temperature_2_transition_count"]
-            .as_u64(),
+        thermal_temp1_transition_count: log["thermal_mgmt_temperature_1_transition_count"].as_u64(),
+        thermal_temp2_transition_count: log["thermal_mgmt_temperature_2_transition_count"].as_u64(),
         thermal_temp1_total_time_s: log["thermal_mgmt_temperature_1_total_time"].as_u64(),
         thermal_temp2_total_time_s: log["thermal_mgmt_temperature_2_total_time"].as_u64(),
     });
@@ -440,7 +438,9 @@ struct Active {
 fn poll_once(config: &PollerConfig, a: &Active, result: &mut PollResult) {
     let json = smartctl_json(config, a.device_type.as_deref(), &a.disk, a.ata).ok();
     let now = hostd_records::clock::now_ns();
-    let temp = json.as_ref().and_then(|j| temperature_of(j).map(|(v, _)| v));
+    let temp = json
+        .as_ref()
+        .and_then(|j| temperature_of(j).map(|(v, _)| v));
     let source = &mut result.sources[a.source];
     match temp {
         None => source.failed_polls += 1,
@@ -747,14 +747,19 @@ mod tests {
 
     #[test]
     #[cfg(unix)] // the recorded smartctl is a shell script
-    fn poller_reads_the_thermal_record_before_during_and_after_and_says_once_when_there_is_none(
-    ) {
+    fn poller_reads_the_thermal_record_before_during_and_after_and_says_once_when_there_is_none() {
         let d = tempfile::tempdir().unwrap();
         let smartctl = replay_smartctl(
             d.path(),
             &[
-                ("nvme0n1.direct.json", "derived/nvme-toshiba-kxg6.before-throttle.json"),
-                ("sdb.direct.json", "recorded/usbsunplus-samsung-hd204ui.x.json"),
+                (
+                    "nvme0n1.direct.json",
+                    "derived/nvme-toshiba-kxg6.before-throttle.json",
+                ),
+                (
+                    "sdb.direct.json",
+                    "recorded/usbsunplus-samsung-hd204ui.x.json",
+                ),
                 ("sde.sat.json", "sata-sat.json"),
                 ("default.json", "vm-virtio-sat.json"),
             ],
@@ -778,8 +783,14 @@ mod tests {
         let data = d.path().join("smartctl.d");
         let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../fixtures/smartctl");
         for (name, file) in [
-            ("nvme0n1.direct.json", "derived/nvme-toshiba-kxg6.after-throttle.json"),
-            ("sdb.direct.json", "derived/usbsunplus-samsung-hd204ui.after-throttle.json"),
+            (
+                "nvme0n1.direct.json",
+                "derived/nvme-toshiba-kxg6.after-throttle.json",
+            ),
+            (
+                "sdb.direct.json",
+                "derived/usbsunplus-samsung-hd204ui.after-throttle.json",
+            ),
         ] {
             let tmp = data.join("next");
             std::fs::copy(fixtures.join(file), &tmp).unwrap();
@@ -804,13 +815,26 @@ mod tests {
         let sata = log("usb-sata");
         assert_eq!(sata.kind, Some("sct"));
         assert_eq!(sata.delta.as_ref().unwrap().sct_over_limit_count, Some(2));
-        assert_eq!(sata.sct_history_after.as_ref().unwrap().oldest_first.len(), 128);
+        assert_eq!(
+            sata.sct_history_after.as_ref().unwrap().oldest_first.len(),
+            128
+        );
         // The SATA drive was asked for its SCT record; the temperature still came through.
-        assert!(r.sources.iter().find(|s| s.target == "usb-sata").unwrap().samples >= 8);
+        assert!(
+            r.sources
+                .iter()
+                .find(|s| s.target == "usb-sata")
+                .unwrap()
+                .samples
+                >= 8
+        );
         let none = log("sata-no-sct");
         assert_eq!((none.kind, none.readings), (None, 0));
         let note = none.note.as_deref().unwrap();
-        assert!(note.contains("gives no thermal record") && note.contains("-d sat"), "{note}");
+        assert!(
+            note.contains("gives no thermal record") && note.contains("-d sat"),
+            "{note}"
+        );
     }
 
     #[test]

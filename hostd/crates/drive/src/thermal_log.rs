@@ -163,7 +163,10 @@ mod tests {
         assert_eq!(l.record.critical_comp_time_min, Some(0));
         assert_eq!(l.record.sensors, "1=35");
         assert_eq!(l.record.tmt1_transitions, None);
-        assert!(l.note.unwrap().contains("smartctl 7.3 puts no thermal management"));
+        assert!(l
+            .note
+            .unwrap()
+            .contains("smartctl 7.3 puts no thermal management"));
     }
 
     #[test]
@@ -173,13 +176,20 @@ mod tests {
         assert_eq!(l.kind, "sct");
         assert_eq!(l.record.sct_temperature_c, Some(27.0));
         assert_eq!(
-            (l.record.sct_over_limit_count, l.record.sct_under_limit_count),
+            (
+                l.record.sct_over_limit_count,
+                l.record.sct_under_limit_count
+            ),
             (Some(0), Some(0))
         );
         let h = l.sct_history.unwrap();
         assert_eq!((h.logging_interval_min, h.oldest_first.len()), (5, 128));
         assert_eq!((h.op_limit_max_c, h.limit_max_c), (Some(80), Some(85)));
-        assert!(h.max_c.is_some_and(|m| (27..=62).contains(&m)), "{:?}", h.max_c);
+        assert!(
+            h.max_c.is_some_and(|m| (27..=62).contains(&m)),
+            "{:?}",
+            h.max_c
+        );
         assert!(l.note.is_none());
         // WD2500BEVS behind a USB JMicron (ATA) bridge, smartctl 7.3 -x.
         let l = thermal_log_of(&fixture("recorded/usbjmicron-wd2500bevs.x.json")).unwrap();
@@ -201,13 +211,17 @@ mod tests {
         b.time_ns = 60_000_000_000;
         let d = DriveLogDelta::between(&a, &b);
         assert_eq!((d.tmt1_transitions, d.tmt1_time_s), (Some(3), Some(41)));
-        assert_eq!((d.tmt2_transitions, d.warning_temp_time_min), (Some(0), Some(1)));
+        assert_eq!(
+            (d.tmt2_transitions, d.warning_temp_time_min),
+            (Some(0), Some(1))
+        );
         assert!(d.logged_heat());
         let sata_before =
             thermal_log_of(&fixture("recorded/usbsunplus-samsung-hd204ui.x.json")).unwrap();
-        let sata_after =
-            thermal_log_of(&fixture("derived/usbsunplus-samsung-hd204ui.after-throttle.json"))
-                .unwrap();
+        let sata_after = thermal_log_of(&fixture(
+            "derived/usbsunplus-samsung-hd204ui.after-throttle.json",
+        ))
+        .unwrap();
         let d = DriveLogDelta::between(&sata_before.record, &sata_after.record);
         assert_eq!(d.sct_over_limit_count, Some(2));
         assert!(d.logged_heat());

@@ -70,7 +70,10 @@ fn a_drive_that_answers_gets_a_temperature_series_beside_the_run() {
     let csv = std::fs::read_to_string(work.path().join("run/drive_log.csv")).unwrap();
     let rows: Vec<&str> = csv.lines().skip(1).collect();
     assert_eq!(rows.len() as u64, log["readings"].as_u64().unwrap());
-    assert!(rows.len() as u64 > t["samples"].as_u64().unwrap() - 1, "{csv}");
+    assert!(
+        rows.len() as u64 > t["samples"].as_u64().unwrap() - 1,
+        "{csv}"
+    );
     assert_eq!(log["after"]["tmt1_transitions"], 4, "{log}");
     assert_eq!(log["after"]["sensors"], "1=61;2=70", "{log}");
     assert_eq!(log["delta"]["tmt1_transitions"], 0, "{log}");
@@ -82,7 +85,11 @@ fn a_drive_that_answers_gets_a_temperature_series_beside_the_run() {
         .find(|l| l.contains("drive thermal record"))
         .unwrap()
         .to_string();
-    assert!(line.contains("(NVMe health log,") && line.contains("logged no throttling (0 TMT1 transition(s)"), "{line}");
+    assert!(
+        line.contains("(NVMe health log,")
+            && line.contains("logged no throttling (0 TMT1 transition(s)"),
+        "{line}"
+    );
 }
 
 #[test]

@@ -175,8 +175,14 @@ impl DriveLogDelta {
         add(self.tmt1_time_s, "s at TMT1");
         add(self.tmt2_transitions, "TMT2 transition(s)");
         add(self.tmt2_time_s, "s at TMT2");
-        add(self.warning_temp_time_min, "min above the warning temperature");
-        add(self.critical_comp_time_min, "min above the critical temperature");
+        add(
+            self.warning_temp_time_min,
+            "min above the warning temperature",
+        );
+        add(
+            self.critical_comp_time_min,
+            "min above the critical temperature",
+        );
         add(self.sct_over_limit_count, "SCT over-limit event(s)");
         w.join(", ")
     }
@@ -249,7 +255,10 @@ mod tests {
         };
         write(d.path(), &[b.clone(), a.clone(), sata.clone()]).unwrap();
         let text = std::fs::read_to_string(d.path().join(FILE_NAME)).unwrap();
-        assert!(text.starts_with("time_ns,target,warning_temp_time_min,"), "{text}");
+        assert!(
+            text.starts_with("time_ns,target,warning_temp_time_min,"),
+            "{text}"
+        );
         let back = read(d.path()).unwrap();
         assert_eq!(back["t"], [a.clone(), b.clone()]);
         assert_eq!(back["s"], [sata]);
@@ -259,7 +268,11 @@ mod tests {
         assert_eq!(dl.tmt2_transitions, None);
         assert!(dl.has_counters() && dl.logged_heat());
         assert_eq!(dl.seconds, 60.0);
-        assert!(dl.words().contains("3 TMT1 transition(s), 41 s at TMT1"), "{}", dl.words());
+        assert!(
+            dl.words().contains("3 TMT1 transition(s), 41 s at TMT1"),
+            "{}",
+            dl.words()
+        );
         let still = DriveLogDelta::between(&a, &a);
         assert!(still.has_counters() && !still.logged_heat());
         assert_newer_format_refused(d.path(), FILE_NAME, FORMAT_VERSION, read);

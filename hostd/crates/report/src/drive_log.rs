@@ -9,20 +9,29 @@ use hostd_records::drive_log::{DriveLogDelta, DriveLogRecord};
 use hostd_records::RunData;
 use std::fmt::Write;
 
+/// One counter of a reading, if the drive reports it.
+type Counter = fn(&DriveLogRecord) -> Option<u64>;
+
 /// The rows of the table: name and value of one reading.
-const COUNTERS: [(&str, fn(&DriveLogRecord) -> Option<u64>); 7] = [
+const COUNTERS: [(&str, Counter); 7] = [
     ("TMT1 transitions", |r| r.tmt1_transitions),
     ("s at TMT1", |r| r.tmt1_time_s),
     ("TMT2 transitions", |r| r.tmt2_transitions),
     ("s at TMT2", |r| r.tmt2_time_s),
     ("min above warning temperature", |r| r.warning_temp_time_min),
-    ("min above critical temperature", |r| r.critical_comp_time_min),
+    ("min above critical temperature", |r| {
+        r.critical_comp_time_min
+    }),
     ("SCT over-limit events", |r| r.sct_over_limit_count),
 ];
 
 /// The section, or nothing without a drive log.
 pub(crate) fn section(run: &RunData, targets: &Targets) -> String {
-    let Some(logs) = run.drive_log.as_ref().filter(|l| l.values().any(|v| !v.is_empty())) else {
+    let Some(logs) = run
+        .drive_log
+        .as_ref()
+        .filter(|l| l.values().any(|v| !v.is_empty()))
+    else {
         return String::new();
     };
     let mut h = String::from(

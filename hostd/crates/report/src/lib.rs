@@ -10,8 +10,8 @@
 
 mod attribution;
 mod charts;
-mod drive_log;
 pub mod component;
+mod drive_log;
 mod head;
 mod headlines;
 pub mod latency;

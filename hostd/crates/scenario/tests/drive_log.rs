@@ -113,7 +113,10 @@ fn a_drive_that_logged_throttling_confirms_the_thermal_call_and_one_that_did_not
         .any(|r| r.starts_with("✓ thermal: the drive logged 3 TMT1 transition(s), 41 s at TMT1")));
     // Contradicted: the counters stood still; thermal scores lower and says why.
     let d = contradicted.evidence.drive_thermal_log.as_ref().unwrap();
-    assert_eq!((d.tmt1_transitions, d.warning_temp_time_min), (Some(0), Some(0)));
+    assert_eq!(
+        (d.tmt1_transitions, d.warning_temp_time_min),
+        (Some(0), Some(0))
+    );
     assert!(
         contradicted.evidence.scores.thermal < plain.evidence.scores.thermal - 0.24,
         "{:#?}",

@@ -2,9 +2,9 @@
 //! fell, its slope flat after, and bus power that follows throughput; a recovery while it cools.
 
 use super::evidence::drive_at_plateau;
+use super::evidence::WINDOW_S;
 use super::signal::smoothed_min_max;
 use super::{CauseRule, Checks, Facts};
-use super::evidence::WINDOW_S;
 use hostd_records::cause::Cause;
 use hostd_records::drive_log::{DriveLogDelta, DriveLogRecord};
 use hostd_records::events::Evidence;
@@ -24,10 +24,11 @@ fn window_delta(log: &[DriveLogRecord], start: i64, end: i64) -> Option<DriveLog
         .rev()
         .find(|r| r.time_ns <= start)
         .or_else(|| log.iter().find(|r| r.time_ns > start && r.time_ns <= end))?;
-    let last = log
-        .iter()
-        .find(|r| r.time_ns >= end)
-        .or_else(|| log.iter().rev().find(|r| r.time_ns < end && r.time_ns >= start))?;
+    let last = log.iter().find(|r| r.time_ns >= end).or_else(|| {
+        log.iter()
+            .rev()
+            .find(|r| r.time_ns < end && r.time_ns >= start)
+    })?;
     (last.time_ns > first.time_ns).then(|| DriveLogDelta::between(first, last))
 }
 
@@ -53,7 +54,10 @@ fn drive_log(facts: &Facts, ev: &mut Evidence, r: &mut Checks) {
         r.check(
             DRIVE_LOG_CONFIRMS,
             true,
-            format!("the drive logged {} {when} (its own record of throttling)", d.words()),
+            format!(
+                "the drive logged {} {when} (its own record of throttling)",
+                d.words()
+            ),
         );
     } else if d.tmt1_transitions.is_some() && d.warning_temp_time_min.is_none_or(|w| w == 0) {
         r.against(
