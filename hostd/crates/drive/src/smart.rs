@@ -7,7 +7,7 @@
 //! [`TempPoller`] polls the drive temperature about once a second while the run goes, on
 //! its own thread (never on an I/O thread), into a bounded series (`drive_temp.csv`).
 
-use crate::thermal_log::{thermal_log_of, SctHistory};
+use crate::thermal_log::{set_tmt, thermal_log_of, tmt_from_text, tmt_only_in_text, SctHistory};
 use hostd_records::drive_log::{DriveLogDelta, DriveLogRecord};
 use hostd_records::drive_temp::DriveTempRecord;
 use serde::Serialize;
@@ -337,6 +337,9 @@ pub struct Detected {
     pub field: String,
     /// The drive speaks ATA (its thermal record is the SCT status, asked with `-l scttemp`).
     pub ata: bool,
+    /// An NVMe drive read by a smartctl whose JSON has no thermal management counters: they
+    /// are read from its text output as well.
+    pub tmt_text: bool,
 }
 
 /// Finds how `disk` answers: directly (NVMe, SATA, bridges smartctl knows), then each
@@ -354,6 +357,7 @@ pub fn detect(config: &PollerConfig, disk: &str) -> Result<Detected, String> {
                         field: field.to_string(),
                         ata: json["device"]["protocol"].as_str() == Some("ATA")
                             || json["ata_smart_attributes"].is_object(),
+                        tmt_text: tmt_only_in_text(&json),
                     })
                 }
                 None => smartctl_messages(&json).unwrap_or_else(|| {
@@ -431,6 +435,19 @@ struct Active {
     disk: String,
     device_type: Option<String>,
     ata: bool,
+    tmt_text: bool,
+}
+
+/// The thermal management counters from smartctl's text output (`smartctl -A`), for a
+/// smartctl whose JSON lacks them.
+fn tmt_text(config: &PollerConfig, a: &Active) -> Option<[u64; 4]> {
+    let mut args = vec!["-A"];
+    if let Some(t) = a.device_type.as_deref() {
+        args.extend(["-d", t]);
+    }
+    args.push(&a.disk);
+    let out = run_with_timeout(&config.smartctl, &args, config.timeout).ok()?;
+    tmt_from_text(&String::from_utf8_lossy(&out))
 }
 
 /// Asks one drive once: its temperature into `result.samples`, its thermal record into
@@ -470,12 +487,27 @@ fn poll_once(config: &PollerConfig, a: &Active, result: &mut PollResult) {
             }
         }
         Some(l) => {
+            let mut r = l.record;
+            let from_text = a.tmt_text && l.kind == "nvme";
+            let counters = from_text.then(|| tmt_text(config, a)).flatten();
+            if let Some(c) = counters {
+                set_tmt(&mut r, c);
+            }
             if log.kind.is_none() {
                 log.kind = Some(l.kind);
-                log.note = l.note.clone();
+                log.note = if counters.is_some() {
+                    Some(format!(
+                        "TMT counters from smartctl {}'s text output (its JSON has them only after 7.5)",
+                        json["smartctl"]["version"]
+                            .as_array()
+                            .map(|v| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("."))
+                            .unwrap_or_default()
+                    ))
+                } else {
+                    l.note.clone()
+                };
                 log.sct_history_before = l.sct_history.clone();
             }
-            let mut r = l.record;
             r.time_ns = now;
             r.target = log.target.clone();
             if log.before.is_none() {
@@ -528,6 +560,7 @@ fn poll(
                         disk: disk.clone(),
                         device_type: d.device_type,
                         ata: d.ata,
+                        tmt_text: d.tmt_text,
                     });
                 }
                 Err(why) => {
@@ -655,8 +688,9 @@ mod tests {
         assert!(unknown.contains("Unknown USB bridge"), "{unknown}");
     }
 
-    /// A smartctl stand-in that replays recorded answers: `DISK.TYPE.json` (TYPE `direct`
-    /// without `-d`) from the directory next to it, else `default.json`.
+    /// A smartctl stand-in that replays recorded answers: `DISK.TYPE.json` for a `--json`
+    /// call, `DISK.TYPE.txt` for a text one (TYPE `direct` without `-d`), from the directory
+    /// next to it, else `default.json` / `default.txt`.
     #[cfg(unix)]
     fn replay_smartctl(dir: &Path, answers: &[(&str, &str)]) -> PathBuf {
         use std::os::unix::fs::PermissionsExt as _;
@@ -674,7 +708,7 @@ mod tests {
         let script = dir.join("smartctl");
         std::fs::write(
             &script,
-            "#!/bin/sh\nt=direct; d=\nwhile [ $# -gt 0 ]; do case \"$1\" in -d) t=$2; shift;; /*) d=$1;; esac; shift; done\nf=\"$0.d/$(basename \"$d\").$t.json\"\n[ -f \"$f\" ] || f=\"$0.d/default.json\"\ncat \"$f\"\n",
+            "#!/bin/sh\nt=direct; d=; x=txt\nwhile [ $# -gt 0 ]; do case \"$1\" in -d) t=$2; shift;; --json) x=json;; /*) d=$1;; esac; shift; done\nf=\"$0.d/$(basename \"$d\").$t.$x\"\n[ -f \"$f\" ] || f=\"$0.d/default.$x\"\ncat \"$f\"\n",
         )
         .unwrap();
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -761,6 +795,12 @@ mod tests {
                     "recorded/usbsunplus-samsung-hd204ui.x.json",
                 ),
                 ("sde.sat.json", "sata-sat.json"),
+                // smartctl 7.3: no TMT counters in its JSON, so from its text output.
+                ("nvme1n1.direct.json", "recorded/nvme-toshiba-kxg6.x.json"),
+                (
+                    "nvme1n1.direct.txt",
+                    "text/nvme-smartctl73-before-throttle.txt",
+                ),
                 ("default.json", "vm-virtio-sat.json"),
             ],
         );
@@ -770,6 +810,7 @@ mod tests {
             ..Default::default()
         };
         let targets = [
+            ("nvme-smartctl73", "/dev/nvme1n1"),
             ("nvme", "/dev/nvme0n1"),
             ("usb-sata", "/dev/sdb"),
             ("sata-no-sct", "/dev/sde"),
@@ -790,6 +831,10 @@ mod tests {
             (
                 "sdb.direct.json",
                 "derived/usbsunplus-samsung-hd204ui.after-throttle.json",
+            ),
+            (
+                "nvme1n1.direct.txt",
+                "text/nvme-smartctl73-after-throttle.txt",
             ),
         ] {
             let tmp = data.join("next");
@@ -812,6 +857,15 @@ mod tests {
         assert!(rows.windows(2).all(|w| w[0].time_ns < w[1].time_ns));
         assert_eq!(rows[0].tmt1_transitions, Some(9));
         assert_eq!(rows.last().unwrap().tmt1_transitions, Some(12));
+        let old = log("nvme-smartctl73");
+        let dl = old.delta.as_ref().unwrap();
+        assert_eq!((dl.tmt1_transitions, dl.tmt1_time_s), (Some(3), Some(41)));
+        assert_eq!((dl.tmt2_transitions, dl.tmt2_time_s), (Some(0), Some(0)));
+        let note = old.note.as_deref().unwrap();
+        assert!(
+            note.contains("TMT counters from smartctl 7.3's text output"),
+            "{note}"
+        );
         let sata = log("usb-sata");
         assert_eq!(sata.kind, Some("sct"));
         assert_eq!(sata.delta.as_ref().unwrap().sct_over_limit_count, Some(2));

@@ -7,8 +7,9 @@
 //! src/ataprint.cpp `ataPrintSCTStatus` / `ataPrintSCTTempHist`). smartctl puts the four
 //! thermal management values in its JSON only after release 7.5 (commit 8d6517314,
 //! "NVMe: add missing JSON values 'thermal_mgmt_temperature_*'"), and then only when one of
-//! them is nonzero: with such a smartctl an absent key is a zero; with an older one the
-//! counters are unknown and [`ThermalLog::note`] says so.
+//! them is nonzero: with such a smartctl an absent key is a zero; an older one prints them
+//! in its text output only ([`tmt_only_in_text`], [`tmt_from_text`]), which the poller then
+//! reads too; without that the counters are unknown and [`ThermalLog::note`] says so.
 
 use hostd_records::drive_log::DriveLogRecord;
 use serde::Serialize;
@@ -140,6 +141,49 @@ fn sct(json: &Value, sts: &Value) -> ThermalLog {
     }
 }
 
+/// True when `json` is an NVMe answer of a smartctl whose JSON cannot hold the thermal
+/// management counters (7.5 and older): they are then read from its text output
+/// ([`tmt_from_text`]).
+pub fn tmt_only_in_text(json: &Value) -> bool {
+    json["nvme_smart_health_information_log"].is_object()
+        && !json["nvme_smart_health_information_log"]["thermal_mgmt_temperature_1_transition_count"]
+            .is_u64()
+        && smartctl_version(json).is_some_and(|v| v < TMT_JSON_SINCE)
+}
+
+/// The thermal management counters in smartctl's text output (`smartctl -A`), as
+/// (TMT1 transitions, TMT2 transitions, TMT1 s, TMT2 s). smartctl 7.0–7.5 print each line
+/// only when its value is nonzero ("Thermal Temp. 1 Transition Count:   3"), so a missing
+/// line is a zero — provided the health log was printed at all (else None).
+pub fn tmt_from_text(text: &str) -> Option<[u64; 4]> {
+    if !text.contains("SMART/Health Information (NVMe Log 0x02") {
+        return None;
+    }
+    let mut v = [0u64; 4];
+    for line in text.lines() {
+        let Some((key, value)) = line.split_once(':') else {
+            continue;
+        };
+        let k = match key.trim() {
+            "Thermal Temp. 1 Transition Count" => 0,
+            "Thermal Temp. 2 Transition Count" => 1,
+            "Thermal Temp. 1 Total Time" => 2,
+            "Thermal Temp. 2 Total Time" => 3,
+            _ => continue,
+        };
+        v[k] = value.trim().replace(',', "").parse().ok()?;
+    }
+    Some(v)
+}
+
+/// Puts counters read by [`tmt_from_text`] into a reading.
+pub fn set_tmt(record: &mut DriveLogRecord, [c1, c2, t1, t2]: [u64; 4]) {
+    record.tmt1_transitions = Some(c1);
+    record.tmt2_transitions = Some(c2);
+    record.tmt1_time_s = Some(t1);
+    record.tmt2_time_s = Some(t2);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -238,6 +282,42 @@ mod tests {
         assert_eq!(l.record.tmt1_transitions, Some(0));
         assert_eq!(l.record.tmt2_time_s, Some(0));
         assert!(l.note.is_none());
+    }
+
+    fn text(name: &str) -> String {
+        std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../../fixtures/smartctl")
+                .join(name),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn an_older_smartctl_gives_the_thermal_management_counters_in_its_text_only() {
+        assert!(tmt_only_in_text(&fixture(
+            "recorded/nvme-toshiba-kxg6.x.json"
+        )));
+        assert!(!tmt_only_in_text(&fixture(
+            "derived/nvme-toshiba-kxg6.after-throttle.json"
+        )));
+        assert!(!tmt_only_in_text(&fixture(
+            "recorded/usbsunplus-samsung-hd204ui.x.json"
+        )));
+        // Lines printed only when nonzero: TMT2 absent is 0.
+        assert_eq!(
+            tmt_from_text(&text("text/nvme-smartctl73-after-throttle.txt")),
+            Some([12, 0, 141, 0])
+        );
+        assert_eq!(
+            tmt_from_text(&text("text/nvme-smartctl73-before-throttle.txt")),
+            Some([9, 0, 100, 0])
+        );
+        // No health log printed (smartctl failed): nothing, not zeros.
+        assert_eq!(
+            tmt_from_text("Read NVMe SMART/Health Information failed"),
+            None
+        );
     }
 
     #[test]
