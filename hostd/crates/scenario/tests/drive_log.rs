@@ -129,3 +129,37 @@ fn a_drive_that_logged_throttling_confirms_the_thermal_call_and_one_that_did_not
         .iter()
         .any(|r| r.starts_with("✗ thermal: the drive logged no throttling")));
 }
+
+#[test]
+fn a_sata_drive_s_sct_over_limit_events_confirm_and_a_still_count_is_no_evidence_either_way() {
+    let (_, plain) = analysed(None);
+    let sata = "recorded/usbsunplus-samsung-hd204ui.x.json";
+    let (_, confirmed) = analysed(Some((
+        sata,
+        "derived/usbsunplus-samsung-hd204ui.after-throttle.json",
+    )));
+    assert_eq!(
+        confirmed
+            .evidence
+            .drive_thermal_log
+            .as_ref()
+            .unwrap()
+            .sct_over_limit_count,
+        Some(2)
+    );
+    assert!(
+        confirmed.evidence.scores.thermal > plain.evidence.scores.thermal + 0.29,
+        "{:#?}",
+        confirmed.evidence.reasons
+    );
+    // An SCT over-limit count that stood still does not count throttling itself: said,
+    // no weight.
+    let (_, still) = analysed(Some((sata, sata)));
+    assert_eq!(still.evidence.scores.thermal, plain.evidence.scores.thermal);
+    assert_eq!(still.confidence, plain.confidence);
+    assert!(still
+        .evidence
+        .reasons
+        .iter()
+        .any(|r| r.contains("does not report its thermal management counters")));
+}
