@@ -80,6 +80,11 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
                 .as_ref()
                 .and_then(|d| d.get(&s.target))
                 .map(Vec::as_slice),
+            drive_log: run
+                .drive_log
+                .as_ref()
+                .and_then(|d| d.get(&s.target))
+                .map(Vec::as_slice),
         };
         let stalls = input::counter_points(run, &s.target).and_then(|c| stall::find(s, &c));
         let changes = match detect::changes(s, &options.changepoint, stalls.as_ref()) {

@@ -265,6 +265,7 @@ fn import_pushes_every_record_reads_only_and_is_idempotent() {
             ("probe.csv".into(), Some(20_000)),
             ("probe_agg.csv".into(), Some(1_000)),
             ("drive_temp.csv".into(), None),
+            ("drive_log.csv".into(), None),
             ("events.json".into(), Some(1)),
             ("events.json overlap".into(), Some(0)),
             ("events.json phases".into(), Some(0)),

@@ -229,6 +229,11 @@ pub struct Evidence {
     /// Its slope after the onset, °C/s.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub drive_temp_slope_after_c_per_s: Option<f64>,
+    /// What the drive's own thermal record (`drive_log.csv`) counted from the phase's start
+    /// to a minute after the onset (at most to the phase's end): throttle transitions, time
+    /// at TMT1/TMT2 and above the warning temperature, SCT over-limit events.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub drive_thermal_log: Option<crate::drive_log::DriveLogDelta>,
     /// Other targets active during the slow segment.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub other_targets_active: Vec<String>,

@@ -10,6 +10,7 @@
 //! | `intervals.csv` | [`IntervalRecord`] | [`intervals`] |
 //! | `counters.csv` | [`CounterRecord`] | [`counters`] |
 //! | `drive_temp.csv` | [`drive_temp::DriveTempRecord`] | [`drive_temp`] |
+//! | `drive_log.csv` | [`drive_log::DriveLogRecord`] | [`drive_log`] |
 //! | `probe.csv` | [`ProbeSample`] | [`probe`] |
 //! | `probe_agg.csv` | [`AggRow`] | [`agg`] |
 //! | `latency-files.hlog`, `latency-intervals.hlog` | [`latency::LoggedLatency`] (a [`latency::LatencyHistogram`]) | [`latency`] |
@@ -40,6 +41,7 @@ pub mod clock;
 pub mod columns;
 pub mod counters;
 mod csvio;
+pub mod drive_log;
 pub mod drive_temp;
 pub mod energy;
 pub mod error;

@@ -21,6 +21,9 @@ pub struct RunData {
     pub probe_target: Option<String>,
     /// Each target's drive (SMART) temperature, (host Unix ns, °C) in time order, if polled.
     pub drive_temp: Option<crate::drive_temp::DriveTemps>,
+    /// Each target's drive thermal record (NVMe thermal counters, SATA SCT status) in time
+    /// order, if polled (`drive_log.csv`).
+    pub drive_log: Option<crate::drive_log::DriveLogs>,
     /// The I/O latency histograms per file and per interval (empty where nothing was timed).
     pub latency: crate::latency::RunLatency,
 }
@@ -67,12 +70,18 @@ impl RunData {
         } else {
             None
         };
+        let drive_log = if dir.join(crate::drive_log::FILE_NAME).exists() {
+            Some(crate::drive_log::read(dir)?)
+        } else {
+            None
+        };
         let mut run = RunData {
             files,
             probe,
             counters,
             probe_target,
             drive_temp,
+            drive_log,
             latency: crate::latency::RunLatency::read(dir)?,
         };
         run.sort();

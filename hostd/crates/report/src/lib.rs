@@ -11,6 +11,7 @@
 mod attribution;
 mod charts;
 pub mod component;
+mod drive_log;
 mod head;
 mod headlines;
 pub mod latency;
@@ -121,6 +122,7 @@ pub fn render_with(run: &RunData, a: &Analysis, title: &str, probed: Option<&str
     h.push_str(&summary::section(a, &events));
     h.push_str(&targets::section(run, &targets, probed));
     h.push_str(&charts::section(run, &events, &views, t0, probed_short));
+    h.push_str(&drive_log::section(run, &targets));
     h.push_str(&headlines::section(a, &targets));
     h.push_str(&latency::section(&run.latency, t0, WIDTH));
     h.push_str(&statistics::section(a, &targets, probed));
@@ -202,6 +204,31 @@ mod tests {
             assert!(html.contains(want), "{want} missing");
         }
         assert!(!html.contains(r#"id="no-drive-temp""#));
+        // No drive_log.csv: no thermal-record section.
+        assert!(!html.contains(r#"id="drive-log""#));
+        // The drive's thermal record: its counters first and last, and what they grew by.
+        std::fs::write(
+            d.path().join("drive_log.csv"),
+            format!(
+                "time_ns,target,warning_temp_time_min,tmt1_transitions,tmt1_time_s,sensors\n{},x5,0,9,100,1=35\n{},x5,1,12,141,1=41\n",
+                start,
+                start + 60_000_000_000
+            ),
+        )
+        .unwrap();
+        let (run, a) =
+            hostd_analysis::analyze_run_dir(d.path(), &hostd_analysis::Options::default()).unwrap();
+        let html = render(&run, &a, "x5");
+        for want in [
+            r#"id="drive-log-table""#,
+            "<td class=\"l\">TMT1 transitions</td><td>9</td><td>12</td><td>3</td>",
+            "<td class=\"l\">s at TMT1</td><td>100</td><td>141</td><td>41</td>",
+            "2 readings over 60 s: logged 3 TMT1 transition(s), 41 s at TMT1, 1 min above the warning temperature",
+            "the drive logged 3 TMT1 transition(s)",
+        ] {
+            assert!(html.contains(want), "{want} missing");
+        }
+        std::fs::remove_file(d.path().join("drive_log.csv")).unwrap();
         // Without the drive's readings the report says so instead of drawing nothing.
         std::fs::remove_file(d.path().join("drive_temp.csv")).unwrap();
         let (run, a) =

@@ -40,6 +40,9 @@ pub struct Context<'a> {
     /// The drive's own (SMART) temperature readings of this target, (host ns, °C), in time
     /// order (`drive_temp.csv`), when polled.
     pub drive_temp: Option<&'a [(i64, f64)]>,
+    /// The drive's own thermal record of this target (NVMe thermal counters, SATA SCT
+    /// status) in time order (`drive_log.csv`), when polled.
+    pub drive_log: Option<&'a [hostd_records::drive_log::DriveLogRecord]>,
 }
 
 /// What every cause's rules read besides the evidence: the change, its series, the run, and
@@ -235,6 +238,7 @@ mod tests {
             run_start_ns: 0,
             link_ceiling: None,
             drive_temp: None,
+            drive_log: None,
         }
     }
     use hostd_records::FileRecord;
@@ -403,6 +407,7 @@ mod tests {
             run_start_ns: 0,
             link_ceiling: None,
             drive_temp: None,
+            drive_log: None,
         };
         let without = attribute(&s, &c, &ctx, None, &[]);
         assert_ne!(

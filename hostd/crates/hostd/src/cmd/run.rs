@@ -543,6 +543,7 @@ fn run_data(
         counters: Some(counters),
         probe_target: None,
         drive_temp: None,
+        drive_log: None,
         latency,
     };
     run.sort();

@@ -34,6 +34,8 @@ pub enum Rows {
     ProbeAgg,
     /// [`records::drive_temp`] readings, then [`super::drive_temp_point`].
     DriveTemp,
+    /// [`records::drive_log`] readings, then [`super::drive_log_point`].
+    DriveLog,
 }
 
 /// The CSV files of a run directory and their measurements.
@@ -62,6 +64,11 @@ pub const CSV_SPECS: &[CsvSpec] = &[
         file: "drive_temp.csv",
         measurement: m::DRIVE_TEMP,
         rows: Rows::DriveTemp,
+    },
+    CsvSpec {
+        file: "drive_log.csv",
+        measurement: m::DRIVE_LOG,
+        rows: Rows::DriveLog,
     },
 ];
 
@@ -143,6 +150,13 @@ pub fn csv_points(
                 }
             }
         }
+        Rows::DriveLog => {
+            for readings in records::drive_log::read(dir)?.values() {
+                for r in readings {
+                    send(super::drive_log_point(tags, r))?;
+                }
+            }
+        }
     }
     Ok(Some(n))
 }
@@ -171,5 +185,6 @@ fn format_version(rows: Rows) -> u32 {
         Rows::ProbeSample => records::probe::FORMAT_VERSION,
         Rows::ProbeAgg => records::agg::FORMAT_VERSION,
         Rows::DriveTemp => records::drive_temp::FORMAT_VERSION,
+        Rows::DriveLog => records::drive_log::FORMAT_VERSION,
     }
 }

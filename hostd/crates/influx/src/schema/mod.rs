@@ -22,7 +22,7 @@ pub use self::json::{
     run_point, stats_points,
 };
 pub use self::probe::{agg_point, sample_point};
-pub use self::workload::{drive_temp_point, file_point, interval_point};
+pub use self::workload::{drive_log_point, drive_temp_point, file_point, interval_point};
 
 use crate::{FieldValue, Point};
 use anyhow::Context as _;
@@ -58,6 +58,9 @@ pub mod m {
     pub const THERMAL_FIT: &str = "thermal_fit";
     /// The drive's own (SMART) temperature through the run (drive_temp.csv).
     pub const DRIVE_TEMP: &str = "drive_temp";
+    /// The drive's own thermal record through the run: NVMe thermal counters and sensors,
+    /// SATA SCT status (drive_log.csv).
+    pub const DRIVE_LOG: &str = "drive_log";
 }
 
 /// Tags every point of a run carries.

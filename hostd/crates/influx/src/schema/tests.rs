@@ -613,6 +613,38 @@ fn headline_figures_map_with_their_intervals_or_the_reason_they_are_absent() {
 }
 
 #[test]
+fn drive_thermal_record_rows_are_points_with_the_fields_the_drive_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("drive_log.csv"),
+        "time_ns,target,warning_temp_time_min,critical_comp_time_min,tmt1_transitions,tmt2_transitions,tmt1_time_s,tmt2_time_s,sensors,sct_temperature_c,sct_over_limit_count,sct_under_limit_count\n\
+         5000000000,/mnt/x,0,0,9,0,100,0,1=35,,,\n\
+         6000000000,/mnt/s,,,,,,,,27,2,0\n",
+    )
+    .unwrap();
+    let spec = CSV_SPECS
+        .iter()
+        .find(|s| s.file == "drive_log.csv")
+        .unwrap();
+    let mut pts = Vec::new();
+    let n = csv_points(dir.path(), spec, &tags(), |p| {
+        pts.push(p.to_line()?);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(n, Some(2));
+    pts.sort();
+    assert_eq!(
+        pts[0],
+        "drive_log,rig=bench,run=r1,target=/mnt/s sct_temperature_c=27,sct_over_limit_count=2i,sct_under_limit_count=0i 6000000000"
+    );
+    assert_eq!(
+        pts[1],
+        "drive_log,rig=bench,run=r1,target=/mnt/x warning_temp_time_min=0i,critical_comp_time_min=0i,tmt1_transitions=9i,tmt2_transitions=0i,tmt1_time_s=100i,tmt2_time_s=0i,sensors=\"1=35\" 5000000000"
+    );
+}
+
+#[test]
 fn drive_temperature_rows_are_points_per_target() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
