@@ -23,10 +23,14 @@ pub struct RunData {
     pub drive_temp: Option<crate::drive_temp::DriveTemps>,
     /// The I/O latency histograms per file and per interval (empty where nothing was timed).
     pub latency: crate::latency::RunLatency,
+    /// What the operating system logged about the storage path (`os-log.jsonl`), in time
+    /// order, if its log was read.
+    pub os_log: Option<Vec<crate::os_log::OsLogRecord>>,
 }
 
 impl RunData {
     /// Reads `files.csv`, and where present `probe.csv`, `counters.csv`, `drive_temp.csv`,
+    /// `os-log.jsonl`,
     /// the latency logs and the manifest's probe target, through the records readers (each refusing a newer format).
     pub fn read(dir: &Path) -> Result<RunData> {
         let files = crate::files::read(dir)?;
@@ -67,6 +71,11 @@ impl RunData {
         } else {
             None
         };
+        let os_log = if dir.join(crate::os_log::FILE_NAME).exists() {
+            Some(crate::os_log::read(dir)?)
+        } else {
+            None
+        };
         let mut run = RunData {
             files,
             probe,
@@ -74,6 +83,7 @@ impl RunData {
             probe_target,
             drive_temp,
             latency: crate::latency::RunLatency::read(dir)?,
+            os_log,
         };
         run.sort();
         Ok(run)

@@ -1,5 +1,6 @@
-//! Attribution of a drop or recovery to thermal throttling, an exhausted SLC cache or
-//! contention for a shared link, with the evidence in numbers and words.
+//! Attribution of a drop or recovery to thermal throttling, an exhausted SLC cache,
+//! contention for a shared link or a failing link (the OS logged it), and of stalls to the
+//! latter, with the evidence in numbers and words.
 //! Rules and weights are documented in docs/methodology.md.
 //!
 //! Each cause's rules live in a file of their own behind [`CauseRule`] (the way
@@ -8,6 +9,7 @@
 
 mod contention;
 mod evidence;
+mod link;
 mod signal;
 mod slc_cache;
 mod stall_event;
@@ -40,6 +42,9 @@ pub struct Context<'a> {
     /// The drive's own (SMART) temperature readings of this target, (host ns, °C), in time
     /// order (`drive_temp.csv`), when polled.
     pub drive_temp: Option<&'a [(i64, f64)]>,
+    /// What the operating system logged about the storage path (`os-log.jsonl`), in time
+    /// order, when its log was read.
+    pub os_log: Option<&'a [hostd_records::os_log::OsLogRecord]>,
 }
 
 /// What every cause's rules read besides the evidence: the change, its series, the run, and
@@ -91,6 +96,7 @@ pub const RULES: &[&dyn CauseRule] = &[
     &thermal::Thermal,
     &slc_cache::SlcCache,
     &contention::Contention,
+    &link::Link,
 ];
 
 /// The running score of one cause and the event's reasons its rules write to.
@@ -163,6 +169,7 @@ fn scores(scored: &[(Cause, f64)]) -> Scores {
             Cause::Thermal => s.thermal = score,
             Cause::SlcCache => s.slc_cache = score,
             Cause::Contention => s.contention = score,
+            Cause::Link => s.link = score,
             Cause::Unknown => {}
         }
     }
@@ -235,6 +242,7 @@ mod tests {
             run_start_ns: 0,
             link_ceiling: None,
             drive_temp: None,
+            os_log: None,
         }
     }
     use hostd_records::FileRecord;
@@ -403,6 +411,7 @@ mod tests {
             run_start_ns: 0,
             link_ceiling: None,
             drive_temp: None,
+            os_log: None,
         };
         let without = attribute(&s, &c, &ctx, None, &[]);
         assert_ne!(
