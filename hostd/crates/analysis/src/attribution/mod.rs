@@ -447,6 +447,94 @@ mod tests {
         );
     }
 
+    /// A record of the OS's log at `t` ns: a USB reset of `target`'s bridge, or of
+    /// another device when `target` is `None`.
+    fn usb_reset(t: i64, target: Option<&str>) -> hostd_records::os_log::OsLogRecord {
+        hostd_records::os_log::OsLogRecord {
+            time_ns: t,
+            kind: hostd_records::os_log::OsLogKind::LinkReset,
+            target: target.map(str::to_string),
+            device: Some("2-1".into()),
+            source: "kernel".into(),
+            line: "usb 2-1: reset SuperSpeed USB device number 3 using xhci_hcd".into(),
+        }
+    }
+
+    #[test]
+    fn a_drop_that_begins_with_a_logged_reset_of_its_link_is_link_with_the_line() {
+        let (s, c) = drop_series("x", 0);
+        let all = vec![s.clone()];
+        // 1.2 s before the onset: inside the 5 s before it.
+        let log = [usb_reset(c.onset_ns - 1_200_000_000, Some("x"))];
+        let e = attribute(
+            &s,
+            &c,
+            &Context {
+                os_log: Some(&log),
+                ..ctx(&all, None)
+            },
+            None,
+            &[],
+        );
+        assert_eq!(e.cause, Cause::Link, "{:#?}", e.evidence.reasons);
+        assert!(e.confidence >= 0.85, "{}", e.confidence);
+        assert_eq!(e.evidence.scores.link, link::WEIGHT);
+        assert_eq!(
+            e.evidence.os_log,
+            ["-1.200 s link_reset: usb 2-1: reset SuperSpeed USB device number 3 using xhci_hcd"]
+        );
+        assert!(e.evidence.text.contains("link"), "{}", e.evidence.text);
+    }
+
+    #[test]
+    fn a_reset_of_another_device_or_outside_the_window_is_context_not_a_cause() {
+        let (s, c) = drop_series("x", 0);
+        let all = vec![s.clone()];
+        let other = [usb_reset(c.onset_ns, None)];
+        let e = attribute(
+            &s,
+            &c,
+            &Context {
+                os_log: Some(&other),
+                ..ctx(&all, None)
+            },
+            None,
+            &[],
+        );
+        assert_eq!(e.cause, Cause::Unknown, "{:#?}", e.evidence.reasons);
+        assert!(e.evidence.os_log.is_empty());
+        assert!(
+            e.evidence
+                .reasons
+                .iter()
+                .any(|r| r.contains("another or an unknown device (context, no weight)")),
+            "{:#?}",
+            e.evidence.reasons
+        );
+        // The target's own reset, but 6 s before the onset or 3 s after it.
+        for dt in [-6_000_000_000, 3_000_000_000] {
+            let late = [usb_reset(c.onset_ns + dt, Some("x"))];
+            let e = attribute(
+                &s,
+                &c,
+                &Context {
+                    os_log: Some(&late),
+                    ..ctx(&all, None)
+                },
+                None,
+                &[],
+            );
+            assert_eq!(e.cause, Cause::Unknown, "{dt}: {:#?}", e.evidence.reasons);
+        }
+        // No log read: said so.
+        let e = attribute(&s, &c, &ctx(&all, None), None, &[]);
+        assert!(e
+            .evidence
+            .reasons
+            .iter()
+            .any(|r| r == "✗ link: the operating system's log was not read"));
+    }
+
     #[test]
     fn without_a_probe_or_other_targets_the_cause_is_unknown() {
         let (s, c) = drop_series("x", 0);

@@ -114,3 +114,109 @@ pub fn stall_event(
     };
     with_text(event)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stall::Stall;
+    use hostd_records::os_log::OsLogKind;
+    use hostd_records::FileRecord;
+
+    const S: i64 = 1_000_000_000;
+
+    /// A series of 60 one-second files and its four 1.5 s stalls, 10 s apart from 10 s.
+    fn stalled() -> (Series, SeriesStalls) {
+        let files: Vec<FileRecord> = (0..60u32)
+            .map(|i| {
+                FileRecord::new(
+                    "t",
+                    "write",
+                    i,
+                    u64::from(i) * S as u64,
+                    u64::from(i + 1) * S as u64,
+                    100_000_000,
+                )
+            })
+            .collect();
+        let series = crate::series::group(&files).remove(0);
+        let stalls = (0..4)
+            .map(|k| {
+                let start = (10 + 10 * k) * S;
+                Stall {
+                    start_ns: start,
+                    end_ns: start + 3 * S / 2,
+                    bytes_at_start: start as u64 / 10,
+                    bytes: 10_000,
+                    start_range_ns: (start - S / 10, start),
+                    start_range_bytes: (start as u64 / 10 - 10_000_000, start as u64 / 10),
+                }
+            })
+            .collect();
+        let st = SeriesStalls {
+            stalls,
+            typical_bps: 1e8,
+            threshold_bps: 1e7,
+            p_value: 0.001,
+            permutations: 999,
+        };
+        (series, st)
+    }
+
+    /// An I/O error of target `t` logged at `at` ns.
+    fn io_error(at: i64) -> OsLogRecord {
+        OsLogRecord {
+            time_ns: at,
+            kind: OsLogKind::IoError,
+            target: Some("t".into()),
+            device: Some("sdb".into()),
+            source: "kernel".into(),
+            line: "blk_update_request: I/O error, dev sdb, sector 2048".into(),
+        }
+    }
+
+    #[test]
+    fn stalls_with_a_logged_link_event_at_half_or_more_of_them_are_link() {
+        let (s, st) = stalled();
+        // At the first two stalls: 0.3 s after one began, 0.5 s after the other ended.
+        let log = [io_error(10 * S + 3 * S / 10), io_error(20 * S + 2 * S)];
+        let e = stall_event(&s, &st, 0, Some(&log));
+        assert_eq!(e.cause, Cause::Link, "{:#?}", e.evidence.reasons);
+        assert_eq!(e.confidence, 0.45);
+        assert_eq!(e.evidence.os_log.len(), 2);
+        assert!(
+            e.evidence.os_log[0].starts_with("+0.300 s io_error: blk_update_request"),
+            "{:?}",
+            e.evidence.os_log
+        );
+        assert!(e
+            .evidence
+            .reasons
+            .iter()
+            .any(|r| r.starts_with("✓ link:") && r.contains("2 of 4 stalls")));
+    }
+
+    #[test]
+    fn stalls_without_a_logged_link_event_or_with_one_at_a_minority_stay_unknown() {
+        let (s, st) = stalled();
+        for log in [
+            vec![],
+            vec![io_error(30 * S)],
+            vec![io_error(15 * S), io_error(26 * S)],
+        ] {
+            let e = stall_event(&s, &st, 0, Some(&log));
+            assert_eq!(
+                (e.cause, e.confidence),
+                (Cause::Unknown, 0.0),
+                "{log:?}: {:#?}",
+                e.evidence.reasons
+            );
+        }
+        let e = stall_event(&s, &st, 0, None);
+        assert_eq!(e.cause, Cause::Unknown);
+        assert!(e
+            .evidence
+            .reasons
+            .iter()
+            .any(|r| r.contains("log was not read")));
+    }
+}
