@@ -47,6 +47,13 @@ function recordRun(server, out, targets) {
   return JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')).run_id;
 }
 
+/**
+ * The OS log (`os_log`) is read only while a run writes to a physical device, so these
+ * simulated runs have none and its annotation finds no rows; hostd-influx tests its points
+ * and docs/methodology.md the real-device run that logs them.
+ */
+const osLogOnly = (r) => r.rows === 0 && r.measurements.length > 0 && r.measurements.every((m) => m === 'os_log');
+
 describe('dashboard queries against a real InfluxDB and a real sim run', () => {
   let server;
   let work;
@@ -83,7 +90,7 @@ describe('dashboard queries against a real InfluxDB and a real sim run', () => {
     const written = new Set((await influx.query('SHOW MEASUREMENTS')).series.flatMap((s) => s.values.map((v) => v[0])));
     const entries = results.flatMap(({ file, report }) => report.map((r) => ({ file, ...r })));
     const failures = entries
-      .filter((r) => r.problems.length)
+      .filter((r) => r.problems.length && !osLogOnly(r))
       .map((r) => {
         const unwritten = r.measurements.filter((m) => !written.has(m));
         const why = unwritten.length ? ` (hostd wrote no ${unwritten.join(', ')})` : '';
@@ -94,7 +101,7 @@ describe('dashboard queries against a real InfluxDB and a real sim run', () => {
       `${entries.length - failures.length} of ${entries.length} checks passed (${queries} queries, ${entries.length - queries} panels' field references) for runs ${run} and ${second}`,
     );
     assert.deepEqual(failures, []);
-    assert.ok(queries >= 58, `only ${queries} queries were found in the dashboards`);
+    assert.ok(queries >= 59, `only ${queries} queries were found in the dashboards`);
 
     // Side by side: every comparison query grouped by run shows both runs (the overlap
     // window exists only in the main run, which has two targets).
@@ -118,7 +125,7 @@ describe('dashboard queries against a real InfluxDB and a real sim run', () => {
     try {
       writeFileSync(join(dir, 'run.json'), JSON.stringify(d));
       const [{ report }] = await checkAllQueries(dir, influx, { run });
-      const bad = report.filter((r) => r.problems.length).map((r) => `${r.where}: ${r.problems.join('; ')}`);
+      const bad = report.filter((r) => r.problems.length && !osLogOnly(r)).map((r) => `${r.where}: ${r.problems.join('; ')}`);
       assert.equal(bad.length, 4, bad.join('\n'));
       assert.match(bad[0], new RegExp(`panel ${panels[0].id} .*failed to parse query`));
       assert.match(bad[1], new RegExp(`panel ${panels[1].id} .*no rows`));
