@@ -202,6 +202,26 @@ mod tests {
     }
 
     #[test]
+    fn what_the_os_logged_is_read_with_the_run_in_time_order_and_absent_when_not_read() {
+        use crate::os_log::{OsLogKind, OsLogRecord};
+        let d = copy_of_fixture();
+        assert_eq!(RunData::read(d.path()).unwrap().os_log, None);
+        let r = |t: i64| OsLogRecord {
+            time_ns: t,
+            kind: OsLogKind::UasError,
+            target: Some("target".into()),
+            device: Some("sdb".into()),
+            source: "kernel".into(),
+            line: format!("sd 1:0:0:0: [sdb] tag#{t} uas_eh_abort_handler 0 uas-tag 29 inflight: "),
+        };
+        crate::os_log::write(d.path(), &[r(9), r(3)]).unwrap();
+        assert_eq!(
+            RunData::read(d.path()).unwrap().os_log,
+            Some(vec![r(3), r(9)])
+        );
+    }
+
+    #[test]
     fn a_run_whose_manifest_has_a_profile_of_another_schema_is_read_with_its_probed_target() {
         let d = copy_of_fixture();
         let run = RunData::read(d.path()).unwrap();
