@@ -24,6 +24,8 @@ pub struct TargetDevice {
     pub block: Option<String>,
     /// USB bus path of its bridge (`2-1.4`).
     pub usb_path: Option<String>,
+    /// The speed its bridge was connected at when the run started, Mb/s.
+    pub usb_speed_mbps: Option<f64>,
 }
 
 impl TargetDevice {
@@ -33,6 +35,7 @@ impl TargetDevice {
             label: label.to_string(),
             block: link.block.clone(),
             usb_path: link.usb.as_ref().map(|u| u.bus_path.clone()),
+            usb_speed_mbps: link.usb.as_ref().and_then(|u| u.speed_mbps),
         };
         (d.block.is_some() || d.usb_path.is_some()).then_some(d)
     }
@@ -56,24 +59,51 @@ impl TargetDevice {
         });
         disk || usb
     }
+
+    /// Whether a device enumerated at `path` (`1-2`) at `mbps` is this target's bridge come
+    /// back slower: on the same port (a USB 3 device falls back to the USB 2 bus, whose
+    /// number differs) at a lower speed than the run started with.
+    pub fn came_back_slower(&self, path: &str, mbps: f64) -> bool {
+        let ports = |p: &str| p.split_once('-').map(|(_, ports)| ports.to_string());
+        match (&self.usb_path, self.usb_speed_mbps) {
+            (Some(ours), Some(speed)) => {
+                ports(ours).is_some() && ports(ours) == ports(path) && mbps < speed
+            }
+            _ => false,
+        }
+    }
 }
 
-/// The lines as records, each with the target whose device it names (the first).
+/// The lines as records, each with the target whose device it names (the first). A
+/// device enumerated during the run (Linux `new … USB device`) is kept only where it is a
+/// target's bridge come back at a lower speed (`lower_speed`).
 pub fn match_targets(lines: Vec<Logged>, targets: &[TargetDevice]) -> Vec<OsLogRecord> {
     lines
         .into_iter()
-        .map(|l| OsLogRecord {
-            time_ns: l.time_ns,
-            kind: l.kind,
-            target: l.device.as_deref().and_then(|d| {
-                targets
-                    .iter()
-                    .find(|t| t.named_by(d))
-                    .map(|t| t.label.clone())
-            }),
-            device: l.device,
-            source: l.source,
-            line: l.line,
+        .filter_map(|l| {
+            let target = match crate::kmsg::enumeration(&l.line) {
+                Some((path, mbps)) => Some(
+                    targets
+                        .iter()
+                        .find(|t| t.came_back_slower(&path, mbps))?
+                        .label
+                        .clone(),
+                ),
+                None => l.device.as_deref().and_then(|d| {
+                    targets
+                        .iter()
+                        .find(|t| t.named_by(d))
+                        .map(|t| t.label.clone())
+                }),
+            };
+            Some(OsLogRecord {
+                time_ns: l.time_ns,
+                kind: l.kind,
+                target,
+                device: l.device,
+                source: l.source,
+                line: l.line,
+            })
         })
         .collect()
 }
@@ -207,6 +237,7 @@ mod tests {
             label: "/mnt/ssd".into(),
             block: Some("sdb".into()),
             usb_path: Some("2-1.4".into()),
+            usb_speed_mbps: Some(5000.0),
         };
         for yes in ["sdb", "sdb1", "2-1.4", "2-1"] {
             assert!(t.named_by(yes), "{yes}");
@@ -218,8 +249,14 @@ mod tests {
             label: "n".into(),
             block: Some("nvme0n1".into()),
             usb_path: None,
+            usb_speed_mbps: None,
         };
         assert!(nvme.named_by("nvme0n1p2") && nvme.named_by("nvme0n1"));
         assert!(!nvme.named_by("nvme0n12") && !nvme.named_by("nvme0n1x"));
+        // Its bridge back on the USB 2 bus of the same port: slower; another port, or the
+        // same speed: not.
+        assert!(t.came_back_slower("1-1.4", 480.0));
+        assert!(!t.came_back_slower("1-1.3", 480.0) && !t.came_back_slower("2-1.4", 5000.0));
+        assert!(!nvme.came_back_slower("1-1.4", 480.0));
     }
 }

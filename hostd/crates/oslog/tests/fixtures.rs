@@ -20,6 +20,8 @@ fn linux(name: &str) -> Vec<(i64, OsLogKind, Option<String>)> {
     kmsg::parse_dmesg(&fixture(name))
         .iter()
         .filter_map(|r| kmsg::logged(r, 0))
+        // Enumerations count only as a target's bridge come back slower (`match_targets`).
+        .filter(|l| kmsg::enumeration(&l.line).is_none())
         .map(|l| (l.time_ns / 1000, l.kind, l.device))
         .collect()
 }
@@ -104,6 +106,7 @@ fn lines_are_the_target_s_only_where_they_name_its_disk_or_usb_path() {
         label: "/mnt/usb".into(),
         block: Some("sda".into()),
         usb_path: Some("2-1.2".into()),
+        usb_speed_mbps: Some(5000.0),
     }];
     let got = match_targets(lines, &targets);
     let ours: Vec<&str> = got
@@ -152,4 +155,37 @@ fn windows_storport_resets_and_retried_disk_io_are_read_and_other_events_are_not
         eventlog::system_time(got[0].time_ns),
         "2009-04-09T01:15:45.000Z"
     );
+}
+
+#[test]
+fn a_device_enumerated_at_high_speed_on_a_superspeed_target_s_port_is_a_lower_speed() {
+    let lines: Vec<Logged> = kmsg::parse_dmesg(&fixture("synology-resets-lower-speed.dmesg"))
+        .iter()
+        .filter_map(|r| kmsg::logged(r, 0))
+        .collect();
+    // A SuperSpeed bridge on port 2 of bus 2: `usb 1-2: new high-speed …` is it on the
+    // USB 2 bus of the same port.
+    let target = |path: &str, mbps: f64| TargetDevice {
+        label: "t".into(),
+        block: None,
+        usb_path: Some(path.into()),
+        usb_speed_mbps: Some(mbps),
+    };
+    let slower: Vec<_> = match_targets(lines.clone(), &[target("2-2", 5000.0)])
+        .into_iter()
+        .filter(|r| r.target.is_some())
+        .map(|r| (r.kind, r.line))
+        .collect();
+    assert_eq!(
+        slower,
+        [(
+            OsLogKind::LowerSpeed,
+            "usb 1-2: new high-speed USB device number 12 using xhci_hcd".to_string()
+        )]
+    );
+    // On another port, or a target that was at high speed already: not kept at all.
+    for t in [target("2-3", 5000.0), target("1-2", 480.0)] {
+        let got = match_targets(lines.clone(), &[t]);
+        assert!(got.iter().all(|r| !r.line.contains(": new ")), "{got:?}");
+    }
 }

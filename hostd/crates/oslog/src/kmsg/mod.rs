@@ -95,6 +95,11 @@ pub fn classify(message: &str) -> Option<(OsLogKind, Option<String>)> {
     if m.contains("not running at top speed") {
         return Some((OsLogKind::LowerSpeed, usb_dev()));
     }
+    if enumeration(m).is_some() {
+        // A device (re-)enumerated: slower than the target's link only if the part finds
+        // it on the target's port at a lower speed (`part::match_targets`); else dropped.
+        return Some((OsLogKind::LowerSpeed, usb_dev()));
+    }
     if m.starts_with("usb ") && m.contains(" USB device number ") && m.contains("reset ") {
         return Some((OsLogKind::LinkReset, usb_dev()));
     }
@@ -122,6 +127,24 @@ pub fn classify(message: &str) -> Option<(OsLogKind, Option<String>)> {
         return Some((OsLogKind::IoError, dev_word()));
     }
     None
+}
+
+/// A USB device enumerated (`usb 1-2: new high-speed USB device number 12 using
+/// xhci_hcd`): its bus path and the speed it came up at, Mb/s.
+pub fn enumeration(message: &str) -> Option<(String, f64)> {
+    let rest = message.strip_prefix("usb ")?;
+    let (path, rest) = rest.split_once(": new ")?;
+    let (speed, _) = rest.split_once(" USB device number ")?;
+    let mbps = match speed {
+        "low-speed" => 1.5,
+        "full-speed" => 12.0,
+        "high-speed" => 480.0,
+        s if s.starts_with("SuperSpeed Plus Gen 2x2") => 20_000.0,
+        s if s.starts_with("SuperSpeed Plus") => 10_000.0,
+        s if s.starts_with("SuperSpeed") => 5_000.0,
+        _ => return None,
+    };
+    Some((path.to_string(), mbps))
 }
 
 /// A record as a [`Logged`] line, when it is about the storage path; `boot_to_unix_ns` is
@@ -189,5 +212,17 @@ mod tests {
         );
         assert_eq!(parse_record("not a record"), None);
         assert_eq!(parse_record("6,1,2,-;a\\x0ab").unwrap().message, "a\nb");
+        assert_eq!(
+            enumeration("usb 1-2: new high-speed USB device number 12 using xhci_hcd"),
+            Some(("1-2".into(), 480.0))
+        );
+        assert_eq!(
+            enumeration("usb 2-1: new SuperSpeed Gen 1 USB device number 3 using xhci_hcd"),
+            Some(("2-1".into(), 5000.0))
+        );
+        assert_eq!(
+            enumeration("usb 2-1: reset SuperSpeed USB device number 3 using xhci_hcd"),
+            None
+        );
     }
 }
