@@ -108,9 +108,12 @@ pub fn match_targets(lines: Vec<Logged>, targets: &[TargetDevice]) -> Vec<OsLogR
         .collect()
 }
 
+/// Starts a log reader, or says in words why it cannot.
+pub type StartReader = fn() -> Result<Box<dyn LogReader>, String>;
+
 /// The OS log part of a run; see the module documentation.
-#[derive(Default)]
 pub struct OsLogComponent {
+    start_reader: StartReader,
     targets: Vec<TargetDevice>,
     reader: Mutex<Option<Box<dyn LogReader>>>,
     /// Why the log is not read, when it is not.
@@ -118,10 +121,27 @@ pub struct OsLogComponent {
     physical: bool,
 }
 
+impl Default for OsLogComponent {
+    fn default() -> Self {
+        Self::with_reader(crate::start_reader)
+    }
+}
+
 impl OsLogComponent {
     /// A component that reads this OS's log while the run goes.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A component that reads the log `start` opens (tests: a log that cannot be read).
+    pub fn with_reader(start: StartReader) -> Self {
+        OsLogComponent {
+            start_reader: start,
+            targets: Vec::new(),
+            reader: Mutex::new(None),
+            not_read: None,
+            physical: false,
+        }
     }
 }
 
@@ -150,7 +170,7 @@ impl RunPart for OsLogComponent {
             .iter()
             .filter_map(|(label, l)| TargetDevice::of(label, l))
             .collect();
-        match crate::start_reader() {
+        match (self.start_reader)() {
             Ok(r) => *self.reader.lock().unwrap_or_else(|e| e.into_inner()) = Some(r),
             Err(why) => self.not_read = Some(why),
         }
