@@ -528,21 +528,32 @@ fn stalls_begun_by_a_logged_io_error_are_link() {
         &pulses,
     );
     report("stalls-with-io-errors", &o, &[t]);
-    // Every line written is in os-log.jsonl, this target's, from user space, within 0.1 s
-    // of the limit change it followed (the kernel's clock converted to the run's).
+    // Every line written while the run was writing is in os-log.jsonl, this target's,
+    // from user space, within 0.1 s of the limit change it followed (the kernel's clock
+    // converted to the run's); a last pulse after the last file (the log is no longer
+    // read then) would not be.
     let label = target_arg(t);
     let ours: Vec<Value> = os_log(&o)
         .into_iter()
         .filter(|r| r["line"].as_str() == Some(line.as_str()))
         .collect();
-    assert_eq!(ours.len(), 7, "{ours:?}");
-    for (r, p) in ours.iter().zip(o.applied.iter().step_by(2)) {
+    let last_end = o.files.iter().map(|f| f.end_ns).max().unwrap();
+    let written: Vec<i64> = o
+        .applied
+        .iter()
+        .step_by(2)
+        .map(|p| p.t_ns)
+        .filter(|&t| t <= last_end)
+        .collect();
+    assert!(written.len() >= 6, "{written:?}");
+    assert_eq!(ours.len(), written.len(), "{ours:#?}");
+    for (r, t_ns) in ours.iter().zip(&written) {
         assert_eq!(r["target"].as_str(), Some(label.as_str()), "{r}");
         assert_eq!(
             (r["kind"].as_str(), r["source"].as_str()),
             (Some("io_error"), Some("user"))
         );
-        let lag = (r["time_ns"].as_i64().unwrap() - p.t_ns) as f64 / 1e9;
+        let lag = (r["time_ns"].as_i64().unwrap() - t_ns) as f64 / 1e9;
         assert!(
             lag.abs() < 0.1,
             "logged {lag:+.3} s from the limit change: {r}"
@@ -560,19 +571,54 @@ fn stalls_begun_by_a_logged_io_error_are_link() {
         describe(&stalls)
     );
     let ev = stalls[0];
-    assert_eq!(ev["cause"], "link", "{ev}");
-    assert!(ev["confidence"].as_f64().unwrap() >= 0.45, "{ev}");
+    // Each line written lies at one of the event's stalls: the link reason counts them.
+    // The event is `link` when they are at least half of its stalls — all of them here,
+    // unless the VM's own disk stalled as well (a loaded machine), which the kernel's
+    // counters show and the event then counts.
+    let count = ev["stall"]["count"].as_u64().unwrap() as usize;
+    let reasons: Vec<&str> = ev["evidence"]["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    let counted = format!("of {} of {count} stalls", written.len());
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.contains("link:") && r.contains(&counted)),
+        "want `{counted}` in {reasons:#?}"
+    );
+    let want = if 2 * written.len() >= count {
+        "link"
+    } else {
+        "unknown"
+    };
+    assert_eq!(ev["cause"], want, "{ev}");
+    if want == "link" {
+        let share = written.len() as f64 / count as f64;
+        let c = ev["confidence"].as_f64().unwrap();
+        assert!(
+            (c - 0.9 * share).abs() < 0.006,
+            "confidence {c} for {counted}"
+        );
+    } else {
+        eprintln!("  the VM's disk stalled too: {counted}, the event stays unknown");
+    }
+    if count == written.len() {
+        assert_eq!(ev["cause"], "link", "{ev}");
+    }
     let evidence: Vec<&str> = ev["evidence"]["os_log"]
         .as_array()
         .expect("the stall's evidence lists the OS log lines")
         .iter()
         .map(|l| l.as_str().unwrap())
         .collect();
+    assert_eq!(evidence.len(), written.len(), "{evidence:#?}");
     assert!(
-        evidence.len() >= 4
-            && evidence
-                .iter()
-                .all(|l| l.ends_with(&format!("io_error: {line}"))),
+        evidence
+            .iter()
+            .all(|l| l.ends_with(&format!("io_error: {line}"))),
         "{evidence:#?}"
     );
     // No drop or recovery was made of it.
