@@ -232,5 +232,8 @@ fn run_points(
             &schema::probe_link_points(&run.probe_link, tags),
         )?;
     }
+    if let Some(log) = run.data.os_log.as_deref().filter(|l| !l.is_empty()) {
+        emit("os-log.jsonl", &schema::os_log_points(log, tags))?;
+    }
     Ok(())
 }

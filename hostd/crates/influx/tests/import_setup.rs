@@ -272,6 +272,7 @@ fn import_pushes_every_record_reads_only_and_is_idempotent() {
             ("events.json headlines".into(), Some(0)),
             ("summary.json".into(), None),
             ("probe-link.jsonl".into(), None),
+            ("os-log.jsonl".into(), None),
             ("spool/".into(), Some(1)),
         ]
     );

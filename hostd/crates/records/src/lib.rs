@@ -16,6 +16,7 @@
 //! | `latency-files.hlog`, `latency-intervals.hlog` | [`latency::LoggedLatency`] (a [`latency::LatencyHistogram`]) | [`latency`] |
 //! | `run-events.jsonl` | [`RunEvent`] (with [`LatencyRecord`]); the run's end: [`RunOutcome`] | [`run_event`], [`outcome`] |
 //! | `probe-link.jsonl` | [`probe_link::LinkRecord`] | [`probe_link`] |
+//! | `os-log.jsonl` | [`os_log::OsLogRecord`] | [`os_log`] |
 //! | `events.json` | [`Analysis`] (with [`Event`]s, [`headline::Headlines`]) | [`events`], [`headline`], [`cause`] |
 //! | `manifest.json` | [`Manifest`] (with its [`Profile`]) | [`manifest`], [`profile`], [`units`] |
 //! | `summary.json` | [`Summary`] (with [`ProgramReport`]s) | [`summary`], [`programs`] |
@@ -53,6 +54,7 @@ pub mod intervals;
 pub mod latency;
 pub mod link;
 pub mod manifest;
+pub mod os_log;
 pub mod outcome;
 pub mod probe;
 pub mod probe_link;

@@ -26,10 +26,14 @@ pub struct RunData {
     pub drive_log: Option<crate::drive_log::DriveLogs>,
     /// The I/O latency histograms per file and per interval (empty where nothing was timed).
     pub latency: crate::latency::RunLatency,
+    /// What the operating system logged about the storage path (`os-log.jsonl`), in time
+    /// order, if its log was read.
+    pub os_log: Option<Vec<crate::os_log::OsLogRecord>>,
 }
 
 impl RunData {
     /// Reads `files.csv`, and where present `probe.csv`, `counters.csv`, `drive_temp.csv`,
+    /// `os-log.jsonl`,
     /// the latency logs and the manifest's probe target, through the records readers (each refusing a newer format).
     pub fn read(dir: &Path) -> Result<RunData> {
         let files = crate::files::read(dir)?;
@@ -75,6 +79,11 @@ impl RunData {
         } else {
             None
         };
+        let os_log = if dir.join(crate::os_log::FILE_NAME).exists() {
+            Some(crate::os_log::read(dir)?)
+        } else {
+            None
+        };
         let mut run = RunData {
             files,
             probe,
@@ -83,6 +92,7 @@ impl RunData {
             drive_temp,
             drive_log,
             latency: crate::latency::RunLatency::read(dir)?,
+            os_log,
         };
         run.sort();
         Ok(run)
@@ -198,6 +208,26 @@ mod tests {
         assert_eq!(new.files, old.files);
         assert_eq!(new.probe_target.as_deref(), Some("target"));
         assert_eq!(new.probe_target, old.probe_target);
+    }
+
+    #[test]
+    fn what_the_os_logged_is_read_with_the_run_in_time_order_and_absent_when_not_read() {
+        use crate::os_log::{OsLogKind, OsLogRecord};
+        let d = copy_of_fixture();
+        assert_eq!(RunData::read(d.path()).unwrap().os_log, None);
+        let r = |t: i64| OsLogRecord {
+            time_ns: t,
+            kind: OsLogKind::UasError,
+            target: Some("target".into()),
+            device: Some("sdb".into()),
+            source: "kernel".into(),
+            line: format!("sd 1:0:0:0: [sdb] tag#{t} uas_eh_abort_handler 0 uas-tag 29 inflight: "),
+        };
+        crate::os_log::write(d.path(), &[r(9), r(3)]).unwrap();
+        assert_eq!(
+            RunData::read(d.path()).unwrap().os_log,
+            Some(vec![r(3), r(9)])
+        );
     }
 
     #[test]

@@ -15,6 +15,7 @@ mod drive_log;
 mod head;
 mod headlines;
 pub mod latency;
+mod os_log;
 mod overlap;
 mod statistics;
 mod summary;
@@ -127,6 +128,7 @@ pub fn render_with(run: &RunData, a: &Analysis, title: &str, probed: Option<&str
     h.push_str(&latency::section(&run.latency, t0, WIDTH));
     h.push_str(&statistics::section(a, &targets, probed));
     h.push_str(&attribution::section(a, &events));
+    h.push_str(&os_log::section(run.os_log.as_deref(), t0, &targets));
     h.push_str(&overlap::section(a, t0, &targets));
     h.push_str(r#"<p class="note">How every number is computed: docs/methodology.md in the throttlescope repository.</p></body></html>"#);
     h.push('\n');
@@ -166,6 +168,43 @@ mod tests {
         let mut without = from_files.clone();
         without.latency = Default::default();
         assert!(!render(&without, &analysis, "r").contains(r#"id="latency""#));
+    }
+
+    #[test]
+    fn what_the_os_logged_is_listed_with_its_time_and_target_and_absent_when_not_read() {
+        use hostd_records::os_log::{OsLogKind, OsLogRecord};
+        let fixture =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../records/tests/fixtures/run-format1");
+        let mut run = RunData::read(&fixture).unwrap();
+        let analysis = hostd_analysis::analyze(&run, &Options::default());
+        assert!(!render(&run, &analysis, "r").contains(r#"id="os-log""#));
+        let t0 = run.files.iter().map(|f| f.start_ns as i64).min().unwrap();
+        let rec = |dt: i64, target: Option<&str>, line: &str| OsLogRecord {
+            time_ns: t0 + dt,
+            kind: OsLogKind::IoError,
+            target: target.map(str::to_string),
+            device: Some("sdb".into()),
+            source: "kernel".into(),
+            line: line.into(),
+        };
+        run.os_log = Some(vec![
+            rec(
+                1_500_000_000,
+                Some("target"),
+                "blk_update_request: I/O error, dev sdb, sector 8",
+            ),
+            rec(
+                2_000_000_000,
+                None,
+                "usb 3-1: USB disconnect, device number 4 <x>",
+            ),
+        ]);
+        let html = render(&run, &analysis, "r");
+        assert!(html.contains(r#"<section id="os-log"><h2>What the operating system saw</h2>"#));
+        assert!(html.contains(r#"<tr><td>1.500</td><td class="l">target</td><td class="l">io_error</td><td class="l">blk_update_request: I/O error, dev sdb, sector 8</td></tr>"#), "{html}");
+        assert!(html.contains("(another device)") && html.contains("device number 4 &lt;x&gt;"));
+        run.os_log = Some(Vec::new());
+        assert!(render(&run, &analysis, "r").contains("logged no USB or storage trouble"));
     }
 
     #[test]

@@ -139,6 +139,8 @@ pub fn parts(args: &RunArgs) -> anyhow::Result<Vec<Box<dyn RunPart>>> {
     list.push(Box::new(hostd_drive::DriveComponent::new(Some(
         hostd_drive::smart::PollerConfig::default(),
     ))));
+    // What the OS logged about the targets' storage path (the `link` cause's evidence).
+    list.push(Box::new(hostd_oslog::OsLogComponent::new()));
     list.push(Box::new(hostd_report::AnalysisComponent));
     list.push(Box::new(programs::SweepFigures));
     Ok(list)
@@ -545,6 +547,8 @@ fn run_data(
         drive_temp: None,
         drive_log: None,
         latency,
+        // The OS log part adds what the OS logged (Stage::Record).
+        os_log: None,
     };
     run.sort();
     run

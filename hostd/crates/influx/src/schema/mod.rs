@@ -11,6 +11,7 @@
 
 mod csv;
 mod json;
+mod os_log;
 mod probe;
 #[cfg(test)]
 mod tests;
@@ -21,6 +22,7 @@ pub use self::json::{
     event_points, headline_points, overlap_points, probe_health_point, probe_link_points,
     run_point, stats_points,
 };
+pub use self::os_log::os_log_points;
 pub use self::probe::{agg_point, sample_point};
 pub use self::workload::{drive_log_point, drive_temp_point, file_point, interval_point};
 
@@ -61,6 +63,8 @@ pub mod m {
     /// The drive's own thermal record through the run: NVMe thermal counters and sensors,
     /// SATA SCT status (drive_log.csv).
     pub const DRIVE_LOG: &str = "drive_log";
+    /// What the operating system logged about the storage path (os-log.jsonl).
+    pub const OS_LOG: &str = "os_log";
 }
 
 /// Tags every point of a run carries.
@@ -188,6 +192,13 @@ pub fn run_dir_points(
         done("probe-link.jsonl", Some(pts.len()))?;
     } else {
         done("probe-link.jsonl", None)?;
+    }
+    if dir.join(hostd_records::os_log::FILE_NAME).is_file() {
+        let pts = os_log_points(&hostd_records::os_log::read(dir)?, tags);
+        emit(&pts)?;
+        done("os-log.jsonl", Some(pts.len()))?;
+    } else {
+        done("os-log.jsonl", None)?;
     }
     Ok(())
 }
