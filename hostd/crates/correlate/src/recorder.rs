@@ -1,5 +1,5 @@
-//! Records a probe link's output on its own thread: `probe.csv` (every
-//! aligned sample), `probe_agg.csv` (10 ms bins), `probe-link.jsonl` (link
+//! Records a probe link's output on its own thread: `probe/` (every aligned sample, in
+//! Parquet segments closed every 10 s), `probe_agg.csv` (10 ms bins), `probe-link.jsonl` (link
 //! events), the in-memory [`Timeline`] for correlation, and the [`ProbeFeed`]s of the
 //! run's other parts (e.g. an InfluxDB writer). Used by `hostd run` and `hostd monitor`
 //! alike.
@@ -10,7 +10,7 @@ use hostd_probe::link::{LinkEvent, LinkOutput};
 use hostd_probe::stream::StreamEvent;
 use hostd_records::agg::AggRow;
 use hostd_records::probe_link::LinkRecord;
-use hostd_records::{agg, probe, ProbeSeries};
+use hostd_records::{agg, probe_store, ProbeSeries};
 use hostd_store::{ProbeData, ProbeFeed};
 use serde_json::json;
 use std::fs::File;
@@ -24,9 +24,9 @@ use std::thread::JoinHandle;
 pub struct Recording {
     /// The compact timeline (10 ms bins + accumulator readings).
     pub timeline: Timeline,
-    /// Every sample in columns, for the analysis and the report (what `probe.csv` holds).
+    /// Every sample in columns, for the analysis and the report (what `probe/` holds).
     pub series: ProbeSeries,
-    /// Samples written to `probe.csv`.
+    /// Samples written to `probe/`.
     pub samples: u64,
     /// Rows written to `probe_agg.csv`.
     pub agg_rows: u64,
@@ -44,7 +44,7 @@ pub struct ProbeRecorder {
 }
 
 struct Files {
-    samples: probe::Writer,
+    samples: probe_store::Writer,
     agg: agg::Writer,
     events: BufWriter<File>,
 }
@@ -55,7 +55,7 @@ impl Files {
         let events =
             File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
         Ok(Self {
-            samples: probe::Writer::create(dir)?,
+            samples: probe_store::Writer::create(dir)?,
             agg: agg::Writer::create(dir)?,
             events: BufWriter::new(events),
         })
@@ -142,7 +142,7 @@ fn record(
         each(&mut rec, ProbeData::Bin(&row));
     }
     rec.series.finish();
-    files.samples.flush()?;
+    files.samples.finish()?;
     files.agg.flush()?;
     files.events.flush()?;
     each(&mut rec, ProbeData::End);

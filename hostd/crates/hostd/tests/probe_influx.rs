@@ -92,7 +92,7 @@ fn monitor_streams_the_idle_probe_to_influxdb() {
         "idle power {idle} W, simulator idles at 1.5 W"
     );
     assert_eq!(summary["link"]["stats"]["sequence"]["gaps"], 0);
-    let csv_rows = record_count(&dir.join("probe.csv"));
+    let csv_rows = common::probe_samples(&dir).len() as u64;
     assert_eq!(csv_rows, samples);
     assert_eq!(
         server.count("probe", "seq").unwrap(),

@@ -155,7 +155,7 @@ fn a_probed_run_to_influxdb_writes_each_run_file_once_and_reads_none() {
         "summary.json",
         "events.json",
         "report.html",
-        "probe.csv",
+        "probe/segment-000000.parquet",
         "probe_agg.csv",
         "probe-link.jsonl",
         "counters.csv",

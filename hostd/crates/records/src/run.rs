@@ -26,11 +26,14 @@ pub struct RunData {
 }
 
 impl RunData {
-    /// Reads `files.csv`, and where present `probe.csv`, `counters.csv`, `drive_temp.csv`,
+    /// Reads `files.csv`, and where present `probe/` (or an older run's `probe.csv`), `counters.csv`, `drive_temp.csv`,
     /// the latency logs and the manifest's probe target, through the records readers (each refusing a newer format).
     pub fn read(dir: &Path) -> Result<RunData> {
         let files = crate::files::read(dir)?;
-        let probe = if dir.join(crate::probe::FILE_NAME).exists() {
+        let probe = if crate::probe_store::exists(dir) {
+            let p = crate::probe_store::read_series(dir)?;
+            (!p.is_empty()).then_some(p)
+        } else if dir.join(crate::probe::FILE_NAME).exists() {
             let p = crate::probe::read_series(dir)?;
             (!p.is_empty()).then_some(p)
         } else {

@@ -107,6 +107,18 @@ pub fn record_count(path: &Path) -> u64 {
     csv_rows(path).len().saturating_sub(1) as u64
 }
 
+/// The probe samples of a run directory: its `probe/` Parquet segments, or an older run's
+/// `probe.csv`.
+#[allow(dead_code)]
+pub fn probe_samples(dir: &Path) -> Vec<hostd_records::ProbeSample> {
+    if hostd_records::probe_store::exists(dir) {
+        hostd_records::probe_store::read(dir)
+    } else {
+        hostd_records::probe::read(dir)
+    }
+    .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+}
+
 /// A JSON file of the run directory.
 pub fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_slice(
