@@ -298,6 +298,23 @@ mod killed {
     }
 
     #[test]
+    fn a_probed_runs_samples_take_at_most_16_bytes_each_on_disk() {
+        // 30 s of paced writes with the default channels at 1 kHz: a few closed segments.
+        let (work, target, run) = disk_target();
+        let out = hostd_run(clips_profile(work.path()), [&target], &run)
+            .args(["--probe", "sim", "--probe-rate", "1000"])
+            .output()
+            .unwrap();
+        assert_ok(&out);
+        let samples = common::probe_samples(&run).len() as u64;
+        assert!(samples > 25_000, "{samples} samples in a 30 s run at 1 kHz");
+        let bytes = hostd_records::probe_store::bytes_on_disk(&run).unwrap();
+        let per_sample = bytes as f64 / samples as f64;
+        eprintln!("probe/: {bytes} bytes, {samples} samples, {per_sample:.2} B/sample");
+        assert!(per_sample <= 16.0, "{per_sample:.2} bytes per sample");
+    }
+
+    #[test]
     fn a_probed_run_killed_with_sigkill_keeps_its_finished_files_and_analyses() {
         let (work, target, run) = disk_target();
         let child = hostd_run(clips_profile(work.path()), [&target], &run)

@@ -1,4 +1,5 @@
-//! Bytes per sample of a `probe.csv` stored as Parquet segments, per column:
+//! Bytes per sample of a run's probe samples (`probe/` or `probe.csv`) stored as Parquet
+//! segments of 10 000 samples, per column:
 //! `cargo run -p hostd-records --example probe_store_size -- RUN_DIR`.
 
 use hostd_records::probe_store;
@@ -6,7 +7,12 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 
 fn main() {
     let dir = std::path::PathBuf::from(std::env::args().nth(1).expect("RUN_DIR"));
-    let samples = hostd_records::probe::read(&dir).expect("probe.csv");
+    let samples = if probe_store::exists(&dir) {
+        probe_store::read(&dir)
+    } else {
+        hostd_records::probe::read(&dir)
+    }
+    .expect("probe samples");
     let mut total = 0usize;
     let mut per_col: Vec<(String, i64)> = Vec::new();
     for chunk in samples.chunks(10_000) {
