@@ -1,16 +1,18 @@
 //! Records a probe link's output on its own thread: `probe/` (every aligned sample, in
-//! Parquet segments closed every 10 s), `probe_agg.csv` (10 ms bins), `probe-link.jsonl` (link
+//! Parquet segments closed every 10 s, and the 10 ms and 1 s min/mean/max levels beside
+//! them), `probe-link.jsonl` (link
 //! events), the in-memory [`Timeline`] for correlation, and the [`ProbeFeed`]s of the
 //! run's other parts (e.g. an InfluxDB writer). Used by `hostd run` and `hostd monitor`
 //! alike.
 
 use crate::timeline::Timeline;
 use anyhow::Context;
+use hostd_probe::agg::Aggregator;
 use hostd_probe::link::{LinkEvent, LinkOutput};
 use hostd_probe::stream::StreamEvent;
 use hostd_records::agg::AggRow;
 use hostd_records::probe_link::LinkRecord;
-use hostd_records::{agg, probe_store, ProbeSeries};
+use hostd_records::{probe_levels, probe_store, ProbeSeries};
 use hostd_store::{ProbeData, ProbeFeed};
 use serde_json::json;
 use std::fs::File;
@@ -28,7 +30,7 @@ pub struct Recording {
     pub series: ProbeSeries,
     /// Samples written to `probe/`.
     pub samples: u64,
-    /// Rows written to `probe_agg.csv`.
+    /// 10 ms bins written to `probe/levels-*.parquet` (what `probe_agg.csv` held before).
     pub agg_rows: u64,
     /// Sequence gaps seen (time ns, missing samples).
     pub gaps: Vec<(i64, u64)>,
@@ -45,7 +47,9 @@ pub struct ProbeRecorder {
 
 struct Files {
     samples: probe_store::Writer,
-    agg: agg::Writer,
+    levels: probe_levels::Writer,
+    /// The 1 s level's bins (the 10 ms ones come from the timeline).
+    seconds: Aggregator,
     events: BufWriter<File>,
 }
 
@@ -56,7 +60,8 @@ impl Files {
             File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
         Ok(Self {
             samples: probe_store::Writer::create(dir)?,
-            agg: agg::Writer::create(dir)?,
+            levels: probe_levels::Writer::new(dir),
+            seconds: Aggregator::new(probe_levels::Level::S1.width_ns()),
             events: BufWriter::new(events),
         })
     }
@@ -106,16 +111,17 @@ fn record(
     for out in rx {
         match out {
             LinkOutput::Samples(samples) => {
-                let mut rows = Vec::new();
+                let (mut rows, mut seconds) = (Vec::new(), Vec::new());
                 for s in &samples {
                     rec.series.push(s);
                     if let Some(row) = rec.timeline.push(s) {
                         rows.push(row);
                     }
+                    seconds.extend(files.seconds.push(s));
                 }
                 files.samples.write(&samples)?;
                 rec.samples += samples.len() as u64;
-                write_agg(&mut files, &mut rec, &rows)?;
+                write_levels(&mut files, &mut rec, &rows, &seconds)?;
                 each(&mut rec, ProbeData::Samples(&samples));
                 for row in &rows {
                     each(&mut rec, ProbeData::Bin(row));
@@ -137,20 +143,28 @@ fn record(
             }
         }
     }
-    if let Some(row) = rec.timeline.flush() {
-        write_agg(&mut files, &mut rec, &[row])?;
-        each(&mut rec, ProbeData::Bin(&row));
+    let last = rec.timeline.flush();
+    let last_second: Vec<_> = files.seconds.flush().into_iter().collect();
+    let rows: Vec<_> = last.into_iter().collect();
+    write_levels(&mut files, &mut rec, &rows, &last_second)?;
+    if let Some(row) = &last {
+        each(&mut rec, ProbeData::Bin(row));
     }
     rec.series.finish();
     files.samples.finish()?;
-    files.agg.flush()?;
+    files.levels.finish()?;
     files.events.flush()?;
     each(&mut rec, ProbeData::End);
     Ok(rec)
 }
 
-fn write_agg(files: &mut Files, rec: &mut Recording, rows: &[AggRow]) -> anyhow::Result<()> {
-    files.agg.write(rows)?;
+fn write_levels(
+    files: &mut Files,
+    rec: &mut Recording,
+    rows: &[AggRow],
+    seconds: &[AggRow],
+) -> anyhow::Result<()> {
+    files.levels.write(rows, seconds)?;
     rec.agg_rows += rows.len() as u64;
     Ok(())
 }

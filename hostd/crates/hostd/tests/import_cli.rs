@@ -83,7 +83,7 @@ fn import_takes_a_monitor_directory() {
     assert_eq!(server.count("probe", "seq").unwrap(), probe);
     assert_eq!(
         server.count("probe_agg", "samples").unwrap(),
-        record_count(&dir.join("probe_agg.csv"))
+        common::agg_rows(&dir)
     );
 }
 

@@ -156,7 +156,7 @@ fn a_probed_run_to_influxdb_writes_each_run_file_once_and_reads_none() {
         "events.json",
         "report.html",
         "probe/segment-000000.parquet",
-        "probe_agg.csv",
+        "probe/levels-000000.parquet",
         "probe-link.jsonl",
         "counters.csv",
     ] {

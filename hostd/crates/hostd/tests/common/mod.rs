@@ -119,6 +119,16 @@ pub fn probe_samples(dir: &Path) -> Vec<hostd_records::ProbeSample> {
     .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
 }
 
+/// The 10 ms probe bins of a run directory (`probe/levels-*.parquet`, or an older run's
+/// `probe_agg.csv`): what the `probe_agg` measurement gets.
+#[allow(dead_code)]
+pub fn agg_rows(dir: &Path) -> u64 {
+    use hostd_records::probe_levels::{read_level, Level};
+    read_level(dir, Level::Ms10)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .len() as u64
+}
+
 /// A JSON file of the run directory.
 pub fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_slice(

@@ -1,6 +1,6 @@
 //! The run directory's CSV files → points (`files.csv`, `intervals.csv`, `probe.csv` or the
-//! `probe/` Parquet segments that replace it,
-//! `probe_agg.csv`, each also as `.gz`): each file is read into its typed records by the
+//! `probe/` Parquet segments that replace it, `probe_agg.csv` or the 10 ms level of
+//! `probe/levels-*.parquet`; the CSV files also as `.gz`): each file is read into its typed records by the
 //! `hostd-records` reader, then mapped by the same functions `hostd run` uses live.
 
 use super::{m, RunTags};
@@ -99,6 +99,15 @@ pub fn csv_points(
 ) -> anyhow::Result<Option<usize>> {
     if spec.rows == Rows::ProbeSample && records::probe_store::exists(dir) {
         return probe_store_points(dir, tags, sink).map(Some);
+    }
+    if spec.rows == Rows::ProbeAgg && records::probe_levels::exists(dir) {
+        // The 10 ms level of `probe/levels-*.parquet`, which replaces `probe_agg.csv`.
+        let rows = records::probe_levels::read_level(dir, records::probe_levels::Level::Ms10)?;
+        let n = rows.len();
+        for r in &rows {
+            sink(super::agg_point(tags, r))?;
+        }
+        return Ok(Some(n));
     }
     let Some(mut reader) = open_maybe_gz(dir, spec.file)? else {
         return Ok(None);
