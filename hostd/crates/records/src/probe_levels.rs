@@ -376,6 +376,19 @@ pub fn read_level(dir: &Path, level: Level) -> Result<Vec<AggRow>> {
     Ok(coarsen(&stored, level.width_ns()))
 }
 
+/// Calls `each` with the bins of a stored `level` ([`Level::Ms10`] or [`Level::S1`]) of
+/// `dir/probe/`, file by file (one file's rows in memory at a time), in file order.
+pub fn for_each_stored(dir: &Path, level: Level, mut each: impl FnMut(&AggRow)) -> Result<()> {
+    for p in files(dir)? {
+        for (l, r) in read_file(&p)? {
+            if l == level {
+                each(&r);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Bins of `width_ns` made from finer bins in time order: min of the minima, max of the
 /// maxima, means weighted by the finer bins' samples, the last energy reading.
 pub fn coarsen(rows: &[AggRow], width_ns: i64) -> Vec<AggRow> {

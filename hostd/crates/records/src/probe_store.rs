@@ -370,6 +370,18 @@ pub fn read_series(dir: &Path) -> Result<ProbeSeries> {
     Ok(series)
 }
 
+/// Samples in the segment files of `dir/probe/`, from their footers alone (no column is
+/// read).
+pub fn sample_count(dir: &Path) -> Result<u64> {
+    let mut total = 0;
+    for p in segments(dir)? {
+        let file = std::fs::File::open(&p).map_err(|e| RecordError::io(&p, e))?;
+        let reader = SerializedFileReader::new(file).map_err(|e| parquet_error(&p, e, false))?;
+        total += reader.metadata().file_metadata().num_rows().max(0) as u64;
+    }
+    Ok(total)
+}
+
 /// Bytes the segment files of `dir/probe/` take on disk.
 pub fn bytes_on_disk(dir: &Path) -> Result<u64> {
     let mut total = 0;
