@@ -311,6 +311,31 @@ mod killed {
         let per_sample = bytes as f64 / samples as f64;
         eprintln!("probe/: {bytes} bytes, {samples} samples, {per_sample:.2} B/sample");
         assert!(per_sample <= 16.0, "{per_sample:.2} bytes per sample");
+
+        // `hostd export --csv` writes the same samples as probe.csv (which has no probe
+        // clock column), and the run analyses the same from probe.csv alone.
+        let analysed = analyze_json(&run);
+        let out = hostd()
+            .args(["export", "--csv"])
+            .arg(&run)
+            .output()
+            .unwrap();
+        assert_ok(&out);
+        let mut from_segments = hostd_records::probe_store::read(&run).unwrap();
+        from_segments.iter_mut().for_each(|s| s.probe_time_us = 0);
+        let from_csv = hostd_records::probe::read(&run).unwrap();
+        assert_eq!(format!("{from_csv:?}"), format!("{from_segments:?}"));
+        let again = hostd()
+            .args(["export", "--csv"])
+            .arg(&run)
+            .output()
+            .unwrap();
+        assert!(
+            !again.status.success(),
+            "probe.csv replaced without --force"
+        );
+        std::fs::remove_dir_all(run.join("probe")).unwrap();
+        assert_eq!(analyze_json(&run), analysed);
     }
 
     #[test]
