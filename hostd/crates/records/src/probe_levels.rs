@@ -404,7 +404,7 @@ pub fn coarsen(rows: &[AggRow], width_ns: i64) -> Vec<AggRow> {
     };
     for r in rows {
         let bin = r.time_ns.div_euclid(width_ns) * width_ns;
-        if out.last().is_none_or(|o| o.time_ns != bin) {
+        if out.last().map_or(true, |o| o.time_ns != bin) {
             if let Some(last) = out.last_mut() {
                 finish(last, &sums);
             }
