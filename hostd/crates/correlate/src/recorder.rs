@@ -26,7 +26,10 @@ use std::thread::JoinHandle;
 pub struct Recording {
     /// The compact timeline (10 ms bins + accumulator readings).
     pub timeline: Timeline,
-    /// Every sample in columns, for the analysis and the report (what `probe/` holds).
+    /// The samples in columns, for the analysis and the report: every sample (what `probe/`
+    /// holds) up to [`hostd_records::run::SERIES_POINTS_MAX`] of them; beyond, the series
+    /// `hostd analyze` reads from the summary levels, built at the end from the timeline's
+    /// 10 ms bins, so memory does not grow with every sample.
     pub series: ProbeSeries,
     /// Samples written to `probe/`.
     pub samples: u64,
@@ -77,7 +80,7 @@ impl ProbeRecorder {
         let files = Files::create(dir)?;
         let thread = std::thread::Builder::new()
             .name("probe-recorder".into())
-            .spawn(move || record(rx, files, listeners))
+            .spawn(move || record(rx, files, listeners, hostd_records::run::SERIES_POINTS_MAX))
             .context("cannot start the probe recorder thread")?;
         Ok(Self { thread })
     }
@@ -90,10 +93,12 @@ impl ProbeRecorder {
     }
 }
 
+/// Records `rx`; the series keeps every sample while there are at most `series_max`.
 fn record(
     rx: Receiver<LinkOutput>,
     mut files: Files,
     mut listeners: Vec<ProbeFeed>,
+    series_max: u64,
 ) -> anyhow::Result<Recording> {
     let mut rec = Recording::default();
     let mut failed = vec![false; listeners.len()];
@@ -112,8 +117,14 @@ fn record(
         match out {
             LinkOutput::Samples(samples) => {
                 let (mut rows, mut seconds) = (Vec::new(), Vec::new());
+                let keep_every_sample = rec.samples + samples.len() as u64 <= series_max;
+                if !keep_every_sample && !rec.series.is_empty() {
+                    rec.series = ProbeSeries::default(); // from the bins at the end
+                }
                 for s in &samples {
-                    rec.series.push(s);
+                    if keep_every_sample {
+                        rec.series.push(s);
+                    }
                     if let Some(row) = rec.timeline.push(s) {
                         rows.push(row);
                     }
@@ -149,6 +160,9 @@ fn record(
     write_levels(&mut files, &mut rec, &rows, &last_second)?;
     if let Some(row) = &last {
         each(&mut rec, ProbeData::Bin(row));
+    }
+    if rec.samples > series_max {
+        rec.series = hostd_records::run::series_of_bins_within(&rec.timeline.bins, series_max);
     }
     rec.series.finish();
     files.samples.finish()?;
@@ -212,4 +226,59 @@ fn link_record(event: &LinkEvent) -> Option<LinkRecord> {
         LinkEvent::Stream(StreamEvent::Info(i)) => nested("device_info", now, "info", json!(i)),
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hostd_records::ProbeSample;
+
+    /// 30 s of samples at 1 kHz with a power step, in batches of 32 as the link sends them.
+    fn samples() -> Vec<ProbeSample> {
+        (0..30_000u64)
+            .map(|i| ProbeSample {
+                time_ns: 1_795_280_420_000_000_000 + i as i64 * 1_000_000,
+                seq: i,
+                vbus_v: Some(5.0),
+                current_a: Some(0.4),
+                power_w: Some(if i < 15_000 { 2.0 } else { 3.5 }),
+                energy_j: Some((i / 16 * 16) as f64 * 2e-3),
+                enclosure_temp_c: Some(25.0 + i as f64 * 1e-4),
+                ..Default::default()
+            })
+            .collect()
+    }
+
+    fn recorded(dir: &Path, series_max: u64) -> Recording {
+        let (tx, rx) = std::sync::mpsc::channel();
+        for batch in samples().chunks(32) {
+            tx.send(LinkOutput::Samples(batch.to_vec())).unwrap();
+        }
+        drop(tx);
+        record(rx, Files::create(dir).unwrap(), Vec::new(), series_max).unwrap()
+    }
+
+    #[test]
+    fn a_long_recording_keeps_the_series_analyze_reads_not_every_sample() {
+        let d = tempfile::tempdir().unwrap();
+        // Short enough: every sample, as the run directory gives them.
+        let all = recorded(d.path(), 100_000);
+        assert_eq!(all.series.len(), 30_000);
+        let from_dir = hostd_records::run::probe_series_within(d.path(), 100_000).unwrap();
+        assert_eq!(format!("{:?}", all.series), format!("{from_dir:?}"));
+
+        // Longer than the series may hold: one point per 10 ms bin, the same series
+        // `hostd analyze` builds from the levels it wrote.
+        let d = tempfile::tempdir().unwrap();
+        let long = recorded(d.path(), 5_000);
+        assert_eq!(long.samples, 30_000);
+        assert_eq!(long.series.len(), 3_000);
+        let from_dir = hostd_records::run::probe_series_within(d.path(), 5_000).unwrap();
+        assert_eq!(format!("{:?}", long.series), format!("{from_dir:?}"));
+        // Every sample is still on disk.
+        assert_eq!(
+            hostd_records::probe_store::read(d.path()).unwrap().len(),
+            30_000
+        );
+    }
 }

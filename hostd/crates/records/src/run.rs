@@ -105,6 +105,58 @@ impl RunData {
 /// (about 32 bytes a point) whatever the run's length.
 pub const SERIES_POINTS_MAX: u64 = 4_000_000;
 
+/// The finest level with at most `max_points` bins over `span_ns`.
+fn level_for(span_ns: i64, max_points: u64) -> crate::probe_levels::Level {
+    use crate::probe_levels::Level;
+    [Level::Ms10, Level::S1]
+        .into_iter()
+        .find(|l| (span_ns / l.width_ns()) as u64 <= max_points)
+        .unwrap_or(Level::Min1)
+}
+
+/// The probe series of the 10 ms bins `ms10` (in time order) of a run with more than
+/// [`SERIES_POINTS_MAX`] samples, as [`probe_series`] reads it from the run directory
+/// (the coarser levels built from the 10 ms bins: the stored ones up to rounding). `hostd
+/// run` builds it from the bins it holds rather than keep every sample.
+pub fn series_of_bins(ms10: &[crate::AggRow]) -> ProbeSeries {
+    series_of_bins_within(ms10, SERIES_POINTS_MAX)
+}
+
+/// [`series_of_bins`] with at most `max_points` points (for tests of long runs).
+pub fn series_of_bins_within(ms10: &[crate::AggRow], max_points: u64) -> ProbeSeries {
+    use crate::probe_levels::{coarsen, Level};
+    let seconds = coarsen(ms10, Level::S1.width_ns());
+    let span_ns = match (seconds.first(), seconds.last()) {
+        (Some(a), Some(b)) => b.time_ns - a.time_ns + Level::S1.width_ns(),
+        _ => 0,
+    };
+    let level = level_for(span_ns, max_points);
+    let mut series = ProbeSeries::default();
+    let mut push = |r: &crate::AggRow| push_bin(&mut series, r, level);
+    match level {
+        Level::Ms10 => ms10.iter().for_each(&mut push),
+        Level::S1 => seconds.iter().for_each(&mut push),
+        Level::Min1 => coarsen(&seconds, level.width_ns())
+            .iter()
+            .for_each(&mut push),
+    }
+    series.finish();
+    series
+}
+
+/// Appends one bin of `level` to a series: a point at the bin's middle with its mean power
+/// and enclosure temperature and its last energy reading.
+fn push_bin(series: &mut ProbeSeries, r: &crate::AggRow, level: crate::probe_levels::Level) {
+    let value = |v: f64| (!v.is_nan()).then_some(v);
+    series.push(&crate::ProbeSample {
+        time_ns: r.time_ns + level.width_ns() / 2,
+        power_w: value(r.power_w.mean),
+        enclosure_temp_c: value(r.enclosure_temp_c.mean),
+        energy_j: value(r.energy_j),
+        ..Default::default()
+    });
+}
+
 /// The probe series of a run directory with `probe/`: every sample when there are at most
 /// [`SERIES_POINTS_MAX`]; otherwise one point per bin of the finest level of
 /// `probe/levels-*.parquet` with at most that many bins, at the bin's middle, with the
@@ -115,8 +167,8 @@ pub fn probe_series(dir: &Path) -> Result<ProbeSeries> {
     probe_series_within(dir, SERIES_POINTS_MAX)
 }
 
-/// [`probe_series`] with at most `max_points` points.
-fn probe_series_within(dir: &Path, max_points: u64) -> Result<ProbeSeries> {
+/// [`probe_series`] with at most `max_points` points (for tests of long runs).
+pub fn probe_series_within(dir: &Path, max_points: u64) -> Result<ProbeSeries> {
     use crate::probe_levels::{self as levels, Level};
     let samples = crate::probe_store::sample_count(dir)?;
     if samples <= max_points || !levels::exists(dir) {
@@ -128,21 +180,9 @@ fn probe_series_within(dir: &Path, max_points: u64) -> Result<ProbeSeries> {
         (Some(a), Some(b)) => b.time_ns - a.time_ns + Level::S1.width_ns(),
         _ => 0,
     };
-    let level = [Level::Ms10, Level::S1]
-        .into_iter()
-        .find(|l| (span_ns / l.width_ns()) as u64 <= max_points)
-        .unwrap_or(Level::Min1);
+    let level = level_for(span_ns, max_points);
     let mut series = ProbeSeries::default();
-    let push = |r: &crate::AggRow| {
-        let value = |v: f64| (!v.is_nan()).then_some(v);
-        series.push(&crate::ProbeSample {
-            time_ns: r.time_ns + level.width_ns() / 2,
-            power_w: value(r.power_w.mean),
-            enclosure_temp_c: value(r.enclosure_temp_c.mean),
-            energy_j: value(r.energy_j),
-            ..Default::default()
-        });
-    };
+    let push = |r: &crate::AggRow| push_bin(&mut series, r, level);
     match level {
         Level::Min1 => levels::coarsen(&seconds, level.width_ns())
             .iter()
