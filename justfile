@@ -159,6 +159,25 @@ bench-analysis:
         echo "bench-analysis: hostd analyze ${what:-(with report.html)}: runs ${sorted}ms; median $(printf '%s\n' "${times[@]}" | sort -n | sed -n 3p) ms (target < 1000 ms)"
     done
 
+# The synthetic 24-hour run (100 000 files, 86.4 M probe samples at 1 kHz in probe/ Parquet
+# segments with their summary levels), built under /var/tmp and removed after, release build:
+# `hostd analyze` wall time and peak RSS, report.html size. Targets: < 2 min, < 1 GB, < 5 MB.
+bench-long-synthetic:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    cd {{root}}/hostd && cargo build --locked --release -p hostd -p hostd-scenario
+    work=$(mktemp -d /var/tmp/throttlescope-bench-long.XXXXXX)
+    trap 'rm -rf "$work"' EXIT
+    t0=$(date +%s%N)
+    {{root}}/hostd/target/release/scenario-gen --long-24h "$work/run"
+    samples=$(du -sb "$work/run/probe" | cut -f1)
+    echo "generated in $(( ($(date +%s%N) - t0) / 1000000 )) ms; probe/: $(( samples / 1000000 )) MB; files.csv: $(( $(wc -l < "$work/run/files.csv") - 1 )) files"
+    /usr/bin/time -v {{hostd}} analyze "$work/run" > "$work/analyze.out" 2> "$work/time.txt" || { cat "$work/time.txt"; exit 1; }
+    wall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$work/time.txt")
+    rss_kb=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$work/time.txt")
+    report=$(stat -c %s "$work/run/report.html")
+    echo "bench-long-synthetic: hostd analyze: wall ${wall} (target < 2:00), peak RSS $(( rss_kb / 1024 )) MB (target < 1024 MB), report.html $(( report / 1024 )) KB (target < 5120 KB)"
+
 # All benchmarks.
 bench: bench-firmware bench-analysis bench-probe bench-io
 

@@ -12,6 +12,8 @@
 //! | `drive_temp.csv` | [`drive_temp::DriveTempRecord`] | [`drive_temp`] |
 //! | `drive_log.csv` | [`drive_log::DriveLogRecord`] | [`drive_log`] |
 //! | `probe.csv` | [`ProbeSample`] | [`probe`] |
+//! | `probe/segment-*.parquet` | [`ProbeSample`] | [`probe_store`] |
+//! | `probe/levels-*.parquet` | [`AggRow`] per [`probe_levels::Level`] | [`probe_levels`] |
 //! | `probe_agg.csv` | [`AggRow`] | [`agg`] |
 //! | `latency-files.hlog`, `latency-intervals.hlog` | [`latency::LoggedLatency`] (a [`latency::LatencyHistogram`]) | [`latency`] |
 //! | `run-events.jsonl` | [`RunEvent`] (with [`LatencyRecord`]); the run's end: [`RunOutcome`] | [`run_event`], [`outcome`] |
@@ -57,7 +59,9 @@ pub mod manifest;
 pub mod os_log;
 pub mod outcome;
 pub mod probe;
+pub mod probe_levels;
 pub mod probe_link;
+pub mod probe_store;
 pub mod profile;
 pub mod programs;
 pub mod run;

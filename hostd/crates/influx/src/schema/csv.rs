@@ -1,5 +1,6 @@
-//! The run directory's CSV files → points (`files.csv`, `intervals.csv`, `probe.csv`,
-//! `probe_agg.csv`, each also as `.gz`): each file is read into its typed records by the
+//! The run directory's CSV files → points (`files.csv`, `intervals.csv`, `probe.csv` or the
+//! `probe/` Parquet segments that replace it, `probe_agg.csv` or the 10 ms level of
+//! `probe/levels-*.parquet`; the CSV files also as `.gz`): each file is read into its typed records by the
 //! `hostd-records` reader, then mapped by the same functions `hostd run` uses live.
 
 use super::{m, RunTags};
@@ -103,6 +104,18 @@ pub fn csv_points(
     tags: &RunTags,
     mut sink: impl FnMut(Point) -> anyhow::Result<()>,
 ) -> anyhow::Result<Option<usize>> {
+    if spec.rows == Rows::ProbeSample && records::probe_store::exists(dir) {
+        return probe_store_points(dir, tags, sink).map(Some);
+    }
+    if spec.rows == Rows::ProbeAgg && records::probe_levels::exists(dir) {
+        // The 10 ms level of `probe/levels-*.parquet`, which replaces `probe_agg.csv`.
+        let rows = records::probe_levels::read_level(dir, records::probe_levels::Level::Ms10)?;
+        let n = rows.len();
+        for r in &rows {
+            sink(super::agg_point(tags, r))?;
+        }
+        return Ok(Some(n));
+    }
     let Some(mut reader) = open_maybe_gz(dir, spec.file)? else {
         return Ok(None);
     };
@@ -159,6 +172,32 @@ pub fn csv_points(
         }
     }
     Ok(Some(n))
+}
+
+/// The points of the samples of a run written since Parquet storage (`probe/`, which takes
+/// the place of `probe.csv`), one segment in memory at a time.
+fn probe_store_points(
+    dir: &Path,
+    tags: &RunTags,
+    mut sink: impl FnMut(Point) -> anyhow::Result<()>,
+) -> anyhow::Result<usize> {
+    let mut n = 0;
+    let mut failed = None;
+    records::probe_store::for_each_segment(dir, |samples| {
+        for s in samples {
+            if failed.is_none() {
+                match sink(super::sample_point(tags, s)) {
+                    Ok(()) => n += 1,
+                    Err(e) => failed = Some(e),
+                }
+            }
+        }
+        Ok(())
+    })?;
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(n),
+    }
 }
 
 /// The probe's per-file figures of `dir/files-probe.csv` (or its `.gz`), to join onto the
