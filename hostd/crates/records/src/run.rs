@@ -23,6 +23,8 @@ pub struct RunData {
     pub drive_temp: Option<crate::drive_temp::DriveTemps>,
     /// The I/O latency histograms per file and per interval (empty where nothing was timed).
     pub latency: crate::latency::RunLatency,
+    /// The manifest's notes, tags and starting state (empty when it has none).
+    pub conditions: crate::conditions::Conditions,
 }
 
 impl RunData {
@@ -74,6 +76,7 @@ impl RunData {
             probe_target,
             drive_temp,
             latency: crate::latency::RunLatency::read(dir)?,
+            conditions: manifest.map(|m| m.conditions).unwrap_or_default(),
         };
         run.sort();
         Ok(run)

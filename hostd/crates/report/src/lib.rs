@@ -2,7 +2,7 @@
 //! network) and the one call `hostd run` and `hostd analyze` make at the end of a run.
 //!
 //! One module per section of the report, in the order the page shows them: `head`
-//! (document head and title), `summary`, `targets`, `charts` (with `time_charts`),
+//! (document head and title), `summary`, `targets`, `conditions`, `charts` (with `time_charts`),
 //! `headlines`, [`latency`], `statistics`, `attribution` (events and their causes) and
 //! `overlap`; `view` names and colours what they draw. This file assembles them.
 
@@ -11,6 +11,7 @@
 mod attribution;
 mod charts;
 pub mod component;
+mod conditions;
 mod head;
 mod headlines;
 pub mod latency;
@@ -120,6 +121,7 @@ pub fn render_with(run: &RunData, a: &Analysis, title: &str, probed: Option<&str
     let mut h = head::head(title);
     h.push_str(&summary::section(a, &events));
     h.push_str(&targets::section(run, &targets, probed));
+    h.push_str(&conditions::section(&run.conditions));
     h.push_str(&charts::section(run, &events, &views, t0, probed_short));
     h.push_str(&headlines::section(a, &targets));
     h.push_str(&latency::section(&run.latency, t0, WIDTH));

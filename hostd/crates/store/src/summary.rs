@@ -114,6 +114,7 @@ impl SummaryExt for Summary {
             cleanup: out.cleanup.clone(),
             programs: out.programs.clone(),
             probe_health: None,
+            conditions: Default::default(),
             extra: serde_json::Map::new(),
             certify: None,
         }
@@ -382,6 +383,7 @@ mod tests {
             cleanup: Vec::new(),
             programs: Vec::new(),
             probe_health: None,
+            conditions: Default::default(),
             extra: serde_json::Map::new(),
             certify: None,
         };

@@ -10,6 +10,7 @@ mod live;
 mod programs;
 
 use anyhow::bail;
+use hostd_records::conditions::Conditions;
 use hostd_records::counters::CounterRecord;
 use hostd_records::manifest::FORMAT_VERSION;
 use hostd_records::profile::Profile;
@@ -86,6 +87,15 @@ pub struct RunArgs {
     /// No live view.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// A note on the run (the bench, the room, anything worth keeping); repeatable. Goes in
+    /// the manifest, the summary and the report.
+    #[arg(long = "note", value_name = "TEXT")]
+    pub notes: Vec<String>,
+    /// A KEY=VALUE tag on the run (e.g. enclosure=Orico-L cable=TB4-0.8m port=hub-2 fan=off);
+    /// repeatable. Goes in the manifest, the summary and the report, and is an InfluxDB tag
+    /// on every point of the run (`hostd compare --group-by KEY`).
+    #[arg(long = "tag", value_name = "KEY=VALUE")]
+    pub tags: Vec<String>,
     /// Also write the run to InfluxDB (live, spooled to RUN_DIR/spool/ while it is away).
     #[command(flatten)]
     pub influx: hostd_influx::InfluxArgs,
@@ -156,6 +166,8 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         (None, Some(p)) => Profile::load(p)?,
         (None, None) => bail!("--profile is required"),
     };
+    // Refused before anything is written, naming the key and the value.
+    let conditions = Conditions::from_args(&args.notes, &args.tags).map_err(anyhow::Error::msg)?;
     let mut args = args;
     if let Some(r) = &resume {
         args.targets = r.targets.clone();
@@ -300,6 +312,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         keep,
         allow_cached: args.allow_cached,
         probe_target: None,
+        conditions: conditions.clone(),
         extra: serde_json::Map::new(),
     };
     if is_certify {
@@ -392,16 +405,18 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
 
     manifest.targets = outcome.targets.clone();
     let latency = kept_latency.take();
-    let summary = Summary::compute(&run_id, &outcome, &latency);
+    let mut summary = Summary::compute(&run_id, &outcome, &latency);
+    summary.conditions = manifest.conditions.clone();
     let labels: Vec<String> = outcome.targets.iter().map(|t| t.label.clone()).collect();
     // The run's records flow on in memory from stage to stage: no part reads back what
     // another wrote into the run directory.
+    let data = run_data(&outcome, &labels, latency, &manifest.conditions);
     let mut records = RunRecords {
         dir: &out_dir,
         manifest,
         outcome: &outcome,
         summary,
-        data: run_data(&outcome, &labels, latency),
+        data,
         probe_link: Vec::new(),
         analysis: None,
     };
@@ -524,6 +539,7 @@ fn run_data(
     outcome: &RunOutcome,
     labels: &[String],
     latency: hostd_records::latency::RunLatency,
+    conditions: &Conditions,
 ) -> hostd_records::RunData {
     let counters = labels
         .iter()
@@ -544,6 +560,7 @@ fn run_data(
         probe_target: None,
         drive_temp: None,
         latency,
+        conditions: conditions.clone(),
     };
     run.sort();
     run
