@@ -421,6 +421,7 @@ mod tests {
             warnings: vec![format!("target sim:x5-thermal*10: {scale}")],
             cleanup: Vec::new(),
             programs: Vec::new(),
+            preparation: Vec::new(),
         };
         let text = Summary::compute("r", &outcome, &RunLatency::default()).render();
         assert!(

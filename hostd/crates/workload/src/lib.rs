@@ -39,6 +39,7 @@ pub mod rawdisk_windows;
 pub mod reverify;
 pub mod runner;
 pub mod sizes;
+pub mod start_state;
 pub mod step;
 pub mod target;
 

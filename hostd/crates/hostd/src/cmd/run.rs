@@ -96,6 +96,16 @@ pub struct RunArgs {
     /// on every point of the run (`hostd compare --group-by KEY`).
     #[arg(long = "tag", value_name = "KEY=VALUE")]
     pub tags: Vec<String>,
+    /// Before the measured part, trim each target's free space (FITRIM, as fstrim does); a
+    /// raw device (--raw-device --destroy-data) is discarded whole (BLKDISCARD). Where the
+    /// OS or device has no trim, the run goes on and records "not available".
+    #[arg(long)]
+    pub trim: bool,
+    /// Then rest each target: SECONDS, or `idle[:WINDOW_S[:TIMEOUT_S]]` — until the
+    /// device's I/O counters are unchanged for WINDOW_S (default 5), at most TIMEOUT_S
+    /// (default 300). Recorded in the manifest, the summary and the report.
+    #[arg(long, value_name = "SECONDS|idle[:W[:T]]", value_parser = hostd_workload::start_state::Rest::parse)]
+    pub rest: Option<hostd_workload::start_state::Rest>,
     /// Also write the run to InfluxDB (live, spooled to RUN_DIR/spool/ while it is away).
     #[command(flatten)]
     pub influx: hostd_influx::InfluxArgs,
@@ -399,11 +409,16 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         keep: keep || is_certify,
         stop,
         interval: Duration::from_secs(1),
+        start_state: hostd_workload::start_state::StartState {
+            trim: args.trim,
+            rest: args.rest,
+        },
     };
     let outcome = runner::execute(&plan, backends, &progress, &cfg, &on_event);
     view.finish();
 
     manifest.targets = outcome.targets.clone();
+    manifest.conditions.preparation = outcome.preparation.clone();
     let latency = kept_latency.take();
     let mut summary = Summary::compute(&run_id, &outcome, &latency);
     summary.conditions = manifest.conditions.clone();
