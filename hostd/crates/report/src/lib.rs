@@ -3,7 +3,7 @@
 //!
 //! One module per section of the report, in the order the page shows them: `head`
 //! (document head and title), `summary`, `targets`, `conditions`, `charts` (with `time_charts`),
-//! `headlines`, [`latency`], `statistics`, `attribution` (events and their causes) and
+//! `headlines`, `fill_states`, [`latency`], `statistics`, `attribution` (events and their causes) and
 //! `overlap`; `view` names and colours what they draw. This file assembles them.
 
 #![warn(missing_docs)]
@@ -12,6 +12,7 @@ mod attribution;
 mod charts;
 pub mod component;
 mod conditions;
+mod fill_states;
 mod head;
 mod headlines;
 pub mod latency;
@@ -124,6 +125,7 @@ pub fn render_with(run: &RunData, a: &Analysis, title: &str, probed: Option<&str
     h.push_str(&conditions::section(&run.conditions));
     h.push_str(&charts::section(run, &events, &views, t0, probed_short));
     h.push_str(&headlines::section(a, &targets));
+    h.push_str(&fill_states::section(run, a, &targets, WIDTH));
     h.push_str(&latency::section(&run.latency, t0, WIDTH));
     h.push_str(&statistics::section(a, &targets, probed));
     h.push_str(&attribution::section(a, &events));

@@ -31,6 +31,7 @@ pub mod link_macos;
 #[cfg(windows)]
 pub mod link_windows;
 pub mod plan;
+pub mod plan_fill_states;
 pub mod profile;
 mod profile_programs;
 pub mod program;

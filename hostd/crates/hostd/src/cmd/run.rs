@@ -161,6 +161,7 @@ pub fn parts(args: &RunArgs) -> anyhow::Result<Vec<Box<dyn RunPart>>> {
     ))));
     list.push(Box::new(hostd_report::AnalysisComponent));
     list.push(Box::new(programs::SweepFigures));
+    list.push(Box::new(programs::FillStatesTable));
     Ok(list)
 }
 
