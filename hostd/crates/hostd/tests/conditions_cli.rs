@@ -155,3 +155,34 @@ fn compare_groups_runs_by_a_tag() {
         text(&out)
     );
 }
+
+#[test]
+fn a_fill_level_of_100_percent_and_a_rest_window_beyond_its_timeout_are_refused_before_anything_is_written(
+) {
+    let (work, target, run) = disk_target();
+    let full = work.path().join("full.toml");
+    std::fs::write(
+        &full,
+        "name = \"full\"\nkind = \"fill-states\"\n[fill_states]\nlevels = [0, 50, 100]\nwrite = \"64MiB\"\nfile_size = \"8MiB\"\n[io]\nblock_size = \"1MiB\"\nqueue_depth = 4\nphases = [\"write\"]\n",
+    )
+    .unwrap();
+    let out = hostd_run(&full, [&target], &run).output().unwrap();
+    let err = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("[fill_states] levels: 100 % is 100 % or more"),
+        "{err}"
+    );
+    let out = hostd_run(small_profile(work.path(), 1, "1MB"), [&target], &run)
+        .args(["--rest", "idle:9:5"])
+        .output()
+        .unwrap();
+    let err = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--rest idle:9:5") && err.contains("at most the timeout"),
+        "{err}"
+    );
+    assert!(!run.exists(), "a run directory was created");
+    assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0);
+}
