@@ -23,7 +23,7 @@ pub(crate) fn section(run: &RunData, a: &Analysis, targets: &Targets, width: f64
     }
     let mut h = String::from(r#"<section id="fill-states"><h2>Fill states</h2>"#);
     h.push_str(r#"<div class="scroll"><table id="fill-states-table"><tr><th class="l">target</th><th>level %</th><th>written GB</th><th>SLC cache GB</th><th>95 % interval GB</th><th>cached MB/s</th><th>post-cache MB/s</th><th>95 % interval MB/s</th><th class="l">note</th></tr>"#);
-    let gb = |b: Option<u64>| b.map_or("–".into(), |b| format!("{:.2}", b as f64 / 1e9));
+    let gb = |b: Option<u64>| b.map_or("–".into(), |b| format!("{:.3}", b as f64 / 1e9));
     let mbps = |r: Option<f64>| r.map_or("–".into(), |r| format!("{:.1}", r / 1e6));
     for (short, levels) in &sweeps {
         for l in levels {
