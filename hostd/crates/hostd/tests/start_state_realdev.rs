@@ -2,11 +2,12 @@
 //! `common::realdev`): `hostd run --trim` gives the free space back to the device (the
 //! loop file's allocated blocks drop: the loop driver punches a hole for each discard),
 //! `--rest idle:W:T` waits until the device's sysfs counters stay unchanged for W s and
-//! gives up after T s on a device kept busy; each is recorded in the manifest, the
+//! gives up after T s on a device kept busy; `--raw-device --destroy-data --trim`
+//! discards a whole unmounted device (BLKDISCARD); each is recorded in the manifest, the
 //! summary, the printed summary and the report.
 //!
 //! Needs root and loop devices; `THROTTLESCOPE_REQUIRE_REAL_DEVICE=1` turns a skip into a
-//! failure. About 10 s.
+//! failure. About 15 s.
 #![cfg(target_os = "linux")] // loop devices and mount: Linux only
 
 mod common;
@@ -134,6 +135,57 @@ fn an_idle_rest_waits_for_quiet_counters_and_times_out_on_a_busy_device() {
     let waited = rest["waited_s"].as_f64().unwrap();
     assert!((1.0..10.0).contains(&waited), "{rest}");
     assert!(started.elapsed() < Duration::from_secs(20));
+}
+
+#[test]
+fn trim_discards_a_whole_raw_device_only_with_destroy_data() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(rig) = Rig::new("trim-raw", 1, 128 << 20) else {
+        return;
+    };
+    assert!(std::process::Command::new("umount")
+        .arg(rig.target(0))
+        .status()
+        .unwrap()
+        .success());
+    let dev = rig.devs[0].dev.clone();
+    // 100 MiB written over the whole device: allocated in the loop file.
+    let mut f = std::fs::OpenOptions::new().write(true).open(&dev).unwrap();
+    for _ in 0..100 {
+        f.write_all(&[0xa5u8; 1 << 20]).unwrap();
+    }
+    f.sync_all().unwrap();
+    drop(f);
+    let before = allocated(rig.devs[0].image());
+    assert!(before >= 100 << 20, "{before}");
+    let profile = rig.dir().join("fill.toml");
+    std::fs::write(
+        &profile,
+        "name = \"fill-10\"\nkind = \"fill\"\n[fill]\nfraction = 0.1\nfile_size = \"4MiB\"\n[io]\nblock_size = \"1MiB\"\nqueue_depth = 4\nphases = [\"write\"]\n",
+    )
+    .unwrap();
+    let run = rig.dir().join("raw-run");
+    // Without --destroy-data: refused, nothing discarded.
+    let out = hostd_run(&profile, [&dev], &run)
+        .args(["--raw-device", "--trim"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(allocated(rig.devs[0].image()), before);
+    let out = hostd_run(&profile, [&dev], &run)
+        .args(["--raw-device", "--destroy-data", "--trim"])
+        .output()
+        .unwrap();
+    assert_ok(&out);
+    let after = allocated(rig.devs[0].image());
+    // The discard freed the 100 MiB; the run then wrote its 10 % (12.8 MiB).
+    assert!(
+        after < 40 << 20,
+        "allocated {before} bytes before, {after} after"
+    );
+    let trim = &read_json(&run.join("manifest.json"))["conditions"]["preparation"][0]["trim"];
+    assert_eq!(trim["method"], "BLKDISCARD", "{trim}");
+    assert_eq!(trim["bytes_trimmed"], 128u64 << 20, "{trim}");
 }
 
 /// Flushes every file system (`sync`), so that the counters and the loop file settle.
