@@ -72,9 +72,9 @@ async function writeDriveRecords(server, influx, run, rig) {
   await writeLines(server, lines.join('\n'));
 }
 
-/** Records one run live into `server` with `hostd run --influx-url`; returns its run id. */
-function recordRun(server, out, targets) {
-  const run = ['run', '--profile', 'sustained-100GB', '--probe', 'sim', '--seed', '2', '--quiet', '--out', out];
+/** Records one run live into `server` with `hostd run --influx-url`, tagged `enclosure`; returns its run id. */
+function recordRun(server, out, targets, enclosure) {
+  const run = ['run', '--profile', 'sustained-100GB', '--probe', 'sim', '--seed', '2', '--quiet', '--out', out, '--tag', `enclosure=${enclosure}`];
   for (const t of targets) run.push('--target', t);
   runHostd([...run, '--influx-url', server.url], server);
   return JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')).run_id;
@@ -97,8 +97,8 @@ describe('dashboard queries against a real InfluxDB and a real sim run', () => {
     if (skip) return;
     server = await startInfluxd();
     work = mkdtempSync(join(tmpdir(), 'throttlescope-dashboards-'));
-    run = recordRun(server, join(work, 'main'), MAIN_TARGETS);
-    second = recordRun(server, join(work, 'second'), SECOND_TARGETS);
+    run = recordRun(server, join(work, 'main'), MAIN_TARGETS, 'dock A');
+    second = recordRun(server, join(work, 'second'), SECOND_TARGETS, 'dock B');
     const manifest = JSON.parse(readFileSync(join(work, 'main', 'manifest.json'), 'utf8'));
     await writeDriveRecords(server, new InfluxQL(server.url, server.token), run, manifest.host.hostname || 'unknown');
   });
@@ -138,6 +138,10 @@ describe('dashboard queries against a real InfluxDB and a real sim run', () => {
     const grouped = entries.filter((r) => r.file === 'comparison.json' && r.tags?.run && !r.measurements.includes('overlap'));
     assert.ok(grouped.length >= 6, `only ${grouped.length} comparison queries group by run`);
     for (const r of grouped) assert.deepEqual(r.tags.run, both, `${r.where} does not show both runs`);
+    // Grouped by a `hostd run --tag` (the first tag key, `enclosure`): one row per value.
+    const byTag = entries.filter((r) => r.file === 'comparison.json' && r.tags?.enclosure);
+    assert.equal(byTag.length, 1, 'no comparison query groups by the chosen tag');
+    assert.deepEqual(byTag[0].tags.enclosure, ['dock A', 'dock B']);
   });
 
   test('the runner catches a broken query, a missing field and a missing annotation column', async (t) => {

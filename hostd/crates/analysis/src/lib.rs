@@ -7,6 +7,7 @@
 pub mod attribution;
 pub mod changepoint;
 pub mod detect;
+pub mod fill_states;
 pub mod headline;
 pub mod input;
 pub mod overlap;

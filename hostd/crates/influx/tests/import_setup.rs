@@ -378,8 +378,11 @@ fn the_imported_run_point_carries_each_manifest_field_with_its_value_and_type() 
         keep,
         allow_cached,
         probe_target: _,
+        conditions,
         extra: _,
     } = &m;
+    // Tags and notes on the run point: schema::tests and tests/conditions_cli.rs in hostd.
+    assert!(conditions.is_empty(), "this run has no tags or notes");
     let labels: Vec<&str> = targets.iter().map(|t| t.label.as_str()).collect();
     let want = serde_json::json!({
         "time": start_ns,

@@ -20,7 +20,7 @@
 //! | `probe-link.jsonl` | [`probe_link::LinkRecord`] | [`probe_link`] |
 //! | `os-log.jsonl` | [`os_log::OsLogRecord`] | [`os_log`] |
 //! | `events.json` | [`Analysis`] (with [`Event`]s, [`headline::Headlines`]) | [`events`], [`headline`], [`cause`] |
-//! | `manifest.json` | [`Manifest`] (with its [`Profile`]) | [`manifest`], [`profile`], [`units`] |
+//! | `manifest.json` | [`Manifest`] (with its [`Profile`] and [`conditions::Conditions`]) | [`manifest`], [`profile`], [`units`] |
 //! | `summary.json` | [`Summary`] (with [`ProgramReport`]s) | [`summary`], [`programs`] |
 //! | `certify.jsonl`, `certify.json`, `verify-*.json` | [`certify::JournalEntry`], [`certify::Verdict`], [`certify::VerifyResult`] | [`certify`] |
 //!
@@ -42,6 +42,7 @@ pub mod cause;
 pub mod certify;
 pub mod clock;
 pub mod columns;
+pub mod conditions;
 pub mod counters;
 mod csvio;
 pub mod drive_log;

@@ -32,6 +32,10 @@ pub enum Kind {
     PacedSweep,
     /// Write and verify every block, several passes, judged by `[gates]`.
     Certify,
+    /// The same sustained write at several fill levels, verified fill data between them
+    /// (`[fill_states]`).
+    #[serde(rename = "fill-states")]
+    FillStates,
 }
 
 /// A phase of a files/fill/video workload.
@@ -79,6 +83,9 @@ pub struct Profile {
     /// Pass/fail gates of `kind = "certify"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gates: Option<Gates>,
+    /// `kind = "fill-states"`: the fill levels and the write measured at each.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fill_states: Option<FillStatesSpec>,
     /// I/O parameters shared by all kinds.
     pub io: IoSpec,
 }
@@ -111,6 +118,19 @@ pub struct FillSpec {
     /// Fraction of capacity to reach (0 < f < 1).
     pub fraction: f64,
     /// Size of each file written.
+    pub file_size: ByteSize,
+}
+
+/// The same sustained write at several fill levels: fill (and verify) up to each level,
+/// then write `write` bytes in `file_size` files and measure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FillStatesSpec {
+    /// Fill levels, percent of the target's capacity, rising, each 0 ≤ level < 100.
+    pub levels: Vec<f64>,
+    /// Bytes of the sustained write measured at each level.
+    pub write: ByteSize,
+    /// Size of each fill file and each file of the measured write.
     pub file_size: ByteSize,
 }
 

@@ -29,6 +29,8 @@ pub enum ProgramFigures {
     Mixed(MixedFigures),
     /// A `files` profile with a `duration`.
     Duration(DurationFigures),
+    /// `kind = "fill-states"`.
+    FillStates(FillStatesFigures),
 }
 
 impl ProgramFigures {
@@ -39,8 +41,51 @@ impl ProgramFigures {
             ProgramFigures::PacedSweep(_) => "paced-sweep",
             ProgramFigures::Mixed(_) => "mixed",
             ProgramFigures::Duration(_) => "duration",
+            ProgramFigures::FillStates(_) => "fill-states",
         }
     }
+}
+
+/// The fill-state sweep: the measured write at each fill level.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FillStatesFigures {
+    /// One per level, in the order run.
+    pub levels: Vec<FillLevel>,
+}
+
+/// The measured write at one fill level: the SLC-cache size (bytes written before the
+/// analysis' first drop in that phase) and the rate after it, each with its interval, or
+/// why there is none (docs/methodology.md, "Fill states").
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FillLevel {
+    /// Fill level, percent of the capacity (as planned).
+    pub level_pct: f64,
+    /// Fill level when the measured write began, percent of the capacity, where known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actual_pct: Option<f64>,
+    /// Phase name (`write-25%`).
+    pub phase: String,
+    /// Bytes the measured write wrote.
+    pub bytes: u64,
+    /// Files it wrote.
+    pub files: u64,
+    /// Bytes written before the rate dropped: the cache size.
+    pub cache_bytes: Option<u64>,
+    /// … lower end of the onset's interval.
+    pub cache_bytes_low: Option<u64>,
+    /// … upper end.
+    pub cache_bytes_high: Option<u64>,
+    /// The rate before the drop (the cached rate), bytes/s.
+    pub cached_bps: Option<f64>,
+    /// The rate after the drop: the median of the per-file rates after it, bytes/s.
+    pub post_cache_bps: Option<f64>,
+    /// … 95 % interval of that median, low.
+    pub post_cache_bps_low: Option<f64>,
+    /// … high.
+    pub post_cache_bps_high: Option<f64>,
+    /// Why a figure is missing (no drop, too few files after it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// Cache recovery: every burst and the recovery fit.

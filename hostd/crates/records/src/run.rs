@@ -29,6 +29,8 @@ pub struct RunData {
     /// What the operating system logged about the storage path (`os-log.jsonl`), in time
     /// order, if its log was read.
     pub os_log: Option<Vec<crate::os_log::OsLogRecord>>,
+    /// The manifest's notes, tags and starting state (empty when it has none).
+    pub conditions: crate::conditions::Conditions,
 }
 
 impl RunData {
@@ -96,6 +98,7 @@ impl RunData {
             drive_log,
             latency: crate::latency::RunLatency::read(dir)?,
             os_log,
+            conditions: manifest.map(|m| m.conditions).unwrap_or_default(),
         };
         run.sort();
         Ok(run)

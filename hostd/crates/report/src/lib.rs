@@ -2,8 +2,8 @@
 //! network) and the one call `hostd run` and `hostd analyze` make at the end of a run.
 //!
 //! One module per section of the report, in the order the page shows them: `head`
-//! (document head and title), `summary`, `targets`, `charts` (with `time_charts`),
-//! `headlines`, [`latency`], `statistics`, `attribution` (events and their causes) and
+//! (document head and title), `summary`, `targets`, `conditions`, `charts` (with `time_charts`),
+//! `headlines`, `fill_states`, [`latency`], `statistics`, `attribution` (events and their causes) and
 //! `overlap`; `view` names and colours what they draw. This file assembles them.
 
 #![warn(missing_docs)]
@@ -12,6 +12,8 @@ mod attribution;
 mod charts;
 pub mod component;
 mod drive_log;
+mod conditions;
+mod fill_states;
 mod head;
 mod headlines;
 pub mod latency;
@@ -122,9 +124,11 @@ pub fn render_with(run: &RunData, a: &Analysis, title: &str, probed: Option<&str
     let mut h = head::head(title);
     h.push_str(&summary::section(a, &events));
     h.push_str(&targets::section(run, &targets, probed));
+    h.push_str(&conditions::section(&run.conditions));
     h.push_str(&charts::section(run, &events, &views, t0, probed_short));
     h.push_str(&drive_log::section(run, &targets));
     h.push_str(&headlines::section(a, &targets));
+    h.push_str(&fill_states::section(run, a, &targets, WIDTH));
     h.push_str(&latency::section(&run.latency, t0, WIDTH));
     h.push_str(&statistics::section(a, &targets, probed));
     h.push_str(&attribution::section(a, &events));

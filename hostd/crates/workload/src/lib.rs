@@ -31,6 +31,7 @@ pub mod link_macos;
 #[cfg(windows)]
 pub mod link_windows;
 pub mod plan;
+pub mod plan_fill_states;
 pub mod profile;
 mod profile_programs;
 pub mod program;
@@ -39,6 +40,7 @@ pub mod rawdisk_windows;
 pub mod reverify;
 pub mod runner;
 pub mod sizes;
+pub mod start_state;
 pub mod step;
 pub mod target;
 

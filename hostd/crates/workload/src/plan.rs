@@ -197,7 +197,11 @@ fn plan_target(
                     write_qd = 1;
                     vec![frame * frames; v.clips as usize]
                 }
-                Kind::Diskmark | Kind::CacheRecovery | Kind::PacedSweep | Kind::Certify => {
+                Kind::Diskmark
+                | Kind::CacheRecovery
+                | Kind::PacedSweep
+                | Kind::Certify
+                | Kind::FillStates => {
                     unreachable!()
                 }
             };
@@ -247,6 +251,15 @@ fn plan_target(
             }
         }
         Kind::CacheRecovery | Kind::PacedSweep => file_sizes = Vec::new(),
+        Kind::FillStates => {
+            let f = profile.fill_states.as_ref().expect("validated");
+            let (sizes, steps) =
+                crate::plan_fill_states::steps(f, cap, file_seed, |rw, size, s| {
+                    seq(rw, size, bs, qd, s)
+                });
+            file_sizes = sizes;
+            measured = steps;
+        }
         Kind::Certify => {
             let (sizes, steps) = certify_steps(profile, cap, file_seed);
             file_sizes = sizes;

@@ -63,6 +63,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "certify",
         include_str!("../../../../fixtures/profiles/certify.toml"),
     ),
+    (
+        "fill-states",
+        include_str!("../../../../fixtures/profiles/fill-states.toml"),
+    ),
 ];
 
 /// What a profile is wrong about, with where it came from.
@@ -318,6 +322,12 @@ fn validate(p: &Profile) -> Result<(), String> {
             p.paced_sweep
                 .as_ref()
                 .ok_or("kind = \"paced-sweep\" needs a [paced_sweep] section")?,
+            p.io.block_size,
+        )?,
+        Kind::FillStates => crate::plan_fill_states::validate(
+            p.fill_states
+                .as_ref()
+                .ok_or("kind = \"fill-states\" needs a [fill_states] section")?,
             p.io.block_size,
         )?,
     }

@@ -103,6 +103,9 @@ pub struct RunConfig {
     pub stop: Arc<AtomicBool>,
     /// Interval length (1 s by default).
     pub interval: Duration,
+    /// The starting state each target is brought to after its unmeasured steps and
+    /// before its measured part (trim, rest: [`crate::start_state`]).
+    pub start_state: crate::start_state::StartState,
 }
 
 /// Makes the progress counters for a plan.
@@ -201,6 +204,7 @@ pub fn execute(
                     observer,
                     shared: &shared,
                     mixed: Mutex::new(Vec::new()),
+                    start_state: &cfg.start_state,
                 };
                 scope.spawn(move || target.run(backend, tp))
             })
@@ -235,6 +239,7 @@ pub fn execute(
         warnings,
         cleanup,
         programs: shared.programs.into_inner().unwrap(),
+        preparation: shared.preparation.into_inner().unwrap(),
     }
 }
 
@@ -322,6 +327,8 @@ struct Shared {
     samples: Mutex<Vec<Vec<(u64, u64)>>>,
     /// What the adaptive programs and mixed jobs found.
     programs: Mutex<Vec<hostd_records::programs::ProgramReport>>,
+    /// What each target's trim and rest did.
+    preparation: Mutex<Vec<hostd_records::conditions::Preparation>>,
 }
 
 impl Shared {
@@ -342,6 +349,7 @@ impl Shared {
             intervals: Mutex::new(Vec::new()),
             samples: Mutex::new(vec![Vec::new(); n]),
             programs: Mutex::new(Vec::new()),
+            preparation: Mutex::new(Vec::new()),
         }
     }
 
@@ -379,6 +387,8 @@ struct TargetRun<'s> {
     shared: &'s Shared,
     /// Read/write split of each mixed step.
     mixed: Mutex<Vec<MixedSplit>>,
+    /// Trim and rest before the measured part.
+    start_state: &'s crate::start_state::StartState,
 }
 
 impl TargetRun<'_> {
@@ -404,6 +414,11 @@ impl TargetRun<'_> {
         let ok = self.run_steps(backend, &ctx, &tp.prepare, false);
         if !tp.prepare.is_empty() {
             activity(0.0);
+        }
+        if ok && !self.start_state.is_empty() {
+            let done =
+                crate::start_state::prepare(&backend.info(), self.start_state, &shared.stop_all);
+            shared.preparation.lock().unwrap().push(done);
         }
         if !ok {
             shared.gate.breaks();

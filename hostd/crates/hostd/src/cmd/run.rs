@@ -10,6 +10,7 @@ mod live;
 mod programs;
 
 use anyhow::bail;
+use hostd_records::conditions::Conditions;
 use hostd_records::counters::CounterRecord;
 use hostd_records::manifest::FORMAT_VERSION;
 use hostd_records::profile::Profile;
@@ -86,6 +87,25 @@ pub struct RunArgs {
     /// No live view.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// A note on the run (the bench, the room, anything worth keeping); repeatable. Goes in
+    /// the manifest, the summary and the report.
+    #[arg(long = "note", value_name = "TEXT")]
+    pub notes: Vec<String>,
+    /// A KEY=VALUE tag on the run (e.g. enclosure=Orico-L cable=TB4-0.8m port=hub-2 fan=off);
+    /// repeatable. Goes in the manifest, the summary and the report, and is an InfluxDB tag
+    /// on every point of the run (`hostd compare --group-by KEY`).
+    #[arg(long = "tag", value_name = "KEY=VALUE")]
+    pub tags: Vec<String>,
+    /// Before the measured part, trim each target's free space (FITRIM, as fstrim does); a
+    /// raw device (--raw-device --destroy-data) is discarded whole (BLKDISCARD). Where the
+    /// OS or device has no trim, the run goes on and records "not available".
+    #[arg(long)]
+    pub trim: bool,
+    /// Then rest each target: SECONDS, or `idle[:WINDOW_S[:TIMEOUT_S]]` — until the
+    /// device's I/O counters are unchanged for WINDOW_S (default 5), at most TIMEOUT_S
+    /// (default 300). Recorded in the manifest, the summary and the report.
+    #[arg(long, value_name = "SECONDS|idle[:W[:T]]", value_parser = hostd_workload::start_state::Rest::parse)]
+    pub rest: Option<hostd_workload::start_state::Rest>,
     /// Also write the run to InfluxDB (live, spooled to RUN_DIR/spool/ while it is away).
     #[command(flatten)]
     pub influx: hostd_influx::InfluxArgs,
@@ -143,6 +163,7 @@ pub fn parts(args: &RunArgs) -> anyhow::Result<Vec<Box<dyn RunPart>>> {
     list.push(Box::new(hostd_oslog::OsLogComponent::new()));
     list.push(Box::new(hostd_report::AnalysisComponent));
     list.push(Box::new(programs::SweepFigures));
+    list.push(Box::new(programs::FillStatesTable));
     Ok(list)
 }
 
@@ -158,6 +179,8 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         (None, Some(p)) => Profile::load(p)?,
         (None, None) => bail!("--profile is required"),
     };
+    // Refused before anything is written, naming the key and the value.
+    let conditions = Conditions::from_args(&args.notes, &args.tags).map_err(anyhow::Error::msg)?;
     let mut args = args;
     if let Some(r) = &resume {
         args.targets = r.targets.clone();
@@ -302,6 +325,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         keep,
         allow_cached: args.allow_cached,
         probe_target: None,
+        conditions: conditions.clone(),
         extra: serde_json::Map::new(),
     };
     if is_certify {
@@ -388,22 +412,29 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         keep: keep || is_certify,
         stop,
         interval: Duration::from_secs(1),
+        start_state: hostd_workload::start_state::StartState {
+            trim: args.trim,
+            rest: args.rest,
+        },
     };
     let outcome = runner::execute(&plan, backends, &progress, &cfg, &on_event);
     view.finish();
 
     manifest.targets = outcome.targets.clone();
+    manifest.conditions.preparation = outcome.preparation.clone();
     let latency = kept_latency.take();
-    let summary = Summary::compute(&run_id, &outcome, &latency);
+    let mut summary = Summary::compute(&run_id, &outcome, &latency);
+    summary.conditions = manifest.conditions.clone();
     let labels: Vec<String> = outcome.targets.iter().map(|t| t.label.clone()).collect();
     // The run's records flow on in memory from stage to stage: no part reads back what
     // another wrote into the run directory.
+    let data = run_data(&outcome, &labels, latency, &manifest.conditions);
     let mut records = RunRecords {
         dir: &out_dir,
         manifest,
         outcome: &outcome,
         summary,
-        data: run_data(&outcome, &labels, latency),
+        data,
         probe_link: Vec::new(),
         analysis: None,
     };
@@ -526,6 +557,7 @@ fn run_data(
     outcome: &RunOutcome,
     labels: &[String],
     latency: hostd_records::latency::RunLatency,
+    conditions: &Conditions,
 ) -> hostd_records::RunData {
     let counters = labels
         .iter()
@@ -549,6 +581,7 @@ fn run_data(
         latency,
         // The OS log part adds what the OS logged (Stage::Record).
         os_log: None,
+        conditions: conditions.clone(),
     };
     run.sort();
     run

@@ -164,6 +164,14 @@ impl LoopFs {
     }
 }
 
+impl LoopFs {
+    /// The disk image behind the loop device (its allocated blocks show what the device
+    /// holds: a discard punches holes in it).
+    pub fn image(&self) -> &Path {
+        &self.image
+    }
+}
+
 impl Drop for LoopFs {
     fn drop(&mut self) {
         if self.mounted {

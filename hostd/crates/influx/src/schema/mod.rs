@@ -76,22 +76,30 @@ pub struct RunTags {
     pub run: String,
     /// Probe id, when a probe was used.
     pub probe: Option<String>,
+    /// The user's `--tag KEY=VALUE`s (the manifest's `conditions.tags`), on every point.
+    pub user: std::collections::BTreeMap<String, String>,
 }
 
 impl RunTags {
     /// The tags of the run a manifest describes: `host.hostname` as `rig` (`unknown` when
-    /// empty), `run_id` as `run`, and the probe section's `probe_id` as `probe`.
+    /// empty), `run_id` as `run`, the probe section's `probe_id` as `probe`, and the
+    /// user's tags (`conditions.tags`).
     pub fn from_manifest(manifest: &Manifest) -> RunTags {
         let rig = &manifest.host.hostname;
         RunTags {
             rig: if rig.is_empty() { "unknown" } else { rig }.to_owned(),
             run: manifest.run_id.clone(),
             probe: manifest.probe_id(),
+            user: manifest.conditions.tags.clone(),
         }
     }
 
-    /// Adds `rig` and `run` to a point.
-    pub fn apply(&self, p: Point) -> Point {
+    /// Adds the user's tags, then `rig` and `run` to a point (hostd's own tags win; `hostd
+    /// run` refuses a user tag of their names).
+    pub fn apply(&self, mut p: Point) -> Point {
+        for (k, v) in &self.user {
+            p.set_tag(k, v);
+        }
         p.tag("rig", &self.rig).tag("run", &self.run)
     }
 

@@ -11,6 +11,7 @@ fn tags() -> RunTags {
         rig: "bench".into(),
         run: "r1".into(),
         probe: Some("p7".into()),
+        user: Default::default(),
     }
 }
 
@@ -165,6 +166,30 @@ fn run_manifest() -> hostd_records::Manifest {
         },
     );
     m
+}
+
+#[test]
+fn the_users_tags_are_on_every_point_and_the_notes_on_the_run_point() {
+    let mut man = run_manifest();
+    man.conditions = hostd_records::conditions::Conditions::from_args(
+        &["fan off".into(), "second\nline".into()],
+        &["enclosure=Orico L".into(), "cable=TB4".into()],
+    )
+    .unwrap();
+    let t = RunTags::from_manifest(&man);
+    let run = run_point(&man, &t).to_line().unwrap();
+    assert!(
+        run.starts_with("run,cable=TB4,enclosure=Orico\\ L,rig=rig1,run="),
+        "{run}"
+    );
+    assert!(run.contains(r#"notes="fan off | second line""#), "{run}");
+    let file = file_point(&t, &rec(0, "write", 4096, None), 0);
+    assert!(file
+        .tags()
+        .contains(&("enclosure".into(), "Orico L".into())));
+    assert!(file
+        .tags()
+        .contains(&("target".into(), "/mnt/My Disk".into())));
 }
 
 #[test]
@@ -508,6 +533,7 @@ fn live_and_imported_file_points(recs: &[FileRecord]) -> Vec<String> {
         rig: "rig1".into(),
         run: "r1".into(),
         probe: None,
+        user: Default::default(),
     };
     let mut live = Vec::new();
     let mut cum: HashMap<String, u64> = HashMap::new();
