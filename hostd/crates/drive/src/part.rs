@@ -118,9 +118,13 @@ impl RunPart for DriveComponent {
                 ));
             } else {
                 let why = s.note.clone().unwrap_or_default();
-                summary
-                    .warnings
-                    .push(format!("{}: no drive temperature ({why})", s.target));
+                let line = format!("{}: no drive temperature ({why})", s.target);
+                // A virtual disk has no SMART by design: said, not warned about.
+                if s.device.as_deref().and_then(crate::smart::virtual_disk).is_some() {
+                    summary.notes.push(line);
+                } else {
+                    summary.warnings.push(line);
+                }
             }
         }
         summary.extra.insert(
