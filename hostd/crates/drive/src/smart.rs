@@ -511,7 +511,14 @@ mod tests {
     fn paravirtual_disks_are_told_from_real_ones_by_name() {
         assert_eq!(virtual_disk("/dev/vda"), Some("a virtio virtual disk"));
         assert_eq!(virtual_disk("/dev/xvdb"), Some("a Xen virtual disk"));
-        for real in ["/dev/sda", "/dev/nvme0n1", "/dev/vd", "/dev/vda1", "vda", "/dev/loop0"] {
+        for real in [
+            "/dev/sda",
+            "/dev/nvme0n1",
+            "/dev/vd",
+            "/dev/vda1",
+            "vda",
+            "/dev/loop0",
+        ] {
             assert_eq!(virtual_disk(real), None, "{real}");
         }
     }

@@ -79,8 +79,52 @@ pub struct Profile {
     /// Pass/fail gates of `kind = "certify"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gates: Option<Gates>,
+    /// Wait before measured steps until the drive has cooled to near its idle temperature.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature_gate: Option<TemperatureGate>,
     /// I/O parameters shared by all kinds.
     pub io: IoSpec,
+}
+
+/// `[temperature_gate]`: before each gated step the target waits, idle, until the chosen
+/// temperature is within `margin_c` of the idle temperature, or `timeout_s` has passed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TemperatureGate {
+    /// Which temperature to wait on.
+    pub source: GateSource,
+    /// How close to idle counts as cooled, °C (above 0).
+    pub margin_c: f64,
+    /// Longest wait at one gate, s; then the step starts anyway (recorded as timed out).
+    pub timeout_s: f64,
+    /// The idle temperature, °C; default: the temperature read just before the run's
+    /// first measured step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_c: Option<f64>,
+    /// Which steps wait.
+    #[serde(default)]
+    pub at: GateAt,
+}
+
+/// The temperature a [`TemperatureGate`] waits on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GateSource {
+    /// The probe's enclosure sensor (the probed target only).
+    Probe,
+    /// The drive's own temperature through SMART (smartctl).
+    Drive,
+}
+
+/// Which steps a [`TemperatureGate`] holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GateAt {
+    /// Every measured step (each file; each repetition of a diskmark test).
+    #[default]
+    Step,
+    /// The first step of each measured phase.
+    Phase,
 }
 
 /// Files of random size: either `count` files or files until `total` bytes;

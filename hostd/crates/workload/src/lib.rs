@@ -24,6 +24,7 @@ pub mod fault;
 pub mod fsinfo;
 #[cfg(windows)]
 pub mod fsinfo_windows;
+pub mod gate;
 pub mod jobloop;
 pub mod latency;
 pub mod link;

@@ -177,6 +177,9 @@ fn validate(p: &Profile) -> Result<(), String> {
     if p.io.phases.is_empty() {
         return Err("[io] phases is empty: give at least one of \"write\", \"read\"".into());
     }
+    if let Some(g) = &p.temperature_gate {
+        check_temperature_gate(g)?;
+    }
     certify::validate(
         p.kind == Kind::Certify,
         p.certify.as_ref(),
@@ -332,6 +335,32 @@ const MAX_FILE_SIZE: u64 = 1 << 40;
 /// Longest video clip: one day.
 const MAX_VIDEO_SECONDS: f64 = 86_400.0;
 
+/// Longest wait at one temperature gate: a day.
+const MAX_GATE_TIMEOUT_S: f64 = 86_400.0;
+
+fn check_temperature_gate(g: &hostd_records::profile::TemperatureGate) -> Result<(), String> {
+    if !(g.margin_c.is_finite() && g.margin_c > 0.0) {
+        return Err(format!(
+            "[temperature_gate] margin_c = {} must be above 0 °C (no reading is ever exactly the idle temperature)",
+            g.margin_c
+        ));
+    }
+    if !(g.timeout_s.is_finite() && g.timeout_s > 0.0 && g.timeout_s <= MAX_GATE_TIMEOUT_S) {
+        return Err(format!(
+            "[temperature_gate] timeout_s = {} must be above 0 and at most {MAX_GATE_TIMEOUT_S} s",
+            g.timeout_s
+        ));
+    }
+    if let Some(idle) = g.idle_c {
+        if !(-40.0..=125.0).contains(&idle) {
+            return Err(format!(
+                "[temperature_gate] idle_c = {idle} must be between -40 and 125 °C"
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn check_block(b: ByteSize, what: &str) -> Result<(), String> {
     if b.0 == 0 || !b.0.is_multiple_of(ALIGN) {
         return Err(format!(
@@ -377,6 +406,38 @@ mod tests {
             assert_eq!(back.profile_name(), Some(p.name.as_str()));
             p.check("manifest").unwrap();
         }
+    }
+
+    #[test]
+    fn a_temperature_gate_with_no_margin_or_no_timeout_is_refused_naming_key_and_value() {
+        let gate = |body: &str| {
+            let text = format!(
+                "{}\n[temperature_gate]\nsource = \"probe\"\n{body}\n",
+                BUILTIN.iter().find(|(n, _)| *n == "quick").unwrap().1
+            );
+            Profile::parse(&text, "t.toml")
+        };
+        let g = gate("margin_c = 1.5\ntimeout_s = 60").unwrap();
+        let g = g.temperature_gate.unwrap();
+        assert_eq!((g.margin_c, g.timeout_s, g.idle_c), (1.5, 60.0, None));
+        assert_eq!(g.at, hostd_records::profile::GateAt::Step);
+        for (body, key) in [
+            ("margin_c = 0\ntimeout_s = 60", "margin_c = 0 "),
+            ("margin_c = -1\ntimeout_s = 60", "margin_c = -1 "),
+            ("margin_c = 1\ntimeout_s = 0", "timeout_s = 0 "),
+            (
+                "margin_c = 1\ntimeout_s = 60\nidle_c = 300",
+                "idle_c = 300 ",
+            ),
+        ] {
+            let e = gate(body).unwrap_err().to_string();
+            assert!(
+                e.contains("t.toml") && e.contains(&format!("[temperature_gate] {key}")),
+                "{body}: {e}"
+            );
+        }
+        let e = gate("margin_c = 1\ntimeout_s = 6\nsource2 = 1").unwrap_err();
+        assert!(e.to_string().contains("source2"), "{e}");
     }
 
     #[test]

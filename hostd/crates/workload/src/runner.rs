@@ -103,6 +103,8 @@ pub struct RunConfig {
     pub stop: Arc<AtomicBool>,
     /// Interval length (1 s by default).
     pub interval: Duration,
+    /// What measured steps wait for before they start (a temperature gate), if anything.
+    pub gate: Option<Arc<dyn crate::gate::StepGate>>,
 }
 
 /// Makes the progress counters for a plan.
@@ -201,6 +203,7 @@ pub fn execute(
                     observer,
                     shared: &shared,
                     mixed: Mutex::new(Vec::new()),
+                    gate: cfg.gate.as_deref(),
                 };
                 scope.spawn(move || target.run(backend, tp))
             })
@@ -379,6 +382,8 @@ struct TargetRun<'s> {
     shared: &'s Shared,
     /// Read/write split of each mixed step.
     mixed: Mutex<Vec<MixedSplit>>,
+    /// What measured steps wait for.
+    gate: Option<&'s dyn crate::gate::StepGate>,
 }
 
 impl TargetRun<'_> {
@@ -520,6 +525,19 @@ impl TargetRun<'_> {
         }
     }
 
+    /// Waits, idle, at the run's gate when it holds `step`; the target is busy again after.
+    fn hold_at_gate(&self, backend: &mut Box<dyn TargetBackend>, step: &Step) {
+        let Some(gate) = self.gate.filter(|g| g.holds(self.index, step)) else {
+            return;
+        };
+        backend.idle_started();
+        self.activity(0.0);
+        gate.wait(self.index, step, &self.shared.stop_all);
+        if !backend.reports_activity() {
+            self.activity(1.0);
+        }
+    }
+
     /// Ends the phase `current` (if any) with its event.
     fn end_phase(&self, current: &mut String) {
         if !current.is_empty() {
@@ -563,6 +581,9 @@ impl TargetRun<'_> {
         current: &mut String,
     ) -> (FileRecord, bool) {
         let (i, prog, observer) = (self.index, &self.prog, self.observer);
+        if measured {
+            self.hold_at_gate(backend, step);
+        }
         self.enter_phase(step, measured, current);
         let t0 = unix_ns();
         let clock = Instant::now();
