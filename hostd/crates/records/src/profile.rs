@@ -82,8 +82,31 @@ pub struct Profile {
     /// Wait before measured steps until the drive has cooled to near its idle temperature.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature_gate: Option<TemperatureGate>,
+    /// End the measured step early once throughput has settled (fio's `ss=`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<SteadyStateSpec>,
     /// I/O parameters shared by all kinds.
     pub io: IoSpec,
+}
+
+/// `[steady_state]`: fio's steady-state detection. Throughput is sampled once a second;
+/// once `ramp` has passed, the step ends as soon as the last `window` of samples meets any
+/// of `criteria` (fio's `ss`, `ss_dur`, `ss_ramp`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SteadyStateSpec {
+    /// `METRIC:LIMIT` with METRIC `bw`, `bw_slope`, `iops` or `iops_slope` and LIMIT a
+    /// number, `%` of the window's mean when it ends so (`bw:10%`, `iops_slope:0.5%`).
+    pub criteria: Vec<String>,
+    /// The window judged (fio's `ss_dur`).
+    pub window: DurationText,
+    /// Time from the step's start before samples count (fio's `ss_ramp`, default 0).
+    #[serde(default = "zero_duration")]
+    pub ramp: DurationText,
+}
+
+fn zero_duration() -> DurationText {
+    DurationText(std::time::Duration::ZERO)
 }
 
 /// `[temperature_gate]`: before each gated step the target waits, idle, until the chosen

@@ -40,6 +40,7 @@ pub mod rawdisk_windows;
 pub mod reverify;
 pub mod runner;
 pub mod sizes;
+pub mod steady;
 pub mod step;
 pub mod target;
 

@@ -180,6 +180,25 @@ fn validate(p: &Profile) -> Result<(), String> {
     if let Some(g) = &p.temperature_gate {
         check_temperature_gate(g)?;
     }
+    if let Some(ss) = &p.steady_state {
+        match (p.kind, &p.paced_sweep) {
+            (Kind::Fill, _) if p.io.phases != [PhaseKind::Write] => {
+                return Err("[steady_state] on kind = \"fill\" ends the fill early: give [io] phases = [\"write\"] (the files it did not write cannot be read back)".into())
+            }
+            (Kind::Fill, _) => {
+                crate::steady::SteadySpec::new(ss, None)?;
+            }
+            (Kind::PacedSweep, Some(sweep)) => {
+                crate::steady::SteadySpec::new(ss, Some(sweep.step_time.0))?;
+            }
+            _ => {
+                return Err(format!(
+                    "[steady_state] applies to kind = \"fill\" and kind = \"paced-sweep\", not {:?}",
+                    p.kind
+                ))
+            }
+        }
+    }
     certify::validate(
         p.kind == Kind::Certify,
         p.certify.as_ref(),
@@ -438,6 +457,52 @@ mod tests {
         }
         let e = gate("margin_c = 1\ntimeout_s = 6\nsource2 = 1").unwrap_err();
         assert!(e.to_string().contains("source2"), "{e}");
+    }
+
+    #[test]
+    fn a_steady_state_section_is_checked_against_its_step_and_its_kind() {
+        let with = |name: &str, extra: &str, section: &str| {
+            let text = BUILTIN.iter().find(|(n, _)| *n == name).unwrap().1;
+            Profile::parse(
+                &format!(
+                    "{}\n{extra}\n[steady_state]\n{section}\n",
+                    text.replace("phases = [\"write\", \"read\"]", "phases = [\"write\"]")
+                ),
+                "t.toml",
+            )
+        };
+        let ok = with(
+            "paced-sweep",
+            "",
+            "criteria = [\"bw:10%\"]\nwindow = \"30s\"\nramp = \"10s\"",
+        )
+        .unwrap();
+        assert_eq!(ok.steady_state.unwrap().criteria, ["bw:10%"]);
+        // paced-sweep's steps are 60 s: a 50 s window after a 20 s ramp cannot end one.
+        let e = with(
+            "paced-sweep",
+            "",
+            "criteria = [\"bw:10%\"]\nwindow = \"50s\"\nramp = \"20s\"",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("t.toml") && e.contains("[steady_state] window = \"50s\""),
+            "{e}"
+        );
+        assert!(e.contains("longer than the step (1m)"), "{e}");
+        let e = with("fill-90", "", "criteria = [\"lat:1%\"]\nwindow = \"30s\"").unwrap_err();
+        assert!(e.to_string().contains("\"lat:1%\""), "{e}");
+        assert!(with(
+            "fill-90",
+            "",
+            "criteria = [\"bw_slope:0.5%\"]\nwindow = \"30s\""
+        )
+        .is_ok());
+        let e = with("fill-90", "", "criteria = [\"bw:5%\"]\nwindow = \"2s\"").unwrap_err();
+        assert!(e.to_string().contains("window = \"2s\""), "{e}");
+        let e = with("quick", "", "criteria = [\"bw:5%\"]\nwindow = \"10s\"").unwrap_err();
+        assert!(e.to_string().contains("applies to kind = \"fill\""), "{e}");
     }
 
     #[test]

@@ -204,6 +204,7 @@ pub fn execute(
                     shared: &shared,
                     mixed: Mutex::new(Vec::new()),
                     gate: cfg.gate.as_deref(),
+                    steady: plan.steady.as_ref(),
                 };
                 scope.spawn(move || target.run(backend, tp))
             })
@@ -384,6 +385,8 @@ struct TargetRun<'s> {
     mixed: Mutex<Vec<MixedSplit>>,
     /// What measured steps wait for.
     gate: Option<&'s dyn crate::gate::StepGate>,
+    /// Ends the measured steps at steady state (a fill).
+    steady: Option<&'s crate::steady::SteadySpec>,
 }
 
 impl TargetRun<'_> {
@@ -453,16 +456,37 @@ impl TargetRun<'_> {
         measured: bool,
     ) -> bool {
         let mut current = String::new();
+        let mut steady = self
+            .steady
+            .filter(|_| measured)
+            .zip(steps.first())
+            .map(|(s, first)| crate::steady::Detector::new(s.clone(), &first.phase));
+        let mut ok = true;
         for step in steps {
             if self.shared.stopping() {
-                return false;
+                ok = false;
+                break;
             }
-            if !self.run_one(backend, ctx, step, measured, &mut current).1 {
-                return false;
+            let (rec, went_on) = self.run_one(backend, ctx, step, measured, &mut current);
+            if !went_on {
+                ok = false;
+                break;
+            }
+            if steady.as_mut().is_some_and(|d| d.add(&rec)) {
+                break;
             }
         }
-        self.end_phase(&mut current);
-        true
+        if let Some(d) = steady {
+            self.shared
+                .programs
+                .lock()
+                .unwrap()
+                .push(crate::program::steady_report(&self.label, &d));
+        }
+        if ok {
+            self.end_phase(&mut current);
+        }
+        ok
     }
 
     /// Runs an adaptive program: asks it for each next action until it ends or the run
