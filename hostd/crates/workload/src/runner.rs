@@ -476,7 +476,8 @@ impl TargetRun<'_> {
                 break;
             }
         }
-        if let Some(d) = steady {
+        // An interrupted or failed step did not run its course: nothing to say of it.
+        if let Some(d) = steady.filter(|_| ok) {
             self.shared
                 .programs
                 .lock()

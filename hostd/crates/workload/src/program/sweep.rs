@@ -303,6 +303,7 @@ mod tests {
                 verify: false,
                 seed: 1,
             },
+            steady: None,
         };
         let mut p = Sweep::new(spec.clone());
         let (mut clock, mut written) = (0.0f64, 0.0f64);
