@@ -120,11 +120,7 @@ impl RunPart for DriveComponent {
                 let why = s.note.clone().unwrap_or_default();
                 let line = format!("{}: no drive temperature ({why})", s.target);
                 // A virtual disk has no SMART by design: said, not warned about.
-                if s.device
-                    .as_deref()
-                    .and_then(crate::smart::virtual_disk)
-                    .is_some()
-                {
+                if why.contains(crate::smart::NO_SMART) {
                     summary.notes.push(line);
                 } else {
                     summary.warnings.push(line);

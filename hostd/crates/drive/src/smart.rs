@@ -117,6 +117,11 @@ pub fn whole_disk(device: &str) -> String {
     device.to_string()
 }
 
+/// What smartctl says of a disk it has no way to ask (a paravirtual disk).
+const NO_DEVICE_TYPE: &str = "Unable to detect device type";
+/// How a [`TempSource`] note begins its reason when the disk has no SMART by design.
+pub const NO_SMART: &str = "which has no SMART";
+
 /// What kind of virtual disk `disk` (a whole disk, `/dev/NAME`) is, when it is one: a
 /// paravirtual block device (virtio-blk `vdX`, Xen `xvdX`) has no SMART to ask, so its
 /// missing temperature is a fact of the machine, not something to fix.
@@ -423,11 +428,12 @@ fn poll(
                     } else {
                         format!("{disk}: {why}")
                     };
-                    match virtual_disk(disk) {
+                    // smartctl finds no device type at all: the disk has no SMART interface.
+                    match virtual_disk(disk).filter(|_| why.contains(NO_DEVICE_TYPE)) {
                         // Nothing to fix: the hypervisor's disk has no SMART to ask.
                         Some(kind) => {
                             tracing::info!(target = %label, device = %disk, "{kind}: no SMART, no drive temperature ({why})");
-                            source.note = Some(format!("{kind}, which has no SMART: {why}"));
+                            source.note = Some(format!("{kind}, {NO_SMART}: {why}"));
                         }
                         None => {
                             tracing::warn!(target = %label, device = %disk, "the drive answers no temperature to smartctl ({why}); the run goes on without a drive temperature series");
