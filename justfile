@@ -21,15 +21,22 @@ setup for="test":
 build: (setup "demo") firmware-build
     cd {{root}}/hostd && cargo build --locked --release -p hostd
 
-# The main job on embedded defaults: quick profile, simulated probe, temporary run directory.
+# Two runs: the quick profile on this machine's disk (real direct I/O, simulated probe), then a
+# simulated drive that throttles (the gradual-thermal Samsung X5 scenario played 5x faster, with
+# the probe simulator on the same heat model): an attributed thermal event, its evidence and the
+# report's event markers, in about 40 s. Both in a temporary directory.
 demo: build
     #!/usr/bin/env bash
     set -euo pipefail
     work=$(mktemp -d -p /var/tmp throttlescope-demo.XXXXXX)  # /var/tmp: on disk (tmpfs has no direct I/O)
     mkdir -p "$work/target"
-    {{hostd}} run --profile quick --probe sim --target "$work/target" --out "$work/run"
+    echo "== 1/2: the quick profile on this machine's disk ($work/target)"
+    {{hostd}} run --profile quick --probe sim --target "$work/target" --out "$work/real"
     echo
-    echo "demo results: $work/run"
+    echo "== 2/2: a simulated drive that throttles: 100 GB to sim:x5-gradual, played 5x faster (~40 s)"
+    {{hostd}} run --quiet --profile sustained-100GB --seed 1 --probe sim --target 'sim:x5-gradual*5:write' --out "$work/throttling"
+    echo
+    echo "demo results: $work/real (this disk), $work/throttling (simulated drive; open report.html for the event and its evidence)"
 
 # The steps share one build: every cargo step below uses the dev profile and the workspace's
 # test feature set, so nothing is compiled twice. influxd's cold build (Go and Flux, minutes,

@@ -128,9 +128,13 @@ impl RunPart for DriveComponent {
                 ));
             } else {
                 let why = s.note.clone().unwrap_or_default();
-                summary
-                    .warnings
-                    .push(format!("{}: no drive temperature ({why})", s.target));
+                let line = format!("{}: no drive temperature ({why})", s.target);
+                // A virtual disk has no SMART by design: said, not warned about.
+                if why.contains(crate::smart::NO_SMART) {
+                    summary.notes.push(line);
+                } else {
+                    summary.warnings.push(line);
+                }
             }
         }
         for (log, source) in polled.logs.iter().zip(&polled.sources) {

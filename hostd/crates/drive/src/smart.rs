@@ -120,6 +120,29 @@ pub fn whole_disk(device: &str) -> String {
     device.to_string()
 }
 
+/// What smartctl says of a disk it has no way to ask (a paravirtual disk).
+const NO_DEVICE_TYPE: &str = "Unable to detect device type";
+/// How a [`TempSource`] note begins its reason when the disk has no SMART by design.
+pub const NO_SMART: &str = "which has no SMART";
+
+/// What kind of virtual disk `disk` (a whole disk, `/dev/NAME`) is, when it is one: a
+/// paravirtual block device (virtio-blk `vdX`, Xen `xvdX`) has no SMART to ask, so its
+/// missing temperature is a fact of the machine, not something to fix.
+pub fn virtual_disk(disk: &str) -> Option<&'static str> {
+    let name = disk.strip_prefix("/dev/")?;
+    let rest = |prefix: &str| {
+        name.strip_prefix(prefix)
+            .is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_lowercase()))
+    };
+    if rest("xvd") {
+        Some("a Xen virtual disk")
+    } else if rest("vd") {
+        Some("a virtio virtual disk")
+    } else {
+        None
+    }
+}
+
 /// USB bridge types smartctl may need spelled out when it cannot tell (`-d TYPE`).
 pub const BRIDGE_TYPES: [&str; 4] = ["sntjmicron", "sntrealtek", "sntasmedia", "sat"];
 
@@ -564,12 +587,23 @@ fn poll(
                     });
                 }
                 Err(why) => {
-                    tracing::warn!(target = %label, device = %disk, "the drive answers no temperature to smartctl ({why}); the run goes on without a drive temperature series");
-                    source.note = Some(if why.starts_with(disk.as_str()) {
+                    let why = if why.starts_with(disk.as_str()) {
                         why
                     } else {
                         format!("{disk}: {why}")
-                    });
+                    };
+                    // smartctl finds no device type at all: the disk has no SMART interface.
+                    match virtual_disk(disk).filter(|_| why.contains(NO_DEVICE_TYPE)) {
+                        // Nothing to fix: the hypervisor's disk has no SMART to ask.
+                        Some(kind) => {
+                            tracing::info!(target = %label, device = %disk, "{kind}: no SMART, no drive temperature ({why})");
+                            source.note = Some(format!("{kind}, {NO_SMART}: {why}"));
+                        }
+                        None => {
+                            tracing::warn!(target = %label, device = %disk, "the drive answers no temperature to smartctl ({why}); the run goes on without a drive temperature series");
+                            source.note = Some(why);
+                        }
+                    }
                 }
             },
         }
@@ -643,6 +677,22 @@ mod tests {
         let r = read_smart(Some("tmpfs"), "t0", "write", "before");
         assert!(!r.available);
         assert!(r.note.unwrap().contains("not on a block device"));
+    }
+
+    #[test]
+    fn paravirtual_disks_are_told_from_real_ones_by_name() {
+        assert_eq!(virtual_disk("/dev/vda"), Some("a virtio virtual disk"));
+        assert_eq!(virtual_disk("/dev/xvdb"), Some("a Xen virtual disk"));
+        for real in [
+            "/dev/sda",
+            "/dev/nvme0n1",
+            "/dev/vd",
+            "/dev/vda1",
+            "vda",
+            "/dev/loop0",
+        ] {
+            assert_eq!(virtual_disk(real), None, "{real}");
+        }
     }
 
     #[test]
@@ -772,6 +822,7 @@ mod tests {
         let note = vm.note.as_deref().unwrap();
         assert!(note.contains("Unable to detect device type"), "{note}");
         assert!(note.contains("no -d bridge type answered"), "{note}");
+        assert!(note.starts_with("a virtio virtual disk"), "{note}");
         assert!(src("tmpfs")
             .note
             .as_deref()

@@ -31,10 +31,12 @@ pub enum ProgramFigures {
     Duration(DurationFigures),
     /// `kind = "fill-states"`.
     FillStates(FillStatesFigures),
+    /// A step that could end at steady state (`[steady_state]`).
+    SteadyState(SteadyStateFigures),
 }
 
 impl ProgramFigures {
-    /// `cache-recovery`, `paced-sweep`, `mixed` or `duration`.
+    /// `cache-recovery`, `paced-sweep`, `mixed`, `duration` or `steady-state`.
     pub fn kind(&self) -> &'static str {
         match self {
             ProgramFigures::CacheRecovery(_) => "cache-recovery",
@@ -42,6 +44,7 @@ impl ProgramFigures {
             ProgramFigures::Mixed(_) => "mixed",
             ProgramFigures::Duration(_) => "duration",
             ProgramFigures::FillStates(_) => "fill-states",
+            ProgramFigures::SteadyState(_) => "steady-state",
         }
     }
 }
@@ -188,6 +191,10 @@ pub struct SweepStep {
     /// Highest enclosure temperature during the step, °C — with a probe.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temp_max_c: Option<f64>,
+    /// With `[steady_state]`: which criterion ended the step and when, or that it ran its
+    /// full time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<SteadyStateFigures>,
 }
 
 /// Mixed I/O: per test, each direction.
@@ -294,4 +301,29 @@ mod tests {
         assert_eq!(j["result"]["full_cycles"], 2);
         assert_eq!(serde_json::from_value::<ProgramReport>(j).unwrap(), r);
     }
+}
+
+/// How a step with `[steady_state]` ended: which criterion was met first, and when, or
+/// that the step ran its full course.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SteadyStateFigures {
+    /// The step (phase name).
+    pub phase: String,
+    /// The criteria asked for, as written (`bw:10%`, `iops_slope:0.5%`).
+    pub criteria: Vec<String>,
+    /// Window, s (fio's `ss_dur`).
+    pub window_s: f64,
+    /// Time before data is collected, s (fio's `ss_ramp`).
+    pub ramp_s: f64,
+    /// The criterion that ended the step; `None`: it ran its full course.
+    pub ended_by: Option<String>,
+    /// When the step ended at steady state (Unix ns), or ran out.
+    pub end_ns: u64,
+    /// From the step's first I/O to its end, s.
+    pub elapsed_s: f64,
+    /// The criterion's value over the window when it ended the step (deviation or slope,
+    /// in the criterion's unit), and the window's mean (B/s or IOPS).
+    pub value: Option<f64>,
+    /// The window's mean, B/s or IOPS, when it ended the step.
+    pub mean: Option<f64>,
 }

@@ -24,6 +24,7 @@ pub mod fault;
 pub mod fsinfo;
 #[cfg(windows)]
 pub mod fsinfo_windows;
+pub mod gate;
 pub mod jobloop;
 pub mod latency;
 pub mod link;
@@ -41,6 +42,7 @@ pub mod reverify;
 pub mod runner;
 pub mod sizes;
 pub mod start_state;
+pub mod steady;
 pub mod step;
 pub mod target;
 

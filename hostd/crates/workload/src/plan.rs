@@ -63,6 +63,9 @@ pub struct Plan {
     pub seed: u64,
     /// One entry per target, in command-line order.
     pub targets: Vec<TargetPlan>,
+    /// A `fill` that ends at steady state (`[steady_state]`, checked by the profile).
+    #[serde(skip)]
+    pub steady: Option<crate::steady::SteadySpec>,
 }
 
 impl Plan {
@@ -78,10 +81,17 @@ impl Plan {
             .enumerate()
             .map(|(i, spec)| plan_target(profile, spec, seed, i as u64, capacity.get(i).copied()))
             .collect();
+        let steady = match (&profile.steady_state, profile.kind) {
+            (Some(s), Kind::Fill) => {
+                Some(crate::steady::SteadySpec::new(s, None).expect("the profile check passed it"))
+            }
+            _ => None,
+        };
         Plan {
             profile: profile.name.clone(),
             seed,
             targets,
+            steady,
         }
     }
 

@@ -6,6 +6,7 @@
 
 mod certify;
 mod closing;
+mod gate;
 mod live;
 mod programs;
 
@@ -284,6 +285,23 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     space.map_err(anyhow::Error::msg)?;
     // Built before anything is written: a probe that cannot be reached is refused here.
     let mut parts = parts(&args)?;
+    // A temperature gate that has nothing to wait on is refused here too.
+    let probe_on = (args.probe.parse::<hostd_probe::link::ProbeSource>().ok()
+        != Some(hostd_probe::link::ProbeSource::None))
+    .then(|| usize::from(args.probe_on) - 1);
+    let infos: Vec<_> = backends.iter().map(|b| b.info()).collect();
+    let step_gate = match gate::build(&profile, probe_on, &infos) {
+        Ok(g) => g.map(|(hold, part)| {
+            parts.push(Box::new(part));
+            Arc::new(hold) as Arc<dyn hostd_workload::gate::StepGate>
+        }),
+        Err(e) => {
+            for b in backends.iter_mut() {
+                let _ = b.cleanup(false);
+            }
+            return Err(e);
+        }
+    };
 
     let out_dir = match &resume {
         Some(r) => r.root.join(format!("resume-{}", r.session)),
@@ -416,6 +434,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             trim: args.trim,
             rest: args.rest,
         },
+        gate: step_gate,
     };
     let outcome = runner::execute(&plan, backends, &progress, &cfg, &on_event);
     view.finish();

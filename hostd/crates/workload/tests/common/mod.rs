@@ -151,6 +151,7 @@ pub fn run(
         stop,
         interval: Duration::from_millis(200),
         start_state: Default::default(),
+        gate: None,
     };
     let out = runner::execute(&plan, backends, &progress, &cfg, observer);
     Ok((plan, out))
