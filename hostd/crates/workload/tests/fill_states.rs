@@ -60,6 +60,7 @@ fn run(
         stop: Arc::new(AtomicBool::new(false)),
         interval: Duration::from_millis(200),
         start_state: Default::default(),
+        gate: None,
     };
     let out = runner::execute(
         &plan,
