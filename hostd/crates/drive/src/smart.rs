@@ -740,7 +740,8 @@ mod tests {
 
     /// A smartctl stand-in that replays recorded answers: `DISK.TYPE.json` for a `--json`
     /// call, `DISK.TYPE.txt` for a text one (TYPE `direct` without `-d`), from the directory
-    /// next to it, else `default.json` / `default.txt`.
+    /// next to it, else `default.json` / `default.txt`. It logs each call's disk to
+    /// `smartctl.calls` ([`wait_for_calls`]).
     #[cfg(unix)]
     fn replay_smartctl(dir: &Path, answers: &[(&str, &str)]) -> PathBuf {
         use std::os::unix::fs::PermissionsExt as _;
@@ -758,11 +759,42 @@ mod tests {
         let script = dir.join("smartctl");
         std::fs::write(
             &script,
-            "#!/bin/sh\nt=direct; d=; x=txt\nwhile [ $# -gt 0 ]; do case \"$1\" in -d) t=$2; shift;; --json) x=json;; /*) d=$1;; esac; shift; done\nf=\"$0.d/$(basename \"$d\").$t.$x\"\n[ -f \"$f\" ] || f=\"$0.d/default.$x\"\ncat \"$f\"\n",
+            "#!/bin/sh\nt=direct; d=; x=txt\nwhile [ $# -gt 0 ]; do case \"$1\" in -d) t=$2; shift;; --json) x=json;; /*) d=$1;; esac; shift; done\nf=\"$0.d/$(basename \"$d\").$t.$x\"\n[ -f \"$f\" ] || f=\"$0.d/default.$x\"\necho \"$d\" >> \"$0.calls\"\ncat \"$f\"\n",
         )
         .unwrap();
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
         script
+    }
+
+    /// Waits until the replayed `smartctl` has been asked about each of `disks` at least `n`
+    /// more times than `since` counted (at most 60 s), and returns the counts: the poller's
+    /// own pace, not the machine's load, decides how many readings a test sees.
+    #[cfg(unix)]
+    fn wait_for_calls(
+        smartctl: &Path,
+        disks: &[&str],
+        since: &std::collections::HashMap<String, usize>,
+        n: usize,
+    ) -> std::collections::HashMap<String, usize> {
+        let log = smartctl.with_extension("calls");
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let mut counts = std::collections::HashMap::new();
+            for line in std::fs::read_to_string(&log).unwrap_or_default().lines() {
+                *counts.entry(line.to_string()).or_insert(0) += 1;
+            }
+            let done = disks.iter().all(|d| {
+                counts.get(*d).copied().unwrap_or(0) >= since.get(*d).copied().unwrap_or(0) + n
+            });
+            if done {
+                return counts;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "smartctl asked {counts:?} in 60 s, want {n} more calls for each of {disks:?}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     #[test]
@@ -783,7 +815,7 @@ mod tests {
             ],
         );
         let config = PollerConfig {
-            smartctl,
+            smartctl: smartctl.clone(),
             interval: Duration::from_millis(100),
             ..Default::default()
         };
@@ -799,7 +831,9 @@ mod tests {
         .map(|(l, dev)| (l.to_string(), dev.map(str::to_string)))
         .collect();
         let poller = TempPoller::start(config, targets);
-        std::thread::sleep(Duration::from_millis(1500));
+        // Past detection (a few calls), each poll is one call: 12 calls leave several readings.
+        let drives = ["/dev/sdb", "/dev/sdc", "/dev/sde", "/dev/nvme0n1"];
+        wait_for_calls(&smartctl, &drives, &Default::default(), 12);
         let r = poller.stop();
         let src = |t: &str| r.sources.iter().find(|s| s.target == t).unwrap();
         for (t, ty, temp) in [
@@ -856,7 +890,7 @@ mod tests {
             ],
         );
         let config = PollerConfig {
-            smartctl,
+            smartctl: smartctl.clone(),
             interval: Duration::from_millis(100),
             ..Default::default()
         };
@@ -870,7 +904,8 @@ mod tests {
         .map(|(l, dev)| (l.to_string(), Some(dev.to_string())))
         .collect();
         let poller = TempPoller::start(config, targets);
-        std::thread::sleep(Duration::from_millis(800));
+        let drives = ["/dev/nvme1n1", "/dev/nvme0n1", "/dev/sdb", "/dev/sde"];
+        let before = wait_for_calls(&smartctl, &drives, &Default::default(), 8);
         // The drives throttle: their next answers carry the grown counters.
         let data = d.path().join("smartctl.d");
         let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../fixtures/smartctl");
@@ -892,7 +927,7 @@ mod tests {
             std::fs::copy(fixtures.join(file), &tmp).unwrap();
             std::fs::rename(&tmp, data.join(name)).unwrap();
         }
-        std::thread::sleep(Duration::from_millis(500));
+        wait_for_calls(&smartctl, &drives, &before, 8);
         let r = poller.stop();
         let log = |t: &str| r.logs.iter().find(|l| l.target == t).unwrap();
         let nvme = log("nvme");
