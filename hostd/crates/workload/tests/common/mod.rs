@@ -150,6 +150,7 @@ pub fn run(
         keep,
         stop,
         interval: Duration::from_millis(200),
+        collect_records: true,
     };
     let out = runner::execute(&plan, backends, &progress, &cfg, observer);
     Ok((plan, out))
