@@ -11,6 +11,7 @@
 mod attribution;
 mod charts;
 pub mod component;
+mod envelope;
 mod head;
 mod headlines;
 pub mod latency;
