@@ -159,6 +159,11 @@ bench-analysis:
         echo "bench-analysis: hostd analyze ${what:-(with report.html)}: runs ${sorted}ms; median $(printf '%s\n' "${times[@]}" | sort -n | sed -n 3p) ms (target < 1000 ms)"
     done
 
+# `hostd run` of MINUTES (10) of 8-32 MB files (write, read back, delete) on ext4 on a loop device over /var/tmp, with the simulated probe at 1 kHz and then without: the resident set every 10 s, its slope after the first minute (target < 1 KB/s), bytes per file and the run directory's bytes. Needs root.
+bench-long-run minutes="10": firmware-build
+    cd {{root}}/hostd && cargo build --locked --release -p hostd
+    {{root}}/scripts/bench-long-run.sh {{hostd}} {{minutes}}
+
 # All benchmarks.
 bench: bench-firmware bench-analysis bench-probe bench-io
 
