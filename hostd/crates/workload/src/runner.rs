@@ -103,11 +103,6 @@ pub struct RunConfig {
     pub stop: Arc<AtomicBool>,
     /// Interval length (1 s by default).
     pub interval: Duration,
-    /// Whether [`RunOutcome`] collects every file record and interval (`files`,
-    /// `intervals`). `false` leaves both empty: the records reach only the observer (a
-    /// long run's caller streams them to disk and reads them back, so its memory does not
-    /// grow with the run).
-    pub collect_records: bool,
 }
 
 /// Makes the progress counters for a plan.
@@ -176,7 +171,7 @@ pub fn execute(
     let start_ns = unix_ns();
     let targets: Vec<TargetInfo> = backends.iter().map(|b| b.info()).collect();
     let mut warnings = announce(cfg, &targets, start_ns, observer);
-    let shared = Shared::new(backends.len(), cfg.collect_records);
+    let shared = Shared::new(backends.len());
     let mut backends = backends;
 
     std::thread::scope(|scope| {
@@ -315,8 +310,6 @@ struct Shared {
     stop_all: AtomicBool,
     /// The first fault, in words.
     failure: Mutex<Option<String>>,
-    /// Whether `files` and `intervals` collect the records ([`RunConfig::collect_records`]).
-    collect_records: bool,
     /// Every file record, in completion order.
     files: Mutex<Vec<FileRecord>>,
     /// Targets running measured work now.
@@ -333,9 +326,8 @@ struct Shared {
 
 impl Shared {
     /// The shared state of a run of `n` targets.
-    fn new(n: usize, collect_records: bool) -> Shared {
+    fn new(n: usize) -> Shared {
         Shared {
-            collect_records,
             gate: StartGate {
                 state: Mutex::new((0, false)),
                 cv: Condvar::new(),
@@ -631,9 +623,7 @@ impl TargetRun<'_> {
                 histogram,
             }));
         }
-        if self.shared.collect_records {
-            self.shared.files.lock().unwrap().push(rec.clone());
-        }
+        self.shared.files.lock().unwrap().push(rec.clone());
         if let Some(split) = split.filter(|_| ok) {
             self.mixed.lock().unwrap().push(MixedSplit {
                 seconds: rec.seconds(),
@@ -803,9 +793,7 @@ fn sampler(
                         histogram,
                     }));
                 }
-                if cfg.collect_records {
-                    intervals.lock().unwrap().push(rec);
-                }
+                intervals.lock().unwrap().push(rec);
             }
             last_bytes = bytes;
             last_ns = now_ns;

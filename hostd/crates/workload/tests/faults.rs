@@ -102,7 +102,6 @@ fn real_disk_full_on_a_tiny_loop_ext4() {
         keep: false,
         stop: no_stop(),
         interval: std::time::Duration::from_millis(200),
-        collect_records: true,
     };
     let out = runner::execute(
         &plan,

@@ -279,7 +279,10 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     // The journal lives in the first session's directory.
     let journal_root = resume.as_ref().map_or(out_dir.clone(), |r| r.root.clone());
     let keep = resume.as_ref().map_or(args.keep, |r| r.keep || args.keep);
-    parts.push(Box::new(RunDir::create(&out_dir)?));
+    let mut run_dir = RunDir::create(&out_dir)?;
+    // The latency histograms the run directory logs, kept for the summary and the report.
+    let kept_latency = run_dir.keep_latency();
+    parts.push(Box::new(run_dir));
     let mut pipeline = Pipeline::new(parts);
     // From here warnings and errors go to RUN_DIR/hostd.log too.
     if let Err(e) = crate::logging::log_to_dir(&out_dir) {
@@ -392,27 +395,14 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         keep: keep || is_certify,
         stop,
         interval: Duration::from_secs(1),
-        // Each record goes to the run directory (and the sinks) as it comes; none is kept.
-        collect_records: false,
     };
-    let mut outcome = runner::execute(&plan, backends, &progress, &cfg, &on_event);
+    let outcome = runner::execute(&plan, backends, &progress, &cfg, &on_event);
     view.finish();
 
     manifest.targets = outcome.targets.clone();
-    // The analysis of the end works on the records the run directory holds, read back
-    // once: memory through the run stays bounded however many files it makes.
-    let labels: Vec<String> = outcome.targets.iter().map(|t| t.label.clone()).collect();
-    let latency = match rundir::read_back(&out_dir, &labels) {
-        Ok((files, intervals, latency)) => {
-            (outcome.files, outcome.intervals) = (files, intervals);
-            latency
-        }
-        Err(e) => {
-            outcome.warnings.push(format!("{e:#}"));
-            Default::default()
-        }
-    };
+    let latency = kept_latency.take();
     let summary = Summary::compute(&run_id, &outcome, &latency);
+    let labels: Vec<String> = outcome.targets.iter().map(|t| t.label.clone()).collect();
     // The run's records flow on in memory from stage to stage: no part reads back what
     // another wrote into the run directory.
     let mut records = RunRecords {
