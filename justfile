@@ -21,15 +21,22 @@ setup for="test":
 build: (setup "demo") firmware-build
     cd {{root}}/hostd && cargo build --locked --release -p hostd
 
-# The main job on embedded defaults: quick profile, simulated probe, temporary run directory.
+# Two runs: the quick profile on this machine's disk (real direct I/O, simulated probe), then a
+# simulated drive that throttles (the gradual-thermal Samsung X5 scenario played 5x faster, with
+# the probe simulator on the same heat model): an attributed thermal event, its evidence and the
+# report's event markers, in about 40 s. Both in a temporary directory.
 demo: build
     #!/usr/bin/env bash
     set -euo pipefail
     work=$(mktemp -d -p /var/tmp throttlescope-demo.XXXXXX)  # /var/tmp: on disk (tmpfs has no direct I/O)
     mkdir -p "$work/target"
-    {{hostd}} run --profile quick --probe sim --target "$work/target" --out "$work/run"
+    echo "== 1/2: the quick profile on this machine's disk ($work/target)"
+    {{hostd}} run --profile quick --probe sim --target "$work/target" --out "$work/real"
     echo
-    echo "demo results: $work/run"
+    echo "== 2/2: a simulated drive that throttles: 100 GB to sim:x5-gradual, played 5x faster (~40 s)"
+    {{hostd}} run --quiet --profile sustained-100GB --seed 1 --probe sim --target 'sim:x5-gradual*5:write' --out "$work/throttling"
+    echo
+    echo "demo results: $work/real (this disk), $work/throttling (simulated drive; open report.html for the event and its evidence)"
 
 # The steps share one build: every cargo step below uses the dev profile and the workspace's
 # test feature set, so nothing is compiled twice. influxd's cold build (Go and Flux, minutes,
@@ -163,6 +170,27 @@ bench-analysis:
 bench-long-run minutes="10": firmware-build
     cd {{root}}/hostd && cargo build --locked --release -p hostd
     {{root}}/scripts/bench-long-run.sh {{hostd}} {{minutes}}
+# The synthetic 24-hour run (100 000 files, 86.4 M probe samples at 1 kHz in probe/ Parquet
+# segments with their summary levels), built under /var/tmp and removed after, release build:
+# `hostd analyze` wall time and peak RSS, report.html size. Targets: < 2 min, < 1 GB, < 5 MB.
+bench-long-synthetic:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    cd {{root}}/hostd && cargo build --locked --release -p hostd -p hostd-scenario
+    work=$(mktemp -d /var/tmp/throttlescope-bench-long.XXXXXX)
+    trap 'rm -rf "$work"' EXIT
+    t0=$(date +%s%N)
+    {{root}}/hostd/target/release/scenario-gen --long-24h "$work/run"
+    samples=$(du -sb "$work/run/probe" | cut -f1)
+    echo "generated in $(( ($(date +%s%N) - t0) / 1000000 )) ms; probe/: $(( samples / 1000000 )) MB; files.csv: $(( $(wc -l < "$work/run/files.csv") - 1 )) files"
+    /usr/bin/time -v {{hostd}} analyze "$work/run" > "$work/analyze.out" 2> "$work/time.txt" || { cat "$work/time.txt"; exit 1; }
+    wall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$work/time.txt")
+    rss_kb=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$work/time.txt")
+    report=$(stat -c %s "$work/run/report.html")
+    echo "bench-long-synthetic: hostd analyze: wall ${wall} (target < 2:00), peak RSS $(( rss_kb / 1024 )) MB (target < 1024 MB), report.html $(( report / 1024 )) KB (target < 5120 KB)"
+
+# Long runs (#24): the real 10-minute run's resident set and run directory, then the synthetic 24-hour run's analysis.
+bench-long: bench-long-run bench-long-synthetic
 
 # All benchmarks.
 bench: bench-firmware bench-analysis bench-probe bench-io

@@ -15,6 +15,7 @@ packages=(
   chromium                                  # report check in headless Chromium
   mount e2fsprogs                           # real-device tests: losetup, mkfs.ext4
   strace                                    # run_writes_once: who opens the run files
+  smartmontools                             # smartctl: the drive's own temperature (demo too)
   gcc-mingw-w64-x86-64 wine64               # test-windows: link hostd.exe, run it under Wine
 )
 

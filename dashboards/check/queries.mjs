@@ -172,7 +172,7 @@ export function measurementsOf(query) {
   return [...new Set([...(query ?? '').matchAll(/\bFROM\s+(?:"([^"]+)"|([A-Za-z_][\w]*))/gi)].map((m) => m[1] ?? m[2]))];
 }
 
-/** Runs `SHOW TAG VALUES`-style variable queries in order: All where offered, else `choose[name]` or the first value. */
+/** Runs `SHOW TAG VALUES`- and `SHOW TAG KEYS`-style variable queries in order: All where offered, else `choose[name]` or the first value. */
 export async function resolveVariables(dashboard, influx, ctx, choose = {}) {
   const variables = new Map();
   const report = [];
@@ -185,7 +185,9 @@ export async function resolveVariables(dashboard, influx, ctx, choose = {}) {
       if (variable.type !== 'query') throw new Error(`variables of type ${variable.type} are not supported by this check`);
       q = interpolate(raw, { ...ctx, variables });
       const { series } = await influx.query(q);
-      values = [...new Set(series.flatMap((s) => s.values.map((row) => String(row[s.columns.indexOf('value')]))))];
+      // SHOW TAG VALUES answers in column `value`, SHOW TAG KEYS in `tagKey`.
+      const column = (s) => (s.columns.includes('value') ? s.columns.indexOf('value') : s.columns.indexOf('tagKey'));
+      values = [...new Set(series.flatMap((s) => s.values.map((row) => String(row[column(s)]))))];
       if (values.length === 0) throw new Error('no values');
       // A chosen value must be offered; a single-value variable takes it, a multi-value
       // one with All keeps All (so the comparison dashboard sees every run).

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { startInfluxd } from '../influxd.mjs';
+import { startInfluxd, writeLines } from '../influxd.mjs';
 import { InfluxQL, checkAllQueries, runRange } from '../queries.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -39,13 +39,47 @@ function runHostd(args, server) {
 const MAIN_TARGETS = ['sim:x5-thermal*25', 'sim:hub-www-contention@C*25'];
 const SECOND_TARGETS = ['sim:p50-slc-13gb*25'];
 
-/** Records one run live into `server` with `hostd run --influx-url`; returns its run id. */
-function recordRun(server, out, targets) {
-  const run = ['run', '--profile', 'sustained-100GB', '--probe', 'sim', '--seed', '2', '--quiet', '--out', out];
+/**
+ * The drive panels' points for run `run`: the simulated drives answer no smartctl, so the
+ * main run gets what `hostd run` writes for real drives (`drive_temp`, `drive_log`), with
+ * the values of the recorded answers in fixtures/smartctl: the Toshiba KXG6 NVMe before and
+ * after a throttle (TMT1 9 → 12 transitions, 100 → 141 s; warning time 0 → 1 min; sensor 1
+ * 35 °C) and the Samsung HD204UI behind a USB Sunplus bridge (SCT 27 °C, over-limit 0 → 2).
+ * The OS log is read only while a run writes to a physical device, so the main run also gets
+ * the `os_log` point a real USB reset gives (a kernel line of fixtures/os_log/frigate-superspeed-reset.dmesg).
+ */
+async function writeDriveRecords(server, influx, run, rig) {
+  const { from, to } = await runRange(influx, run);
+  const lines = [];
+  for (let k = 0; k <= 10; k++) {
+    const ns = BigInt(Math.round(from + ((to - from) * k) / 10)) * 1_000_000n;
+    const late = k > 5;
+    const tags = `rig=${rig},run=${run}`;
+    lines.push(`drive_temp,${tags},target=nvme temperature_c=${35 + k} ${ns}`);
+    lines.push(
+      `drive_log,${tags},target=nvme warning_temp_time_min=${late ? 1 : 0}i,critical_comp_time_min=0i,tmt1_transitions=${late ? 12 : 9}i,tmt2_transitions=0i,tmt1_time_s=${late ? 141 : 100}i,tmt2_time_s=0i,sensors="1=35" ${ns}`,
+    );
+    lines.push(`drive_temp,${tags},target=usb-sata temperature_c=27 ${ns}`);
+    lines.push(
+      `drive_log,${tags},target=usb-sata sct_temperature_c=27,sct_over_limit_count=${late ? 2 : 0}i,sct_under_limit_count=0i ${ns}`,
+    );
+    if (k === 5) {
+      lines.push(
+        `os_log,${tags},kind=link_reset,target=usb-sata line="usb 4-1: reset SuperSpeed USB device number 3 using xhci_hcd",source="kernel",device="4-1" ${ns}`,
+      );
+    }
+  }
+  await writeLines(server, lines.join('\n'));
+}
+
+/** Records one run live into `server` with `hostd run --influx-url`, tagged `enclosure`; returns its run id. */
+function recordRun(server, out, targets, enclosure) {
+  const run = ['run', '--profile', 'sustained-100GB', '--probe', 'sim', '--seed', '2', '--quiet', '--out', out, '--tag', `enclosure=${enclosure}`];
   for (const t of targets) run.push('--target', t);
   runHostd([...run, '--influx-url', server.url], server);
   return JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')).run_id;
 }
+
 
 describe('dashboard queries against a real InfluxDB and a real sim run', () => {
   let server;
@@ -63,8 +97,10 @@ describe('dashboard queries against a real InfluxDB and a real sim run', () => {
     if (skip) return;
     server = await startInfluxd();
     work = mkdtempSync(join(tmpdir(), 'throttlescope-dashboards-'));
-    run = recordRun(server, join(work, 'main'), MAIN_TARGETS);
-    second = recordRun(server, join(work, 'second'), SECOND_TARGETS);
+    run = recordRun(server, join(work, 'main'), MAIN_TARGETS, 'dock A');
+    second = recordRun(server, join(work, 'second'), SECOND_TARGETS, 'dock B');
+    const manifest = JSON.parse(readFileSync(join(work, 'main', 'manifest.json'), 'utf8'));
+    await writeDriveRecords(server, new InfluxQL(server.url, server.token), run, manifest.host.hostname || 'unknown');
   });
 
   after(async () => {
@@ -94,7 +130,7 @@ describe('dashboard queries against a real InfluxDB and a real sim run', () => {
       `${entries.length - failures.length} of ${entries.length} checks passed (${queries} queries, ${entries.length - queries} panels' field references) for runs ${run} and ${second}`,
     );
     assert.deepEqual(failures, []);
-    assert.ok(queries >= 58, `only ${queries} queries were found in the dashboards`);
+    assert.ok(queries >= 63, `only ${queries} queries were found in the dashboards`);
 
     // Side by side: every comparison query grouped by run shows both runs (the overlap
     // window exists only in the main run, which has two targets).
@@ -102,6 +138,10 @@ describe('dashboard queries against a real InfluxDB and a real sim run', () => {
     const grouped = entries.filter((r) => r.file === 'comparison.json' && r.tags?.run && !r.measurements.includes('overlap'));
     assert.ok(grouped.length >= 6, `only ${grouped.length} comparison queries group by run`);
     for (const r of grouped) assert.deepEqual(r.tags.run, both, `${r.where} does not show both runs`);
+    // Grouped by a `hostd run --tag` (the first tag key, `enclosure`): one row per value.
+    const byTag = entries.filter((r) => r.file === 'comparison.json' && r.tags?.enclosure);
+    assert.equal(byTag.length, 1, 'no comparison query groups by the chosen tag');
+    assert.deepEqual(byTag[0].tags.enclosure, ['dock A', 'dock B']);
   });
 
   test('the runner catches a broken query, a missing field and a missing annotation column', async (t) => {

@@ -7,6 +7,7 @@
 pub mod attribution;
 pub mod changepoint;
 pub mod detect;
+pub mod fill_states;
 pub mod headline;
 pub mod input;
 pub mod overlap;
@@ -80,6 +81,12 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
                 .as_ref()
                 .and_then(|d| d.get(&s.target))
                 .map(Vec::as_slice),
+            drive_log: run
+                .drive_log
+                .as_ref()
+                .and_then(|d| d.get(&s.target))
+                .map(Vec::as_slice),
+            os_log: run.os_log.as_deref(),
         };
         let stalls = input::counter_points(run, &s.target).and_then(|c| stall::find(s, &c));
         let changes = match detect::changes(s, &options.changepoint, stalls.as_ref()) {
@@ -101,7 +108,12 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
             events.push(attribution::attribute(s, c, &ctx, next, &changes[k + 1..]));
         }
         if let Some(st) = &stalls {
-            events.push(attribution::stall_event(s, st, run_start_ns));
+            events.push(attribution::stall_event(
+                s,
+                st,
+                run_start_ns,
+                run.os_log.as_deref(),
+            ));
         }
         if let Some(c) = cycle_summary(s, &changes) {
             cycles.push(c);

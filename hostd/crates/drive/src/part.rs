@@ -1,10 +1,14 @@
 //! The drive as a part of `hostd run`, with or without a probe: each target's link (from
 //! sysfs, in the manifest's `targets[].link`) decides which disk to ask; while it
 //! runs, the drive's own temperature is polled about once a second ([`TempPoller`]); after
-//! it, `drive_temp.csv`, the `summary.json` `drive` section and a warning for a link slower
-//! than the drive supports or a drive that answers no temperature (said once).
+//! it, `drive_temp.csv`, `drive_log.csv` (the drive's thermal record: NVMe thermal
+//! counters and sensors, SATA SCT status), the `summary.json` `drive` section
+//! (`temperature`, `thermal_log` with each drive's first and last reading and their
+//! change) and a warning for a link slower than the drive supports or a drive that answers
+//! no temperature or no thermal record (said once).
 
-use crate::smart::{PollResult, PollerConfig, TempPoller};
+use crate::smart::{LogSource, PollResult, PollerConfig, TempPoller};
+use hostd_records::drive_log::DriveLogDelta;
 use hostd_records::link::LinkInfo;
 use hostd_store::{RunPart, RunRecords, RunStart, Stage};
 use hostd_workload::link::link_for_path;
@@ -92,6 +96,12 @@ impl RunPart for DriveComponent {
                 polled.samples.iter().cloned(),
             ));
         }
+        if !polled.log.is_empty() {
+            if let Err(e) = hostd_records::drive_log::write(run_dir, &polled.log) {
+                summary.warnings.push(format!("drive_log.csv: {e:#}"));
+            }
+            run.drive_log = Some(hostd_records::drive_log::group(polled.log.iter().cloned()));
+        }
         for (label, link) in &self.links {
             for w in &link.warnings {
                 summary.warnings.push(format!("{label}: {w}"));
@@ -118,18 +128,78 @@ impl RunPart for DriveComponent {
                 ));
             } else {
                 let why = s.note.clone().unwrap_or_default();
-                summary
-                    .warnings
-                    .push(format!("{}: no drive temperature ({why})", s.target));
+                let line = format!("{}: no drive temperature ({why})", s.target);
+                // A virtual disk has no SMART by design: said, not warned about.
+                if why.contains(crate::smart::NO_SMART) {
+                    summary.notes.push(line);
+                } else {
+                    summary.warnings.push(line);
+                }
+            }
+        }
+        for (log, source) in polled.logs.iter().zip(&polled.sources) {
+            match (&log.delta, log.kind) {
+                (Some(d), Some(kind)) => text.push(thermal_log_line(log, kind, d)),
+                // A drive that answered no temperature is said once above already.
+                _ if source.answered => summary.warnings.push(format!(
+                    "{}: {}",
+                    log.target,
+                    log.note.as_deref().unwrap_or("no drive thermal record")
+                )),
+                _ => {}
             }
         }
         summary.extra.insert(
             "drive".into(),
             json!({
                 "temperature": polled.sources,
+                "thermal_log": polled.logs,
                 "text": text,
             }),
         );
         Ok(())
     }
+}
+
+/// The summary line of one drive's thermal record: what it logged during the run, from its
+/// first and last reading.
+fn thermal_log_line(log: &LogSource, kind: &str, d: &DriveLogDelta) -> String {
+    let what = if kind == "nvme" {
+        "NVMe health log"
+    } else {
+        "SCT status"
+    };
+    let logged = if !d.has_counters() {
+        "no thermal counters".to_string()
+    } else if d.logged_heat() {
+        format!("logged {}", d.words())
+    } else {
+        format!("logged no throttling ({})", d.words())
+    };
+    let sensors = log
+        .after
+        .as_ref()
+        .filter(|a| !a.sensors.is_empty())
+        .map_or(String::new(), |a| format!("; sensors {} °C", a.sensors));
+    let history = log
+        .sct_history_after
+        .as_ref()
+        .and_then(|h| {
+            h.max_c.map(|m| {
+                format!(
+                    "; SCT history max {m} °C over {} entries at {} min",
+                    h.oldest_first.len(),
+                    h.logging_interval_min
+                )
+            })
+        })
+        .unwrap_or_default();
+    let note = log
+        .note
+        .as_ref()
+        .map_or(String::new(), |n| format!(" ({n})"));
+    format!(
+        "{} drive thermal record ({what}, {} readings over {:.0} s): {logged}{sensors}{history}{note}",
+        log.target, log.readings, d.seconds
+    )
 }

@@ -7,6 +7,8 @@
 //! [`TempPoller`] polls the drive temperature about once a second while the run goes, on
 //! its own thread (never on an I/O thread), into a bounded series (`drive_temp.csv`).
 
+use crate::thermal_log::{set_tmt, thermal_log_of, tmt_from_text, tmt_only_in_text, SctHistory};
+use hostd_records::drive_log::{DriveLogDelta, DriveLogRecord};
 use hostd_records::drive_temp::DriveTempRecord;
 use serde::Serialize;
 use serde_json::Value;
@@ -67,10 +69,11 @@ pub fn parse_smartctl(json: &Value) -> (Option<String>, Option<f64>, Option<Nvme
     let nvme = log.is_object().then(|| NvmeThermal {
         warning_temp_time_min: log["warning_temp_time"].as_u64(),
         critical_comp_time_min: log["critical_comp_time"].as_u64(),
-        thermal_temp1_transition_count: log["thermal_temp1_transition_count"].as_u64(),
-        thermal_temp2_transition_count: log["thermal_temp2_transition_count"].as_u64(),
-        thermal_temp1_total_time_s: log["thermal_temp1_total_time"].as_u64(),
-        thermal_temp2_total_time_s: log["thermal_temp2_total_time"].as_u64(),
+        // smartmontools' keys (src/nvmeprint.cpp; in its JSON after release 7.5).
+        thermal_temp1_transition_count: log["thermal_mgmt_temperature_1_transition_count"].as_u64(),
+        thermal_temp2_transition_count: log["thermal_mgmt_temperature_2_transition_count"].as_u64(),
+        thermal_temp1_total_time_s: log["thermal_mgmt_temperature_1_total_time"].as_u64(),
+        thermal_temp2_total_time_s: log["thermal_mgmt_temperature_2_total_time"].as_u64(),
     });
     let temperature = temperature.or_else(|| log["temperature"].as_f64());
     let temperature = temperature.or_else(|| ata_temperature(json));
@@ -115,6 +118,29 @@ pub fn whole_disk(device: &str) -> String {
         }
     }
     device.to_string()
+}
+
+/// What smartctl says of a disk it has no way to ask (a paravirtual disk).
+const NO_DEVICE_TYPE: &str = "Unable to detect device type";
+/// How a [`TempSource`] note begins its reason when the disk has no SMART by design.
+pub const NO_SMART: &str = "which has no SMART";
+
+/// What kind of virtual disk `disk` (a whole disk, `/dev/NAME`) is, when it is one: a
+/// paravirtual block device (virtio-blk `vdX`, Xen `xvdX`) has no SMART to ask, so its
+/// missing temperature is a fact of the machine, not something to fix.
+pub fn virtual_disk(disk: &str) -> Option<&'static str> {
+    let name = disk.strip_prefix("/dev/")?;
+    let rest = |prefix: &str| {
+        name.strip_prefix(prefix)
+            .is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_lowercase()))
+    };
+    if rest("xvd") {
+        Some("a Xen virtual disk")
+    } else if rest("vd") {
+        Some("a virtio virtual disk")
+    } else {
+        None
+    }
 }
 
 /// USB bridge types smartctl may need spelled out when it cannot tell (`-d TYPE`).
@@ -286,6 +312,10 @@ pub struct PollResult {
     pub samples: Vec<DriveTempRecord>,
     /// One entry per target.
     pub sources: Vec<TempSource>,
+    /// Every thermal-record reading, in time order per target (`drive_log.csv`).
+    pub log: Vec<DriveLogRecord>,
+    /// One thermal-record entry per target, in the order of `sources`.
+    pub logs: Vec<LogSource>,
 }
 
 /// Polls the temperature of each target's drive on a background thread until stopped.
@@ -299,8 +329,13 @@ fn smartctl_json(
     config: &PollerConfig,
     device_type: Option<&str>,
     disk: &str,
+    sct: bool,
 ) -> Result<Value, String> {
     let mut args = vec!["--json", "-A"];
+    if sct {
+        // A SATA drive's SCT status and temperature history (its thermal record).
+        args.extend(["-l", "scttemp"]);
+    }
     if let Some(t) = device_type {
         args.extend(["-d", t]);
     }
@@ -316,16 +351,38 @@ fn smartctl_json(
     }
 }
 
+/// How a drive answered detection.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Detected {
+    /// `-d` type that worked (None: smartctl's own choice).
+    pub device_type: Option<String>,
+    /// Field the temperature came from.
+    pub field: String,
+    /// The drive speaks ATA (its thermal record is the SCT status, asked with `-l scttemp`).
+    pub ata: bool,
+    /// An NVMe drive read by a smartctl whose JSON has no thermal management counters: they
+    /// are read from its text output as well.
+    pub tmt_text: bool,
+}
+
 /// Finds how `disk` answers: directly (NVMe, SATA, bridges smartctl knows), then each
-/// bridge type. Ok((type, field)), or what smartctl said when asked directly.
-pub fn detect(config: &PollerConfig, disk: &str) -> Result<(Option<String>, String), String> {
+/// bridge type. Ok(how), or what smartctl said when asked directly.
+pub fn detect(config: &PollerConfig, disk: &str) -> Result<Detected, String> {
     let mut first: Option<String> = None;
     for t in std::iter::once(None).chain(BRIDGE_TYPES.iter().map(|t| Some(*t))) {
-        let why = match smartctl_json(config, t, disk) {
+        let why = match smartctl_json(config, t, disk, false) {
             Err(e) if e.contains("not installed") => return Err(e),
             Err(e) => e,
             Ok(json) => match temperature_of(&json) {
-                Some((_, field)) => return Ok((t.map(str::to_string), field.to_string())),
+                Some((_, field)) => {
+                    return Ok(Detected {
+                        device_type: t.map(str::to_string),
+                        field: field.to_string(),
+                        ata: json["device"]["protocol"].as_str() == Some("ATA")
+                            || json["ata_smart_attributes"].is_object(),
+                        tmt_text: tmt_only_in_text(&json),
+                    })
+                }
                 None => smartctl_messages(&json).unwrap_or_else(|| {
                     format!(
                         "no temperature (smartctl exit status {})",
@@ -371,13 +428,133 @@ impl Drop for TempPoller {
     }
 }
 
+/// How one target's drive answered for its thermal record (NVMe thermal counters and
+/// sensors, SATA SCT status and history), first and last reading and their change.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LogSource {
+    /// Target label.
+    pub target: String,
+    /// `nvme` or `sct`; None when the drive gave no thermal record.
+    pub kind: Option<&'static str>,
+    /// Readings kept (`drive_log.csv`).
+    pub readings: usize,
+    /// What the drive or its bridge does not give, said once (not per poll).
+    pub note: Option<String>,
+    /// The first reading (before the run's I/O).
+    pub before: Option<DriveLogRecord>,
+    /// The last reading (after the run's I/O).
+    pub after: Option<DriveLogRecord>,
+    /// The counters' change from `before` to `after`.
+    pub delta: Option<DriveLogDelta>,
+    /// SATA: the SCT temperature history before the run.
+    pub sct_history_before: Option<SctHistory>,
+    /// SATA: the SCT temperature history after the run.
+    pub sct_history_after: Option<SctHistory>,
+}
+
+/// One drive being polled: where its temperature and thermal record go.
+struct Active {
+    source: usize,
+    disk: String,
+    device_type: Option<String>,
+    ata: bool,
+    tmt_text: bool,
+}
+
+/// The thermal management counters from smartctl's text output (`smartctl -A`), for a
+/// smartctl whose JSON lacks them.
+fn tmt_text(config: &PollerConfig, a: &Active) -> Option<[u64; 4]> {
+    let mut args = vec!["-A"];
+    if let Some(t) = a.device_type.as_deref() {
+        args.extend(["-d", t]);
+    }
+    args.push(&a.disk);
+    let out = run_with_timeout(&config.smartctl, &args, config.timeout).ok()?;
+    tmt_from_text(&String::from_utf8_lossy(&out))
+}
+
+/// Asks one drive once: its temperature into `result.samples`, its thermal record into
+/// `result.log` (both bounded by `max_samples`).
+fn poll_once(config: &PollerConfig, a: &Active, result: &mut PollResult) {
+    let json = smartctl_json(config, a.device_type.as_deref(), &a.disk, a.ata).ok();
+    let now = hostd_records::clock::now_ns();
+    let temp = json
+        .as_ref()
+        .and_then(|j| temperature_of(j).map(|(v, _)| v));
+    let source = &mut result.sources[a.source];
+    match temp {
+        None => source.failed_polls += 1,
+        Some(_) if source.samples >= config.max_samples => source.dropped += 1,
+        Some(v) => {
+            source.samples += 1;
+            result.samples.push(DriveTempRecord {
+                time_ns: now,
+                target: source.target.clone(),
+                temperature_c: v,
+            });
+        }
+    }
+    let Some(json) = json else { return };
+    let log = &mut result.logs[a.source];
+    match thermal_log_of(&json) {
+        None => {
+            if log.kind.is_none() && log.note.is_none() {
+                log.note = Some(format!(
+                    "{}: the drive{} gives no thermal record (no NVMe health log, no SCT status){}",
+                    a.disk,
+                    a.device_type
+                        .as_ref()
+                        .map_or(String::new(), |t| format!(" through -d {t}")),
+                    smartctl_messages(&json).map_or(String::new(), |m| format!(": {m}"))
+                ));
+            }
+        }
+        Some(l) => {
+            let mut r = l.record;
+            let from_text = a.tmt_text && l.kind == "nvme";
+            let counters = from_text.then(|| tmt_text(config, a)).flatten();
+            if let Some(c) = counters {
+                set_tmt(&mut r, c);
+            }
+            if log.kind.is_none() {
+                log.kind = Some(l.kind);
+                log.note = if counters.is_some() {
+                    Some(format!(
+                        "TMT counters from smartctl {}'s text output (its JSON has them only after 7.5)",
+                        json["smartctl"]["version"]
+                            .as_array()
+                            .map(|v| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("."))
+                            .unwrap_or_default()
+                    ))
+                } else {
+                    l.note.clone()
+                };
+                log.sct_history_before = l.sct_history.clone();
+            }
+            r.time_ns = now;
+            r.target = log.target.clone();
+            if log.before.is_none() {
+                log.before = Some(r.clone());
+            }
+            log.after = Some(r.clone());
+            if l.sct_history.is_some() {
+                log.sct_history_after = l.sct_history;
+            }
+            if log.readings < config.max_samples {
+                log.readings += 1;
+                result.log.push(r);
+            }
+        }
+    }
+}
+
 fn poll(
     config: &PollerConfig,
     targets: &[(String, Option<String>)],
     stop: &AtomicBool,
 ) -> PollResult {
     let mut result = PollResult::default();
-    let mut active: Vec<(usize, String, Option<String>)> = Vec::new();
+    let mut active: Vec<Active> = Vec::new();
     for (label, device) in targets {
         let mut source = TempSource {
             target: label.clone(),
@@ -390,46 +567,59 @@ fn poll(
             failed_polls: 0,
             dropped: 0,
         };
+        let mut log = LogSource {
+            target: label.clone(),
+            ..Default::default()
+        };
         match device {
             None => source.note = Some("not on a block device: no drive temperature".into()),
             Some(disk) => match detect(config, disk) {
-                Ok((t, field)) => {
+                Ok(d) => {
                     source.answered = true;
-                    source.device_type = t.clone();
-                    source.field = Some(field);
-                    active.push((result.sources.len(), disk.clone(), t));
+                    source.device_type = d.device_type.clone();
+                    source.field = Some(d.field);
+                    active.push(Active {
+                        source: result.sources.len(),
+                        disk: disk.clone(),
+                        device_type: d.device_type,
+                        ata: d.ata,
+                        tmt_text: d.tmt_text,
+                    });
                 }
                 Err(why) => {
-                    tracing::warn!(target = %label, device = %disk, "the drive answers no temperature to smartctl ({why}); the run goes on without a drive temperature series");
-                    source.note = Some(if why.starts_with(disk.as_str()) {
+                    let why = if why.starts_with(disk.as_str()) {
                         why
                     } else {
                         format!("{disk}: {why}")
-                    });
+                    };
+                    // smartctl finds no device type at all: the disk has no SMART interface.
+                    match virtual_disk(disk).filter(|_| why.contains(NO_DEVICE_TYPE)) {
+                        // Nothing to fix: the hypervisor's disk has no SMART to ask.
+                        Some(kind) => {
+                            tracing::info!(target = %label, device = %disk, "{kind}: no SMART, no drive temperature ({why})");
+                            source.note = Some(format!("{kind}, {NO_SMART}: {why}"));
+                        }
+                        None => {
+                            tracing::warn!(target = %label, device = %disk, "the drive answers no temperature to smartctl ({why}); the run goes on without a drive temperature series");
+                            source.note = Some(why);
+                        }
+                    }
                 }
             },
         }
+        if !source.answered {
+            log.note = Some(format!(
+                "no thermal record: {}",
+                source.note.as_deref().unwrap_or("the drive did not answer")
+            ));
+        }
         result.sources.push(source);
+        result.logs.push(log);
     }
     let mut next = Instant::now();
     while !stop.load(Ordering::Relaxed) && !active.is_empty() {
-        for (k, disk, t) in &active {
-            let reading = smartctl_json(config, t.as_deref(), disk)
-                .ok()
-                .and_then(|j| temperature_of(&j).map(|(v, _)| v));
-            let source = &mut result.sources[*k];
-            match reading {
-                None => source.failed_polls += 1,
-                Some(_) if source.samples >= config.max_samples => source.dropped += 1,
-                Some(v) => {
-                    source.samples += 1;
-                    result.samples.push(DriveTempRecord {
-                        time_ns: hostd_records::clock::now_ns(),
-                        target: source.target.clone(),
-                        temperature_c: v,
-                    });
-                }
-            }
+        for a in &active {
+            poll_once(config, a, &mut result);
         }
         next += config.interval;
         while !stop.load(Ordering::Relaxed) && Instant::now() < next {
@@ -437,6 +627,15 @@ fn poll(
         }
         if Instant::now() > next + config.interval {
             next = Instant::now(); // a slow smartctl: skip, do not catch up in a burst
+        }
+    }
+    // One more reading once the run's I/O is over: the thermal record "after".
+    for a in &active {
+        poll_once(config, a, &mut result);
+    }
+    for log in &mut result.logs {
+        if let (Some(b), Some(a)) = (&log.before, &log.after) {
+            log.delta = Some(DriveLogDelta::between(b, a));
         }
     }
     result
@@ -451,9 +650,10 @@ mod tests {
         let json: Value = serde_json::from_str(
             r#"{"model_name":"Samsung Portable SSD X5","temperature":{"current":61},
                 "nvme_smart_health_information_log":{"temperature":61,"warning_temp_time":3,
-                "critical_comp_time":0,"thermal_temp1_transition_count":4,
-                "thermal_temp2_transition_count":1,"thermal_temp1_total_time":212,
-                "thermal_temp2_total_time":9}}"#,
+                "critical_comp_time":0,"thermal_mgmt_temperature_1_transition_count":4,
+                "thermal_mgmt_temperature_2_transition_count":1,
+                "thermal_mgmt_temperature_1_total_time":212,
+                "thermal_mgmt_temperature_2_total_time":9}}"#,
         )
         .unwrap();
         let (model, temp, nvme) = parse_smartctl(&json);
@@ -477,6 +677,22 @@ mod tests {
         let r = read_smart(Some("tmpfs"), "t0", "write", "before");
         assert!(!r.available);
         assert!(r.note.unwrap().contains("not on a block device"));
+    }
+
+    #[test]
+    fn paravirtual_disks_are_told_from_real_ones_by_name() {
+        assert_eq!(virtual_disk("/dev/vda"), Some("a virtio virtual disk"));
+        assert_eq!(virtual_disk("/dev/xvdb"), Some("a Xen virtual disk"));
+        for real in [
+            "/dev/sda",
+            "/dev/nvme0n1",
+            "/dev/vd",
+            "/dev/vda1",
+            "vda",
+            "/dev/loop0",
+        ] {
+            assert_eq!(virtual_disk(real), None, "{real}");
+        }
     }
 
     #[test]
@@ -522,8 +738,9 @@ mod tests {
         assert!(unknown.contains("Unknown USB bridge"), "{unknown}");
     }
 
-    /// A smartctl stand-in that replays recorded answers: `DISK.TYPE.json` (TYPE `direct`
-    /// without `-d`) from the directory next to it, else `default.json`.
+    /// A smartctl stand-in that replays recorded answers: `DISK.TYPE.json` for a `--json`
+    /// call, `DISK.TYPE.txt` for a text one (TYPE `direct` without `-d`), from the directory
+    /// next to it, else `default.json` / `default.txt`.
     #[cfg(unix)]
     fn replay_smartctl(dir: &Path, answers: &[(&str, &str)]) -> PathBuf {
         use std::os::unix::fs::PermissionsExt as _;
@@ -541,7 +758,7 @@ mod tests {
         let script = dir.join("smartctl");
         std::fs::write(
             &script,
-            "#!/bin/sh\nt=direct; d=\nwhile [ $# -gt 0 ]; do case \"$1\" in -d) t=$2; shift;; /*) d=$1;; esac; shift; done\nf=\"$0.d/$(basename \"$d\").$t.json\"\n[ -f \"$f\" ] || f=\"$0.d/default.json\"\ncat \"$f\"\n",
+            "#!/bin/sh\nt=direct; d=; x=txt\nwhile [ $# -gt 0 ]; do case \"$1\" in -d) t=$2; shift;; --json) x=json;; /*) d=$1;; esac; shift; done\nf=\"$0.d/$(basename \"$d\").$t.$x\"\n[ -f \"$f\" ] || f=\"$0.d/default.$x\"\ncat \"$f\"\n",
         )
         .unwrap();
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -605,11 +822,124 @@ mod tests {
         let note = vm.note.as_deref().unwrap();
         assert!(note.contains("Unable to detect device type"), "{note}");
         assert!(note.contains("no -d bridge type answered"), "{note}");
+        assert!(note.starts_with("a virtio virtual disk"), "{note}");
         assert!(src("tmpfs")
             .note
             .as_deref()
             .unwrap()
             .contains("not on a block device"));
+    }
+
+    #[test]
+    #[cfg(unix)] // the recorded smartctl is a shell script
+    fn poller_reads_the_thermal_record_before_during_and_after_and_says_once_when_there_is_none() {
+        let d = tempfile::tempdir().unwrap();
+        let smartctl = replay_smartctl(
+            d.path(),
+            &[
+                (
+                    "nvme0n1.direct.json",
+                    "derived/nvme-toshiba-kxg6.before-throttle.json",
+                ),
+                (
+                    "sdb.direct.json",
+                    "recorded/usbsunplus-samsung-hd204ui.x.json",
+                ),
+                ("sde.sat.json", "sata-sat.json"),
+                // smartctl 7.3: no TMT counters in its JSON, so from its text output.
+                ("nvme1n1.direct.json", "recorded/nvme-toshiba-kxg6.x.json"),
+                (
+                    "nvme1n1.direct.txt",
+                    "text/nvme-smartctl73-before-throttle.txt",
+                ),
+                ("default.json", "vm-virtio-sat.json"),
+            ],
+        );
+        let config = PollerConfig {
+            smartctl,
+            interval: Duration::from_millis(100),
+            ..Default::default()
+        };
+        let targets = [
+            ("nvme-smartctl73", "/dev/nvme1n1"),
+            ("nvme", "/dev/nvme0n1"),
+            ("usb-sata", "/dev/sdb"),
+            ("sata-no-sct", "/dev/sde"),
+        ]
+        .iter()
+        .map(|(l, dev)| (l.to_string(), Some(dev.to_string())))
+        .collect();
+        let poller = TempPoller::start(config, targets);
+        std::thread::sleep(Duration::from_millis(800));
+        // The drives throttle: their next answers carry the grown counters.
+        let data = d.path().join("smartctl.d");
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../fixtures/smartctl");
+        for (name, file) in [
+            (
+                "nvme0n1.direct.json",
+                "derived/nvme-toshiba-kxg6.after-throttle.json",
+            ),
+            (
+                "sdb.direct.json",
+                "derived/usbsunplus-samsung-hd204ui.after-throttle.json",
+            ),
+            (
+                "nvme1n1.direct.txt",
+                "text/nvme-smartctl73-after-throttle.txt",
+            ),
+        ] {
+            let tmp = data.join("next");
+            std::fs::copy(fixtures.join(file), &tmp).unwrap();
+            std::fs::rename(&tmp, data.join(name)).unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        let r = poller.stop();
+        let log = |t: &str| r.logs.iter().find(|l| l.target == t).unwrap();
+        let nvme = log("nvme");
+        assert_eq!(nvme.kind, Some("nvme"));
+        let dl = nvme.delta.as_ref().unwrap();
+        assert_eq!((dl.tmt1_transitions, dl.tmt1_time_s), (Some(3), Some(41)));
+        assert_eq!(dl.warning_temp_time_min, Some(1));
+        assert_eq!(nvme.after.as_ref().unwrap().sensors, "1=35");
+        // Before, during (one a poll) and the last reading after the stop.
+        assert!(nvme.readings >= 8, "{} readings", nvme.readings);
+        let rows: Vec<&DriveLogRecord> = r.log.iter().filter(|x| x.target == "nvme").collect();
+        assert_eq!(rows.len(), nvme.readings);
+        assert!(rows.windows(2).all(|w| w[0].time_ns < w[1].time_ns));
+        assert_eq!(rows[0].tmt1_transitions, Some(9));
+        assert_eq!(rows.last().unwrap().tmt1_transitions, Some(12));
+        let old = log("nvme-smartctl73");
+        let dl = old.delta.as_ref().unwrap();
+        assert_eq!((dl.tmt1_transitions, dl.tmt1_time_s), (Some(3), Some(41)));
+        assert_eq!((dl.tmt2_transitions, dl.tmt2_time_s), (Some(0), Some(0)));
+        let note = old.note.as_deref().unwrap();
+        assert!(
+            note.contains("TMT counters from smartctl 7.3's text output"),
+            "{note}"
+        );
+        let sata = log("usb-sata");
+        assert_eq!(sata.kind, Some("sct"));
+        assert_eq!(sata.delta.as_ref().unwrap().sct_over_limit_count, Some(2));
+        assert_eq!(
+            sata.sct_history_after.as_ref().unwrap().oldest_first.len(),
+            128
+        );
+        // The SATA drive was asked for its SCT record; the temperature still came through.
+        assert!(
+            r.sources
+                .iter()
+                .find(|s| s.target == "usb-sata")
+                .unwrap()
+                .samples
+                >= 8
+        );
+        let none = log("sata-no-sct");
+        assert_eq!((none.kind, none.readings), (None, 0));
+        let note = none.note.as_deref().unwrap();
+        assert!(
+            note.contains("gives no thermal record") && note.contains("-d sat"),
+            "{note}"
+        );
     }
 
     #[test]

@@ -43,6 +43,8 @@ enum Command {
     Analyze(cmd::analyze::AnalyzeArgs),
     /// Compare runs side by side (e.g. direct port against hub).
     Compare(cmd::compare::CompareArgs),
+    /// Write a run's probe samples as probe.csv (from its Parquet segments).
+    Export(cmd::export::ExportArgs),
     /// Push a finished run directory to InfluxDB.
     Import(cmd::import::ImportArgs),
     /// Local InfluxDB helpers (`setup` onboards a fresh server).
@@ -67,6 +69,7 @@ fn main() -> ExitCode {
         Command::BenchJob(args) => cmd::bench_job::execute(args),
         Command::Analyze(args) => cmd::analyze::execute(args),
         Command::Compare(args) => cmd::compare::execute(args),
+        Command::Export(args) => cmd::export::execute(args),
         Command::Import(args) => cmd::import::execute(args),
         Command::Influx(args) => cmd::influx::execute(args),
         Command::Monitor(args) => cmd::monitor::execute(args),

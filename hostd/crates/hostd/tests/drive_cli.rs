@@ -63,6 +63,64 @@ fn a_drive_that_answers_gets_a_temperature_series_beside_the_run() {
     let start = manifest["start_ns"].as_i64().unwrap();
     let first: i64 = rows[0].split(',').next().unwrap().parse().unwrap();
     assert!(first >= start, "{first} < {start}");
+    // The drive's thermal record beside it: one row a poll and one after the run, the
+    // counters of the answer, and a summary line saying it logged nothing new.
+    let log = &summary["extra"]["drive"]["thermal_log"][0];
+    assert_eq!(log["kind"], "nvme", "{log}");
+    let csv = std::fs::read_to_string(work.path().join("run/drive_log.csv")).unwrap();
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(rows.len() as u64, log["readings"].as_u64().unwrap());
+    assert!(
+        rows.len() as u64 > t["samples"].as_u64().unwrap() - 1,
+        "{csv}"
+    );
+    assert_eq!(log["after"]["tmt1_transitions"], 4, "{log}");
+    assert_eq!(log["after"]["sensors"], "1=61;2=70", "{log}");
+    assert_eq!(log["delta"]["tmt1_transitions"], 0, "{log}");
+    let line = summary["extra"]["drive"]["text"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|l| l.as_str())
+        .find(|l| l.contains("drive thermal record"))
+        .unwrap()
+        .to_string();
+    assert!(
+        line.contains("(NVMe health log,")
+            && line.contains("logged no throttling (0 TMT1 transition(s)"),
+        "{line}"
+    );
+}
+
+#[test]
+fn a_sata_drive_behind_a_usb_bridge_gives_its_sct_record_and_one_without_is_said_once() {
+    let work = disk_tempdir();
+    let smartctl = replay(work.path(), "recorded/usbsunplus-samsung-hd204ui.x.json");
+    let (_, summary, text) = run(work.path(), &smartctl);
+    let log = &summary["extra"]["drive"]["thermal_log"][0];
+    assert_eq!(log["kind"], "sct", "{log}");
+    assert_eq!(log["after"]["sct_temperature_c"], 27.0, "{log}");
+    assert_eq!(log["sct_history_after"]["logging_interval_min"], 5, "{log}");
+    assert_eq!(log["delta"]["sct_over_limit_count"], 0, "{log}");
+    assert!(text.contains("drive thermal record (SCT status,"), "{text}");
+    assert!(text.contains("SCT history max"), "{text}");
+    // A SATA drive that answers its temperature but keeps no SCT record.
+    let work = disk_tempdir();
+    let smartctl = replay(work.path(), "sata-sat.json");
+    let (summary, text) = {
+        let (_, s, t) = run(work.path(), &smartctl);
+        (s, t)
+    };
+    assert!(!work.path().join("run/drive_log.csv").exists());
+    let warnings: Vec<&str> = summary["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w.as_str())
+        .filter(|w| w.contains("gives no thermal record"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert_eq!(text.matches("gives no thermal record").count(), 1, "{text}");
 }
 
 #[test]

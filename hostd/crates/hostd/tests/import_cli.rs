@@ -48,19 +48,13 @@ fn import_takes_a_scenario_gen_run_directory() {
     let text = common::text(&out);
     assert!(out.status.success(), "hostd import failed:\n{text}");
     let files = record_count(&dir.join("files.csv"));
-    let probe = record_count(&dir.join("probe.csv"));
+    let probe = common::probe_samples(&dir).len() as u64;
     assert!(files > 10 && probe > 1000, "{files} files, {probe} samples");
     assert_eq!(server.count("file", "bytes").unwrap(), files, "{text}");
     assert_eq!(server.count("probe", "seq").unwrap(), probe, "{text}");
     assert_eq!(server.count("run", "scenario").unwrap(), 1, "{text}");
     // The run point is at the earliest record: the first probe sample (the lead).
-    let first_probe: i64 = std::fs::read_to_string(dir.join("probe.csv"))
-        .unwrap()
-        .lines()
-        .nth(1)
-        .and_then(|l| l.split(',').next())
-        .and_then(|t| t.parse().ok())
-        .unwrap();
+    let first_probe: i64 = common::probe_samples(&dir)[0].time_ns;
     let rows = server
         .rows("SELECT scenario FROM run")
         .unwrap_or_else(|e| panic!("{e:#}"));
@@ -84,12 +78,12 @@ fn import_takes_a_monitor_directory() {
     let dir = monitor_session(work.path(), "mon");
     let out = import(&dir, &server);
     assert_ok(&out);
-    let probe = record_count(&dir.join("probe.csv"));
+    let probe = common::probe_samples(&dir).len() as u64;
     assert!(probe > 500, "{probe} samples");
     assert_eq!(server.count("probe", "seq").unwrap(), probe);
     assert_eq!(
         server.count("probe_agg", "samples").unwrap(),
-        record_count(&dir.join("probe_agg.csv"))
+        common::agg_rows(&dir)
     );
 }
 
@@ -182,7 +176,7 @@ fn import_takes_a_directory_of_the_old_monitor() {
     .unwrap();
     let out = import(&dir, &server);
     assert_ok(&out);
-    let probe = record_count(&dir.join("probe.csv"));
+    let probe = common::probe_samples(&dir).len() as u64;
     assert_eq!(server.count("probe", "seq").unwrap(), probe);
     // Still a monitor session: its summary.json is not taken for a run summary.
     assert_eq!(server.count("probe_health", "samples").unwrap(), 0);

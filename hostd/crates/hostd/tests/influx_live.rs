@@ -7,9 +7,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{
-    assert_ok, disk_target, hostd_run, paced_profile, read_json, record_count, to_influx,
-};
+use common::{assert_ok, disk_target, hostd_run, paced_profile, read_json, to_influx};
 
 #[test]
 fn probe_points_reach_influxdb_while_the_run_is_going() {
@@ -57,7 +55,7 @@ fn probe_points_reach_influxdb_while_the_run_is_going() {
     let pushed = &inf["pushed_at_end"];
     assert!(pushed.get("probe.csv").is_none(), "{pushed}");
     assert_eq!(server.count("probe", "seq").unwrap(), received);
-    let agg_rows = record_count(&run.join("probe_agg.csv"));
+    let agg_rows = common::agg_rows(&run);
     assert_eq!(server.count("probe_agg", "power_w_mean").unwrap(), agg_rows);
     assert!(
         pushed["probe (live)"].as_u64().unwrap() >= received + agg_rows,

@@ -54,8 +54,8 @@ fn run_survives_a_30_second_influxdb_outage_with_nothing_lost() {
 
     // Every record of the run directory is in InfluxDB.
     let files = record_count(&run.join("files.csv"));
-    let probe = record_count(&run.join("probe.csv"));
-    let agg = record_count(&run.join("probe_agg.csv"));
+    let probe = common::probe_samples(&run).len() as u64;
+    let agg = common::agg_rows(&run);
     let intervals = record_count(&run.join("intervals.csv"));
     assert!(
         files >= 50 && probe > 10_000,

@@ -48,7 +48,7 @@ fn probe_run_reaches_influxdb_complete() {
         files,
         "every file has its energy"
     );
-    let agg = record_count(&run.join("probe_agg.csv"));
+    let agg = common::agg_rows(&run);
     assert_eq!(server.count("probe_agg", "power_w_mean").unwrap(), agg);
 
     // `hostd import` of the directory into another server gives the files the same
@@ -92,14 +92,14 @@ fn monitor_streams_the_idle_probe_to_influxdb() {
         "idle power {idle} W, simulator idles at 1.5 W"
     );
     assert_eq!(summary["link"]["stats"]["sequence"]["gaps"], 0);
-    let csv_rows = record_count(&dir.join("probe.csv"));
+    let csv_rows = common::probe_samples(&dir).len() as u64;
     assert_eq!(csv_rows, samples);
     assert_eq!(
         server.count("probe", "seq").unwrap(),
         samples,
         "every sample streamed to InfluxDB"
     );
-    let agg = record_count(&dir.join("probe_agg.csv"));
+    let agg = common::agg_rows(&dir);
     assert_eq!(server.count("probe_agg", "samples").unwrap(), agg);
 
     // One mapping: importing the directory afterwards writes the very points streamed

@@ -93,10 +93,9 @@ fn run_with_the_simulated_probe_correlates_every_file() {
         assert!(e > 0.0);
         assert!(row[jpg].parse::<f64>().unwrap() > 0.0);
     }
-    let samples = &csv_rows(&run.join("probe.csv"))[1..];
+    let samples = common::probe_samples(&run);
     assert_eq!(samples.len() as u64, seq["received"].as_u64().unwrap());
-    let agg = &csv_rows(&run.join("probe_agg.csv"))[1..];
-    assert!(agg.len() > 50);
+    assert!(common::agg_rows(&run) > 50);
     assert!(probe["phases"].as_array().unwrap().len() == 2);
     // The summary says how the probe sampled: achieved of converted rate,
     // missed conversions, chip resets, DIAG flags.
@@ -195,10 +194,9 @@ fn unplug_in_the_middle_of_a_run_is_recorded_and_the_run_completes() {
     let events = std::fs::read_to_string(run.join("probe-link.jsonl")).unwrap();
     assert!(events.contains("\"disconnected\"") && events.contains("\"reconnected\""));
     let resumed_ns = r["resumed_ns"].as_i64().unwrap();
-    let samples = &csv_rows(&run.join("probe.csv"))[1..];
-    let after = samples
+    let after = common::probe_samples(&run)
         .iter()
-        .filter(|s| s[0].parse::<i64>().unwrap() > resumed_ns)
+        .filter(|s| s.time_ns > resumed_ns)
         .count();
     assert!(after > 1000, "only {after} samples after the reconnect");
     let files = &csv_rows(&run.join("files.csv"))[1..];
@@ -278,7 +276,8 @@ fn an_unreachable_probe_is_refused_before_anything_is_written() {
     assert!(!run.join("manifest.json").exists());
 }
 
-/// Writes `dir/clips.toml`: 20 paced clips of 0.5 s, about 10 s of writes whatever the disk.
+/// Writes `dir/clips.toml`: 60 paced clips of 0.5 s, about 30 s of writes whatever the disk
+/// (longer than the 10 s after which the first probe segment is closed).
 /// A run killed with SIGKILL (a Unix signal; TerminateProcess is its Windows counterpart).
 #[cfg(unix)]
 mod killed {
@@ -291,10 +290,52 @@ mod killed {
         let profile = dir.join("clips.toml");
         std::fs::write(
             &profile,
-            "name = \"clips\"\ndescription = \"paced clips\"\nkind = \"video\"\n[video]\nframe_size = \"256KB\"\nfps = 50.0\nseconds = 0.5\nclips = 20\n[io]\nblock_size = \"256KiB\"\nqueue_depth = 1\nphases = [\"write\"]\nverify = false\n",
+            "name = \"clips\"\ndescription = \"paced clips\"\nkind = \"video\"\n[video]\nframe_size = \"256KB\"\nfps = 50.0\nseconds = 0.5\nclips = 60\n[io]\nblock_size = \"256KiB\"\nqueue_depth = 1\nphases = [\"write\"]\nverify = false\n",
         )
         .unwrap();
         profile
+    }
+
+    #[test]
+    fn a_probed_runs_samples_take_at_most_16_bytes_each_on_disk() {
+        // 30 s of paced writes with the default channels at 1 kHz: a few closed segments.
+        let (work, target, run) = disk_target();
+        let out = hostd_run(clips_profile(work.path()), [&target], &run)
+            .args(["--probe", "sim", "--probe-rate", "1000"])
+            .output()
+            .unwrap();
+        assert_ok(&out);
+        let samples = common::probe_samples(&run).len() as u64;
+        assert!(samples > 25_000, "{samples} samples in a 30 s run at 1 kHz");
+        let bytes = hostd_records::probe_store::bytes_on_disk(&run).unwrap();
+        let per_sample = bytes as f64 / samples as f64;
+        eprintln!("probe/: {bytes} bytes, {samples} samples, {per_sample:.2} B/sample");
+        assert!(per_sample <= 16.0, "{per_sample:.2} bytes per sample");
+
+        // `hostd export --csv` writes the same samples as probe.csv (which has no probe
+        // clock column), and the run analyses the same from probe.csv alone.
+        let analysed = analyze_json(&run);
+        let out = hostd()
+            .args(["export", "--csv"])
+            .arg(&run)
+            .output()
+            .unwrap();
+        assert_ok(&out);
+        let mut from_segments = hostd_records::probe_store::read(&run).unwrap();
+        from_segments.iter_mut().for_each(|s| s.probe_time_us = 0);
+        let from_csv = hostd_records::probe::read(&run).unwrap();
+        assert_eq!(format!("{from_csv:?}"), format!("{from_segments:?}"));
+        let again = hostd()
+            .args(["export", "--csv"])
+            .arg(&run)
+            .output()
+            .unwrap();
+        assert!(
+            !again.status.success(),
+            "probe.csv replaced without --force"
+        );
+        std::fs::remove_dir_all(run.join("probe")).unwrap();
+        assert_eq!(analyze_json(&run), analysed);
     }
 
     #[test]
@@ -306,20 +347,25 @@ mod killed {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        // files.csv gets each file's row as the file completes, probe or not; probe.csv its
-        // samples a buffer at a time (about 2 s at 1 kHz).
+        // files.csv gets each file's row as the file completes, probe or not; probe/ its
+        // samples a segment at a time (10 s each, whole files only).
         let start = Instant::now();
         let rows = |name: &str| {
             std::fs::read_to_string(run.join(name))
                 .map(|t| t.lines().count().saturating_sub(1))
                 .unwrap_or(0)
         };
-        while rows("files.csv") < 3 || rows("probe.csv") == 0 {
+        let segments = || {
+            hostd_records::probe_store::segments(&run)
+                .map(|s| s.len())
+                .unwrap_or(0)
+        };
+        while rows("files.csv") < 3 || segments() == 0 {
             assert!(
                 start.elapsed() < Duration::from_secs(60),
-                "{} files.csv rows, {} probe.csv rows 60 s into a probed run",
+                "{} files.csv rows, {} probe segments 60 s into a probed run",
                 rows("files.csv"),
-                rows("probe.csv")
+                segments()
             );
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -329,7 +375,7 @@ mod killed {
         assert_eq!(o.status.code(), None, "killed: {}", text(&o));
 
         let rows = rows("files.csv");
-        assert!((3..20).contains(&rows), "{rows} rows: killed mid-run");
+        assert!((3..60).contains(&rows), "{rows} rows: killed mid-run");
         assert!(
             !run.join("summary.json").exists(),
             "the run did not get to its end"
@@ -341,7 +387,18 @@ mod killed {
             "{:?}",
             data.files
         );
-        assert!(data.probe.is_some_and(|p| p.time_ns.len() > 1000));
+        // Every closed segment reads (the one open at the kill was never renamed into
+        // place), and the run's reader has all of their samples.
+        let in_segments: usize = hostd_records::probe_store::segments(&run)
+            .unwrap()
+            .iter()
+            .map(|p| hostd_records::probe_store::read_segment(p).unwrap().len())
+            .sum();
+        assert!(
+            in_segments > 1000,
+            "{in_segments} samples in closed segments"
+        );
+        assert_eq!(data.probe.map(|p| p.len()), Some(in_segments));
 
         let analysed = analyze_json(&run);
         let phases = analysed["phases"].as_array().unwrap();

@@ -467,6 +467,166 @@ fn frequent_stalls_are_one_stall_event() {
         assert!((period - 4.5).abs() <= 0.5, "period {period} s");
     }
     assert_eq!(ev["cause"], "unknown", "{ev}");
+    // The OS log was read and named nothing on this device: the same stalls without a
+    // logged link event stay unknown (`stalls_begun_by_a_logged_io_error_are_link` is
+    // this run with one).
+    let label = target_arg(t);
+    assert!(
+        os_log(&o)
+            .iter()
+            .all(|r| r["target"].as_str() != Some(&label)),
+        "{:?}",
+        os_log(&o)
+    );
+}
+
+/// The records of the run's `os-log.jsonl` (which `hostd run` writes for a real device).
+fn os_log(o: &Outcome) -> Vec<Value> {
+    std::fs::read_to_string(o.run.join("os-log.jsonl"))
+        .expect("os-log.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("an os-log.jsonl line"))
+        .collect()
+}
+
+/// The stalls of `frequent_stalls_are_one_stall_event`, each begun with a real
+/// kernel-worded I/O error on the loop device written into this machine's kernel log
+/// (`/dev/kmsg`; as root, so with the `user` facility) right after the limit falls: hostd
+/// reads it during the run, puts it in `os-log.jsonl` for this target, and the stall event
+/// is `link`, with those lines as its evidence. Without them (that test) it is `unknown`.
+#[test]
+fn stalls_begun_by_a_logged_io_error_are_link() {
+    let Some(mut rig) = Rig::new("stalls_begun_by_a_logged_io_error_are_link", 1, IMAGE) else {
+        return;
+    };
+    let dev = rig.devs[0]
+        .dev
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let line = format!(
+        "blk_update_request: I/O error, dev {dev}, sector 2048 op 0x1:(WRITE) flags 0x800 phys_seg 1 prio class 0"
+    );
+    rig.kmsg_at_stalls = Some(format!("<3>{line}"));
+    let t = rig.target(0);
+    let pulses = [Pulses {
+        dev: 0,
+        at_bytes: 360_000_000,
+        low_bps: 100_000,
+        high_bps: CAP,
+        low_s: 1.5,
+        period_s: 4.5,
+        count: 7,
+    }];
+    let o = rig.run_with(
+        &files_profile(90, MIN, MAX),
+        15,
+        &[target_arg(t)],
+        &[CAP],
+        &[],
+        &pulses,
+    );
+    report("stalls-with-io-errors", &o, &[t]);
+    // Every line written while the run was writing is in os-log.jsonl, this target's,
+    // from user space, within 0.1 s of the limit change it followed (the kernel's clock
+    // converted to the run's); a last pulse after the last file (the log is no longer
+    // read then) would not be.
+    let label = target_arg(t);
+    let ours: Vec<Value> = os_log(&o)
+        .into_iter()
+        .filter(|r| r["line"].as_str() == Some(line.as_str()))
+        .collect();
+    let last_end = o.files.iter().map(|f| f.end_ns).max().unwrap();
+    let written: Vec<i64> = o
+        .applied
+        .iter()
+        .step_by(2)
+        .map(|p| p.t_ns)
+        .filter(|&t| t <= last_end)
+        .collect();
+    assert!(written.len() >= 6, "{written:?}");
+    assert_eq!(ours.len(), written.len(), "{ours:#?}");
+    for (r, t_ns) in ours.iter().zip(&written) {
+        assert_eq!(r["target"].as_str(), Some(label.as_str()), "{r}");
+        assert_eq!(
+            (r["kind"].as_str(), r["source"].as_str()),
+            (Some("io_error"), Some("user"))
+        );
+        let lag = (r["time_ns"].as_i64().unwrap() - t_ns) as f64 / 1e9;
+        assert!(
+            lag.abs() < 0.1,
+            "logged {lag:+.3} s from the limit change: {r}"
+        );
+    }
+    let stalls: Vec<&Value> = o
+        .events_of(t)
+        .into_iter()
+        .filter(|e| e["kind"] == "stall")
+        .collect();
+    assert_eq!(
+        stalls.len(),
+        1,
+        "want one stall event:\n{}",
+        describe(&stalls)
+    );
+    let ev = stalls[0];
+    // Each line written lies at one of the event's stalls: the link reason counts them.
+    // The event is `link` when they are at least half of its stalls — all of them here,
+    // unless the VM's own disk stalled as well (a loaded machine), which the kernel's
+    // counters show and the event then counts.
+    let count = ev["stall"]["count"].as_u64().unwrap() as usize;
+    let reasons: Vec<&str> = ev["evidence"]["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    let counted = format!("of {} of {count} stalls", written.len());
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.contains("link:") && r.contains(&counted)),
+        "want `{counted}` in {reasons:#?}"
+    );
+    let want = if 2 * written.len() >= count {
+        "link"
+    } else {
+        "unknown"
+    };
+    assert_eq!(ev["cause"], want, "{ev}");
+    if want == "link" {
+        let share = written.len() as f64 / count as f64;
+        let c = ev["confidence"].as_f64().unwrap();
+        assert!(
+            (c - 0.9 * share).abs() < 0.006,
+            "confidence {c} for {counted}"
+        );
+    } else {
+        eprintln!("  the VM's disk stalled too: {counted}, the event stays unknown");
+    }
+    if count == written.len() {
+        assert_eq!(ev["cause"], "link", "{ev}");
+    }
+    let evidence: Vec<&str> = ev["evidence"]["os_log"]
+        .as_array()
+        .expect("the stall's evidence lists the OS log lines")
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert_eq!(evidence.len(), written.len(), "{evidence:#?}");
+    assert!(
+        evidence
+            .iter()
+            .all(|l| l.ends_with(&format!("io_error: {line}"))),
+        "{evidence:#?}"
+    );
+    // No drop or recovery was made of it.
+    assert!(
+        o.changes_of(t, 0).is_empty(),
+        "{}",
+        describe(&o.changes_of(t, 0))
+    );
 }
 
 /// `stretches` (in time order) with the overlapping ones merged: two flat stretches of the

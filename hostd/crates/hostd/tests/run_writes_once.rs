@@ -155,8 +155,8 @@ fn a_probed_run_to_influxdb_writes_each_run_file_once_and_reads_none() {
         "summary.json",
         "events.json",
         "report.html",
-        "probe.csv",
-        "probe_agg.csv",
+        "probe/segment-000000.parquet",
+        "probe/levels-000000.parquet",
         "probe-link.jsonl",
         "counters.csv",
     ] {

@@ -6,7 +6,7 @@
 //! probe and the analysis have finished, it pushes the run's records in memory
 //! ([`RunRecords`]) with the same mapping as `hostd import` uses for the files that hold
 //! them: the file records again (now with the probe's energy and temperature columns; same
-//! series and time, so fields merge), the intervals, the drive temperature, the analysis
+//! series and time, so fields merge), the intervals, the drive temperature and thermal record, the analysis
 //! (events, overlap, phase statistics, headlines), the probe health (from the summary
 //! being finished) and the probe link's records. Everything goes through one [`Writer`]
 //! spooling to `RUN_DIR/spool/`, so an outage at any time loses nothing and keeps the
@@ -206,6 +206,14 @@ fn run_points(
             .collect();
         emit("drive_temp.csv", &pts)?;
     }
+    if let Some(logs) = &run.data.drive_log {
+        let pts: Vec<Point> = logs
+            .values()
+            .flatten()
+            .map(|r| schema::drive_log_point(tags, r))
+            .collect();
+        emit("drive_log.csv", &pts)?;
+    }
     if let Some(a) = &run.analysis {
         emit("events.json", &schema::event_points(a, tags))?;
         emit("events.json overlap", &schema::overlap_points(a, tags))?;
@@ -223,6 +231,9 @@ fn run_points(
             "probe-link.jsonl",
             &schema::probe_link_points(&run.probe_link, tags),
         )?;
+    }
+    if let Some(log) = run.data.os_log.as_deref().filter(|l| !l.is_empty()) {
+        emit("os-log.jsonl", &schema::os_log_points(log, tags))?;
     }
     Ok(())
 }

@@ -3,8 +3,8 @@
 //! Reads `manifest.json` (required; in any shape the project wrote, through
 //! `hostd_records::manifest::read`), `files.csv`, `intervals.csv`, `probe.csv`,
 //! `probe_agg.csv` (each also as `.gz`), `events.json` (events, overlap, phase
-//! statistics), `summary.json` (probe health), `probe-link.jsonl`, and the batches left
-//! in `spool/`.
+//! statistics), `summary.json` (probe health), `probe-link.jsonl`, `os-log.jsonl`, and the
+//! batches left in `spool/`.
 //! The run directory is only read, never changed. Importing twice is harmless: InfluxDB
 //! keeps one point per series and timestamp.
 

@@ -115,6 +115,7 @@ fn live_records_survive_an_outage_and_run_files_follow_at_the_end() {
         warnings: Vec::new(),
         cleanup: Vec::new(),
         programs: Vec::new(),
+        preparation: Vec::new(),
     };
     let summary = Summary::compute("comp-run", &outcome, &Default::default());
     let mut records = RunRecords {

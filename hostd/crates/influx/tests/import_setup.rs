@@ -265,12 +265,14 @@ fn import_pushes_every_record_reads_only_and_is_idempotent() {
             ("probe.csv".into(), Some(20_000)),
             ("probe_agg.csv".into(), Some(1_000)),
             ("drive_temp.csv".into(), None),
+            ("drive_log.csv".into(), None),
             ("events.json".into(), Some(1)),
             ("events.json overlap".into(), Some(0)),
             ("events.json phases".into(), Some(0)),
             ("events.json headlines".into(), Some(0)),
             ("summary.json".into(), None),
             ("probe-link.jsonl".into(), None),
+            ("os-log.jsonl".into(), None),
             ("spool/".into(), Some(1)),
         ]
     );
@@ -376,8 +378,11 @@ fn the_imported_run_point_carries_each_manifest_field_with_its_value_and_type() 
         keep,
         allow_cached,
         probe_target: _,
+        conditions,
         extra: _,
     } = &m;
+    // Tags and notes on the run point: schema::tests and tests/conditions_cli.rs in hostd.
+    assert!(conditions.is_empty(), "this run has no tags or notes");
     let labels: Vec<&str> = targets.iter().map(|t| t.label.as_str()).collect();
     let want = serde_json::json!({
         "time": start_ns,

@@ -14,6 +14,7 @@ fn tags() -> RunTags {
         rig: "bench".into(),
         run: "r1".into(),
         probe: Some("p 0".into()),
+        user: Default::default(),
     }
 }
 

@@ -26,6 +26,9 @@ pub enum Cause {
     SlcCache,
     /// Another target took the shared link's bandwidth.
     Contention,
+    /// The link to the drive failed: the operating system logged a reset, a UAS error, a
+    /// disconnect, a slower re-enumeration or an I/O error on it (`os-log.jsonl`).
+    Link,
     /// None of the rules matched well enough.
     Unknown,
 }
@@ -48,6 +51,7 @@ impl Cause {
             Cause::Thermal => "thermal",
             Cause::SlcCache => "slc_cache",
             Cause::Contention => "contention",
+            Cause::Link => "link",
             Cause::Unknown => "unknown",
         }
     }

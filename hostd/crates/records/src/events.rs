@@ -155,6 +155,14 @@ pub struct Scores {
     pub slc_cache: f64,
     /// Contention rules.
     pub contention: f64,
+    /// Link rules (the operating system's log).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub link: f64,
+}
+
+/// A score no rule gave (left out of `events.json`, as before the `link` cause).
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// Evidence behind an event; absent numbers were not measurable (e.g. no probe).
@@ -229,6 +237,11 @@ pub struct Evidence {
     /// Its slope after the onset, °C/s.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub drive_temp_slope_after_c_per_s: Option<f64>,
+    /// What the drive's own thermal record (`drive_log.csv`) counted from the phase's start
+    /// to a minute after the onset (at most to the phase's end): throttle transitions, time
+    /// at TMT1/TMT2 and above the warning temperature, SCT over-limit events.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub drive_thermal_log: Option<crate::drive_log::DriveLogDelta>,
     /// Other targets active during the slow segment.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub other_targets_active: Vec<String>,
@@ -245,6 +258,10 @@ pub struct Evidence {
     /// The other target meant by `lag_after_other_end_s`.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub other_target: Option<String>,
+    /// The operating system's log lines about this target's link near the onset (or a
+    /// stall): each `+s.sss kind: line`, seconds from the onset (`os-log.jsonl`).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub os_log: Vec<String>,
 }
 
 /// Robust statistics of one target and phase: `events.json` `phases[]` and `summary.json`

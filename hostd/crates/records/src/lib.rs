@@ -10,13 +10,17 @@
 //! | `intervals.csv` | [`IntervalRecord`] | [`intervals`] |
 //! | `counters.csv` | [`CounterRecord`] | [`counters`] |
 //! | `drive_temp.csv` | [`drive_temp::DriveTempRecord`] | [`drive_temp`] |
+//! | `drive_log.csv` | [`drive_log::DriveLogRecord`] | [`drive_log`] |
 //! | `probe.csv` | [`ProbeSample`] | [`probe`] |
+//! | `probe/segment-*.parquet` | [`ProbeSample`] | [`probe_store`] |
+//! | `probe/levels-*.parquet` | [`AggRow`] per [`probe_levels::Level`] | [`probe_levels`] |
 //! | `probe_agg.csv` | [`AggRow`] | [`agg`] |
 //! | `latency-files.hlog`, `latency-intervals.hlog` | [`latency::LoggedLatency`] (a [`latency::LatencyHistogram`]) | [`latency`] |
 //! | `run-events.jsonl` | [`RunEvent`] (with [`LatencyRecord`]); the run's end: [`RunOutcome`] | [`run_event`], [`outcome`] |
 //! | `probe-link.jsonl` | [`probe_link::LinkRecord`] | [`probe_link`] |
+//! | `os-log.jsonl` | [`os_log::OsLogRecord`] | [`os_log`] |
 //! | `events.json` | [`Analysis`] (with [`Event`]s, [`headline::Headlines`]) | [`events`], [`headline`], [`cause`] |
-//! | `manifest.json` | [`Manifest`] (with its [`Profile`]) | [`manifest`], [`profile`], [`units`] |
+//! | `manifest.json` | [`Manifest`] (with its [`Profile`] and [`conditions::Conditions`]) | [`manifest`], [`profile`], [`units`] |
 //! | `summary.json` | [`Summary`] (with [`ProgramReport`]s) | [`summary`], [`programs`] |
 //! | `certify.jsonl`, `certify.json`, `verify-*.json` | [`certify::JournalEntry`], [`certify::Verdict`], [`certify::VerifyResult`] | [`certify`] |
 //!
@@ -38,8 +42,10 @@ pub mod cause;
 pub mod certify;
 pub mod clock;
 pub mod columns;
+pub mod conditions;
 pub mod counters;
 mod csvio;
+pub mod drive_log;
 pub mod drive_temp;
 pub mod energy;
 pub mod error;
@@ -51,9 +57,12 @@ pub mod intervals;
 pub mod latency;
 pub mod link;
 pub mod manifest;
+pub mod os_log;
 pub mod outcome;
 pub mod probe;
+pub mod probe_levels;
 pub mod probe_link;
+pub mod probe_store;
 pub mod profile;
 pub mod programs;
 pub mod run;

@@ -130,6 +130,12 @@ pub struct Manifest {
     /// The target (label) the probe was inline with, when there was a probe.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe_target: Option<String>,
+    /// The user's notes and tags, and the starting state hostd set (trim, rest).
+    #[serde(
+        default,
+        skip_serializing_if = "crate::conditions::Conditions::is_empty"
+    )]
+    pub conditions: crate::conditions::Conditions,
     /// Other components' sections (`probe`, `influx`, `scenario`, …), keyed by name.
     #[serde(default)]
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -172,6 +178,7 @@ impl Manifest {
             keep: false,
             allow_cached: false,
             probe_target: None,
+            conditions: Default::default(),
             extra: serde_json::Map::new(),
         }
     }

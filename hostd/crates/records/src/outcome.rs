@@ -53,4 +53,7 @@ pub struct RunOutcome {
     pub cleanup: Vec<String>,
     /// What the adaptive programs (cache recovery, paced sweep, duration) found.
     pub programs: Vec<ProgramReport>,
+    /// The starting state each target was brought to before its measured part (trim,
+    /// rest), in the order the targets got there; empty when none was asked for.
+    pub preparation: Vec<crate::conditions::Preparation>,
 }

@@ -32,6 +32,10 @@ pub enum Kind {
     PacedSweep,
     /// Write and verify every block, several passes, judged by `[gates]`.
     Certify,
+    /// The same sustained write at several fill levels, verified fill data between them
+    /// (`[fill_states]`).
+    #[serde(rename = "fill-states")]
+    FillStates,
 }
 
 /// A phase of a files/fill/video workload.
@@ -79,8 +83,78 @@ pub struct Profile {
     /// Pass/fail gates of `kind = "certify"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gates: Option<Gates>,
+    /// `kind = "fill-states"`: the fill levels and the write measured at each.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fill_states: Option<FillStatesSpec>,
+    /// Wait before measured steps until the drive has cooled to near its idle temperature.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature_gate: Option<TemperatureGate>,
+    /// End the measured step early once throughput has settled (fio's `ss=`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<SteadyStateSpec>,
     /// I/O parameters shared by all kinds.
     pub io: IoSpec,
+}
+
+/// `[steady_state]`: fio's steady-state detection. Throughput is sampled once a second;
+/// once `ramp` has passed, the step ends as soon as the last `window` of samples meets any
+/// of `criteria` (fio's `ss`, `ss_dur`, `ss_ramp`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SteadyStateSpec {
+    /// `METRIC:LIMIT` with METRIC `bw`, `bw_slope`, `iops` or `iops_slope` and LIMIT a
+    /// number, `%` of the window's mean when it ends so (`bw:10%`, `iops_slope:0.5%`).
+    pub criteria: Vec<String>,
+    /// The window judged (fio's `ss_dur`).
+    pub window: DurationText,
+    /// Time from the step's start before samples count (fio's `ss_ramp`, default 0).
+    #[serde(default = "zero_duration")]
+    pub ramp: DurationText,
+}
+
+fn zero_duration() -> DurationText {
+    DurationText(std::time::Duration::ZERO)
+}
+
+/// `[temperature_gate]`: before each gated step the target waits, idle, until the chosen
+/// temperature is within `margin_c` of the idle temperature, or `timeout_s` has passed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TemperatureGate {
+    /// Which temperature to wait on.
+    pub source: GateSource,
+    /// How close to idle counts as cooled, °C (above 0).
+    pub margin_c: f64,
+    /// Longest wait at one gate, s; then the step starts anyway (recorded as timed out).
+    pub timeout_s: f64,
+    /// The idle temperature, °C; default: the temperature read just before the run's
+    /// first measured step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_c: Option<f64>,
+    /// Which steps wait.
+    #[serde(default)]
+    pub at: GateAt,
+}
+
+/// The temperature a [`TemperatureGate`] waits on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GateSource {
+    /// The probe's enclosure sensor (the probed target only).
+    Probe,
+    /// The drive's own temperature through SMART (smartctl).
+    Drive,
+}
+
+/// Which steps a [`TemperatureGate`] holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GateAt {
+    /// Every measured step (each file; each repetition of a diskmark test).
+    #[default]
+    Step,
+    /// The first step of each measured phase.
+    Phase,
 }
 
 /// Files of random size: either `count` files or files until `total` bytes;
@@ -111,6 +185,19 @@ pub struct FillSpec {
     /// Fraction of capacity to reach (0 < f < 1).
     pub fraction: f64,
     /// Size of each file written.
+    pub file_size: ByteSize,
+}
+
+/// The same sustained write at several fill levels: fill (and verify) up to each level,
+/// then write `write` bytes in `file_size` files and measure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FillStatesSpec {
+    /// Fill levels, percent of the target's capacity, rising, each 0 ≤ level < 100.
+    pub levels: Vec<f64>,
+    /// Bytes of the sustained write measured at each level.
+    pub write: ByteSize,
+    /// Size of each fill file and each file of the measured write.
     pub file_size: ByteSize,
 }
 

@@ -29,18 +29,66 @@ pub enum ProgramFigures {
     Mixed(MixedFigures),
     /// A `files` profile with a `duration`.
     Duration(DurationFigures),
+    /// `kind = "fill-states"`.
+    FillStates(FillStatesFigures),
+    /// A step that could end at steady state (`[steady_state]`).
+    SteadyState(SteadyStateFigures),
 }
 
 impl ProgramFigures {
-    /// `cache-recovery`, `paced-sweep`, `mixed` or `duration`.
+    /// `cache-recovery`, `paced-sweep`, `mixed`, `duration` or `steady-state`.
     pub fn kind(&self) -> &'static str {
         match self {
             ProgramFigures::CacheRecovery(_) => "cache-recovery",
             ProgramFigures::PacedSweep(_) => "paced-sweep",
             ProgramFigures::Mixed(_) => "mixed",
             ProgramFigures::Duration(_) => "duration",
+            ProgramFigures::FillStates(_) => "fill-states",
+            ProgramFigures::SteadyState(_) => "steady-state",
         }
     }
+}
+
+/// The fill-state sweep: the measured write at each fill level.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FillStatesFigures {
+    /// One per level, in the order run.
+    pub levels: Vec<FillLevel>,
+}
+
+/// The measured write at one fill level: the SLC-cache size (bytes written before the
+/// analysis' first drop in that phase) and the rate after it, each with its interval, or
+/// why there is none (docs/methodology.md, "Fill states").
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FillLevel {
+    /// Fill level, percent of the capacity (as planned).
+    pub level_pct: f64,
+    /// Fill level when the measured write began, percent of the capacity, where known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actual_pct: Option<f64>,
+    /// Phase name (`write-25%`).
+    pub phase: String,
+    /// Bytes the measured write wrote.
+    pub bytes: u64,
+    /// Files it wrote.
+    pub files: u64,
+    /// Bytes written before the rate dropped: the cache size.
+    pub cache_bytes: Option<u64>,
+    /// … lower end of the onset's interval.
+    pub cache_bytes_low: Option<u64>,
+    /// … upper end.
+    pub cache_bytes_high: Option<u64>,
+    /// The rate before the drop (the cached rate), bytes/s.
+    pub cached_bps: Option<f64>,
+    /// The rate after the drop: the median of the per-file rates after it, bytes/s.
+    pub post_cache_bps: Option<f64>,
+    /// … 95 % interval of that median, low.
+    pub post_cache_bps_low: Option<f64>,
+    /// … high.
+    pub post_cache_bps_high: Option<f64>,
+    /// Why a figure is missing (no drop, too few files after it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// Cache recovery: every burst and the recovery fit.
@@ -143,6 +191,10 @@ pub struct SweepStep {
     /// Highest enclosure temperature during the step, °C — with a probe.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temp_max_c: Option<f64>,
+    /// With `[steady_state]`: which criterion ended the step and when, or that it ran its
+    /// full time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<SteadyStateFigures>,
 }
 
 /// Mixed I/O: per test, each direction.
@@ -249,4 +301,29 @@ mod tests {
         assert_eq!(j["result"]["full_cycles"], 2);
         assert_eq!(serde_json::from_value::<ProgramReport>(j).unwrap(), r);
     }
+}
+
+/// How a step with `[steady_state]` ended: which criterion was met first, and when, or
+/// that the step ran its full course.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SteadyStateFigures {
+    /// The step (phase name).
+    pub phase: String,
+    /// The criteria asked for, as written (`bw:10%`, `iops_slope:0.5%`).
+    pub criteria: Vec<String>,
+    /// Window, s (fio's `ss_dur`).
+    pub window_s: f64,
+    /// Time before data is collected, s (fio's `ss_ramp`).
+    pub ramp_s: f64,
+    /// The criterion that ended the step; `None`: it ran its full course.
+    pub ended_by: Option<String>,
+    /// When the step ended at steady state (Unix ns), or ran out.
+    pub end_ns: u64,
+    /// From the step's first I/O to its end, s.
+    pub elapsed_s: f64,
+    /// The criterion's value over the window when it ended the step (deviation or slope,
+    /// in the criterion's unit), and the window's mean (B/s or IOPS).
+    pub value: Option<f64>,
+    /// The window's mean, B/s or IOPS, when it ended the step.
+    pub mean: Option<f64>,
 }

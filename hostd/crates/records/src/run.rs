@@ -21,16 +21,28 @@ pub struct RunData {
     pub probe_target: Option<String>,
     /// Each target's drive (SMART) temperature, (host Unix ns, °C) in time order, if polled.
     pub drive_temp: Option<crate::drive_temp::DriveTemps>,
+    /// Each target's drive thermal record (NVMe thermal counters, SATA SCT status) in time
+    /// order, if polled (`drive_log.csv`).
+    pub drive_log: Option<crate::drive_log::DriveLogs>,
     /// The I/O latency histograms per file and per interval (empty where nothing was timed).
     pub latency: crate::latency::RunLatency,
+    /// What the operating system logged about the storage path (`os-log.jsonl`), in time
+    /// order, if its log was read.
+    pub os_log: Option<Vec<crate::os_log::OsLogRecord>>,
+    /// The manifest's notes, tags and starting state (empty when it has none).
+    pub conditions: crate::conditions::Conditions,
 }
 
 impl RunData {
-    /// Reads `files.csv`, and where present `probe.csv`, `counters.csv`, `drive_temp.csv`,
+    /// Reads `files.csv`, and where present `probe/` (as [`probe_series`]; or an older run's
+    /// `probe.csv`), `counters.csv`, `drive_temp.csv`, `drive_log.csv`, `os-log.jsonl`,
     /// the latency logs and the manifest's probe target, through the records readers (each refusing a newer format).
     pub fn read(dir: &Path) -> Result<RunData> {
         let files = crate::files::read(dir)?;
-        let probe = if dir.join(crate::probe::FILE_NAME).exists() {
+        let probe = if crate::probe_store::exists(dir) {
+            let p = probe_series(dir)?;
+            (!p.is_empty()).then_some(p)
+        } else if dir.join(crate::probe::FILE_NAME).exists() {
             let p = crate::probe::read_series(dir)?;
             (!p.is_empty()).then_some(p)
         } else {
@@ -67,13 +79,26 @@ impl RunData {
         } else {
             None
         };
+        let drive_log = if dir.join(crate::drive_log::FILE_NAME).exists() {
+            Some(crate::drive_log::read(dir)?)
+        } else {
+            None
+        };
+        let os_log = if dir.join(crate::os_log::FILE_NAME).exists() {
+            Some(crate::os_log::read(dir)?)
+        } else {
+            None
+        };
         let mut run = RunData {
             files,
             probe,
             counters,
             probe_target,
             drive_temp,
+            drive_log,
             latency: crate::latency::RunLatency::read(dir)?,
+            os_log,
+            conditions: manifest.map(|m| m.conditions).unwrap_or_default(),
         };
         run.sort();
         Ok(run)
@@ -96,6 +121,101 @@ impl RunData {
     }
 }
 
+/// Most points the probe series [`RunData::read`] builds from `probe/` holds: a run with
+/// more samples (over about 66 min at 1 kHz) is read at the finest summary level with at
+/// most this many bins, so `hostd analyze` and the report stay in bounded memory
+/// (about 32 bytes a point) whatever the run's length.
+pub const SERIES_POINTS_MAX: u64 = 4_000_000;
+
+/// The finest level with at most `max_points` bins over `span_ns`.
+fn level_for(span_ns: i64, max_points: u64) -> crate::probe_levels::Level {
+    use crate::probe_levels::Level;
+    [Level::Ms10, Level::S1]
+        .into_iter()
+        .find(|l| (span_ns / l.width_ns()) as u64 <= max_points)
+        .unwrap_or(Level::Min1)
+}
+
+/// The probe series of the 10 ms bins `ms10` (in time order) of a run with more than
+/// [`SERIES_POINTS_MAX`] samples, as [`probe_series`] reads it from the run directory
+/// (the coarser levels built from the 10 ms bins: the stored ones up to rounding). `hostd
+/// run` builds it from the bins it holds rather than keep every sample.
+pub fn series_of_bins(ms10: &[crate::AggRow]) -> ProbeSeries {
+    series_of_bins_within(ms10, SERIES_POINTS_MAX)
+}
+
+/// [`series_of_bins`] with at most `max_points` points (for tests of long runs).
+pub fn series_of_bins_within(ms10: &[crate::AggRow], max_points: u64) -> ProbeSeries {
+    use crate::probe_levels::{coarsen, Level};
+    let seconds = coarsen(ms10, Level::S1.width_ns());
+    let span_ns = match (seconds.first(), seconds.last()) {
+        (Some(a), Some(b)) => b.time_ns - a.time_ns + Level::S1.width_ns(),
+        _ => 0,
+    };
+    let level = level_for(span_ns, max_points);
+    let mut series = ProbeSeries::default();
+    let mut push = |r: &crate::AggRow| push_bin(&mut series, r, level);
+    match level {
+        Level::Ms10 => ms10.iter().for_each(&mut push),
+        Level::S1 => seconds.iter().for_each(&mut push),
+        Level::Min1 => coarsen(&seconds, level.width_ns())
+            .iter()
+            .for_each(&mut push),
+    }
+    series.finish();
+    series
+}
+
+/// Appends one bin of `level` to a series: a point at the bin's middle with its mean power
+/// and enclosure temperature and its last energy reading.
+fn push_bin(series: &mut ProbeSeries, r: &crate::AggRow, level: crate::probe_levels::Level) {
+    let value = |v: f64| (!v.is_nan()).then_some(v);
+    series.push(&crate::ProbeSample {
+        time_ns: r.time_ns + level.width_ns() / 2,
+        power_w: value(r.power_w.mean),
+        enclosure_temp_c: value(r.enclosure_temp_c.mean),
+        energy_j: value(r.energy_j),
+        ..Default::default()
+    });
+}
+
+/// The probe series of a run directory with `probe/`: every sample when there are at most
+/// [`SERIES_POINTS_MAX`]; otherwise one point per bin of the finest level of
+/// `probe/levels-*.parquet` with at most that many bins, at the bin's middle, with the
+/// bin's mean power and enclosure temperature and its last energy reading. The per-file
+/// figures do not come from this series: `hostd run` computed them from every sample and
+/// the accumulator (`files-probe.csv`).
+pub fn probe_series(dir: &Path) -> Result<ProbeSeries> {
+    probe_series_within(dir, SERIES_POINTS_MAX)
+}
+
+/// [`probe_series`] with at most `max_points` points (for tests of long runs).
+pub fn probe_series_within(dir: &Path, max_points: u64) -> Result<ProbeSeries> {
+    use crate::probe_levels::{self as levels, Level};
+    let samples = crate::probe_store::sample_count(dir)?;
+    if samples <= max_points || !levels::exists(dir) {
+        return crate::probe_store::read_series(dir);
+    }
+    // The run's span from its first and last 1 s bins (few rows).
+    let seconds = levels::read_level(dir, Level::S1)?;
+    let span_ns = match (seconds.first(), seconds.last()) {
+        (Some(a), Some(b)) => b.time_ns - a.time_ns + Level::S1.width_ns(),
+        _ => 0,
+    };
+    let level = level_for(span_ns, max_points);
+    let mut series = ProbeSeries::default();
+    let push = |r: &crate::AggRow| push_bin(&mut series, r, level);
+    match level {
+        Level::Min1 => levels::coarsen(&seconds, level.width_ns())
+            .iter()
+            .for_each(push),
+        Level::S1 => seconds.iter().for_each(push),
+        Level::Ms10 => levels::for_each_stored(dir, level, push)?,
+    }
+    series.finish();
+    Ok(series)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,6 +233,70 @@ mod tests {
             std::fs::copy(e.path(), d.path().join(e.file_name())).unwrap();
         }
         d
+    }
+
+    /// 30 s of samples at 1 kHz at a steady 2 W (the accumulator read with every sample),
+    /// with their 10 ms and 1 s levels, in `probe/`.
+    fn long_probe_dir() -> tempfile::TempDir {
+        use crate::agg::{AggRow, Stat};
+        let d = tempfile::tempdir().unwrap();
+        let t0 = 1_795_280_420_000_000_000i64;
+        let samples: Vec<crate::ProbeSample> = (0..30_000)
+            .map(|i| crate::ProbeSample {
+                time_ns: t0 + i * 1_000_000,
+                seq: i as u64,
+                power_w: Some(2.0),
+                enclosure_temp_c: Some(25.0),
+                energy_j: Some(i as f64 * 2e-3),
+                ..Default::default()
+            })
+            .collect();
+        let mut w = crate::probe_store::Writer::create(d.path()).unwrap();
+        w.write(&samples).unwrap();
+        w.finish().unwrap();
+        let bin = |chunk: &[crate::ProbeSample], width: i64| AggRow {
+            time_ns: chunk[0].time_ns.div_euclid(width) * width,
+            samples: chunk.len() as u32,
+            power_w: Stat {
+                min: 2.0,
+                mean: 2.0,
+                max: 2.0,
+            },
+            enclosure_temp_c: Stat {
+                min: 25.0,
+                mean: 25.0,
+                max: 25.0,
+            },
+            energy_j: chunk.last().unwrap().energy_j.unwrap(),
+            ..AggRow::default()
+        };
+        let ms10: Vec<AggRow> = samples.chunks(10).map(|c| bin(c, 10_000_000)).collect();
+        let s1: Vec<AggRow> = samples
+            .chunks(1000)
+            .map(|c| bin(c, 1_000_000_000))
+            .collect();
+        let mut l = crate::probe_levels::Writer::new(d.path());
+        l.write(&ms10, &s1).unwrap();
+        l.finish().unwrap();
+        d
+    }
+
+    #[test]
+    fn a_long_runs_probe_series_is_read_at_the_finest_level_that_fits() {
+        let d = long_probe_dir();
+        let (from, to) = (1_795_280_425_000_000_000, 1_795_280_435_000_000_000);
+        for (max_points, points) in [(100_000, 30_000), (5_000, 3_000), (100, 30), (10, 1)] {
+            let p = probe_series_within(d.path(), max_points).unwrap();
+            assert_eq!(p.len(), points, "at most {max_points} points");
+            if points > 1 {
+                // The same power and, within a bin, the same energy whatever the level.
+                assert_eq!(p.mean_in(&p.power_w, from, to), Some(2.0));
+                let e = p.energy_between(from, to).unwrap();
+                assert!((e - 20.0).abs() < 1.0, "{e} J over 10 s at 2 W");
+            }
+        }
+        // Every sample when the run is short enough: what `RunData::read` gives.
+        assert_eq!(probe_series(d.path()).unwrap().len(), 30_000);
     }
 
     #[test]
@@ -189,6 +373,26 @@ mod tests {
         assert_eq!(new.files, old.files);
         assert_eq!(new.probe_target.as_deref(), Some("target"));
         assert_eq!(new.probe_target, old.probe_target);
+    }
+
+    #[test]
+    fn what_the_os_logged_is_read_with_the_run_in_time_order_and_absent_when_not_read() {
+        use crate::os_log::{OsLogKind, OsLogRecord};
+        let d = copy_of_fixture();
+        assert_eq!(RunData::read(d.path()).unwrap().os_log, None);
+        let r = |t: i64| OsLogRecord {
+            time_ns: t,
+            kind: OsLogKind::UasError,
+            target: Some("target".into()),
+            device: Some("sdb".into()),
+            source: "kernel".into(),
+            line: format!("sd 1:0:0:0: [sdb] tag#{t} uas_eh_abort_handler 0 uas-tag 29 inflight: "),
+        };
+        crate::os_log::write(d.path(), &[r(9), r(3)]).unwrap();
+        assert_eq!(
+            RunData::read(d.path()).unwrap().os_log,
+            Some(vec![r(3), r(9)])
+        );
     }
 
     #[test]

@@ -136,6 +136,12 @@ pub struct Summary {
     /// The probe's health totals at the end of the run (with a probe).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe_health: Option<ProbeHealth>,
+    /// The user's notes and tags, and the starting state hostd set (as in the manifest).
+    #[serde(
+        default,
+        skip_serializing_if = "crate::conditions::Conditions::is_empty"
+    )]
+    pub conditions: crate::conditions::Conditions,
     /// Sections added by run components (`analysis`, `probe`, …), keyed by name.
     #[serde(default)]
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -327,6 +333,8 @@ mod tests {
                 alignment_uncertainty_ns: Some(4e4),
                 ..ProbeHealth::default()
             }),
+            conditions: crate::conditions::Conditions::from_args(&["n".into()], &["k=v".into()])
+                .unwrap(),
             extra: serde_json::Map::new(),
             certify: None,
         };

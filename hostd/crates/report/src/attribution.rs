@@ -54,11 +54,21 @@ pub(crate) fn section(a: &Analysis, events: &[EventView]) -> String {
         for r in &e.evidence.reasons {
             let _ = write!(h, "<li>{}</li>", esc(r));
         }
+        for l in &e.evidence.os_log {
+            let _ = write!(h, "<li>OS log: {}</li>", esc(l));
+        }
         let s = &e.evidence.scores;
         let _ = write!(
             h,
-            "<li>scores: thermal {:.2}, SLC cache {:.2}, contention {:.2}</li></ul></div>",
-            s.thermal, s.slc_cache, s.contention
+            "<li>scores: thermal {:.2}, SLC cache {:.2}, contention {:.2}{}</li></ul></div>",
+            s.thermal,
+            s.slc_cache,
+            s.contention,
+            if s.link > 0.0 {
+                format!(", link {:.2}", s.link)
+            } else {
+                String::new()
+            }
         );
     }
     h.push_str("</section>");

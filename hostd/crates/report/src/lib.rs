@@ -2,8 +2,8 @@
 //! network) and the one call `hostd run` and `hostd analyze` make at the end of a run.
 //!
 //! One module per section of the report, in the order the page shows them: `head`
-//! (document head and title), `summary`, `targets`, `charts` (with `time_charts`),
-//! `headlines`, [`latency`], `statistics`, `attribution` (events and their causes) and
+//! (document head and title), `summary`, `targets`, `conditions`, `charts` (with `time_charts`),
+//! `headlines`, `fill_states`, [`latency`], `statistics`, `attribution` (events and their causes) and
 //! `overlap`; `view` names and colours what they draw. This file assembles them.
 
 #![warn(missing_docs)]
@@ -12,9 +12,13 @@ mod attribution;
 mod charts;
 pub mod component;
 mod envelope;
+mod conditions;
+mod drive_log;
+mod fill_states;
 mod head;
 mod headlines;
 pub mod latency;
+mod os_log;
 mod overlap;
 mod statistics;
 mod summary;
@@ -121,11 +125,15 @@ pub fn render_with(run: &RunData, a: &Analysis, title: &str, probed: Option<&str
     let mut h = head::head(title);
     h.push_str(&summary::section(a, &events));
     h.push_str(&targets::section(run, &targets, probed));
+    h.push_str(&conditions::section(&run.conditions));
     h.push_str(&charts::section(run, &events, &views, t0, probed_short));
+    h.push_str(&drive_log::section(run, &targets));
     h.push_str(&headlines::section(a, &targets));
+    h.push_str(&fill_states::section(run, a, &targets, WIDTH));
     h.push_str(&latency::section(&run.latency, t0, WIDTH));
     h.push_str(&statistics::section(a, &targets, probed));
     h.push_str(&attribution::section(a, &events));
+    h.push_str(&os_log::section(run.os_log.as_deref(), t0, &targets));
     h.push_str(&overlap::section(a, t0, &targets));
     h.push_str(r#"<p class="note">How every number is computed: docs/methodology.md in the throttlescope repository.</p></body></html>"#);
     h.push('\n');
@@ -210,6 +218,43 @@ mod tests {
     }
 
     #[test]
+    fn what_the_os_logged_is_listed_with_its_time_and_target_and_absent_when_not_read() {
+        use hostd_records::os_log::{OsLogKind, OsLogRecord};
+        let fixture =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../records/tests/fixtures/run-format1");
+        let mut run = RunData::read(&fixture).unwrap();
+        let analysis = hostd_analysis::analyze(&run, &Options::default());
+        assert!(!render(&run, &analysis, "r").contains(r#"id="os-log""#));
+        let t0 = run.files.iter().map(|f| f.start_ns as i64).min().unwrap();
+        let rec = |dt: i64, target: Option<&str>, line: &str| OsLogRecord {
+            time_ns: t0 + dt,
+            kind: OsLogKind::IoError,
+            target: target.map(str::to_string),
+            device: Some("sdb".into()),
+            source: "kernel".into(),
+            line: line.into(),
+        };
+        run.os_log = Some(vec![
+            rec(
+                1_500_000_000,
+                Some("target"),
+                "blk_update_request: I/O error, dev sdb, sector 8",
+            ),
+            rec(
+                2_000_000_000,
+                None,
+                "usb 3-1: USB disconnect, device number 4 <x>",
+            ),
+        ]);
+        let html = render(&run, &analysis, "r");
+        assert!(html.contains(r#"<section id="os-log"><h2>What the operating system saw</h2>"#));
+        assert!(html.contains(r#"<tr><td>1.500</td><td class="l">target</td><td class="l">io_error</td><td class="l">blk_update_request: I/O error, dev sdb, sector 8</td></tr>"#), "{html}");
+        assert!(html.contains("(another device)") && html.contains("device number 4 &lt;x&gt;"));
+        run.os_log = Some(Vec::new());
+        assert!(render(&run, &analysis, "r").contains("logged no USB or storage trouble"));
+    }
+
+    #[test]
     fn headline_figures_thermal_fit_and_drive_temperature_are_in_the_report() {
         let sc = hostd_scenario::load("x5-thermal").unwrap();
         let trace = hostd_scenario::simulate(&sc);
@@ -245,6 +290,31 @@ mod tests {
             assert!(html.contains(want), "{want} missing");
         }
         assert!(!html.contains(r#"id="no-drive-temp""#));
+        // No drive_log.csv: no thermal-record section.
+        assert!(!html.contains(r#"id="drive-log""#));
+        // The drive's thermal record: its counters first and last, and what they grew by.
+        std::fs::write(
+            d.path().join("drive_log.csv"),
+            format!(
+                "time_ns,target,warning_temp_time_min,tmt1_transitions,tmt1_time_s,sensors\n{},x5,0,9,100,1=35\n{},x5,1,12,141,1=41\n",
+                start,
+                start + 60_000_000_000
+            ),
+        )
+        .unwrap();
+        let (run, a) =
+            hostd_analysis::analyze_run_dir(d.path(), &hostd_analysis::Options::default()).unwrap();
+        let html = render(&run, &a, "x5");
+        for want in [
+            r#"id="drive-log-table""#,
+            "<td class=\"l\">TMT1 transitions</td><td>9</td><td>12</td><td>3</td>",
+            "<td class=\"l\">s at TMT1</td><td>100</td><td>141</td><td>41</td>",
+            "2 readings over 60 s: logged 3 TMT1 transition(s), 41 s at TMT1, 1 min above the warning temperature",
+            "the drive logged 3 TMT1 transition(s)",
+        ] {
+            assert!(html.contains(want), "{want} missing");
+        }
+        std::fs::remove_file(d.path().join("drive_log.csv")).unwrap();
         // Without the drive's readings the report says so instead of drawing nothing.
         std::fs::remove_file(d.path().join("drive_temp.csv")).unwrap();
         let (run, a) =

@@ -1,5 +1,6 @@
-//! Writing a simulated run as a run directory: files.csv, counters.csv, probe.csv and
-//! manifest.json through the writers `hostd run` uses (hostd-records), plus truth.json.
+//! Writing a simulated run as a run directory: files.csv, counters.csv, the probe's
+//! samples (probe.csv, or `probe/` Parquet segments with their summary levels as `hostd run`
+//! writes them) and manifest.json through the writers `hostd run` uses (hostd-records), plus truth.json.
 
 use crate::device;
 use crate::model::Scenario;
@@ -20,6 +21,9 @@ pub struct ProbeOptions {
     pub lead_s: f64,
     /// Seconds of samples after the last file.
     pub tail_s: f64,
+    /// Write `probe/` (Parquet segments and summary levels, as `hostd run` does) instead of
+    /// `probe.csv` (as runs before Parquet storage did).
+    pub parquet: bool,
 }
 
 impl Default for ProbeOptions {
@@ -28,6 +32,7 @@ impl Default for ProbeOptions {
             rate_hz: 100.0,
             lead_s: 2.0,
             tail_s: 5.0,
+            parquet: false,
         }
     }
 }
@@ -58,50 +63,19 @@ pub fn write_run(
         })
         .unzip();
     records::counters::write(dir, &labels, &samples)?;
-    if let Some(p) = probe {
+    if let Some(p) = probe.filter(|p| p.parquet) {
+        write_probe_store(dir, sc, trace, p)?;
+    } else if let Some(p) = probe {
         let mut w = records::probe::Writer::create(dir)?;
-        let mut batch = Vec::with_capacity(4096);
-        let mut seq = 0u64;
-        let mut charge = 0.0;
-        let dt = 1.0 / p.rate_hz;
         let mut err = None;
-        // Rounded as a real probe's resolution would be, which also keeps the file small.
-        let round = |x: f64, decimals: i32| {
-            let k = 10f64.powi(decimals);
-            Some((x * k).round() / k)
-        };
-        device::samples(
-            &sc.device,
-            trace,
-            p.rate_hz,
-            p.lead_s,
-            p.tail_s,
-            sc.seed,
-            |s| {
-                charge += s.current_a * dt;
-                batch.push(ProbeSample {
-                    time_ns: BASE_UNIX_NS + s.t_ns,
-                    seq,
-                    probe_time_us: 0,
-                    vbus_v: round(s.vbus_v, 5),
-                    current_a: round(s.current_a, 5),
-                    power_w: round(s.power_w, 4),
-                    energy_j: round(s.energy_j, 4),
-                    charge_c: round(charge, 4),
-                    die_temp_c: round(s.die_temp_c, 3),
-                    enclosure_temp_c: round(s.enclosure_temp_c, 3),
-                });
-                if batch.len() == batch.capacity() && err.is_none() {
-                    err = w.write(&batch).err();
-                    batch.clear();
-                }
-                seq += 1;
-            },
-        );
+        probe_batches(sc, trace, p, |batch| {
+            if err.is_none() {
+                err = w.write(batch).err();
+            }
+        });
         if let Some(e) = err {
             return Err(e.into());
         }
-        w.write(&batch)?;
         w.flush()?;
     }
     let truth: Vec<serde_json::Value> = trace
@@ -125,6 +99,96 @@ pub fn write_run(
     let lead_ns = probe.map_or(0, |p| (p.lead_s * 1e9) as i64);
     let start_ns = (BASE_UNIX_NS - lead_ns) as u64;
     records::manifest::write(dir, &manifest(sc, trace, start_ns))?;
+    Ok(())
+}
+
+/// The run's probe samples in batches of 4 096 (the last one shorter), streamed from the
+/// device model: rounded as a real probe's resolution would be, which also keeps the files
+/// small.
+fn probe_batches(
+    sc: &Scenario,
+    trace: &Trace,
+    p: ProbeOptions,
+    mut each: impl FnMut(&[ProbeSample]),
+) {
+    let mut batch = Vec::with_capacity(4096);
+    let mut seq = 0u64;
+    let mut charge = 0.0;
+    let dt = 1.0 / p.rate_hz;
+    let round = |x: f64, decimals: i32| {
+        let k = 10f64.powi(decimals);
+        Some((x * k).round() / k)
+    };
+    device::samples(
+        &sc.device,
+        trace,
+        p.rate_hz,
+        p.lead_s,
+        p.tail_s,
+        sc.seed,
+        |s| {
+            charge += s.current_a * dt;
+            batch.push(ProbeSample {
+                time_ns: BASE_UNIX_NS + s.t_ns,
+                seq,
+                probe_time_us: 0,
+                vbus_v: round(s.vbus_v, 5),
+                current_a: round(s.current_a, 5),
+                power_w: round(s.power_w, 4),
+                energy_j: round(s.energy_j, 4),
+                charge_c: round(charge, 4),
+                die_temp_c: round(s.die_temp_c, 3),
+                enclosure_temp_c: round(s.enclosure_temp_c, 3),
+            });
+            if batch.len() == batch.capacity() {
+                each(&batch);
+                batch.clear();
+            }
+            seq += 1;
+        },
+    );
+    each(&batch);
+}
+
+/// Writes the samples to `probe/` with their 10 ms and 1 s levels, binned by the probe
+/// crate's aggregator as `hostd run`'s recorder bins them; one batch in memory at a time.
+fn write_probe_store(
+    dir: &Path,
+    sc: &Scenario,
+    trace: &Trace,
+    p: ProbeOptions,
+) -> anyhow::Result<()> {
+    use hostd_probe::agg::Aggregator;
+    use records::probe_levels::{self, Level};
+    let mut samples = records::probe_store::Writer::create(dir)?;
+    let mut levels = probe_levels::Writer::new(dir);
+    let mut ms10 = Aggregator::new(Level::Ms10.width_ns());
+    let mut s1 = Aggregator::new(Level::S1.width_ns());
+    let mut err = None;
+    probe_batches(sc, trace, p, |batch| {
+        if err.is_some() {
+            return;
+        }
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for s in batch {
+            a.extend(ms10.push(s));
+            b.extend(s1.push(s));
+        }
+        err = samples
+            .write(batch)
+            .and_then(|()| levels.write(&a, &b))
+            .err();
+    });
+    if let Some(e) = err {
+        return Err(e.into());
+    }
+    let (a, b): (Vec<_>, Vec<_>) = (
+        ms10.flush().into_iter().collect(),
+        s1.flush().into_iter().collect(),
+    );
+    levels.write(&a, &b)?;
+    samples.finish()?;
+    levels.finish()?;
     Ok(())
 }
 

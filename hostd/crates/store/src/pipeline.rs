@@ -298,6 +298,7 @@ mod tests {
             warnings: Vec::new(),
             cleanup: Vec::new(),
             programs: Vec::new(),
+            preparation: Vec::new(),
         };
         let mut run = RunRecords {
             dir: dir.path(),

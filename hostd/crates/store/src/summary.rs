@@ -114,6 +114,7 @@ impl SummaryExt for Summary {
             cleanup: out.cleanup.clone(),
             programs: out.programs.clone(),
             probe_health: None,
+            conditions: Default::default(),
             extra: serde_json::Map::new(),
             certify: None,
         }
@@ -382,6 +383,7 @@ mod tests {
             cleanup: Vec::new(),
             programs: Vec::new(),
             probe_health: None,
+            conditions: Default::default(),
             extra: serde_json::Map::new(),
             certify: None,
         };
@@ -419,6 +421,7 @@ mod tests {
             warnings: vec![format!("target sim:x5-thermal*10: {scale}")],
             cleanup: Vec::new(),
             programs: Vec::new(),
+            preparation: Vec::new(),
         };
         let text = Summary::compute("r", &outcome, &RunLatency::default()).render();
         assert!(

@@ -24,6 +24,7 @@ pub mod fault;
 pub mod fsinfo;
 #[cfg(windows)]
 pub mod fsinfo_windows;
+pub mod gate;
 pub mod jobloop;
 pub mod latency;
 pub mod link;
@@ -31,6 +32,7 @@ pub mod link_macos;
 #[cfg(windows)]
 pub mod link_windows;
 pub mod plan;
+pub mod plan_fill_states;
 pub mod profile;
 mod profile_programs;
 pub mod program;
@@ -39,6 +41,8 @@ pub mod rawdisk_windows;
 pub mod reverify;
 pub mod runner;
 pub mod sizes;
+pub mod start_state;
+pub mod steady;
 pub mod step;
 pub mod target;
 

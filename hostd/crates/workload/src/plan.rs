@@ -63,6 +63,9 @@ pub struct Plan {
     pub seed: u64,
     /// One entry per target, in command-line order.
     pub targets: Vec<TargetPlan>,
+    /// A `fill` that ends at steady state (`[steady_state]`, checked by the profile).
+    #[serde(skip)]
+    pub steady: Option<crate::steady::SteadySpec>,
 }
 
 impl Plan {
@@ -78,10 +81,17 @@ impl Plan {
             .enumerate()
             .map(|(i, spec)| plan_target(profile, spec, seed, i as u64, capacity.get(i).copied()))
             .collect();
+        let steady = match (&profile.steady_state, profile.kind) {
+            (Some(s), Kind::Fill) => {
+                Some(crate::steady::SteadySpec::new(s, None).expect("the profile check passed it"))
+            }
+            _ => None,
+        };
         Plan {
             profile: profile.name.clone(),
             seed,
             targets,
+            steady,
         }
     }
 
@@ -197,7 +207,11 @@ fn plan_target(
                     write_qd = 1;
                     vec![frame * frames; v.clips as usize]
                 }
-                Kind::Diskmark | Kind::CacheRecovery | Kind::PacedSweep | Kind::Certify => {
+                Kind::Diskmark
+                | Kind::CacheRecovery
+                | Kind::PacedSweep
+                | Kind::Certify
+                | Kind::FillStates => {
                     unreachable!()
                 }
             };
@@ -247,6 +261,15 @@ fn plan_target(
             }
         }
         Kind::CacheRecovery | Kind::PacedSweep => file_sizes = Vec::new(),
+        Kind::FillStates => {
+            let f = profile.fill_states.as_ref().expect("validated");
+            let (sizes, steps) =
+                crate::plan_fill_states::steps(f, cap, file_seed, |rw, size, s| {
+                    seq(rw, size, bs, qd, s)
+                });
+            file_sizes = sizes;
+            measured = steps;
+        }
         Kind::Certify => {
             let (sizes, steps) = certify_steps(profile, cap, file_seed);
             file_sizes = sizes;

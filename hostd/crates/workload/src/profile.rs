@@ -63,6 +63,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "certify",
         include_str!("../../../../fixtures/profiles/certify.toml"),
     ),
+    (
+        "fill-states",
+        include_str!("../../../../fixtures/profiles/fill-states.toml"),
+    ),
 ];
 
 /// What a profile is wrong about, with where it came from.
@@ -176,6 +180,28 @@ fn validate(p: &Profile) -> Result<(), String> {
     check_qd(p.io.queue_depth, "[io] queue_depth")?;
     if p.io.phases.is_empty() {
         return Err("[io] phases is empty: give at least one of \"write\", \"read\"".into());
+    }
+    if let Some(g) = &p.temperature_gate {
+        check_temperature_gate(g)?;
+    }
+    if let Some(ss) = &p.steady_state {
+        match (p.kind, &p.paced_sweep) {
+            (Kind::Fill, _) if p.io.phases != [PhaseKind::Write] => {
+                return Err("[steady_state] on kind = \"fill\" ends the fill early: give [io] phases = [\"write\"] (the files it did not write cannot be read back)".into())
+            }
+            (Kind::Fill, _) => {
+                crate::steady::SteadySpec::new(ss, None)?;
+            }
+            (Kind::PacedSweep, Some(sweep)) => {
+                crate::steady::SteadySpec::new(ss, Some(sweep.step_time.0))?;
+            }
+            _ => {
+                return Err(format!(
+                    "[steady_state] applies to kind = \"fill\" and kind = \"paced-sweep\", not {:?}",
+                    p.kind
+                ))
+            }
+        }
     }
     certify::validate(
         p.kind == Kind::Certify,
@@ -320,6 +346,12 @@ fn validate(p: &Profile) -> Result<(), String> {
                 .ok_or("kind = \"paced-sweep\" needs a [paced_sweep] section")?,
             p.io.block_size,
         )?,
+        Kind::FillStates => crate::plan_fill_states::validate(
+            p.fill_states
+                .as_ref()
+                .ok_or("kind = \"fill-states\" needs a [fill_states] section")?,
+            p.io.block_size,
+        )?,
     }
     Ok(())
 }
@@ -331,6 +363,32 @@ const MAX_FILES: u32 = 1_000_000;
 const MAX_FILE_SIZE: u64 = 1 << 40;
 /// Longest video clip: one day.
 const MAX_VIDEO_SECONDS: f64 = 86_400.0;
+
+/// Longest wait at one temperature gate: a day.
+const MAX_GATE_TIMEOUT_S: f64 = 86_400.0;
+
+fn check_temperature_gate(g: &hostd_records::profile::TemperatureGate) -> Result<(), String> {
+    if !(g.margin_c.is_finite() && g.margin_c > 0.0) {
+        return Err(format!(
+            "[temperature_gate] margin_c = {} must be above 0 °C (no reading is ever exactly the idle temperature)",
+            g.margin_c
+        ));
+    }
+    if !(g.timeout_s.is_finite() && g.timeout_s > 0.0 && g.timeout_s <= MAX_GATE_TIMEOUT_S) {
+        return Err(format!(
+            "[temperature_gate] timeout_s = {} must be above 0 and at most {MAX_GATE_TIMEOUT_S} s",
+            g.timeout_s
+        ));
+    }
+    if let Some(idle) = g.idle_c {
+        if !(-40.0..=125.0).contains(&idle) {
+            return Err(format!(
+                "[temperature_gate] idle_c = {idle} must be between -40 and 125 °C"
+            ));
+        }
+    }
+    Ok(())
+}
 
 fn check_block(b: ByteSize, what: &str) -> Result<(), String> {
     if b.0 == 0 || !b.0.is_multiple_of(ALIGN) {
@@ -377,6 +435,84 @@ mod tests {
             assert_eq!(back.profile_name(), Some(p.name.as_str()));
             p.check("manifest").unwrap();
         }
+    }
+
+    #[test]
+    fn a_temperature_gate_with_no_margin_or_no_timeout_is_refused_naming_key_and_value() {
+        let gate = |body: &str| {
+            let text = format!(
+                "{}\n[temperature_gate]\nsource = \"probe\"\n{body}\n",
+                BUILTIN.iter().find(|(n, _)| *n == "quick").unwrap().1
+            );
+            Profile::parse(&text, "t.toml")
+        };
+        let g = gate("margin_c = 1.5\ntimeout_s = 60").unwrap();
+        let g = g.temperature_gate.unwrap();
+        assert_eq!((g.margin_c, g.timeout_s, g.idle_c), (1.5, 60.0, None));
+        assert_eq!(g.at, hostd_records::profile::GateAt::Step);
+        for (body, key) in [
+            ("margin_c = 0\ntimeout_s = 60", "margin_c = 0 "),
+            ("margin_c = -1\ntimeout_s = 60", "margin_c = -1 "),
+            ("margin_c = 1\ntimeout_s = 0", "timeout_s = 0 "),
+            (
+                "margin_c = 1\ntimeout_s = 60\nidle_c = 300",
+                "idle_c = 300 ",
+            ),
+        ] {
+            let e = gate(body).unwrap_err().to_string();
+            assert!(
+                e.contains("t.toml") && e.contains(&format!("[temperature_gate] {key}")),
+                "{body}: {e}"
+            );
+        }
+        let e = gate("margin_c = 1\ntimeout_s = 6\nsource2 = 1").unwrap_err();
+        assert!(e.to_string().contains("source2"), "{e}");
+    }
+
+    #[test]
+    fn a_steady_state_section_is_checked_against_its_step_and_its_kind() {
+        let with = |name: &str, extra: &str, section: &str| {
+            let text = BUILTIN.iter().find(|(n, _)| *n == name).unwrap().1;
+            Profile::parse(
+                &format!(
+                    "{}\n{extra}\n[steady_state]\n{section}\n",
+                    text.replace("phases = [\"write\", \"read\"]", "phases = [\"write\"]")
+                ),
+                "t.toml",
+            )
+        };
+        let ok = with(
+            "paced-sweep",
+            "",
+            "criteria = [\"bw:10%\"]\nwindow = \"30s\"\nramp = \"10s\"",
+        )
+        .unwrap();
+        assert_eq!(ok.steady_state.unwrap().criteria, ["bw:10%"]);
+        // paced-sweep's steps are 60 s: a 50 s window after a 20 s ramp cannot end one.
+        let e = with(
+            "paced-sweep",
+            "",
+            "criteria = [\"bw:10%\"]\nwindow = \"50s\"\nramp = \"20s\"",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("t.toml") && e.contains("[steady_state] window = \"50s\""),
+            "{e}"
+        );
+        assert!(e.contains("longer than the step (1m)"), "{e}");
+        let e = with("fill-90", "", "criteria = [\"lat:1%\"]\nwindow = \"30s\"").unwrap_err();
+        assert!(e.to_string().contains("\"lat:1%\""), "{e}");
+        assert!(with(
+            "fill-90",
+            "",
+            "criteria = [\"bw_slope:0.5%\"]\nwindow = \"30s\""
+        )
+        .is_ok());
+        let e = with("fill-90", "", "criteria = [\"bw:5%\"]\nwindow = \"2s\"").unwrap_err();
+        assert!(e.to_string().contains("window = \"2s\""), "{e}");
+        let e = with("quick", "", "criteria = [\"bw:5%\"]\nwindow = \"10s\"").unwrap_err();
+        assert!(e.to_string().contains("applies to kind = \"fill\""), "{e}");
     }
 
     #[test]

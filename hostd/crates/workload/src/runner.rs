@@ -103,6 +103,11 @@ pub struct RunConfig {
     pub stop: Arc<AtomicBool>,
     /// Interval length (1 s by default).
     pub interval: Duration,
+    /// The starting state each target is brought to after its unmeasured steps and
+    /// before its measured part (trim, rest: [`crate::start_state`]).
+    pub start_state: crate::start_state::StartState,
+    /// What measured steps wait for before they start (a temperature gate), if anything.
+    pub gate: Option<Arc<dyn crate::gate::StepGate>>,
 }
 
 /// Makes the progress counters for a plan.
@@ -201,6 +206,9 @@ pub fn execute(
                     observer,
                     shared: &shared,
                     mixed: Mutex::new(Vec::new()),
+                    start_state: &cfg.start_state,
+                    gate: cfg.gate.as_deref(),
+                    steady: plan.steady.as_ref(),
                 };
                 scope.spawn(move || target.run(backend, tp))
             })
@@ -235,6 +243,7 @@ pub fn execute(
         warnings,
         cleanup,
         programs: shared.programs.into_inner().unwrap(),
+        preparation: shared.preparation.into_inner().unwrap(),
     }
 }
 
@@ -322,6 +331,8 @@ struct Shared {
     samples: Mutex<Vec<Vec<(u64, u64)>>>,
     /// What the adaptive programs and mixed jobs found.
     programs: Mutex<Vec<hostd_records::programs::ProgramReport>>,
+    /// What each target's trim and rest did.
+    preparation: Mutex<Vec<hostd_records::conditions::Preparation>>,
 }
 
 impl Shared {
@@ -342,6 +353,7 @@ impl Shared {
             intervals: Mutex::new(Vec::new()),
             samples: Mutex::new(vec![Vec::new(); n]),
             programs: Mutex::new(Vec::new()),
+            preparation: Mutex::new(Vec::new()),
         }
     }
 
@@ -379,6 +391,12 @@ struct TargetRun<'s> {
     shared: &'s Shared,
     /// Read/write split of each mixed step.
     mixed: Mutex<Vec<MixedSplit>>,
+    /// Trim and rest before the measured part.
+    start_state: &'s crate::start_state::StartState,
+    /// What measured steps wait for.
+    gate: Option<&'s dyn crate::gate::StepGate>,
+    /// Ends the measured steps at steady state (a fill).
+    steady: Option<&'s crate::steady::SteadySpec>,
 }
 
 impl TargetRun<'_> {
@@ -404,6 +422,11 @@ impl TargetRun<'_> {
         let ok = self.run_steps(backend, &ctx, &tp.prepare, false);
         if !tp.prepare.is_empty() {
             activity(0.0);
+        }
+        if ok && !self.start_state.is_empty() {
+            let done =
+                crate::start_state::prepare(&backend.info(), self.start_state, &shared.stop_all);
+            shared.preparation.lock().unwrap().push(done);
         }
         if !ok {
             shared.gate.breaks();
@@ -448,16 +471,38 @@ impl TargetRun<'_> {
         measured: bool,
     ) -> bool {
         let mut current = String::new();
+        let mut steady = self
+            .steady
+            .filter(|_| measured)
+            .zip(steps.first())
+            .map(|(s, first)| crate::steady::Detector::new(s.clone(), &first.phase));
+        let mut ok = true;
         for step in steps {
             if self.shared.stopping() {
-                return false;
+                ok = false;
+                break;
             }
-            if !self.run_one(backend, ctx, step, measured, &mut current).1 {
-                return false;
+            let (rec, went_on) = self.run_one(backend, ctx, step, measured, &mut current);
+            if !went_on {
+                ok = false;
+                break;
+            }
+            if steady.as_mut().is_some_and(|d| d.add(&rec)) {
+                break;
             }
         }
-        self.end_phase(&mut current);
-        true
+        // An interrupted or failed step did not run its course: nothing to say of it.
+        if let Some(d) = steady.filter(|_| ok) {
+            self.shared
+                .programs
+                .lock()
+                .unwrap()
+                .push(crate::program::steady_report(&self.label, &d));
+        }
+        if ok {
+            self.end_phase(&mut current);
+        }
+        ok
     }
 
     /// Runs an adaptive program: asks it for each next action until it ends or the run
@@ -520,6 +565,19 @@ impl TargetRun<'_> {
         }
     }
 
+    /// Waits, idle, at the run's gate when it holds `step`; the target is busy again after.
+    fn hold_at_gate(&self, backend: &mut Box<dyn TargetBackend>, step: &Step) {
+        let Some(gate) = self.gate.filter(|g| g.holds(self.index, step)) else {
+            return;
+        };
+        backend.idle_started();
+        self.activity(0.0);
+        gate.wait(self.index, step, &self.shared.stop_all);
+        if !backend.reports_activity() {
+            self.activity(1.0);
+        }
+    }
+
     /// Ends the phase `current` (if any) with its event.
     fn end_phase(&self, current: &mut String) {
         if !current.is_empty() {
@@ -563,6 +621,9 @@ impl TargetRun<'_> {
         current: &mut String,
     ) -> (FileRecord, bool) {
         let (i, prog, observer) = (self.index, &self.prog, self.observer);
+        if measured {
+            self.hold_at_gate(backend, step);
+        }
         self.enter_phase(step, measured, current);
         let t0 = unix_ns();
         let clock = Instant::now();

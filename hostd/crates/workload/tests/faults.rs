@@ -102,6 +102,8 @@ fn real_disk_full_on_a_tiny_loop_ext4() {
         keep: false,
         stop: no_stop(),
         interval: std::time::Duration::from_millis(200),
+        start_state: Default::default(),
+        gate: None,
     };
     let out = runner::execute(
         &plan,

@@ -27,7 +27,8 @@ fn every_builtin_parses_and_matches_its_fixture_file() {
             "paced-sweep",
             "diskmark-mixed",
             "soak-8h",
-            "certify"
+            "certify",
+            "fill-states"
         ]
     );
     for n in &names {

@@ -12,7 +12,7 @@ use hostd_records::events::Evidence;
 use hostd_records::ProbeSeries;
 
 /// Probe windows around an onset are at most this long, s.
-pub(super) const WINDOW_S: f64 = 60.0;
+pub(crate) const WINDOW_S: f64 = 60.0;
 /// Samples this close to the onset are left out of before/after means, s (at most a tenth
 /// of the shorter segment).
 const SETTLE_S: f64 = 1.0;

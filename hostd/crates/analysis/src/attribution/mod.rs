@@ -1,5 +1,6 @@
-//! Attribution of a drop or recovery to thermal throttling, an exhausted SLC cache or
-//! contention for a shared link, with the evidence in numbers and words.
+//! Attribution of a drop or recovery to thermal throttling, an exhausted SLC cache,
+//! contention for a shared link or a failing link (the OS logged it), and of stalls to the
+//! latter, with the evidence in numbers and words.
 //! Rules and weights are documented in docs/methodology.md.
 //!
 //! Each cause's rules live in a file of their own behind [`CauseRule`] (the way
@@ -8,6 +9,7 @@
 
 mod contention;
 mod evidence;
+mod link;
 mod signal;
 mod slc_cache;
 mod stall_event;
@@ -40,6 +42,12 @@ pub struct Context<'a> {
     /// The drive's own (SMART) temperature readings of this target, (host ns, °C), in time
     /// order (`drive_temp.csv`), when polled.
     pub drive_temp: Option<&'a [(i64, f64)]>,
+    /// The drive's own thermal record of this target (NVMe thermal counters, SATA SCT
+    /// status) in time order (`drive_log.csv`), when polled.
+    pub drive_log: Option<&'a [hostd_records::drive_log::DriveLogRecord]>,
+    /// What the operating system logged about the storage path (`os-log.jsonl`), in time
+    /// order, when its log was read.
+    pub os_log: Option<&'a [hostd_records::os_log::OsLogRecord]>,
 }
 
 /// What every cause's rules read besides the evidence: the change, its series, the run, and
@@ -91,6 +99,7 @@ pub const RULES: &[&dyn CauseRule] = &[
     &thermal::Thermal,
     &slc_cache::SlcCache,
     &contention::Contention,
+    &link::Link,
 ];
 
 /// The running score of one cause and the event's reasons its rules write to.
@@ -163,6 +172,7 @@ fn scores(scored: &[(Cause, f64)]) -> Scores {
             Cause::Thermal => s.thermal = score,
             Cause::SlcCache => s.slc_cache = score,
             Cause::Contention => s.contention = score,
+            Cause::Link => s.link = score,
             Cause::Unknown => {}
         }
     }
@@ -235,6 +245,8 @@ mod tests {
             run_start_ns: 0,
             link_ceiling: None,
             drive_temp: None,
+            drive_log: None,
+            os_log: None,
         }
     }
     use hostd_records::FileRecord;
@@ -403,6 +415,8 @@ mod tests {
             run_start_ns: 0,
             link_ceiling: None,
             drive_temp: None,
+            drive_log: None,
+            os_log: None,
         };
         let without = attribute(&s, &c, &ctx, None, &[]);
         assert_ne!(
@@ -436,6 +450,94 @@ mod tests {
             "{:#?}",
             ev.reasons
         );
+    }
+
+    /// A record of the OS's log at `t` ns: a USB reset of `target`'s bridge, or of
+    /// another device when `target` is `None`.
+    fn usb_reset(t: i64, target: Option<&str>) -> hostd_records::os_log::OsLogRecord {
+        hostd_records::os_log::OsLogRecord {
+            time_ns: t,
+            kind: hostd_records::os_log::OsLogKind::LinkReset,
+            target: target.map(str::to_string),
+            device: Some("2-1".into()),
+            source: "kernel".into(),
+            line: "usb 2-1: reset SuperSpeed USB device number 3 using xhci_hcd".into(),
+        }
+    }
+
+    #[test]
+    fn a_drop_that_begins_with_a_logged_reset_of_its_link_is_link_with_the_line() {
+        let (s, c) = drop_series("x", 0);
+        let all = vec![s.clone()];
+        // 1.2 s before the onset: inside the 5 s before it.
+        let log = [usb_reset(c.onset_ns - 1_200_000_000, Some("x"))];
+        let e = attribute(
+            &s,
+            &c,
+            &Context {
+                os_log: Some(&log),
+                ..ctx(&all, None)
+            },
+            None,
+            &[],
+        );
+        assert_eq!(e.cause, Cause::Link, "{:#?}", e.evidence.reasons);
+        assert!(e.confidence >= 0.85, "{}", e.confidence);
+        assert_eq!(e.evidence.scores.link, link::WEIGHT);
+        assert_eq!(
+            e.evidence.os_log,
+            ["-1.200 s link_reset: usb 2-1: reset SuperSpeed USB device number 3 using xhci_hcd"]
+        );
+        assert!(e.evidence.text.contains("link"), "{}", e.evidence.text);
+    }
+
+    #[test]
+    fn a_reset_of_another_device_or_outside_the_window_is_context_not_a_cause() {
+        let (s, c) = drop_series("x", 0);
+        let all = vec![s.clone()];
+        let other = [usb_reset(c.onset_ns, None)];
+        let e = attribute(
+            &s,
+            &c,
+            &Context {
+                os_log: Some(&other),
+                ..ctx(&all, None)
+            },
+            None,
+            &[],
+        );
+        assert_eq!(e.cause, Cause::Unknown, "{:#?}", e.evidence.reasons);
+        assert!(e.evidence.os_log.is_empty());
+        assert!(
+            e.evidence
+                .reasons
+                .iter()
+                .any(|r| r.contains("another or an unknown device (context, no weight)")),
+            "{:#?}",
+            e.evidence.reasons
+        );
+        // The target's own reset, but 6 s before the onset or 3 s after it.
+        for dt in [-6_000_000_000, 3_000_000_000] {
+            let late = [usb_reset(c.onset_ns + dt, Some("x"))];
+            let e = attribute(
+                &s,
+                &c,
+                &Context {
+                    os_log: Some(&late),
+                    ..ctx(&all, None)
+                },
+                None,
+                &[],
+            );
+            assert_eq!(e.cause, Cause::Unknown, "{dt}: {:#?}", e.evidence.reasons);
+        }
+        // No log read: said so.
+        let e = attribute(&s, &c, &ctx(&all, None), None, &[]);
+        assert!(e
+            .evidence
+            .reasons
+            .iter()
+            .any(|r| r == "✗ link: the operating system's log was not read"));
     }
 
     #[test]

@@ -2,10 +2,76 @@
 //! fell, its slope flat after, and bus power that follows throughput; a recovery while it cools.
 
 use super::evidence::drive_at_plateau;
+use super::evidence::WINDOW_S;
 use super::signal::smoothed_min_max;
 use super::{CauseRule, Checks, Facts};
 use hostd_records::cause::Cause;
+use hostd_records::drive_log::{DriveLogDelta, DriveLogRecord};
 use hostd_records::events::Evidence;
+
+/// A drive that logged throttling or heat in the window adds this much to thermal.
+const DRIVE_LOG_CONFIRMS: f64 = 0.3;
+/// A drive whose thermal management counters are known and did not move (nor its warning
+/// time) takes this much off thermal.
+const DRIVE_LOG_CONTRADICTS: f64 = 0.25;
+
+/// The drive log's change over the window from the phase's start to a minute after the
+/// onset (at most the phase's end): from the last reading at or before the start (else the
+/// first after it) to the first at or after the end (else the last before it).
+fn window_delta(log: &[DriveLogRecord], start: i64, end: i64) -> Option<DriveLogDelta> {
+    let first = log
+        .iter()
+        .rev()
+        .find(|r| r.time_ns <= start)
+        .or_else(|| log.iter().find(|r| r.time_ns > start && r.time_ns <= end))?;
+    let last = log.iter().find(|r| r.time_ns >= end).or_else(|| {
+        log.iter()
+            .rev()
+            .find(|r| r.time_ns < end && r.time_ns >= start)
+    })?;
+    (last.time_ns > first.time_ns).then(|| DriveLogDelta::between(first, last))
+}
+
+/// The drive's own thermal record as evidence: counters that grew confirm thermal
+/// throttling; known thermal management counters and warning time that did not move argue
+/// against it (docs/methodology.md "The drive's own thermal record").
+fn drive_log(facts: &Facts, ev: &mut Evidence, r: &mut Checks) {
+    let Some(log) = facts.ctx.drive_log else {
+        return;
+    };
+    let start = facts.series.start_ns();
+    let end = (facts.change.onset_ns + (WINDOW_S * 1e9) as i64).min(facts.series.end_ns());
+    let Some(d) = window_delta(log, start, end) else {
+        r.cannot("the drive's thermal record has no two readings in this phase".into());
+        return;
+    };
+    let when = format!(
+        "over {:.0} s from the phase's start to {:.0} s after the onset",
+        d.seconds,
+        (end - facts.change.onset_ns) as f64 / 1e9
+    );
+    if d.logged_heat() {
+        r.check(
+            DRIVE_LOG_CONFIRMS,
+            true,
+            format!(
+                "the drive logged {} {when} (its own record of throttling)",
+                d.words()
+            ),
+        );
+    } else if d.tmt1_transitions.is_some() && d.warning_temp_time_min.is_none_or(|w| w == 0) {
+        r.against(
+            DRIVE_LOG_CONTRADICTS,
+            format!("the drive logged no throttling {when}: {} (a drive that throttles counts its transitions)", d.words()),
+        );
+    } else if d.has_counters() {
+        r.cannot(format!(
+            "the drive logged nothing {when} ({}), but it does not report its thermal management counters: no evidence either way",
+            d.words()
+        ));
+    }
+    ev.drive_thermal_log = Some(d);
+}
 
 /// The rules for "the drive throttled to hold its temperature" (checked only where the
 /// enclosure rose beyond its noise before the onset).
@@ -18,6 +84,9 @@ impl CauseRule for Thermal {
 
     fn score(&self, facts: &Facts, ev: &mut Evidence, r: &mut Checks) {
         if !facts.thermal_evidence() {
+            // The drive's own record is independent of the probe: read it even where the
+            // enclosure could not be checked.
+            drive_log(facts, ev, r);
             return;
         }
         let plateau = ev.temp_plateau_fraction;
@@ -70,5 +139,7 @@ impl CauseRule for Thermal {
             facts.alone,
             "no other target active".to_string(),
         );
+        // Last, so that a sign against takes off what the other rules gave.
+        drive_log(facts, ev, r);
     }
 }

@@ -5,6 +5,7 @@ pub mod analyze;
 pub mod bench_job;
 pub mod clean;
 pub mod compare;
+pub mod export;
 pub mod import;
 pub mod influx;
 pub mod monitor;

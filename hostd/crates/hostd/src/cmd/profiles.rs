@@ -92,6 +92,16 @@ fn parameters(p: &Profile) -> String {
                 pauses.join(", ")
             )
         }
+        Kind::FillStates => {
+            let f = p.fill_states.as_ref().expect("validated");
+            let levels: Vec<String> = f.levels.iter().map(|l| format!("{l} %")).collect();
+            format!(
+                "a {} write in {} files at {} full, verified fill between levels",
+                f.write,
+                f.file_size,
+                levels.join(", ")
+            )
+        }
         Kind::PacedSweep => {
             let s = p.paced_sweep.as_ref().expect("validated");
             let pc: Vec<String> = s.percents.iter().map(|x| format!("{x} %")).collect();

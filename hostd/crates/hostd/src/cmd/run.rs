@@ -7,10 +7,12 @@
 mod certify;
 mod closing;
 mod footprint;
+mod gate;
 mod live;
 mod programs;
 
 use anyhow::bail;
+use hostd_records::conditions::Conditions;
 use hostd_records::counters::CounterRecord;
 use hostd_records::manifest::FORMAT_VERSION;
 use hostd_records::profile::Profile;
@@ -87,6 +89,25 @@ pub struct RunArgs {
     /// No live view.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// A note on the run (the bench, the room, anything worth keeping); repeatable. Goes in
+    /// the manifest, the summary and the report.
+    #[arg(long = "note", value_name = "TEXT")]
+    pub notes: Vec<String>,
+    /// A KEY=VALUE tag on the run (e.g. enclosure=Orico-L cable=TB4-0.8m port=hub-2 fan=off);
+    /// repeatable. Goes in the manifest, the summary and the report, and is an InfluxDB tag
+    /// on every point of the run (`hostd compare --group-by KEY`).
+    #[arg(long = "tag", value_name = "KEY=VALUE")]
+    pub tags: Vec<String>,
+    /// Before the measured part, trim each target's free space (FITRIM, as fstrim does); a
+    /// raw device (--raw-device --destroy-data) is discarded whole (BLKDISCARD). Where the
+    /// OS or device has no trim, the run goes on and records "not available".
+    #[arg(long)]
+    pub trim: bool,
+    /// Then rest each target: SECONDS, or `idle[:WINDOW_S[:TIMEOUT_S]]` — until the
+    /// device's I/O counters are unchanged for WINDOW_S (default 5), at most TIMEOUT_S
+    /// (default 300). Recorded in the manifest, the summary and the report.
+    #[arg(long, value_name = "SECONDS|idle[:W[:T]]", value_parser = hostd_workload::start_state::Rest::parse)]
+    pub rest: Option<hostd_workload::start_state::Rest>,
     /// Also write the run to InfluxDB (live, spooled to RUN_DIR/spool/ while it is away).
     #[command(flatten)]
     pub influx: hostd_influx::InfluxArgs,
@@ -140,8 +161,11 @@ pub fn parts(args: &RunArgs) -> anyhow::Result<Vec<Box<dyn RunPart>>> {
     list.push(Box::new(hostd_drive::DriveComponent::new(Some(
         hostd_drive::smart::PollerConfig::default(),
     ))));
+    // What the OS logged about the targets' storage path (the `link` cause's evidence).
+    list.push(Box::new(hostd_oslog::OsLogComponent::new()));
     list.push(Box::new(hostd_report::AnalysisComponent));
     list.push(Box::new(programs::SweepFigures));
+    list.push(Box::new(programs::FillStatesTable));
     Ok(list)
 }
 
@@ -157,6 +181,8 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         (None, Some(p)) => Profile::load(p)?,
         (None, None) => bail!("--profile is required"),
     };
+    // Refused before anything is written, naming the key and the value.
+    let conditions = Conditions::from_args(&args.notes, &args.tags).map_err(anyhow::Error::msg)?;
     let mut args = args;
     if let Some(r) = &resume {
         args.targets = r.targets.clone();
@@ -268,6 +294,23 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     space.map_err(anyhow::Error::msg)?;
     // Built before anything is written: a probe that cannot be reached is refused here.
     let mut parts = parts(&args)?;
+    // A temperature gate that has nothing to wait on is refused here too.
+    let probe_on = (args.probe.parse::<hostd_probe::link::ProbeSource>().ok()
+        != Some(hostd_probe::link::ProbeSource::None))
+    .then(|| usize::from(args.probe_on) - 1);
+    let infos: Vec<_> = backends.iter().map(|b| b.info()).collect();
+    let step_gate = match gate::build(&profile, probe_on, &infos) {
+        Ok(g) => g.map(|(hold, part)| {
+            parts.push(Box::new(part));
+            Arc::new(hold) as Arc<dyn hostd_workload::gate::StepGate>
+        }),
+        Err(e) => {
+            for b in backends.iter_mut() {
+                let _ = b.cleanup(false);
+            }
+            return Err(e);
+        }
+    };
 
     let out_dir = match &resume {
         Some(r) => r.root.join(format!("resume-{}", r.session)),
@@ -309,6 +352,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         keep,
         allow_cached: args.allow_cached,
         probe_target: None,
+        conditions: conditions.clone(),
         extra: serde_json::Map::new(),
     };
     if is_certify {
@@ -395,22 +439,30 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         keep: keep || is_certify,
         stop,
         interval: Duration::from_secs(1),
+        start_state: hostd_workload::start_state::StartState {
+            trim: args.trim,
+            rest: args.rest,
+        },
+        gate: step_gate,
     };
     let outcome = runner::execute(&plan, backends, &progress, &cfg, &on_event);
     view.finish();
 
     manifest.targets = outcome.targets.clone();
+    manifest.conditions.preparation = outcome.preparation.clone();
     let latency = kept_latency.take();
-    let summary = Summary::compute(&run_id, &outcome, &latency);
+    let mut summary = Summary::compute(&run_id, &outcome, &latency);
+    summary.conditions = manifest.conditions.clone();
     let labels: Vec<String> = outcome.targets.iter().map(|t| t.label.clone()).collect();
     // The run's records flow on in memory from stage to stage: no part reads back what
     // another wrote into the run directory.
+    let data = run_data(&outcome, &labels, latency, &manifest.conditions);
     let mut records = RunRecords {
         dir: &out_dir,
         manifest,
         outcome: &outcome,
         summary,
-        data: run_data(&outcome, &labels, latency),
+        data,
         probe_link: Vec::new(),
         analysis: None,
     };
@@ -533,6 +585,7 @@ fn run_data(
     outcome: &RunOutcome,
     labels: &[String],
     latency: hostd_records::latency::RunLatency,
+    conditions: &Conditions,
 ) -> hostd_records::RunData {
     let counters = labels
         .iter()
@@ -552,7 +605,11 @@ fn run_data(
         counters: Some(counters),
         probe_target: None,
         drive_temp: None,
+        drive_log: None,
         latency,
+        // The OS log part adds what the OS logged (Stage::Record).
+        os_log: None,
+        conditions: conditions.clone(),
     };
     run.sort();
     run

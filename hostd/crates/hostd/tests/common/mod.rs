@@ -107,6 +107,28 @@ pub fn record_count(path: &Path) -> u64 {
     csv_rows(path).len().saturating_sub(1) as u64
 }
 
+/// The probe samples of a run directory: its `probe/` Parquet segments, or an older run's
+/// `probe.csv`.
+#[allow(dead_code)]
+pub fn probe_samples(dir: &Path) -> Vec<hostd_records::ProbeSample> {
+    if hostd_records::probe_store::exists(dir) {
+        hostd_records::probe_store::read(dir)
+    } else {
+        hostd_records::probe::read(dir)
+    }
+    .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+}
+
+/// The 10 ms probe bins of a run directory (`probe/levels-*.parquet`, or an older run's
+/// `probe_agg.csv`): what the `probe_agg` measurement gets.
+#[allow(dead_code)]
+pub fn agg_rows(dir: &Path) -> u64 {
+    use hostd_records::probe_levels::{read_level, Level};
+    read_level(dir, Level::Ms10)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .len() as u64
+}
+
 /// A JSON file of the run directory.
 pub fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_slice(

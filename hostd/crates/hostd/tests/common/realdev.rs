@@ -164,6 +164,14 @@ impl LoopFs {
     }
 }
 
+impl LoopFs {
+    /// The disk image behind the loop device (its allocated blocks show what the device
+    /// holds: a discard punches holes in it).
+    pub fn image(&self) -> &Path {
+        &self.image
+    }
+}
+
 impl Drop for LoopFs {
     fn drop(&mut self) {
         if self.mounted {
@@ -524,6 +532,9 @@ pub struct Rig {
     pub cgroup: Option<Cgroup>,
     /// The mounted loop filesystems.
     pub devs: Vec<LoopFs>,
+    /// A line the watcher writes into the kernel log (`/dev/kmsg`, as root: the `user`
+    /// facility) right after each pulse's stall begins, when set.
+    pub kmsg_at_stalls: Option<String>,
     work: Option<tempfile::TempDir>,
 }
 
@@ -555,6 +566,7 @@ impl Rig {
             test: test.into(),
             cgroup: None,
             devs: Vec::new(),
+            kmsg_at_stalls: None,
             work: Some(work),
         };
         for i in 0..n {
@@ -631,9 +643,14 @@ impl Rig {
         let devs: Vec<(u64, u64)> = self.devs.iter().map(|d| d.numbers).collect();
         let stop = Arc::new(AtomicBool::new(false));
         let watcher = {
-            let (stop, steps, pulses, cg) =
-                (stop.clone(), steps.to_vec(), pulses.to_vec(), cg.handle());
-            std::thread::spawn(move || watch(&cg, &devs, &steps, &pulses, &stop))
+            let (stop, steps, pulses, cg, kmsg) = (
+                stop.clone(),
+                steps.to_vec(),
+                pulses.to_vec(),
+                cg.handle(),
+                self.kmsg_at_stalls.clone(),
+            );
+            std::thread::spawn(move || watch(&cg, &devs, &steps, &pulses, &stop, kmsg.as_deref()))
         };
         let child = ChildGuard(Some(
             cmd.stdout(Stdio::piped())
@@ -734,6 +751,7 @@ fn watch(
     steps: &[Step],
     pulses: &[Pulses],
     stop: &AtomicBool,
+    kmsg: Option<&str>,
 ) -> (Vec<Applied>, Vec<Sample>) {
     let mut pending: Vec<Step> = steps.to_vec();
     // Per pulse train: when its first stall began (host ns) and how many changes it made.
@@ -793,6 +811,12 @@ fn watch(
                 };
                 cg.set_write_bps(devs[p.dev], bps);
                 let t_ns = now_ns();
+                if let (Some(line), 0) = (kmsg, *done % 2) {
+                    // With its newline: the kernel holds a record without one open for
+                    // continuation, and readers see it only once the next one comes.
+                    std::fs::write("/dev/kmsg", format!("{line}\n"))
+                        .expect("write the kernel log (/dev/kmsg)");
+                }
                 t0.get_or_insert(t_ns);
                 applied.push(Applied {
                     dev: p.dev,

@@ -1,5 +1,6 @@
-//! The run directory's CSV files → points (`files.csv`, `intervals.csv`, `probe.csv`,
-//! `probe_agg.csv`, each also as `.gz`): each file is read into its typed records by the
+//! The run directory's CSV files → points (`files.csv`, `intervals.csv`, `probe.csv` or the
+//! `probe/` Parquet segments that replace it, `probe_agg.csv` or the 10 ms level of
+//! `probe/levels-*.parquet`; the CSV files also as `.gz`): each file is read into its typed records by the
 //! `hostd-records` reader, then mapped by the same functions `hostd run` uses live.
 
 use super::{m, RunTags};
@@ -34,6 +35,8 @@ pub enum Rows {
     ProbeAgg,
     /// [`records::drive_temp`] readings, then [`super::drive_temp_point`].
     DriveTemp,
+    /// [`records::drive_log`] readings, then [`super::drive_log_point`].
+    DriveLog,
 }
 
 /// The CSV files of a run directory and their measurements.
@@ -62,6 +65,11 @@ pub const CSV_SPECS: &[CsvSpec] = &[
         file: "drive_temp.csv",
         measurement: m::DRIVE_TEMP,
         rows: Rows::DriveTemp,
+    },
+    CsvSpec {
+        file: "drive_log.csv",
+        measurement: m::DRIVE_LOG,
+        rows: Rows::DriveLog,
     },
 ];
 
@@ -96,6 +104,18 @@ pub fn csv_points(
     tags: &RunTags,
     mut sink: impl FnMut(Point) -> anyhow::Result<()>,
 ) -> anyhow::Result<Option<usize>> {
+    if spec.rows == Rows::ProbeSample && records::probe_store::exists(dir) {
+        return probe_store_points(dir, tags, sink).map(Some);
+    }
+    if spec.rows == Rows::ProbeAgg && records::probe_levels::exists(dir) {
+        // The 10 ms level of `probe/levels-*.parquet`, which replaces `probe_agg.csv`.
+        let rows = records::probe_levels::read_level(dir, records::probe_levels::Level::Ms10)?;
+        let n = rows.len();
+        for r in &rows {
+            sink(super::agg_point(tags, r))?;
+        }
+        return Ok(Some(n));
+    }
     let Some(mut reader) = open_maybe_gz(dir, spec.file)? else {
         return Ok(None);
     };
@@ -143,8 +163,41 @@ pub fn csv_points(
                 }
             }
         }
+        Rows::DriveLog => {
+            for readings in records::drive_log::read(dir)?.values() {
+                for r in readings {
+                    send(super::drive_log_point(tags, r))?;
+                }
+            }
+        }
     }
     Ok(Some(n))
+}
+
+/// The points of the samples of a run written since Parquet storage (`probe/`, which takes
+/// the place of `probe.csv`), one segment in memory at a time.
+fn probe_store_points(
+    dir: &Path,
+    tags: &RunTags,
+    mut sink: impl FnMut(Point) -> anyhow::Result<()>,
+) -> anyhow::Result<usize> {
+    let mut n = 0;
+    let mut failed = None;
+    records::probe_store::for_each_segment(dir, |samples| {
+        for s in samples {
+            if failed.is_none() {
+                match sink(super::sample_point(tags, s)) {
+                    Ok(()) => n += 1,
+                    Err(e) => failed = Some(e),
+                }
+            }
+        }
+        Ok(())
+    })?;
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(n),
+    }
 }
 
 /// The probe's per-file figures of `dir/files-probe.csv` (or its `.gz`), to join onto the
@@ -171,5 +224,6 @@ fn format_version(rows: Rows) -> u32 {
         Rows::ProbeSample => records::probe::FORMAT_VERSION,
         Rows::ProbeAgg => records::agg::FORMAT_VERSION,
         Rows::DriveTemp => records::drive_temp::FORMAT_VERSION,
+        Rows::DriveLog => records::drive_log::FORMAT_VERSION,
     }
 }

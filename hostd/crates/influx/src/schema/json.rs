@@ -33,6 +33,7 @@ pub fn run_point(manifest: &Manifest, tags: &RunTags) -> Point {
         keep,
         allow_cached,
         probe_target: _, // the probe's target: the `probe_health` and `event` points carry it
+        conditions,      // tags: every point's (`RunTags`); notes and preparation: fields
         extra: _,        // components' sections: the scenario's name, via `scenario_name`
     } = manifest;
     let mut p = tags
@@ -54,6 +55,15 @@ pub fn run_point(manifest: &Manifest, tags: &RunTags) -> Point {
     if !targets.is_empty() {
         p = p.field("direct_io", targets.iter().all(|t| t.direct_io.is_direct()));
     }
+    // One line each: a line break cannot stand in a line-protocol value.
+    let one_line = |parts: Vec<String>| parts.join(" | ").replace(char::is_control, " ");
+    p = text(p, "notes", &one_line(conditions.notes.clone()));
+    let prepared = conditions
+        .preparation
+        .iter()
+        .map(|pr| format!("{}: {}", pr.target, pr.describe()))
+        .collect();
+    p = text(p, "preparation", &one_line(prepared));
     p
 }
 

@@ -11,6 +11,7 @@
 
 mod csv;
 mod json;
+mod os_log;
 mod probe;
 #[cfg(test)]
 mod tests;
@@ -21,8 +22,9 @@ pub use self::json::{
     event_points, headline_points, overlap_points, probe_health_point, probe_link_points,
     run_point, stats_points,
 };
+pub use self::os_log::os_log_points;
 pub use self::probe::{agg_point, sample_point};
-pub use self::workload::{drive_temp_point, file_point, interval_point};
+pub use self::workload::{drive_log_point, drive_temp_point, file_point, interval_point};
 
 use crate::{FieldValue, Point};
 use anyhow::Context as _;
@@ -58,6 +60,11 @@ pub mod m {
     pub const THERMAL_FIT: &str = "thermal_fit";
     /// The drive's own (SMART) temperature through the run (drive_temp.csv).
     pub const DRIVE_TEMP: &str = "drive_temp";
+    /// The drive's own thermal record through the run: NVMe thermal counters and sensors,
+    /// SATA SCT status (drive_log.csv).
+    pub const DRIVE_LOG: &str = "drive_log";
+    /// What the operating system logged about the storage path (os-log.jsonl).
+    pub const OS_LOG: &str = "os_log";
 }
 
 /// Tags every point of a run carries.
@@ -69,22 +76,30 @@ pub struct RunTags {
     pub run: String,
     /// Probe id, when a probe was used.
     pub probe: Option<String>,
+    /// The user's `--tag KEY=VALUE`s (the manifest's `conditions.tags`), on every point.
+    pub user: std::collections::BTreeMap<String, String>,
 }
 
 impl RunTags {
     /// The tags of the run a manifest describes: `host.hostname` as `rig` (`unknown` when
-    /// empty), `run_id` as `run`, and the probe section's `probe_id` as `probe`.
+    /// empty), `run_id` as `run`, the probe section's `probe_id` as `probe`, and the
+    /// user's tags (`conditions.tags`).
     pub fn from_manifest(manifest: &Manifest) -> RunTags {
         let rig = &manifest.host.hostname;
         RunTags {
             rig: if rig.is_empty() { "unknown" } else { rig }.to_owned(),
             run: manifest.run_id.clone(),
             probe: manifest.probe_id(),
+            user: manifest.conditions.tags.clone(),
         }
     }
 
-    /// Adds `rig` and `run` to a point.
-    pub fn apply(&self, p: Point) -> Point {
+    /// Adds the user's tags, then `rig` and `run` to a point (hostd's own tags win; `hostd
+    /// run` refuses a user tag of their names).
+    pub fn apply(&self, mut p: Point) -> Point {
+        for (k, v) in &self.user {
+            p.set_tag(k, v);
+        }
         p.tag("rig", &self.rig).tag("run", &self.run)
     }
 
@@ -185,6 +200,13 @@ pub fn run_dir_points(
         done("probe-link.jsonl", Some(pts.len()))?;
     } else {
         done("probe-link.jsonl", None)?;
+    }
+    if dir.join(hostd_records::os_log::FILE_NAME).is_file() {
+        let pts = os_log_points(&hostd_records::os_log::read(dir)?, tags);
+        emit(&pts)?;
+        done("os-log.jsonl", Some(pts.len()))?;
+    } else {
+        done("os-log.jsonl", None)?;
     }
     Ok(())
 }

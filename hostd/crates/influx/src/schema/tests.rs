@@ -11,6 +11,7 @@ fn tags() -> RunTags {
         rig: "bench".into(),
         run: "r1".into(),
         probe: Some("p7".into()),
+        user: Default::default(),
     }
 }
 
@@ -165,6 +166,30 @@ fn run_manifest() -> hostd_records::Manifest {
         },
     );
     m
+}
+
+#[test]
+fn the_users_tags_are_on_every_point_and_the_notes_on_the_run_point() {
+    let mut man = run_manifest();
+    man.conditions = hostd_records::conditions::Conditions::from_args(
+        &["fan off".into(), "second\nline".into()],
+        &["enclosure=Orico L".into(), "cable=TB4".into()],
+    )
+    .unwrap();
+    let t = RunTags::from_manifest(&man);
+    let run = run_point(&man, &t).to_line().unwrap();
+    assert!(
+        run.starts_with("run,cable=TB4,enclosure=Orico\\ L,rig=rig1,run="),
+        "{run}"
+    );
+    assert!(run.contains(r#"notes="fan off | second line""#), "{run}");
+    let file = file_point(&t, &rec(0, "write", 4096, None), 0);
+    assert!(file
+        .tags()
+        .contains(&("enclosure".into(), "Orico L".into())));
+    assert!(file
+        .tags()
+        .contains(&("target".into(), "/mnt/My Disk".into())));
 }
 
 #[test]
@@ -508,6 +533,7 @@ fn live_and_imported_file_points(recs: &[FileRecord]) -> Vec<String> {
         rig: "rig1".into(),
         run: "r1".into(),
         probe: None,
+        user: Default::default(),
     };
     let mut live = Vec::new();
     let mut cum: HashMap<String, u64> = HashMap::new();
@@ -610,6 +636,38 @@ fn headline_figures_map_with_their_intervals_or_the_reason_they_are_absent() {
     );
     assert!(f.contains("throttle_s_at_run_ambient_absent="), "{f}");
     assert!(f.contains("ambient_delta_c=10"), "{f}");
+}
+
+#[test]
+fn drive_thermal_record_rows_are_points_with_the_fields_the_drive_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("drive_log.csv"),
+        "time_ns,target,warning_temp_time_min,critical_comp_time_min,tmt1_transitions,tmt2_transitions,tmt1_time_s,tmt2_time_s,sensors,sct_temperature_c,sct_over_limit_count,sct_under_limit_count\n\
+         5000000000,/mnt/x,0,0,9,0,100,0,1=35,,,\n\
+         6000000000,/mnt/s,,,,,,,,27,2,0\n",
+    )
+    .unwrap();
+    let spec = CSV_SPECS
+        .iter()
+        .find(|s| s.file == "drive_log.csv")
+        .unwrap();
+    let mut pts = Vec::new();
+    let n = csv_points(dir.path(), spec, &tags(), |p| {
+        pts.push(p.to_line()?);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(n, Some(2));
+    pts.sort();
+    assert_eq!(
+        pts[0],
+        "drive_log,rig=bench,run=r1,target=/mnt/s sct_temperature_c=27,sct_over_limit_count=2i,sct_under_limit_count=0i 6000000000"
+    );
+    assert_eq!(
+        pts[1],
+        "drive_log,rig=bench,run=r1,target=/mnt/x warning_temp_time_min=0i,critical_comp_time_min=0i,tmt1_transitions=9i,tmt2_transitions=0i,tmt1_time_s=100i,tmt2_time_s=0i,sensors=\"1=35\" 5000000000"
+    );
 }
 
 #[test]

@@ -44,3 +44,12 @@ pub fn drive_temp_point(tags: &RunTags, target: &str, time_ns: i64, temperature_
         Some(&r),
     )
 }
+
+/// The `drive_log` point of one reading of a target's drive thermal record (fields the
+/// drive does not report are left out).
+pub fn drive_log_point(tags: &RunTags, r: &hostd_records::drive_log::DriveLogRecord) -> Point {
+    with_columns(
+        tags.apply(Point::new(m::DRIVE_LOG)).timestamp_ns(r.time_ns),
+        Some(r),
+    )
+}

@@ -1,7 +1,9 @@
 //! `scenario-gen NAME|FILE OUT_DIR [--probe-hz HZ] [--seed-offset N] [--no-probe]`:
 //! writes a simulated run directory (files.csv, probe.csv, truth.json, manifest.json).
 //! `scenario-gen --bench OUT_DIR` writes the analysis benchmark's synthetic 100 GB run
-//! (800 files, 1 000 000 probe samples).
+//! (800 files, 1 000 000 probe samples). `scenario-gen --long-24h OUT_DIR` writes the
+//! long-run benchmark's synthetic 24-hour run (100 000 files, 86.4 M probe samples at 1 kHz
+//! in `probe/` Parquet segments with their summary levels, as `hostd run` writes them).
 
 use hostd_scenario::write::{write_run, ProbeOptions};
 use hostd_scenario::{load, simulate, Scenario};
@@ -38,6 +40,39 @@ hold_temperature = true
 cause = "thermal"
 "#;
 
+/// The long-run benchmark: 24 h of 100 000 paced files of 4.3–13 MB (864 GB), slower after
+/// 300 GB (thermal).
+const LONG_24H: &str = r#"
+name = "long-24h"
+description = "synthetic 24-hour run for just bench-long-synthetic"
+seed = 24
+probe_target = "long"
+[device]
+vbus_v = 5.0
+idle_w = 2.9
+active_w = 8.2
+ambient_c = 25.0
+rth_c_per_w = 6.0
+tau_s = 600.0
+[[target]]
+name = "long"
+phase = "write"
+total_gb = 864.0
+file_count = 100000
+file_min_mb = 4.32
+file_max_mb = 12.96
+overhead_ms = 0.0
+[[target.stage]]
+rate_gbps = 0.012
+jitter = 0.05
+until_gb = 300.0
+[[target.stage]]
+rate_gbps = 0.0091857
+jitter = 0.05
+hold_temperature = true
+cause = "thermal"
+"#;
+
 fn main() {
     if let Err(e) = run() {
         eprintln!("scenario-gen: error: {e:#}");
@@ -47,7 +82,7 @@ fn main() {
 
 fn run() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: scenario-gen NAME|FILE OUT_DIR [--probe-hz HZ] [--seed-offset N] [--no-probe] | scenario-gen --bench OUT_DIR";
+    let usage = "usage: scenario-gen NAME|FILE OUT_DIR [--probe-hz HZ] [--seed-offset N] [--no-probe] [--parquet] | scenario-gen --bench OUT_DIR | scenario-gen --long-24h OUT_DIR";
     let flag = |name: &str| {
         args.iter()
             .position(|a| a == name)
@@ -69,9 +104,10 @@ fn run() -> anyhow::Result<()> {
         v
     };
     let bench = args.iter().any(|a| a == "--bench");
-    let (mut sc, out): (Scenario, &String) = if bench {
+    let long = args.iter().any(|a| a == "--long-24h");
+    let (mut sc, out): (Scenario, &String) = if bench || long {
         (
-            Scenario::from_toml(BENCH)?,
+            Scenario::from_toml(if long { LONG_24H } else { BENCH })?,
             positional
                 .first()
                 .ok_or_else(|| anyhow::anyhow!("{usage}"))?,
@@ -97,6 +133,10 @@ fn run() -> anyhow::Result<()> {
         let seconds = trace.end_ns as f64 * 1e-9 + probe.lead_s + probe.tail_s;
         probe.rate_hz = 1_000_000.0 / seconds;
     }
+    if long {
+        probe.rate_hz = 1000.0;
+    }
+    probe.parquet = long || args.iter().any(|a| a == "--parquet");
     let probe = (!args.iter().any(|a| a == "--no-probe")).then_some(probe);
     write_run(std::path::Path::new(out), &sc, &trace, probe)?;
     println!(

@@ -117,10 +117,14 @@ impl ProgramSpec {
                 profile.cache_recovery.as_ref()?,
                 io,
             ))),
-            Kind::PacedSweep => Some(ProgramSpec::PacedSweep(sweep::SweepSpec::new(
-                profile.paced_sweep.as_ref()?,
-                io,
-            ))),
+            Kind::PacedSweep => Some(ProgramSpec::PacedSweep(
+                sweep::SweepSpec::new(profile.paced_sweep.as_ref()?, io).with_steady(
+                    profile.steady_state.as_ref().map(|s| {
+                        crate::steady::SteadySpec::new(s, None)
+                            .expect("the profile check passed it")
+                    }),
+                ),
+            )),
             _ => None,
         }
     }
@@ -229,4 +233,14 @@ pub(crate) fn short_duration(d: Duration) -> String {
             .to_string()
             .replace(' ', "")
     }
+}
+
+/// The report of a step that could end at steady state: which criterion ended it and when.
+pub fn steady_report(target: &str, detector: &crate::steady::Detector) -> ProgramReport {
+    report_of(
+        target,
+        vec![detector.text(target)],
+        false,
+        ProgramFigures::SteadyState(detector.figures()),
+    )
 }

@@ -5,6 +5,7 @@
 //! `(1 − tolerance)` of the paced rate. Reported: the highest rate held.
 
 use super::{median, rate_bps, report_of, step_failed, Action, Program, ProgramReport, StepIo};
+use crate::steady::{Detector, SteadySpec};
 use crate::step::{Rw, Step};
 use hostd_records::profile::PacedSweepSpec;
 use hostd_records::programs::SweepStep;
@@ -30,6 +31,9 @@ pub struct SweepSpec {
     pub stop_at_first_miss: bool,
     /// I/O parameters.
     pub io: StepIo,
+    /// A step may end before `step_time` once its rate has settled (`[steady_state]`).
+    #[serde(skip)]
+    pub steady: Option<SteadySpec>,
 }
 
 /// A drop in the unpaced step: two chunks below 70 % of the ones before.
@@ -49,7 +53,13 @@ impl SweepSpec {
             tolerance: s.tolerance,
             stop_at_first_miss: s.stop_at_first_miss,
             io,
+            steady: None,
         }
+    }
+
+    /// The same sweep, whose steps end at steady state when `steady` is given.
+    pub fn with_steady(self, steady: Option<SteadySpec>) -> SweepSpec {
+        SweepSpec { steady, ..self }
     }
 
     /// Chunk `i` of a step, paced to one I/O per `pace_ns` if given.
@@ -77,6 +87,8 @@ pub struct Sweep {
     /// Chunk of the unpaced step where it throttled, if it did.
     unpaced_drop: Option<usize>,
     failed: bool,
+    /// The current step's steady-state watch.
+    detector: Option<Detector>,
 }
 
 impl Sweep {
@@ -90,6 +102,7 @@ impl Sweep {
             level: None,
             unpaced_drop: None,
             failed: false,
+            detector: None,
         }
     }
 
@@ -140,6 +153,7 @@ impl Sweep {
             held: floor.map(|f| achieved >= f && second >= f),
             mean_power_w: None,
             temp_max_c: None,
+            steady: self.detector.take().map(|d| d.figures()),
         });
     }
 
@@ -163,12 +177,17 @@ impl Program for Sweep {
         }
         if let Some(rec) = last {
             self.current.push(rec.clone());
+            if self.detector.is_none() {
+                let phase = self.phase();
+                self.detector = self.spec.steady.clone().map(|s| Detector::new(s, &phase));
+            }
+            let settled = self.detector.as_mut().is_some_and(|d| d.add(rec));
             // The step's time on the records' clock: from its first chunk's
             // start (a simulator may settle before it) to this chunk's end.
             let first = self.current.first().map_or(rec.start_ns, |f| f.start_ns);
             let elapsed = Duration::from_nanos(rec.end_ns.saturating_sub(first));
             // A step needs two chunks (its two halves) and its time.
-            if elapsed >= self.spec.step_time && self.current.len() >= 2 {
+            if (settled || elapsed >= self.spec.step_time) && self.current.len() >= 2 {
                 self.close_step();
                 let missed = self.steps.last().and_then(|s| s.held) == Some(false);
                 let next = self.level.map_or(0, |k| k + 1);
@@ -217,6 +236,20 @@ impl Program for Sweep {
                     }
                 ),
             });
+        }
+        if self.spec.steady.is_some() {
+            for s in &self.steps {
+                if let Some(f) = &s.steady {
+                    text.push(format!(
+                        "  {}: {}",
+                        s.phase,
+                        match &f.ended_by {
+                            Some(c) => format!("steady after {:.1} s by {c}", f.elapsed_s),
+                            None => format!("no steady state: ran its full time ({:.1} s)", f.elapsed_s),
+                        }
+                    ));
+                }
+            }
         }
         let first_miss = self.steps.iter().find(|s| s.held == Some(false));
         match (self.highest_held(), first_miss) {
@@ -270,6 +303,7 @@ mod tests {
                 verify: false,
                 seed: 1,
             },
+            steady: None,
         };
         let mut p = Sweep::new(spec.clone());
         let (mut clock, mut written) = (0.0f64, 0.0f64);

@@ -150,6 +150,8 @@ pub fn run(
         keep,
         stop,
         interval: Duration::from_millis(200),
+        start_state: Default::default(),
+        gate: None,
     };
     let out = runner::execute(&plan, backends, &progress, &cfg, observer);
     Ok((plan, out))

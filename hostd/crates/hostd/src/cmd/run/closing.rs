@@ -87,6 +87,9 @@ pub fn closing(
     for line in measured_lines(profile, targets, &short) {
         let _ = writeln!(s, "{line}");
     }
+    for line in summary.conditions.lines() {
+        let _ = writeln!(s, "{line}");
+    }
     s.push_str(&shorten(rest, &full, &short));
     // Cleanup names the directories it removed: in full.
     for line in cleanup.iter().filter(|l| !l.is_empty()) {

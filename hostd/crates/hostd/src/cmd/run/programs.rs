@@ -78,3 +78,66 @@ pub fn add_probe_figures(summary: &mut Summary, files: &[FileRecord]) {
         }
     }
 }
+
+/// The fill-state sweep's table (`kind = "fill-states"`) as a part of the run
+/// ([`Stage::Analyse`], after the analysis): per target, the cache size and post-cache
+/// rate of each level into `summary.json` `programs[]` and the printed summary, with the
+/// fill level each measured write actually began at (the manifest's capacity and free
+/// space, plus what the run had written before).
+pub struct FillStatesTable;
+
+impl RunPart for FillStatesTable {
+    fn name(&self) -> &str {
+        "fill-states"
+    }
+
+    fn stage(&self) -> Stage {
+        Stage::Analyse
+    }
+
+    fn finish(&mut self, run: &mut RunRecords<'_>) -> anyhow::Result<()> {
+        let Some(analysis) = &run.analysis else {
+            return Ok(());
+        };
+        for t in &run.manifest.targets {
+            let Some(mut figures) =
+                hostd_analysis::fill_states::figures(&run.data.files, analysis, &t.label)
+            else {
+                continue;
+            };
+            if let (Some(total), Some(free)) = (t.capacity_bytes, t.free_bytes) {
+                for level in figures.levels.iter_mut() {
+                    let begins = run
+                        .data
+                        .files
+                        .iter()
+                        .filter(|f| f.target == t.label && f.phase == level.phase)
+                        .map(|f| f.start_ns)
+                        .min()
+                        .unwrap_or(0);
+                    let ours: u64 = run
+                        .data
+                        .files
+                        .iter()
+                        .filter(|f| {
+                            f.target == t.label
+                                && f.end_ns <= begins
+                                && (f.phase.starts_with("fill-") || f.phase.starts_with("write-"))
+                        })
+                        .map(|f| f.bytes)
+                        .sum();
+                    level.actual_pct = (total > 0)
+                        .then(|| (total.saturating_sub(free) + ours) as f64 / total as f64 * 100.0);
+                }
+            }
+            let mut text = vec!["fill states (SLC cache and post-cache rate per level):".into()];
+            text.extend(hostd_analysis::fill_states::lines(&figures));
+            run.summary.programs.push(hostd_records::ProgramReport {
+                target: t.label.clone(),
+                text,
+                figures: ProgramFigures::FillStates(figures),
+            });
+        }
+        Ok(())
+    }
+}

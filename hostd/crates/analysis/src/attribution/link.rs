@@ -1,0 +1,147 @@
+//! The link to the drive failed: the operating system logged a reset of the USB device or
+//! the storage link, a UAS error, a fallback to usb-storage, a slower re-enumeration, a
+//! disconnect or an I/O error on this target's device around the onset (`os-log.jsonl`).
+//! A drop counts when such a line lies within [`DROP_BEFORE_S`] before to [`DROP_AFTER_S`]
+//! after its onset interval; a stall when one lies within [`STALL_BEFORE_S`] before it
+//! began to [`STALL_AFTER_S`] after it ended (a command that hangs is aborted and the
+//! device reset only when its timeout runs out, inside the stall). Lines about other or
+//! unknown devices are listed as context and weigh nothing. See docs/methodology.md, "Link".
+
+use super::{CauseRule, Checks, Facts, NS};
+use hostd_records::cause::Cause;
+use hostd_records::events::Evidence;
+use hostd_records::os_log::OsLogRecord;
+
+/// A line counts for a drop from this long before its onset interval, s (a re-enumeration
+/// at a lower speed takes a few seconds from the disconnect to the slower transfers).
+pub const DROP_BEFORE_S: f64 = 5.0;
+/// …to this long after it, s.
+pub const DROP_AFTER_S: f64 = 2.0;
+/// A line counts for a stall from this long before it began, s.
+pub const STALL_BEFORE_S: f64 = 2.0;
+/// …to this long after it ended, s.
+pub const STALL_AFTER_S: f64 = 1.0;
+/// The weight of a logged link event on this target's device.
+pub const WEIGHT: f64 = 0.9;
+
+/// The rules for "the link to the drive failed".
+pub(super) struct Link;
+
+impl CauseRule for Link {
+    fn cause(&self) -> Cause {
+        Cause::Link
+    }
+
+    fn score(&self, facts: &Facts, ev: &mut Evidence, r: &mut Checks) {
+        let Some(log) = facts.ctx.os_log else {
+            r.cannot("the operating system's log was not read".into());
+            return;
+        };
+        if !facts.drop {
+            r.cannot("a recovery: a logged link event explains only a drop or a stall".into());
+            return;
+        }
+        let c = facts.change;
+        let window = (
+            c.onset_ns_range.0 - secs(DROP_BEFORE_S),
+            c.onset_ns_range.1 + secs(DROP_AFTER_S),
+        );
+        let (ours, context) = lines_in(log, &facts.series.target, window);
+        ev.os_log = ours.iter().map(|r| evidence_line(r, c.onset_ns)).collect();
+        context_lines(&context, c.onset_ns, r);
+        r.check(
+            WEIGHT,
+            !ours.is_empty(),
+            match ours.first() {
+                Some(first) => format!(
+                    "the OS logged {} on this drive's link {:+.1} s from the onset ({} line{} within −{DROP_BEFORE_S:.0}/+{DROP_AFTER_S:.0} s)",
+                    first.kind.as_str(),
+                    (first.time_ns - c.onset_ns) as f64 / NS,
+                    ours.len(),
+                    if ours.len() == 1 { "" } else { "s" }
+                ),
+                None => format!(
+                    "the OS logged nothing about this drive's link within −{DROP_BEFORE_S:.0}/+{DROP_AFTER_S:.0} s of the onset"
+                ),
+            },
+        );
+    }
+}
+
+/// `s` seconds in ns.
+fn secs(s: f64) -> i64 {
+    (s * NS) as i64
+}
+
+/// The records inside `window` (host ns, inclusive): those of `target`, and those of no
+/// known target (context).
+pub(super) fn lines_in<'a>(
+    log: &'a [OsLogRecord],
+    target: &str,
+    window: (i64, i64),
+) -> (Vec<&'a OsLogRecord>, Vec<&'a OsLogRecord>) {
+    let inside = log
+        .iter()
+        .filter(move |r| r.time_ns >= window.0 && r.time_ns <= window.1);
+    let ours = inside
+        .clone()
+        .filter(|r| r.target.as_deref() == Some(target))
+        .collect();
+    let context = inside.filter(|r| r.target.is_none()).collect();
+    (ours, context)
+}
+
+/// A record as the event's evidence lists it: seconds from `at`, its kind, its line.
+pub(super) fn evidence_line(r: &OsLogRecord, at: i64) -> String {
+    format!(
+        "{:+.3} s {}: {}",
+        (r.time_ns - at) as f64 / NS,
+        r.kind.as_str(),
+        r.line
+    )
+}
+
+/// Lines about other or unknown devices near the onset: listed, weighing nothing.
+fn context_lines(context: &[&OsLogRecord], at: i64, r: &mut Checks) {
+    if let Some(first) = context.first() {
+        r.cannot(format!(
+            "{} line{} about another or an unknown device (context, no weight), first: {}",
+            context.len(),
+            if context.len() == 1 { "" } else { "s" },
+            evidence_line(first, at)
+        ));
+    }
+}
+
+/// The stalls' attribution: the share of stalls with a logged link event of `target` in
+/// their window, the lines (from the first stall's start), and a reason.
+pub(super) fn stalls(
+    log: &[OsLogRecord],
+    target: &str,
+    stalls: &[(i64, i64)],
+) -> (f64, Vec<String>, String) {
+    let Some(&(first, _)) = stalls.first() else {
+        return (0.0, Vec::new(), String::new());
+    };
+    let mut lines = Vec::new();
+    let mut with = 0usize;
+    for &(a, b) in stalls {
+        let (ours, _) = lines_in(
+            log,
+            target,
+            (a - secs(STALL_BEFORE_S), b + secs(STALL_AFTER_S)),
+        );
+        if !ours.is_empty() {
+            with += 1;
+        }
+        lines.extend(ours.into_iter().map(|r| evidence_line(r, first)));
+    }
+    lines.dedup();
+    let share = with as f64 / stalls.len() as f64;
+    let reason = format!(
+        "{} link: the OS logged a link event on this drive's link within −{STALL_BEFORE_S:.0} s/+{STALL_AFTER_S:.0} s of {with} of {} stalls (link when at least half)",
+        if share >= 0.5 { "✓" } else { "✗" },
+        stalls.len()
+    );
+    (share, lines, reason)
+}

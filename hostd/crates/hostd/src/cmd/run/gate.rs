@@ -1,0 +1,380 @@
+//! `[temperature_gate]`: before a gated measured step the target idles until the probe's
+//! enclosure sensor (or the drive's SMART temperature) is within the margin of its idle
+//! temperature, or the timeout passes. The idle temperature is given, or read just before
+//! the run's first measured step. Each wait (how long, reached or timed out) goes to the
+//! manifest (`extra.temperature_gate`: settings, idle temperatures, totals) and the summary
+//! (same key: every wait, and the closing lines).
+//!
+//! `diskmark` profiles get [`diskmark_default`] when a probe is on and they give no gate.
+
+use anyhow::bail;
+use hostd_records::profile::{GateAt, GateSource, Kind, Profile, TemperatureGate};
+use hostd_records::TargetInfo;
+use hostd_store::{ProbeData, ProbeFeed, RunPart, RunRecords, Stage};
+use hostd_workload::gate::StepGate;
+use hostd_workload::step::Step;
+use serde::Serialize;
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Name of the manifest and summary sections.
+pub const NAME: &str = "temperature_gate";
+/// How long the first gate waits for a first reading to take as the idle temperature.
+const FIRST_READING_WAIT: Duration = Duration::from_secs(10);
+/// Between two probe readings looked at while waiting.
+const PROBE_POLL: Duration = Duration::from_millis(100);
+/// Between two smartctl calls while waiting on the drive.
+const DRIVE_POLL: Duration = Duration::from_secs(2);
+
+/// The gate `diskmark` uses when a probe is on and its profile gives none: each repetition
+/// starts once the enclosure is within 2 °C of idle, waiting at most 2 minutes.
+pub fn diskmark_default() -> TemperatureGate {
+    TemperatureGate {
+        source: GateSource::Probe,
+        margin_c: 2.0,
+        timeout_s: 120.0,
+        idle_c: None,
+        at: GateAt::Step,
+    }
+}
+
+/// How one wait ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WaitOutcome {
+    /// The first gate of a target: its reading became the idle temperature.
+    IdleMeasured,
+    /// The temperature came within the margin (possibly at once).
+    Reached,
+    /// The timeout passed first; the step started anyway.
+    TimedOut,
+    /// The run was stopped while waiting.
+    Stopped,
+    /// No reading came (probe silent, smartctl failing); the step started after the timeout.
+    NoReading,
+}
+
+/// One wait at the gate.
+#[derive(Debug, Clone, Serialize)]
+pub struct GateWait {
+    /// Target label.
+    pub target: String,
+    /// Step's phase and index (repetition or file number).
+    pub phase: String,
+    /// Step's index in its phase.
+    pub index: u32,
+    /// When the wait began, Unix ns.
+    pub start_ns: u64,
+    /// Time waited, s.
+    pub waited_s: f64,
+    /// How it ended.
+    pub outcome: WaitOutcome,
+    /// The idle temperature it waited for, °C.
+    pub idle_c: Option<f64>,
+    /// Temperature when the wait began and when it ended, °C.
+    pub start_c: Option<f64>,
+    /// Temperature when the wait ended, °C.
+    pub end_c: Option<f64>,
+}
+
+struct Inner {
+    spec: TemperatureGate,
+    /// Whether the gate came from the profile or is diskmark's default.
+    defaulted: bool,
+    /// Labels and devices of the targets.
+    targets: Vec<(String, Option<String>)>,
+    /// The target the probe is on (probe source: the only one gated).
+    probed: usize,
+    /// Latest enclosure temperature from the probe.
+    probe_c: Mutex<Option<f64>>,
+    /// Per target: idle temperature, last gated phase.
+    idle: Mutex<Vec<Option<f64>>>,
+    last_phase: Mutex<Vec<Option<String>>>,
+    waits: Mutex<Vec<GateWait>>,
+}
+
+impl Inner {
+    fn reading(&self, target: usize) -> Option<f64> {
+        match self.spec.source {
+            GateSource::Probe => *self.probe_c.lock().unwrap_or_else(|e| e.into_inner()),
+            GateSource::Drive => {
+                let (label, device) = &self.targets[target];
+                hostd_drive::smart::read_smart(device.as_deref(), label, "gate", "gate")
+                    .temperature_c
+            }
+        }
+    }
+
+    fn poll(&self) -> Duration {
+        match self.spec.source {
+            GateSource::Probe => PROBE_POLL,
+            GateSource::Drive => DRIVE_POLL,
+        }
+    }
+
+    /// The first reading within `limit`, polling; `None` when stopped or none came.
+    fn first_reading(&self, target: usize, limit: Duration, stop: &AtomicBool) -> Option<f64> {
+        let t0 = Instant::now();
+        loop {
+            if let Some(c) = self.reading(target) {
+                return Some(c);
+            }
+            if stop.load(Ordering::Relaxed) || t0.elapsed() >= limit {
+                return None;
+            }
+            std::thread::sleep(self.poll().min(limit.saturating_sub(t0.elapsed())));
+        }
+    }
+}
+
+/// The gate the runner asks before each measured step.
+pub struct TemperatureGateHold(Arc<Inner>);
+
+/// The run part that hears the probe's temperature and records the waits.
+pub struct TemperatureGatePart(Arc<Inner>);
+
+/// The gate of this run, if any: the profile's, or diskmark's default when a probe is on.
+/// Refused before anything is written (naming the key and value): a probe gate without a
+/// probe, a drive gate on a target whose drive gives no temperature.
+pub fn build(
+    profile: &Profile,
+    probe_on: Option<usize>,
+    targets: &[TargetInfo],
+) -> anyhow::Result<Option<(TemperatureGateHold, TemperatureGatePart)>> {
+    let (spec, defaulted) = match (&profile.temperature_gate, profile.kind, probe_on) {
+        (Some(g), _, _) => (g.clone(), false),
+        (None, Kind::Diskmark, Some(_)) => (diskmark_default(), true),
+        (None, _, _) => return Ok(None),
+    };
+    let probed = match (spec.source, probe_on) {
+        (GateSource::Probe, Some(i)) => i,
+        (GateSource::Probe, None) => bail!(
+            "profile {}: [temperature_gate] source = \"probe\" but no probe is on (--probe none): give --probe, or source = \"drive\"",
+            profile.name
+        ),
+        (GateSource::Drive, _) => {
+            for t in targets {
+                let r = hostd_drive::smart::read_smart(t.device.as_deref(), &t.label, "gate", "check");
+                if r.temperature_c.is_none() {
+                    bail!(
+                        "profile {}: [temperature_gate] source = \"drive\" but target {}'s drive gives no temperature ({}): give --probe and source = \"probe\"",
+                        profile.name,
+                        t.label,
+                        r.note.unwrap_or_else(|| "smartctl gave none".into())
+                    );
+                }
+            }
+            0
+        }
+    };
+    let n = targets.len();
+    let inner = Arc::new(Inner {
+        idle: Mutex::new(vec![spec.idle_c; n]),
+        spec,
+        defaulted,
+        targets: targets
+            .iter()
+            .map(|t| (t.label.clone(), t.device.clone()))
+            .collect(),
+        probed,
+        probe_c: Mutex::new(None),
+        last_phase: Mutex::new(vec![None; n]),
+        waits: Mutex::new(Vec::new()),
+    });
+    Ok(Some((
+        TemperatureGateHold(Arc::clone(&inner)),
+        TemperatureGatePart(inner),
+    )))
+}
+
+impl StepGate for TemperatureGateHold {
+    fn holds(&self, target_index: usize, step: &Step) -> bool {
+        let g = &self.0;
+        if g.spec.source == GateSource::Probe && target_index != g.probed {
+            return false;
+        }
+        let mut last = g.last_phase.lock().unwrap_or_else(|e| e.into_inner());
+        let first_of_phase = last[target_index].as_deref() != Some(step.phase.as_str());
+        last[target_index] = Some(step.phase.clone());
+        g.spec.at == GateAt::Step || first_of_phase
+    }
+
+    fn wait(&self, target_index: usize, step: &Step, stop: &AtomicBool) {
+        let g = &self.0;
+        let (start_ns, t0) = (hostd_workload::unix_ns(), Instant::now());
+        let timeout = Duration::from_secs_f64(g.spec.timeout_s);
+        let idle = g.idle.lock().unwrap_or_else(|e| e.into_inner())[target_index];
+        let start_c = g.reading(target_index);
+        let (outcome, end_c, idle) = match idle {
+            // Before the first measured step: what the drive reads now is its idle.
+            None => {
+                let c = start_c.or_else(|| g.first_reading(target_index, FIRST_READING_WAIT, stop));
+                g.idle.lock().unwrap_or_else(|e| e.into_inner())[target_index] = c;
+                let outcome = if c.is_some() {
+                    WaitOutcome::IdleMeasured
+                } else {
+                    WaitOutcome::NoReading
+                };
+                (outcome, c, c)
+            }
+            Some(idle) => {
+                let mut last = start_c;
+                let outcome = loop {
+                    if let Some(c) = last {
+                        if c <= idle + g.spec.margin_c {
+                            break WaitOutcome::Reached;
+                        }
+                    }
+                    if stop.load(Ordering::Relaxed) {
+                        break WaitOutcome::Stopped;
+                    }
+                    if t0.elapsed() >= timeout {
+                        break if last.is_some() {
+                            WaitOutcome::TimedOut
+                        } else {
+                            WaitOutcome::NoReading
+                        };
+                    }
+                    std::thread::sleep(g.poll().min(timeout.saturating_sub(t0.elapsed())));
+                    last = g.reading(target_index).or(last);
+                };
+                (outcome, last, Some(idle))
+            }
+        };
+        let wait = GateWait {
+            target: g.targets[target_index].0.clone(),
+            phase: step.phase.clone(),
+            index: step.index,
+            start_ns,
+            waited_s: t0.elapsed().as_secs_f64(),
+            outcome,
+            idle_c: idle,
+            start_c,
+            end_c,
+        };
+        tracing::info!(
+            target = %wait.target,
+            "temperature gate before {} #{}: {:?} after {:.1} s",
+            wait.phase,
+            wait.index,
+            wait.outcome,
+            wait.waited_s
+        );
+        g.waits.lock().unwrap_or_else(|e| e.into_inner()).push(wait);
+    }
+}
+
+impl TemperatureGatePart {
+    /// What the manifest says about the gate (its settings; the idle temperatures once read).
+    fn section(&self) -> Value {
+        let g = &self.0;
+        json!({
+            "source": g.spec.source,
+            "margin_c": g.spec.margin_c,
+            "timeout_s": g.spec.timeout_s,
+            "at": g.spec.at,
+            "given_idle_c": g.spec.idle_c,
+            "default_for_diskmark": g.defaulted,
+            "target": match g.spec.source {
+                GateSource::Probe => Some(g.targets[g.probed].0.clone()),
+                GateSource::Drive => None,
+            },
+        })
+    }
+}
+
+/// The closing lines: per target, how many steps waited, for how long, how many timed out.
+pub fn text(waits: &[GateWait], spec: &TemperatureGate) -> Vec<String> {
+    let mut targets: Vec<&str> = waits.iter().map(|w| w.target.as_str()).collect();
+    targets.dedup();
+    targets
+        .into_iter()
+        .map(|t| {
+            let mine: Vec<&GateWait> = waits.iter().filter(|w| w.target == t).collect();
+            let count = |o: WaitOutcome| mine.iter().filter(|w| w.outcome == o).count();
+            let waited: f64 = mine.iter().map(|w| w.waited_s).sum();
+            let longest = mine.iter().map(|w| w.waited_s).fold(0.0, f64::max);
+            let idle = mine
+                .iter()
+                .find_map(|w| w.idle_c)
+                .map_or("unknown".to_string(), |c| format!("{c:.1} °C"));
+            let source = match spec.source {
+                GateSource::Probe => "enclosure",
+                GateSource::Drive => "drive",
+            };
+            format!(
+                "{t} temperature gate ({source} within {} °C of idle {idle}, timeout {} s): {} steps held, waited {waited:.1} s in all (longest {longest:.1} s); {} reached, {} timed out{}",
+                spec.margin_c,
+                spec.timeout_s,
+                mine.len(),
+                count(WaitOutcome::Reached) + count(WaitOutcome::IdleMeasured),
+                count(WaitOutcome::TimedOut),
+                match count(WaitOutcome::NoReading) {
+                    0 => String::new(),
+                    n => format!(", {n} without a reading"),
+                }
+            )
+        })
+        .collect()
+}
+
+impl RunPart for TemperatureGatePart {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn stage(&self) -> Stage {
+        Stage::Enrich
+    }
+
+    fn probe_feed(&mut self) -> Option<ProbeFeed> {
+        if self.0.spec.source != GateSource::Probe {
+            return None;
+        }
+        let inner = Arc::clone(&self.0);
+        Some(Box::new(move |data: ProbeData<'_>| {
+            if let ProbeData::Samples(samples) = data {
+                if let Some(c) = samples.iter().rev().find_map(|s| s.enclosure_temp_c) {
+                    *inner.probe_c.lock().unwrap_or_else(|e| e.into_inner()) = Some(c);
+                }
+            }
+            Ok(())
+        }))
+    }
+
+    fn start(&mut self, _run: &mut hostd_store::RunStart<'_>) -> anyhow::Result<Option<Value>> {
+        Ok(Some(self.section()))
+    }
+
+    fn finish(&mut self, records: &mut RunRecords<'_>) -> anyhow::Result<()> {
+        let waits = self
+            .0
+            .waits
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let mut section = self.section();
+        let idle: Vec<Value> = self
+            .0
+            .targets
+            .iter()
+            .zip(self.0.idle.lock().unwrap_or_else(|e| e.into_inner()).iter())
+            .map(|((label, _), c)| json!({ "target": label, "idle_c": c }))
+            .collect();
+        section["idle"] = json!(idle);
+        section["steps_held"] = json!(waits.len());
+        section["timed_out"] = json!(waits
+            .iter()
+            .filter(|w| w.outcome == WaitOutcome::TimedOut)
+            .count());
+        section["waited_s"] = json!(waits.iter().map(|w| w.waited_s).sum::<f64>());
+        records.manifest.extra.insert(NAME.into(), section);
+        records.summary.extra.insert(
+            NAME.into(),
+            json!({ "waits": waits, "text": text(&waits, &self.0.spec) }),
+        );
+        Ok(())
+    }
+}

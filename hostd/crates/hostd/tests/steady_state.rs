@@ -1,0 +1,62 @@
+//! `[steady_state]` on a paced sweep, through `hostd run` on a simulated drive that does not
+//! slow down (`sim:steady*20`: 1.6 GB/s ± 10 % per file, played 20× faster): each step ends
+//! once a 3 s window of 1 s samples deviates less than 10 % from its mean — before its 5 s
+//! — and says so; with a criterion no drive meets, each step runs its full time and says
+//! that. (Steady state against a rate the kernel settles: `real_steady.rs`.)
+
+mod common;
+use serde_json::Value;
+
+/// Runs the sweep with `criteria`; its `paced-sweep` result.
+fn sweep(criteria: &str) -> (Value, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let prof = dir.path().join("ps.toml");
+    std::fs::write(
+        &prof,
+        format!("name = \"ps\"\nkind = \"paced-sweep\"\n[paced_sweep]\nchunk = \"1GiB\"\nstep_time = \"5s\"\npercents = [50, 100]\n[io]\nblock_size = \"1MiB\"\nqueue_depth = 8\nphases = [\"write\"]\n[steady_state]\ncriteria = [{criteria}]\nwindow = \"3s\"\n"),
+    )
+    .unwrap();
+    let out = dir.path().join("run");
+    let o = common::hostd_run(&prof, ["sim:steady*20:write"], &out)
+        .args(["--seed", "3"])
+        .output()
+        .unwrap();
+    let log = common::text(&o);
+    assert!(o.status.success(), "{log}");
+    let summary = common::read_json(&out.join("summary.json"));
+    let r = summary["programs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["kind"] == "paced-sweep")
+        .unwrap()["result"]
+        .clone();
+    (r, log)
+}
+
+#[test]
+fn sweep_steps_end_at_steady_state_or_run_their_full_time_and_say_which() {
+    let (r, log) = sweep("\"bw_slope:50%\", \"bw:10%\"");
+    let steps = r["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 3, "{r}");
+    for s in steps {
+        let ss = &s["steady"];
+        // bw_slope:50% is listed first and is met at the first full window.
+        assert_eq!(ss["ended_by"], "bw_slope:50%", "{s}");
+        let elapsed = ss["elapsed_s"].as_f64().unwrap();
+        assert!((3.0..4.5).contains(&elapsed), "{s}");
+        assert_eq!(ss["end_ns"], s["end_ns"], "{s}");
+        assert!(ss["value"].as_f64().unwrap() <= 50.0, "{s}");
+    }
+    assert!(log.contains("pace-50%: steady after"), "{log}");
+
+    let (r, log) = sweep("\"bw:0.001%\"");
+    let steps = r["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 3, "{r}");
+    for s in steps {
+        let ss = &s["steady"];
+        assert!(ss["ended_by"].is_null(), "{s}");
+        assert!(ss["elapsed_s"].as_f64().unwrap() >= 5.0, "{s}");
+    }
+    assert!(log.contains("no steady state: ran its full time"), "{log}");
+}
