@@ -14,7 +14,10 @@ use crate::pipeline::{RunPart, RunRecords, RunStart, Stage};
 use anyhow::Context;
 use hostd_records::counters::CounterRecord;
 use hostd_records::latency::LatencyLogWriter;
-use hostd_records::{files, intervals, latency, LatencyRecord, LatencyScope, RunEvent};
+use hostd_records::{
+    files, intervals, latency, FileRecord, IntervalRecord, LatencyRecord, LatencyScope,
+    RecordError, RunEvent,
+};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -36,6 +39,38 @@ pub fn write_counters(
         })
         .collect();
     Ok(hostd_records::counters::write(dir, labels, &samples)?)
+}
+
+/// The workload's records as [`RunDir`] streamed them into `dir`, read back for the end of
+/// `hostd run`, which keeps none of them in memory as it goes (its memory must not grow with
+/// the run's files): `files.csv` (with `corrupt.csv`), `intervals.csv` and the latency logs,
+/// read as `hostd analyze` reads them. `labels` are the run's targets in order: a record's
+/// target index is its target's place there. A run that ended before its first file or
+/// interval has none.
+pub fn read_back(
+    dir: &Path,
+    labels: &[String],
+) -> anyhow::Result<(Vec<FileRecord>, Vec<IntervalRecord>, latency::RunLatency)> {
+    let index =
+        |target: &str, fallback: usize| labels.iter().position(|l| l == target).unwrap_or(fallback);
+    let mut files = match files::read(dir) {
+        Ok(f) => f,
+        Err(RecordError::Empty { .. }) => Vec::new(),
+        Err(e) => return Err(e).context("reading back the run's files.csv"),
+    };
+    for f in &mut files {
+        f.target_index = index(&f.target, f.target_index);
+    }
+    let mut intervals = match intervals::read(dir) {
+        Ok(i) => i,
+        Err(RecordError::Empty { .. }) => Vec::new(),
+        Err(e) => return Err(e).context("reading back the run's intervals.csv"),
+    };
+    for i in &mut intervals {
+        i.target_index = index(&i.target, i.target_index);
+    }
+    let latency = latency::RunLatency::read(dir).context("reading back the run's latency logs")?;
+    Ok((files, intervals, latency))
 }
 
 /// Marks the run directory in use while `events` (its `run-events.jsonl`) is open: a shared
