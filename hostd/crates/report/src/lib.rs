@@ -11,9 +11,9 @@
 mod attribution;
 mod charts;
 pub mod component;
-mod envelope;
 mod conditions;
 mod drive_log;
+mod envelope;
 mod fill_states;
 mod head;
 mod headlines;
