@@ -15,8 +15,7 @@ use anyhow::Context;
 use hostd_records::counters::CounterRecord;
 use hostd_records::latency::LatencyLogWriter;
 use hostd_records::{
-    files, intervals, latency, FileRecord, IntervalRecord, LatencyRecord, LatencyScope,
-    RecordError, RunEvent,
+    files, intervals, latency, FileRecord, IntervalRecord, LatencyRecord, LatencyScope, RunEvent,
 };
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -53,19 +52,12 @@ pub fn read_back(
 ) -> anyhow::Result<(Vec<FileRecord>, Vec<IntervalRecord>, latency::RunLatency)> {
     let index =
         |target: &str, fallback: usize| labels.iter().position(|l| l == target).unwrap_or(fallback);
-    let mut files = match files::read(dir) {
-        Ok(f) => f,
-        Err(RecordError::Empty { .. }) => Vec::new(),
-        Err(e) => return Err(e).context("reading back the run's files.csv"),
-    };
+    let mut files = files::read_streamed(dir).context("reading back the run's files.csv")?;
     for f in &mut files {
         f.target_index = index(&f.target, f.target_index);
     }
-    let mut intervals = match intervals::read(dir) {
-        Ok(i) => i,
-        Err(RecordError::Empty { .. }) => Vec::new(),
-        Err(e) => return Err(e).context("reading back the run's intervals.csv"),
-    };
+    let mut intervals =
+        intervals::read_streamed(dir).context("reading back the run's intervals.csv")?;
     for i in &mut intervals {
         i.target_index = index(&i.target, i.target_index);
     }
