@@ -166,6 +166,10 @@ bench-analysis:
         echo "bench-analysis: hostd analyze ${what:-(with report.html)}: runs ${sorted}ms; median $(printf '%s\n' "${times[@]}" | sort -n | sed -n 3p) ms (target < 1000 ms)"
     done
 
+# `hostd run` of MINUTES (10) of 8-32 MB files (write, read back, delete) on ext4 on a loop device over /var/tmp, with the simulated probe at 1 kHz and then without: the resident set every 10 s, its slope after the first minute (target < 1 KB/s), bytes per file and the run directory's bytes. Needs root.
+bench-long-run minutes="10": firmware-build
+    cd {{root}}/hostd && cargo build --locked --release -p hostd
+    {{root}}/scripts/bench-long-run.sh {{hostd}} {{minutes}}
 # The synthetic 24-hour run (100 000 files, 86.4 M probe samples at 1 kHz in probe/ Parquet
 # segments with their summary levels), built under /var/tmp and removed after, release build:
 # `hostd analyze` wall time and peak RSS, report.html size. Targets: < 2 min, < 1 GB, < 5 MB.
@@ -184,6 +188,9 @@ bench-long-synthetic:
     rss_kb=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$work/time.txt")
     report=$(stat -c %s "$work/run/report.html")
     echo "bench-long-synthetic: hostd analyze: wall ${wall} (target < 2:00), peak RSS $(( rss_kb / 1024 )) MB (target < 1024 MB), report.html $(( report / 1024 )) KB (target < 5120 KB)"
+
+# Long runs (#24): the real 10-minute run's resident set and run directory, then the synthetic 24-hour run's analysis.
+bench-long: bench-long-run bench-long-synthetic
 
 # All benchmarks.
 bench: bench-firmware bench-analysis bench-probe bench-io

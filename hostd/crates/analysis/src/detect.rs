@@ -153,6 +153,58 @@ struct Fit {
     gradual: bool,
 }
 
+/// Most (start, end) pairs a ramp's fit tries one by one. Past it (a change inside a long
+/// run of files: 10 000 files either side are 10^8 pairs) the fit tries a grid of about as
+/// many pairs, then every pair around the grid's best: proportionate time for a run of
+/// 100 000 files, the same fit wherever the error is smooth in the ramp's ends.
+const EXHAUSTIVE_RAMP_PAIRS: usize = 250_000;
+
+/// The least-error ramp (error, start, end) with its start in `lo..=b` and its end in
+/// `b..=hi` (start ≤ end) over `[a, c)`.
+fn best_ramp(
+    sums: &Sums,
+    a: usize,
+    c: usize,
+    (lo, b, hi): (usize, usize, usize),
+) -> (f64, usize, usize) {
+    let search = |starts: &mut dyn Iterator<Item = usize>, ends: &dyn Fn(usize) -> Vec<usize>| {
+        let mut best = (f64::INFINITY, b, b);
+        for s in starts {
+            for e in ends(s) {
+                let v = sums.ramp_sse(a, s, e, c);
+                if v < best.0 {
+                    best = (v, s, e);
+                }
+            }
+        }
+        best
+    };
+    let pairs = (b - lo + 1) * (hi - b + 1);
+    if pairs <= EXHAUSTIVE_RAMP_PAIRS {
+        return search(&mut (lo..=b), &|s| (b.max(s)..=hi).collect());
+    }
+    let stride = (pairs as f64 / EXHAUSTIVE_RAMP_PAIRS as f64).sqrt().ceil() as usize;
+    // The grid, with both ends of each range on it.
+    let grid = |from: usize, to: usize| -> Vec<usize> {
+        let mut v: Vec<usize> = (from..=to).step_by(stride).collect();
+        if v.last() != Some(&to) {
+            v.push(to);
+        }
+        v
+    };
+    let coarse = search(&mut grid(lo, b).into_iter(), &|s| grid(b.max(s), hi));
+    let (s0, e0) = (coarse.1, coarse.2);
+    let fine = search(
+        &mut (s0.saturating_sub(stride).max(lo)..=(s0 + stride).min(b)),
+        &|s| (b.max(s).max(e0.saturating_sub(stride))..=(e0 + stride).min(hi)).collect(),
+    );
+    if fine.0 <= coarse.0 {
+        fine
+    } else {
+        coarse
+    }
+}
+
 fn fit_ramp(x: &[f64], sums: &Sums, a: usize, b: usize, c: usize, settings: &Settings) -> Fit {
     let edge = MIN_RAMP_FILES.max(settings.min_segment);
     let lo = (a + edge).min(b);
@@ -164,15 +216,7 @@ fn fit_ramp(x: &[f64], sums: &Sums, a: usize, b: usize, c: usize, settings: &Set
             best_step = (v, s);
         }
     }
-    let mut best = (f64::INFINITY, b, b);
-    for s in lo..=b {
-        for e in b.max(s)..=hi {
-            let v = sums.ramp_sse(a, s, e, c);
-            if v < best.0 {
-                best = (v, s, e);
-            }
-        }
-    }
+    let best = best_ramp(sums, a, c, (lo, b, hi));
     // Noise: the larger of the two flat sides' robust σ (a noisy regime must not pass as
     // a ramp fitting better).
     let sigma = changepoint::noise_sigma(&x[a..best.1.max(a + 1)])
@@ -816,6 +860,48 @@ fn locate_onset(
 
 #[cfg(test)]
 mod tests {
+
+    /// Past the exhaustive limit the grid-then-refine search finds the same ramp as trying
+    /// every pair: a noisy 2.0 → 1.0 ramp over files 1200–1800 of 3000.
+    #[test]
+    fn a_long_ramp_is_fitted_as_trying_every_pair_fits_it() {
+        let n = 3000;
+        let x: Vec<f64> = (0..n)
+            .map(|i| {
+                let level = match i {
+                    ..1200 => 2.0,
+                    1200..1800 => 2.0 - (i - 1200) as f64 / 600.0,
+                    _ => 1.0,
+                };
+                // Deterministic noise of ±0.05.
+                level + 0.05 * ((i * 7919 % 101) as f64 / 50.0 - 1.0)
+            })
+            .collect();
+        let sums = Sums::new(&x);
+        let (a, b, c) = (0, 1500, n);
+        let (lo, hi) = (3, n - 3);
+        assert!((b - lo + 1) * (hi - b + 1) > EXHAUSTIVE_RAMP_PAIRS);
+        let mut every = (f64::INFINITY, b, b);
+        for s in lo..=b {
+            for e in b.max(s)..=hi {
+                let v = sums.ramp_sse(a, s, e, c);
+                if v < every.0 {
+                    every = (v, s, e);
+                }
+            }
+        }
+        let found = best_ramp(&sums, a, c, (lo, b, hi));
+        assert_eq!(
+            (found.1, found.2),
+            (every.1, every.2),
+            "{found:?} {every:?}"
+        );
+        assert!(
+            (1190..1210).contains(&found.1) && (1790..1810).contains(&found.2),
+            "{found:?}"
+        );
+    }
+
     use super::*;
     use rand::{Rng, SeedableRng};
 

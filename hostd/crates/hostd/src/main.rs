@@ -51,6 +51,8 @@ enum Command {
     Influx(cmd::influx::InfluxArgs),
     /// Record the probe alone until stopped (idle power, cool-down curves).
     Monitor(cmd::monitor::MonitorArgs),
+    /// Remove the test files a run left on its targets (killed, or run with --keep).
+    Clean(cmd::clean::CleanArgs),
     /// Re-read the files a run kept (--keep) and locate every corrupt byte (exit 3 if any).
     Verify(cmd::verify::VerifyArgs),
 }
@@ -72,6 +74,7 @@ fn main() -> ExitCode {
         Command::Influx(args) => cmd::influx::execute(args),
         Command::Monitor(args) => cmd::monitor::execute(args),
         Command::Verify(args) => cmd::verify::execute(args),
+        Command::Clean(args) => cmd::clean::execute(args),
     };
     match result {
         Ok(code) => code,

@@ -115,6 +115,30 @@ fn dry_run_prints_the_plan_and_writes_nothing() {
         "{t}"
     );
     assert!(dir_is_empty(work.path()));
+    // The run directory's size: stibium-160's 320 file records (write and read).
+    assert!(
+        t.contains("run directory: about ") && t.contains("(320 file records × 512 B"),
+        "{t}"
+    );
+    assert!(!t.contains("probe "), "no probe, no probe storage: {t}");
+}
+
+/// `--dry-run` with a probe prices its samples: 16 B each at the probe's rate, for the
+/// whole of a duration profile.
+#[test]
+fn dry_run_prices_the_probe_samples_of_a_duration_run() {
+    let work = disk_tempdir();
+    let o = hostd()
+        .args(["run", "--profile", "soak-8h", "--dry-run", "--probe", "sim"])
+        .args(["--probe-rate", "500", "--target"])
+        .arg(work.path())
+        .output()
+        .unwrap();
+    let t = text(&o);
+    // 8 h × 500 Hz × 16 B = 230.4 MB.
+    assert!(t.contains("28800 s × 1 target(s)"), "{t}");
+    assert!(t.contains("probe 500 Hz × 16 B = 230.4 MB"), "{t}");
+    assert!(dir_is_empty(work.path()));
 }
 
 #[test]

@@ -360,7 +360,23 @@ pub fn write_all(dir: &Path, records: &[FileRecord]) -> Result<()> {
 /// `dir/files-probe.csv`), refusing a newer format.
 pub fn read(dir: &Path) -> Result<Vec<FileRecord>> {
     crate::version::check_csv(dir, FILE_NAME, FORMAT_VERSION)?;
-    let mut records = read_path(&dir.join(FILE_NAME))?;
+    let mut records = read_streamed(dir)?;
+    if records.is_empty() {
+        return Err(RecordError::Empty {
+            path: dir.join(FILE_NAME),
+        });
+    }
+    crate::files_probe::read_into(dir, &mut records)?;
+    Ok(records)
+}
+
+/// Reads back `dir/files.csv` (with `dir/corrupt.csv`) that this build's `hostd run` has just
+/// streamed: as [`read`], but without asking `manifest.json` for the format (it is this
+/// build's) and without the probe's figures (their part writes them later). A file without
+/// rows gives none.
+pub fn read_streamed(dir: &Path) -> Result<Vec<FileRecord>> {
+    let path = dir.join(FILE_NAME);
+    let mut records = parse(&path, &slurp(&path)?)?;
     let corrupt = dir.join(CORRUPT_FILE_NAME);
     if corrupt.exists() {
         let blocks = read_corrupt(&corrupt)?;
@@ -370,7 +386,6 @@ pub fn read(dir: &Path) -> Result<Vec<FileRecord>> {
             }
         }
     }
-    crate::files_probe::read_into(dir, &mut records)?;
     Ok(records)
 }
 

@@ -80,6 +80,13 @@ pub fn read(dir: &Path) -> Result<Vec<IntervalRecord>> {
     read_file(dir, FILE_NAME, FORMAT_VERSION, parse)
 }
 
+/// Reads back `dir/intervals.csv` that this build's `hostd run` has just streamed: as
+/// [`read`], without asking `manifest.json` for the format (it is this build's).
+pub fn read_streamed(dir: &Path) -> Result<Vec<IntervalRecord>> {
+    let path = dir.join(FILE_NAME);
+    parse(&path, &crate::csvio::slurp(&path)?)
+}
+
 /// Parses the bytes of an `intervals.csv` (`path` names it in errors).
 pub fn parse(path: &Path, buf: &[u8]) -> Result<Vec<IntervalRecord>> {
     let mut t = Table::new(path, buf)?;

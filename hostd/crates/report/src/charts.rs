@@ -1,6 +1,7 @@
 //! The charts section: throughput against data written, the time charts (throughput, bus
 //! power, temperatures), and the distribution of per-file rates.
 
+use crate::envelope;
 use crate::svg::Chart;
 use crate::view::{markers_by, EventView, SeriesView};
 use crate::{time_charts, WIDTH};
@@ -72,17 +73,29 @@ fn chart_by_bytes(run: &RunData, events: &[EventView], views: &[SeriesView]) -> 
     if events.is_empty() {
         c = c.without_marker_strip();
     }
+    let mut summarised = false;
     for (k, v) in views.iter().enumerate() {
-        c.points(&pts_by[k], v.color, "series");
+        if envelope::summarised(pts_by[k].len()) {
+            let xy: Vec<(f64, f64)> = pts_by[k].iter().map(|p| (p.0, p.1)).collect();
+            envelope::draw(&mut c, &xy, 0.0, xmax, v.color);
+            summarised = true;
+        } else {
+            c.points(&pts_by[k], v.color, "series");
+        }
         c.legend(&v.label, v.color);
     }
     for m in markers_by(events, false) {
         c.marker(m);
     }
-    c.finish(
+    let chart = c.finish(
         "cumulative data of the target and phase, GB",
         "per-file throughput, GB/s",
-    )
+    );
+    if summarised {
+        chart + &envelope::note(run.files.len())
+    } else {
+        chart
+    }
 }
 
 /// How many files ran at each rate, per target and phase (40 bins).

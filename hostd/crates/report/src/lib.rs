@@ -13,6 +13,7 @@ mod charts;
 pub mod component;
 mod conditions;
 mod drive_log;
+mod envelope;
 mod fill_states;
 mod head;
 mod headlines;
@@ -172,6 +173,48 @@ mod tests {
         let mut without = from_files.clone();
         without.latency = Default::default();
         assert!(!render(&without, &analysis, "r").contains(r#"id="latency""#));
+    }
+
+    /// A run of 20 000 files: each phase's files are drawn as an envelope (band and mean),
+    /// not one mark each, and the report stays small; a run of a few files keeps its marks.
+    #[test]
+    fn many_files_are_drawn_as_envelopes_and_the_report_stays_small() {
+        let many = |n: u32| {
+            let mut files = Vec::new();
+            let mut t = 1_700_000_000_000_000_000u64;
+            for i in 0..n {
+                for phase in ["write", "read"] {
+                    // 20 MB at 2 GB/s for the first 30 %, then 0.7 GB/s.
+                    let rate = if phase == "read" || i < n * 3 / 10 {
+                        2e9
+                    } else {
+                        0.7e9
+                    };
+                    let bytes = 20_000_000 + u64::from(i % 7) * 1_000_000;
+                    let end = t + (bytes as f64 / rate * 1e9) as u64;
+                    files.push(hostd_records::FileRecord::new(
+                        "/mnt/ssd", phase, i, t, end, bytes,
+                    ));
+                    t = end + 1_000_000;
+                }
+            }
+            let mut run = RunData {
+                files,
+                ..Default::default()
+            };
+            run.sort();
+            let a = hostd_analysis::analyze(&run, &Options::default());
+            render(&run, &a, "many")
+        };
+        let html = many(10_000);
+        assert!(html.len() < 2_000_000, "{} bytes", html.len());
+        assert!(html.contains("series envelope"));
+        assert!(html.contains("20000 files: each target and phase with more than 2000 files"));
+        // No per-file tooltip on either chart.
+        assert!(!html.contains("file 9999:"), "a mark per file");
+        let few = many(50);
+        assert!(!few.contains("series envelope"));
+        assert!(few.contains("file 49:"));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The charts against time: per-file throughput, the probe's bus power and enclosure
 //! temperature, and the drive's own (SMART) temperature, on one time axis.
 
+use crate::envelope;
 use crate::svg::{Chart, PALETTE};
 use crate::view::{mark_events, EventView, SeriesView};
 use crate::{NS, WIDTH};
@@ -67,6 +68,23 @@ pub(crate) fn charts(
         c = c.without_marker_strip();
     }
     for v in views {
+        let of_view = || {
+            run.files
+                .iter()
+                .filter(|f| f.target == v.target && f.phase == v.phase)
+        };
+        if envelope::summarised(of_view().count()) {
+            // Each file at its middle: the envelope of the files' rates over time.
+            let pts: Vec<(f64, f64)> = of_view()
+                .map(|f| {
+                    let mid = (f.start_ns / 2 + f.end_ns / 2) as i64;
+                    ((mid - t0) as f64 / NS, f.rate_bps() / 1e9)
+                })
+                .collect();
+            envelope::draw(&mut c, &pts, xr.0, xr.1, v.color);
+            c.legend(&v.label, v.color);
+            continue;
+        }
         let segs: Vec<(f64, f64, f64, String)> = run
             .files
             .iter()

@@ -8,6 +8,7 @@
 
 #![warn(missing_docs)]
 
+pub mod footprint;
 #[cfg(windows)]
 mod kernel_windows;
 pub mod labels;

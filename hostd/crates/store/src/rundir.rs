@@ -14,7 +14,9 @@ use crate::pipeline::{RunPart, RunRecords, RunStart, Stage};
 use anyhow::Context;
 use hostd_records::counters::CounterRecord;
 use hostd_records::latency::LatencyLogWriter;
-use hostd_records::{files, intervals, latency, LatencyRecord, LatencyScope, RunEvent};
+use hostd_records::{
+    files, intervals, latency, FileRecord, IntervalRecord, LatencyRecord, LatencyScope, RunEvent,
+};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -36,6 +38,63 @@ pub fn write_counters(
         })
         .collect();
     Ok(hostd_records::counters::write(dir, labels, &samples)?)
+}
+
+/// The workload's records as [`RunDir`] streamed them into `dir`, read back for the end of
+/// `hostd run`, which keeps none of them in memory as it goes (its memory must not grow with
+/// the run's files): `files.csv` (with `corrupt.csv`), `intervals.csv` and the latency logs,
+/// read as `hostd analyze` reads them. `labels` are the run's targets in order: a record's
+/// target index is its target's place there. A run that ended before its first file or
+/// interval has none.
+pub fn read_back(
+    dir: &Path,
+    labels: &[String],
+) -> anyhow::Result<(Vec<FileRecord>, Vec<IntervalRecord>, latency::RunLatency)> {
+    let index =
+        |target: &str, fallback: usize| labels.iter().position(|l| l == target).unwrap_or(fallback);
+    let mut files = files::read_streamed(dir).context("reading back the run's files.csv")?;
+    for f in &mut files {
+        f.target_index = index(&f.target, f.target_index);
+    }
+    let mut intervals =
+        intervals::read_streamed(dir).context("reading back the run's intervals.csv")?;
+    for i in &mut intervals {
+        i.target_index = index(&i.target, i.target_index);
+    }
+    let latency = latency::RunLatency::read(dir).context("reading back the run's latency logs")?;
+    Ok((files, intervals, latency))
+}
+
+/// Marks the run directory in use while `events` (its `run-events.jsonl`) is open: a shared
+/// advisory lock that [`is_in_use`] sees (Unix; elsewhere nothing).
+fn lock_in_use(events: &File) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::io::AsRawFd;
+        // SAFETY: flock on a valid descriptor; released when the file closes.
+        unsafe { libc::flock(events.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) };
+    }
+    #[cfg(not(unix))]
+    let _ = events;
+}
+
+/// Whether a running `hostd run` holds the run directory `dir` (Unix; elsewhere, and for a
+/// run directory without `run-events.jsonl`, false).
+pub fn is_in_use(dir: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::io::AsRawFd;
+        let Ok(f) = File::open(dir.join("run-events.jsonl")) else {
+            return false;
+        };
+        // SAFETY: flock on a valid descriptor, closed (and so unlocked) on return.
+        unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) != 0 }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        false
+    }
 }
 
 /// The tag of a latency record in its log (`hostd_records::latency::file_tag`,
@@ -134,6 +193,8 @@ impl RunDir {
         let events_path = dir.join("run-events.jsonl");
         let events = File::create(&events_path)
             .with_context(|| format!("cannot create {}", events_path.display()))?;
+        // Held as long as the run goes: `hostd clean` refuses a run directory in use.
+        lock_in_use(&events);
         Ok(RunDir {
             dir: dir.to_path_buf(),
             open: Mutex::new(Open {

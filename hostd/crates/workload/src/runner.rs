@@ -108,6 +108,11 @@ pub struct RunConfig {
     pub start_state: crate::start_state::StartState,
     /// What measured steps wait for before they start (a temperature gate), if anything.
     pub gate: Option<Arc<dyn crate::gate::StepGate>>,
+    /// Whether [`RunOutcome`] collects every file record and interval (`files`,
+    /// `intervals`). `false` leaves both empty: the records reach only the observer (a
+    /// long run's caller streams them to disk and reads them back, so its memory does not
+    /// grow with the run).
+    pub collect_records: bool,
 }
 
 /// Makes the progress counters for a plan.
@@ -176,7 +181,7 @@ pub fn execute(
     let start_ns = unix_ns();
     let targets: Vec<TargetInfo> = backends.iter().map(|b| b.info()).collect();
     let mut warnings = announce(cfg, &targets, start_ns, observer);
-    let shared = Shared::new(backends.len());
+    let shared = Shared::new(backends.len(), cfg.collect_records);
     let mut backends = backends;
 
     std::thread::scope(|scope| {
@@ -319,6 +324,8 @@ struct Shared {
     stop_all: AtomicBool,
     /// The first fault, in words.
     failure: Mutex<Option<String>>,
+    /// Whether `files` and `intervals` collect the records ([`RunConfig::collect_records`]).
+    collect_records: bool,
     /// Every file record, in completion order.
     files: Mutex<Vec<FileRecord>>,
     /// Targets running measured work now.
@@ -337,8 +344,9 @@ struct Shared {
 
 impl Shared {
     /// The shared state of a run of `n` targets.
-    fn new(n: usize) -> Shared {
+    fn new(n: usize, collect_records: bool) -> Shared {
         Shared {
+            collect_records,
             gate: StartGate {
                 state: Mutex::new((0, false)),
                 cv: Condvar::new(),
@@ -684,7 +692,9 @@ impl TargetRun<'_> {
                 histogram,
             }));
         }
-        self.shared.files.lock().unwrap().push(rec.clone());
+        if self.shared.collect_records {
+            self.shared.files.lock().unwrap().push(rec.clone());
+        }
         if let Some(split) = split.filter(|_| ok) {
             self.mixed.lock().unwrap().push(MixedSplit {
                 seconds: rec.seconds(),
@@ -854,7 +864,9 @@ fn sampler(
                         histogram,
                     }));
                 }
-                intervals.lock().unwrap().push(rec);
+                if cfg.collect_records {
+                    intervals.lock().unwrap().push(rec);
+                }
             }
             last_bytes = bytes;
             last_ns = now_ns;

@@ -185,3 +185,34 @@ fn verified_4k_reads_are_timed_and_checked_on_both_engines() {
         assert_eq!(out.latency.count(), 256);
     }
 }
+
+/// Without `collect_records` (what `hostd run` does) the outcome keeps no file record and
+/// no interval, and the observer still hears every one of them, with its latency: a long
+/// run's memory does not grow with its files.
+#[test]
+fn a_run_not_collecting_records_hands_each_only_to_the_observer() {
+    let dir = disk_tempdir();
+    let rec = Recorder::default();
+    let (plan, out) = run_collecting(
+        &small_profile(6, "1MiB", "2MiB", 4),
+        &[dir.path().to_str().unwrap()],
+        &options(22, EngineChoice::Threads),
+        false,
+        Arc::new(AtomicBool::new(false)),
+        false,
+        &rec.observer(),
+    )
+    .unwrap();
+    assert_eq!(out.status, RunStatus::Completed);
+    assert!(out.files.is_empty(), "{:?}", out.files);
+    assert!(out.intervals.is_empty(), "{:?}", out.intervals);
+    let events = rec.0.lock().unwrap();
+    let ends = events
+        .iter()
+        .filter(|e| matches!(e, RunEvent::FileEnd(_)))
+        .count();
+    assert_eq!(ends, plan.targets[0].measured.len());
+    assert!(events.iter().any(|e| matches!(e, RunEvent::Interval(_))));
+    let (files, _) = latency_counts(&events);
+    assert_eq!(files.len(), ends);
+}

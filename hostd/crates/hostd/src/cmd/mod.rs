@@ -3,6 +3,7 @@
 
 pub mod analyze;
 pub mod bench_job;
+pub mod clean;
 pub mod compare;
 pub mod export;
 pub mod import;

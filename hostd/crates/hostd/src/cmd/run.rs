@@ -6,6 +6,7 @@
 
 mod certify;
 mod closing;
+mod footprint;
 mod gate;
 mod live;
 mod programs;
@@ -264,6 +265,14 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
 
     if args.dry_run {
         out!("{}", plan.render());
+        let probe_rate = match args.probe.parse() {
+            Ok(hostd_probe::link::ProbeSource::None) => 0,
+            _ => u64::from(
+                args.probe_rate
+                    .unwrap_or(hostd_correlate::ProbeOptions::default().rate_hz),
+            ),
+        };
+        outln!("{}", footprint::render(&plan, probe_rate));
         match &space {
             Ok(lines) => lines.iter().for_each(|l| outln!("{l}")),
             Err(e) => outln!("{e}"),
@@ -313,10 +322,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     // The journal lives in the first session's directory.
     let journal_root = resume.as_ref().map_or(out_dir.clone(), |r| r.root.clone());
     let keep = resume.as_ref().map_or(args.keep, |r| r.keep || args.keep);
-    let mut run_dir = RunDir::create(&out_dir)?;
-    // The latency histograms the run directory logs, kept for the summary and the report.
-    let kept_latency = run_dir.keep_latency();
-    parts.push(Box::new(run_dir));
+    parts.push(Box::new(RunDir::create(&out_dir)?));
     let mut pipeline = Pipeline::new(parts);
     // From here warnings and errors go to RUN_DIR/hostd.log too.
     if let Err(e) = crate::logging::log_to_dir(&out_dir) {
@@ -435,18 +441,31 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             rest: args.rest,
         },
         gate: step_gate,
+        // Each record goes to the run directory (and the sinks) as it comes; none is kept.
+        collect_records: false,
     };
-    let outcome = runner::execute(&plan, backends, &progress, &cfg, &on_event);
+    let mut outcome = runner::execute(&plan, backends, &progress, &cfg, &on_event);
     view.finish();
 
     manifest.targets = outcome.targets.clone();
     manifest.conditions.preparation = outcome.preparation.clone();
-    let latency = kept_latency.take();
+    // The analysis of the end works on the records the run directory holds, read back
+    // once: memory through the run stays bounded however many files it makes.
+    let labels: Vec<String> = outcome.targets.iter().map(|t| t.label.clone()).collect();
+    let latency = match rundir::read_back(&out_dir, &labels) {
+        Ok((files, intervals, latency)) => {
+            (outcome.files, outcome.intervals) = (files, intervals);
+            latency
+        }
+        Err(e) => {
+            outcome.warnings.push(format!("{e:#}"));
+            Default::default()
+        }
+    };
     let mut summary = Summary::compute(&run_id, &outcome, &latency);
     summary.conditions = manifest.conditions.clone();
-    let labels: Vec<String> = outcome.targets.iter().map(|t| t.label.clone()).collect();
-    // The run's records flow on in memory from stage to stage: no part reads back what
-    // another wrote into the run directory.
+    // From here the run's records flow in memory from stage to stage: after that one read
+    // of what the run directory streamed, no part reads back what another wrote.
     let data = run_data(&outcome, &labels, latency, &manifest.conditions);
     let mut records = RunRecords {
         dir: &out_dir,

@@ -24,6 +24,28 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
+/// The name of the test directory a run makes in a target directory: `throttlescope-<run
+/// id>`, and `throttlescope-<run id>-<target index>` for further targets.
+pub fn test_dir_name(run_id: &str, target_index: usize) -> String {
+    match target_index {
+        0 => format!("throttlescope-{run_id}"),
+        i => format!("throttlescope-{run_id}-{i}"),
+    }
+}
+
+/// The file a test directory briefly holds to learn whether direct I/O works there.
+pub const DIRECT_PROBE_FILE: &str = ".direct-io-probe";
+
+/// Whether `name` is one a run gives the files of its test directory: `fNNNNN.dat` (five or
+/// more digits: the file number) or [`DIRECT_PROBE_FILE`].
+pub fn is_test_file_name(name: &str) -> bool {
+    name == DIRECT_PROBE_FILE
+        || name
+            .strip_prefix('f')
+            .and_then(|n| n.strip_suffix(".dat"))
+            .is_some_and(|d| d.len() >= 5 && d.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// A directory (or raw device) target.
 pub struct DirBackend {
     spec: TargetSpec,
@@ -185,7 +207,7 @@ impl DirBackend {
     }
 
     fn probe_direct(&mut self, dir: &Path) -> anyhow::Result<()> {
-        let probe = dir.join(".direct-io-probe");
+        let probe = dir.join(DIRECT_PROBE_FILE);
         let result = direct::open(&probe, OpenMode::CreateNew, true);
         let _ = std::fs::remove_file(&probe);
         let (_, status) =
@@ -280,11 +302,7 @@ impl TargetBackend for DirBackend {
         }
         // Further targets get their index, so one directory can serve as two
         // targets (write and read on the same drive) without colliding.
-        let name = match self.index {
-            0 => format!("throttlescope-{}", self.opts.run_id),
-            i => format!("throttlescope-{}-{i}", self.opts.run_id),
-        };
-        let dir = self.root.join(name);
+        let dir = self.root.join(test_dir_name(&self.opts.run_id, self.index));
         if self.opts.resume {
             return self.adopt(dir);
         }
@@ -486,4 +504,31 @@ fn device_size(f: &File) -> std::io::Result<u64> {
     use std::io::{Seek, SeekFrom};
     let mut f = f.try_clone()?;
     f.seek(SeekFrom::End(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The names a test directory's files get are recognised, and nothing else: what
+    /// `hostd clean` may remove.
+    #[test]
+    fn test_file_names_are_the_ones_runs_give() {
+        for name in ["f00000.dat", "f00042.dat", "f123456.dat", DIRECT_PROBE_FILE] {
+            assert!(is_test_file_name(name), "{name}");
+        }
+        for name in [
+            "f0042.dat",
+            "f00042.dat.bak",
+            "F00042.dat",
+            "f0004x.dat",
+            "notes.txt",
+            "f.dat",
+            "",
+        ] {
+            assert!(!is_test_file_name(name), "{name}");
+        }
+        assert_eq!(test_dir_name("R", 0), "throttlescope-R");
+        assert_eq!(test_dir_name("R", 2), "throttlescope-R-2");
+    }
 }

@@ -19,7 +19,7 @@ use hostd_records::{RunEvent, TargetInfo};
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 
-pub use dir::DirBackend;
+pub use dir::{is_test_file_name, test_dir_name, DirBackend, DIRECT_PROBE_FILE};
 
 /// Options shared by all targets of a run.
 #[derive(Clone)]

@@ -130,6 +130,20 @@ pub fn run(
     stop: Arc<AtomicBool>,
     observer: &OnEvent<'_>,
 ) -> anyhow::Result<(Plan, RunOutcome)> {
+    run_collecting(profile, targets, opts, keep, stop, true, observer)
+}
+
+/// [`run`], the outcome collecting the file records and intervals or not
+/// (`RunConfig::collect_records`).
+pub fn run_collecting(
+    profile: &Profile,
+    targets: &[&str],
+    opts: &BackendOptions,
+    keep: bool,
+    stop: Arc<AtomicBool>,
+    collect_records: bool,
+    observer: &OnEvent<'_>,
+) -> anyhow::Result<(Plan, RunOutcome)> {
     let registry = BackendRegistry::with_builtins();
     let specs: Vec<TargetSpec> = targets
         .iter()
@@ -152,6 +166,7 @@ pub fn run(
         interval: Duration::from_millis(200),
         start_state: Default::default(),
         gate: None,
+        collect_records,
     };
     let out = runner::execute(&plan, backends, &progress, &cfg, observer);
     Ok((plan, out))
