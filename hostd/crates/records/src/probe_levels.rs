@@ -17,7 +17,7 @@
 
 use crate::agg::{AggRow, Stat};
 use crate::error::{RecordError, Result};
-use parquet::basic::{Compression, ZstdLevel};
+use parquet::basic::{BrotliLevel, Compression};
 use parquet::column::reader::ColumnReader;
 use parquet::column::writer::ColumnWriter;
 use parquet::file::metadata::KeyValue;
@@ -128,8 +128,8 @@ pub fn file_path(dir: &Path, index: u64) -> PathBuf {
 fn props() -> WriterProperties {
     WriterProperties::builder()
         .set_writer_version(WriterVersion::PARQUET_2_0)
-        .set_compression(Compression::ZSTD(
-            ZstdLevel::try_new(3).expect("zstd level 3"),
+        .set_compression(Compression::BROTLI(
+            BrotliLevel::try_new(5).expect("brotli level 5"),
         ))
         .set_statistics_enabled(EnabledStatistics::Chunk)
         .set_key_value_metadata(Some(vec![KeyValue::new(
