@@ -2,6 +2,7 @@
 //! `hostd analyze` reads what it left, and `hostd clean` removes its test files and
 //! nothing else, however often it is run. Needs root and loop devices (`common::realdev`;
 //! skipped with the reason elsewhere).
+#![cfg(target_os = "linux")] // loop devices and mount: Linux only
 
 mod common;
 
