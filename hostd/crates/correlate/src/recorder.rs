@@ -34,7 +34,9 @@ pub struct Recording {
     pub agg_rows: u64,
     /// Sequence gaps seen (time ns, missing samples).
     pub gaps: Vec<(i64, u64)>,
-    /// The link events written to `probe-link.jsonl`, in order.
+    /// The link events written to `probe-link.jsonl`, in order (as `hostd import` reads
+    /// them back from the file; held as their lines while recording, a quarter of the
+    /// memory: the clock alignment gives one a second).
     pub link: Vec<LinkRecord>,
     /// Feed failures (reported once each; recording went on).
     pub listener_errors: Vec<String>,
@@ -107,6 +109,7 @@ fn record(
 ) -> anyhow::Result<Recording> {
     let lock = || correlator.lock().unwrap_or_else(|e| e.into_inner());
     let mut rec = Recording::default();
+    let mut link_lines: Vec<Box<str>> = Vec::new();
     let mut failed = vec![false; listeners.len()];
     let mut each = |rec: &mut Recording, data: ProbeData<'_>| {
         for (feed, failed) in listeners.iter_mut().zip(failed.iter_mut()) {
@@ -143,10 +146,10 @@ fn record(
             }
             LinkOutput::Event(event) => {
                 if let Some(r) = link_record(&event) {
-                    writeln!(files.events, "{}", r.to_line())
-                        .context("cannot write probe-link.jsonl")?;
+                    let line = r.to_line();
+                    writeln!(files.events, "{line}").context("cannot write probe-link.jsonl")?;
                     files.events.flush()?;
-                    rec.link.push(r);
+                    link_lines.push(line.into_boxed_str());
                 }
                 if let LinkEvent::Stream(StreamEvent::Gap { missing, .. }) = &event {
                     rec.gaps.push((hostd_probe::link::host_now_ns(), *missing));
@@ -168,6 +171,11 @@ fn record(
     files.levels.finish()?;
     files.events.flush()?;
     each(&mut rec, ProbeData::End);
+    rec.link = link_lines
+        .iter()
+        .map(|l| serde_json::from_str(l))
+        .collect::<Result<_, _>>()
+        .context("a probe-link record did not read back")?;
     rec.correlator = std::mem::take(&mut *lock());
     Ok(rec)
 }

@@ -127,7 +127,9 @@ impl Correlator {
     pub fn file_ended(&mut self, f: &FileRecord) {
         self.open
             .retain(|(phase, index, _)| !(*phase == f.phase && *index == f.index));
-        self.pending.push(f.clone());
+        // What correlation reads of it (not its latency or corruption details).
+        let slim = FileRecord::new(&f.target, &f.phase, f.index, f.start_ns, f.end_ns, f.bytes);
+        self.pending.push(slim);
         self.advance();
     }
 

@@ -11,8 +11,8 @@
 mod attribution;
 mod charts;
 pub mod component;
-mod drive_log;
 mod conditions;
+mod drive_log;
 mod fill_states;
 mod head;
 mod headlines;
