@@ -65,6 +65,7 @@ fn run(
         warnings: Vec::new(),
         cleanup: Vec::new(),
         programs: Vec::new(),
+        preparation: Vec::new(),
     };
     let summary = hostd_records::Summary::compute("r", &outcome, &Default::default());
     let mut records = RunRecords {

@@ -40,6 +40,7 @@ mod tests {
             rig: "bench".into(),
             run: "r1".into(),
             probe: Some("p7".into()),
+            user: Default::default(),
         };
         let r = |target: Option<&str>| OsLogRecord {
             time_ns: 7,
