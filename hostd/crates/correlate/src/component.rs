@@ -165,10 +165,16 @@ impl ProbeComponent {
             let reading = read_smart(device.as_deref(), &label, &phase, &when);
             out.lock().unwrap_or_else(|e| e.into_inner()).push(reading);
         });
-        self.smart_threads
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(handle);
+        let mut threads = self.smart_threads.lock().unwrap_or_else(|e| e.into_inner());
+        // A finished thread keeps its stack until joined: join those done, so that a long
+        // run of many phases holds only the readings.
+        let (done, running): (Vec<_>, Vec<_>) =
+            threads.drain(..).partition(JoinHandle::is_finished);
+        *threads = running;
+        for t in done {
+            let _ = t.join();
+        }
+        threads.push(handle);
     }
 }
 
