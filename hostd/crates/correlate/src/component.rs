@@ -1,15 +1,18 @@
 //! The probe as a part of `hostd run` ([`Stage::Enrich`]): starts the link and the
 //! recorder before the workload (the other parts' probe feeds get the samples as they
 //! come), follows the run's events (simulator `load` = min(1, Σ activity levels of the
-//! targets), SMART before/after each phase), and at the end correlates every file with
-//! the probe record: the probe's figures on the file records in memory (and once in
-//! `files-probe.csv`, this part's own file), the `summary.json` section, the
-//! manifest's final alignment and link counters, and the probe's series and link records
-//! for the parts after it.
+//! targets), SMART before/after each phase), correlates each file of the probed target
+//! with the probe record as the file ends ([`crate::stream::Correlator`], a bounded
+//! window of the record), and at the end puts together: the probe's figures on the file
+//! records in memory (and once in `files-probe.csv`, this part's own file), the
+//! `summary.json` section, the manifest's final alignment and link counters, and the
+//! probe's series (read from `probe/` as `hostd analyze` reads it) and link records for
+//! the parts after it.
 
-use crate::correlate::{correlate, Correlation};
+use crate::correlate::Correlation;
 use crate::file_figures::{add_probe_figures, ProbedTarget};
 use crate::recorder::{ProbeRecorder, Recording};
+use crate::stream::Correlator;
 use anyhow::Context;
 use hostd_drive::smart::{read_smart, SmartReading};
 use hostd_probe::link::{LinkConfig, LinkReport, ProbeLink, ProbeSource};
@@ -109,6 +112,8 @@ pub struct ProbeComponent {
     opts: ProbeOptions,
     link: Option<ProbeLink>,
     recorder: Option<ProbeRecorder>,
+    /// The recorder's correlator, told of the probed target's file starts and ends.
+    correlator: Option<Arc<Mutex<Correlator>>>,
     devices: Vec<(String, Option<String>)>,
     /// Label of the target the probe is on, and the probe's name (id or source).
     probed: Option<(String, String)>,
@@ -124,6 +129,7 @@ impl ProbeComponent {
             opts,
             link: None,
             recorder: None,
+            correlator: None,
             devices: Vec::new(),
             probed: None,
             activity: Mutex::new(Activity::default()),
@@ -159,10 +165,16 @@ impl ProbeComponent {
             let reading = read_smart(device.as_deref(), &label, &phase, &when);
             out.lock().unwrap_or_else(|e| e.into_inner()).push(reading);
         });
-        self.smart_threads
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(handle);
+        let mut threads = self.smart_threads.lock().unwrap_or_else(|e| e.into_inner());
+        // A finished thread keeps its stack until joined: join those done, so that a long
+        // run of many phases holds only the readings.
+        let (done, running): (Vec<_>, Vec<_>) =
+            threads.drain(..).partition(JoinHandle::is_finished);
+        *threads = running;
+        for t in done {
+            let _ = t.join();
+        }
+        threads.push(handle);
     }
 }
 
@@ -216,6 +228,23 @@ impl RunPart for ProbeComponent {
                 phase,
                 ..
             } => self.read_smart_later(*target_index, phase, "after"),
+            RunEvent::FileStart {
+                target_index,
+                phase,
+                index,
+                time_ns,
+                ..
+            } if *target_index == self.opts.target_index => {
+                if let Some(c) = &self.correlator {
+                    let mut c = c.lock().unwrap_or_else(|e| e.into_inner());
+                    c.file_started(phase, *index, *time_ns as i64);
+                }
+            }
+            RunEvent::FileEnd(f) if self.probed.as_ref().is_some_and(|p| p.0 == f.target) => {
+                if let Some(c) = &self.correlator {
+                    c.lock().unwrap_or_else(|e| e.into_inner()).file_ended(f);
+                }
+            }
             RunEvent::RunEnd { .. } => {
                 let n = self
                     .activity
@@ -247,6 +276,7 @@ impl RunPart for ProbeComponent {
             .with_context(|| format!("probe {}", self.opts.source))?;
         let snap = link.snapshot();
         self.link = Some(link);
+        self.correlator = Some(recorder.correlator());
         self.recorder = Some(recorder);
         // The analysis uses probe evidence only for the target the probe is on.
         let probed = manifest
@@ -307,7 +337,15 @@ impl RunPart for ProbeComponent {
             .filter(|f| f.target == probed_target)
             .cloned()
             .collect();
-        let correlation = correlate(&recording.timeline, &files);
+        self.correlator = None;
+        let correlation = recording.correlator.finish(&files, |each| {
+            hostd_records::probe_levels::for_each_stored(
+                dir,
+                hostd_records::probe_levels::Level::Ms10,
+                each,
+            )
+            .context("cannot read the probe's 10 ms level back")
+        })?;
         let probed = ProbedTarget {
             target: &probed_target,
             probe: &probe_name,
@@ -332,8 +370,10 @@ impl RunPart for ProbeComponent {
             .extend(probe_warnings(&report, &correlation));
         summary.extra.insert("probe".into(), section);
         summary.probe_health = Some(probe_health(&report, self.opts.rate_hz));
-        // In memory for the analysis and the report after this component.
-        let series = std::mem::take(&mut recording.series);
+        // For the analysis and the report after this component: the series `hostd
+        // analyze` reads (every sample of a short run, a summary level of a long one).
+        let series = hostd_records::run::probe_series(dir)
+            .context("cannot read the probe's series back from probe/")?;
         run.probe = (!series.is_empty()).then_some(series);
         run.probe_target = Some(probed_target);
         *probe_link = std::mem::take(&mut recording.link);

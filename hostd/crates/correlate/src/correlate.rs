@@ -99,24 +99,45 @@ pub struct Correlation {
 
 /// Correlates `files` with the probe `timeline`.
 pub fn correlate(timeline: &Timeline, files: &[FileRecord]) -> Correlation {
-    let shares = energy_shares(timeline, files);
+    let spans = spans(files);
+    let shares = energy_shares(timeline, &spans);
     let per_file = files
         .iter()
         .zip(&shares.shares)
         .map(|(f, share)| file_energy(timeline, f, *share))
         .collect();
+    let phases = phase_power(
+        files,
+        |a, b| energy_between(timeline, a, b),
+        |start, end| {
+            let mut stats = BinStats::default();
+            timeline
+                .bins_between(start, end, AGG_BIN_NS)
+                .iter()
+                .for_each(|b| stats.add(b));
+            stats
+        },
+    );
     Correlation {
         files: per_file,
-        phases: phase_power(timeline, files),
-        balance: balance(timeline, files, &shares),
+        phases,
+        balance: balance(timeline, &spans, &shares),
     }
 }
 
-fn energy_between(t: &Timeline, start: i64, end: i64) -> Option<f64> {
+/// Each file's (start, end), host Unix ns.
+pub(crate) fn spans(files: &[FileRecord]) -> Vec<(i64, i64)> {
+    files
+        .iter()
+        .map(|f| (f.start_ns as i64, f.end_ns as i64))
+        .collect()
+}
+
+pub(crate) fn energy_between(t: &Timeline, start: i64, end: i64) -> Option<f64> {
     Some(t.energy_at(end)? - t.energy_at(start)?)
 }
 
-fn file_energy(t: &Timeline, f: &FileRecord, share: Option<f64>) -> FileEnergy {
+pub(crate) fn file_energy(t: &Timeline, f: &FileRecord, share: Option<f64>) -> FileEnergy {
     let energy = energy_between(t, f.start_ns as i64, f.end_ns as i64);
     let secs = ((f.end_ns as i64) - (f.start_ns as i64)) as f64 / 1e9;
     let bins = t.bins_between(f.start_ns as i64, f.end_ns as i64, AGG_BIN_NS);
@@ -159,30 +180,50 @@ fn file_energy(t: &Timeline, f: &FileRecord, share: Option<f64>) -> FileEnergy {
     }
 }
 
-fn phase_power(t: &Timeline, files: &[FileRecord]) -> Vec<PhasePower> {
-    let mut order: Vec<(String, String)> = Vec::new();
-    for f in files {
-        let key = (f.target.clone(), f.phase.clone());
-        if !order.contains(&key) {
-            order.push(key);
-        }
+/// The 10 ms bins' figures over a phase: lowest and highest mean power, highest
+/// enclosure temperature (NaN means left out), folded in time order.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct BinStats {
+    min_power_w: Option<f64>,
+    peak_power_w: Option<f64>,
+    temp_max_c: Option<f64>,
+}
+
+impl BinStats {
+    /// Adds the next bin (in time order).
+    pub(crate) fn add(&mut self, b: &hostd_records::agg::AggRow) {
+        let fold = |acc: Option<f64>, v: f64, f: fn(f64, f64) -> f64| match acc {
+            _ if v.is_nan() => acc,
+            Some(a) => Some(f(a, v)),
+            None => Some(v),
+        };
+        self.min_power_w = fold(self.min_power_w, b.power_w.mean, f64::min);
+        self.peak_power_w = fold(self.peak_power_w, b.power_w.mean, f64::max);
+        self.temp_max_c = fold(self.temp_max_c, b.enclosure_temp_c.max, f64::max);
     }
-    order
+}
+
+/// The phases of `files` in order of first appearance: the energy of each file from
+/// `energy_between(start, end)`, the bin figures over the phase's span from
+/// `bins(start, end)`.
+pub(crate) fn phase_power(
+    files: &[FileRecord],
+    energy_between: impl Fn(i64, i64) -> Option<f64>,
+    mut bins: impl FnMut(i64, i64) -> BinStats,
+) -> Vec<PhasePower> {
+    phase_spans(files)
         .into_iter()
-        .map(|(target, phase)| {
+        .map(|(target, phase, start, end)| {
             let mine = || {
                 files
                     .iter()
                     .filter(|f| f.target == target && f.phase == phase)
             };
-            let start = mine().map(|f| f.start_ns as i64).min().unwrap_or(0);
-            let end = mine().map(|f| f.end_ns as i64).max().unwrap_or(0);
             let energy = phase_energy(
                 mine().map(|f| (f.start_ns as i64, f.end_ns as i64, f.bytes)),
-                |a, b| energy_between(t, a, b),
+                &energy_between,
             );
-            let bins = t.bins_between(start, end, AGG_BIN_NS);
-            let powers = bins.iter().map(|b| b.power_w.mean).filter(|v| !v.is_nan());
+            let stats = bins(start, end);
             PhasePower {
                 bytes: mine().map(|f| f.bytes).sum(),
                 target,
@@ -192,41 +233,56 @@ fn phase_power(t: &Timeline, files: &[FileRecord]) -> Vec<PhasePower> {
                 energy_j: energy.energy_j,
                 j_per_gb: energy.j_per_gb,
                 mean_power_w: energy.mean_power_w,
-                min_power_w: powers.clone().reduce(f64::min),
-                peak_power_w: powers.reduce(f64::max),
-                temp_max_c: bins
-                    .iter()
-                    .map(|b| b.enclosure_temp_c.max)
-                    .filter(|v| !v.is_nan())
-                    .reduce(f64::max),
+                min_power_w: stats.min_power_w,
+                peak_power_w: stats.peak_power_w,
+                temp_max_c: stats.temp_max_c,
             }
         })
         .collect()
 }
 
-struct Shares {
-    shares: Vec<Option<f64>>,
-    idle_j: f64,
-    outside: usize,
+/// (target, phase, first start, last end) of each phase of `files`, in order of first
+/// appearance.
+pub(crate) fn phase_spans(files: &[FileRecord]) -> Vec<(String, String, i64, i64)> {
+    let mut out: Vec<(String, String, i64, i64)> = Vec::new();
+    for f in files {
+        let (start, end) = (f.start_ns as i64, f.end_ns as i64);
+        match out.iter_mut().find(|p| p.0 == f.target && p.1 == f.phase) {
+            Some(p) => {
+                p.2 = p.2.min(start);
+                p.3 = p.3.max(end);
+            }
+            None => out.push((f.target.clone(), f.phase.clone(), start, end)),
+        }
+    }
+    out
+}
+
+/// Each file's share of the energy, the idle energy, and the files outside the record.
+pub(crate) struct Shares {
+    pub(crate) shares: Vec<Option<f64>>,
+    pub(crate) idle_j: f64,
+    pub(crate) outside: usize,
 }
 
 /// Splits the probe record `[first, last]` into stretches between file
 /// boundaries; each stretch's energy — `energy(b) − energy(a)` of the given
 /// cumulative energy function — goes equally to the files active in it, or
 /// to idle. Files not wholly inside the record are left out.
-fn shares_by(files: &[FileRecord], first: i64, last: i64, energy: impl Fn(i64) -> f64) -> Shares {
+pub(crate) fn shares_by(
+    files: &[(i64, i64)],
+    first: i64,
+    last: i64,
+    energy: impl Fn(i64) -> f64,
+) -> Shares {
     let mut shares = vec![None; files.len()];
     let inside: Vec<usize> = (0..files.len())
-        .filter(|&i| {
-            (files[i].start_ns as i64) >= first
-                && (files[i].end_ns as i64) <= last
-                && (files[i].end_ns as i64) >= (files[i].start_ns as i64)
-        })
+        .filter(|&i| files[i].0 >= first && files[i].1 <= last && files[i].1 >= files[i].0)
         .collect();
     let mut bounds: Vec<i64> = vec![first, last];
     for &i in &inside {
-        bounds.push(files[i].start_ns as i64);
-        bounds.push(files[i].end_ns as i64);
+        bounds.push(files[i].0);
+        bounds.push(files[i].1);
         shares[i] = Some(0.0);
     }
     bounds.sort_unstable();
@@ -238,7 +294,7 @@ fn shares_by(files: &[FileRecord], first: i64, last: i64, energy: impl Fn(i64) -
         let active: Vec<usize> = inside
             .iter()
             .copied()
-            .filter(|&i| (files[i].start_ns as i64) <= a && (files[i].end_ns as i64) >= b)
+            .filter(|&i| files[i].0 <= a && files[i].1 >= b)
             .collect();
         if active.is_empty() {
             idle_j += e;
@@ -258,7 +314,7 @@ fn shares_by(files: &[FileRecord], first: i64, last: i64, energy: impl Fn(i64) -
 }
 
 /// Accumulator energy shares of each file (`energy_share_j`).
-fn energy_shares(t: &Timeline, files: &[FileRecord]) -> Shares {
+fn energy_shares(t: &Timeline, files: &[(i64, i64)]) -> Shares {
     match t.energy_span() {
         Some((first, last)) => shares_by(files, first, last, |x| t.energy_at(x).unwrap_or(0.0)),
         None => Shares {
@@ -388,15 +444,31 @@ impl<'t> MeasuredPower<'t> {
 /// time, against the ENERGY accumulator over the same measured stretches.
 fn balance(
     t: &Timeline,
-    files: &[FileRecord],
+    files: &[(i64, i64)],
     accumulator_shares: &Shares,
 ) -> Option<EnergyBalance> {
     let (first, last) = t.energy_span()?;
     let accumulator = t.energy_at(last)? - t.energy_at(first)?;
     let measured = MeasuredPower::new(t, PowerIntegral::new(t, first, last));
     let by_power = shares_by(files, first, last, |x| measured.at(x));
+    Some(balance_of(
+        accumulator,
+        &by_power,
+        measured.covered(),
+        accumulator_shares,
+    ))
+}
+
+/// The balance from its parts: the accumulator over the record, the power samples'
+/// shares, the accumulator over the measured stretches and the time of the others (ns),
+/// and the accumulator's shares.
+pub(crate) fn balance_of(
+    accumulator: f64,
+    by_power: &Shares,
+    (covered_accumulator, uncovered_ns): (f64, i64),
+    accumulator_shares: &Shares,
+) -> EnergyBalance {
     let files_j: f64 = by_power.shares.iter().flatten().sum();
-    let (covered_accumulator, uncovered_ns) = measured.covered();
     let rel = |x: f64, reference: f64| {
         if reference.abs() > 0.0 {
             (x - reference).abs() / reference.abs()
@@ -404,7 +476,7 @@ fn balance(
             0.0
         }
     };
-    Some(EnergyBalance {
+    EnergyBalance {
         accumulator_j: accumulator,
         files_j,
         idle_j: by_power.idle_j,
@@ -413,5 +485,5 @@ fn balance(
         uncovered_s: uncovered_ns as f64 / 1e9,
         files_accumulator_j: accumulator_shares.shares.iter().flatten().sum(),
         files_outside_probe: accumulator_shares.outside,
-    })
+    }
 }

@@ -4,7 +4,9 @@
 //! - [`timeline`]: the compact probe record correlation reads.
 //! - [`correlate`]: per-file energy, J/GB, power, temperature; per-phase
 //!   power profile; the energy balance.
-//! - [`recorder`]: writes `probe.csv`, `probe_agg.csv`, `probe-link.jsonl`.
+//! - [`stream`]: the same correlation as the run goes, in bounded memory.
+//! - [`recorder`]: writes `probe/` (samples and levels) and `probe-link.jsonl`, and
+//!   feeds the [`stream::Correlator`].
 //! - [`file_figures`]: the probe's figures on each file record (`files-probe.csv`).
 //! - [`monitor`]: `hostd monitor`, the probe alone until stopped.
 //! - [`component`]: the probe's part of `hostd run` tying them together.
@@ -16,9 +18,11 @@ pub mod correlate;
 pub mod file_figures;
 pub mod monitor;
 pub mod recorder;
+pub mod stream;
 pub mod timeline;
 
 pub use component::{ProbeComponent, ProbeOptions};
 pub use correlate::{correlate, Correlation, EnergyBalance, FileEnergy, PhasePower};
 pub use recorder::{ProbeRecorder, Recording};
+pub use stream::Correlator;
 pub use timeline::{PowerBin, Timeline};

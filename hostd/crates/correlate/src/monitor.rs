@@ -103,31 +103,21 @@ pub fn run_monitor(
     let report = link.stop();
     let rec = recorder.finish()?;
     let end_ns = host_now_ns();
-    let t = &rec.timeline;
-    let energy = t
+    let energy = rec
+        .correlator
         .energy_span()
-        .and_then(|(a, b)| Some((t.energy_at(b)? - t.energy_at(a)?, (b - a) as f64 / 1e9)));
-    let powers = t
-        .bins
-        .iter()
-        .map(|b| b.power_w.mean)
-        .filter(|v| !v.is_nan());
-    let temps: Vec<f64> = t
-        .bins
-        .iter()
-        .map(|b| b.enclosure_temp_c.mean)
-        .filter(|v| !v.is_nan())
-        .collect();
+        .map(|((a, ea), (b, eb))| (eb - ea, (b - a) as f64 / 1e9));
+    let totals = rec.correlator.totals();
     let summary = MonitorSummary {
         start_ns,
         end_ns,
         samples: rec.samples,
         energy_j: energy.map(|e| e.0),
         mean_power_w: energy.filter(|e| e.1 > 0.0).map(|e| e.0 / e.1),
-        min_power_w: powers.clone().reduce(f64::min),
-        peak_power_w: powers.reduce(f64::max),
-        enclosure_temp_start_c: temps.first().copied(),
-        enclosure_temp_end_c: temps.last().copied(),
+        min_power_w: totals.min_power_w,
+        peak_power_w: totals.peak_power_w,
+        enclosure_temp_start_c: totals.temp_first_c,
+        enclosure_temp_end_c: totals.temp_last_c,
         alignment_uncertainty_ns: alignment_uncertainty_ns(&report),
         link: report,
     };

@@ -1,43 +1,42 @@
 //! Records a probe link's output on its own thread: `probe/` (every aligned sample, in
 //! Parquet segments closed every 10 s, and the 10 ms and 1 s min/mean/max levels beside
 //! them), `probe-link.jsonl` (link
-//! events), the in-memory [`Timeline`] for correlation, and the [`ProbeFeed`]s of the
-//! run's other parts (e.g. an InfluxDB writer). Used by `hostd run` and `hostd monitor`
-//! alike.
+//! events), the [`Correlator`] (a bounded window of the record, files correlated as they
+//! end), and the [`ProbeFeed`]s of the run's other parts (e.g. an InfluxDB writer). Used
+//! by `hostd run` and `hostd monitor` alike. Nothing it keeps grows with the run's
+//! samples: the analysis and the report read the probe series from `probe/`.
 
-use crate::timeline::Timeline;
+use crate::stream::Correlator;
 use anyhow::Context;
 use hostd_probe::agg::Aggregator;
 use hostd_probe::link::{LinkEvent, LinkOutput};
 use hostd_probe::stream::StreamEvent;
 use hostd_records::agg::AggRow;
 use hostd_records::probe_link::LinkRecord;
-use hostd_records::{probe_levels, probe_store, ProbeSeries};
+use hostd_records::{probe_levels, probe_store};
 use hostd_store::{ProbeData, ProbeFeed};
 use serde_json::json;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::sync::mpsc::Receiver;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 /// What the recorder saw.
 #[derive(Debug, Default)]
 pub struct Recording {
-    /// The compact timeline (10 ms bins + accumulator readings).
-    pub timeline: Timeline,
-    /// The samples in columns, for the analysis and the report: every sample (what `probe/`
-    /// holds) up to [`hostd_records::run::SERIES_POINTS_MAX`] of them; beyond, the series
-    /// `hostd analyze` reads from the summary levels, built at the end from the timeline's
-    /// 10 ms bins, so memory does not grow with every sample.
-    pub series: ProbeSeries,
+    /// The correlation, flushed: the files registered with it correlated.
+    pub correlator: Correlator,
     /// Samples written to `probe/`.
     pub samples: u64,
     /// 10 ms bins written to `probe/levels-*.parquet` (what `probe_agg.csv` held before).
     pub agg_rows: u64,
     /// Sequence gaps seen (time ns, missing samples).
     pub gaps: Vec<(i64, u64)>,
-    /// The link events written to `probe-link.jsonl`, in order.
+    /// The link events written to `probe-link.jsonl`, in order (as `hostd import` reads
+    /// them back from the file; held as their lines while recording, a quarter of the
+    /// memory: the clock alignment gives one a second).
     pub link: Vec<LinkRecord>,
     /// Feed failures (reported once each; recording went on).
     pub listener_errors: Vec<String>,
@@ -46,6 +45,7 @@ pub struct Recording {
 /// The recording thread.
 pub struct ProbeRecorder {
     thread: JoinHandle<anyhow::Result<Recording>>,
+    correlator: Arc<Mutex<Correlator>>,
 }
 
 struct Files {
@@ -78,11 +78,18 @@ impl ProbeRecorder {
         listeners: Vec<ProbeFeed>,
     ) -> anyhow::Result<Self> {
         let files = Files::create(dir)?;
+        let correlator = Arc::new(Mutex::new(Correlator::new()));
+        let shared = Arc::clone(&correlator);
         let thread = std::thread::Builder::new()
             .name("probe-recorder".into())
-            .spawn(move || record(rx, files, listeners, hostd_records::run::SERIES_POINTS_MAX))
+            .spawn(move || record(rx, files, listeners, shared))
             .context("cannot start the probe recorder thread")?;
-        Ok(Self { thread })
+        Ok(Self { thread, correlator })
+    }
+
+    /// The correlator the samples go to, to tell it of the probed files' starts and ends.
+    pub fn correlator(&self) -> Arc<Mutex<Correlator>> {
+        Arc::clone(&self.correlator)
     }
 
     /// Waits for the stream to end (the link stopped) and returns the recording.
@@ -93,14 +100,16 @@ impl ProbeRecorder {
     }
 }
 
-/// Records `rx`; the series keeps every sample while there are at most `series_max`.
+/// Records `rx`, feeding `correlator` as it goes; takes it flushed into the recording.
 fn record(
     rx: Receiver<LinkOutput>,
     mut files: Files,
     mut listeners: Vec<ProbeFeed>,
-    series_max: u64,
+    correlator: Arc<Mutex<Correlator>>,
 ) -> anyhow::Result<Recording> {
+    let lock = || correlator.lock().unwrap_or_else(|e| e.into_inner());
     let mut rec = Recording::default();
+    let mut link_lines: Vec<Box<str>> = Vec::new();
     let mut failed = vec![false; listeners.len()];
     let mut each = |rec: &mut Recording, data: ProbeData<'_>| {
         for (feed, failed) in listeners.iter_mut().zip(failed.iter_mut()) {
@@ -117,18 +126,15 @@ fn record(
         match out {
             LinkOutput::Samples(samples) => {
                 let (mut rows, mut seconds) = (Vec::new(), Vec::new());
-                let keep_every_sample = rec.samples + samples.len() as u64 <= series_max;
-                if !keep_every_sample && !rec.series.is_empty() {
-                    rec.series = ProbeSeries::default(); // from the bins at the end
-                }
-                for s in &samples {
-                    if keep_every_sample {
-                        rec.series.push(s);
+                {
+                    let mut c = lock();
+                    for s in &samples {
+                        if let Some(row) = c.push(s) {
+                            rows.push(row);
+                        }
+                        seconds.extend(files.seconds.push(s));
                     }
-                    if let Some(row) = rec.timeline.push(s) {
-                        rows.push(row);
-                    }
-                    seconds.extend(files.seconds.push(s));
+                    c.advance();
                 }
                 files.samples.write(&samples)?;
                 rec.samples += samples.len() as u64;
@@ -140,10 +146,10 @@ fn record(
             }
             LinkOutput::Event(event) => {
                 if let Some(r) = link_record(&event) {
-                    writeln!(files.events, "{}", r.to_line())
-                        .context("cannot write probe-link.jsonl")?;
+                    let line = r.to_line();
+                    writeln!(files.events, "{line}").context("cannot write probe-link.jsonl")?;
                     files.events.flush()?;
-                    rec.link.push(r);
+                    link_lines.push(line.into_boxed_str());
                 }
                 if let LinkEvent::Stream(StreamEvent::Gap { missing, .. }) = &event {
                     rec.gaps.push((hostd_probe::link::host_now_ns(), *missing));
@@ -154,21 +160,23 @@ fn record(
             }
         }
     }
-    let last = rec.timeline.flush();
+    let last = lock().flush();
     let last_second: Vec<_> = files.seconds.flush().into_iter().collect();
     let rows: Vec<_> = last.into_iter().collect();
     write_levels(&mut files, &mut rec, &rows, &last_second)?;
     if let Some(row) = &last {
         each(&mut rec, ProbeData::Bin(row));
     }
-    if rec.samples > series_max {
-        rec.series = hostd_records::run::series_of_bins_within(&rec.timeline.bins, series_max);
-    }
-    rec.series.finish();
     files.samples.finish()?;
     files.levels.finish()?;
     files.events.flush()?;
     each(&mut rec, ProbeData::End);
+    rec.link = link_lines
+        .iter()
+        .map(|l| serde_json::from_str(l))
+        .collect::<Result<_, _>>()
+        .context("a probe-link record did not read back")?;
+    rec.correlator = std::mem::take(&mut *lock());
     Ok(rec)
 }
 
@@ -249,36 +257,50 @@ mod tests {
             .collect()
     }
 
-    fn recorded(dir: &Path, series_max: u64) -> Recording {
+    fn recorded(dir: &Path) -> Recording {
         let (tx, rx) = std::sync::mpsc::channel();
         for batch in samples().chunks(32) {
             tx.send(LinkOutput::Samples(batch.to_vec())).unwrap();
         }
         drop(tx);
-        record(rx, Files::create(dir).unwrap(), Vec::new(), series_max).unwrap()
+        let correlator = Arc::new(Mutex::new(Correlator::new()));
+        record(rx, Files::create(dir).unwrap(), Vec::new(), correlator).unwrap()
     }
 
     #[test]
-    fn a_long_recording_keeps_the_series_analyze_reads_not_every_sample() {
+    fn the_directory_gives_the_series_of_every_sample_or_of_the_bins() {
         let d = tempfile::tempdir().unwrap();
-        // Short enough: every sample, as the run directory gives them.
-        let all = recorded(d.path(), 100_000);
-        assert_eq!(all.series.len(), 30_000);
+        let rec = recorded(d.path());
+        assert_eq!(rec.samples, 30_000);
+        // Short enough: every sample, exactly as the link gave them (the series `hostd
+        // run` and `hostd analyze` read from the directory).
+        let mut fed = hostd_records::ProbeSeries::default();
+        samples().iter().for_each(|s| fed.push(s));
+        fed.finish();
         let from_dir = hostd_records::run::probe_series_within(d.path(), 100_000).unwrap();
-        assert_eq!(format!("{:?}", all.series), format!("{from_dir:?}"));
+        assert_eq!(fed.len(), 30_000);
+        assert_eq!(format!("{fed:?}"), format!("{from_dir:?}"));
 
-        // Longer than the series may hold: one point per 10 ms bin, the same series
-        // `hostd analyze` builds from the levels it wrote.
-        let d = tempfile::tempdir().unwrap();
-        let long = recorded(d.path(), 5_000);
-        assert_eq!(long.samples, 30_000);
-        assert_eq!(long.series.len(), 3_000);
+        // Longer than the series may hold: one point per 10 ms bin, the series of the
+        // bins the correlation's timeline makes of the same samples.
+        let mut timeline = crate::timeline::Timeline::new();
+        let mut bins: Vec<_> = samples().iter().filter_map(|s| timeline.push(s)).collect();
+        bins.extend(timeline.flush());
+        let long = hostd_records::run::series_of_bins_within(&bins, 5_000);
+        assert_eq!(long.len(), 3_000);
         let from_dir = hostd_records::run::probe_series_within(d.path(), 5_000).unwrap();
-        assert_eq!(format!("{:?}", long.series), format!("{from_dir:?}"));
+        assert_eq!(format!("{long:?}"), format!("{from_dir:?}"));
         // Every sample is still on disk.
         assert_eq!(
             hostd_records::probe_store::read(d.path()).unwrap().len(),
             30_000
         );
+        // What the recorder kept: a window of the record, not the 30 000 samples.
+        assert!(
+            rec.correlator.retained() < 10_000,
+            "{}",
+            rec.correlator.retained()
+        );
+        assert_eq!(rec.agg_rows, 3_000);
     }
 }

@@ -1,0 +1,489 @@
+//! Correlation as the run goes, in bounded memory: [`Correlator`] takes the probe's
+//! samples and the probed target's file starts and ends, works out each file's figures
+//! once the probe has passed its end, and keeps of the probe record only a sliding window
+//! (back to the oldest file still open, at least [`KEEP_NS`]) plus running totals. The
+//! figures are those [`crate::correlate()`] computes from the whole record: the same
+//! functions over the same data (see the module tests and `tests/bounded.rs`).
+
+use crate::correlate::{
+    balance_of, file_energy, phase_power, phase_spans, shares_by, BinStats, Correlation, FileEnergy,
+};
+use crate::timeline::Timeline;
+use hostd_probe::agg::AGG_BIN_NS;
+use hostd_records::agg::AggRow;
+use hostd_records::{FileRecord, ProbeSample};
+use std::collections::HashMap;
+
+/// Probe record kept behind the newest sample, ns: a power bin is final this far behind
+/// (a conversion's power is spread back to the previous sample's time).
+pub const KEEP_NS: i64 = 2_000_000_000;
+/// Extra record kept before the oldest instant still to be correlated, ns.
+const MARGIN_NS: i64 = 1_000_000_000;
+/// A file whose end has no accumulator reading or 10 ms bin after it this long after
+/// (the probe stopped reading) is correlated with what there is, ns.
+const GIVE_UP_NS: i64 = 60_000_000_000;
+
+/// One power bin's part of the power integral (`correlate::PowerIntegral`), final.
+#[derive(Debug, Clone, Copy)]
+struct IntegralBin {
+    start: i64,
+    power_w: f64,
+    /// Joules of the bins before it, from the first accumulator reading.
+    cum_before: f64,
+}
+
+/// A correlated file: its figures and its energies at its start and end.
+#[derive(Debug, Clone)]
+struct Done {
+    file: FileRecord,
+    figures: FileEnergy,
+    /// Accumulator energy at start and end (`None` outside the readings).
+    energy: (Option<f64>, Option<f64>),
+    /// The power samples' energy (from the first reading) at start and end.
+    measured: (f64, f64),
+}
+
+/// Running figures of every 10 ms bin (`hostd monitor`'s summary).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BinTotals {
+    /// Lowest 10 ms mean bus power, W.
+    pub min_power_w: Option<f64>,
+    /// Highest 10 ms mean bus power, W.
+    pub peak_power_w: Option<f64>,
+    /// First 10 ms mean enclosure temperature, °C.
+    pub temp_first_c: Option<f64>,
+    /// Latest 10 ms mean enclosure temperature, °C.
+    pub temp_last_c: Option<f64>,
+}
+
+/// Streaming correlation; see the module documentation.
+#[derive(Debug, Default)]
+pub struct Correlator {
+    /// The window of the probe record.
+    window: Timeline,
+    /// Measured energy before each reading of the window (`MeasuredPower::before`).
+    before: Vec<f64>,
+    /// Final power bins of the window.
+    integral: Vec<IntegralBin>,
+    /// Joules of every final power bin.
+    integral_total: f64,
+    /// End of the last final power bin.
+    final_until: i64,
+    first_reading: Option<(i64, f64)>,
+    /// The accumulator over the measured stretches, J, and the time of the others, ns.
+    covered: (f64, i64),
+    /// Accumulator energy and `measured_at` at the first reading, once known.
+    at_first: Option<(Option<f64>, f64)>,
+    latest_ns: i64,
+    /// Probed files started and not ended: (phase, index, start ns).
+    open: Vec<(String, u32, i64)>,
+    /// Ended, waiting for the probe record past their end.
+    pending: Vec<FileRecord>,
+    done: Vec<Done>,
+    totals: BinTotals,
+    /// Whether the stream ended.
+    flushed: bool,
+    /// Files correlated without their whole span in the window (a file start not seen).
+    pub late_files: u64,
+}
+
+impl Correlator {
+    /// Empty.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a sample (in time order); returns a completed 10 ms bin, if any. Call
+    /// [`Correlator::advance`] after a batch.
+    pub fn push(&mut self, s: &ProbeSample) -> Option<AggRow> {
+        self.latest_ns = self.latest_ns.max(s.time_ns);
+        let row = self.window.push(s);
+        if let Some(r) = &row {
+            self.add_totals(r);
+        }
+        row
+    }
+
+    fn add_totals(&mut self, r: &AggRow) {
+        let t = &mut self.totals;
+        let p = r.power_w.mean;
+        if !p.is_nan() {
+            t.min_power_w = Some(t.min_power_w.map_or(p, |m| m.min(p)));
+            t.peak_power_w = Some(t.peak_power_w.map_or(p, |m| m.max(p)));
+        }
+        let c = r.enclosure_temp_c.mean;
+        if !c.is_nan() {
+            t.temp_first_c.get_or_insert(c);
+            t.temp_last_c = Some(c);
+        }
+    }
+
+    /// A probed file started at `time_ns`: the window keeps the record from then on.
+    pub fn file_started(&mut self, phase: &str, index: u32, time_ns: i64) {
+        self.open.push((phase.to_string(), index, time_ns));
+    }
+
+    /// A probed file ended: it is correlated once the probe record has passed its end.
+    pub fn file_ended(&mut self, f: &FileRecord) {
+        self.open
+            .retain(|(phase, index, _)| !(*phase == f.phase && *index == f.index));
+        // What correlation reads of it (not its latency or corruption details).
+        let slim = FileRecord::new(&f.target, &f.phase, f.index, f.start_ns, f.end_ns, f.bytes);
+        self.pending.push(slim);
+        self.advance();
+    }
+
+    /// Closes the stream: the open 10 ms bin, every power bin final; correlates the
+    /// files still waiting.
+    pub fn flush(&mut self) -> Option<AggRow> {
+        let row = self.window.flush();
+        if let Some(r) = &row {
+            self.add_totals(r);
+        }
+        self.flushed = true;
+        self.advance();
+        row
+    }
+
+    /// Running figures of every bin so far.
+    pub fn totals(&self) -> BinTotals {
+        self.totals
+    }
+
+    /// First and last accumulator readings (host ns, J).
+    pub fn energy_span(&self) -> Option<((i64, f64), (i64, f64))> {
+        Some((self.first_reading?, *self.window.energy.last()?))
+    }
+
+    /// Elements the window holds now (bins, power bins, readings), the figure that stays
+    /// bounded whatever the run's length.
+    pub fn retained(&self) -> usize {
+        self.window.bins.len()
+            + self.window.power.len()
+            + self.window.energy.len()
+            + self.integral.len()
+            + self.pending.len()
+    }
+
+    /// Files correlated so far.
+    pub fn files_done(&self) -> usize {
+        self.done.len()
+    }
+
+    /// Brings the running state up to the samples pushed: new readings' measured energy,
+    /// final power bins, files whose end the record has passed; then drops what no
+    /// instant still to be correlated needs.
+    pub fn advance(&mut self) {
+        self.extend_readings();
+        self.finalize_power();
+        if self.at_first.is_none() {
+            if let Some((first, _)) = self.first_reading {
+                if self.ready(first) {
+                    self.at_first = Some((self.window.energy_at(first), self.measured_at(first)));
+                }
+            }
+        }
+        let pending = std::mem::take(&mut self.pending);
+        for f in pending {
+            if self.ready(f.end_ns as i64) {
+                self.correlate_file(f);
+            } else {
+                self.pending.push(f);
+            }
+        }
+        self.trim();
+    }
+
+    fn extend_readings(&mut self) {
+        let (r, pae) = (&self.window.energy, &self.window.power_at_energy);
+        if self.first_reading.is_none() {
+            self.first_reading = r.first().copied();
+        }
+        while self.before.len() < r.len() {
+            let k = self.before.len();
+            if k == 0 {
+                self.before.push(0.0);
+                continue;
+            }
+            let stretch = (pae[k - 1].1 == pae[k].1).then_some(pae[k].0 - pae[k - 1].0);
+            self.before
+                .push(self.before[k - 1] + stretch.unwrap_or(0.0));
+            match stretch {
+                Some(_) => self.covered.0 += r[k].1 - r[k - 1].1,
+                None => self.covered.1 += r[k].0 - r[k - 1].0,
+            }
+        }
+    }
+
+    fn finalize_power(&mut self) {
+        let until = if self.flushed {
+            i64::MAX
+        } else {
+            (self.latest_ns - KEEP_NS).div_euclid(AGG_BIN_NS) * AGG_BIN_NS
+        };
+        let n = self
+            .window
+            .power
+            .partition_point(|b| b.time_ns.saturating_add(AGG_BIN_NS) <= until);
+        let first = self.first_reading.map(|r| r.0);
+        for b in self.window.power.drain(..n) {
+            let joules = match first {
+                // Clipped to the record as `PowerIntegral` clips it (nothing before the
+                // first reading; no reading yet means the bin is before it).
+                Some(first) => {
+                    let a = b.time_ns.max(first);
+                    b.mean_w() * (b.time_ns + AGG_BIN_NS - a).max(0) as f64 / 1e9
+                }
+                None => 0.0,
+            };
+            if b.time_ns < self.final_until {
+                // A conversion that came more than KEEP_NS late: counted, not placed.
+                self.integral_total += joules;
+                continue;
+            }
+            self.integral.push(IntegralBin {
+                start: b.time_ns,
+                power_w: b.mean_w(),
+                cum_before: self.integral_total,
+            });
+            self.integral_total += joules;
+            self.final_until = b.time_ns + AGG_BIN_NS;
+        }
+        if until > self.final_until {
+            self.final_until = until;
+        }
+    }
+
+    /// Whether the figures at `x` no longer change: a 10 ms bin and an accumulator
+    /// reading after it, the power bins up to that reading final (or the stream ended,
+    /// or nothing came for [`GIVE_UP_NS`]).
+    fn ready(&self, x: i64) -> bool {
+        if self.flushed || self.latest_ns > x.saturating_add(GIVE_UP_NS) {
+            return true;
+        }
+        let bin_after = self.window.bins.last().is_some_and(|b| b.time_ns > x);
+        let r = &self.window.energy;
+        let reading_after = r.get(r.partition_point(|&(t, _)| t <= x));
+        bin_after
+            && reading_after.is_some_and(|&(b, _)| {
+                b.div_euclid(AGG_BIN_NS) * AGG_BIN_NS + AGG_BIN_NS <= self.final_until
+            })
+    }
+
+    /// `PowerIntegral::at` over the final power bins.
+    fn integral_at(&self, t: i64) -> f64 {
+        let (Some((first, _)), Some(&(last, _))) = (self.first_reading, self.window.energy.last())
+        else {
+            return 0.0;
+        };
+        let t = t.clamp(first, last);
+        let k = self.integral.partition_point(|b| b.start + AGG_BIN_NS <= t);
+        match self.integral.get(k) {
+            Some(b) if b.start <= t => {
+                b.cum_before + b.power_w * (t - b.start.max(first)).max(0) as f64 / 1e9
+            }
+            Some(b) => b.cum_before,
+            None => self.integral_total,
+        }
+    }
+
+    /// `MeasuredPower::at` over the window.
+    fn measured_at(&self, x: i64) -> f64 {
+        let (r, pae) = (&self.window.energy, &self.window.power_at_energy);
+        if self.before.is_empty() {
+            return 0.0;
+        }
+        let k = r.partition_point(|&(t, _)| t <= x).saturating_sub(1);
+        let stretch = (k + 1 < r.len())
+            .then(|| (pae[k].1 == pae[k + 1].1).then_some(pae[k + 1].0 - pae[k].0))
+            .flatten();
+        let Some(joules) = stretch else {
+            return self.before[k.min(self.before.len() - 1)];
+        };
+        let (a, b) = (r[k].0, r[k + 1].0);
+        let (ia, ib) = (self.integral_at(a), self.integral_at(b));
+        let part = if ib > ia {
+            (self.integral_at(x) - ia) / (ib - ia)
+        } else {
+            (x - a) as f64 / (b - a) as f64
+        };
+        self.before[k] + joules * part.clamp(0.0, 1.0)
+    }
+
+    fn correlate_file(&mut self, f: FileRecord) {
+        let (start, end) = (f.start_ns as i64, f.end_ns as i64);
+        let window_from = self.window.energy.first().map(|r| r.0);
+        if self.first_reading.map(|r| r.0) != window_from && window_from.is_some_and(|w| w > start)
+        {
+            self.late_files += 1;
+            tracing::warn!(
+                "probe figures of {} {} #{} from part of its span (its start came too late)",
+                f.target,
+                f.phase,
+                f.index
+            );
+        }
+        let figures = file_energy(&self.window, &f, None);
+        let energy = (self.window.energy_at(start), self.window.energy_at(end));
+        let measured = (self.measured_at(start), self.measured_at(end));
+        self.done.push(Done {
+            file: f,
+            figures,
+            energy,
+            measured,
+        });
+    }
+
+    /// Drops the record before the oldest instant still to be correlated (less a
+    /// margin), keeping at least [`KEEP_NS`] behind the newest sample; in chunks, so that
+    /// the cost per sample stays constant.
+    fn trim(&mut self) {
+        if self.flushed {
+            return;
+        }
+        let mut hold = self.latest_ns - KEEP_NS;
+        for &(_, _, t) in &self.open {
+            hold = hold.min(t);
+        }
+        for f in &self.pending {
+            hold = hold.min(f.start_ns as i64);
+        }
+        if let (None, Some((first, _))) = (self.at_first, self.first_reading) {
+            hold = hold.min(first);
+        }
+        let hold = hold - MARGIN_NS;
+        let w = &mut self.window;
+        // The last bin and reading at or before `hold` stay: `bin_at` and `energy_at`
+        // look one back.
+        let bins = w
+            .bins
+            .partition_point(|b| b.time_ns <= hold)
+            .saturating_sub(1);
+        if bins >= 1024 && bins * 2 >= w.bins.len() {
+            w.bins.drain(..bins);
+        }
+        let readings = w
+            .energy
+            .partition_point(|&(t, _)| t <= hold)
+            .saturating_sub(1);
+        if readings >= 1024 && readings * 2 >= w.energy.len() {
+            w.energy.drain(..readings);
+            w.power_at_energy.drain(..readings);
+            self.before.drain(..readings);
+        }
+        // `integral_at` is asked about instants from the first reading kept on.
+        let from = w.energy.first().map_or(hold, |r| r.0);
+        let bins = self
+            .integral
+            .partition_point(|b| b.start + AGG_BIN_NS <= from);
+        if bins >= 1024 && bins * 2 >= self.integral.len() {
+            self.integral.drain(..bins);
+        }
+    }
+
+    /// The correlation of `files` (call after [`Correlator::flush`]), as
+    /// [`crate::correlate()`] gives it from the whole record: the files told of as they
+    /// ended were correlated then; any other is correlated now with what the window
+    /// holds. The phases' bin figures come from `bins`, which calls its argument with
+    /// every 10 ms bin of the record in time order (e.g. from `probe/levels-*.parquet`).
+    pub fn finish(
+        &mut self,
+        files: &[FileRecord],
+        bins: impl FnOnce(&mut dyn FnMut(&AggRow)) -> anyhow::Result<()>,
+    ) -> anyhow::Result<Correlation> {
+        type Key<'a> = (&'a str, &'a str, u32, u64, u64);
+        fn key(f: &FileRecord) -> Key<'_> {
+            (&f.target, &f.phase, f.index, f.start_ns, f.end_ns)
+        }
+        let missing: Vec<FileRecord> = {
+            let known: std::collections::HashSet<Key<'_>> =
+                self.done.iter().map(|d| key(&d.file)).collect();
+            files
+                .iter()
+                .filter(|f| !known.contains(&key(f)))
+                .cloned()
+                .collect()
+        };
+        self.pending.extend(missing);
+        self.flushed = true;
+        self.advance();
+        let by_key: HashMap<Key<'_>, &Done> = self.done.iter().map(|d| (key(&d.file), d)).collect();
+        let done: Vec<&Done> = files
+            .iter()
+            .filter_map(|f| by_key.get(&key(f)).copied())
+            .collect();
+        let spans = crate::correlate::spans(files);
+        let energy_of: HashMap<(i64, i64), Option<f64>> = done
+            .iter()
+            .map(|d| {
+                let e = d.energy.1.zip(d.energy.0).map(|(b, a)| b - a);
+                ((d.file.start_ns as i64, d.file.end_ns as i64), e)
+            })
+            .collect();
+        let span = self.energy_span();
+        let at = |pick: fn(&Done) -> (f64, f64), first: f64, last: f64| {
+            let mut m: HashMap<i64, f64> = HashMap::new();
+            for d in &done {
+                let (a, b) = pick(d);
+                m.insert(d.file.start_ns as i64, a);
+                m.insert(d.file.end_ns as i64, b);
+            }
+            if let Some(((f, _), (l, _))) = span {
+                m.insert(f, first);
+                m.insert(l, last);
+            }
+            m
+        };
+        let (shares, balance) = match span {
+            Some(((first, e_first), (last, e_last))) => {
+                let (at_first, m_first) = self.at_first.unwrap_or((Some(e_first), 0.0));
+                let (at_first, at_last) = (
+                    at_first.unwrap_or(e_first),
+                    self.window.energy_at(last).unwrap_or(e_last),
+                );
+                let e_at = at(
+                    |d| (d.energy.0.unwrap_or(0.0), d.energy.1.unwrap_or(0.0)),
+                    at_first,
+                    at_last,
+                );
+                let shares = shares_by(&spans, first, last, |x| e_at[&x]);
+                let m_at = at(|d| d.measured, m_first, self.measured_at(last));
+                let by_power = shares_by(&spans, first, last, |x| m_at[&x]);
+                let accumulator = at_last - at_first;
+                let balance = balance_of(accumulator, &by_power, self.covered, &shares);
+                (shares.shares, Some(balance))
+            }
+            None => (vec![None; files.len()], None),
+        };
+        let per_file = done
+            .iter()
+            .zip(shares)
+            .map(|(d, share)| {
+                let mut f = d.figures.clone();
+                f.figures.energy_share_j = share;
+                f
+            })
+            .collect();
+        // Every phase's bin figures in one pass over the record.
+        let phases = phase_spans(files);
+        let mut stats = vec![BinStats::default(); phases.len()];
+        bins(&mut |b: &AggRow| {
+            for (p, s) in phases.iter().zip(stats.iter_mut()) {
+                if b.time_ns + AGG_BIN_NS > p.2 && b.time_ns <= p.3 {
+                    s.add(b);
+                }
+            }
+        })?;
+        let mut stats = stats.into_iter();
+        let phases = phase_power(
+            files,
+            |a, b| energy_of.get(&(a, b)).copied().flatten(),
+            |_, _| stats.next().unwrap_or_default(),
+        );
+        Ok(Correlation {
+            files: per_file,
+            phases,
+            balance,
+        })
+    }
+}
