@@ -184,7 +184,11 @@ fn a_probed_run_to_influxdb_writes_each_run_file_once_and_reads_none() {
             n if n.starts_with("probe/levels-") => (1, true),
             _ => (0, false),
         };
-        let bad_reads = if at_most { o.reads > reads } else { o.reads != reads };
+        let bad_reads = if at_most {
+            o.reads > reads
+        } else {
+            o.reads != reads
+        };
         if o.writes != allowed || bad_reads {
             let want = if at_most { "at most " } else { "" };
             wrong.push(format!(
