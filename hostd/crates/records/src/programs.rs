@@ -326,4 +326,14 @@ pub struct SteadyStateFigures {
     pub value: Option<f64>,
     /// The window's mean, B/s or IOPS, when it ended the step.
     pub mean: Option<f64>,
+    /// With `temp_slope`: the temperature's slope over the last window judged, °C/min.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temp_slope_c_per_min: Option<f64>,
+    /// With `temp_slope`: the mean temperature over that window, °C.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temp_mean_c: Option<f64>,
+    /// With `temp_slope` beside throughput criteria: when, from the step's first I/O, the
+    /// throughput criteria were first met (the step then waited for the temperature), s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_settled_s: Option<f64>,
 }

@@ -104,6 +104,7 @@ fn real_disk_full_on_a_tiny_loop_ext4() {
         interval: std::time::Duration::from_millis(200),
         start_state: Default::default(),
         gate: None,
+        thermometer: None,
     };
     let out = runner::execute(
         &plan,

@@ -61,6 +61,7 @@ fn run(
         interval: Duration::from_millis(200),
         start_state: Default::default(),
         gate: None,
+        thermometer: None,
     };
     let out = runner::execute(
         &plan,

@@ -9,6 +9,7 @@ mod closing;
 mod gate;
 mod live;
 mod programs;
+mod thermo;
 
 use anyhow::bail;
 use hostd_records::conditions::Conditions;
@@ -302,6 +303,19 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             return Err(e);
         }
     };
+    // So is a steady-state temperature criterion with no temperature to read.
+    let thermometer = match thermo::build(&profile, probe_on, &infos) {
+        Ok(t) => t.map(|(thermometer, part)| {
+            parts.push(Box::new(part));
+            thermometer
+        }),
+        Err(e) => {
+            for b in backends.iter_mut() {
+                let _ = b.cleanup(false);
+            }
+            return Err(e);
+        }
+    };
 
     let out_dir = match &resume {
         Some(r) => r.root.join(format!("resume-{}", r.session)),
@@ -435,6 +449,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             rest: args.rest,
         },
         gate: step_gate,
+        thermometer: thermometer.clone(),
     };
     let outcome = runner::execute(&plan, backends, &progress, &cfg, &on_event);
     view.finish();

@@ -152,6 +152,7 @@ pub fn run(
         interval: Duration::from_millis(200),
         start_state: Default::default(),
         gate: None,
+        thermometer: None,
     };
     let out = runner::execute(&plan, backends, &progress, &cfg, observer);
     Ok((plan, out))
