@@ -570,4 +570,51 @@ mod tests {
         assert!(SteadySpec::new(&s, Some(Duration::from_secs(120))).is_ok());
         assert!(SteadySpec::new(&s, None).is_ok());
     }
+
+    /// Readings of a temperature that rises 1 °C a second until `settle_s`, then holds.
+    struct Warming {
+        t0: u64,
+        settle_s: f64,
+    }
+
+    impl Thermometer for Warming {
+        fn readings(&self, _: usize, from_ns: u64, to_ns: u64) -> Vec<(u64, f64)> {
+            (0..100u64)
+                .map(|k| self.t0 + k * SAMPLE_NS + SAMPLE_NS / 2)
+                .filter(|t| (from_ns..=to_ns).contains(t))
+                .map(|t| {
+                    let s = (t - self.t0) as f64 / 1e9;
+                    (t, 40.0 + s.min(self.settle_s))
+                })
+                .collect()
+        }
+    }
+
+    #[test]
+    fn a_temperature_criterion_holds_the_step_until_the_temperature_has_settled_too() {
+        assert!(Criterion::parse("temp_slope:0.5%").is_err());
+        let thermo: Arc<dyn Thermometer> = Arc::new(Warming {
+            t0: 1_000_000_000_000,
+            settle_s: 8.0,
+        });
+        let s = spec(&["bw:10%", "temp_slope:6"], 3, 0).with_thermometer(Some(&thermo), 0);
+        let mut d = Detector::new(s, "fill");
+        let mut ended = None;
+        for k in 0..20 {
+            if d.add(&file(k as f64, k as f64 + 1.0, 30.0)) {
+                ended = Some(k + 1);
+                break;
+            }
+        }
+        // The rate is flat from the start (met at 3 s); the temperature rises 60 °C/min
+        // until 8 s, and a whole window of it flat ends the step.
+        assert_eq!(ended, Some(11));
+        let f = d.figures();
+        assert_eq!(f.ended_by.as_deref(), Some("bw:10% and temp_slope:6"));
+        assert_eq!(f.rate_settled_s, Some(3.0));
+        assert!(f.temp_slope_c_per_min.unwrap().abs() <= 6.0, "{f:?}");
+        // Without a thermometer the criterion can never be met.
+        let mut d = Detector::new(spec(&["temp_slope:6"], 3, 0), "fill");
+        assert!((0..10).all(|k| !d.add(&file(k as f64, k as f64 + 1.0, 30.0))));
+    }
 }
