@@ -273,6 +273,10 @@ pub struct DurationFigures {
     pub corrupt_bytes: u64,
     /// Files read back and verified.
     pub files_verified: u64,
+    /// With `[steady_state]`: the cycle whose writes settled, which criterion ended the
+    /// soak there and when; or, when none did, the last cycle's (it ran its full time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<SteadyStateFigures>,
 }
 
 #[cfg(test)]
@@ -294,6 +298,7 @@ mod tests {
                 bytes_read: 48_000_000,
                 corrupt_bytes: 0,
                 files_verified: 6,
+                steady: None,
             }),
         };
         let j = serde_json::to_value(&r).unwrap();

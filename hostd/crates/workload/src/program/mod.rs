@@ -144,6 +144,13 @@ impl ProgramSpec {
                     .map(|ss| ss.with_thermometer(thermometer, target_index));
                 ProgramSpec::PacedSweep(s.with_steady(steady))
             }
+            ProgramSpec::Duration(mut s) => {
+                s.steady = s
+                    .steady
+                    .take()
+                    .map(|ss| ss.with_thermometer(thermometer, target_index));
+                ProgramSpec::Duration(s)
+            }
             other => other,
         }
     }
