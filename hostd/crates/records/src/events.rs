@@ -30,6 +30,9 @@ pub struct Analysis {
     /// Headline figures per target and phase and the enclosure's thermal fit.
     #[serde(default)]
     pub headlines: crate::headline::Headlines,
+    /// The temperature gate's waits before measured steps (none without a gate).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gate_waits: Vec<crate::gate_wait::GateWait>,
 }
 
 /// A series with too little data to detect throttling in.

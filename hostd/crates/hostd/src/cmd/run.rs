@@ -616,6 +616,8 @@ fn run_data(
         // The OS log part adds what the OS logged (Stage::Record).
         os_log: None,
         conditions: conditions.clone(),
+        // The temperature gate's part adds its waits (Stage::Enrich).
+        gate_waits: Vec::new(),
     };
     run.sort();
     run
