@@ -475,6 +475,17 @@ mod tests {
             }],
             cycles: Vec::new(),
             headlines: Default::default(),
+            gate_waits: vec![crate::gate_wait::GateWait {
+                target: "a".into(),
+                phase: "write".into(),
+                index: 1,
+                start_ns: 7,
+                waited_s: 3.5,
+                outcome: crate::gate_wait::WaitOutcome::Reached,
+                idle_c: Some(40.0),
+                start_c: Some(45.0),
+                end_c: Some(41.5),
+            }],
         }
     }
 
