@@ -117,6 +117,20 @@ fn gate_waits_in_events_and_report(run: &Path, waits: &[serde_json::Value]) {
                 )),
             "{when}: no gate section in the report"
         );
+        // The waits that took time are shaded on the throughput and enclosure charts.
+        let shaded = waits.iter().filter(|w| w["waited_s"].as_f64() > Some(0.0));
+        let tip = |w: &serde_json::Value| {
+            format!(
+                "waited {:.1} s before {} #{}",
+                w["waited_s"].as_f64().unwrap(),
+                w["phase"].as_str().unwrap(),
+                w["index"]
+            )
+        };
+        for w in shaded {
+            assert_eq!(html.matches(&tip(w)).count(), 2, "{when}: {}", tip(w));
+        }
+        assert_eq!(html.matches(r#"<g class="gate-wait""#).count(), 2, "{when}");
         for w in waits {
             let row = format!(
                 r#"<td class="l">{} #{}</td>"#,
