@@ -129,6 +129,7 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
         insufficient,
         cycles,
         headlines,
+        gate_waits: run.gate_waits.clone(),
     }
 }
 

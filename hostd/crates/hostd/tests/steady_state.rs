@@ -2,7 +2,8 @@
 //! slow down (`sim:steady*20`: 1.6 GB/s ± 10 % per file, played 20× faster): each step ends
 //! once a 3 s window of 1 s samples deviates less than 10 % from its mean — before its 5 s
 //! — and says so; with a criterion no drive meets, each step runs its full time and says
-//! that. (Steady state against a rate the kernel settles: `real_steady.rs`.)
+//! that. A soak (`files` with a duration) ends the same way once a cycle's writes settle.
+//! (Steady state against a rate the kernel settles: `real_steady.rs`.)
 
 mod common;
 use serde_json::Value;
@@ -59,4 +60,55 @@ fn sweep_steps_end_at_steady_state_or_run_their_full_time_and_say_which() {
         assert!(ss["elapsed_s"].as_f64().unwrap() >= 5.0, "{s}");
     }
     assert!(log.contains("no steady state: ran its full time"), "{log}");
+}
+
+/// Runs a soak (`files` with a duration, cycles of 200 × 2 GB ≈ 12 s played) with
+/// `criteria` on the simulated steady drive; its `duration` result and the log.
+fn soak(duration: &str, criteria: &str) -> (Value, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let prof = dir.path().join("soak.toml");
+    std::fs::write(
+        &prof,
+        format!("name = \"soak\"\nkind = \"files\"\n[files]\nduration = \"{duration}\"\ncount = 200\nmin_size = \"2GB\"\nmax_size = \"2GB\"\n[io]\nblock_size = \"1MiB\"\nqueue_depth = 8\nphases = [\"write\"]\n[steady_state]\ncriteria = [{criteria}]\nwindow = \"3s\"\n"),
+    )
+    .unwrap();
+    let out = dir.path().join("run");
+    let o = common::hostd_run(&prof, ["sim:steady*20:write"], &out)
+        .args(["--seed", "3"])
+        .output()
+        .unwrap();
+    let log = common::text(&o);
+    assert!(o.status.success(), "{log}");
+    let summary = common::read_json(&out.join("summary.json"));
+    let r = summary["programs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["kind"] == "duration")
+        .unwrap_or_else(|| panic!("no duration result: {}", summary["programs"]))["result"]
+        .clone();
+    (r, log)
+}
+
+#[test]
+fn a_soak_ends_once_a_cycles_writes_settle_or_runs_its_duration_and_says_which() {
+    let (r, log) = soak("30s", "\"bw:10%\"");
+    let ss = &r["steady"];
+    assert_eq!(ss["ended_by"], "bw:10%", "{r}");
+    assert_eq!(ss["phase"], "write (cycle 1)", "{r}");
+    let (settled, elapsed) = (
+        ss["elapsed_s"].as_f64().unwrap(),
+        r["elapsed_s"].as_f64().unwrap(),
+    );
+    // Settled at the first full window, well inside the first ~12 s cycle and the 30 s.
+    assert!((3.0..5.0).contains(&settled), "{r}");
+    assert!(elapsed < 10.0, "{r}");
+    assert_eq!(r["full_cycles"], 0, "{r}");
+    assert!(log.contains("write (cycle 1): steady state after"), "{log}");
+
+    let (r, log) = soak("5s", "\"bw:0.001%\"");
+    let ss = &r["steady"];
+    assert!(ss["ended_by"].is_null(), "{r}");
+    assert!(r["elapsed_s"].as_f64().unwrap() >= 5.0, "{r}");
+    assert!(log.contains("no steady state (bw:0.001%)"), "{log}");
 }

@@ -3,7 +3,8 @@
 //! 20 s played in 1 s): idle at 2.9 W it settles at 42.4 °C, a 20 GB write heats it to
 //! about 50 °C, and idle it cools back with a 1 s time constant. A gate at 44.4 °C waits
 //! and then passes; one below the idle equilibrium can only time out. And a gate with
-//! nothing to wait on is refused before anything is written.
+//! nothing to wait on is refused before anything is written. The waits reach events.json
+//! and the report too.
 
 mod common;
 use common::{hostd_run, read_json, sim_path, text};
@@ -93,6 +94,58 @@ fn a_gate_waits_while_the_enclosure_cools_then_lets_the_step_start() {
         ) && log.contains("2 reached, 0 timed out"),
         "{log}"
     );
+    gate_waits_in_events_and_report(&run, &w);
+}
+
+/// The waits are in events.json (`gate_waits`, beside the events) and in the report's
+/// table, as the summary has them; `hostd analyze` writes both again from the run directory.
+fn gate_waits_in_events_and_report(run: &Path, waits: &[serde_json::Value]) {
+    let check = |when: &str| {
+        let events = read_json(&run.join("events.json"));
+        assert_eq!(
+            events["gate_waits"].as_array().map(Vec::as_slice),
+            Some(waits),
+            "{when}: events.json gate_waits"
+        );
+        assert!(events["events"].is_array(), "{when}: {events}");
+        let html = std::fs::read_to_string(run.join("report.html")).unwrap();
+        assert!(
+            html.contains(r#"<section id="gate-waits"><h2>Temperature gate</h2>"#)
+                && html.contains(&format!(
+                    "{} steps waited to cool before they started",
+                    waits.len()
+                )),
+            "{when}: no gate section in the report"
+        );
+        // The waits that took time are shaded on the throughput and enclosure charts.
+        let shaded = waits.iter().filter(|w| w["waited_s"].as_f64() > Some(0.0));
+        let tip = |w: &serde_json::Value| {
+            format!(
+                "waited {:.1} s before {} #{}",
+                w["waited_s"].as_f64().unwrap(),
+                w["phase"].as_str().unwrap(),
+                w["index"]
+            )
+        };
+        for w in shaded {
+            assert_eq!(html.matches(&tip(w)).count(), 2, "{when}: {}", tip(w));
+        }
+        assert_eq!(html.matches(r#"<g class="gate-wait""#).count(), 2, "{when}");
+        for w in waits {
+            let row = format!(
+                r#"<td class="l">{} #{}</td>"#,
+                w["phase"].as_str().unwrap(),
+                w["index"]
+            );
+            assert!(html.contains(&row), "{when}: no row {row}");
+        }
+    };
+    check("hostd run");
+    std::fs::remove_file(run.join("events.json")).unwrap();
+    std::fs::remove_file(run.join("report.html")).unwrap();
+    let o = common::hostd().arg("analyze").arg(run).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    check("hostd analyze");
 }
 
 #[test]

@@ -30,6 +30,9 @@ pub struct Analysis {
     /// Headline figures per target and phase and the enclosure's thermal fit.
     #[serde(default)]
     pub headlines: crate::headline::Headlines,
+    /// The temperature gate's waits before measured steps (none without a gate).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gate_waits: Vec<crate::gate_wait::GateWait>,
 }
 
 /// A series with too little data to detect throttling in.
@@ -472,6 +475,17 @@ mod tests {
             }],
             cycles: Vec::new(),
             headlines: Default::default(),
+            gate_waits: vec![crate::gate_wait::GateWait {
+                target: "a".into(),
+                phase: "write".into(),
+                index: 1,
+                start_ns: 7,
+                waited_s: 3.5,
+                outcome: crate::gate_wait::WaitOutcome::Reached,
+                idle_c: Some(40.0),
+                start_c: Some(45.0),
+                end_c: Some(41.5),
+            }],
         }
     }
 

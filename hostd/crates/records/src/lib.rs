@@ -52,6 +52,7 @@ pub mod error;
 pub mod events;
 pub mod files;
 pub mod files_probe;
+pub mod gate_wait;
 pub mod headline;
 pub mod intervals;
 pub mod latency;

@@ -103,7 +103,8 @@ pub struct Profile {
 #[serde(deny_unknown_fields)]
 pub struct SteadyStateSpec {
     /// `METRIC:LIMIT` with METRIC `bw`, `bw_slope`, `iops` or `iops_slope` and LIMIT a
-    /// number, `%` of the window's mean when it ends so (`bw:10%`, `iops_slope:0.5%`).
+    /// number, `%` of the window's mean when it ends so (`bw:10%`, `iops_slope:0.5%`); or
+    /// `temp_slope:L`, the temperature's slope in °C/min, which must hold as well.
     pub criteria: Vec<String>,
     /// The window judged (fio's `ss_dur`).
     pub window: DurationText,

@@ -273,6 +273,10 @@ pub struct DurationFigures {
     pub corrupt_bytes: u64,
     /// Files read back and verified.
     pub files_verified: u64,
+    /// With `[steady_state]`: the cycle whose writes settled, which criterion ended the
+    /// soak there and when; or, when none did, the last cycle's (it ran its full time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<SteadyStateFigures>,
 }
 
 #[cfg(test)]
@@ -294,6 +298,7 @@ mod tests {
                 bytes_read: 48_000_000,
                 corrupt_bytes: 0,
                 files_verified: 6,
+                steady: None,
             }),
         };
         let j = serde_json::to_value(&r).unwrap();
@@ -326,4 +331,14 @@ pub struct SteadyStateFigures {
     pub value: Option<f64>,
     /// The window's mean, B/s or IOPS, when it ended the step.
     pub mean: Option<f64>,
+    /// With `temp_slope`: the temperature's slope over the last window judged, °C/min.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temp_slope_c_per_min: Option<f64>,
+    /// With `temp_slope`: the mean temperature over that window, °C.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temp_mean_c: Option<f64>,
+    /// With `temp_slope` beside throughput criteria: when, from the step's first I/O, the
+    /// throughput criteria were first met (the step then waited for the temperature), s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_settled_s: Option<f64>,
 }

@@ -31,6 +31,8 @@ pub struct RunData {
     pub os_log: Option<Vec<crate::os_log::OsLogRecord>>,
     /// The manifest's notes, tags and starting state (empty when it has none).
     pub conditions: crate::conditions::Conditions,
+    /// The temperature gate's waits (from the summary; empty without a gate).
+    pub gate_waits: Vec<crate::gate_wait::GateWait>,
 }
 
 impl RunData {
@@ -99,6 +101,7 @@ impl RunData {
             latency: crate::latency::RunLatency::read(dir)?,
             os_log,
             conditions: manifest.map(|m| m.conditions).unwrap_or_default(),
+            gate_waits: crate::gate_wait::read(dir),
         };
         run.sort();
         Ok(run)

@@ -15,6 +15,7 @@ mod conditions;
 mod drive_log;
 mod envelope;
 mod fill_states;
+mod gate_waits;
 mod head;
 mod headlines;
 pub mod latency;
@@ -126,6 +127,7 @@ pub fn render_with(run: &RunData, a: &Analysis, title: &str, probed: Option<&str
     h.push_str(&summary::section(a, &events));
     h.push_str(&targets::section(run, &targets, probed));
     h.push_str(&conditions::section(&run.conditions));
+    h.push_str(&gate_waits::section(&a.gate_waits, t0));
     h.push_str(&charts::section(run, &events, &views, t0, probed_short));
     h.push_str(&drive_log::section(run, &targets));
     h.push_str(&headlines::section(a, &targets));

@@ -320,6 +320,29 @@ impl Chart {
         }
     }
 
+    /// Shaded spans (x0, x1) over the plot's height, with tooltips (a wait on a time axis).
+    pub fn spans(&mut self, spans: &[(f64, f64, String)], class: &str) {
+        if spans.is_empty() {
+            return;
+        }
+        let (top, bottom) = (self.py(self.y.1), self.py(self.y.0));
+        let _ = write!(
+            self.body,
+            r##"<g class="{class}" fill="#56B4E9" fill-opacity="0.15" stroke="none">"##
+        );
+        for (x0, x1, tip) in spans {
+            let (a, b) = (self.px(*x0), self.px(*x1).max(self.px(*x0) + 1.0));
+            let _ = write!(
+                self.body,
+                r#"<rect x="{a:.1}" y="{top:.1}" width="{:.1}" height="{:.1}"><title>{}</title></rect>"#,
+                b - a,
+                bottom - top,
+                esc(tip)
+            );
+        }
+        self.body.push_str("</g>");
+    }
+
     /// Horizontal segments (x0, x1, y) with tooltips: one per file on a time axis.
     pub fn segments(&mut self, segs: &[(f64, f64, f64, String)], color: &str, class: &str) {
         let _ = write!(

@@ -40,8 +40,32 @@ fn bucketed(
     )
 }
 
+/// The temperature gate's waits as shaded spans, s from `t0`, with their tooltips.
+fn gate_spans(run: &RunData, t0: i64) -> Vec<(f64, f64, String)> {
+    run.gate_waits
+        .iter()
+        .filter(|w| w.waited_s > 0.0)
+        .map(|w| {
+            let s = (w.start_ns as i64 - t0) as f64 / NS;
+            (
+                s,
+                s + w.waited_s,
+                format!(
+                    "{} waited {:.1} s before {} #{} (temperature gate: {})",
+                    w.target,
+                    w.waited_s,
+                    w.phase,
+                    w.index,
+                    w.outcome.text()
+                ),
+            )
+        })
+        .collect()
+}
+
 /// The time charts: throughput, then the probe's power and temperature (or a note that there
 /// is no probe), then the drive's temperature; `probed` is the probed target's short label.
+/// The temperature gate's waits are shaded on the throughput and enclosure charts.
 pub(crate) fn charts(
     run: &RunData,
     events: &[EventView],
@@ -112,6 +136,7 @@ pub(crate) fn charts(
         c.segments(&segs, v.color, "series");
         c.legend(&v.label, v.color);
     }
+    c.spans(&gate_spans(run, t0), "gate-wait");
     mark_events(&mut c, events);
     out.push_str(&c.finish("time since the first file started, s", "throughput, GB/s"));
     match &run.probe {
@@ -137,6 +162,9 @@ pub(crate) fn charts(
                 c.band(&xs, &lo, &hi, color);
                 let pts: Vec<(f64, f64)> = xs.iter().copied().zip(mean.iter().copied()).collect();
                 c.line(&pts, color, "series");
+                if id == "chart-temperature" {
+                    c.spans(&gate_spans(run, t0), "gate-wait");
+                }
                 mark_events(&mut c, events);
                 if let Some(p) = probed {
                     c.legend(&format!("probe on {p}"), color);

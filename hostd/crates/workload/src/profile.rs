@@ -195,9 +195,13 @@ fn validate(p: &Profile) -> Result<(), String> {
             (Kind::PacedSweep, Some(sweep)) => {
                 crate::steady::SteadySpec::new(ss, Some(sweep.step_time.0))?;
             }
+            (Kind::Files, _) if p.files.as_ref().and_then(|f| f.duration).is_some() => {
+                let d = p.files.as_ref().and_then(|f| f.duration).map(|d| d.0);
+                crate::steady::SteadySpec::new(ss, d)?;
+            }
             _ => {
                 return Err(format!(
-                    "[steady_state] applies to kind = \"fill\" and kind = \"paced-sweep\", not {:?}",
+                    "[steady_state] applies to kind = \"fill\", kind = \"paced-sweep\" and a soak (kind = \"files\" with [files] duration), not {:?}",
                     p.kind
                 ))
             }
@@ -513,6 +517,21 @@ mod tests {
         assert!(e.to_string().contains("window = \"2s\""), "{e}");
         let e = with("quick", "", "criteria = [\"bw:5%\"]\nwindow = \"10s\"").unwrap_err();
         assert!(e.to_string().contains("applies to kind = \"fill\""), "{e}");
+        // A soak may end at steady state; its window must fit in its duration.
+        assert!(with("soak-8h", "", "criteria = [\"bw:5%\"]\nwindow = \"10m\"").is_ok());
+        let soak = BUILTIN.iter().find(|(n, _)| *n == "soak-8h").unwrap().1;
+        let short = Profile::parse(
+            &format!(
+                "{}\n[steady_state]\ncriteria = [\"bw:5%\"]\nwindow = \"2h\"\n",
+                soak.replace("duration = \"8h\"", "duration = \"1h\"")
+            ),
+            "t.toml",
+        )
+        .unwrap_err();
+        assert!(
+            short.to_string().contains("[steady_state] window = \"2h\""),
+            "{short}"
+        );
     }
 
     #[test]

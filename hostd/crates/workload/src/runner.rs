@@ -113,6 +113,8 @@ pub struct RunConfig {
     /// long run's caller streams them to disk and reads them back, so its memory does not
     /// grow with the run).
     pub collect_records: bool,
+    /// Where `[steady_state]`'s `temp_slope` reads each target's temperature, if anywhere.
+    pub thermometer: Option<Arc<dyn crate::steady::Thermometer>>,
 }
 
 /// Makes the progress counters for a plan.
@@ -214,6 +216,7 @@ pub fn execute(
                     start_state: &cfg.start_state,
                     gate: cfg.gate.as_deref(),
                     steady: plan.steady.as_ref(),
+                    thermometer: cfg.thermometer.as_ref(),
                 };
                 scope.spawn(move || target.run(backend, tp))
             })
@@ -405,6 +408,8 @@ struct TargetRun<'s> {
     gate: Option<&'s dyn crate::gate::StepGate>,
     /// Ends the measured steps at steady state (a fill).
     steady: Option<&'s crate::steady::SteadySpec>,
+    /// Temperatures for `temp_slope`.
+    thermometer: Option<&'s Arc<dyn crate::steady::Thermometer>>,
 }
 
 impl TargetRun<'_> {
@@ -483,7 +488,12 @@ impl TargetRun<'_> {
             .steady
             .filter(|_| measured)
             .zip(steps.first())
-            .map(|(s, first)| crate::steady::Detector::new(s.clone(), &first.phase));
+            .map(|(s, first)| {
+                crate::steady::Detector::new(
+                    s.clone().with_thermometer(self.thermometer, self.index),
+                    &first.phase,
+                )
+            });
         let mut ok = true;
         for step in steps {
             if self.shared.stopping() {
@@ -522,7 +532,10 @@ impl TargetRun<'_> {
         spec: &crate::program::ProgramSpec,
         activity: &dyn Fn(f64),
     ) {
-        let mut program = spec.start();
+        let mut program = spec
+            .clone()
+            .with_thermometer(self.thermometer, self.index)
+            .start();
         let mut current = String::new();
         let mut last: Option<FileRecord> = None;
         while !self.shared.stopping() {

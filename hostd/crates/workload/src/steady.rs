@@ -7,12 +7,48 @@
 //!   (B/s or IOPS; with `%`, L percent of the mean);
 //! - `bw_slope:L` / `iops_slope:L`: the least-squares slope of the samples against time is
 //!   at most L in magnitude (B/s or IOPS per second; with `%`, L percent of the mean per
-//!   second).
+//!   second);
+//! - `temp_slope:L`: the least-squares slope of the target's temperature (the probe's
+//!   enclosure sensor, or the drive's SMART temperature, read once a second by a
+//!   [`Thermometer`]) over the same window is at most L °C per minute in magnitude. Unlike
+//!   the throughput criteria, of which any one ends the step, a temperature criterion must
+//!   hold as well: the step ends when throughput AND temperature have settled.
 
 use hostd_records::profile::SteadyStateSpec;
 use hostd_records::programs::SteadyStateFigures;
 use hostd_records::FileRecord;
+use std::sync::Arc;
 use std::time::Duration;
+
+/// Where the `temp_slope` criterion reads temperatures: the run's readings of each target,
+/// about one a second.
+pub trait Thermometer: Send + Sync {
+    /// Readings of target `target_index` taken from `from_ns` to `to_ns` (host Unix ns),
+    /// in time order, as (time, °C).
+    fn readings(&self, target_index: usize, from_ns: u64, to_ns: u64) -> Vec<(u64, f64)>;
+}
+
+/// A [`Thermometer`] and the target it is read for.
+#[derive(Clone)]
+pub struct TargetThermometer {
+    /// The run's temperatures.
+    pub thermometer: Arc<dyn Thermometer>,
+    /// The target's index.
+    pub target_index: usize,
+}
+
+impl std::fmt::Debug for TargetThermometer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TargetThermometer(target {})", self.target_index)
+    }
+}
+
+impl PartialEq for TargetThermometer {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.thermometer, &other.thermometer)
+            && self.target_index == other.target_index
+    }
+}
 
 /// One sample a second, as fio's default `ss_interval`.
 const SAMPLE_NS: u64 = 1_000_000_000;
@@ -24,6 +60,8 @@ pub const MIN_WINDOW_SAMPLES: u64 = 3;
 enum Metric {
     Bw,
     Iops,
+    /// Temperature, °C (slope only, per minute).
+    Temp,
 }
 
 /// One criterion (`bw:10%`).
@@ -48,9 +86,10 @@ impl Criterion {
             "bw_slope" => (Metric::Bw, true),
             "iops" => (Metric::Iops, false),
             "iops_slope" => (Metric::Iops, true),
+            "temp_slope" => (Metric::Temp, true),
             m => {
                 return Err(bad(&format!(
-                    "has metric `{m}`: give bw, bw_slope, iops or iops_slope"
+                    "has metric `{m}`: give bw, bw_slope, iops, iops_slope or temp_slope"
                 )))
             }
         };
@@ -65,6 +104,11 @@ impl Criterion {
         if !(limit.is_finite() && limit > 0.0) || (percent && limit >= 100.0) {
             return Err(bad("needs a limit above 0 (and below 100 %)"));
         }
+        if metric == Metric::Temp && percent {
+            return Err(bad(
+                "is in °C per minute, not a percentage (e.g. \"temp_slope:0.5\")",
+            ));
+        }
         Ok(Criterion {
             text: text.trim().to_string(),
             metric,
@@ -72,6 +116,11 @@ impl Criterion {
             limit,
             percent,
         })
+    }
+
+    /// True for `temp_slope`, which must hold beside the throughput criteria.
+    pub fn is_temperature(&self) -> bool {
+        self.metric == Metric::Temp
     }
 
     /// The criterion's value over `window` (deviation or |slope|, scaled to percent of the
@@ -114,6 +163,8 @@ pub struct SteadySpec {
     pub window: Duration,
     /// Ramp.
     pub ramp: Duration,
+    /// Where `temp_slope` reads the target's temperature (set by the runner).
+    pub thermometer: Option<TargetThermometer>,
 }
 
 impl SteadySpec {
@@ -153,8 +204,56 @@ impl SteadySpec {
             criteria,
             window,
             ramp,
+            thermometer: None,
         })
     }
+
+    /// The temperature criteria asked for (`temp_slope:…`), as written.
+    pub fn temperature_criteria(&self) -> Vec<&str> {
+        self.criteria
+            .iter()
+            .filter(|c| c.is_temperature())
+            .map(|c| c.text.as_str())
+            .collect()
+    }
+
+    /// The same spec, reading temperatures of target `target_index` from `thermometer`.
+    pub fn with_thermometer(
+        mut self,
+        thermometer: Option<&Arc<dyn Thermometer>>,
+        target_index: usize,
+    ) -> SteadySpec {
+        self.thermometer = thermometer.map(|t| TargetThermometer {
+            thermometer: Arc::clone(t),
+            target_index,
+        });
+        self
+    }
+}
+
+/// Least-squares slope of `(t_ns, c)` readings, °C per minute; `None` under
+/// [`MIN_WINDOW_SAMPLES`] readings.
+fn slope_per_minute(readings: &[(u64, f64)]) -> Option<f64> {
+    if (readings.len() as u64) < MIN_WINDOW_SAMPLES {
+        return None;
+    }
+    let t0 = readings[0].0;
+    let xs: Vec<f64> = readings
+        .iter()
+        .map(|(t, _)| (t - t0) as f64 / 60e9)
+        .collect();
+    let n = readings.len() as f64;
+    let (xm, ym) = (
+        xs.iter().sum::<f64>() / n,
+        readings.iter().map(|r| r.1).sum::<f64>() / n,
+    );
+    let (sxy, sxx) = xs
+        .iter()
+        .zip(readings)
+        .fold((0.0, 0.0), |(sxy, sxx), (x, (_, y))| {
+            (sxy + (x - xm) * (y - ym), sxx + (x - xm) * (x - xm))
+        });
+    (sxx > 0.0).then(|| sxy / sxx)
 }
 
 /// Watches one step's files and says when it has settled.
@@ -171,6 +270,10 @@ pub struct Detector {
     bytes: Vec<f64>,
     ops: Vec<f64>,
     ended: Option<(String, f64, f64)>,
+    /// The last temperature judgement: slope over the window (°C/min), mean (°C), readings.
+    temp: Option<(f64, f64, usize)>,
+    /// With a temperature criterion: when the throughput criteria were first met, s.
+    rate_settled_s: Option<f64>,
 }
 
 impl Detector {
@@ -184,6 +287,8 @@ impl Detector {
             bytes: Vec::new(),
             ops: Vec::new(),
             ended: None,
+            temp: None,
+            rate_settled_s: None,
         }
     }
 
@@ -223,18 +328,67 @@ impl Detector {
             return false;
         }
         let range = complete - n..complete;
-        for c in &self.spec.criteria {
+        // Throughput: the first criterion met (none asked: settled).
+        let mut met = None;
+        let mut asked = false;
+        for c in self.spec.criteria.iter().filter(|c| !c.is_temperature()) {
+            asked = true;
             let data = match c.metric {
                 Metric::Bw => &self.bytes[range.clone()],
-                Metric::Iops => &self.ops[range.clone()],
+                _ => &self.ops[range.clone()],
             };
             let (v, mean) = c.value(data);
             if v <= c.limit && mean > 0.0 {
-                self.ended = Some((c.text.clone(), v, mean));
-                return true;
+                met = Some((c.text.clone(), v, mean));
+                break;
             }
         }
-        false
+        let temps: Vec<&Criterion> = self
+            .spec
+            .criteria
+            .iter()
+            .filter(|c| c.is_temperature())
+            .collect();
+        if !temps.is_empty() {
+            if asked && met.is_some() && self.rate_settled_s.is_none() {
+                self.rate_settled_s = Some(complete as f64);
+            }
+            // The same window on the host clock.
+            let (from, to) = (
+                start + (complete - n) as u64 * SAMPLE_NS,
+                start + complete as u64 * SAMPLE_NS,
+            );
+            let readings = self
+                .spec
+                .thermometer
+                .as_ref()
+                .map(|t| t.thermometer.readings(t.target_index, from, to))
+                .unwrap_or_default();
+            let slope = slope_per_minute(&readings);
+            self.temp = slope.map(|s| {
+                let mean = readings.iter().map(|r| r.1).sum::<f64>() / readings.len() as f64;
+                (s, mean, readings.len())
+            });
+            let Some(slope) = slope else {
+                return false;
+            };
+            if temps.iter().any(|c| slope.abs() > c.limit) {
+                return false;
+            }
+            let texts: Vec<&str> = temps.iter().map(|c| c.text.as_str()).collect();
+            met = match met {
+                Some((c, v, mean)) => Some((format!("{c} and {}", texts.join(" and ")), v, mean)),
+                None if !asked => Some((texts.join(" and "), slope.abs(), f64::NAN)),
+                None => None,
+            };
+        }
+        match met {
+            Some(m) => {
+                self.ended = Some(m);
+                true
+            }
+            None => false,
+        }
     }
 
     /// The record of the step: which criterion ended it and when, or that it ran out.
@@ -249,27 +403,39 @@ impl Detector {
             end_ns: self.now_ns,
             elapsed_s: (self.now_ns - start) as f64 / 1e9,
             value: self.ended.as_ref().map(|e| e.1),
-            mean: self.ended.as_ref().map(|e| e.2),
+            mean: self.ended.as_ref().map(|e| e.2).filter(|m| m.is_finite()),
+            temp_slope_c_per_min: self.temp.map(|t| t.0),
+            temp_mean_c: self.temp.map(|t| t.1),
+            rate_settled_s: self.rate_settled_s,
         }
     }
 
     /// The closing line of the step.
     pub fn text(&self, target: &str) -> String {
         let f = self.figures();
-        match (&f.ended_by, f.value, f.mean) {
-            (Some(c), Some(v), Some(mean)) => format!(
-                "{target} {}: steady state after {:.1} s by {c} (value {v:.3} over the last {} s; mean {})",
+        let temp = match (f.temp_slope_c_per_min, f.temp_mean_c) {
+            (Some(s), Some(c)) => format!(
+                "; temperature {c:.1} °C, slope {s:+.2} °C/min{}",
+                f.rate_settled_s.map_or(String::new(), |r| format!(
+                    ", throughput settled at {r:.0} s"
+                ))
+            ),
+            _ => String::new(),
+        };
+        match (&f.ended_by, f.value) {
+            (Some(c), Some(v)) => format!(
+                "{target} {}: steady state after {:.1} s by {c} (value {v:.3} over the last {} s; mean {}{temp})",
                 f.phase,
                 f.elapsed_s,
                 f.window_s,
-                if c.starts_with("bw") {
-                    format!("{:.1} MB/s", mean / 1e6)
-                } else {
-                    format!("{mean:.0} IOPS")
+                match f.mean {
+                    None => "-".to_string(),
+                    Some(mean) if c.starts_with("bw") => format!("{:.1} MB/s", mean / 1e6),
+                    Some(mean) => format!("{mean:.0} IOPS"),
                 }
             ),
             _ => format!(
-                "{target} {}: no steady state ({}) in {:.1} s: the step ran its full course",
+                "{target} {}: no steady state ({}) in {:.1} s: the step ran its full course{temp}",
                 f.phase,
                 f.criteria.join(", "),
                 f.elapsed_s
@@ -290,6 +456,7 @@ mod tests {
                 .collect(),
             window: Duration::from_secs(window),
             ramp: Duration::from_secs(ramp),
+            thermometer: None,
         }
     }
 
@@ -402,5 +569,52 @@ mod tests {
         assert!(e.contains("[steady_state] window = \"1m 30s\""), "{e}");
         assert!(SteadySpec::new(&s, Some(Duration::from_secs(120))).is_ok());
         assert!(SteadySpec::new(&s, None).is_ok());
+    }
+
+    /// Readings of a temperature that rises 1 °C a second until `settle_s`, then holds.
+    struct Warming {
+        t0: u64,
+        settle_s: f64,
+    }
+
+    impl Thermometer for Warming {
+        fn readings(&self, _: usize, from_ns: u64, to_ns: u64) -> Vec<(u64, f64)> {
+            (0..100u64)
+                .map(|k| self.t0 + k * SAMPLE_NS + SAMPLE_NS / 2)
+                .filter(|t| (from_ns..=to_ns).contains(t))
+                .map(|t| {
+                    let s = (t - self.t0) as f64 / 1e9;
+                    (t, 40.0 + s.min(self.settle_s))
+                })
+                .collect()
+        }
+    }
+
+    #[test]
+    fn a_temperature_criterion_holds_the_step_until_the_temperature_has_settled_too() {
+        assert!(Criterion::parse("temp_slope:0.5%").is_err());
+        let thermo: Arc<dyn Thermometer> = Arc::new(Warming {
+            t0: 1_000_000_000_000,
+            settle_s: 8.0,
+        });
+        let s = spec(&["bw:10%", "temp_slope:6"], 3, 0).with_thermometer(Some(&thermo), 0);
+        let mut d = Detector::new(s, "fill");
+        let mut ended = None;
+        for k in 0..20 {
+            if d.add(&file(k as f64, k as f64 + 1.0, 30.0)) {
+                ended = Some(k + 1);
+                break;
+            }
+        }
+        // The rate is flat from the start (met at 3 s); the temperature rises 60 °C/min
+        // until 8 s, and a whole window of it flat ends the step.
+        assert_eq!(ended, Some(11));
+        let f = d.figures();
+        assert_eq!(f.ended_by.as_deref(), Some("bw:10% and temp_slope:6"));
+        assert_eq!(f.rate_settled_s, Some(3.0));
+        assert!(f.temp_slope_c_per_min.unwrap().abs() <= 6.0, "{f:?}");
+        // Without a thermometer the criterion can never be met.
+        let mut d = Detector::new(spec(&["temp_slope:6"], 3, 0), "fill");
+        assert!((0..10).all(|k| !d.add(&file(k as f64, k as f64 + 1.0, 30.0))));
     }
 }

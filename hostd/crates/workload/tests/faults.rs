@@ -105,6 +105,7 @@ fn real_disk_full_on_a_tiny_loop_ext4() {
         start_state: Default::default(),
         gate: None,
         collect_records: true,
+        thermometer: None,
     };
     let out = runner::execute(
         &plan,

@@ -62,6 +62,7 @@ fn run(
         start_state: Default::default(),
         gate: None,
         collect_records: true,
+        thermometer: None,
     };
     let out = runner::execute(
         &plan,

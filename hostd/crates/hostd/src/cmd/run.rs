@@ -10,6 +10,7 @@ mod footprint;
 mod gate;
 mod live;
 mod programs;
+mod thermo;
 
 use anyhow::bail;
 use hostd_records::conditions::Conditions;
@@ -311,6 +312,19 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             return Err(e);
         }
     };
+    // So is a steady-state temperature criterion with no temperature to read.
+    let thermometer = match thermo::build(&profile, probe_on, &infos) {
+        Ok(t) => t.map(|(thermometer, part)| {
+            parts.push(Box::new(part));
+            thermometer
+        }),
+        Err(e) => {
+            for b in backends.iter_mut() {
+                let _ = b.cleanup(false);
+            }
+            return Err(e);
+        }
+    };
 
     let out_dir = match &resume {
         Some(r) => r.root.join(format!("resume-{}", r.session)),
@@ -443,6 +457,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         gate: step_gate,
         // Each record goes to the run directory (and the sinks) as it comes; none is kept.
         collect_records: false,
+        thermometer: thermometer.clone(),
     };
     let mut outcome = runner::execute(&plan, backends, &progress, &cfg, &on_event);
     view.finish();
@@ -620,6 +635,8 @@ fn run_data(
         // The OS log part adds what the OS logged (Stage::Record).
         os_log: None,
         conditions: conditions.clone(),
+        // The temperature gate's part adds its waits (Stage::Enrich).
+        gate_waits: Vec::new(),
     };
     run.sort();
     run

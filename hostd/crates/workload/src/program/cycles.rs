@@ -3,6 +3,10 @@
 //! starts again, until the time is up. Each cycle's files get new numbers
 //! (new names, new block contents); when the time runs out during a write
 //! phase, what the cycle wrote is still read back and verified.
+//!
+//! With `[steady_state]` (a soak that ends when settled) each cycle's writes are watched as
+//! a fill's are: once they meet the criteria the cycle stops writing, reads back and
+//! deletes what it wrote, and the soak ends before its duration.
 
 use super::{report_of, step_failed, Action, Program, ProgramReport, StepIo};
 use crate::sizes::SizeGenerator;
@@ -29,6 +33,9 @@ pub struct CyclesSpec {
     pub read: bool,
     /// I/O parameters.
     pub io: StepIo,
+    /// Ends the soak once a cycle's writes have settled (`[steady_state]`).
+    #[serde(skip)]
+    pub steady: Option<crate::steady::SteadySpec>,
 }
 
 impl CyclesSpec {
@@ -61,6 +68,9 @@ impl CyclesSpec {
             sizes,
             read: spec.mode != TargetMode::Write && profile.io.phases.contains(&PhaseKind::Read),
             io,
+            steady: profile.steady_state.as_ref().map(|s| {
+                crate::steady::SteadySpec::new(s, None).expect("the profile check passed it")
+            }),
         }
     }
 
@@ -107,6 +117,10 @@ pub struct Cycles {
     corrupt_bytes: u64,
     files_verified: u64,
     failed: bool,
+    /// The current cycle's steady-state watch.
+    detector: Option<crate::steady::Detector>,
+    /// A cycle's writes settled: the soak ends after that cycle.
+    settled: bool,
 }
 
 impl Cycles {
@@ -125,12 +139,16 @@ impl Cycles {
             corrupt_bytes: 0,
             files_verified: 0,
             failed: false,
+            detector: None,
+            settled: false,
         }
     }
 
     fn time_up(&self) -> bool {
-        self.started
-            .is_some_and(|s| s.elapsed() >= self.spec.duration)
+        self.settled
+            || self
+                .started
+                .is_some_and(|s| s.elapsed() >= self.spec.duration)
     }
 
     fn delete_cycle(&mut self) -> Action {
@@ -160,6 +178,17 @@ impl Program for Cycles {
             if rec.phase == "write" {
                 self.written += 1;
                 self.bytes_written += rec.bytes;
+                if let Some(spec) = &self.spec.steady {
+                    if self.written == 1 {
+                        self.detector = Some(crate::steady::Detector::new(
+                            spec.clone(),
+                            &format!("write (cycle {})", self.cycle + 1),
+                        ));
+                    }
+                    if let Some(d) = self.detector.as_mut() {
+                        self.settled |= d.add(rec);
+                    }
+                }
             } else if rec.phase == "read" {
                 self.read += 1;
                 self.bytes_read += rec.bytes;
@@ -193,7 +222,7 @@ impl Program for Cycles {
 
     fn report(&self, target: &str) -> ProgramReport {
         let elapsed = self.started.map_or(0.0, |s| s.elapsed().as_secs_f64());
-        let text = vec![format!(
+        let mut text = vec![format!(
             "duration run on {target}: {:.0} s of {} — {} full cycle(s), {:.1} MB written, {:.1} MB read back, {} corrupt bytes in {} verified files",
             elapsed,
             humantime::format_duration(self.spec.duration),
@@ -203,6 +232,9 @@ impl Program for Cycles {
             self.corrupt_bytes,
             self.files_verified
         )];
+        if let Some(d) = &self.detector {
+            text.push(format!("  {}", d.text(target)));
+        }
         report_of(
             target,
             text,
@@ -217,6 +249,7 @@ impl Program for Cycles {
                 bytes_read: self.bytes_read,
                 corrupt_bytes: self.corrupt_bytes,
                 files_verified: self.files_verified,
+                steady: self.detector.as_ref().map(|d| d.figures()),
             }),
         )
     }
@@ -244,6 +277,7 @@ mod tests {
                 verify: true,
                 seed: 1,
             },
+            steady: None,
         });
         let mut actions = Vec::new();
         let mut last: Option<FileRecord> = None;

@@ -129,6 +129,32 @@ impl ProgramSpec {
         }
     }
 
+    /// The same program, its steady-state steps reading target `target_index`'s
+    /// temperature from `thermometer`.
+    pub fn with_thermometer(
+        self,
+        thermometer: Option<&std::sync::Arc<dyn crate::steady::Thermometer>>,
+        target_index: usize,
+    ) -> ProgramSpec {
+        match self {
+            ProgramSpec::PacedSweep(s) => {
+                let steady = s
+                    .steady
+                    .clone()
+                    .map(|ss| ss.with_thermometer(thermometer, target_index));
+                ProgramSpec::PacedSweep(s.with_steady(steady))
+            }
+            ProgramSpec::Duration(mut s) => {
+                s.steady = s
+                    .steady
+                    .take()
+                    .map(|ss| ss.with_thermometer(thermometer, target_index));
+                ProgramSpec::Duration(s)
+            }
+            other => other,
+        }
+    }
+
     /// Starts the program.
     pub fn start(&self) -> Box<dyn Program> {
         match self {

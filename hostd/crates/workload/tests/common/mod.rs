@@ -167,6 +167,7 @@ pub fn run_collecting(
         start_state: Default::default(),
         gate: None,
         collect_records,
+        thermometer: None,
     };
     let out = runner::execute(&plan, backends, &progress, &cfg, observer);
     Ok((plan, out))

@@ -13,14 +13,13 @@ use hostd_records::TargetInfo;
 use hostd_store::{ProbeData, ProbeFeed, RunPart, RunRecords, Stage};
 use hostd_workload::gate::StepGate;
 use hostd_workload::step::Step;
-use serde::Serialize;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Name of the manifest and summary sections.
-pub const NAME: &str = "temperature_gate";
+pub const NAME: &str = hostd_records::gate_wait::SUMMARY_KEY;
 /// How long the first gate waits for a first reading to take as the idle temperature.
 const FIRST_READING_WAIT: Duration = Duration::from_secs(10);
 /// Between two probe readings looked at while waiting.
@@ -40,44 +39,7 @@ pub fn diskmark_default() -> TemperatureGate {
     }
 }
 
-/// How one wait ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WaitOutcome {
-    /// The first gate of a target: its reading became the idle temperature.
-    IdleMeasured,
-    /// The temperature came within the margin (possibly at once).
-    Reached,
-    /// The timeout passed first; the step started anyway.
-    TimedOut,
-    /// The run was stopped while waiting.
-    Stopped,
-    /// No reading came (probe silent, smartctl failing); the step started after the timeout.
-    NoReading,
-}
-
-/// One wait at the gate.
-#[derive(Debug, Clone, Serialize)]
-pub struct GateWait {
-    /// Target label.
-    pub target: String,
-    /// Step's phase and index (repetition or file number).
-    pub phase: String,
-    /// Step's index in its phase.
-    pub index: u32,
-    /// When the wait began, Unix ns.
-    pub start_ns: u64,
-    /// Time waited, s.
-    pub waited_s: f64,
-    /// How it ended.
-    pub outcome: WaitOutcome,
-    /// The idle temperature it waited for, °C.
-    pub idle_c: Option<f64>,
-    /// Temperature when the wait began and when it ended, °C.
-    pub start_c: Option<f64>,
-    /// Temperature when the wait ended, °C.
-    pub end_c: Option<f64>,
-}
+pub use hostd_records::gate_wait::{GateWait, WaitOutcome};
 
 struct Inner {
     spec: TemperatureGate,
@@ -375,6 +337,8 @@ impl RunPart for TemperatureGatePart {
             NAME.into(),
             json!({ "waits": waits, "text": text(&waits, &self.0.spec) }),
         );
+        // For events.json and the report (Stage::Analyse reads them from here).
+        records.data.gate_waits = waits;
         Ok(())
     }
 }
