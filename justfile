@@ -33,7 +33,7 @@ demo: build
     echo "== 1/2: the quick profile on this machine's disk ($work/target)"
     {{hostd}} run --profile quick --probe sim --target "$work/target" --out "$work/real"
     echo
-    echo "== 2/2: a simulated drive that throttles: 100 GB to sim:x5-gradual, played 5x faster (~40 s)"
+    echo "== 2/2: a simulated drive that throttles: 100 GB to sim:x5-gradual, played 5x faster (~40 s; so its GB/s read 5x the modelled drive's)"
     {{hostd}} run --quiet --profile sustained-100GB --seed 1 --probe sim --target 'sim:x5-gradual*5:write' --out "$work/throttling"
     echo
     echo "demo results: $work/real (this disk), $work/throttling (simulated drive; open report.html for the event and its evidence)"
