@@ -55,6 +55,7 @@ pub mod files_probe;
 pub mod gate_wait;
 pub mod headline;
 pub mod intervals;
+mod jsonl;
 pub mod latency;
 pub mod link;
 pub mod manifest;

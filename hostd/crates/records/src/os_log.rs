@@ -4,7 +4,7 @@
 //! `hostd_oslog` (the kernel log on Linux, the unified log on macOS, the System event log
 //! on Windows), read by the analysis (the `link` cause) and `hostd analyze`.
 
-use crate::{RecordError, Result};
+use crate::Result;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -83,28 +83,12 @@ pub fn write(dir: &Path, records: &[OsLogRecord]) -> Result<()> {
 /// Parses the text of an `os-log.jsonl` at `path` (blank lines skipped); a line that is not
 /// a record is an error naming its line.
 pub fn parse(path: &Path, text: &str) -> Result<Vec<OsLogRecord>> {
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| {
-            serde_json::from_str(l).map_err(|e| RecordError::Json {
-                path: path.to_owned(),
-                line: i + 1,
-                column: e.column(),
-                message: e.to_string(),
-            })
-        })
-        .collect()
+    crate::jsonl::parse(path, text)
 }
 
 /// Reads `dir/os-log.jsonl`, in time order.
 pub fn read(dir: &Path) -> Result<Vec<OsLogRecord>> {
-    let path = dir.join(FILE_NAME);
-    let text = std::fs::read_to_string(&path).map_err(|e| RecordError::Io {
-        path: path.clone(),
-        error: e,
-    })?;
-    let mut records = parse(&path, &text)?;
+    let mut records: Vec<OsLogRecord> = crate::jsonl::read(dir, FILE_NAME)?;
     records.sort_by_key(|r| r.time_ns);
     Ok(records)
 }

@@ -2,7 +2,7 @@
 //! (connected, disconnected, reconnected, gap, sequence restart, probe error, alignment,
 //! device info), written by `hostd_correlate::recorder`, read by `hostd import`.
 
-use crate::{RecordError, Result};
+use crate::Result;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -66,28 +66,12 @@ impl LinkRecord {
 /// Parses the text of a `probe-link.jsonl` at `path` (blank lines skipped); a line that is
 /// not a link record is an error naming its line.
 pub fn parse(path: &Path, text: &str) -> Result<Vec<LinkRecord>> {
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| {
-            serde_json::from_str(l).map_err(|e| RecordError::Json {
-                path: path.to_owned(),
-                line: i + 1,
-                column: e.column(),
-                message: e.to_string(),
-            })
-        })
-        .collect()
+    crate::jsonl::parse(path, text)
 }
 
 /// Reads `dir/probe-link.jsonl`.
 pub fn read(dir: &Path) -> Result<Vec<LinkRecord>> {
-    let path = dir.join(FILE_NAME);
-    let text = std::fs::read_to_string(&path).map_err(|e| RecordError::Io {
-        path: path.clone(),
-        error: e,
-    })?;
-    parse(&path, &text)
+    crate::jsonl::read(dir, FILE_NAME)
 }
 
 #[cfg(test)]
