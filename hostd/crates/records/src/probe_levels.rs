@@ -17,11 +17,9 @@
 
 use crate::agg::{AggRow, Stat};
 use crate::error::{RecordError, Result};
-use parquet::basic::{BrotliLevel, Compression};
 use parquet::column::reader::ColumnReader;
 use parquet::column::writer::ColumnWriter;
-use parquet::file::metadata::KeyValue;
-use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
+use parquet::file::properties::WriterProperties;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
@@ -126,17 +124,7 @@ pub fn file_path(dir: &Path, index: u64) -> PathBuf {
 }
 
 fn props() -> WriterProperties {
-    WriterProperties::builder()
-        .set_writer_version(WriterVersion::PARQUET_2_0)
-        .set_compression(Compression::BROTLI(
-            BrotliLevel::try_new(5).expect("brotli level 5"),
-        ))
-        .set_statistics_enabled(EnabledStatistics::Chunk)
-        .set_key_value_metadata(Some(vec![KeyValue::new(
-            crate::probe_store::VERSION_KEY.to_string(),
-            FORMAT_VERSION.to_string(),
-        )]))
-        .build()
+    crate::probe_store::writer_properties(FORMAT_VERSION).build()
 }
 
 /// The bytes of one levels file holding `rows` (level, bin).

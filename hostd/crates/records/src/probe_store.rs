@@ -29,7 +29,9 @@ use parquet::basic::{BrotliLevel, Compression, Encoding};
 use parquet::column::reader::ColumnReader;
 use parquet::column::writer::ColumnWriter;
 use parquet::file::metadata::KeyValue;
-use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
+use parquet::file::properties::{
+    EnabledStatistics, WriterProperties, WriterPropertiesBuilder, WriterVersion,
+};
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
@@ -109,23 +111,30 @@ pub fn exists(dir: &Path) -> bool {
     dir.join(DIR_NAME).is_dir()
 }
 
-fn props() -> WriterProperties {
-    let delta = |b: parquet::file::properties::WriterPropertiesBuilder, col: &str| {
-        b.set_column_dictionary_enabled(ColumnPath::from(col), false)
-            .set_column_encoding(ColumnPath::from(col), Encoding::DELTA_BINARY_PACKED)
-    };
-    let mut b = WriterProperties::builder()
+/// What every Parquet file of `probe/` is written with (segments and levels alike): format
+/// 2.0, Brotli level 5 pages, chunk statistics, and `version` under [`VERSION_KEY`] in the
+/// footer.
+pub(crate) fn writer_properties(version: u32) -> WriterPropertiesBuilder {
+    WriterProperties::builder()
         .set_writer_version(WriterVersion::PARQUET_2_0)
         .set_compression(Compression::BROTLI(
             BrotliLevel::try_new(5).expect("brotli level 5"),
         ))
         .set_statistics_enabled(EnabledStatistics::Chunk)
-        .set_dictionary_enabled(true)
-        .set_max_row_group_size(SEGMENT_SAMPLES)
         .set_key_value_metadata(Some(vec![KeyValue::new(
             VERSION_KEY.to_string(),
-            FORMAT_VERSION.to_string(),
-        )]));
+            version.to_string(),
+        )]))
+}
+
+fn props() -> WriterProperties {
+    let delta = |b: WriterPropertiesBuilder, col: &str| {
+        b.set_column_dictionary_enabled(ColumnPath::from(col), false)
+            .set_column_encoding(ColumnPath::from(col), Encoding::DELTA_BINARY_PACKED)
+    };
+    let mut b = writer_properties(FORMAT_VERSION)
+        .set_dictionary_enabled(true)
+        .set_max_row_group_size(SEGMENT_SAMPLES);
     for col in ["time_ns", "seq", "probe_time_us"] {
         b = delta(b, col);
     }
