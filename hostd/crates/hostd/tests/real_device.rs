@@ -323,6 +323,28 @@ fn device_wandering_by_12_percent_gives_no_event() {
     );
 }
 
+/// The run of `frequent_stalls_are_one_stall_event` on `rig`'s one device: from a kernel
+/// mark of 360 MB the device is held to 100 kB/s for 1.5 s of every 4.5 s, seven times.
+fn run_frequent_stalls(rig: &Rig) -> Outcome {
+    let pulses = [Pulses {
+        dev: 0,
+        at_bytes: 360_000_000,
+        low_bps: 100_000,
+        high_bps: CAP,
+        low_s: 1.5,
+        period_s: 4.5,
+        count: 7,
+    }];
+    rig.run_with(
+        &files_profile(90, MIN, MAX),
+        15,
+        &[target_arg(rig.target(0))],
+        &[CAP],
+        &[],
+        &pulses,
+    )
+}
+
 /// (e) Frequent stalls: from a kernel mark of 360 MB (40 % of the bytes) the device is held
 /// to 100 kB/s (less than one 1 MiB request per stall) for 1.5 s of every 4.5 s, seven
 /// times, nearly to the end: a third of the time while they last, 30 % of the time from
@@ -336,23 +358,7 @@ fn frequent_stalls_are_one_stall_event() {
         return;
     };
     let t = rig.target(0);
-    let pulses = [Pulses {
-        dev: 0,
-        at_bytes: 360_000_000,
-        low_bps: 100_000,
-        high_bps: CAP,
-        low_s: 1.5,
-        period_s: 4.5,
-        count: 7,
-    }];
-    let o = rig.run_with(
-        &files_profile(90, MIN, MAX),
-        15,
-        &[target_arg(t)],
-        &[CAP],
-        &[],
-        &pulses,
-    );
+    let o = run_frequent_stalls(&rig);
     report("frequent-stalls", &o, &[t]);
     assert_analysed(&o, t);
     // The kernel's stalls: ours (a flat count inside each low stretch; it may start up
@@ -510,23 +516,7 @@ fn stalls_begun_by_a_logged_io_error_are_link() {
     );
     rig.kmsg_at_stalls = Some(format!("<3>{line}"));
     let t = rig.target(0);
-    let pulses = [Pulses {
-        dev: 0,
-        at_bytes: 360_000_000,
-        low_bps: 100_000,
-        high_bps: CAP,
-        low_s: 1.5,
-        period_s: 4.5,
-        count: 7,
-    }];
-    let o = rig.run_with(
-        &files_profile(90, MIN, MAX),
-        15,
-        &[target_arg(t)],
-        &[CAP],
-        &[],
-        &pulses,
-    );
+    let o = run_frequent_stalls(&rig);
     report("stalls-with-io-errors", &o, &[t]);
     // Every line written while the run was writing is in os-log.jsonl, this target's,
     // from user space, within 0.1 s of the limit change it followed (the kernel's clock
