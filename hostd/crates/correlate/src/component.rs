@@ -3,16 +3,17 @@
 //! come), follows the run's events (simulator `load` = min(1, Σ activity levels of the
 //! targets), SMART before/after each phase), correlates each file of the probed target
 //! with the probe record as the file ends ([`crate::stream::Correlator`], a bounded
-//! window of the record), and at the end puts together: the probe's figures on the file
-//! records in memory (and once in `files-probe.csv`, this part's own file), the
+//! window of the record; its figures appended to `files-probe.csv`, this part's own file, as
+//! they settle), and at the end puts together: the probe's figures on the file records
+//! (read back from `files-probe.csv`, with the rows of the files it has none for), the
 //! `summary.json` section, the manifest's final alignment and link counters, and the
 //! probe's series (read from `probe/` as `hostd analyze` reads it) and link records for
 //! the parts after it.
 
 use crate::correlate::Correlation;
-use crate::file_figures::{add_probe_figures, ProbedTarget};
+use crate::file_figures::{fill_missing_figures, ProbedTarget};
 use crate::recorder::{ProbeRecorder, Recording};
-use crate::stream::Correlator;
+use crate::stream::{phase_figures, Correlator};
 use anyhow::Context;
 use hostd_drive::smart::{read_smart, SmartReading};
 use hostd_probe::link::{LinkConfig, LinkReport, ProbeLink, ProbeSource};
@@ -22,6 +23,7 @@ use hostd_records::summary::ProbeHealth;
 use hostd_records::{FileRecord, RunEvent};
 use hostd_store::{ProbeFeed, RunPart, RunRecords, RunStart, Stage};
 use serde_json::{json, Value};
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
@@ -289,6 +291,12 @@ impl RunPart for ProbeComponent {
             .map(|i| i.probe_id.clone())
             .filter(|id| !id.is_empty())
             .unwrap_or_else(|| self.opts.source.to_string());
+        if let Some(c) = &self.correlator {
+            // The `probe` column of the figures it settles into files-probe.csv.
+            c.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .set_probe(&probe_name);
+        }
         self.probed = probed.clone().map(|t| (t, probe_name));
         let rest = json!({
             "port": snap.port,
@@ -328,29 +336,69 @@ impl RunPart for ProbeComponent {
         {
             let _ = t.join();
         }
-        // One probe measures one target's cable: only that target's files
-        // get its figures (and share its energy); the others have no probe.
+        // One probe measures one target's cable: only that target's files get its figures
+        // (and share its energy); the others have no probe. The recorder appended each
+        // probed file's figures to files-probe.csv as they settled: read them back once,
+        // and add the rows of the files with none (other targets, files never told of).
         let (probed_target, probe_name) = self.probed.clone().unwrap_or_default();
-        let files: Vec<FileRecord> = run
-            .files
-            .iter()
-            .filter(|f| f.target == probed_target)
-            .cloned()
-            .collect();
         self.correlator = None;
-        let correlation = recording.correlator.finish(&files, |each| {
-            hostd_records::probe_levels::for_each_stored(
-                dir,
-                hostd_records::probe_levels::Level::Ms10,
-                each,
-            )
-            .context("cannot read the probe's 10 ms level back")
-        })?;
+        hostd_records::files_probe::read_own(dir, &mut run.files)
+            .context("cannot read the probe's figures back from files-probe.csv")?;
         let probed = ProbedTarget {
             target: &probed_target,
             probe: &probe_name,
         };
-        add_probe_figures(&mut run.files, &correlation.files, probed);
+        let filled = fill_missing_figures(&mut run.files, probed);
+        let rows = filled.iter().map(|&k| {
+            let f = &run.files[k];
+            let p = f.probe.as_deref().expect("filled above");
+            (f.target.as_str(), f.phase.as_str(), f.index, p)
+        });
+        if let Some(w) = recording.figures.as_mut() {
+            if let Err(e) = w.write(rows) {
+                recording
+                    .figures_error
+                    .get_or_insert_with(|| format!("{e:#}"));
+                recording.figures_lost += filled.len() as u64;
+            }
+        }
+        if let Some(e) = &recording.figures_error {
+            summary.warnings.push(format!(
+                "files-probe.csv: {} file(s) have no row there ({e}); this run's summary still has them",
+                recording.figures_lost
+            ));
+        }
+        let files: Vec<&FileRecord> = run
+            .files
+            .iter()
+            .filter(|f| f.target == probed_target)
+            .collect();
+        let energy: HashMap<(i64, i64), Option<f64>> = files
+            .iter()
+            .map(|f| {
+                let e = f.probe.as_deref().and_then(|p| p.energy_j);
+                ((f.start_ns as i64, f.end_ns as i64), e)
+            })
+            .collect();
+        let files: Vec<FileRecord> = files.into_iter().cloned().collect();
+        let phases = phase_figures(
+            &files,
+            |a, b| energy.get(&(a, b)).copied().flatten(),
+            |each| {
+                hostd_records::probe_levels::for_each_stored(
+                    dir,
+                    hostd_records::probe_levels::Level::Ms10,
+                    each,
+                )
+                .context("cannot read the probe's 10 ms level back")
+            },
+        )?;
+        drop(files);
+        let correlation = Correlation {
+            files: Vec::new(),
+            phases,
+            balance: recording.correlator.balance().cloned(),
+        };
         let unprobed: Vec<String> = outcome
             .targets
             .iter()
@@ -376,10 +424,8 @@ impl RunPart for ProbeComponent {
             .context("cannot read the probe's series back from probe/")?;
         run.probe = (!series.is_empty()).then_some(series);
         run.probe_target = Some(probed_target);
-        *probe_link = std::mem::take(&mut recording.link);
-        // What this part added to the file records, in its own file, once: files.csv was
-        // streamed as the files completed, so a killed run keeps them.
-        hostd_records::files_probe::write(dir, &run.files)?;
+        *probe_link = hostd_records::probe_link::read(dir)
+            .context("cannot read the probe's link events back from probe-link.jsonl")?;
         Ok(())
     }
 }

@@ -261,6 +261,9 @@ pub(crate) fn phase_spans(files: &[FileRecord]) -> Vec<(String, String, i64, i64
 /// Each file's share of the energy, the idle energy, and the files outside the record.
 pub(crate) struct Shares {
     pub(crate) shares: Vec<Option<f64>>,
+    /// Σ of the stretches with a file active, J (the shares' sum, added stretch by
+    /// stretch in time order, as [`crate::share_sweep`] adds it).
+    pub(crate) files_j: f64,
     pub(crate) idle_j: f64,
     pub(crate) outside: usize,
 }
@@ -287,7 +290,7 @@ pub(crate) fn shares_by(
     }
     bounds.sort_unstable();
     bounds.dedup();
-    let mut idle_j = 0.0;
+    let (mut idle_j, mut files_j) = (0.0, 0.0);
     for w in bounds.windows(2) {
         let (a, b) = (w[0], w[1]);
         let e = energy(b) - energy(a);
@@ -299,6 +302,7 @@ pub(crate) fn shares_by(
         if active.is_empty() {
             idle_j += e;
         } else {
+            files_j += e;
             for i in &active {
                 if let Some(s) = shares[*i].as_mut() {
                     *s += e / active.len() as f64;
@@ -308,6 +312,7 @@ pub(crate) fn shares_by(
     }
     Shares {
         shares,
+        files_j,
         idle_j,
         outside: files.len() - inside.len(),
     }
@@ -319,6 +324,7 @@ fn energy_shares(t: &Timeline, files: &[(i64, i64)]) -> Shares {
         Some((first, last)) => shares_by(files, first, last, |x| t.energy_at(x).unwrap_or(0.0)),
         None => Shares {
             shares: vec![None; files.len()],
+            files_j: 0.0,
             idle_j: 0.0,
             outside: files.len(),
         },
@@ -453,22 +459,21 @@ fn balance(
     let by_power = shares_by(files, first, last, |x| measured.at(x));
     Some(balance_of(
         accumulator,
-        &by_power,
+        (by_power.files_j, by_power.idle_j),
         measured.covered(),
-        accumulator_shares,
+        (accumulator_shares.files_j, accumulator_shares.outside),
     ))
 }
 
-/// The balance from its parts: the accumulator over the record, the power samples'
-/// shares, the accumulator over the measured stretches and the time of the others (ns),
-/// and the accumulator's shares.
+/// The balance from its parts: the accumulator over the record; the power samples' energy
+/// in files and idle; the accumulator over the measured stretches and the time of the
+/// others (ns); the accumulator's energy in files and the files outside the record.
 pub(crate) fn balance_of(
     accumulator: f64,
-    by_power: &Shares,
+    (files_j, idle_j): (f64, f64),
     (covered_accumulator, uncovered_ns): (f64, i64),
-    accumulator_shares: &Shares,
+    (files_accumulator_j, outside): (f64, usize),
 ) -> EnergyBalance {
-    let files_j: f64 = by_power.shares.iter().flatten().sum();
     let rel = |x: f64, reference: f64| {
         if reference.abs() > 0.0 {
             (x - reference).abs() / reference.abs()
@@ -479,11 +484,11 @@ pub(crate) fn balance_of(
     EnergyBalance {
         accumulator_j: accumulator,
         files_j,
-        idle_j: by_power.idle_j,
+        idle_j,
         covered_accumulator_j: covered_accumulator,
-        relative_error: rel(files_j + by_power.idle_j, covered_accumulator),
+        relative_error: rel(files_j + idle_j, covered_accumulator),
         uncovered_s: uncovered_ns as f64 / 1e9,
-        files_accumulator_j: accumulator_shares.shares.iter().flatten().sum(),
-        files_outside_probe: accumulator_shares.outside,
+        files_accumulator_j,
+        files_outside_probe: outside,
     }
 }

@@ -1,9 +1,8 @@
-//! The probe's per-file figures on the run's file records (`files-probe.csv`, written by
-//! `hostd_records::files_probe::write`).
+//! The probe's per-file figures on the run's file records (`files-probe.csv`, appended by
+//! `hostd_records::files_probe::Writer`): the rows of the files the correlation gave no
+//! figures.
 
-use crate::correlate::FileEnergy;
 use hostd_records::files::{FileProbe, FileRecord};
-use std::collections::HashMap;
 
 use hostd_records::files::NO_PROBE;
 
@@ -16,53 +15,41 @@ pub struct ProbedTarget<'a> {
     pub probe: &'a str,
 }
 
-/// Sets every record's probe figures (replacing any). Records are matched by (target,
-/// phase, index); a probed record without a match gets empty figures. Records of other
-/// targets than `probed` say [`NO_PROBE`] and get no figures.
-pub fn add_probe_figures(
-    files: &mut [FileRecord],
-    energy: &[FileEnergy],
-    probed: ProbedTarget<'_>,
-) {
-    let by_key: HashMap<(&str, &str, u32), &FileEnergy> = energy
-        .iter()
-        .map(|f| ((f.target.as_str(), f.phase.as_str(), f.index), f))
-        .collect();
-    for r in files.iter_mut() {
-        let on_probe = r.target == probed.target;
-        let probe = if on_probe { probed.probe } else { NO_PROBE }.to_string();
-        let p = match by_key
-            .get(&(r.target.as_str(), r.phase.as_str(), r.index))
-            .filter(|_| on_probe)
-        {
-            Some(e) => FileProbe {
-                probe,
-                ..e.figures.clone()
-            },
-            None => FileProbe {
-                probe,
-                ..FileProbe::default()
-            },
+/// Gives each record without probe figures its row's figures for `files-probe.csv`: a
+/// record of the probed target says the probe and has empty figures (it was never
+/// correlated), a record of any other target says [`NO_PROBE`]. Returns the indices of the
+/// records given figures here, in order.
+pub fn fill_missing_figures(files: &mut [FileRecord], probed: ProbedTarget<'_>) -> Vec<usize> {
+    let mut filled = Vec::new();
+    for (k, r) in files.iter_mut().enumerate() {
+        if r.probe.is_some() {
+            continue;
+        }
+        let probe = if r.target == probed.target {
+            probed.probe
+        } else {
+            NO_PROBE
         };
-        r.probe = Some(Box::new(p));
+        r.probe = Some(Box::new(FileProbe {
+            probe: probe.to_string(),
+            ..FileProbe::default()
+        }));
+        filled.push(k);
     }
+    filled
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn energy(target: &str, index: u32, e: f64) -> FileEnergy {
-        FileEnergy {
-            target: target.into(),
-            phase: "write".into(),
-            index,
-            figures: FileProbe {
-                energy_j: Some(e),
-                energy_share_j: Some(e),
-                mean_power_w: Some(2.5),
-                ..FileProbe::default()
-            },
+    fn energy(e: f64) -> FileProbe {
+        FileProbe {
+            probe: "P7".into(),
+            energy_j: Some(e),
+            energy_share_j: Some(e),
+            mean_power_w: Some(2.5),
+            ..FileProbe::default()
         }
     }
 
@@ -72,26 +59,39 @@ mod tests {
     };
 
     #[test]
-    fn figures_go_to_the_probed_targets_rows_by_key_and_the_columns_follow() {
+    fn files_without_figures_get_the_probes_empty_row_or_no_probe() {
         let dir = tempfile::tempdir().unwrap();
         let mut files = vec![
             FileRecord::new("t0", "write", 0, 0, 10, 100),
             FileRecord::new("t0", "write", 1, 10, 20, 200),
             FileRecord::new("t1", "write", 0, 0, 10, 300),
+            FileRecord::new("t0", "write", 2, 20, 30, 400),
         ];
-        // t1's figures (were any computed) must not reach its rows: the probe is on t0.
-        let energy = [
-            energy("t0", 1, 7.0),
-            energy("t0", 0, 3.0),
-            energy("t1", 0, 5.0),
-        ];
-        add_probe_figures(&mut files, &energy, PROBED);
-        add_probe_figures(&mut files, &energy, PROBED);
-        // As `hostd run` writes them: files.csv streamed, the figures once at the end.
+        // As `hostd run` writes them: files.csv streamed; the probed files' figures as
+        // they settled (not in the files' order; #2 never correlated), read back, then the
+        // rows of the rest.
         let mut w = hostd_records::files::Writer::create(dir.path()).unwrap();
         files.iter().for_each(|f| w.write(f).unwrap());
         drop(w);
-        hostd_records::files_probe::write(dir.path(), &files).unwrap();
+        let mut figures = hostd_records::files_probe::Writer::new(dir.path());
+        let (one, zero) = (energy(7.0), energy(3.0));
+        figures
+            .write([("t0", "write", 1, &one), ("t0", "write", 0, &zero)])
+            .unwrap();
+        hostd_records::files_probe::read_own(dir.path(), &mut files).unwrap();
+        let filled = fill_missing_figures(&mut files, PROBED);
+        assert_eq!(filled, [2, 3]);
+        assert!(fill_missing_figures(&mut files, PROBED).is_empty());
+        let rows = filled.iter().map(|&k| {
+            let f = &files[k];
+            (
+                f.target.as_str(),
+                f.phase.as_str(),
+                f.index,
+                f.probe.as_deref().unwrap(),
+            )
+        });
+        figures.write(rows).unwrap();
         let text = std::fs::read_to_string(dir.path().join("files-probe.csv")).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
@@ -101,20 +101,22 @@ mod tests {
                 hostd_records::files::PROBE_COLUMNS.join(",")
             )
         );
-        assert!(lines[1].starts_with("t0,write,0,P7,"), "{}", lines[1]);
         assert!(
-            lines[1].contains(",P7,3.000000,3.000000,,2.500000,"),
+            lines[1].starts_with("t0,write,1,P7,7.000000,7.000000,,2.500000,"),
             "{}",
             lines[1]
         );
-        assert!(lines[2].contains(",P7,7.000000"), "{}", lines[2]);
         assert!(
-            lines[3].ends_with(&format!(",no probe{}", ",".repeat(12))),
+            lines[2].starts_with("t0,write,0,P7,3.000000"),
             "{}",
-            lines[3]
+            lines[2]
         );
+        let empty = ",".repeat(12);
+        assert_eq!(lines[3], format!("t1,write,0,no probe{empty}"));
+        assert_eq!(lines[4], format!("t0,write,2,P7{empty}"));
         let back = hostd_records::files::read(dir.path()).unwrap();
         let probe = |v: &[FileRecord]| v.iter().map(|r| r.probe.clone()).collect::<Vec<_>>();
         assert_eq!(probe(&back), probe(&files));
+        assert_eq!(back[1].probe.as_ref().unwrap().energy_j, Some(7.0));
     }
 }

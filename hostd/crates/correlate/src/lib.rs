@@ -4,7 +4,8 @@
 //! - [`timeline`]: the compact probe record correlation reads.
 //! - [`correlate`]: per-file energy, J/GB, power, temperature; per-phase
 //!   power profile; the energy balance.
-//! - [`stream`]: the same correlation as the run goes, in bounded memory.
+//! - [`stream`]: the same correlation as the run goes, in bounded memory (its energy
+//!   shares swept as files settle, `share_sweep`).
 //! - [`recorder`]: writes `probe/` (samples and levels) and `probe-link.jsonl`, and
 //!   feeds the [`stream::Correlator`].
 //! - [`file_figures`]: the probe's figures on each file record (`files-probe.csv`).
@@ -18,6 +19,7 @@ pub mod correlate;
 pub mod file_figures;
 pub mod monitor;
 pub mod recorder;
+mod share_sweep;
 pub mod stream;
 pub mod timeline;
 

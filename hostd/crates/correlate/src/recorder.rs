@@ -1,11 +1,13 @@
 //! Records a probe link's output on its own thread: `probe/` (every aligned sample, in
 //! Parquet segments closed every 10 s, and the 10 ms and 1 s min/mean/max levels beside
-//! them), `probe-link.jsonl` (link
-//! events), the [`Correlator`] (a bounded window of the record, files correlated as they
-//! end), and the [`ProbeFeed`]s of the run's other parts (e.g. an InfluxDB writer). Used
-//! by `hostd run` and `hostd monitor` alike. Nothing it keeps grows with the run's
-//! samples: the analysis and the report read the probe series from `probe/`.
+//! them), `probe-link.jsonl` (link events), the [`Correlator`] (a bounded window of the
+//! record, files correlated as they end) and `files-probe.csv` (each file's figures once
+//! final), and the [`ProbeFeed`]s of the run's other parts (e.g. an InfluxDB writer).
+//! Used by `hostd run` and `hostd monitor` alike. Nothing it keeps grows with the run's
+//! samples or files: the analysis and the report read the probe series from `probe/`, the
+//! link events from `probe-link.jsonl` and the figures from `files-probe.csv`.
 
+use crate::correlate::FileEnergy;
 use crate::stream::Correlator;
 use anyhow::Context;
 use hostd_probe::agg::Aggregator;
@@ -13,7 +15,7 @@ use hostd_probe::link::{LinkEvent, LinkOutput};
 use hostd_probe::stream::StreamEvent;
 use hostd_records::agg::AggRow;
 use hostd_records::probe_link::LinkRecord;
-use hostd_records::{probe_levels, probe_store};
+use hostd_records::{files_probe, probe_levels, probe_store};
 use hostd_store::{ProbeData, ProbeFeed};
 use serde_json::json;
 use std::fs::File;
@@ -34,12 +36,32 @@ pub struct Recording {
     pub agg_rows: u64,
     /// Sequence gaps seen (time ns, missing samples).
     pub gaps: Vec<(i64, u64)>,
-    /// The link events written to `probe-link.jsonl`, in order (as `hostd import` reads
-    /// them back from the file; held as their lines while recording, a quarter of the
-    /// memory: the clock alignment gives one a second).
-    pub link: Vec<LinkRecord>,
     /// Feed failures (reported once each; recording went on).
     pub listener_errors: Vec<String>,
+    /// `files-probe.csv`, with the rows of every file settled while recording (created
+    /// by the first; `None` where the recorder had no directory of its own, in tests).
+    pub figures: Option<files_probe::Writer>,
+    /// Settled files whose row could not be written (the first error says why).
+    pub figures_lost: u64,
+    /// The first error writing `files-probe.csv`.
+    pub figures_error: Option<String>,
+}
+
+impl Recording {
+    /// Appends `settled` to `files-probe.csv`; a failure loses those rows, counted, and
+    /// recording goes on.
+    pub fn write_figures(&mut self, settled: &[FileEnergy]) {
+        let Some(w) = self.figures.as_mut() else {
+            return;
+        };
+        let rows = settled
+            .iter()
+            .map(|f| (f.target.as_str(), f.phase.as_str(), f.index, &f.figures));
+        if let Err(e) = w.write(rows) {
+            self.figures_lost += settled.len() as u64;
+            self.figures_error.get_or_insert_with(|| format!("{e:#}"));
+        }
+    }
 }
 
 /// The recording thread.
@@ -54,6 +76,8 @@ struct Files {
     /// The 1 s level's bins (the 10 ms ones come from the timeline).
     seconds: Aggregator,
     events: BufWriter<File>,
+    /// `files-probe.csv`, handed to the [`Recording`].
+    figures: Option<files_probe::Writer>,
 }
 
 impl Files {
@@ -66,6 +90,7 @@ impl Files {
             levels: probe_levels::Writer::new(dir),
             seconds: Aggregator::new(probe_levels::Level::S1.width_ns()),
             events: BufWriter::new(events),
+            figures: Some(files_probe::Writer::new(dir)),
         })
     }
 }
@@ -108,8 +133,10 @@ fn record(
     correlator: Arc<Mutex<Correlator>>,
 ) -> anyhow::Result<Recording> {
     let lock = || correlator.lock().unwrap_or_else(|e| e.into_inner());
-    let mut rec = Recording::default();
-    let mut link_lines: Vec<Box<str>> = Vec::new();
+    let mut rec = Recording {
+        figures: files.figures.take(),
+        ..Recording::default()
+    };
     let mut failed = vec![false; listeners.len()];
     let mut each = |rec: &mut Recording, data: ProbeData<'_>| {
         for (feed, failed) in listeners.iter_mut().zip(failed.iter_mut()) {
@@ -126,7 +153,7 @@ fn record(
         match out {
             LinkOutput::Samples(samples) => {
                 let (mut rows, mut seconds) = (Vec::new(), Vec::new());
-                {
+                let settled = {
                     let mut c = lock();
                     for s in &samples {
                         if let Some(row) = c.push(s) {
@@ -135,6 +162,10 @@ fn record(
                         seconds.extend(files.seconds.push(s));
                     }
                     c.advance();
+                    c.take_settled()
+                };
+                if !settled.is_empty() {
+                    rec.write_figures(&settled);
                 }
                 files.samples.write(&samples)?;
                 rec.samples += samples.len() as u64;
@@ -149,7 +180,6 @@ fn record(
                     let line = r.to_line();
                     writeln!(files.events, "{line}").context("cannot write probe-link.jsonl")?;
                     files.events.flush()?;
-                    link_lines.push(line.into_boxed_str());
                 }
                 if let LinkEvent::Stream(StreamEvent::Gap { missing, .. }) = &event {
                     rec.gaps.push((hostd_probe::link::host_now_ns(), *missing));
@@ -160,7 +190,11 @@ fn record(
             }
         }
     }
-    let last = lock().flush();
+    let (last, settled) = {
+        let mut c = lock();
+        (c.flush(), c.take_settled())
+    };
+    rec.write_figures(&settled);
     let last_second: Vec<_> = files.seconds.flush().into_iter().collect();
     let rows: Vec<_> = last.into_iter().collect();
     write_levels(&mut files, &mut rec, &rows, &last_second)?;
@@ -171,11 +205,6 @@ fn record(
     files.levels.finish()?;
     files.events.flush()?;
     each(&mut rec, ProbeData::End);
-    rec.link = link_lines
-        .iter()
-        .map(|l| serde_json::from_str(l))
-        .collect::<Result<_, _>>()
-        .context("a probe-link record did not read back")?;
     rec.correlator = std::mem::take(&mut *lock());
     Ok(rec)
 }

@@ -1,13 +1,18 @@
 //! Correlation as the run goes, in bounded memory: [`Correlator`] takes the probe's
 //! samples and the probed target's file starts and ends, works out each file's figures
 //! once the probe has passed its end, and keeps of the probe record only a sliding window
-//! (back to the oldest file still open, at least [`KEEP_NS`]) plus running totals. The
-//! figures are those [`crate::correlate()`] computes from the whole record: the same
-//! functions over the same data (see the module tests and `tests/bounded.rs`).
+//! (back to the oldest file still open, at least [`KEEP_NS`]) plus running totals. Each
+//! file's energy share grows in a [`ShareSweep`] until no file still to come can touch it;
+//! then its figures are final and wait in [`Correlator::take_settled`] for whoever writes
+//! them (`hostd run` appends them to `files-probe.csv`). The figures are those
+//! [`crate::correlate()`] computes from the whole record: the same functions over the same
+//! data (see the module tests and `tests/bounded.rs`).
 
 use crate::correlate::{
-    balance_of, file_energy, phase_power, phase_spans, shares_by, BinStats, Correlation, FileEnergy,
+    balance_of, file_energy, phase_power, phase_spans, BinStats, Correlation, EnergyBalance,
+    FileEnergy, PhasePower,
 };
+use crate::share_sweep::{Point, ShareSweep};
 use crate::timeline::Timeline;
 use hostd_probe::agg::AGG_BIN_NS;
 use hostd_records::agg::AggRow;
@@ -17,10 +22,13 @@ use std::collections::HashMap;
 /// Probe record kept behind the newest sample, ns: a power bin is final this far behind
 /// (a conversion's power is spread back to the previous sample's time).
 pub const KEEP_NS: i64 = 2_000_000_000;
-/// Extra record kept before the oldest instant still to be correlated, ns.
+/// Extra record kept before the oldest instant still to be correlated, ns. The share
+/// sweep also stays this far behind [`KEEP_NS`]: a file start told later than that
+/// (`RunEvent::FileStart` held up for seconds) gets no share, and is counted.
 const MARGIN_NS: i64 = 1_000_000_000;
 /// A file whose end has no accumulator reading or 10 ms bin after it this long after
-/// (the probe stopped reading) is correlated with what there is, ns.
+/// (the probe stopped reading) is correlated with what there is, ns; if its end is past
+/// the last accumulator reading then, it has no energy share.
 const GIVE_UP_NS: i64 = 60_000_000_000;
 
 /// One power bin's part of the power integral (`correlate::PowerIntegral`), final.
@@ -30,17 +38,6 @@ struct IntegralBin {
     power_w: f64,
     /// Joules of the bins before it, from the first accumulator reading.
     cum_before: f64,
-}
-
-/// A correlated file: its figures and its energies at its start and end.
-#[derive(Debug, Clone)]
-struct Done {
-    file: FileRecord,
-    figures: FileEnergy,
-    /// Accumulator energy at start and end (`None` outside the readings).
-    energy: (Option<f64>, Option<f64>),
-    /// The power samples' energy (from the first reading) at start and end.
-    measured: (f64, f64),
 }
 
 /// Running figures of every 10 ms bin (`hostd monitor`'s summary).
@@ -79,10 +76,19 @@ pub struct Correlator {
     open: Vec<(String, u32, i64)>,
     /// Ended, waiting for the probe record past their end.
     pending: Vec<FileRecord>,
-    done: Vec<Done>,
+    /// Energy shares of the correlated files still overlapping what is to come.
+    shares: ShareSweep,
+    /// Files whose figures are final, not yet taken.
+    settled: Vec<FileEnergy>,
+    /// Files correlated so far.
+    correlated: usize,
+    /// What the `probe` column of the settled figures says.
+    probe: String,
     totals: BinTotals,
     /// Whether the stream ended.
     flushed: bool,
+    /// The energy balance, once the stream ended and every share was settled.
+    balance: Option<EnergyBalance>,
     /// Files correlated without their whole span in the window (a file start not seen).
     pub late_files: u64,
 }
@@ -134,15 +140,37 @@ impl Correlator {
     }
 
     /// Closes the stream: the open 10 ms bin, every power bin final; correlates the
-    /// files still waiting.
+    /// files still waiting and settles every share (the balance is then known). A second
+    /// call does nothing.
     pub fn flush(&mut self) -> Option<AggRow> {
+        if self.flushed {
+            return None;
+        }
         let row = self.window.flush();
         if let Some(r) = &row {
             self.add_totals(r);
         }
         self.flushed = true;
         self.advance();
+        self.close_shares();
         row
+    }
+
+    /// Names the probe in the `probe` column of the figures settled from now on.
+    pub fn set_probe(&mut self, probe: &str) {
+        self.probe = probe.to_string();
+    }
+
+    /// The files whose figures (energy share included) are final since the last call, in
+    /// the order they settled.
+    pub fn take_settled(&mut self) -> Vec<FileEnergy> {
+        std::mem::take(&mut self.settled)
+    }
+
+    /// The energy balance of the whole record (after [`Correlator::flush`]; `None` before,
+    /// or when the probe recorded no energy).
+    pub fn balance(&self) -> Option<&EnergyBalance> {
+        self.balance.as_ref()
     }
 
     /// Running figures of every bin so far.
@@ -163,11 +191,13 @@ impl Correlator {
             + self.window.energy.len()
             + self.integral.len()
             + self.pending.len()
+            + self.shares.held()
+            + self.settled.len()
     }
 
     /// Files correlated so far.
     pub fn files_done(&self) -> usize {
-        self.done.len()
+        self.correlated
     }
 
     /// Brings the running state up to the samples pushed: new readings' measured energy,
@@ -177,9 +207,15 @@ impl Correlator {
         self.extend_readings();
         self.finalize_power();
         if self.at_first.is_none() {
-            if let Some((first, _)) = self.first_reading {
+            if let Some((first, e_first)) = self.first_reading {
                 if self.ready(first) {
-                    self.at_first = Some((self.window.energy_at(first), self.measured_at(first)));
+                    let at_first = (self.window.energy_at(first), self.measured_at(first));
+                    self.at_first = Some(at_first);
+                    self.shares.begin(Point {
+                        time: first,
+                        accumulator_j: at_first.0.unwrap_or(e_first),
+                        measured_j: at_first.1,
+                    });
                 }
             }
         }
@@ -191,7 +227,64 @@ impl Correlator {
                 self.pending.push(f);
             }
         }
+        if !self.flushed {
+            let horizon = self.share_horizon();
+            self.shares.sweep(horizon, &mut self.settled);
+        }
         self.trim();
+    }
+
+    /// The instant before which every file boundary is known: the oldest start of a file
+    /// not yet correlated, held back from the newest sample as far as a file start may be
+    /// told late, and no later than the last accumulator reading.
+    fn share_horizon(&self) -> i64 {
+        let mut h = self.latest_ns - KEEP_NS - MARGIN_NS;
+        if let Some(&(last, _)) = self.window.energy.last() {
+            h = h.min(last);
+        }
+        for &(_, _, t) in &self.open {
+            h = h.min(t);
+        }
+        for f in &self.pending {
+            h = h.min(f.start_ns as i64);
+        }
+        h
+    }
+
+    /// At the stream's end: every share settled to the last reading, and the balance.
+    fn close_shares(&mut self) {
+        let Some(((first, e_first), (last, e_last))) = self.energy_span() else {
+            return;
+        };
+        let (at_first, m_first) = self.at_first.unwrap_or((Some(e_first), 0.0));
+        let (at_first, at_last) = (
+            at_first.unwrap_or(e_first),
+            self.window.energy_at(last).unwrap_or(e_last),
+        );
+        self.shares.begin(Point {
+            time: first,
+            accumulator_j: at_first,
+            measured_j: m_first,
+        });
+        let end = Point {
+            time: last,
+            accumulator_j: at_last,
+            measured_j: self.measured_at(last),
+        };
+        self.shares.close(end, &mut self.settled);
+        let t = self.shares.totals();
+        if t.late > 0 {
+            tracing::warn!(
+                "{} file(s) have no energy share: their start was told after the shares had passed it",
+                t.late
+            );
+        }
+        self.balance = Some(balance_of(
+            at_last - at_first,
+            (t.files_measured_j, t.idle_measured_j),
+            self.covered,
+            (t.files_accumulator_j, t.outside),
+        ));
     }
 
     fn extend_readings(&mut self) {
@@ -323,15 +416,27 @@ impl Correlator {
                 f.index
             );
         }
-        let figures = file_energy(&self.window, &f, None);
-        let energy = (self.window.energy_at(start), self.window.energy_at(end));
-        let measured = (self.measured_at(start), self.measured_at(end));
-        self.done.push(Done {
-            file: f,
-            figures,
-            energy,
-            measured,
-        });
+        let mut figures = file_energy(&self.window, &f, None);
+        figures.figures.probe.clone_from(&self.probe);
+        self.correlated += 1;
+        let last = self.window.energy.last().map(|r| r.0);
+        let inside = self.shares.at().is_some()
+            && self.first_reading.is_some_and(|(first, _)| start >= first)
+            && end >= start
+            && last.is_some_and(|last| end <= last);
+        if !inside {
+            // Before the first reading, past the last one (the stream ended, or the probe
+            // gave no reading for GIVE_UP_NS), or before the shares began.
+            self.shares.outside(figures, &mut self.settled);
+            return;
+        }
+        let point = |this: &Self, t: i64| Point {
+            time: t,
+            accumulator_j: this.window.energy_at(t).unwrap_or(0.0),
+            measured_j: this.measured_at(t),
+        };
+        let (a, b) = (point(self, start), point(self, end));
+        self.shares.add(figures, a, b, &mut self.settled);
     }
 
     /// Drops the record before the oldest instant still to be correlated (less a
@@ -381,109 +486,58 @@ impl Correlator {
         }
     }
 
-    /// The correlation of `files` (call after [`Correlator::flush`]), as
-    /// [`crate::correlate()`] gives it from the whole record: the files told of as they
-    /// ended were correlated then; any other is correlated now with what the window
-    /// holds. The phases' bin figures come from `bins`, which calls its argument with
-    /// every 10 ms bin of the record in time order (e.g. from `probe/levels-*.parquet`).
+    /// The correlation of `files` (after [`Correlator::flush`]) as [`crate::correlate()`]
+    /// gives it from the whole record, for a caller that kept the settled figures in the
+    /// correlator (took none): each file told of, with its figures; the phases; the balance.
+    /// The phases' bin figures come from `bins`, which calls its argument with every 10 ms
+    /// bin of the record in time order (e.g. from `probe/levels-*.parquet`).
     pub fn finish(
         &mut self,
         files: &[FileRecord],
         bins: impl FnOnce(&mut dyn FnMut(&AggRow)) -> anyhow::Result<()>,
     ) -> anyhow::Result<Correlation> {
-        type Key<'a> = (&'a str, &'a str, u32, u64, u64);
-        fn key(f: &FileRecord) -> Key<'_> {
-            (&f.target, &f.phase, f.index, f.start_ns, f.end_ns)
+        self.flush();
+        let mut by_key: HashMap<(String, String, u32), FileEnergy> = self
+            .take_settled()
+            .into_iter()
+            .map(|f| ((f.target.clone(), f.phase.clone(), f.index), f))
+            .collect();
+        let mut energy: HashMap<(i64, i64), Option<f64>> = HashMap::new();
+        let mut per_file = Vec::new();
+        for f in files {
+            if let Some(e) = by_key.remove(&(f.target.clone(), f.phase.clone(), f.index)) {
+                energy.insert((f.start_ns as i64, f.end_ns as i64), e.figures.energy_j);
+                per_file.push(e);
+            }
         }
-        let missing: Vec<FileRecord> = {
-            let known: std::collections::HashSet<Key<'_>> =
-                self.done.iter().map(|d| key(&d.file)).collect();
-            files
-                .iter()
-                .filter(|f| !known.contains(&key(f)))
-                .cloned()
-                .collect()
-        };
-        self.pending.extend(missing);
-        self.flushed = true;
-        self.advance();
-        let by_key: HashMap<Key<'_>, &Done> = self.done.iter().map(|d| (key(&d.file), d)).collect();
-        let done: Vec<&Done> = files
-            .iter()
-            .filter_map(|f| by_key.get(&key(f)).copied())
-            .collect();
-        let spans = crate::correlate::spans(files);
-        let energy_of: HashMap<(i64, i64), Option<f64>> = done
-            .iter()
-            .map(|d| {
-                let e = d.energy.1.zip(d.energy.0).map(|(b, a)| b - a);
-                ((d.file.start_ns as i64, d.file.end_ns as i64), e)
-            })
-            .collect();
-        let span = self.energy_span();
-        let at = |pick: fn(&Done) -> (f64, f64), first: f64, last: f64| {
-            let mut m: HashMap<i64, f64> = HashMap::new();
-            for d in &done {
-                let (a, b) = pick(d);
-                m.insert(d.file.start_ns as i64, a);
-                m.insert(d.file.end_ns as i64, b);
-            }
-            if let Some(((f, _), (l, _))) = span {
-                m.insert(f, first);
-                m.insert(l, last);
-            }
-            m
-        };
-        let (shares, balance) = match span {
-            Some(((first, e_first), (last, e_last))) => {
-                let (at_first, m_first) = self.at_first.unwrap_or((Some(e_first), 0.0));
-                let (at_first, at_last) = (
-                    at_first.unwrap_or(e_first),
-                    self.window.energy_at(last).unwrap_or(e_last),
-                );
-                let e_at = at(
-                    |d| (d.energy.0.unwrap_or(0.0), d.energy.1.unwrap_or(0.0)),
-                    at_first,
-                    at_last,
-                );
-                let shares = shares_by(&spans, first, last, |x| e_at[&x]);
-                let m_at = at(|d| d.measured, m_first, self.measured_at(last));
-                let by_power = shares_by(&spans, first, last, |x| m_at[&x]);
-                let accumulator = at_last - at_first;
-                let balance = balance_of(accumulator, &by_power, self.covered, &shares);
-                (shares.shares, Some(balance))
-            }
-            None => (vec![None; files.len()], None),
-        };
-        let per_file = done
-            .iter()
-            .zip(shares)
-            .map(|(d, share)| {
-                let mut f = d.figures.clone();
-                f.figures.energy_share_j = share;
-                f
-            })
-            .collect();
-        // Every phase's bin figures in one pass over the record.
-        let phases = phase_spans(files);
-        let mut stats = vec![BinStats::default(); phases.len()];
-        bins(&mut |b: &AggRow| {
-            for (p, s) in phases.iter().zip(stats.iter_mut()) {
-                if b.time_ns + AGG_BIN_NS > p.2 && b.time_ns <= p.3 {
-                    s.add(b);
-                }
-            }
-        })?;
-        let mut stats = stats.into_iter();
-        let phases = phase_power(
-            files,
-            |a, b| energy_of.get(&(a, b)).copied().flatten(),
-            |_, _| stats.next().unwrap_or_default(),
-        );
+        let phases = phase_figures(files, |a, b| energy.get(&(a, b)).copied().flatten(), bins)?;
         Ok(Correlation {
             files: per_file,
             phases,
-            balance,
+            balance: self.balance.clone(),
         })
     }
+}
+
+/// The power profile of each phase of `files`: the energy of each file from
+/// `energy_between(start, end)` (its `energy_j`), the bin figures from one pass of `bins`
+/// over the record's 10 ms bins in time order.
+pub fn phase_figures(
+    files: &[FileRecord],
+    energy_between: impl Fn(i64, i64) -> Option<f64>,
+    bins: impl FnOnce(&mut dyn FnMut(&AggRow)) -> anyhow::Result<()>,
+) -> anyhow::Result<Vec<PhasePower>> {
+    let phases = phase_spans(files);
+    let mut stats = vec![BinStats::default(); phases.len()];
+    bins(&mut |b: &AggRow| {
+        for (p, s) in phases.iter().zip(stats.iter_mut()) {
+            if b.time_ns + AGG_BIN_NS > p.2 && b.time_ns <= p.3 {
+                s.add(b);
+            }
+        }
+    })?;
+    let mut stats = stats.into_iter();
+    Ok(phase_power(files, energy_between, |_, _| {
+        stats.next().unwrap_or_default()
+    }))
 }

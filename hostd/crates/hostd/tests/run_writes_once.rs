@@ -3,7 +3,8 @@
 //! temporary-and-rename counts as one; `manifest.json` is written twice, at the start and
 //! with the final status). What the run streams as it goes is read back once at its end,
 //! as `hostd analyze` reads it, so that the run's memory does not grow with its length
-//! (issue 24): `files.csv`, `intervals.csv` and the latency logs (exactly once), and the
+//! (issue 24): `files.csv`, `intervals.csv`, `files-probe.csv`, `probe-link.jsonl` and the
+//! latency logs (exactly once), and the
 //! probe record in `probe/` (a segment's sample count, then its samples; a levels file's
 //! 10 ms bins). The run opens no other file of its directory for reading: from there its
 //! records flow in memory from the part that made them to the parts after it (issue 25).
@@ -170,6 +171,9 @@ fn a_probed_run_to_influxdb_writes_each_run_file_once_and_reads_none() {
     let read_once = [
         "files.csv",
         "intervals.csv",
+        // Appended by the probe part as each file's figures settle, and its link events.
+        "files-probe.csv",
+        "probe-link.jsonl",
         hostd_records::latency::FILES_LOG,
         hostd_records::latency::INTERVALS_LOG,
     ];

@@ -1,10 +1,13 @@
 //! `files-probe.csv`: the probe's figures for each file of a probed run ([`FileProbe`]),
 //! one row per file keyed by target, phase and index. `files.csv` is streamed as files
-//! complete and holds the workload's columns only, so a run killed at any moment keeps its
-//! finished files; these figures need the whole probe record, so the probe part writes
-//! them once, at the end. [`crate::files::read`] joins the two. Run directories written
-//! before this file have the same columns at the end of `files.csv` instead, and still
-//! read. Columns: docs/run-directory.md.
+//! complete and holds the workload's columns only; these figures are final only once the
+//! probe record has passed the file (its energy share waits for every file overlapping
+//! it), so the probe part appends them as they become final ([`Writer`]), a few seconds
+//! behind `files.csv`, and the rows of the files it has no figures for at the run's end.
+//! Rows are in the order their figures settled, not the files' order. A run killed at any
+//! moment keeps every row written. [`crate::files::read`] joins the two. Run directories
+//! written before this file have the same columns at the end of `files.csv` instead, and
+//! still read. Columns: docs/run-directory.md.
 
 use crate::columns::Columns as _;
 use crate::csvio::{slurp, Table};
@@ -45,6 +48,82 @@ pub fn write(dir: &Path, files: &[FileRecord]) -> Result<()> {
         .into_inner()
         .map_err(|e| RecordError::write(&path, std::io::Error::other(e.to_string())))?;
     crate::csvio::write_atomic(&path, &bytes)
+}
+
+/// Appends rows to `dir/files-probe.csv` as they come: the file (and its header) is created
+/// by the first call, and each call's rows go to the file in one write of whole lines, so a
+/// run killed at any moment leaves a file that reads.
+#[derive(Debug)]
+pub struct Writer {
+    path: std::path::PathBuf,
+    file: Option<std::fs::File>,
+    written: u64,
+    /// A write failed part way (e.g. disk full): later rows would follow half a line.
+    broken: bool,
+}
+
+impl Writer {
+    /// A writer of `dir/files-probe.csv`; nothing is created before the first
+    /// [`Writer::write`].
+    pub fn new(dir: &Path) -> Writer {
+        Writer {
+            path: dir.join(FILE_NAME),
+            file: None,
+            written: 0,
+            broken: false,
+        }
+    }
+
+    /// Appends one row per (target, phase, index, figures), creating the file with its
+    /// header on the first call (even with no rows). After a failed write every later one
+    /// fails too, so the file never holds a row after a broken line.
+    pub fn write<'a>(
+        &mut self,
+        rows: impl IntoIterator<Item = (&'a str, &'a str, u32, &'a FileProbe)>,
+    ) -> Result<()> {
+        use std::io::Write as _;
+        let path = &self.path;
+        if self.broken {
+            return Err(RecordError::write(
+                path,
+                std::io::Error::other("an earlier write to this file failed"),
+            ));
+        }
+        let err = |e: csv::Error| RecordError::write(path, std::io::Error::other(e));
+        let mut w = csv::WriterBuilder::new()
+            .has_headers(false)
+            .from_writer(Vec::new());
+        if self.file.is_none() {
+            w.write_record(KEY_COLUMNS.iter().chain(PROBE_COLUMNS.iter()))
+                .map_err(err)?;
+        }
+        let mut n = 0;
+        for (target, phase, index, p) in rows {
+            let mut row = vec![target.to_string(), phase.to_string(), index.to_string()];
+            row.extend(FileProbe::csv_cells(Some(p)));
+            w.write_record(&row).map_err(err)?;
+            n += 1;
+        }
+        let bytes = w
+            .into_inner()
+            .map_err(|e| RecordError::write(path, std::io::Error::other(e.to_string())))?;
+        if self.file.is_none() {
+            let f = std::fs::File::create(path).map_err(|e| RecordError::write(path, e))?;
+            self.file = Some(f);
+        }
+        let file = self.file.as_mut().expect("opened above");
+        if let Err(e) = file.write_all(&bytes) {
+            self.broken = true;
+            return Err(RecordError::write(&self.path, e));
+        }
+        self.written += n;
+        Ok(())
+    }
+
+    /// Rows written so far.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
 }
 
 /// Parses the bytes of a `files-probe.csv` (`path` names it in errors). Required columns:
@@ -106,6 +185,16 @@ pub fn read_into(dir: &Path, files: &mut [FileRecord]) -> Result<()> {
     Ok(())
 }
 
+/// Joins `dir/files-probe.csv` onto `files` as [`read_into`] does, for the run that is
+/// writing it: the format is this build's, so the manifest is not read for it.
+pub fn read_own(dir: &Path, files: &mut [FileRecord]) -> Result<()> {
+    let path = dir.join(FILE_NAME);
+    if path.exists() {
+        join(files, &parse(&path, &slurp(&path)?)?);
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,6 +210,40 @@ mod tests {
             ..FileProbe::default()
         }));
         r
+    }
+
+    #[test]
+    fn the_writer_appends_rows_as_they_come_under_one_header() {
+        let d = tempfile::tempdir().unwrap();
+        let files = [
+            probed("t0", 0, Some(1.25)),
+            probed("t0", 1, Some(2.5)),
+            probed("t1", 0, None),
+        ];
+        fn row(r: &FileRecord) -> (&str, &str, u32, &FileProbe) {
+            let p = r.probe.as_deref().unwrap();
+            (&r.target, &r.phase, r.index, p)
+        }
+        let mut w = Writer::new(d.path());
+        assert!(!d.path().join(FILE_NAME).exists(), "created before any row");
+        w.write([row(&files[1])]).unwrap();
+        // Readable between calls: what a killed run leaves.
+        let mut read = vec![FileRecord::new("t0", "write", 1, 10, 20, 100)];
+        read_into(d.path(), &mut read).unwrap();
+        assert_eq!(read[0].probe.as_ref().unwrap().energy_j, Some(2.5));
+        w.write([row(&files[0]), row(&files[2])]).unwrap();
+        w.write([]).unwrap();
+        assert_eq!(w.written(), 3);
+        let text = std::fs::read_to_string(d.path().join(FILE_NAME)).unwrap();
+        assert_eq!(text.matches("target,phase,index").count(), 1, "{text}");
+        let mut all: Vec<FileRecord> = files
+            .iter()
+            .map(|r| FileRecord::new(&r.target, &r.phase, r.index, 10, 20, 100))
+            .collect();
+        read_into(d.path(), &mut all).unwrap();
+        for (got, want) in all.iter().zip(&files) {
+            assert_eq!(got.probe, want.probe);
+        }
     }
 
     #[test]
