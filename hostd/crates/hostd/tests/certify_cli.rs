@@ -266,7 +266,8 @@ fn resume_of_a_completed_run_is_refused() {
 }
 
 /// `--resume` takes the profile the manifest recorded: a run with steps left resumes with
-/// it, and the new session's manifest records the same profile.
+/// it, and the new session's manifest records the same profile, and the run's notes and
+/// tags with this session's added.
 #[test]
 fn resume_of_an_unfinished_run_finishes_it_with_the_recorded_profile() {
     let dir = common::disk_tempdir();
@@ -279,13 +280,29 @@ fn resume_of_an_unfinished_run_finishes_it_with_the_recorded_profile() {
         .map(|l| format!("{l}\n"))
         .collect();
     std::fs::write(run.join("certify.jsonl"), first_half).unwrap();
-    let (out, text) = hostd(&["run", "-q", "--resume", run.to_str().unwrap()]);
+    // The run's notes and tags, as `--note` and `--tag` record them.
+    edit_manifest(
+        &run,
+        "conditions",
+        serde_json::json!({"notes": ["fan on"], "tags": {"enclosure": "Orico-L"}}),
+    );
+    // A session cannot change a tag every point of the run carries.
+    let before = listing(dir.path());
+    let r = run.to_str().unwrap();
+    let (out, text) = hostd(&["run", "-q", "--resume", r, "--tag", "enclosure=Sabrent"]);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("enclosure=Orico-L"), "{text}");
+    assert_eq!(listing(dir.path()), before, "something was written");
+    let (out, text) = hostd(&["run", "-q", "--resume", r, "--note", "after the power cut"]);
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(
         text.contains(&format!("certify: PASS ({steps} of {steps} steps"))
             && text.contains("2 sessions"),
         "{text}"
     );
+    let session = hostd_records::manifest::read(&run.join("resume-1")).unwrap();
+    assert_eq!(session.conditions.notes, ["fan on", "after the power cut"]);
+    assert_eq!(session.conditions.tags["enclosure"], "Orico-L");
     let recorded = hostd_records::manifest::read(&run).unwrap().profile;
     let resumed = hostd_records::manifest::read(&run.join("resume-1"))
         .unwrap()

@@ -53,6 +53,32 @@ impl Conditions {
         Ok(c)
     }
 
+    /// The conditions of a resumed session: the run's notes and tags (its preparation was
+    /// for its first session), then this session's: its notes added, its tags added. A
+    /// tag the run has keeps its value (every point of the run carries it), so giving it
+    /// another is refused, naming both.
+    pub fn resumed(run: &Conditions, session: Conditions) -> Result<Conditions, String> {
+        let mut c = Conditions {
+            notes: run.notes.clone(),
+            tags: run.tags.clone(),
+            preparation: session.preparation,
+        };
+        c.notes.extend(session.notes);
+        for (key, value) in session.tags {
+            match c.tags.get(&key) {
+                Some(old) if *old != value => {
+                    return Err(format!(
+                        "--tag {key}={value}: the run being resumed has {key}={old}, and every point of a run carries the same tags; resume without it or with {key}={old}"
+                    ))
+                }
+                _ => {
+                    c.tags.insert(key, value);
+                }
+            }
+        }
+        Ok(c)
+    }
+
     /// One line per note, tag and preparation step, for the terminal summary.
     pub fn lines(&self) -> Vec<String> {
         let mut out = Vec::new();
@@ -234,6 +260,33 @@ mod tests {
         assert_eq!(c.tags["enclosure"], "Orico-L");
         assert_eq!(c.tags["cable"], "TB4 0.8m");
         assert_eq!(c.lines()[0], "tags: cable=TB4 0.8m enclosure=Orico-L");
+    }
+
+    #[test]
+    fn a_resumed_session_keeps_the_runs_notes_and_tags_and_adds_its_own() {
+        let args = |notes: &[&str], tags: &[&str]| {
+            let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+            Conditions::from_args(&s(notes), &s(tags)).unwrap()
+        };
+        let mut run = args(&["fan on"], &["enclosure=Orico-L"]);
+        run.preparation.push(Preparation {
+            target: "t0".into(),
+            trim: None,
+            rest: None,
+        });
+        let c = Conditions::resumed(&run, args(&["after the power cut"], &["cable=TB4"])).unwrap();
+        assert_eq!(c.notes, ["fan on", "after the power cut"]);
+        assert_eq!(c.tags["enclosure"], "Orico-L");
+        assert_eq!(c.tags["cable"], "TB4");
+        assert!(c.preparation.is_empty(), "the first session's preparation");
+        // The same tag again is fine; another value is refused, naming both.
+        let same = Conditions::resumed(&run, args(&[], &["enclosure=Orico-L"])).unwrap();
+        assert_eq!(same.tags.len(), 1);
+        let e = Conditions::resumed(&run, args(&[], &["enclosure=Sabrent"])).unwrap_err();
+        assert!(
+            e.contains("enclosure=Sabrent") && e.contains("enclosure=Orico-L"),
+            "{e}"
+        );
     }
 
     #[test]

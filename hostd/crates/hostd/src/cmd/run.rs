@@ -184,6 +184,12 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     };
     // Refused before anything is written, naming the key and the value.
     let conditions = Conditions::from_args(&args.notes, &args.tags).map_err(anyhow::Error::msg)?;
+    // A resumed session carries the run's notes and tags (its InfluxDB points keep them).
+    let conditions = match &resume {
+        Some(r) => Conditions::resumed(&r.conditions, conditions)
+            .map_err(|e| anyhow::anyhow!("cannot resume: {e}"))?,
+        None => conditions,
+    };
     let mut args = args;
     if let Some(r) = &resume {
         args.targets = r.targets.clone();

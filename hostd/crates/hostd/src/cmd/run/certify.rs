@@ -110,6 +110,8 @@ pub struct Resume {
     pub entries: Vec<JournalEntry>,
     /// Mount source of each target at the start, to refuse another device.
     pub devices: Vec<Option<String>>,
+    /// The run's notes and tags (`--note`, `--tag`), carried into every session.
+    pub conditions: hostd_records::conditions::Conditions,
 }
 
 impl Resume {
@@ -178,6 +180,7 @@ impl Resume {
             done: certify::done(&entries),
             entries,
             devices,
+            conditions: m.conditions,
         })
     }
 
