@@ -348,7 +348,8 @@ mod killed {
             .spawn()
             .unwrap();
         // files.csv gets each file's row as the file completes, probe or not; probe/ its
-        // samples a segment at a time (10 s each, whole files only).
+        // samples a segment at a time (10 s each, whole files only); files-probe.csv each
+        // file's figures once final, a few seconds after the file.
         let start = Instant::now();
         let rows = |name: &str| {
             std::fs::read_to_string(run.join(name))
@@ -360,11 +361,12 @@ mod killed {
                 .map(|s| s.len())
                 .unwrap_or(0)
         };
-        while rows("files.csv") < 3 || segments() == 0 {
+        while rows("files.csv") < 3 || segments() == 0 || rows("files-probe.csv") < 2 {
             assert!(
                 start.elapsed() < Duration::from_secs(60),
-                "{} files.csv rows, {} probe segments 60 s into a probed run",
+                "{} files.csv rows, {} files-probe.csv rows, {} probe segments 60 s into a probed run",
                 rows("files.csv"),
+                rows("files-probe.csv"),
                 segments()
             );
             std::thread::sleep(Duration::from_millis(20));
@@ -374,8 +376,12 @@ mod killed {
         let o = child.wait_with_output().unwrap();
         assert_eq!(o.status.code(), None, "killed: {}", text(&o));
 
-        let rows = rows("files.csv");
+        let (rows, figures) = (rows("files.csv"), rows("files-probe.csv"));
         assert!((3..60).contains(&rows), "{rows} rows: killed mid-run");
+        assert!(
+            (2..=rows).contains(&figures),
+            "{figures} of {rows} files with figures"
+        );
         assert!(
             !run.join("summary.json").exists(),
             "the run did not get to its end"
@@ -387,6 +393,17 @@ mod killed {
             "{:?}",
             data.files
         );
+        // The files whose figures had settled keep them: the energy from the accumulator.
+        let with_energy = data
+            .files
+            .iter()
+            .filter(|f| {
+                f.probe
+                    .as_ref()
+                    .is_some_and(|p| p.energy_j.is_some_and(|e| e > 0.0))
+            })
+            .count();
+        assert_eq!(with_energy, figures, "{:?}", data.files);
         // Every closed segment reads (the one open at the kill was never renamed into
         // place), and the run's reader has all of their samples.
         let in_segments: usize = hostd_records::probe_store::segments(&run)
