@@ -372,7 +372,7 @@ mod tests {
         })
         .unwrap();
         assert!(read_back_counters(&dir).unwrap().is_none(), "no sample yet");
-        let mut want = vec![Vec::new(), Vec::new()];
+        let mut want = [Vec::new(), Vec::new()];
         for k in 0..4u64 {
             let (time_ns, bytes) = (1_000 + k * 100_000_000, vec![k << 20, k * k]);
             sink.on_event(&RunEvent::Counters {
