@@ -102,13 +102,17 @@ impl RunPart for DriveComponent {
         if polled.temp.rows > 0 {
             match drive_temp::read_streamed(run_dir) {
                 Ok(t) => run.drive_temp = Some(t),
-                Err(e) => summary.warnings.push(format!("reading back {e:#}")),
+                Err(e) => summary
+                    .warnings
+                    .push(format!("{}: reading back: {e:#}", drive_temp::FILE_NAME)),
             }
         }
         if polled.log.rows > 0 {
             match drive_log::read_streamed(run_dir) {
                 Ok(l) => run.drive_log = Some(l),
-                Err(e) => summary.warnings.push(format!("reading back {e:#}")),
+                Err(e) => summary
+                    .warnings
+                    .push(format!("{}: reading back: {e:#}", drive_log::FILE_NAME)),
             }
         }
         for (label, link) in &self.links {

@@ -1146,6 +1146,52 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_os = "linux")] // /dev/full; the recorded smartctl is a shell script
+    fn a_full_disk_loses_the_readings_not_the_poller_and_says_how_many() {
+        let d = tempfile::tempdir().unwrap();
+        let smartctl = replay_smartctl(
+            d.path(),
+            &[(
+                "default.json",
+                "derived/nvme-toshiba-kxg6.after-throttle.json",
+            )],
+        );
+        let config = PollerConfig {
+            smartctl: smartctl.clone(),
+            interval: Duration::from_millis(100),
+            ..Default::default()
+        };
+        let run = d.path().join("run");
+        std::fs::create_dir(&run).unwrap();
+        // Every write to drive_temp.csv fails with ENOSPC, as on a full disk.
+        std::os::unix::fs::symlink("/dev/full", run.join(drive_temp::FILE_NAME)).unwrap();
+        let poller = TempPoller::start(
+            config,
+            vec![("t".into(), Some("/dev/nvme0n1".into()))],
+            &run,
+        );
+        wait_for_calls(&smartctl, &["/dev/nvme0n1"], &Default::default(), 4);
+        let r = poller.stop();
+        let s = &r.sources[0];
+        assert!(s.answered && s.samples >= 3, "{s:?}");
+        assert_eq!(r.temp.rows, 0);
+        let said = r.temp.failure.as_deref().unwrap();
+        assert!(
+            said.contains("No space left on device")
+                && said.contains(&format!(
+                    "{} readings from then on were not written",
+                    s.samples
+                )),
+            "{said}"
+        );
+        // The other file is written all the same.
+        assert_eq!(r.log.failure, None);
+        let logs = drive_log::read_streamed(&run).unwrap();
+        assert_eq!(logs["t"].len() as u64, r.log.rows);
+        assert_eq!(r.logs[0].readings, logs["t"].len());
+    }
+
+    #[test]
     fn missing_smartctl_is_said_and_the_poller_ends() {
         let config = PollerConfig {
             smartctl: PathBuf::from("/nonexistent/smartctl"),
