@@ -1,14 +1,16 @@
 //! The drive as a part of `hostd run`, with or without a probe: each target's link (from
 //! sysfs, in the manifest's `targets[].link`) decides which disk to ask; while it
-//! runs, the drive's own temperature is polled about once a second ([`TempPoller`]); after
-//! it, `drive_temp.csv`, `drive_log.csv` (the drive's thermal record: NVMe thermal
-//! counters and sensors, SATA SCT status), the `summary.json` `drive` section
+//! runs, the drive's own temperature is polled about once a second ([`TempPoller`]) into
+//! `drive_temp.csv` and `drive_log.csv` (the drive's thermal record: NVMe thermal counters
+//! and sensors, SATA SCT status), each reading appended as it comes; after it, those two
+//! files read back once for the analysis, the `summary.json` `drive` section
 //! (`temperature`, `thermal_log` with each drive's first and last reading and their
 //! change) and a warning for a link slower than the drive supports or a drive that answers
 //! no temperature or no thermal record (said once).
 
 use crate::smart::{LogSource, PollResult, PollerConfig, TempPoller};
-use hostd_records::drive_log::DriveLogDelta;
+use hostd_records::drive_log::{self, DriveLogDelta};
+use hostd_records::drive_temp;
 use hostd_records::link::LinkInfo;
 use hostd_store::{RunPart, RunRecords, RunStart, Stage};
 use hostd_workload::link::link_for_path;
@@ -76,7 +78,7 @@ impl RunPart for DriveComponent {
                 .map(|(label, l)| (label.clone(), l.block.as_ref().map(|b| format!("/dev/{b}"))))
                 .collect::<Vec<_>>();
             if !devices.is_empty() {
-                self.poller = Some(TempPoller::start(config, devices));
+                self.poller = Some(TempPoller::start(config, devices, run.dir));
             }
         }
         // The links are in the manifest's targets already (`targets[].link`).
@@ -86,21 +88,32 @@ impl RunPart for DriveComponent {
     fn finish(&mut self, records: &mut RunRecords<'_>) -> anyhow::Result<()> {
         let (run_dir, summary, run) = (records.dir, &mut records.summary, &mut records.data);
         let polled: PollResult = self.poller.take().map(TempPoller::stop).unwrap_or_default();
-        if !polled.samples.is_empty() {
-            // A file that cannot be written loses the file, not the readings: the analysis
-            // still gets them in memory, as `RunData::read` gives them.
-            if let Err(e) = hostd_records::drive_temp::write(run_dir, &polled.samples) {
-                summary.warnings.push(format!("drive_temp.csv: {e:#}"));
+        // The readings went to their files as they came; the analysis gets them read back
+        // once, as `RunData::read` gives them. A write that failed (a full disk) lost the
+        // readings after it, file and analysis alike: the warning says how many.
+        for (name, written) in [
+            (drive_temp::FILE_NAME, &polled.temp),
+            (drive_log::FILE_NAME, &polled.log),
+        ] {
+            if let Some(f) = &written.failure {
+                summary.warnings.push(format!("{name}: {f}"));
             }
-            run.drive_temp = Some(hostd_records::drive_temp::group(
-                polled.samples.iter().cloned(),
-            ));
         }
-        if !polled.log.is_empty() {
-            if let Err(e) = hostd_records::drive_log::write(run_dir, &polled.log) {
-                summary.warnings.push(format!("drive_log.csv: {e:#}"));
+        if polled.temp.rows > 0 {
+            match drive_temp::read_streamed(run_dir) {
+                Ok(t) => run.drive_temp = Some(t),
+                Err(e) => summary
+                    .warnings
+                    .push(format!("{}: reading back: {e:#}", drive_temp::FILE_NAME)),
             }
-            run.drive_log = Some(hostd_records::drive_log::group(polled.log.iter().cloned()));
+        }
+        if polled.log.rows > 0 {
+            match drive_log::read_streamed(run_dir) {
+                Ok(l) => run.drive_log = Some(l),
+                Err(e) => summary
+                    .warnings
+                    .push(format!("{}: reading back: {e:#}", drive_log::FILE_NAME)),
+            }
         }
         for (label, link) in &self.links {
             for w in &link.warnings {
@@ -110,14 +123,7 @@ impl RunPart for DriveComponent {
         let mut text = Vec::new();
         for s in &polled.sources {
             if s.answered {
-                let temps: Vec<f64> = polled
-                    .samples
-                    .iter()
-                    .filter(|x| x.target == s.target)
-                    .map(|x| x.temperature_c)
-                    .collect();
-                let lo = temps.iter().copied().fold(f64::INFINITY, f64::min);
-                let hi = temps.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let (lo, hi) = s.range_c.unwrap_or((f64::INFINITY, f64::NEG_INFINITY));
                 text.push(format!(
                     "{} drive temperature (SMART{}): {} readings, {lo:.0}–{hi:.0} °C",
                     s.target,

@@ -5,11 +5,15 @@
 //! says so and the run goes on.
 //!
 //! [`TempPoller`] polls the drive temperature about once a second while the run goes, on
-//! its own thread (never on an I/O thread), into a bounded series (`drive_temp.csv`).
+//! its own thread (never on an I/O thread), and appends each reading to `drive_temp.csv`
+//! and `drive_log.csv` as it comes (each row whole in the file at once, so a killed run
+//! keeps them); it keeps in memory only what it decides with (per target: the count,
+//! lowest and highest temperature, first and last thermal record), so its memory does not
+//! grow with the run.
 
 use crate::thermal_log::{set_tmt, thermal_log_of, tmt_from_text, tmt_only_in_text, SctHistory};
-use hostd_records::drive_log::{DriveLogDelta, DriveLogRecord};
-use hostd_records::drive_temp::DriveTempRecord;
+use hostd_records::drive_log::{self, DriveLogDelta, DriveLogRecord};
+use hostd_records::drive_temp::{self, DriveTempRecord};
 use serde::Serialize;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -273,8 +277,11 @@ pub struct TempSource {
     pub answered: bool,
     /// Why not, when it did not (said once).
     pub note: Option<String>,
-    /// Readings kept.
+    /// Readings kept (in `drive_temp.csv`, unless a write failed: [`PollResult::temp`]).
     pub samples: usize,
+    /// The lowest and highest temperature read, °C (not in the summary: its text says it).
+    #[serde(skip)]
+    pub range_c: Option<(f64, f64)>,
     /// Polls that gave no temperature after the first one did (timeouts, errors).
     pub failed_polls: u64,
     /// Readings not kept because the series was full.
@@ -305,17 +312,35 @@ impl Default for PollerConfig {
     }
 }
 
-/// What the poller collected.
+/// What the poller wrote into one file of the run directory.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Written {
+    /// Rows in the file (none: no file).
+    pub rows: u64,
+    /// What a failed write lost, in words; None when every reading is in the file.
+    pub failure: Option<String>,
+}
+
+impl Written {
+    fn of<R: hostd_records::columns::Columns>(s: &hostd_records::RowStream<R>) -> Written {
+        Written {
+            rows: s.rows(),
+            failure: s.failure(),
+        }
+    }
+}
+
+/// What the poller collected: its readings are in the run directory's files.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct PollResult {
-    /// Every reading, in time order per target.
-    pub samples: Vec<DriveTempRecord>,
     /// One entry per target.
     pub sources: Vec<TempSource>,
-    /// Every thermal-record reading, in time order per target (`drive_log.csv`).
-    pub log: Vec<DriveLogRecord>,
     /// One thermal-record entry per target, in the order of `sources`.
     pub logs: Vec<LogSource>,
+    /// `drive_temp.csv`: every temperature reading, in time order per target.
+    pub temp: Written,
+    /// `drive_log.csv`: every thermal-record reading, in time order per target.
+    pub log: Written,
 }
 
 /// Polls the temperature of each target's drive on a background thread until stopped.
@@ -400,19 +425,32 @@ pub fn detect(config: &PollerConfig, disk: &str) -> Result<Detected, String> {
 }
 
 impl TempPoller {
-    /// Starts polling `targets` (label, whole-disk device or None). Detection runs on the
-    /// poller's thread too, so starting never waits for smartctl.
-    pub fn start(config: PollerConfig, targets: Vec<(String, Option<String>)>) -> TempPoller {
+    /// Starts polling `targets` (label, whole-disk device or None), appending the readings
+    /// to `drive_temp.csv` and `drive_log.csv` in the run directory `dir` as they come.
+    /// Detection runs on the poller's thread too, so starting never waits for smartctl.
+    pub fn start(
+        config: PollerConfig,
+        targets: Vec<(String, Option<String>)>,
+        dir: &Path,
+    ) -> TempPoller {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
+        let mut files = Files {
+            temp: drive_temp::stream(dir),
+            log: drive_log::stream(dir),
+        };
         let handle = std::thread::Builder::new()
             .name("drive-temp".into())
-            .spawn(move || poll(&config, &targets, &flag))
+            .spawn(move || {
+                let mut r = poll(&config, &targets, &flag, &mut files);
+                (r.temp, r.log) = (Written::of(&files.temp), Written::of(&files.log));
+                r
+            })
             .ok();
         TempPoller { stop, handle }
     }
 
-    /// Stops the poller and returns what it collected.
+    /// Stops the poller (after its last reading) and returns what it collected.
     pub fn stop(mut self) -> PollResult {
         self.stop.store(true, Ordering::Relaxed);
         self.handle
@@ -452,6 +490,12 @@ pub struct LogSource {
     pub sct_history_after: Option<SctHistory>,
 }
 
+/// Where the readings go as they come.
+struct Files {
+    temp: drive_temp::Stream,
+    log: drive_log::Stream,
+}
+
 /// One drive being polled: where its temperature and thermal record go.
 struct Active {
     source: usize,
@@ -473,9 +517,9 @@ fn tmt_text(config: &PollerConfig, a: &Active) -> Option<[u64; 4]> {
     tmt_from_text(&String::from_utf8_lossy(&out))
 }
 
-/// Asks one drive once: its temperature into `result.samples`, its thermal record into
-/// `result.log` (both bounded by `max_samples`).
-fn poll_once(config: &PollerConfig, a: &Active, result: &mut PollResult) {
+/// Asks one drive once: its temperature into `drive_temp.csv`, its thermal record into
+/// `drive_log.csv` (both bounded by `max_samples` per target).
+fn poll_once(config: &PollerConfig, a: &Active, result: &mut PollResult, files: &mut Files) {
     let json = smartctl_json(config, a.device_type.as_deref(), &a.disk, a.ata).ok();
     let now = hostd_records::clock::now_ns();
     let temp = json
@@ -487,11 +531,16 @@ fn poll_once(config: &PollerConfig, a: &Active, result: &mut PollResult) {
         Some(_) if source.samples >= config.max_samples => source.dropped += 1,
         Some(v) => {
             source.samples += 1;
-            result.samples.push(DriveTempRecord {
+            source.range_c = Some(
+                source
+                    .range_c
+                    .map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v))),
+            );
+            files.temp.append(&[DriveTempRecord {
                 time_ns: now,
                 target: source.target.clone(),
                 temperature_c: v,
-            });
+            }]);
         }
     }
     let Some(json) = json else { return };
@@ -542,7 +591,7 @@ fn poll_once(config: &PollerConfig, a: &Active, result: &mut PollResult) {
             }
             if log.readings < config.max_samples {
                 log.readings += 1;
-                result.log.push(r);
+                files.log.append(&[r]);
             }
         }
     }
@@ -552,6 +601,7 @@ fn poll(
     config: &PollerConfig,
     targets: &[(String, Option<String>)],
     stop: &AtomicBool,
+    files: &mut Files,
 ) -> PollResult {
     let mut result = PollResult::default();
     let mut active: Vec<Active> = Vec::new();
@@ -564,6 +614,7 @@ fn poll(
             answered: false,
             note: None,
             samples: 0,
+            range_c: None,
             failed_polls: 0,
             dropped: 0,
         };
@@ -619,7 +670,7 @@ fn poll(
     let mut next = Instant::now();
     while !stop.load(Ordering::Relaxed) && !active.is_empty() {
         for a in &active {
-            poll_once(config, a, &mut result);
+            poll_once(config, a, &mut result, files);
         }
         next += config.interval;
         while !stop.load(Ordering::Relaxed) && Instant::now() < next {
@@ -631,7 +682,7 @@ fn poll(
     }
     // One more reading once the run's I/O is over: the thermal record "after".
     for a in &active {
-        poll_once(config, a, &mut result);
+        poll_once(config, a, &mut result, files);
     }
     for log in &mut result.logs {
         if let (Some(b), Some(a)) = (&log.before, &log.after) {
@@ -830,11 +881,18 @@ mod tests {
         .iter()
         .map(|(l, dev)| (l.to_string(), dev.map(str::to_string)))
         .collect();
-        let poller = TempPoller::start(config, targets);
+        let run = d.path().join("run");
+        std::fs::create_dir(&run).unwrap();
+        let poller = TempPoller::start(config, targets, &run);
         // Past detection (a few calls), each poll is one call: 12 calls leave several readings.
         let drives = ["/dev/sdb", "/dev/sdc", "/dev/sde", "/dev/nvme0n1"];
         wait_for_calls(&smartctl, &drives, &Default::default(), 12);
         let r = poller.stop();
+        let temps = drive_temp::read_streamed(&run).unwrap();
+        assert_eq!(
+            r.temp.rows,
+            temps.values().map(|v| v.len() as u64).sum::<u64>()
+        );
         let src = |t: &str| r.sources.iter().find(|s| s.target == t).unwrap();
         for (t, ty, temp) in [
             ("usb-asmedia", Some("sntasmedia"), 49.0),
@@ -847,12 +905,14 @@ mod tests {
             assert_eq!(s.device_type.as_deref(), ty, "{t}");
             // ~1.5 s at 100 ms, minus detection: several readings, in time order.
             assert!(s.samples >= 4, "{t}: {} readings", s.samples);
-            let mine: Vec<&DriveTempRecord> = r.samples.iter().filter(|x| x.target == t).collect();
-            assert!(mine.iter().all(|x| x.temperature_c == temp));
-            assert!(mine.windows(2).all(|w| w[0].time_ns < w[1].time_ns));
+            let mine = &temps[t];
+            assert_eq!(mine.len(), s.samples, "{t}");
+            assert_eq!(s.range_c, Some((temp, temp)), "{t}");
+            assert!(mine.iter().all(|x| x.1 == temp));
+            assert!(mine.windows(2).all(|w| w[0].0 < w[1].0));
         }
         let vm = src("vm");
-        assert!(!vm.answered && vm.samples == 0);
+        assert!(!vm.answered && vm.samples == 0 && !temps.contains_key("vm"));
         let note = vm.note.as_deref().unwrap();
         assert!(note.contains("Unable to detect device type"), "{note}");
         assert!(note.contains("no -d bridge type answered"), "{note}");
@@ -903,7 +963,9 @@ mod tests {
         .iter()
         .map(|(l, dev)| (l.to_string(), Some(dev.to_string())))
         .collect();
-        let poller = TempPoller::start(config, targets);
+        let run = d.path().join("run");
+        std::fs::create_dir(&run).unwrap();
+        let poller = TempPoller::start(config, targets, &run);
         let drives = ["/dev/nvme1n1", "/dev/nvme0n1", "/dev/sdb", "/dev/sde"];
         let before = wait_for_calls(&smartctl, &drives, &Default::default(), 8);
         // The drives throttle: their next answers carry the grown counters.
@@ -938,7 +1000,8 @@ mod tests {
         assert_eq!(nvme.after.as_ref().unwrap().sensors, "1=35");
         // Before, during (one a poll) and the last reading after the stop.
         assert!(nvme.readings >= 8, "{} readings", nvme.readings);
-        let rows: Vec<&DriveLogRecord> = r.log.iter().filter(|x| x.target == "nvme").collect();
+        let logs = drive_log::read_streamed(&run).unwrap();
+        let rows = &logs["nvme"];
         assert_eq!(rows.len(), nvme.readings);
         assert!(rows.windows(2).all(|w| w[0].time_ns < w[1].time_ns));
         assert_eq!(rows[0].tmt1_transitions, Some(9));
@@ -970,6 +1033,7 @@ mod tests {
         );
         let none = log("sata-no-sct");
         assert_eq!((none.kind, none.readings), (None, 0));
+        assert!(!logs.contains_key("sata-no-sct"));
         let note = none.note.as_deref().unwrap();
         assert!(
             note.contains("gives no thermal record") && note.contains("-d sat"),
@@ -978,13 +1042,172 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)] // the recorded smartctl is a shell script
+    fn readings_are_in_the_files_while_the_poller_runs_and_read_back_as_polled() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let d = tempfile::tempdir().unwrap();
+        // The recorded NVMe answer after a throttle, each call with its own temperature
+        // (30 + call number) and TMT1 transition count (the call number); every answer is
+        // logged as "DISK TEMPERATURE COUNT" to smartctl.answers.
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../fixtures/smartctl/derived/nvme-toshiba-kxg6.after-throttle.json");
+        let smartctl = d.path().join("smartctl");
+        std::fs::write(
+            &smartctl,
+            format!(
+                "#!/bin/sh\nd=\nfor a in \"$@\"; do case \"$a\" in /*) d=$a;; esac; done\n\
+                 n=$(cat \"$0.n\" 2>/dev/null || echo 0); n=$((n+1)); echo $n > \"$0.n\"\n\
+                 echo \"$d $((30+n)) $n\" >> \"$0.answers\"\necho \"$d\" >> \"$0.calls\"\n\
+                 sed -e \"s/\\\"current\\\": 35/\\\"current\\\": $((30+n))/\" \
+                 -e \"s/\\\"thermal_mgmt_temperature_1_transition_count\\\": 12/\\\"thermal_mgmt_temperature_1_transition_count\\\": $n/\" '{}'\n",
+                fixture.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&smartctl, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let config = PollerConfig {
+            smartctl: smartctl.clone(),
+            interval: Duration::from_millis(100),
+            ..Default::default()
+        };
+        let run = d.path().join("run");
+        std::fs::create_dir(&run).unwrap();
+        let targets = vec![
+            ("a".to_string(), Some("/dev/nvme0n1".to_string())),
+            ("b,2".to_string(), Some("/dev/nvme1n1".to_string())),
+        ];
+        let poller = TempPoller::start(config, targets, &run);
+        let drives = ["/dev/nvme0n1", "/dev/nvme1n1"];
+        // Detection, then at least three polls of each drive.
+        let seen = wait_for_calls(&smartctl, &drives, &Default::default(), 4);
+        // While the poller runs: both files hold whole lines, each target's first readings.
+        let temps_running = drive_temp::read_streamed(&run).unwrap();
+        let logs_running = drive_log::read_streamed(&run).unwrap();
+        for name in [drive_temp::FILE_NAME, drive_log::FILE_NAME] {
+            let text = std::fs::read_to_string(run.join(name)).unwrap();
+            assert!(text.ends_with('\n'), "{name}: {text}");
+        }
+        for t in ["a", "b,2"] {
+            assert!(temps_running[t].len() >= 2, "{t}: {temps_running:?}");
+            assert!(logs_running[t].len() >= 2, "{t}: {logs_running:?}");
+        }
+        // It goes on polling after that read.
+        wait_for_calls(&smartctl, &drives, &seen, 3);
+        let r = poller.stop();
+        // What smartctl answered, per drive in call order; its first answer was detection.
+        let answers = std::fs::read_to_string(smartctl.with_extension("answers")).unwrap();
+        let polled = |disk: &str| -> Vec<(f64, u64)> {
+            answers
+                .lines()
+                .filter_map(|l| {
+                    let v: Vec<&str> = l.split(' ').collect();
+                    (v[0] == disk).then(|| (v[1].parse().unwrap(), v[2].parse().unwrap()))
+                })
+                .skip(1)
+                .collect()
+        };
+        let temps = drive_temp::read_streamed(&run).unwrap();
+        let logs = drive_log::read_streamed(&run).unwrap();
+        for (t, disk) in [("a", "/dev/nvme0n1"), ("b,2", "/dev/nvme1n1")] {
+            let want = polled(disk);
+            let got: Vec<(f64, u64)> = temps[t]
+                .iter()
+                .zip(&logs[t])
+                .map(|(x, l)| (x.1, l.tmt1_transitions.unwrap()))
+                .collect();
+            assert_eq!(got, want, "{t}");
+            assert_eq!((temps[t].len(), logs[t].len()), (want.len(), want.len()));
+            // What was read while the poller ran is the start of what it ended with.
+            assert_eq!(
+                temps[t][..temps_running[t].len()],
+                temps_running[t][..],
+                "{t}"
+            );
+            assert_eq!(logs[t][..logs_running[t].len()], logs_running[t][..], "{t}");
+            let s = r.sources.iter().find(|s| s.target == t).unwrap();
+            assert_eq!(s.samples, want.len(), "{t}");
+            let lo = want.iter().map(|w| w.0).fold(f64::INFINITY, f64::min);
+            let hi = want.iter().map(|w| w.0).fold(f64::NEG_INFINITY, f64::max);
+            assert_eq!(s.range_c, Some((lo, hi)), "{t}");
+            let l = r.logs.iter().find(|l| l.target == t).unwrap();
+            assert_eq!(l.after.as_ref(), logs[t].last(), "{t}");
+        }
+        assert_eq!(
+            (r.temp.rows, r.log.rows),
+            (
+                temps.values().map(|v| v.len() as u64).sum(),
+                logs.values().map(|v| v.len() as u64).sum()
+            )
+        );
+        assert_eq!(
+            (r.temp.failure.as_ref(), r.log.failure.as_ref()),
+            (None, None)
+        );
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")] // /dev/full; the recorded smartctl is a shell script
+    fn a_full_disk_loses_the_readings_not_the_poller_and_says_how_many() {
+        let d = tempfile::tempdir().unwrap();
+        let smartctl = replay_smartctl(
+            d.path(),
+            &[(
+                "default.json",
+                "derived/nvme-toshiba-kxg6.after-throttle.json",
+            )],
+        );
+        let config = PollerConfig {
+            smartctl: smartctl.clone(),
+            interval: Duration::from_millis(100),
+            ..Default::default()
+        };
+        let run = d.path().join("run");
+        std::fs::create_dir(&run).unwrap();
+        // Every write to drive_temp.csv fails with ENOSPC, as on a full disk.
+        std::os::unix::fs::symlink("/dev/full", run.join(drive_temp::FILE_NAME)).unwrap();
+        let poller = TempPoller::start(
+            config,
+            vec![("t".into(), Some("/dev/nvme0n1".into()))],
+            &run,
+        );
+        wait_for_calls(&smartctl, &["/dev/nvme0n1"], &Default::default(), 4);
+        let r = poller.stop();
+        let s = &r.sources[0];
+        assert!(s.answered && s.samples >= 3, "{s:?}");
+        assert_eq!(r.temp.rows, 0);
+        let said = r.temp.failure.as_deref().unwrap();
+        assert!(
+            said.contains("No space left on device")
+                && said.contains(&format!(
+                    "{} readings from then on were not written",
+                    s.samples
+                )),
+            "{said}"
+        );
+        // The other file is written all the same.
+        assert_eq!(r.log.failure, None);
+        let logs = drive_log::read_streamed(&run).unwrap();
+        assert_eq!(logs["t"].len() as u64, r.log.rows);
+        assert_eq!(r.logs[0].readings, logs["t"].len());
+    }
+
+    #[test]
     fn missing_smartctl_is_said_and_the_poller_ends() {
         let config = PollerConfig {
             smartctl: PathBuf::from("/nonexistent/smartctl"),
             ..Default::default()
         };
-        let r = TempPoller::start(config, vec![("t".into(), Some("/dev/sdb".into()))]).stop();
+        let run = tempfile::tempdir().unwrap();
+        let r = TempPoller::start(
+            config,
+            vec![("t".into(), Some("/dev/sdb".into()))],
+            run.path(),
+        )
+        .stop();
         assert!(!r.sources[0].answered);
+        // No reading, no file.
+        assert_eq!(r.temp, Written::default());
+        assert_eq!(std::fs::read_dir(run.path()).unwrap().count(), 0);
         assert!(r.sources[0]
             .note
             .as_deref()

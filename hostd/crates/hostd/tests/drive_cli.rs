@@ -6,20 +6,8 @@
 
 mod common;
 
-use common::{disk_tempdir, hostd_run, read_json};
-use std::path::{Path, PathBuf};
-
-/// A smartctl that prints the recorded answer `fixture` for any device and type.
-fn replay(dir: &Path, fixture: &str) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt as _;
-    let answer = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../fixtures/smartctl")
-        .join(fixture);
-    let script = dir.join("smartctl");
-    std::fs::write(&script, format!("#!/bin/sh\ncat '{}'\n", answer.display())).unwrap();
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    script
-}
+use common::{disk_tempdir, hostd_run, read_json, replay_smartctl as replay};
+use std::path::Path;
 
 fn run(work: &Path, smartctl: &Path) -> (serde_json::Value, serde_json::Value, String) {
     let target = work.join("target");

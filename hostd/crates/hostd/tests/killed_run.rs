@@ -1,6 +1,7 @@
 //! A `hostd run` killed with SIGKILL on a real device (a loop device, ext4, direct I/O):
-//! `hostd analyze` reads what it left, and `hostd clean` removes its test files and
-//! nothing else, however often it is run. Needs root and loop devices (`common::realdev`;
+//! `hostd analyze` reads what it left (its 100 ms counters included, streamed as they
+//! came), and `hostd clean` removes its test files and nothing else, however often it is
+//! run. Needs root and loop devices (`common::realdev`;
 //! skipped with the reason elsewhere).
 #![cfg(target_os = "linux")] // loop devices and mount: Linux only
 
@@ -75,6 +76,21 @@ fn a_killed_run_analyses_and_hostd_clean_removes_only_its_test_files() {
     child.wait().unwrap();
     let done = rows(&run);
     assert!((20..400).contains(&done), "{done} files before the kill");
+
+    // The 100 ms counters were in their file as they came: whole lines, in time order, never
+    // going down, counting the bytes of the files finished well before the kill.
+    let csv = std::fs::read_to_string(run.join("counters.csv")).unwrap();
+    assert!(csv.ends_with('\n'), "{csv}");
+    let counters = hostd_records::counters::read(&run).unwrap();
+    let label = target.to_string_lossy();
+    let mine = &counters[label.as_ref()];
+    assert!(mine.len() >= 2, "{counters:?}");
+    assert!(mine.windows(2).all(|w| w[0].time_ns < w[1].time_ns));
+    assert!(
+        mine.last().unwrap().bytes >= 10 << 20,
+        "{:?} after {done} files of 1 MB",
+        mine.last()
+    );
 
     // The run directory analyses, every finished file included.
     let analyze = hostd().arg("analyze").arg(&run).output().unwrap();

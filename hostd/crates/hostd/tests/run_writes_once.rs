@@ -1,13 +1,15 @@
-//! One `hostd run --profile quick --probe sim` writing to a private influxd, traced with
+//! One `hostd run --profile quick --probe sim` writing to a private influxd, its drive
+//! answering SMART through a smartctl that replays a recorded answer, traced with
 //! `strace`: every file of the run directory is written by exactly one open (an atomic
 //! temporary-and-rename counts as one; `manifest.json` is written twice, at the start and
 //! with the final status). What the run streams as it goes is read back once at its end,
 //! as `hostd analyze` reads it, so that the run's memory does not grow with its length
-//! (issue 24): `files.csv`, `intervals.csv`, `files-probe.csv`, `probe-link.jsonl` and the
-//! latency logs (exactly once), and the
-//! probe record in `probe/` (a segment's sample count, then its samples; a levels file's
-//! 10 ms bins). The run opens no other file of its directory for reading: from there its
-//! records flow in memory from the part that made them to the parts after it (issue 25).
+//! (issue 24): `files.csv`, `files-probe.csv`, `intervals.csv`, `counters.csv`,
+//! `drive_temp.csv`, `drive_log.csv`, `probe-link.jsonl` and the latency logs (exactly
+//! once), and the probe record in `probe/` (a segment's sample count, then its samples; a
+//! levels file's 10 ms bins). The run opens no other file of its directory for reading:
+//! from there its records flow in memory from the part that made them to the parts after
+//! it (issue 25).
 //!
 //! `spool/` is left out: it is InfluxDB's outage queue, written and read back by design
 //! while the server is away.
@@ -18,7 +20,7 @@ use std::path::Path;
 use std::process::Command;
 
 mod common;
-use common::{assert_ok, disk_target, hostd_run, to_influx};
+use common::{assert_ok, disk_target, hostd_run, replay_smartctl, to_influx};
 
 /// How often the run opened one file of its directory.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -129,6 +131,11 @@ fn a_probed_run_to_influxdb_writes_each_run_file_once_and_reads_none() {
     let trace_path = work.path().join("run.strace");
     let mut run_cmd = hostd_run("quick", [&target], &run);
     run_cmd.args(["--probe", "sim"]);
+    #[cfg(unix)]
+    run_cmd.env(
+        "THROTTLESCOPE_SMARTCTL",
+        replay_smartctl(work.path(), "nvme-direct.json"),
+    );
     to_influx(&mut run_cmd, &server);
     let mut cmd = Command::new("strace");
     cmd.args([
@@ -164,6 +171,8 @@ fn a_probed_run_to_influxdb_writes_each_run_file_once_and_reads_none() {
         "probe/levels-000000.parquet",
         "probe-link.jsonl",
         "counters.csv",
+        "drive_temp.csv",
+        "drive_log.csv",
     ] {
         assert!(files.contains_key(name), "{name} not written: {files:#?}");
     }
@@ -174,6 +183,9 @@ fn a_probed_run_to_influxdb_writes_each_run_file_once_and_reads_none() {
         // Appended by the probe part as each file's figures settle, and its link events.
         "files-probe.csv",
         "probe-link.jsonl",
+        "counters.csv",
+        "drive_temp.csv",
+        "drive_log.csv",
         hostd_records::latency::FILES_LOG,
         hostd_records::latency::INTERVALS_LOG,
     ];

@@ -40,11 +40,22 @@ pub(crate) fn read_table<R: Columns, T>(
     version: u32,
     read: impl FnOnce(&mut Table<'_>, &[Option<usize>]) -> Result<T>,
 ) -> Result<T> {
-    read_file(dir, name, version, |path, buf| {
-        let mut t = Table::new(path, buf)?;
-        let cols = t.columns_of::<R>()?;
-        read(&mut t, &cols)
-    })
+    crate::version::check_csv(dir, name, version)?;
+    read_table_as_written::<R, T>(dir, name, read)
+}
+
+/// As [`read_table`], without asking `manifest.json` for the format: for a file this
+/// build's `hostd run` has just streamed, read back at the run's end.
+pub(crate) fn read_table_as_written<R: Columns, T>(
+    dir: &Path,
+    name: &str,
+    read: impl FnOnce(&mut Table<'_>, &[Option<usize>]) -> Result<T>,
+) -> Result<T> {
+    let path = dir.join(name);
+    let buf = slurp(&path)?;
+    let mut t = Table::new(&path, &buf)?;
+    let cols = t.columns_of::<R>()?;
+    read(&mut t, &cols)
 }
 
 /// A CSV file being read: header by name, records with their file lines.

@@ -4,8 +4,9 @@
 //! change over a phase.
 
 use crate::columns::{column_table, Columns as _, Value};
-use crate::csvio::{read_table, CsvOut};
+use crate::csvio::{read_table, read_table_as_written, CsvOut, Table};
 use crate::error::Result;
+use crate::row_stream::RowStream;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -188,6 +189,15 @@ impl DriveLogDelta {
     }
 }
 
+/// `dir/drive_log.csv` written as the readings come (`hostd run`'s poller): created with
+/// the first reading, each append whole and at once in the file ([`RowStream`]).
+pub type Stream = RowStream<DriveLogRecord>;
+
+/// A [`Stream`] into `dir/drive_log.csv`.
+pub fn stream(dir: &Path) -> Stream {
+    RowStream::new(dir.join(FILE_NAME), "readings")
+}
+
 /// Writes `dir/drive_log.csv`, one row per reading.
 pub fn write(dir: &Path, rows: &[DriveLogRecord]) -> Result<()> {
     let mut w = CsvOut::create(&dir.join(FILE_NAME), COLUMNS)?;
@@ -200,14 +210,22 @@ pub fn write(dir: &Path, rows: &[DriveLogRecord]) -> Result<()> {
 /// Reads `dir/drive_log.csv` per target in time order; refuses a newer format and names
 /// the line and column of a bad cell.
 pub fn read(dir: &Path) -> Result<DriveLogs> {
-    read_table::<DriveLogRecord, _>(dir, FILE_NAME, FORMAT_VERSION, |t, cols| {
-        let mut rows = Vec::new();
-        t.each_record(cols, |r: DriveLogRecord, _| {
-            rows.push(r);
-            Ok(())
-        })?;
-        Ok(group(rows))
-    })
+    read_table::<DriveLogRecord, _>(dir, FILE_NAME, FORMAT_VERSION, parse)
+}
+
+/// Reads back `dir/drive_log.csv` that this build's `hostd run` has just streamed ([`Stream`]):
+/// as [`read`], without asking `manifest.json` for the format (it is this build's).
+pub fn read_streamed(dir: &Path) -> Result<DriveLogs> {
+    read_table_as_written::<DriveLogRecord, _>(dir, FILE_NAME, parse)
+}
+
+fn parse(t: &mut Table<'_>, cols: &[Option<usize>]) -> Result<DriveLogs> {
+    let mut rows = Vec::new();
+    t.each_record(cols, |r: DriveLogRecord, _| {
+        rows.push(r);
+        Ok(())
+    })?;
+    Ok(group(rows))
 }
 
 /// The readings per target in time order (what [`read`] gives for a file's rows).

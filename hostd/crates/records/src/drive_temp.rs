@@ -2,8 +2,9 @@
 //! the run, per target (docs/run-directory.md "Drive").
 
 use crate::columns::{column_table, Columns as _, Value};
-use crate::csvio::{read_table, CsvOut};
+use crate::csvio::{read_table, read_table_as_written, CsvOut, Table};
 use crate::error::Result;
+use crate::row_stream::RowStream;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -38,6 +39,15 @@ column_table! {
 /// Per target: (host Unix ns, °C) of the drive's own temperature, in time order.
 pub type DriveTemps = BTreeMap<String, Vec<(i64, f64)>>;
 
+/// `dir/drive_temp.csv` written as the readings come (`hostd run`'s poller): created with
+/// the first reading, each append whole and at once in the file ([`RowStream`]).
+pub type Stream = RowStream<DriveTempRecord>;
+
+/// A [`Stream`] into `dir/drive_temp.csv`.
+pub fn stream(dir: &Path) -> Stream {
+    RowStream::new(dir.join(FILE_NAME), "readings")
+}
+
 /// Writes `dir/drive_temp.csv`, one row per reading.
 pub fn write(dir: &Path, rows: &[DriveTempRecord]) -> Result<()> {
     let mut w = CsvOut::create(&dir.join(FILE_NAME), COLUMNS)?;
@@ -50,14 +60,22 @@ pub fn write(dir: &Path, rows: &[DriveTempRecord]) -> Result<()> {
 /// Reads `dir/drive_temp.csv` per target, (host ns, °C) in time order; refuses a newer
 /// format and names the line and column of a bad cell.
 pub fn read(dir: &Path) -> Result<DriveTemps> {
-    read_table::<DriveTempRecord, _>(dir, FILE_NAME, FORMAT_VERSION, |t, cols| {
-        let mut rows = Vec::new();
-        t.each_record(cols, |r: DriveTempRecord, _| {
-            rows.push(r);
-            Ok(())
-        })?;
-        Ok(group(rows))
-    })
+    read_table::<DriveTempRecord, _>(dir, FILE_NAME, FORMAT_VERSION, parse)
+}
+
+/// Reads back `dir/drive_temp.csv` that this build's `hostd run` has just streamed ([`Stream`]):
+/// as [`read`], without asking `manifest.json` for the format (it is this build's).
+pub fn read_streamed(dir: &Path) -> Result<DriveTemps> {
+    read_table_as_written::<DriveTempRecord, _>(dir, FILE_NAME, parse)
+}
+
+fn parse(t: &mut Table<'_>, cols: &[Option<usize>]) -> Result<DriveTemps> {
+    let mut rows = Vec::new();
+    t.each_record(cols, |r: DriveTempRecord, _| {
+        rows.push(r);
+        Ok(())
+    })?;
+    Ok(group(rows))
 }
 
 /// The readings per target, (host ns, °C) in time order: what [`read`] gives for the rows

@@ -45,7 +45,8 @@ pub struct RunOutcome {
     pub files: Vec<FileRecord>,
     /// 1 s intervals.
     pub intervals: Vec<IntervalRecord>,
-    /// Per target: (host Unix ns, cumulative bytes) every 100 ms.
+    /// Per target: (host Unix ns, cumulative bytes) every 100 ms (empty when the runner
+    /// collected no records: then in `counters.csv`).
     pub samples: Vec<Vec<(u64, u64)>>,
     /// Warnings shown to the user.
     pub warnings: Vec<String>,

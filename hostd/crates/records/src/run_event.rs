@@ -1,5 +1,5 @@
 //! The events of a run as it goes (`run-events.jsonl` holds them, one a line, except the
-//! file and interval records, which have their own files): what the workload's runner
+//! file, interval, latency and counter records, which have their own files): what the workload's runner
 //! reports to every part of a run, in order per target.
 
 use crate::files::FileRecord;
@@ -99,6 +99,14 @@ pub enum RunEvent {
     /// an interval (right after its [`RunEvent::Interval`]); none for
     /// backends that do no real I/O.
     Latency(LatencyRecord),
+    /// One 100 ms sample of every target's byte counter (a row of `counters.csv` per
+    /// target), from the sampler that makes the intervals.
+    Counters {
+        /// Host Unix ns of the sample.
+        time_ns: u64,
+        /// Per target index: cumulative bytes of all its phases (prepare included).
+        bytes: Vec<u64>,
+    },
     /// Device activity of one target changed (0 idle … 1 full load). The
     /// probe link drives the simulator with `load` = min(1, Σ levels).
     Activity {

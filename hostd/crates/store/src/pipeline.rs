@@ -4,7 +4,10 @@
 //! [`Stage`]: record → enrich → analyse → export → archive (hyperfine's `src/export/` and
 //! tokio-console are the models: one small trait, one file per part, a list that owns them).
 //!
-//! A run's records flow through it in memory, never back through the run directory:
+//! A run's records flow through it in memory, never from one part back through the run
+//! directory to another (what the run streams to its files as it goes — the workload's
+//! rows and counters, the drive's readings, the probe's samples — is read back once at its
+//! end, so that memory does not grow with the run's length):
 //! - while the run goes, every part sees every [`RunEvent`] ([`RunPart::on_event`]) and a
 //!   part that records the probe hands its samples to the others' [`RunPart::probe_feed`]s;
 //! - at the end, [`Pipeline::finish`] hands every part, stage by stage, the same

@@ -3,16 +3,17 @@
 //! `corrupt.csv` (only when corruption was found), and, once an I/O was timed, the full
 //! latency histograms in `latency-files.hlog` and `latency-intervals.hlog` (HdrHistogram
 //! interval logs, `docs/latency.md`; the percentiles are columns of `files.csv` and
-//! `intervals.csv`). Each file is written once, by this part, and never read back:
-//! `manifest.json` at the start and once more with the final status; rows are written and
-//! flushed as they come, so an interrupted, failed or killed run keeps everything up to
-//! that point. `files.csv` holds what the workload knows of each file as the file
+//! `intervals.csv`). Each file is written once, by this part: `manifest.json` at the start
+//! and once more with the final status; rows (the 100 ms counters of `counters.csv`
+//! included) are written and flushed as they come, so an interrupted, failed or killed run
+//! keeps everything up to that point. What `hostd run` needs of them at its end it reads
+//! back once ([`read_back`], [`read_back_counters`]). `files.csv` holds what the workload knows of each file as the file
 //! completes; what a part of [`Stage::Enrich`] adds to the records at the end (the probe's
 //! figures) is that part's own file (`files-probe.csv`).
 
 use crate::pipeline::{RunPart, RunRecords, RunStart, Stage};
 use anyhow::Context;
-use hostd_records::counters::CounterRecord;
+use hostd_records::counters::{self, Counters};
 use hostd_records::latency::LatencyLogWriter;
 use hostd_records::{
     files, intervals, latency, FileRecord, IntervalRecord, LatencyRecord, LatencyScope, RunEvent,
@@ -22,22 +23,17 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-/// Writes `counters.csv` into `dir`: per target (label), the runner's 100 ms samples of its
-/// cumulative bytes (all phases), `samples[i]` belonging to `labels[i]`.
-pub fn write_counters(
-    dir: &Path,
-    labels: &[String],
-    samples: &[Vec<(u64, u64)>],
-) -> anyhow::Result<()> {
-    let samples: Vec<Vec<CounterRecord>> = samples
-        .iter()
-        .map(|s| {
-            s.iter()
-                .map(|&(time_ns, bytes)| CounterRecord { time_ns, bytes })
-                .collect()
-        })
-        .collect();
-    Ok(hostd_records::counters::write(dir, labels, &samples)?)
+/// The 100 ms byte counters [`RunDir`] streamed into `dir/counters.csv`, read back once for
+/// the end of `hostd run` (which keeps none of them in memory as it goes), per target label
+/// in time order, as `hostd analyze` reads them. None when the run made no sample (the
+/// file is then missing).
+pub fn read_back_counters(dir: &Path) -> anyhow::Result<Option<Counters>> {
+    if !dir.join(counters::FILE_NAME).exists() {
+        return Ok(None);
+    }
+    Ok(Some(
+        counters::read_streamed(dir).context("reading back the run's counters.csv")?,
+    ))
 }
 
 /// The workload's records as [`RunDir`] streamed them into `dir`, read back for the end of
@@ -144,6 +140,10 @@ struct Open {
     files: Option<files::Writer>,
     intervals: intervals::Writer,
     events: BufWriter<File>,
+    /// `counters.csv`, a row per target at each 100 ms sample.
+    counters: counters::Stream,
+    /// The targets' labels, by index (from the manifest at the start).
+    labels: Vec<String>,
     /// The run's start (host Unix ns): the latency logs' BaseTime.
     start_ns: u64,
     latency: Option<LatencyFiles>,
@@ -156,9 +156,10 @@ struct LatencyFiles {
 }
 
 /// The files [`RunDir::create`] and the run's start make: what [`discard`] takes back.
-const CREATED: [&str; 6] = [
+const CREATED: [&str; 7] = [
     files::FILE_NAME,
     intervals::FILE_NAME,
+    counters::FILE_NAME,
     "run-events.jsonl",
     hostd_records::manifest::FILE_NAME,
     latency::FILES_LOG,
@@ -201,6 +202,8 @@ impl RunDir {
                 files: None,
                 intervals: intervals::Writer::create(dir)?,
                 events: BufWriter::new(events),
+                counters: counters::Stream::new(dir),
+                labels: Vec::new(),
                 start_ns: 0,
                 latency: None,
             }),
@@ -288,6 +291,12 @@ impl RunPart for RunDir {
     fn start(&mut self, run: &mut RunStart<'_>) -> anyhow::Result<Option<serde_json::Value>> {
         let mut open = self.lock();
         open.start_ns = run.manifest.start_ns;
+        open.labels = run
+            .manifest
+            .targets
+            .iter()
+            .map(|t| t.label.clone())
+            .collect();
         open.files = Some(files::Writer::create(&self.dir)?);
         hostd_records::manifest::write(&self.dir, run.manifest)?;
         Ok(None)
@@ -302,6 +311,12 @@ impl RunPart for RunDir {
                 }
             }
             RunEvent::Interval(r) => open.intervals.write(r)?,
+            // A write that fails loses the counters, not the run's other files: said at
+            // the end ([`counters::Stream::failure`]).
+            RunEvent::Counters { time_ns, bytes } => {
+                let open = &mut *open;
+                open.counters.append(*time_ns, &open.labels, bytes);
+            }
             // Its own files; one line per second would swamp the event log.
             RunEvent::Latency(r) => open.latency(&self.dir, self.kept.as_deref(), r)?,
             other => {
@@ -314,15 +329,9 @@ impl RunPart for RunDir {
     }
 
     fn finish(&mut self, run: &mut RunRecords<'_>) -> anyhow::Result<()> {
-        // The 100 ms byte counters: a file for other tools (the parts got them in memory).
-        let labels: Vec<String> = run
-            .outcome
-            .targets
-            .iter()
-            .map(|t| t.label.clone())
-            .collect();
-        if let Err(e) = write_counters(&self.dir, &labels, &run.outcome.samples) {
-            run.summary.warnings.push(format!("counters.csv: {e:#}"));
+        // The 100 ms byte counters went to their file as they came.
+        if let Some(f) = self.lock().counters.failure() {
+            run.summary.warnings.push(format!("counters.csv: {f}"));
         }
         // Final figures a part keeps under `manifest` in its summary section (the probe's
         // alignment uncertainty and link counters) go into the manifest too.
@@ -339,5 +348,52 @@ impl RunPart for RunDir {
         let summary = hostd_records::summary::write(&self.dir, &run.summary);
         manifest?;
         Ok(summary?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hostd_records::counters::CounterRecord;
+    use hostd_records::manifest::{Manifest, TargetInfo};
+
+    #[test]
+    fn counters_go_to_their_file_as_they_come_and_read_back_once_per_target() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("run");
+        let mut sink = RunDir::create(&dir).unwrap();
+        let targets = ["a", "b,c"]
+            .map(|l| TargetInfo::simulated(l, "write", l))
+            .to_vec();
+        sink.start(&mut RunStart {
+            manifest: &Manifest::new("r", 1_000, targets),
+            dir: &dir,
+            probe_feeds: &mut Vec::new(),
+        })
+        .unwrap();
+        assert!(read_back_counters(&dir).unwrap().is_none(), "no sample yet");
+        let mut want = [Vec::new(), Vec::new()];
+        for k in 0..4u64 {
+            let (time_ns, bytes) = (1_000 + k * 100_000_000, vec![k << 20, k * k]);
+            sink.on_event(&RunEvent::Counters {
+                time_ns,
+                bytes: bytes.clone(),
+            })
+            .unwrap();
+            for (w, b) in want.iter_mut().zip(bytes) {
+                w.push(CounterRecord { time_ns, bytes: b });
+            }
+            // In the file at once, both targets' rows, whole lines: a kill keeps them.
+            let text = std::fs::read_to_string(dir.join(counters::FILE_NAME)).unwrap();
+            assert_eq!(text.lines().count() as u64, 1 + 2 * (k + 1), "{text}");
+            assert!(text.ends_with('\n'));
+        }
+        let back = read_back_counters(&dir).unwrap().unwrap();
+        assert_eq!(back["a"], want[0]);
+        assert_eq!(back["b,c"], want[1]);
+        // The event log keeps them out: they have their own file.
+        drop(sink);
+        let events = std::fs::read_to_string(dir.join("run-events.jsonl")).unwrap();
+        assert!(!events.contains("counters"), "{events}");
     }
 }

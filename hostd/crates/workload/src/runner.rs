@@ -108,10 +108,11 @@ pub struct RunConfig {
     pub start_state: crate::start_state::StartState,
     /// What measured steps wait for before they start (a temperature gate), if anything.
     pub gate: Option<Arc<dyn crate::gate::StepGate>>,
-    /// Whether [`RunOutcome`] collects every file record and interval (`files`,
-    /// `intervals`). `false` leaves both empty: the records reach only the observer (a
-    /// long run's caller streams them to disk and reads them back, so its memory does not
-    /// grow with the run).
+    /// Whether [`RunOutcome`] collects every file record, interval and 100 ms counter
+    /// sample (`files`, `intervals`, `samples`). `false` leaves them empty: the records
+    /// reach only the observer ([`RunEvent::FileEnd`], [`RunEvent::Interval`],
+    /// [`RunEvent::Counters`]; a long run's caller streams them to disk and reads them
+    /// back, so its memory does not grow with the run).
     pub collect_records: bool,
     /// Where `[steady_state]`'s `temp_slope` reads each target's temperature, if anywhere.
     pub thermometer: Option<Arc<dyn crate::steady::Thermometer>>,
@@ -337,7 +338,7 @@ struct Shared {
     finished: AtomicBool,
     /// The sampler's 1 s intervals.
     intervals: Mutex<Vec<IntervalRecord>>,
-    /// The sampler's 100 ms samples per target.
+    /// The sampler's 100 ms samples per target (when collecting records).
     samples: Mutex<Vec<Vec<(u64, u64)>>>,
     /// What the adaptive programs and mixed jobs found.
     programs: Mutex<Vec<hostd_records::programs::ProgramReport>>,
@@ -362,7 +363,11 @@ impl Shared {
             active: Mutex::new(Vec::new()),
             finished: AtomicBool::new(false),
             intervals: Mutex::new(Vec::new()),
-            samples: Mutex::new(vec![Vec::new(); n]),
+            samples: Mutex::new(if collect_records {
+                vec![Vec::new(); n]
+            } else {
+                Vec::new()
+            }),
             programs: Mutex::new(Vec::new()),
             preparation: Mutex::new(Vec::new()),
         }
@@ -827,9 +832,15 @@ fn sampler(
     let mut last_phase = vec![String::new(); n];
     let mut k: u64 = 1;
     let record = |now_ns: u64, bytes: &[u64]| {
-        let mut s = samples.lock().unwrap();
-        for (i, &b) in bytes.iter().enumerate() {
-            s[i].push((now_ns, b));
+        observer(&RunEvent::Counters {
+            time_ns: now_ns,
+            bytes: bytes.to_vec(),
+        });
+        if cfg.collect_records {
+            let mut s = samples.lock().unwrap();
+            for (i, &b) in bytes.iter().enumerate() {
+                s[i].push((now_ns, b));
+            }
         }
     };
     record(start_ns, &last_bytes);

@@ -186,9 +186,9 @@ fn verified_4k_reads_are_timed_and_checked_on_both_engines() {
     }
 }
 
-/// Without `collect_records` (what `hostd run` does) the outcome keeps no file record and
-/// no interval, and the observer still hears every one of them, with its latency: a long
-/// run's memory does not grow with its files.
+/// Without `collect_records` (what `hostd run` does) the outcome keeps no file record, no
+/// interval and no counter sample, and the observer still hears every one of them, with its
+/// latency: a long run's memory does not grow with its files or its length.
 #[test]
 fn a_run_not_collecting_records_hands_each_only_to_the_observer() {
     let dir = disk_tempdir();
@@ -215,4 +215,30 @@ fn a_run_not_collecting_records_hands_each_only_to_the_observer() {
     assert!(events.iter().any(|e| matches!(e, RunEvent::Interval(_))));
     let (files, _) = latency_counts(&events);
     assert_eq!(files.len(), ends);
+    // The 100 ms counters: none kept, each heard, in time order, never going down, up to
+    // every byte the target moved.
+    assert!(out.samples.is_empty(), "{:?}", out.samples);
+    let counters: Vec<(u64, u64)> = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Counters { time_ns, bytes } => Some((*time_ns, bytes[0])),
+            _ => None,
+        })
+        .collect();
+    assert!(counters.len() >= 2, "{counters:?}");
+    assert!(counters
+        .windows(2)
+        .all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1));
+    assert_eq!(counters[0].1, 0);
+    let moved: u64 = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::FileEnd(f) => Some(f.bytes),
+            _ => None,
+        })
+        .sum();
+    assert!(
+        counters.last().unwrap().1 >= moved,
+        "{counters:?} < {moved}"
+    );
 }

@@ -14,7 +14,6 @@ mod thermo;
 
 use anyhow::bail;
 use hostd_records::conditions::Conditions;
-use hostd_records::counters::CounterRecord;
 use hostd_records::manifest::FORMAT_VERSION;
 use hostd_records::profile::Profile;
 use hostd_records::{Manifest, RunEvent, RunOutcome, RunStatus, Summary};
@@ -483,11 +482,15 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             Default::default()
         }
     };
+    let counters = rundir::read_back_counters(&out_dir).unwrap_or_else(|e| {
+        outcome.warnings.push(format!("{e:#}"));
+        None
+    });
     let mut summary = Summary::compute(&run_id, &outcome, &latency);
     summary.conditions = manifest.conditions.clone();
     // From here the run's records flow in memory from stage to stage: after that one read
     // of what the run directory streamed, no part reads back what another wrote.
-    let data = run_data(&outcome, &labels, latency, &manifest.conditions);
+    let data = run_data(&outcome, counters, latency, &manifest.conditions);
     let mut records = RunRecords {
         dir: &out_dir,
         manifest,
@@ -610,30 +613,19 @@ pub(crate) fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
-/// The analysis input of a finished run from the records in memory: the same value
-/// `hostd analyze` reads from the run directory (`RunData::read`).
+/// The analysis input of a finished run from the records in memory (those the run directory
+/// streamed read back once): the same value `hostd analyze` reads from the run directory
+/// (`RunData::read`).
 fn run_data(
     outcome: &RunOutcome,
-    labels: &[String],
+    counters: Option<hostd_records::counters::Counters>,
     latency: hostd_records::latency::RunLatency,
     conditions: &Conditions,
 ) -> hostd_records::RunData {
-    let counters = labels
-        .iter()
-        .zip(&outcome.samples)
-        .map(|(label, s)| {
-            let mut c: Vec<CounterRecord> = s
-                .iter()
-                .map(|&(time_ns, bytes)| CounterRecord { time_ns, bytes })
-                .collect();
-            c.sort_by_key(|c| c.time_ns);
-            (label.clone(), c)
-        })
-        .collect();
     let mut run = hostd_records::RunData {
         files: outcome.files.clone(),
         probe: None,
-        counters: Some(counters),
+        counters,
         probe_target: None,
         drive_temp: None,
         drive_log: None,

@@ -55,6 +55,20 @@ pub fn disk_target() -> (tempfile::TempDir, PathBuf, PathBuf) {
     (work, target, run)
 }
 
+/// A smartctl (for `THROTTLESCOPE_SMARTCTL`) that prints the recorded answer `fixture`
+/// (under `fixtures/smartctl`) for any device and type: this machine's disk answers none.
+#[cfg(unix)] // a shell script
+pub fn replay_smartctl(dir: &Path, fixture: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt as _;
+    let answer = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../fixtures/smartctl")
+        .join(fixture);
+    let script = dir.join("smartctl");
+    std::fs::write(&script, format!("#!/bin/sh\ncat '{}'\n", answer.display())).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    script
+}
+
 /// Two empty target directories `a` and `b` in `work` and the path of a run directory
 /// `run` beside them (not created).
 pub fn two_targets_and_a_run(work: &Path) -> (PathBuf, PathBuf, PathBuf) {
