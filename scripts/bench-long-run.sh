@@ -8,7 +8,8 @@
 # Two runs: with the simulated probe at 1 kHz (`--probe sim`), then without a probe, so
 # that the file side's slope shows apart from the probe's samples.
 #
-# Usage: bench-long-run.sh HOSTD [MINUTES]   (BENCH_LONG_PROBE=sim|none|both, default both)
+# Usage: bench-long-run.sh HOSTD [MINUTES]   (BENCH_LONG_PROBE=sim|none|both, default both;
+# BENCH_LONG_RSS_OUT=DIR keeps the resident-set samples there as rss-PROBE.txt)
 # The target is a 3 GB ext4 file system on a loop device over a file in BENCH_LONG_DIR
 # (/var/tmp: on disk; tmpfs has no direct I/O), so a cycle fills 90 % of 3 GB and not of
 # the machine's disk. Needs root (losetup, mount); everything is removed at the end.
@@ -66,18 +67,21 @@ one() {
         sleep "$every"
     done
     wait "$pid" || { cat "$work/out-$probe.txt"; echo "bench-long-run: hostd run failed"; return 1; }
-    # Least-squares slope of RSS (kB) against time after the first minute, and per file;
-    # the last sample is left out (it may fall in the analysis at the run's end).
-    head -n -1 "$log" | awk -v probe="$probe" '
-        $1 >= 60 { n++; sx += $1; sy += $2; sxx += $1*$1; sxy += $1*$2; sf += $3; sff += $3*$3; sfy += $3*$2;
+    # Least-squares slope of RSS (kB) against time from the first minute to the end of
+    # the workload (MINUTES after the start: the samples after it fall in the read-back and
+    # analysis at the run's end, reported apart as the peak), and per file.
+    awk -v probe="$probe" -v until=$((minutes * 60)) '
+        { if ($2 > peak) peak = $2 }
+        $1 >= 60 && $1 <= until { n++; sx += $1; sy += $2; sxx += $1*$1; sxy += $1*$2; sf += $3; sff += $3*$3; sfy += $3*$2;
                    if (!first) { first = $2; f0 = $3 }; last = $2; f1 = $3 }
         END {
             if (n < 3) { print "bench-long-run: too few samples after the first minute"; exit 1 }
             slope = (n*sxy - sx*sy) / (n*sxx - sx*sx)
             per_file = (n*sff - sf*sf) > 0 ? (n*sfy - sf*sy) / (n*sff - sf*sf) * 1024 : 0
-            printf "bench-long-run: probe %s: RSS %d kB at 60 s, %d kB at the last sample; slope after the first minute %.2f KB/s (target < 1 KB/s); %.0f B per file over %d files\n",
-                probe, first, last, slope * 1.024, per_file, f1 - f0
-        }'
+            printf "bench-long-run: probe %s: RSS %d kB at 60 s, %d kB at the workload'"'"'s last sample; slope from the first minute to the workload'"'"'s end %.2f KB/s (target < 1 KB/s); %.0f B per file over %d files; peak %d kB (the end'"'"'s read-back and analysis included)\n",
+                probe, first, last, slope * 1.024, per_file, f1 - f0, peak
+        }' "$log"
+    if [ -n "${BENCH_LONG_RSS_OUT:-}" ]; then cp "$log" "$BENCH_LONG_RSS_OUT/rss-$probe.txt"; fi
     echo "bench-long-run: probe $probe: run directory $(du -sb "$run" | cut -f1) bytes ($(ls "$run" | tr '\n' ' '))"
 }
 
