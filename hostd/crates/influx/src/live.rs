@@ -51,7 +51,8 @@ impl LiveSlot {
             .map(f)
     }
 
-    /// Probe points queued live through [`ProbeStream`]s of this slot.
+    /// Probe points queued live through [`ProbeStream`]s of this slot (not those the
+    /// writer's full queue dropped).
     pub fn probe_points(&self) -> u64 {
         self.streamed.load(Ordering::Relaxed)
     }
@@ -145,8 +146,12 @@ impl ProbeStream {
                 .chain(batch.drain(..))
                 .map(|r| r.point(&l.tags))
                 .collect();
-            l.writer.write_all(&points)?;
-            Ok(points.len())
+            // Live: never stall the probe; a full queue drops (and counts) instead.
+            Ok(if l.writer.offer_all(&points)? {
+                points.len()
+            } else {
+                0
+            })
         });
         match sent {
             Some(n) => {
