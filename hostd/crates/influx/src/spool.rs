@@ -53,11 +53,13 @@ pub enum Full {
     Memory,
 }
 
-/// A batch [`Spool::push`] did not take, handed back.
+/// The part of a batch [`Spool::push`] did not take, handed back.
 #[derive(Debug)]
 pub struct Refused {
-    /// The batch.
+    /// Its lines: the whole batch, or at the cap those past it.
     pub body: String,
+    /// Its points.
+    pub points: usize,
     /// Which bound was reached.
     pub full: Full,
 }
@@ -204,40 +206,37 @@ impl Spool {
 
     /// Appends a batch (`body` is newline-terminated line protocol of `points` lines): to a
     /// file if the cap leaves room and the write succeeds, else to memory if fewer than
-    /// [`Limits::memory_batches`] are there. Refused (and handed back) otherwise; a batch is
-    /// refused at the cap without trying memory, so what is spooled stays the run's points
-    /// in order up to the moment the cap was reached.
+    /// [`Limits::memory_batches`] are there. Refused (and handed back) otherwise. At the cap
+    /// the lines that still fit are spooled and the rest is refused, without trying memory,
+    /// so that the spool holds the run's points in order up to the cap, with no hole.
     pub fn push(&mut self, body: String, points: usize) -> Result<(), Refused> {
-        if let Some(dir) = &self.dir {
-            let bytes = blocks(body.len() as u64);
-            if self.disk_bytes + bytes > self.limits.disk_bytes {
+        if self.dir.is_some() {
+            let room = (self.limits.disk_bytes.saturating_sub(self.disk_bytes) / BLOCK) * BLOCK;
+            if blocks(body.len() as u64) > room {
+                // The lines that fit (whole lines: a batch file is whole line protocol).
+                let fit = body.as_bytes()[..body.len().min(room as usize)]
+                    .iter()
+                    .rposition(|&b| b == b'\n')
+                    .map_or(0, |i| i + 1);
+                let head_points = count_lines(&body.as_bytes()[..fit]);
+                if fit > 0 && self.write_file(&body[..fit], head_points).is_ok() {
+                    return Err(Refused {
+                        body: body[fit..].to_owned(),
+                        points: points - head_points,
+                        full: Full::Disk,
+                    });
+                }
                 return Err(Refused {
                     body,
+                    points,
                     full: Full::Disk,
                 });
             }
-            let seq = self.next_seq;
-            let path = dir.join(format!("{seq:010}.lp"));
-            match write_atomic(&path, body.as_bytes()) {
-                Ok(()) => {
-                    self.next_seq += 1;
-                    self.points += points;
-                    self.disk_bytes += bytes;
-                    self.disk_peak = self.disk_peak.max(self.disk_bytes);
-                    self.queue.push_back(Entry::File {
-                        path,
-                        points,
-                        bytes,
-                    });
-                    return Ok(());
-                }
+            match self.write_file(&body, points) {
+                Ok(()) => return Ok(()),
                 Err(e) => {
                     let first = self.disk_error.is_none();
-                    self.disk_error = Some(format!(
-                        "cannot write spool file {}: {e}; batches are kept in memory (at most {})",
-                        path.display(),
-                        self.limits.memory_batches
-                    ));
+                    self.disk_error = Some(e);
                     if first {
                         tracing::error!("{}", self.disk_error.as_deref().unwrap_or_default());
                     }
@@ -247,6 +246,7 @@ impl Spool {
         if self.memory_batches >= self.limits.memory_batches {
             return Err(Refused {
                 body,
+                points,
                 full: Full::Memory,
             });
         }
@@ -254,6 +254,32 @@ impl Spool {
         self.memory_batches += 1;
         self.memory_peak = self.memory_peak.max(self.memory_batches);
         self.queue.push_back(Entry::Mem { body, points });
+        Ok(())
+    }
+
+    /// Writes a batch file at the end of the queue.
+    fn write_file(&mut self, body: &str, points: usize) -> Result<(), String> {
+        let Some(dir) = &self.dir else {
+            return Err("no spool directory".into());
+        };
+        let path = dir.join(format!("{:010}.lp", self.next_seq));
+        write_atomic(&path, body.as_bytes()).map_err(|e| {
+            format!(
+                "cannot write spool file {}: {e}; batches are kept in memory (at most {})",
+                path.display(),
+                self.limits.memory_batches
+            )
+        })?;
+        let bytes = blocks(body.len() as u64);
+        self.next_seq += 1;
+        self.points += points;
+        self.disk_bytes += bytes;
+        self.disk_peak = self.disk_peak.max(self.disk_bytes);
+        self.queue.push_back(Entry::File {
+            path,
+            points,
+            bytes,
+        });
         Ok(())
     }
 
@@ -422,10 +448,10 @@ mod tests {
         assert!(s.front().is_err(), "first file is gone: a clear error");
     }
 
-    /// The cap refuses a batch that would pass it, without falling back to memory, and
-    /// takes batches again once sent ones made room.
+    /// At the cap the lines that still fit are spooled and the rest is handed back, never
+    /// kept in memory; once sent batches make room, batches are taken again.
     #[test]
-    fn the_cap_refuses_batches_and_memory_is_not_used_for_them() {
+    fn the_cap_takes_what_fits_and_refuses_the_rest() {
         let dir = tempfile::tempdir().unwrap();
         let sp = dir.path().join("spool");
         let limits = Limits {
@@ -437,19 +463,28 @@ mod tests {
         s.push(batch(1), 700).unwrap();
         let refused = s.push(batch(2), 700).unwrap_err();
         assert_eq!(refused.full, Full::Disk);
-        assert_eq!(refused.body, batch(2), "the batch is handed back whole");
-        s.push("small 1\n".into(), 1).unwrap();
-        assert_eq!((s.disk_bytes(), s.memory_batches()), (3 * BLOCK, 0));
-        assert_eq!(s.push("x 1\n".into(), 1).unwrap_err().full, Full::Disk);
-        assert_eq!(s.points(), 701);
+        // One block was left: 585 whole lines of 7 bytes (4 095 bytes) fit.
+        assert_eq!(refused.points, 700 - 585);
+        assert_eq!(refused.body, "m v=2i\n".repeat(115));
+        assert_eq!(s.front().unwrap().unwrap().0, batch(1));
         s.pop_front().unwrap();
-        s.push(batch(3), 700).unwrap();
-        assert_eq!(s.disk_peak(), 3 * BLOCK);
         assert_eq!(
-            std::fs::read_dir(&sp).unwrap().count(),
-            2,
-            "only the batches taken"
+            s.front().unwrap().unwrap(),
+            ("m v=2i\n".repeat(585), 585),
+            "the prefix that fitted, as a batch of its own"
         );
+        assert_eq!((s.disk_bytes(), s.memory_batches()), (BLOCK, 0));
+        s.push(batch(3), 700).unwrap();
+        assert_eq!(s.disk_bytes(), 3 * BLOCK);
+        let refused = s.push("x 1\n".into(), 1).unwrap_err();
+        assert_eq!((refused.full, refused.points), (Full::Disk, 1));
+        assert_eq!(s.points(), 585 + 700);
+        assert_eq!(s.disk_peak(), 3 * BLOCK);
+        assert_eq!(std::fs::read_dir(&sp).unwrap().count(), 2);
+        // Multi-byte text is cut at a line end, never inside a character.
+        let mut s = Spool::open(&dir.path().join("utf8"), limits).unwrap();
+        let refused = s.push("t s=\"°C\"\n".repeat(2000), 2000).unwrap_err();
+        assert!(refused.body.starts_with("t s=") && refused.points < 2000);
     }
 
     /// Without a directory (or when the disk refuses), at most `memory_batches` wait.

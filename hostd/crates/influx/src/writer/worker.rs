@@ -130,7 +130,7 @@ impl Worker {
         let mut dropped_because = self.dropped_because.clone();
         if self.counters.dropped_queue.load(Ordering::Relaxed) > 0 {
             dropped_because.push(format!(
-                "the queue to the writer thread was full ({})",
+                "the queue to the writer thread was full at {}",
                 human_bytes(self.bounds.queue_bytes as u64)
             ));
         }
@@ -195,7 +195,7 @@ impl Worker {
             return;
         }
         let deadline = self.config.spool_wait.map(|d| Instant::now() + d);
-        let mut body = body;
+        let (mut body, mut points) = (body, points);
         loop {
             match self.spool.push(body, points) {
                 Ok(()) => {
@@ -204,10 +204,12 @@ impl Worker {
                     return;
                 }
                 Err(refused) => {
+                    // At the cap the lines that fit were spooled.
+                    add(&self.counters.spooled, points - refused.points);
                     self.publish_spool();
+                    (body, points) = (refused.body, refused.points);
                     match deadline {
                         Some(d) if Instant::now() < d && !self.spool.is_empty() => {
-                            body = refused.body;
                             self.wait_for_room(d);
                         }
                         _ => {
