@@ -41,6 +41,12 @@ fn the_spool_stops_at_its_cap_and_import_loads_the_rest() {
         .sum();
     assert!(on_disk <= CAP, "{on_disk} bytes in spool/");
     assert_eq!(n("points_waiting_in_spool"), n("points_spooled"));
+    // The closing text says it too.
+    assert!(
+        text.contains("warning: influx: InfluxDB: 0 points written")
+            && text.contains("dropped (the spool reached its cap of 200.0 kB)"),
+        "{text}"
+    );
     let warning = summary["warnings"].to_string();
     assert!(
         warning.contains("dropped (the spool reached its cap of 200.0 kB)")

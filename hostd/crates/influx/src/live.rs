@@ -13,7 +13,8 @@ use std::sync::{Arc, Mutex};
 
 /// Most probe records kept while the writer is not started yet (a few seconds at most in
 /// practice: the probe starts before the InfluxDB component); more are counted as dropped.
-pub const MAX_WAITING: usize = 1_000_000;
+/// 100 s at 1 kHz, about 15 MB (a record takes 152 bytes).
+pub const MAX_WAITING: usize = 100_000;
 
 /// A run's writer and the tags of its points.
 #[derive(Debug)]

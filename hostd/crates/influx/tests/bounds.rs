@@ -322,3 +322,38 @@ fn a_hung_server_bounds_the_live_queue_and_a_bulk_writer_waits() {
     );
     assert_eq!(s.count("bound", "seq").unwrap(), report.stats.written);
 }
+
+/// A bulk writer with its spool in memory (`hostd import`'s) waits for the server when
+/// the spool is full instead of dropping: three answers of 503 hold it up, and every point
+/// arrives, in order, with never more than the bound of batches in memory.
+#[test]
+fn a_bulk_writer_with_a_full_memory_spool_waits_and_loses_nothing() {
+    let s = InfluxServer::start().unwrap_or_else(|e| panic!("{e:#}"));
+    let (proxy, target) = proxied(&s);
+    for _ in 0..3 {
+        proxy.inject(503, Some(1));
+    }
+    let mut cfg = config(
+        target,
+        None,
+        Limits {
+            disk_bytes: 0,
+            memory_batches: 2,
+        },
+    );
+    cfg.batch_size = 100;
+    cfg.spool_wait = Some(Duration::from_secs(30));
+    let w = Writer::start(cfg).unwrap();
+    let pts: Vec<Point> = (0..2_000).map(point).collect();
+    w.write_all(&pts).unwrap();
+    let report = w.close(Duration::from_secs(30));
+    eprintln!("{}", report.summary());
+    assert!(report.is_complete(), "{}", report.summary());
+    assert_eq!(report.stats.dropped, 0);
+    assert_eq!(
+        report.stats.memory_peak, 2,
+        "the bound was reached, never passed"
+    );
+    assert_eq!(report.bounds.spool_bytes, None);
+    assert_eq!(acked(&proxy), (0..2_000).collect::<Vec<_>>());
+}

@@ -80,6 +80,7 @@ impl Worker {
                 Err(RecvTimeoutError::Timeout) => {}
                 Ok(Msg::Shutdown) | Err(RecvTimeoutError::Disconnected) => {
                     // Dropped without close: keep everything, wait for nobody.
+                    self.config.spool_wait = None;
                     if !self.pending.is_empty() {
                         let body = std::mem::take(&mut self.pending);
                         self.spool_batch(body, self.pending_points);
