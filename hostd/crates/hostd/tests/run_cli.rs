@@ -141,6 +141,49 @@ fn dry_run_prices_the_probe_samples_of_a_duration_run() {
     assert!(dir_is_empty(work.path()));
 }
 
+/// `--dry-run` with InfluxDB adds the spool's cap, the worst case of a server away long:
+/// 1 GiB by default, `--influx-spool-max` when given; nothing without InfluxDB.
+#[test]
+fn dry_run_prices_the_influx_spool_at_its_cap() {
+    let work = disk_tempdir();
+    let dry = |extra: &[&str]| {
+        let o = hostd()
+            .args(["run", "--profile", "quick", "--dry-run", "--target"])
+            .arg(work.path())
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        text(&o)
+    };
+    let url = ["--influx-url", "http://127.0.0.1:9"];
+    let t = dry(&url);
+    assert!(t.contains("InfluxDB spool at most 1073.7 MB"), "{t}");
+    let t = dry(&[&url[..], &["--influx-spool-max", "200MB"]].concat());
+    assert!(t.contains("InfluxDB spool at most 200.0 MB"), "{t}");
+    let t = dry(&[]);
+    assert!(
+        t.contains("run directory: about ") && !t.contains("spool"),
+        "{t}"
+    );
+    let o = hostd()
+        .args([
+            "run",
+            "--profile",
+            "quick",
+            "--dry-run",
+            "--influx-spool-max",
+            "lots",
+        ])
+        .args(["--target"])
+        .arg(work.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("`lots` is not a size"), "{}", text(&o));
+    assert!(dir_is_empty(work.path()));
+}
+
 #[test]
 fn unknown_profile_is_a_clear_error() {
     let work = disk_tempdir();

@@ -1,6 +1,8 @@
 //! The `--influx-*` flags shared by `hostd run`, `hostd monitor`, `hostd import` and
-//! `hostd influx setup`. Flatten [`InfluxArgs`] into a subcommand's clap struct.
+//! `hostd influx setup`. Flatten [`InfluxArgs`] into a subcommand's clap struct, and
+//! [`SpoolArgs`] into those that write live into a spool (`hostd run`, `hostd monitor`).
 
+use crate::spool::{Limits, DEFAULT_DISK_BYTES};
 use crate::{Target, Token};
 use std::path::PathBuf;
 
@@ -45,5 +47,40 @@ impl InfluxArgs {
             bucket: self.bucket.clone(),
             token,
         }))
+    }
+}
+
+/// The spool's bounds, for the commands that spool (`RUN_DIR/spool/`) while InfluxDB is
+/// away.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SpoolArgs {
+    /// Most disk the InfluxDB spool (RUN_DIR/spool/) may take while the server is away,
+    /// e.g. 1GiB, 500MB, 0 (no spool). Past it, new points are not sent until the spool has
+    /// been (they are counted as dropped; the run directory keeps them and `hostd import
+    /// RUN_DIR` loads them).
+    #[arg(
+        long = "influx-spool-max",
+        value_name = "SIZE",
+        default_value = "1GiB",
+        value_parser = hostd_records::units::parse_size
+    )]
+    pub spool_max: u64,
+}
+
+impl Default for SpoolArgs {
+    fn default() -> Self {
+        SpoolArgs {
+            spool_max: DEFAULT_DISK_BYTES,
+        }
+    }
+}
+
+impl SpoolArgs {
+    /// The spool's bounds: this cap, the default batches in memory.
+    pub fn limits(&self) -> Limits {
+        Limits {
+            disk_bytes: self.spool_max,
+            ..Limits::default()
+        }
     }
 }

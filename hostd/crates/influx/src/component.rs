@@ -9,11 +9,13 @@
 //! series and time, so fields merge), the intervals, the drive temperature and thermal record, the analysis
 //! (events, overlap, phase statistics, headlines), the probe health (from the summary
 //! being finished) and the probe link's records. Everything goes through one [`Writer`]
-//! spooling to `RUN_DIR/spool/`, so an outage at any time loses nothing and keeps the
-//! order.
+//! spooling to `RUN_DIR/spool/`, so an outage at any time keeps the order and loses
+//! nothing up to the spool's cap ([`InfluxComponent::spool_cap`]); past it points are
+//! dropped from the stream (counted, and still in the run directory for `hostd import`).
 
 use crate::live::{LiveSlot, LiveWriter, ProbeStream};
 use crate::schema::{self, RunTags};
+use crate::spool::Limits;
 use crate::{Point, Target, Writer, WriterConfig};
 use hostd_records::RunEvent;
 use hostd_store::{ProbeFeed, RunPart, RunRecords, RunStart, Stage};
@@ -29,6 +31,7 @@ pub struct InfluxComponent {
     target: Target,
     rig: Option<String>,
     live: LiveSlot,
+    spool: Limits,
     probe_live: bool,
     cum_bytes: Mutex<HashMap<(String, String), u64>>,
 }
@@ -48,9 +51,23 @@ impl InfluxComponent {
             target,
             rig,
             live: LiveSlot::default(),
+            spool: Limits::default(),
             probe_live: false,
             cum_bytes: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Caps the spool directory at `bytes` (default [`crate::spool::DEFAULT_DISK_BYTES`]).
+    pub fn spool_cap(mut self, bytes: u64) -> Self {
+        self.spool.disk_bytes = bytes;
+        self
+    }
+
+    /// Sets both bounds of the spool (the cap and the batches kept in memory when the disk
+    /// cannot take them).
+    pub fn spool_limits(mut self, limits: Limits) -> Self {
+        self.spool = limits;
+        self
     }
 
     fn with_live(&self, f: impl FnOnce(&mut LiveWriter) -> anyhow::Result<()>) {
@@ -81,10 +98,9 @@ impl RunPart for InfluxComponent {
         if let Some(r) = &self.rig {
             tags.rig = r.clone();
         }
-        let writer = Writer::start(WriterConfig::new(
-            self.target.clone(),
-            Some(run.dir.join("spool")),
-        ))?;
+        let mut config = WriterConfig::new(self.target.clone(), Some(run.dir.join("spool")));
+        config.spool_limits = self.spool;
+        let writer = Writer::start(config)?;
         writer.write(&schema::run_point(run.manifest, &tags))?;
         let section = serde_json::json!({
             "url": self.target.url,
@@ -92,6 +108,7 @@ impl RunPart for InfluxComponent {
             "bucket": self.target.bucket,
             "rig": tags.rig,
             "run": tags.run,
+            "spool_max_bytes": self.spool.disk_bytes,
         });
         self.live.fill(LiveWriter { writer, tags });
         Ok(Some(section))
@@ -108,16 +125,40 @@ impl RunPart for InfluxComponent {
                     *t += rec.bytes;
                     *t
                 };
-                l.writer.write(&schema::file_point(&l.tags, rec, total))?;
+                // Live: never stall the run; a full queue drops (and counts) instead.
+                l.writer
+                    .offer_all([&schema::file_point(&l.tags, rec, total)])?;
                 Ok(())
             }),
             RunEvent::Interval(rec) => self.with_live(|l| {
-                l.writer.write(&schema::interval_point(&l.tags, rec))?;
+                l.writer
+                    .offer_all([&schema::interval_point(&l.tags, rec)])?;
                 Ok(())
             }),
             _ => {}
         }
         Ok(())
+    }
+
+    /// A line while points wait in the spool or were dropped; nothing while InfluxDB
+    /// takes them as they come.
+    fn live_status(&self) -> Option<String> {
+        let s = self.live.with(|l| l.writer.stats())?;
+        if s.spool_bytes == 0 && s.memory_batches == 0 && s.dropped == 0 {
+            return None;
+        }
+        let mut line = format!(
+            "influx: spool {} of {}",
+            hostd_records::units::human_bytes(s.spool_bytes),
+            hostd_records::units::human_bytes(self.spool.disk_bytes)
+        );
+        if s.memory_batches > 0 {
+            line.push_str(&format!(", {} batches in memory", s.memory_batches));
+        }
+        if s.dropped > 0 {
+            line.push_str(&format!(", {} points dropped", s.dropped));
+        }
+        Some(line)
     }
 
     fn finish(&mut self, run: &mut RunRecords<'_>) -> anyhow::Result<()> {
@@ -152,6 +193,16 @@ impl RunPart for InfluxComponent {
                 "points_spooled": s.spooled,
                 "points_rejected": s.rejected,
                 "points_waiting_in_spool": report.spooled_remaining,
+                "points_dropped": s.dropped,
+                "points_dropped_queue": s.dropped_queue,
+                "dropped_because": report.dropped_because,
+                "spool_bytes": s.spool_bytes,
+                "spool_peak_bytes": s.spool_peak,
+                "spool_max_bytes": report.bounds.spool_bytes,
+                "memory_batches_peak": s.memory_peak,
+                "memory_batches_max": report.bounds.memory_batches,
+                "queue_peak_bytes": s.queue_peak,
+                "queue_max_bytes": report.bounds.queue_bytes,
                 "pushed_at_end": pushed,
                 "complete": report.is_complete(),
             }),

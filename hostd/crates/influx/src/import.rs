@@ -55,11 +55,14 @@ pub fn import_run(dir: &Path, target: Target, rig: Option<&str>) -> anyhow::Resu
 
     let mut cfg = WriterConfig::new(target, None);
     cfg.backoff_max = Duration::from_secs(2);
+    // Its spool is in memory (the run directory is only read) and bounded: when it is full
+    // the import waits for InfluxDB, as long as a source may take, rather than drop.
+    cfg.spool_wait = Some(SYNC_TIMEOUT);
     let writer = Writer::start(cfg)?;
     let mut sources = Vec::new();
     let check = |w: &Writer, source: &str, sources: &[SourceCount]| -> anyhow::Result<()> {
         let r = w.sync(SYNC_TIMEOUT);
-        if r.spooled_remaining > 0 || r.stats.rejected > 0 {
+        if r.spooled_remaining > 0 || r.stats.rejected > 0 || r.stats.dropped > 0 {
             let done: Vec<String> = sources
                 .iter()
                 .filter_map(|s| s.points.map(|n| format!("{} ({n})", s.source)))

@@ -2,9 +2,9 @@
 //!
 //! - [`line`]: line protocol — [`Point`], its builders and correct escaping;
 //! - [`client`]: one gzip-compressed `POST /api/v2/write`, failures classified;
-//! - [`spool`]: batches waiting for the server, in `RUN_DIR/spool/*.lp`;
+//! - [`spool`]: batches waiting for the server, in `RUN_DIR/spool/*.lp`, under a cap;
 //! - [`writer`]: the batching [`Writer`] with retry, backoff, spool and in-order backfill;
-//! - [`args`]: the shared `--influx-*` command-line flags ([`InfluxArgs`]);
+//! - [`args`]: the shared `--influx-*` command-line flags ([`InfluxArgs`], [`SpoolArgs`]);
 //! - [`schema`]: run records → measurements and tags (`docs/data-model.md`);
 //! - [`component`]: [`InfluxComponent`], InfluxDB as a `hostd run` component (live
 //!   records, then the run directory's probe, aggregate and event files);
@@ -30,7 +30,7 @@ pub mod writer;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use args::InfluxArgs;
+pub use args::{InfluxArgs, SpoolArgs};
 pub use client::{Target, WriteClient, WriteFailure};
 pub use component::InfluxComponent;
 pub use line::{FieldValue, LineError, Point};

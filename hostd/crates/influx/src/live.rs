@@ -13,7 +13,8 @@ use std::sync::{Arc, Mutex};
 
 /// Most probe records kept while the writer is not started yet (a few seconds at most in
 /// practice: the probe starts before the InfluxDB component); more are counted as dropped.
-pub const MAX_WAITING: usize = 1_000_000;
+/// 100 s at 1 kHz, about 15 MB (a record takes 152 bytes).
+pub const MAX_WAITING: usize = 100_000;
 
 /// A run's writer and the tags of its points.
 #[derive(Debug)]
@@ -51,7 +52,8 @@ impl LiveSlot {
             .map(f)
     }
 
-    /// Probe points queued live through [`ProbeStream`]s of this slot.
+    /// Probe points queued live through [`ProbeStream`]s of this slot (not those the
+    /// writer's full queue dropped).
     pub fn probe_points(&self) -> u64 {
         self.streamed.load(Ordering::Relaxed)
     }
@@ -145,8 +147,12 @@ impl ProbeStream {
                 .chain(batch.drain(..))
                 .map(|r| r.point(&l.tags))
                 .collect();
-            l.writer.write_all(&points)?;
-            Ok(points.len())
+            // Live: never stall the probe; a full queue drops (and counts) instead.
+            Ok(if l.writer.offer_all(&points)? {
+                points.len()
+            } else {
+                0
+            })
         });
         match sent {
             Some(n) => {

@@ -53,9 +53,21 @@ fn live_records_survive_an_outage_and_run_files_follow_at_the_end() {
         if i == 20 {
             s.stop().unwrap();
         }
+        if i == 0 {
+            assert_eq!(
+                comp.live_status(),
+                None,
+                "nothing to say while InfluxDB takes all"
+            );
+        }
         if i == 40 {
             // Longer than the 1 s flush interval: a batch certainly meets the outage.
             std::thread::sleep(Duration::from_millis(2_500));
+            let status = comp.live_status().expect("the live view shows the spool");
+            assert!(
+                status.starts_with("influx: spool ") && status.ends_with(" of 1.07 GB"),
+                "{status}"
+            );
             s.restart().unwrap();
         }
         let f = file(i);
@@ -134,6 +146,12 @@ fn live_records_survive_an_outage_and_run_files_follow_at_the_end() {
     let inf = &records.summary.extra["influx"];
     assert_eq!(inf["complete"], true, "{inf}");
     assert!(inf["points_backfilled"].as_u64().unwrap() > 0, "{inf}");
+    // The bounds it kept to: nothing dropped, the spool used and empty again.
+    assert_eq!(inf["points_dropped"], 0, "{inf}");
+    assert_eq!(inf["spool_max_bytes"], 1u64 << 30, "{inf}");
+    assert_eq!(inf["memory_batches_max"], 8, "{inf}");
+    assert!(inf["spool_peak_bytes"].as_u64().unwrap() > 0, "{inf}");
+    assert_eq!(inf["spool_bytes"], 0, "{inf}");
     assert_eq!(inf["pushed_at_end"]["probe (live)"], 6_000);
     assert_eq!(inf["pushed_at_end"]["files.csv"], 60);
     assert_eq!(inf["pushed_at_end"]["events.json"], 1);

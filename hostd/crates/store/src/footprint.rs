@@ -6,7 +6,8 @@
 //! rows) and the probe's samples. The figures below were measured on real runs (small files
 //! of 8–32 MB at QD 8: files.csv 188 B, latency-files.hlog 174 B and run-events.jsonl 115 B
 //! a file; intervals.csv 150 B, latency-intervals.hlog 680 B and counters.csv 330 B a
-//! second) and rounded up.
+//! second) and rounded up. With InfluxDB the spool (`spool/`) adds at most its cap: nothing
+//! while the server takes the points, up to the cap if it is away long enough.
 
 use std::fmt::Write as _;
 
@@ -33,6 +34,8 @@ pub struct RunShape {
     pub targets: u64,
     /// Probe samples per second (0 without a probe).
     pub probe_rate_hz: u64,
+    /// The InfluxDB spool's cap, bytes (0 without InfluxDB).
+    pub influx_spool_max: u64,
 }
 
 /// The disk a run directory of `shape` takes, by part, bytes.
@@ -44,6 +47,8 @@ pub struct Footprint {
     pub seconds: u64,
     /// Probe samples.
     pub probe: u64,
+    /// The InfluxDB spool at its worst: full to its cap.
+    pub spool: u64,
     /// Manifest, summary, report and log.
     pub fixed: u64,
 }
@@ -56,13 +61,14 @@ impl Footprint {
             files: shape.files * BYTES_PER_FILE,
             seconds: seconds * shape.targets * BYTES_PER_TARGET_SECOND,
             probe: seconds * shape.probe_rate_hz * PROBE_BYTES_PER_SAMPLE,
+            spool: shape.influx_spool_max,
             fixed: FIXED_BYTES,
         }
     }
 
     /// All of it, bytes.
     pub fn total(&self) -> u64 {
-        self.files + self.seconds + self.probe + self.fixed
+        self.files + self.seconds + self.probe + self.spool + self.fixed
     }
 
     /// The `--dry-run` line: the total and how it is made up.
@@ -82,6 +88,13 @@ impl Footprint {
                 "; probe {} Hz × {PROBE_BYTES_PER_SAMPLE} B = {}",
                 shape.probe_rate_hz,
                 mb(self.probe)
+            );
+        }
+        if self.spool > 0 {
+            let _ = write!(
+                s,
+                "; InfluxDB spool at most {} if the server is away long",
+                mb(self.spool)
             );
         }
         let _ = write!(s, "; {} fixed)", mb(self.fixed));
@@ -112,6 +125,7 @@ mod tests {
             seconds: 100.0,
             targets: 2,
             probe_rate_hz: 1000,
+            influx_spool_max: 0,
         };
         let f = Footprint::of(&shape);
         assert_eq!(f.files, 1000 * BYTES_PER_FILE);
@@ -128,6 +142,28 @@ mod tests {
         let line = f.render(&shape);
         assert!(line.contains("1000 file records"), "{line}");
         assert!(line.contains("probe 1000 Hz × 16 B = 1.6 MB"), "{line}");
+        assert!(!line.contains("spool"), "no InfluxDB, no spool: {line}");
+    }
+
+    /// With InfluxDB the spool's cap is added whole: the worst case, a server away long.
+    #[test]
+    fn the_influx_spool_adds_its_cap() {
+        let shape = RunShape {
+            files: 10,
+            seconds: 60.0,
+            targets: 1,
+            probe_rate_hz: 0,
+            influx_spool_max: 1 << 30,
+        };
+        let f = Footprint::of(&shape);
+        assert_eq!(f.spool, 1 << 30);
+        assert_eq!(
+            f.total(),
+            10 * BYTES_PER_FILE + 60 * BYTES_PER_TARGET_SECOND + (1 << 30) + FIXED_BYTES
+        );
+        let line = f.render(&shape);
+        assert!(line.contains("InfluxDB spool at most 1073.7 MB"), "{line}");
+        assert!(line.starts_with("run directory: about 1077.8 MB"), "{line}");
     }
 
     /// 8 hours at 1 kHz: the probe's 460.8 MB and the seconds' part, in GB past 10 GB.
@@ -138,6 +174,7 @@ mod tests {
             seconds: 8.0 * 3600.0,
             targets: 1,
             probe_rate_hz: 1000,
+            influx_spool_max: 0,
         };
         let f = Footprint::of(&shape);
         assert_eq!(f.probe, 460_800_000);

@@ -37,6 +37,9 @@ pub struct MonitorArgs {
     /// Stream to InfluxDB too (probe and probe_agg points, live).
     #[command(flatten)]
     pub influx: hostd_influx::InfluxArgs,
+    /// The spool's cap.
+    #[command(flatten)]
+    pub influx_spool: hostd_influx::SpoolArgs,
 }
 
 fn seconds_or_zero(s: &str) -> Result<f64, String> {
@@ -69,6 +72,7 @@ pub fn execute(args: MonitorArgs) -> anyhow::Result<ExitCode> {
         .out
         .unwrap_or_else(|| PathBuf::from("monitor").join(format!("{secs}")));
     let influx = args.influx.target()?;
+    let spool_limits = args.influx_spool.limits();
     let stop = Arc::new(AtomicBool::new(false));
     crate::stop::on_interrupt(&stop)?;
     let opts = ProbeOptions {
@@ -98,7 +102,9 @@ pub fn execute(args: MonitorArgs) -> anyhow::Result<ExitCode> {
                 // from its manifest (as written before the probe starts); the probe tag
                 // follows from DeviceInfo.
                 let tags = RunTags::from_manifest(manifest);
-                let writer = Writer::start(WriterConfig::new(target, Some(dir.join("spool"))))?;
+                let mut config = WriterConfig::new(target, Some(dir.join("spool")));
+                config.spool_limits = spool_limits;
+                let writer = Writer::start(config)?;
                 writer.write(&hostd_influx::schema::run_point(manifest, &tags))?;
                 let slot = LiveSlot::default();
                 slot.fill(LiveWriter { writer, tags });

@@ -111,6 +111,9 @@ pub struct RunArgs {
     /// Also write the run to InfluxDB (live, spooled to RUN_DIR/spool/ while it is away).
     #[command(flatten)]
     pub influx: hostd_influx::InfluxArgs,
+    /// The spool's cap.
+    #[command(flatten)]
+    pub influx_spool: hostd_influx::SpoolArgs,
 }
 
 /// `--probe-channels`: channel names to the probe's Channel bits.
@@ -132,7 +135,10 @@ pub fn backends() -> BackendRegistry {
 pub fn parts(args: &RunArgs) -> anyhow::Result<Vec<Box<dyn RunPart>>> {
     let mut list: Vec<Box<dyn RunPart>> = Vec::new();
     if let Some(target) = args.influx.target()? {
-        list.push(Box::new(hostd_influx::InfluxComponent::new(target, None)));
+        list.push(Box::new(
+            hostd_influx::InfluxComponent::new(target, None)
+                .spool_limits(args.influx_spool.limits()),
+        ));
     }
     let probe: hostd_probe::link::ProbeSource = args.probe.parse().map_err(anyhow::Error::msg)?;
     if probe != hostd_probe::link::ProbeSource::None {
@@ -278,7 +284,13 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
                     .unwrap_or(hostd_correlate::ProbeOptions::default().rate_hz),
             ),
         };
-        outln!("{}", footprint::render(&plan, probe_rate));
+        // With InfluxDB, the spool at its cap: the worst case of a server away long.
+        let spool_max = if args.influx.enabled() {
+            args.influx_spool.spool_max
+        } else {
+            0
+        };
+        outln!("{}", footprint::render(&plan, probe_rate, spool_max));
         match &space {
             Ok(lines) => lines.iter().for_each(|l| outln!("{l}")),
             Err(e) => outln!("{e}"),

@@ -1,6 +1,7 @@
 //! [`WriterConfig`]: where a [`super::Writer`] sends, and how it batches and retries.
 
 use crate::client::Target;
+use crate::spool::Limits;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -25,7 +26,22 @@ pub struct WriterConfig {
     pub backoff_max: Duration,
     /// Cap on an honoured `Retry-After` (default 60 s).
     pub retry_after_max: Duration,
+    /// Bounds of the spool: its directory's bytes (default 1 GiB) and the batches kept in
+    /// memory when the disk cannot take them (default 8).
+    pub spool_limits: Limits,
+    /// Most bytes of line protocol waiting for the writer thread (default 8 MiB, about
+    /// 40 000 probe points): while the thread is busy with a slow request, a live writer
+    /// ([`super::Writer::offer_all`]) drops what does not fit and a bulk one
+    /// ([`super::Writer::write_all`]) waits.
+    pub queue_bytes: usize,
+    /// When the spool is full: wait this long for InfluxDB to take spooled batches before
+    /// dropping new ones (a bulk import, which may wait); `None` drops at once (default: a
+    /// live run, which must never stall).
+    pub spool_wait: Option<Duration>,
 }
+
+/// Default [`WriterConfig::queue_bytes`].
+pub const DEFAULT_QUEUE_BYTES: usize = 8 << 20;
 
 impl WriterConfig {
     /// Defaults for `target`, spooling to `spool_dir`.
@@ -40,6 +56,9 @@ impl WriterConfig {
             backoff_initial: Duration::from_millis(250),
             backoff_max: Duration::from_secs(5),
             retry_after_max: Duration::from_secs(60),
+            spool_limits: Limits::default(),
+            queue_bytes: DEFAULT_QUEUE_BYTES,
+            spool_wait: None,
         }
     }
 }

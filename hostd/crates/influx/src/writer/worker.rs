@@ -1,12 +1,16 @@
 //! The writer thread: collects points into batches (by count and age), posts them, spools
-//! on failure, retries with backoff and backfills the spool oldest first.
+//! on failure, retries with backoff and backfills the spool oldest first; drops new batches
+//! while the spool is full (see the module docs of [`super`]).
 
-use super::report::{add, Counters, Report};
+use super::queue::Budget;
+use super::report::{add, Bounds, Counters, Report};
 use super::{Msg, WriterConfig};
 use crate::client::{WriteClient, WriteFailure};
-use crate::spool::Spool;
+use crate::spool::{Full, Spool};
+use hostd_records::units::human_bytes;
 use std::path::PathBuf;
-use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{self, RecvTimeoutError, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -16,7 +20,12 @@ pub(super) struct Worker {
     pub(super) client: WriteClient,
     pub(super) spool: Spool,
     pub(super) counters: Arc<Counters>,
+    pub(super) budget: Arc<Budget>,
+    pub(super) bounds: Bounds,
     pub(super) last_error: Arc<Mutex<Option<String>>>,
+    pub(super) rx: mpsc::Receiver<Msg>,
+    /// A control message met while taking points during a backfill, handled next.
+    pub(super) deferred: Option<Msg>,
     pub(super) pending: String,
     pub(super) pending_points: usize,
     pub(super) batch_started: Option<Instant>,
@@ -24,6 +33,10 @@ pub(super) struct Worker {
     pub(super) backoff: Duration,
     /// The last attempt was refused (401/403/404): waiting will not help a sync.
     pub(super) refused: bool,
+    /// The spool was full: new batches are dropped until it has been sent.
+    pub(super) dropping: bool,
+    /// Why points were dropped, each reason once.
+    pub(super) dropped_because: Vec<String>,
 }
 
 enum Attempt {
@@ -33,7 +46,7 @@ enum Attempt {
 }
 
 impl Worker {
-    pub(super) fn run(&mut self, rx: mpsc::Receiver<Msg>) {
+    pub(super) fn run(&mut self) {
         loop {
             let now = Instant::now();
             let mut wake = now + Duration::from_secs(3600);
@@ -43,17 +56,12 @@ impl Worker {
             if !self.spool.is_empty() {
                 wake = wake.min(self.next_attempt);
             }
-            match rx.recv_timeout(wake.saturating_duration_since(now)) {
-                Ok(Msg::Lines { body, points }) => {
-                    if self.pending.is_empty() {
-                        self.batch_started = Some(Instant::now());
-                    }
-                    self.pending.push_str(&body);
-                    self.pending_points += points;
-                    if self.pending_points >= self.config.batch_size {
-                        self.flush_pending();
-                    }
-                }
+            let msg = match self.deferred.take() {
+                Some(m) => Ok(m),
+                None => self.rx.recv_timeout(wake.saturating_duration_since(now)),
+            };
+            match msg {
+                Ok(Msg::Lines { body, points }) => self.take_lines(body, points),
                 Ok(Msg::Flush(ack)) => {
                     self.flush_pending();
                     let _ = ack.send(());
@@ -72,6 +80,7 @@ impl Worker {
                 Err(RecvTimeoutError::Timeout) => {}
                 Ok(Msg::Shutdown) | Err(RecvTimeoutError::Disconnected) => {
                     // Dropped without close: keep everything, wait for nobody.
+                    self.config.spool_wait = None;
                     if !self.pending.is_empty() {
                         let body = std::mem::take(&mut self.pending);
                         self.spool_batch(body, self.pending_points);
@@ -88,18 +97,62 @@ impl Worker {
                 self.flush_pending();
             }
             if !self.spool.is_empty() && now >= self.next_attempt {
-                self.backfill();
+                self.backfill(true);
+            }
+        }
+    }
+
+    /// Adds points that came through the channel to the batch being collected.
+    fn take_lines(&mut self, body: String, points: usize) {
+        self.budget.give(body.len());
+        if self.pending.is_empty() {
+            self.batch_started = Some(Instant::now());
+        }
+        self.pending.push_str(&body);
+        self.pending_points += points;
+        if self.pending_points >= self.config.batch_size {
+            self.flush_pending();
+        }
+    }
+
+    /// Takes the points that arrived during a backfill (which can last long after an
+    /// outage), so that the channel does not fill meanwhile; stops at a control message.
+    fn pump(&mut self) {
+        while self.deferred.is_none() {
+            match self.rx.try_recv() {
+                Ok(Msg::Lines { body, points }) => self.take_lines(body, points),
+                Ok(other) => self.deferred = Some(other),
+                Err(TryRecvError::Empty | TryRecvError::Disconnected) => return,
             }
         }
     }
 
     fn report(&self) -> Report {
+        let mut dropped_because = self.dropped_because.clone();
+        if self.counters.dropped_queue.load(Ordering::Relaxed) > 0 {
+            dropped_because.push(format!(
+                "the queue to the writer thread was full at {}",
+                human_bytes(self.bounds.queue_bytes as u64)
+            ));
+        }
         Report {
             stats: self.counters.snapshot(),
             spooled_remaining: self.spool.points(),
             spool_dir: self.spool.dir().map(Into::into),
+            bounds: self.bounds,
+            dropped_because,
             last_error: self.last_error.lock().ok().and_then(|g| g.clone()),
         }
+    }
+
+    /// The spool's gauges into the counters.
+    pub(super) fn publish_spool(&self) {
+        let c = &self.counters;
+        let set = |a: &std::sync::atomic::AtomicU64, v: u64| a.store(v, Ordering::Relaxed);
+        set(&c.spool_bytes, self.spool.disk_bytes());
+        set(&c.spool_peak, self.spool.disk_peak());
+        set(&c.memory_batches, self.spool.memory_batches() as u64);
+        set(&c.memory_peak, self.spool.memory_peak() as u64);
     }
 
     fn set_error(&self, e: Option<String>) {
@@ -127,15 +180,106 @@ impl Worker {
             Attempt::Written => {}
             Attempt::Rejected(reason) => {
                 let kept = self.spool.keep_rejected(&body);
+                self.publish_spool();
                 self.report_rejected(&reason, points, kept);
             }
             Attempt::Failed => self.spool_batch(body, points),
         }
     }
 
+    /// Spools a batch; when the spool is full waits for room (with
+    /// [`WriterConfig::spool_wait`]) or drops it, and then every new batch until the spool
+    /// has been sent.
     fn spool_batch(&mut self, body: String, points: usize) {
-        add(&self.counters.spooled, points);
-        self.spool.push(body, points);
+        if self.dropping {
+            add(&self.counters.dropped, points);
+            return;
+        }
+        let deadline = self.config.spool_wait.map(|d| Instant::now() + d);
+        let (mut body, mut points) = (body, points);
+        loop {
+            match self.spool.push(body, points) {
+                Ok(()) => {
+                    add(&self.counters.spooled, points);
+                    self.publish_spool();
+                    return;
+                }
+                Err(refused) => {
+                    // At the cap the lines that fit were spooled.
+                    add(&self.counters.spooled, points - refused.points);
+                    self.publish_spool();
+                    (body, points) = (refused.body, refused.points);
+                    match deadline {
+                        Some(d) if Instant::now() < d && !self.spool.is_empty() => {
+                            self.wait_for_room(d);
+                        }
+                        _ => {
+                            self.start_dropping(refused.full);
+                            add(&self.counters.dropped, points);
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Waits for the next retry (at most until `deadline`) and backfills.
+    fn wait_for_room(&mut self, deadline: Instant) {
+        let now = Instant::now();
+        let until = self.next_attempt.min(deadline);
+        if until > now {
+            std::thread::sleep(until - now);
+        }
+        if Instant::now() >= self.next_attempt {
+            self.backfill(false);
+        }
+    }
+
+    fn start_dropping(&mut self, full: Full) {
+        let limits = self.spool.limits();
+        let why = match (full, self.spool.dir()) {
+            (Full::Disk, _) => format!(
+                "the spool reached its cap of {}",
+                human_bytes(limits.disk_bytes)
+            ),
+            (Full::Memory, Some(_)) => format!(
+                "the disk could not take the spool and {} batches were in memory already",
+                limits.memory_batches
+            ),
+            (Full::Memory, None) => format!(
+                "{} batches were waiting in memory already",
+                limits.memory_batches
+            ),
+        };
+        let disk = self
+            .spool
+            .disk_error
+            .as_deref()
+            .filter(|_| full == Full::Memory)
+            .map(|e| format!(" ({e})"))
+            .unwrap_or_default();
+        tracing::warn!(
+            "InfluxDB: {why}{disk}: new points are dropped until InfluxDB has taken the \
+             spooled ones, so that it gets the run in order with one gap; the run \
+             directory's files keep them all (`hostd import RUN_DIR` loads them)"
+        );
+        if !self.dropped_because.contains(&why) {
+            self.dropped_because.push(why);
+        }
+        self.dropping = true;
+    }
+
+    /// After a batch left the spool: gauges, and the end of a drop once it is empty.
+    fn spool_shrank(&mut self) {
+        self.publish_spool();
+        if self.dropping && self.spool.is_empty() {
+            self.dropping = false;
+            tracing::info!(
+                "InfluxDB has taken the spool: new points are sent again ({} dropped)",
+                self.counters.dropped.load(Ordering::Relaxed)
+            );
+        }
     }
 
     fn report_rejected(&self, reason: &str, points: usize, kept: Option<PathBuf>) {
@@ -190,8 +334,9 @@ impl Worker {
         }
     }
 
-    /// Sends spooled batches, oldest first, until one fails or the spool is empty.
-    fn backfill(&mut self) {
+    /// Sends spooled batches, oldest first, until one fails or the spool is empty; with
+    /// `pump`, takes the points arriving meanwhile between batches.
+    fn backfill(&mut self, pump: bool) {
         loop {
             let (body, points) = match self.spool.front() {
                 Ok(Some(b)) => b,
@@ -206,14 +351,20 @@ impl Worker {
             add(&self.counters.retried, points);
             match self.attempt(&body, points, true) {
                 Attempt::Written => {
-                    if let Err(e) = self.spool.pop_front() {
+                    let popped = self.spool.pop_front();
+                    self.spool_shrank();
+                    if let Err(e) = popped {
                         self.set_error(Some(format!("{e:#}")));
                         self.next_attempt = Instant::now() + self.config.backoff_max;
                         return;
                     }
+                    if pump && !self.spool.is_empty() {
+                        self.pump();
+                    }
                 }
                 Attempt::Rejected(reason) => {
                     let kept = self.spool.reject_front();
+                    self.spool_shrank();
                     self.report_rejected(&reason, points, kept);
                 }
                 Attempt::Failed => return,
@@ -227,7 +378,7 @@ impl Worker {
         while !self.spool.is_empty() {
             if self.refused {
                 // One fresh try (the cause may have been fixed), else stop waiting.
-                self.backfill();
+                self.backfill(false);
                 if self.refused {
                     return;
                 }
@@ -240,7 +391,7 @@ impl Worker {
                 }
                 std::thread::sleep(self.next_attempt - now);
             }
-            self.backfill();
+            self.backfill(false);
             if Instant::now() >= deadline {
                 return;
             }

@@ -11,8 +11,9 @@ use hostd_workload::Plan;
 pub const ASSUMED_BPS: f64 = 1e9;
 
 /// The file records and the length of `plan` on its targets, with a probe of
-/// `probe_rate_hz` samples a second (0: none).
-pub fn shape(plan: &Plan, probe_rate_hz: u64) -> RunShape {
+/// `probe_rate_hz` samples a second (0: none) and an InfluxDB spool capped at
+/// `influx_spool_max` bytes (0: no InfluxDB).
+pub fn shape(plan: &Plan, probe_rate_hz: u64, influx_spool_max: u64) -> RunShape {
     let mut files = 0u64;
     let mut seconds = 0f64;
     for t in &plan.targets {
@@ -45,12 +46,13 @@ pub fn shape(plan: &Plan, probe_rate_hz: u64) -> RunShape {
         seconds,
         targets: plan.targets.len() as u64,
         probe_rate_hz,
+        influx_spool_max,
     }
 }
 
 /// The `--dry-run` lines: the run directory's size and what the figure assumes.
-pub fn render(plan: &Plan, probe_rate_hz: u64) -> String {
-    let shape = shape(plan, probe_rate_hz);
+pub fn render(plan: &Plan, probe_rate_hz: u64, influx_spool_max: u64) -> String {
+    let shape = shape(plan, probe_rate_hz, influx_spool_max);
     format!(
         "{}\n  (at {:.0} GB/s where the plan leaves the pace open; a slower drive makes fewer \
          file records a second and a longer run of bytes)",
