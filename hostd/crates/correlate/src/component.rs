@@ -342,7 +342,7 @@ impl RunPart for ProbeComponent {
         // and add the rows of the files with none (other targets, files never told of).
         let (probed_target, probe_name) = self.probed.clone().unwrap_or_default();
         self.correlator = None;
-        hostd_records::files_probe::read_own(dir, &mut run.files)
+        hostd_records::files_probe::read_streamed(dir, &mut run.files)
             .context("cannot read the probe's figures back from files-probe.csv")?;
         let probed = ProbedTarget {
             target: &probed_target,

@@ -78,7 +78,7 @@ mod tests {
         figures
             .write([("t0", "write", 1, &one), ("t0", "write", 0, &zero)])
             .unwrap();
-        hostd_records::files_probe::read_own(dir.path(), &mut files).unwrap();
+        hostd_records::files_probe::read_streamed(dir.path(), &mut files).unwrap();
         let filled = fill_missing_figures(&mut files, PROBED);
         assert_eq!(filled, [2, 3]);
         assert!(fill_missing_figures(&mut files, PROBED).is_empty());

@@ -187,7 +187,7 @@ pub fn read_into(dir: &Path, files: &mut [FileRecord]) -> Result<()> {
 
 /// Joins `dir/files-probe.csv` onto `files` as [`read_into`] does, for the run that is
 /// writing it: the format is this build's, so the manifest is not read for it.
-pub fn read_own(dir: &Path, files: &mut [FileRecord]) -> Result<()> {
+pub fn read_streamed(dir: &Path, files: &mut [FileRecord]) -> Result<()> {
     let path = dir.join(FILE_NAME);
     if path.exists() {
         join(files, &parse(&path, &slurp(&path)?)?);
