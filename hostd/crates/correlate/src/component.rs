@@ -355,18 +355,12 @@ impl RunPart for ProbeComponent {
             (f.target.as_str(), f.phase.as_str(), f.index, p)
         });
         if let Some(w) = recording.figures.as_mut() {
-            if let Err(e) = w.write(rows) {
-                recording
-                    .figures_error
-                    .get_or_insert_with(|| format!("{e:#}"));
-                recording.figures_lost += filled.len() as u64;
+            w.append(rows);
+            if let Some(failure) = w.failure() {
+                summary.warnings.push(format!(
+                    "files-probe.csv: {failure}; those files have no probe figures in this run's analysis"
+                ));
             }
-        }
-        if let Some(e) = &recording.figures_error {
-            summary.warnings.push(format!(
-                "files-probe.csv: {} file(s) have no row there ({e}); this run's summary still has them",
-                recording.figures_lost
-            ));
         }
         let files: Vec<&FileRecord> = run
             .files

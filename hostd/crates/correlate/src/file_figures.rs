@@ -75,9 +75,7 @@ mod tests {
         drop(w);
         let mut figures = hostd_records::files_probe::Writer::new(dir.path());
         let (one, zero) = (energy(7.0), energy(3.0));
-        figures
-            .write([("t0", "write", 1, &one), ("t0", "write", 0, &zero)])
-            .unwrap();
+        figures.append([("t0", "write", 1, &one), ("t0", "write", 0, &zero)]);
         hostd_records::files_probe::read_streamed(dir.path(), &mut files).unwrap();
         let filled = fill_missing_figures(&mut files, PROBED);
         assert_eq!(filled, [2, 3]);
@@ -91,7 +89,7 @@ mod tests {
                 f.probe.as_deref().unwrap(),
             )
         });
-        figures.write(rows).unwrap();
+        figures.append(rows);
         let text = std::fs::read_to_string(dir.path().join("files-probe.csv")).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(

@@ -34,32 +34,23 @@ pub struct Recording {
     pub samples: u64,
     /// 10 ms bins written to `probe/levels-*.parquet` (what `probe_agg.csv` held before).
     pub agg_rows: u64,
-    /// Sequence gaps seen (time ns, missing samples).
-    pub gaps: Vec<(i64, u64)>,
     /// Feed failures (reported once each; recording went on).
     pub listener_errors: Vec<String>,
     /// `files-probe.csv`, with the rows of every file settled while recording (created
-    /// by the first; `None` where the recorder had no directory of its own, in tests).
+    /// by the first; `None` where the recorder had no directory of its own, in tests). A
+    /// row it could not write (a full disk) is counted there, and its figures are lost.
     pub figures: Option<files_probe::Writer>,
-    /// Settled files whose row could not be written (the first error says why).
-    pub figures_lost: u64,
-    /// The first error writing `files-probe.csv`.
-    pub figures_error: Option<String>,
 }
 
 impl Recording {
-    /// Appends `settled` to `files-probe.csv`; a failure loses those rows, counted, and
-    /// recording goes on.
+    /// Appends the rows of `settled` to `files-probe.csv`.
     pub fn write_figures(&mut self, settled: &[FileEnergy]) {
-        let Some(w) = self.figures.as_mut() else {
-            return;
-        };
-        let rows = settled
-            .iter()
-            .map(|f| (f.target.as_str(), f.phase.as_str(), f.index, &f.figures));
-        if let Err(e) = w.write(rows) {
-            self.figures_lost += settled.len() as u64;
-            self.figures_error.get_or_insert_with(|| format!("{e:#}"));
+        if let Some(w) = self.figures.as_mut() {
+            w.append(
+                settled
+                    .iter()
+                    .map(|f| (f.target.as_str(), f.phase.as_str(), f.index, &f.figures)),
+            );
         }
     }
 }
@@ -181,9 +172,6 @@ fn record(
                     writeln!(files.events, "{line}").context("cannot write probe-link.jsonl")?;
                     files.events.flush()?;
                 }
-                if let LinkEvent::Stream(StreamEvent::Gap { missing, .. }) = &event {
-                    rec.gaps.push((hostd_probe::link::host_now_ns(), *missing));
-                }
                 if let LinkEvent::Stream(StreamEvent::Info(info)) = &event {
                     each(&mut rec, ProbeData::Identity(&info.probe_id));
                 }
@@ -194,7 +182,9 @@ fn record(
         let mut c = lock();
         (c.flush(), c.take_settled())
     };
-    rec.write_figures(&settled);
+    if !settled.is_empty() {
+        rec.write_figures(&settled);
+    }
     let last_second: Vec<_> = files.seconds.flush().into_iter().collect();
     let rows: Vec<_> = last.into_iter().collect();
     write_levels(&mut files, &mut rec, &rows, &last_second)?;

@@ -26,9 +26,11 @@ pub const KEEP_NS: i64 = 2_000_000_000;
 /// sweep also stays this far behind [`KEEP_NS`]: a file start told later than that
 /// (`RunEvent::FileStart` held up for seconds) gets no share, and is counted.
 const MARGIN_NS: i64 = 1_000_000_000;
-/// A file whose end has no accumulator reading or 10 ms bin after it this long after
-/// (the probe stopped reading) is correlated with what there is, ns; if its end is past
-/// the last accumulator reading then, it has no energy share.
+/// A file whose end has no accumulator reading or 10 ms bin after it this long after, by
+/// the samples' clock or by the ends of the files told since (the probe stopped sending),
+/// is correlated with what there is, ns; if its end is past the last accumulator reading
+/// then, it has no energy share. So a probe that goes silent holds back at most this much
+/// of the run's files.
 const GIVE_UP_NS: i64 = 60_000_000_000;
 
 /// One power bin's part of the power integral (`correlate::PowerIntegral`), final.
@@ -72,6 +74,8 @@ pub struct Correlator {
     /// Accumulator energy and `measured_at` at the first reading, once known.
     at_first: Option<(Option<f64>, f64)>,
     latest_ns: i64,
+    /// The latest end of a file told, ns: the run's clock while no samples come.
+    latest_file_ns: i64,
     /// Probed files started and not ended: (phase, index, start ns).
     open: Vec<(String, u32, i64)>,
     /// Ended, waiting for the probe record past their end.
@@ -135,6 +139,7 @@ impl Correlator {
             .retain(|(phase, index, _)| !(*phase == f.phase && *index == f.index));
         // What correlation reads of it (not its latency or corruption details).
         let slim = FileRecord::new(&f.target, &f.phase, f.index, f.start_ns, f.end_ns, f.bytes);
+        self.latest_file_ns = self.latest_file_ns.max(f.end_ns as i64);
         self.pending.push(slim);
         self.advance();
     }
@@ -351,7 +356,7 @@ impl Correlator {
     /// reading after it, the power bins up to that reading final (or the stream ended,
     /// or nothing came for [`GIVE_UP_NS`]).
     fn ready(&self, x: i64) -> bool {
-        if self.flushed || self.latest_ns > x.saturating_add(GIVE_UP_NS) {
+        if self.flushed || self.latest_ns.max(self.latest_file_ns) > x.saturating_add(GIVE_UP_NS) {
             return true;
         }
         let bin_after = self.window.bins.last().is_some_and(|b| b.time_ns > x);
@@ -497,15 +502,18 @@ impl Correlator {
         bins: impl FnOnce(&mut dyn FnMut(&AggRow)) -> anyhow::Result<()>,
     ) -> anyhow::Result<Correlation> {
         self.flush();
-        let mut by_key: HashMap<(String, String, u32), FileEnergy> = self
-            .take_settled()
-            .into_iter()
-            .map(|f| ((f.target.clone(), f.phase.clone(), f.index), f))
-            .collect();
+        // A key given to more than one file has its figures in the files' order.
+        let mut by_key: HashMap<(String, String, u32), std::collections::VecDeque<FileEnergy>> =
+            HashMap::new();
+        for f in self.take_settled() {
+            let key = (f.target.clone(), f.phase.clone(), f.index);
+            by_key.entry(key).or_default().push_back(f);
+        }
         let mut energy: HashMap<(i64, i64), Option<f64>> = HashMap::new();
         let mut per_file = Vec::new();
         for f in files {
-            if let Some(e) = by_key.remove(&(f.target.clone(), f.phase.clone(), f.index)) {
+            let key = (f.target.clone(), f.phase.clone(), f.index);
+            if let Some(e) = by_key.get_mut(&key).and_then(|q| q.pop_front()) {
                 energy.insert((f.start_ns as i64, f.end_ns as i64), e.figures.energy_j);
                 per_file.push(e);
             }

@@ -291,3 +291,63 @@ fn many_small_files_settle_as_they_go_and_what_is_held_stays_bounded() {
     .unwrap();
     assert_eq!(phases, reference.phases);
 }
+
+#[test]
+fn a_probe_that_goes_silent_holds_back_at_most_a_minute_of_files() {
+    // Ten seconds of samples, then none while the run goes on for five minutes with a
+    // 100 ms file every 200 ms (the probe unplugged, the workload not).
+    let files: Vec<FileRecord> = (0..1_500u32)
+        .map(|k| {
+            let start = 2 * S + k as i64 * 200 * MS;
+            file("write", k, start, start + 100 * MS)
+        })
+        .collect();
+    let stream = Stream {
+        files: &files,
+        lost: 10_000..u64::MAX,
+    };
+    let mut c = Correlator::new();
+    let (mut told, mut settled) = (0, Vec::new());
+    stream.run(10 * S, |batch| {
+        batch.iter().for_each(|s| {
+            c.push(s);
+        });
+        let now = batch.last().map_or(0, |s| s.time_ns) + 50 * MS;
+        while told < files.len() && files[told].end_ns as i64 <= now {
+            c.file_started(
+                &files[told].phase,
+                files[told].index,
+                files[told].start_ns as i64,
+            );
+            c.file_ended(&files[told]);
+            told += 1;
+        }
+        c.advance();
+    });
+    // The rest of the run, told as it happens, no samples.
+    for f in &files[told..] {
+        c.file_started(&f.phase, f.index, f.start_ns as i64);
+        c.file_ended(f);
+        settled.extend(c.take_settled());
+    }
+    // What waits is the last minute of files (60 s at 5 a second), not the five minutes.
+    let waiting = files.len() - c.files_done();
+    assert!((295..=305).contains(&waiting), "{waiting} files waiting");
+    // The ten seconds of record (about 2 700 elements) and that minute of files.
+    assert!(c.retained() < 3_100, "{}", c.retained());
+    // Those given up have what there is: no energy, no share.
+    let after: Vec<_> = settled.iter().filter(|f| f.index > 100).collect();
+    assert!(!after.is_empty());
+    assert!(after
+        .iter()
+        .all(|f| f.figures.energy_j.is_none() && f.figures.energy_share_j.is_none()));
+    c.flush();
+    settled.extend(c.take_settled());
+    assert_eq!(settled.len(), files.len());
+    // The files in the ten seconds of samples kept their energy.
+    let early = settled
+        .iter()
+        .filter(|f| f.figures.energy_j.is_some())
+        .count();
+    assert!((35..=45).contains(&early), "{early} with energy");
+}

@@ -26,6 +26,11 @@ pub const KEY_COLUMNS: [&str; 3] = ["target", "phase", "index"];
 /// Which file a row belongs to: (target, phase, index), as in `files.csv`.
 pub type FileKey = (String, String, u32);
 
+/// The rows of a `files-probe.csv` by key, in file order: a key a run gave to more than one
+/// file (two steps of a program with the same name) has a row per file, in the files'
+/// time order.
+pub type Figures = HashMap<FileKey, Vec<FileProbe>>;
+
 /// Writes `dir/files-probe.csv` at once, atomically: one row for every record with probe
 /// figures, in the records' order.
 pub fn write(dir: &Path, files: &[FileRecord]) -> Result<()> {
@@ -52,84 +57,109 @@ pub fn write(dir: &Path, files: &[FileRecord]) -> Result<()> {
 
 /// Appends rows to `dir/files-probe.csv` as they come: the file (and its header) is created
 /// by the first call, and each call's rows go to the file in one write of whole lines, so a
-/// run killed at any moment leaves a file that reads.
+/// run killed at any moment leaves a file that reads. A write that fails (a full disk) does
+/// not stop the caller: the file is cut back to its last whole line, and that call's rows
+/// and every later one are counted as lost ([`Writer::failure`]), as
+/// [`crate::row_stream::RowStream`] does for the other streamed tables.
 #[derive(Debug)]
 pub struct Writer {
     path: std::path::PathBuf,
     file: Option<std::fs::File>,
+    /// Bytes of whole lines in the file.
+    len: u64,
     written: u64,
-    /// A write failed part way (e.g. disk full): later rows would follow half a line.
-    broken: bool,
+    lost: u64,
+    error: Option<RecordError>,
 }
 
 impl Writer {
     /// A writer of `dir/files-probe.csv`; nothing is created before the first
-    /// [`Writer::write`].
+    /// [`Writer::append`].
     pub fn new(dir: &Path) -> Writer {
         Writer {
             path: dir.join(FILE_NAME),
             file: None,
+            len: 0,
             written: 0,
-            broken: false,
+            lost: 0,
+            error: None,
         }
     }
 
     /// Appends one row per (target, phase, index, figures), creating the file with its
-    /// header on the first call (even with no rows). After a failed write every later one
-    /// fails too, so the file never holds a row after a broken line.
-    pub fn write<'a>(
+    /// header on the first call (even with no rows).
+    pub fn append<'a>(
         &mut self,
         rows: impl IntoIterator<Item = (&'a str, &'a str, u32, &'a FileProbe)>,
-    ) -> Result<()> {
+    ) {
         use std::io::Write as _;
-        let path = &self.path;
-        if self.broken {
-            return Err(RecordError::write(
-                path,
-                std::io::Error::other("an earlier write to this file failed"),
-            ));
-        }
-        let err = |e: csv::Error| RecordError::write(path, std::io::Error::other(e));
+        // The lines of this call, quoted as CSV needs (writing to memory cannot fail).
         let mut w = csv::WriterBuilder::new()
             .has_headers(false)
             .from_writer(Vec::new());
         if self.file.is_none() {
-            w.write_record(KEY_COLUMNS.iter().chain(PROBE_COLUMNS.iter()))
-                .map_err(err)?;
+            let _ = w.write_record(KEY_COLUMNS.iter().chain(PROBE_COLUMNS.iter()));
         }
         let mut n = 0;
         for (target, phase, index, p) in rows {
             let mut row = vec![target.to_string(), phase.to_string(), index.to_string()];
             row.extend(FileProbe::csv_cells(Some(p)));
-            w.write_record(&row).map_err(err)?;
+            let _ = w.write_record(&row);
             n += 1;
         }
-        let bytes = w
-            .into_inner()
-            .map_err(|e| RecordError::write(path, std::io::Error::other(e.to_string())))?;
-        if self.file.is_none() {
-            let f = std::fs::File::create(path).map_err(|e| RecordError::write(path, e))?;
-            self.file = Some(f);
+        if self.error.is_some() {
+            self.lost += n;
+            return;
         }
-        let file = self.file.as_mut().expect("opened above");
-        if let Err(e) = file.write_all(&bytes) {
-            self.broken = true;
-            return Err(RecordError::write(&self.path, e));
+        let bytes = w.into_inner().unwrap_or_default();
+        let written = match self.file.as_mut() {
+            Some(f) => f.write_all(&bytes),
+            None => std::fs::File::create(&self.path).and_then(|mut f| {
+                let w = f.write_all(&bytes);
+                self.file = Some(f);
+                w
+            }),
+        };
+        match written {
+            Ok(()) => {
+                self.len += bytes.len() as u64;
+                self.written += n;
+            }
+            Err(e) => {
+                // Cut a partly written line off, so the file still reads to its end.
+                if let Some(f) = &self.file {
+                    let _ = f.set_len(self.len);
+                }
+                self.error = Some(RecordError::write(&self.path, e));
+                self.lost += n;
+            }
         }
-        self.written += n;
-        Ok(())
     }
 
     /// Rows written so far.
     pub fn written(&self) -> u64 {
         self.written
     }
+
+    /// Rows not written because a write had failed.
+    pub fn lost(&self) -> u64 {
+        self.lost
+    }
+
+    /// What went wrong and what was lost, in words; `None` while every row was written.
+    pub fn failure(&self) -> Option<String> {
+        let e = self.error.as_ref()?;
+        Some(format!(
+            "{e}; the figures of {} file(s) from then on were not written (the file keeps the {} before)",
+            self.lost, self.written
+        ))
+    }
 }
 
 /// Parses the bytes of a `files-probe.csv` (`path` names it in errors). Required columns:
 /// [`KEY_COLUMNS`] and `probe`; a missing figure column leaves that figure empty, and a row
 /// with an empty `probe` has no figures.
-pub fn parse(path: &Path, buf: &[u8]) -> Result<HashMap<FileKey, FileProbe>> {
+pub fn parse(path: &Path, buf: &[u8]) -> Result<Figures> {
     let mut t = Table::new(path, buf)?;
     let key: Vec<usize> = KEY_COLUMNS
         .iter()
@@ -137,7 +167,7 @@ pub fn parse(path: &Path, buf: &[u8]) -> Result<HashMap<FileKey, FileProbe>> {
         .collect::<Result<_>>()?;
     t.required(PROBE_COLUMNS[0])?;
     let probe = t.positions(PROBE_COLUMNS);
-    let mut out = HashMap::new();
+    let mut out = Figures::new();
     while let Some(row) = t.next_row()? {
         if row
             .cell(probe[0], PROBE_COLUMNS[0])
@@ -157,17 +187,28 @@ pub fn parse(path: &Path, buf: &[u8]) -> Result<HashMap<FileKey, FileProbe>> {
             cell(1).text()?.to_string(),
             cell(2).int()?,
         );
-        out.insert(k, p);
+        out.entry(k).or_default().push(p);
     }
     Ok(out)
 }
 
-/// Gives every record the figures of its key (replacing any it had); records without a
-/// row keep theirs.
-pub fn join(files: &mut [FileRecord], figures: &HashMap<FileKey, FileProbe>) {
+/// Gives every record the figures of its key (replacing any it had): the records of a key
+/// take its rows in order, the first record the first row. Records without a row keep
+/// theirs.
+pub fn join(files: &mut [FileRecord], figures: &Figures) {
+    let mut taken: HashMap<&FileKey, usize> = HashMap::new();
+    let mut key = (String::new(), String::new(), 0);
     for r in files {
-        if let Some(p) = figures.get(&(r.target.clone(), r.phase.clone(), r.index)) {
+        key.0.clone_from(&r.target);
+        key.1.clone_from(&r.phase);
+        key.2 = r.index;
+        let Some((k, rows)) = figures.get_key_value(&key) else {
+            continue;
+        };
+        let n = taken.entry(k).or_default();
+        if let Some(p) = rows.get(*n) {
             r.probe = Some(Box::new(p.clone()));
+            *n += 1;
         }
     }
 }
@@ -226,14 +267,14 @@ mod tests {
         }
         let mut w = Writer::new(d.path());
         assert!(!d.path().join(FILE_NAME).exists(), "created before any row");
-        w.write([row(&files[1])]).unwrap();
+        w.append([row(&files[1])]);
         // Readable between calls: what a killed run leaves.
         let mut read = vec![FileRecord::new("t0", "write", 1, 10, 20, 100)];
         read_into(d.path(), &mut read).unwrap();
         assert_eq!(read[0].probe.as_ref().unwrap().energy_j, Some(2.5));
-        w.write([row(&files[0]), row(&files[2])]).unwrap();
-        w.write([]).unwrap();
-        assert_eq!(w.written(), 3);
+        w.append([row(&files[0]), row(&files[2])]);
+        w.append([]);
+        assert_eq!((w.written(), w.lost(), w.failure()), (3, 0, None));
         let text = std::fs::read_to_string(d.path().join(FILE_NAME)).unwrap();
         assert_eq!(text.matches("target,phase,index").count(), 1, "{text}");
         let mut all: Vec<FileRecord> = files
@@ -244,6 +285,48 @@ mod tests {
         for (got, want) in all.iter().zip(&files) {
             assert_eq!(got.probe, want.probe);
         }
+    }
+
+    #[test]
+    fn a_key_given_to_two_files_gives_each_its_own_row_in_order() {
+        let d = tempfile::tempdir().unwrap();
+        // Two steps of a program with the same name: the same key, one after the other.
+        let (first, second) = (probed("t0", 0, Some(1.0)), probed("t0", 0, Some(2.0)));
+        let mut w = Writer::new(d.path());
+        for r in [&first, &second] {
+            w.append([(r.target.as_str(), "write", 0, r.probe.as_deref().unwrap())]);
+        }
+        let mut files = vec![
+            FileRecord::new("t0", "write", 0, 10, 20, 100),
+            FileRecord::new("t0", "write", 0, 30, 40, 100),
+            FileRecord::new("t0", "write", 0, 50, 60, 100),
+        ];
+        read_streamed(d.path(), &mut files).unwrap();
+        let energy: Vec<_> = files
+            .iter()
+            .map(|f| f.probe.as_ref().and_then(|p| p.energy_j))
+            .collect();
+        // The third (killed before its row) has none rather than another file's.
+        assert_eq!(energy, [Some(1.0), Some(2.0), None]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_full_disk_loses_the_rows_counted_and_keeps_the_caller_going() {
+        let d = tempfile::tempdir().unwrap();
+        // Every write to the file fails with ENOSPC, as on a full disk.
+        std::os::unix::fs::symlink("/dev/full", d.path().join(FILE_NAME)).unwrap();
+        let p = probed("t0", 0, Some(1.0));
+        let row = ("t0", "write", 0, p.probe.as_deref().unwrap());
+        let mut w = Writer::new(d.path());
+        w.append([row, row]);
+        w.append([row]);
+        assert_eq!((w.written(), w.lost()), (0, 3));
+        let failure = w.failure().unwrap();
+        assert!(
+            failure.contains("files-probe.csv") && failure.contains("of 3 file(s)"),
+            "{failure}"
+        );
     }
 
     #[test]

@@ -202,12 +202,10 @@ fn probe_store_points(
 
 /// The probe's per-file figures of `dir/files-probe.csv` (or its `.gz`), to join onto the
 /// rows of `files.csv` as the run directory's reader does; none without the file.
-fn probe_figures(
-    dir: &Path,
-) -> anyhow::Result<HashMap<records::files_probe::FileKey, records::FileProbe>> {
+fn probe_figures(dir: &Path) -> anyhow::Result<records::files_probe::Figures> {
     use records::files_probe::{FILE_NAME, FORMAT_VERSION};
     let Some(mut reader) = open_maybe_gz(dir, FILE_NAME)? else {
-        return Ok(HashMap::new());
+        return Ok(Default::default());
     };
     let mut buf = Vec::new();
     reader
