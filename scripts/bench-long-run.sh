@@ -2,8 +2,9 @@
 # A real `hostd run` of a duration profile of small files (8-32 MB, write then read back and
 # verify, deleted after each cycle) on a real disk, its resident set sampled every
 # BENCH_LONG_SAMPLE_S seconds (10). Prints the slope of the resident set after the first
-# minute (least squares, KB/s; target < 1 KB/s), the files done, the resident set per file
-# over the same stretch and the run directory's bytes.
+# minute (least squares, KB/s; target < 1 KB/s) and of its anonymous part (RssAnon: the heap,
+# without the program's file pages that come in as new code runs), the files done, the
+# resident set per file over the same stretch and the run directory's bytes.
 #
 # Two runs: with the simulated probe at 1 kHz (`--probe sim`), then without a probe, so
 # that the file side's slope shows apart from the probe's samples.
@@ -60,10 +61,11 @@ one() {
     t0=$(date +%s)
     : >"$log"
     while kill -0 "$pid" 2>/dev/null; do
-        local rss files
+        local rss anon files
         rss=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null || true)
+        anon=$(awk '/^RssAnon/ {print $2}' "/proc/$pid/status" 2>/dev/null || true)
         files=$(($( (wc -l <"$run/files.csv") 2>/dev/null || echo 1) - 1))
-        [ -n "$rss" ] && echo "$(($(date +%s) - t0)) $rss $files" >>"$log"
+        [ -n "$rss" ] && echo "$(($(date +%s) - t0)) $rss $files ${anon:-0}" >>"$log"
         sleep "$every"
     done
     wait "$pid" || { cat "$work/out-$probe.txt"; echo "bench-long-run: hostd run failed"; return 1; }
@@ -72,14 +74,15 @@ one() {
     # analysis at the run's end, reported apart as the peak), and per file.
     awk -v probe="$probe" -v until=$((minutes * 60)) '
         { if ($2 > peak) peak = $2 }
-        $1 >= 60 && $1 <= until { n++; sx += $1; sy += $2; sxx += $1*$1; sxy += $1*$2; sf += $3; sff += $3*$3; sfy += $3*$2;
+        $1 >= 60 && $1 <= until { n++; sx += $1; sy += $2; sxx += $1*$1; sxy += $1*$2; sf += $3; sff += $3*$3; sfy += $3*$2; sa += $4; sxa += $1*$4;
                    if (!first) { first = $2; f0 = $3 }; last = $2; f1 = $3 }
         END {
             if (n < 3) { print "bench-long-run: too few samples after the first minute"; exit 1 }
             slope = (n*sxy - sx*sy) / (n*sxx - sx*sx)
+            anon = (n*sxa - sx*sa) / (n*sxx - sx*sx)
             per_file = (n*sff - sf*sf) > 0 ? (n*sfy - sf*sy) / (n*sff - sf*sf) * 1024 : 0
-            printf "bench-long-run: probe %s: RSS %d kB at 60 s, %d kB at the workload'"'"'s last sample; slope from the first minute to the workload'"'"'s end %.2f KB/s (target < 1 KB/s); %.0f B per file over %d files; peak %d kB (the end'"'"'s read-back and analysis included)\n",
-                probe, first, last, slope * 1.024, per_file, f1 - f0, peak
+            printf "bench-long-run: probe %s: RSS %d kB at 60 s, %d kB at the workload'"'"'s last sample; slope from the first minute to the workload'"'"'s end %.2f KB/s (target < 1 KB/s), of its anonymous memory (the heap; the rest is the program'"'"'s own pages as it runs new code) %.2f KB/s; %.0f B per file over %d files; peak %d kB (the end'"'"'s read-back and analysis included)\n",
+                probe, first, last, slope * 1.024, anon * 1.024, per_file, f1 - f0, peak
         }' "$log"
     if [ -n "${BENCH_LONG_RSS_OUT:-}" ]; then cp "$log" "$BENCH_LONG_RSS_OUT/rss-$probe.txt"; fi
     echo "bench-long-run: probe $probe: run directory $(du -sb "$run" | cut -f1) bytes ($(ls "$run" | tr '\n' ' '))"

@@ -12,6 +12,7 @@
 
 use crate::correlate::Correlation;
 use crate::file_figures::{fill_missing_figures, ProbedTarget};
+use crate::phase_smart::PhaseSmart;
 use crate::recorder::{ProbeRecorder, Recording};
 use crate::stream::{phase_figures, Correlator};
 use anyhow::Context;
@@ -120,7 +121,7 @@ pub struct ProbeComponent {
     /// Label of the target the probe is on, and the probe's name (id or source).
     probed: Option<(String, String)>,
     activity: Mutex<Activity>,
-    smart: Arc<Mutex<Vec<SmartReading>>>,
+    smart: Arc<Mutex<PhaseSmart>>,
     smart_threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
@@ -135,7 +136,7 @@ impl ProbeComponent {
             devices: Vec::new(),
             probed: None,
             activity: Mutex::new(Activity::default()),
-            smart: Arc::new(Mutex::new(Vec::new())),
+            smart: Arc::new(Mutex::new(PhaseSmart::default())),
             smart_threads: Mutex::new(Vec::new()),
         }
     }
@@ -165,7 +166,7 @@ impl ProbeComponent {
         let (phase, when, out) = (phase.to_string(), when.to_string(), Arc::clone(&self.smart));
         let handle = std::thread::spawn(move || {
             let reading = read_smart(device.as_deref(), &label, &phase, &when);
-            out.lock().unwrap_or_else(|e| e.into_inner()).push(reading);
+            out.lock().unwrap_or_else(|e| e.into_inner()).add(reading);
         });
         let mut threads = self.smart_threads.lock().unwrap_or_else(|e| e.into_inner());
         // A finished thread keeps its stack until joined: join those done, so that a long
@@ -399,8 +400,11 @@ impl RunPart for ProbeComponent {
             .map(|t| t.label.clone())
             .filter(|l| *l != probed_target)
             .collect();
-        let mut smart = std::mem::take(&mut *self.smart.lock().unwrap_or_else(|e| e.into_inner()));
-        smart.sort_by_key(|r| r.time_ns);
+        let smart = self
+            .smart
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .readings();
 
         let mut section = probe_section(&report, &recording, &correlation, &smart);
         section["text"] = json!(summary_lines(&report, &correlation, &unprobed));
