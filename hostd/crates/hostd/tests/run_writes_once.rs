@@ -13,6 +13,7 @@
 //!
 //! `spool/` is left out: it is InfluxDB's outage queue, written and read back by design
 //! while the server is away.
+#![cfg(unix)] // strace, and the recorded smartctl is a shell script
 
 use hostd_influx::testing::InfluxServer;
 use std::collections::BTreeMap;
