@@ -47,7 +47,10 @@ fn a_killed_run_analyses_and_hostd_clean_removes_only_its_test_files() {
     let outside = target.join("user-notes.txt");
     std::fs::write(&outside, "the user's, beside the run's test directory").unwrap();
 
-    let mut child = hostd()
+    // Held to 40 MB/s by the kernel, so that the 100 ms counters have rows before the kill
+    // however fast the machine's disk (unlimited, 20 files took under 0.1 s in CI).
+    let mut child = rig
+        .hostd_limited(40 << 20)
         .args(["run", "-q", "--profile"])
         .arg(&profile)
         .arg("--target")
@@ -59,10 +62,16 @@ fn a_killed_run_analyses_and_hostd_clean_removes_only_its_test_files() {
         .spawn()
         .unwrap();
     let t0 = Instant::now();
-    while rows(&run) < 20 {
+    let counted = |run: &Path| {
+        hostd_records::counters::read(run)
+            .ok()
+            .and_then(|c| c.values().next().and_then(|v| v.last().map(|r| r.bytes)))
+            .unwrap_or(0)
+    };
+    while rows(&run) < 20 || counted(&run) < 10 << 20 {
         assert!(
             t0.elapsed() < Duration::from_secs(120),
-            "no 20 files in 120 s"
+            "no 20 files and 10 MB counted in 120 s"
         );
         assert!(child.try_wait().unwrap().is_none(), "the run ended early");
         std::thread::sleep(Duration::from_millis(20));

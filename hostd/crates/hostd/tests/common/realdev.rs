@@ -586,6 +586,16 @@ impl Rig {
         Some(rig)
     }
 
+    /// The built hostd as a command inside the rig's cgroup, every device's writes held to
+    /// `bps` from the start (for a test that drives hostd itself, e.g. kills it).
+    pub fn hostd_limited(&self, bps: u64) -> Command {
+        let cg = self.cgroup.as_ref().unwrap();
+        for d in &self.devs {
+            cg.set_write_bps(d.numbers, bps);
+        }
+        cg.hostd(None)
+    }
+
     /// The scratch directory.
     pub fn dir(&self) -> &Path {
         self.work.as_ref().unwrap().path()
