@@ -817,6 +817,20 @@ mod tests {
         script
     }
 
+    /// A poller over `smartctl` every 100 ms, appending into `run` (which must exist).
+    fn fast_poller(
+        smartctl: &Path,
+        targets: Vec<(String, Option<String>)>,
+        run: &Path,
+    ) -> TempPoller {
+        let config = PollerConfig {
+            smartctl: smartctl.to_path_buf(),
+            interval: Duration::from_millis(100),
+            ..Default::default()
+        };
+        TempPoller::start(config, targets, run)
+    }
+
     /// Waits until the replayed `smartctl` has been asked about each of `disks` at least `n`
     /// more times than `since` counted (at most 60 s), and returns the counts: the poller's
     /// own pace, not the machine's load, decides how many readings a test sees.
@@ -865,11 +879,6 @@ mod tests {
                 ("default.json", "vm-virtio-sat.json"),
             ],
         );
-        let config = PollerConfig {
-            smartctl: smartctl.clone(),
-            interval: Duration::from_millis(100),
-            ..Default::default()
-        };
         let targets = [
             ("usb-asmedia", Some("/dev/sdb")),
             ("usb-jmicron", Some("/dev/sdc")),
@@ -883,7 +892,7 @@ mod tests {
         .collect();
         let run = d.path().join("run");
         std::fs::create_dir(&run).unwrap();
-        let poller = TempPoller::start(config, targets, &run);
+        let poller = fast_poller(&smartctl, targets, &run);
         // Past detection (a few calls), each poll is one call: 12 calls leave several readings.
         let drives = ["/dev/sdb", "/dev/sdc", "/dev/sde", "/dev/nvme0n1"];
         wait_for_calls(&smartctl, &drives, &Default::default(), 12);
@@ -949,11 +958,6 @@ mod tests {
                 ("default.json", "vm-virtio-sat.json"),
             ],
         );
-        let config = PollerConfig {
-            smartctl: smartctl.clone(),
-            interval: Duration::from_millis(100),
-            ..Default::default()
-        };
         let targets = [
             ("nvme-smartctl73", "/dev/nvme1n1"),
             ("nvme", "/dev/nvme0n1"),
@@ -965,7 +969,7 @@ mod tests {
         .collect();
         let run = d.path().join("run");
         std::fs::create_dir(&run).unwrap();
-        let poller = TempPoller::start(config, targets, &run);
+        let poller = fast_poller(&smartctl, targets, &run);
         let drives = ["/dev/nvme1n1", "/dev/nvme0n1", "/dev/sdb", "/dev/sde"];
         let before = wait_for_calls(&smartctl, &drives, &Default::default(), 8);
         // The drives throttle: their next answers carry the grown counters.
@@ -1065,18 +1069,13 @@ mod tests {
         )
         .unwrap();
         std::fs::set_permissions(&smartctl, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let config = PollerConfig {
-            smartctl: smartctl.clone(),
-            interval: Duration::from_millis(100),
-            ..Default::default()
-        };
         let run = d.path().join("run");
         std::fs::create_dir(&run).unwrap();
         let targets = vec![
             ("a".to_string(), Some("/dev/nvme0n1".to_string())),
             ("b,2".to_string(), Some("/dev/nvme1n1".to_string())),
         ];
-        let poller = TempPoller::start(config, targets, &run);
+        let poller = fast_poller(&smartctl, targets, &run);
         let drives = ["/dev/nvme0n1", "/dev/nvme1n1"];
         // Detection, then at least three polls of each drive.
         let seen = wait_for_calls(&smartctl, &drives, &Default::default(), 4);
@@ -1156,17 +1155,12 @@ mod tests {
                 "derived/nvme-toshiba-kxg6.after-throttle.json",
             )],
         );
-        let config = PollerConfig {
-            smartctl: smartctl.clone(),
-            interval: Duration::from_millis(100),
-            ..Default::default()
-        };
         let run = d.path().join("run");
         std::fs::create_dir(&run).unwrap();
         // Every write to drive_temp.csv fails with ENOSPC, as on a full disk.
         std::os::unix::fs::symlink("/dev/full", run.join(drive_temp::FILE_NAME)).unwrap();
-        let poller = TempPoller::start(
-            config,
+        let poller = fast_poller(
+            &smartctl,
             vec![("t".into(), Some("/dev/nvme0n1".into()))],
             &run,
         );
