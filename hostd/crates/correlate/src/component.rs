@@ -350,13 +350,8 @@ impl RunPart for ProbeComponent {
             probe: &probe_name,
         };
         let filled = fill_missing_figures(&mut run.files, probed);
-        let rows = filled.iter().map(|&k| {
-            let f = &run.files[k];
-            let p = f.probe.as_deref().expect("filled above");
-            (f.target.as_str(), f.phase.as_str(), f.index, p)
-        });
         if let Some(w) = recording.figures.as_mut() {
-            w.append(rows);
+            w.append(&filled);
             if let Some(failure) = w.failure() {
                 summary.warnings.push(format!(
                     "files-probe.csv: {failure}; those files have no probe figures in this run's analysis"

@@ -32,6 +32,18 @@ pub struct FileEnergy {
     pub figures: FileProbe,
 }
 
+impl From<FileEnergy> for hostd_records::files_probe::FigureRow {
+    /// The file's row of `files-probe.csv`.
+    fn from(f: FileEnergy) -> Self {
+        Self {
+            target: f.target,
+            phase: f.phase,
+            index: f.index,
+            figures: f.figures,
+        }
+    }
+}
+
 /// Power profile of one phase of one target.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PhasePower {

@@ -3,6 +3,7 @@
 //! figures.
 
 use hostd_records::files::{FileProbe, FileRecord};
+use hostd_records::files_probe::FigureRow;
 
 use hostd_records::files::NO_PROBE;
 
@@ -17,24 +18,27 @@ pub struct ProbedTarget<'a> {
 
 /// Gives each record without probe figures its row's figures for `files-probe.csv`: a
 /// record of the probed target says the probe and has empty figures (it was never
-/// correlated), a record of any other target says [`NO_PROBE`]. Returns the indices of the
-/// records given figures here, in order.
-pub fn fill_missing_figures(files: &mut [FileRecord], probed: ProbedTarget<'_>) -> Vec<usize> {
+/// correlated), a record of any other target says [`NO_PROBE`]. Returns the rows of the
+/// records given figures here, in their order.
+pub fn fill_missing_figures(files: &mut [FileRecord], probed: ProbedTarget<'_>) -> Vec<FigureRow> {
     let mut filled = Vec::new();
-    for (k, r) in files.iter_mut().enumerate() {
-        if r.probe.is_some() {
-            continue;
-        }
+    for r in files.iter_mut().filter(|r| r.probe.is_none()) {
         let probe = if r.target == probed.target {
             probed.probe
         } else {
             NO_PROBE
         };
-        r.probe = Some(Box::new(FileProbe {
+        let figures = FileProbe {
             probe: probe.to_string(),
             ..FileProbe::default()
-        }));
-        filled.push(k);
+        };
+        r.probe = Some(Box::new(figures.clone()));
+        filled.push(FigureRow {
+            target: r.target.clone(),
+            phase: r.phase.clone(),
+            index: r.index,
+            figures,
+        });
     }
     filled
 }
@@ -73,23 +77,25 @@ mod tests {
         let mut w = hostd_records::files::Writer::create(dir.path()).unwrap();
         files.iter().for_each(|f| w.write(f).unwrap());
         drop(w);
-        let mut figures = hostd_records::files_probe::Writer::new(dir.path());
-        let (one, zero) = (energy(7.0), energy(3.0));
-        figures.append([("t0", "write", 1, &one), ("t0", "write", 0, &zero)]);
+        let mut figures = hostd_records::files_probe::stream(dir.path());
+        let row = |index, figures| FigureRow {
+            target: "t0".into(),
+            phase: "write".into(),
+            index,
+            figures,
+        };
+        figures.append(&[row(1, energy(7.0)), row(0, energy(3.0))]);
         hostd_records::files_probe::read_streamed(dir.path(), &mut files).unwrap();
         let filled = fill_missing_figures(&mut files, PROBED);
-        assert_eq!(filled, [2, 3]);
+        let keys: Vec<_> = filled
+            .iter()
+            .map(|r| (r.target.as_str(), r.index))
+            .collect();
+        assert_eq!(keys, [("t1", 0), ("t0", 2)]);
+        // Each row says what its record now has.
+        assert_eq!(filled[1].figures, **files[3].probe.as_ref().unwrap());
         assert!(fill_missing_figures(&mut files, PROBED).is_empty());
-        let rows = filled.iter().map(|&k| {
-            let f = &files[k];
-            (
-                f.target.as_str(),
-                f.phase.as_str(),
-                f.index,
-                f.probe.as_deref().unwrap(),
-            )
-        });
-        figures.append(rows);
+        figures.append(&filled);
         let text = std::fs::read_to_string(dir.path().join("files-probe.csv")).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(

@@ -14,8 +14,9 @@ use hostd_probe::agg::Aggregator;
 use hostd_probe::link::{LinkEvent, LinkOutput};
 use hostd_probe::stream::StreamEvent;
 use hostd_records::agg::AggRow;
+use hostd_records::files_probe::{self, FigureRow};
 use hostd_records::probe_link::LinkRecord;
-use hostd_records::{files_probe, probe_levels, probe_store};
+use hostd_records::{probe_levels, probe_store};
 use hostd_store::{ProbeData, ProbeFeed};
 use serde_json::json;
 use std::fs::File;
@@ -39,18 +40,15 @@ pub struct Recording {
     /// `files-probe.csv`, with the rows of every file settled while recording (created
     /// by the first; `None` where the recorder had no directory of its own, in tests). A
     /// row it could not write (a full disk) is counted there, and its figures are lost.
-    pub figures: Option<files_probe::Writer>,
+    pub figures: Option<files_probe::Stream>,
 }
 
 impl Recording {
     /// Appends the rows of `settled` to `files-probe.csv`.
-    pub fn write_figures(&mut self, settled: &[FileEnergy]) {
+    pub fn write_figures(&mut self, settled: Vec<FileEnergy>) {
         if let Some(w) = self.figures.as_mut() {
-            w.append(
-                settled
-                    .iter()
-                    .map(|f| (f.target.as_str(), f.phase.as_str(), f.index, &f.figures)),
-            );
+            let rows: Vec<FigureRow> = settled.into_iter().map(FigureRow::from).collect();
+            w.append(&rows);
         }
     }
 }
@@ -68,7 +66,7 @@ struct Files {
     seconds: Aggregator,
     events: BufWriter<File>,
     /// `files-probe.csv`, handed to the [`Recording`].
-    figures: Option<files_probe::Writer>,
+    figures: Option<files_probe::Stream>,
 }
 
 impl Files {
@@ -81,7 +79,7 @@ impl Files {
             levels: probe_levels::Writer::new(dir),
             seconds: Aggregator::new(probe_levels::Level::S1.width_ns()),
             events: BufWriter::new(events),
-            figures: Some(files_probe::Writer::new(dir)),
+            figures: Some(files_probe::stream(dir)),
         })
     }
 }
@@ -155,9 +153,7 @@ fn record(
                     c.advance();
                     c.take_settled()
                 };
-                if !settled.is_empty() {
-                    rec.write_figures(&settled);
-                }
+                rec.write_figures(settled);
                 files.samples.write(&samples)?;
                 rec.samples += samples.len() as u64;
                 write_levels(&mut files, &mut rec, &rows, &seconds)?;
@@ -182,9 +178,7 @@ fn record(
         let mut c = lock();
         (c.flush(), c.take_settled())
     };
-    if !settled.is_empty() {
-        rec.write_figures(&settled);
-    }
+    rec.write_figures(settled);
     let last_second: Vec<_> = files.seconds.flush().into_iter().collect();
     let rows: Vec<_> = last.into_iter().collect();
     write_levels(&mut files, &mut rec, &rows, &last_second)?;

@@ -2,17 +2,18 @@
 //! one row per file keyed by target, phase and index. `files.csv` is streamed as files
 //! complete and holds the workload's columns only; these figures are final only once the
 //! probe record has passed the file (its energy share waits for every file overlapping
-//! it), so the probe part appends them as they become final ([`Writer`]), a few seconds
+//! it), so the probe part appends them as they become final ([`Stream`]), a few seconds
 //! behind `files.csv`, and the rows of the files it has no figures for at the run's end.
 //! Rows are in the order their figures settled, not the files' order. A run killed at any
 //! moment keeps every row written. [`crate::files::read`] joins the two. Run directories
 //! written before this file have the same columns at the end of `files.csv` instead, and
 //! still read. Columns: docs/run-directory.md.
 
-use crate::columns::Columns as _;
+use crate::columns::{Columns, Role, Value};
 use crate::csvio::{slurp, Table};
 use crate::error::{RecordError, Result};
 use crate::files::{FileProbe, FileRecord, PROBE_COLUMNS};
+use crate::row_stream::RowStream;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -55,105 +56,60 @@ pub fn write(dir: &Path, files: &[FileRecord]) -> Result<()> {
     crate::csvio::write_atomic(&path, &bytes)
 }
 
-/// Appends rows to `dir/files-probe.csv` as they come: the file (and its header) is created
-/// by the first call, and each call's rows go to the file in one write of whole lines, so a
-/// run killed at any moment leaves a file that reads. A write that fails (a full disk) does
-/// not stop the caller: the file is cut back to its last whole line, and that call's rows
-/// and every later one are counted as lost ([`Writer::failure`]), as
-/// [`crate::row_stream::RowStream`] does for the other streamed tables.
-#[derive(Debug)]
-pub struct Writer {
-    path: std::path::PathBuf,
-    file: Option<std::fs::File>,
-    /// Bytes of whole lines in the file.
-    len: u64,
-    written: u64,
-    lost: u64,
-    error: Option<RecordError>,
+/// One row of `files-probe.csv` as a run streams it: a file's key and the probe's figures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FigureRow {
+    /// Target label.
+    pub target: String,
+    /// Phase.
+    pub phase: String,
+    /// Index in the phase.
+    pub index: u32,
+    /// The figures.
+    pub figures: FileProbe,
 }
 
-impl Writer {
-    /// A writer of `dir/files-probe.csv`; nothing is created before the first
-    /// [`Writer::append`].
-    pub fn new(dir: &Path) -> Writer {
-        Writer {
-            path: dir.join(FILE_NAME),
-            file: None,
-            len: 0,
-            written: 0,
-            lost: 0,
-            error: None,
-        }
-    }
-
-    /// Appends one row per (target, phase, index, figures), creating the file with its
-    /// header on the first call (even with no rows).
-    pub fn append<'a>(
-        &mut self,
-        rows: impl IntoIterator<Item = (&'a str, &'a str, u32, &'a FileProbe)>,
-    ) {
-        use std::io::Write as _;
-        // The lines of this call, quoted as CSV needs (writing to memory cannot fail).
-        let mut w = csv::WriterBuilder::new()
-            .has_headers(false)
-            .from_writer(Vec::new());
-        if self.file.is_none() {
-            let _ = w.write_record(KEY_COLUMNS.iter().chain(PROBE_COLUMNS.iter()));
-        }
-        let mut n = 0;
-        for (target, phase, index, p) in rows {
-            let mut row = vec![target.to_string(), phase.to_string(), index.to_string()];
-            row.extend(FileProbe::csv_cells(Some(p)));
-            let _ = w.write_record(&row);
-            n += 1;
-        }
-        if self.error.is_some() {
-            self.lost += n;
-            return;
-        }
-        let bytes = w.into_inner().unwrap_or_default();
-        let written = match self.file.as_mut() {
-            Some(f) => f.write_all(&bytes),
-            None => std::fs::File::create(&self.path).and_then(|mut f| {
-                let w = f.write_all(&bytes);
-                self.file = Some(f);
-                w
-            }),
+const ALL: usize = KEY_COLUMNS.len() + PROBE_COLUMNS.len();
+/// [`KEY_COLUMNS`] then [`PROBE_COLUMNS`]: the header of `files-probe.csv`.
+const ROW_COLUMNS: [&str; ALL] = {
+    let mut names = [""; ALL];
+    let mut i = 0;
+    while i < ALL {
+        names[i] = if i < KEY_COLUMNS.len() {
+            KEY_COLUMNS[i]
+        } else {
+            PROBE_COLUMNS[i - KEY_COLUMNS.len()]
         };
-        match written {
-            Ok(()) => {
-                self.len += bytes.len() as u64;
-                self.written += n;
-            }
-            Err(e) => {
-                // Cut a partly written line off, so the file still reads to its end.
-                if let Some(f) = &self.file {
-                    let _ = f.set_len(self.len);
-                }
-                self.error = Some(RecordError::write(&self.path, e));
-                self.lost += n;
-            }
-        }
+        i += 1;
     }
+    names
+};
 
-    /// Rows written so far.
-    pub fn written(&self) -> u64 {
-        self.written
-    }
+impl Columns for FigureRow {
+    const NAMES: &'static [&'static str] = &ROW_COLUMNS;
+    const REQUIRED: &'static [&'static str] = &["target", "phase", "index", "probe"];
 
-    /// Rows not written because a write had failed.
-    pub fn lost(&self) -> u64 {
-        self.lost
+    fn visit<'a>(this: Option<&'a Self>, f: &mut impl FnMut(&'static str, Role, Value<'a>)) {
+        let key = |v: fn(&'a Self) -> Value<'a>| this.map_or(Value::Absent, v);
+        f("target", Role::Tag, key(|r| Value::Text(&r.target)));
+        f("phase", Role::Tag, key(|r| Value::Text(&r.phase)));
+        f(
+            "index",
+            Role::Field,
+            key(|r| Value::Count(u64::from(r.index))),
+        );
+        FileProbe::visit(this.map(|r| &r.figures), f);
     }
+}
 
-    /// What went wrong and what was lost, in words; `None` while every row was written.
-    pub fn failure(&self) -> Option<String> {
-        let e = self.error.as_ref()?;
-        Some(format!(
-            "{e}; the figures of {} file(s) from then on were not written (the file keeps the {} before)",
-            self.lost, self.written
-        ))
-    }
+/// Appends [`FigureRow`]s to `files-probe.csv` as they come ([`RowStream`]: the file and its
+/// header come with the first rows, whole lines per write, a failed write cut back and
+/// what it lost counted).
+pub type Stream = RowStream<FigureRow>;
+
+/// The [`Stream`] of `dir/files-probe.csv`.
+pub fn stream(dir: &Path) -> Stream {
+    RowStream::new(dir.join(FILE_NAME), "files' figures")
 }
 
 /// Parses the bytes of a `files-probe.csv` (`path` names it in errors). Required columns:
@@ -253,28 +209,35 @@ mod tests {
         r
     }
 
+    /// The streamed row of a record with figures.
+    fn row(r: &FileRecord) -> FigureRow {
+        FigureRow {
+            target: r.target.clone(),
+            phase: r.phase.clone(),
+            index: r.index,
+            figures: (**r.probe.as_ref().unwrap()).clone(),
+        }
+    }
+
     #[test]
-    fn the_writer_appends_rows_as_they_come_under_one_header() {
+    fn the_stream_appends_rows_as_they_come_under_one_header() {
         let d = tempfile::tempdir().unwrap();
         let files = [
             probed("t0", 0, Some(1.25)),
             probed("t0", 1, Some(2.5)),
             probed("t1", 0, None),
         ];
-        fn row(r: &FileRecord) -> (&str, &str, u32, &FileProbe) {
-            let p = r.probe.as_deref().unwrap();
-            (&r.target, &r.phase, r.index, p)
-        }
-        let mut w = Writer::new(d.path());
+        let mut w = stream(d.path());
+        w.append([]);
         assert!(!d.path().join(FILE_NAME).exists(), "created before any row");
-        w.append([row(&files[1])]);
+        w.append([&row(&files[1])]);
         // Readable between calls: what a killed run leaves.
         let mut read = vec![FileRecord::new("t0", "write", 1, 10, 20, 100)];
         read_into(d.path(), &mut read).unwrap();
         assert_eq!(read[0].probe.as_ref().unwrap().energy_j, Some(2.5));
-        w.append([row(&files[0]), row(&files[2])]);
+        w.append([&row(&files[0]), &row(&files[2])]);
         w.append([]);
-        assert_eq!((w.written(), w.lost(), w.failure()), (3, 0, None));
+        assert_eq!((w.rows(), w.lost(), w.failure()), (3, 0, None));
         let text = std::fs::read_to_string(d.path().join(FILE_NAME)).unwrap();
         assert_eq!(text.matches("target,phase,index").count(), 1, "{text}");
         let mut all: Vec<FileRecord> = files
@@ -292,9 +255,9 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         // Two steps of a program with the same name: the same key, one after the other.
         let (first, second) = (probed("t0", 0, Some(1.0)), probed("t0", 0, Some(2.0)));
-        let mut w = Writer::new(d.path());
+        let mut w = stream(d.path());
         for r in [&first, &second] {
-            w.append([(r.target.as_str(), "write", 0, r.probe.as_deref().unwrap())]);
+            w.append([&row(r)]);
         }
         let mut files = vec![
             FileRecord::new("t0", "write", 0, 10, 20, 100),
@@ -316,15 +279,15 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         // Every write to the file fails with ENOSPC, as on a full disk.
         std::os::unix::fs::symlink("/dev/full", d.path().join(FILE_NAME)).unwrap();
-        let p = probed("t0", 0, Some(1.0));
-        let row = ("t0", "write", 0, p.probe.as_deref().unwrap());
-        let mut w = Writer::new(d.path());
-        w.append([row, row]);
-        w.append([row]);
-        assert_eq!((w.written(), w.lost()), (0, 3));
+        let row = row(&probed("t0", 0, Some(1.0)));
+        let mut w = stream(d.path());
+        w.append([&row, &row]);
+        w.append([&row]);
+        assert_eq!((w.rows(), w.lost()), (0, 3));
         let failure = w.failure().unwrap();
         assert!(
-            failure.contains("files-probe.csv") && failure.contains("of 3 file(s)"),
+            failure.contains("files-probe.csv")
+                && failure.contains("3 files' figures from then on were not written"),
             "{failure}"
         );
     }

@@ -17,6 +17,7 @@ use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 
 /// Appends records of type `R` to one CSV file (see the module documentation).
+#[derive(Debug)]
 pub struct RowStream<R> {
     path: PathBuf,
     /// What a row is, in the words of [`RowStream::failure`] ("readings", "samples").
