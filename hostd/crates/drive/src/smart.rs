@@ -818,6 +818,7 @@ mod tests {
     }
 
     /// A poller over `smartctl` every 100 ms, appending into `run` (which must exist).
+    #[cfg(unix)] // for the tests with a recorded smartctl, a shell script
     fn fast_poller(
         smartctl: &Path,
         targets: Vec<(String, Option<String>)>,
