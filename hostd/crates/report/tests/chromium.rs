@@ -12,49 +12,10 @@ use hostd_records::events::Analysis;
 use hostd_records::RunData;
 use hostd_scenario::write::{write_run, ProbeOptions};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-const CHROMIUM_FLAGS: &[&str] = &[
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--enable-logging=stderr",
-    "--v=0",
-];
-
-fn chromium() -> String {
-    std::env::var("CHROMIUM").unwrap_or_else(|_| "chromium".into())
-}
-
-/// Runs Chromium on `page` with `extra` flags and a fresh profile; returns (stdout, stderr).
-fn run_chromium(page: &Path, extra: &[String]) -> (String, String) {
-    let profile = tempfile::tempdir().unwrap();
-    let out = Command::new(chromium())
-        .args(CHROMIUM_FLAGS)
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .args(extra)
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .unwrap_or_else(|e| {
-            panic!(
-                "could not start {} (install Debian's chromium: just setup): {e}",
-                chromium()
-            )
-        });
-    assert!(
-        out.status.success(),
-        "chromium failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+#[path = "common/browser.rs"]
+mod browser;
+use browser::{count, run_chromium, svg_element};
 
 /// The run directory `root/SCENARIO` of a simulated scenario (with the probe), analysed,
 /// with its `report.html`; returns the directory, its records and their analysis.
@@ -74,19 +35,6 @@ fn page_with(html: &str) -> (tempfile::TempDir, PathBuf) {
     let page = dir.path().join("page.html");
     std::fs::write(&page, html).unwrap();
     (dir, page)
-}
-
-fn count(hay: &str, needle: &str) -> usize {
-    hay.matches(needle).count()
-}
-
-/// The `<svg id="ID" …>…</svg>` element of the dumped DOM.
-fn svg_element<'a>(dom: &'a str, id: &str) -> &'a str {
-    let start = dom
-        .find(&format!(r#"<svg id="{id}""#))
-        .unwrap_or_else(|| panic!("chart {id} missing from the DOM"));
-    let end = dom[start..].find("</svg>").expect("svg closed") + start;
-    &dom[start..end]
 }
 
 #[test]
