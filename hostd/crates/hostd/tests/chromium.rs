@@ -257,7 +257,11 @@ fn a_comparison_of_drives_and_ports_renders_every_chart_with_the_json_figures() 
         let file = std::fs::read_to_string(p).unwrap();
         let start = html.find(&format!(r#"<svg id="{id}""#)).unwrap();
         let end = html[start..].find("</svg>").unwrap() + start;
-        assert_eq!(chart_of_file(&file), html[start..end], "{id}");
+        assert_eq!(
+            chart_of_file(&file),
+            html[start..end + "</svg>".len()],
+            "{id}"
+        );
         assert!(p.with_extension("csv").exists(), "{id}: data beside it");
     }
 

@@ -9,7 +9,14 @@ use crate::envelope;
 use crate::svg::{esc, Chart, IntervalBar, Marker};
 use crate::{NS, WIDTH};
 use hostd_analysis::stats::MinMeanMax;
+use hostd_records::headline::Figure;
 use std::fmt::Write;
+
+/// Most runs drawn as point clouds on one chart: past it, as bands (clouds of more runs
+/// hide one another).
+const MAX_CLOUDS: usize = 6;
+/// Files per bin of a run drawn as a band.
+const FILES_PER_BIN: usize = 4;
 
 /// Points of each run's line on a time chart.
 const TIME_BUCKETS: usize = 600;
@@ -114,7 +121,7 @@ pub(crate) fn by_data_section(
             clouds.push((k, pts));
         }
         let total: usize = clouds.iter().map(|c| c.1.len()).sum();
-        let banded = envelope::summarised(total);
+        let banded = envelope::summarised(total) || clouds.len() > MAX_CLOUDS;
         let xmax = clouds
             .iter()
             .flat_map(|c| &c.1)
@@ -137,7 +144,8 @@ pub(crate) fn by_data_section(
             let cr = &c.runs[*k];
             if banded {
                 let xy: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.1)).collect();
-                envelope::draw(&mut chart, &xy, 0.0, xmax, &cr.color);
+                let bins = (xy.len() / FILES_PER_BIN).clamp(1, envelope::FILE_BINS);
+                envelope::draw_bins(&mut chart, &xy, 0.0, xmax, &cr.color, bins);
             } else {
                 chart.points(pts, &cr.color, "series");
             }
@@ -153,7 +161,8 @@ pub(crate) fn by_data_section(
         if banded {
             let _ = write!(
                 h,
-                r#"<p class="note envelope">{total} files on this chart: each run is drawn as the min–max band and mean of {} bins, not file by file (files.csv has every file).</p>"#,
+                r#"<p class="note envelope">{total} files of {} runs on this chart: each run is drawn as the min–max band and mean of its files in bins of about {FILES_PER_BIN} files (at most {}), not file by file (files.csv has every file).</p>"#,
+                clouds.len(),
                 envelope::FILE_BINS
             );
         }
@@ -334,7 +343,14 @@ pub(crate) fn bars_section(c: &Comparison) -> String {
                             ),
                         });
                     }
-                    None => reasons.push(format!("{}: {}", r.label, f.text(1.0, 0, ""))),
+                    None => reasons.push(format!(
+                        "{}: {}",
+                        r.label,
+                        match f {
+                            Figure::Absent { absent } => absent.as_str(),
+                            Figure::Value { .. } => "",
+                        }
+                    )),
                 }
             }
             if bars.is_empty() {

@@ -15,6 +15,10 @@ mod tables;
 pub use charts::{bars_id, by_data_id};
 
 use crate::svg::{esc, PALETTE};
+
+/// Colours of the runs: the report's palette, then four of Paul Tol's (a run of ten keeps
+/// its own colour; past twelve they repeat).
+const EXTRA_COLORS: [&str; 4] = ["#882255", "#44AA99", "#999933", "#332288"];
 use hostd_records::events::Analysis;
 use hostd_records::{Manifest, RunData};
 use serde::Serialize;
@@ -185,7 +189,12 @@ pub fn plan(runs: &[CompareRun]) -> Comparison {
         .map(|(k, (r, label))| ComparedRun {
             run: r.dir.clone(),
             label,
-            color: PALETTE[k % PALETTE.len()].into(),
+            color: PALETTE
+                .iter()
+                .chain(&EXTRA_COLORS)
+                .nth(k % (PALETTE.len() + EXTRA_COLORS.len()))
+                .map_or("#000", |c| *c)
+                .into(),
             target: r.subject().map(str::to_string),
             profile: r.profile(),
             figures: r

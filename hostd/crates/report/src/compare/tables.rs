@@ -52,7 +52,7 @@ pub(crate) fn runs_section(
         h.push_str("</ul>");
     }
     if !c.left_out.is_empty() {
-        h.push_str(r#"<ul id="left-out">"#);
+        h.push_str(r#"<p>Left out:</p><ul id="left-out">"#);
         for l in &c.left_out {
             let _ = write!(h, "<li>{}</li>", esc(l));
         }
@@ -237,13 +237,16 @@ pub(crate) fn events_section(
         for (e, n) in r.analysis.events.iter().zip(nums) {
             let _ = write!(
                 h,
-                r#"<li data-event="{n}"><span class="badge" style="border-color:{c};color:{c}">{n}</span>{} <span class="note">— cause <span class="cause">{}</span>, confidence {:.2}; {}</span></li>"#,
+                r#"<li data-event="{n}"><span class="badge" style="border-color:{c};color:{c}">{n}</span>{} <span class="note">— cause <span class="cause">{}</span>, confidence {:.2}</span><ul class="note">"#,
                 esc(&hostd_analysis::summary::event_line(e)),
                 esc(e.cause.as_str()),
                 e.confidence,
-                esc(&e.evidence.text),
                 c = cr.color
             );
+            for reason in &e.evidence.reasons {
+                let _ = write!(h, "<li>{}</li>", esc(reason));
+            }
+            h.push_str("</ul></li>");
         }
         h.push_str("</ol>");
     }
