@@ -290,16 +290,6 @@ pub(crate) fn time_section(runs: &[CompareRun], c: &Comparison, numbers: &[Vec<u
     h
 }
 
-/// A run label cut to `chars` characters.
-fn cut(label: &str, chars: usize) -> String {
-    if label.chars().count() <= chars {
-        label.to_string()
-    } else {
-        let head: String = label.chars().take(chars.saturating_sub(1)).collect();
-        format!("{head}…")
-    }
-}
-
 /// A bar chart per headline figure and compared phase: one bar per run with its 95 %
 /// interval; a figure no run has is named instead of drawn, and a run without it is named
 /// under its chart with the reason.
@@ -361,7 +351,20 @@ pub(crate) fn bars_section(c: &Comparison) -> String {
                 .iter()
                 .map(|b| b.high.unwrap_or(b.value))
                 .fold(0.0, f64::max);
-            let names: Vec<String> = c.runs.iter().map(|r| cut(&r.label, chars)).collect();
+            // Labels that do not fit under their bar: numbered, and named in a legend.
+            let fits = c.runs.iter().all(|r| r.label.chars().count() <= chars);
+            let names: Vec<String> = c
+                .runs
+                .iter()
+                .enumerate()
+                .map(|(k, r)| {
+                    if fits {
+                        r.label.clone()
+                    } else {
+                        (k + 1).to_string()
+                    }
+                })
+                .collect();
             let mut chart = Chart::new(
                 &bars_id(phase, m.key),
                 WIDTH,
@@ -372,6 +375,11 @@ pub(crate) fn bars_section(c: &Comparison) -> String {
             .without_marker_strip()
             .with_categories(names);
             chart.interval_bars(&bars, "series bars");
+            if !fits {
+                for (k, r) in c.runs.iter().enumerate() {
+                    chart.legend(&format!("{}: {}", k + 1, r.label), &r.color);
+                }
+            }
             let _ = write!(h, "<h4>{} ({})</h4>", esc(m.title), esc(m.unit));
             h.push_str(&chart.finish("run", &format!("{}, {}", m.title, m.unit)));
             if !reasons.is_empty() {
