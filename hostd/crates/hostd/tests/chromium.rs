@@ -9,7 +9,7 @@
 mod browser;
 mod common;
 
-use browser::{count, run_chromium, svg_element};
+use browser::{count, layout_problems, run_chromium, svg_element};
 use common::{assert_ok, hostd};
 use hostd_report::compare::figures::METRICS;
 use hostd_report::compare::{bars_id, by_data_id};
@@ -270,6 +270,14 @@ fn a_comparison_of_drives_and_ports_renders_every_chart_with_the_json_figures() 
         assert!(
             dom.contains(&format!(r#"<tr class="differs"><td class="l">{row}</td>"#)),
             "{row}"
+        );
+    }
+    // Laid out as a reader sees it: no two labels overlap, nothing leaves its chart or the page.
+    for width in [1300, 800] {
+        let (overlaps, outside, _) = layout_problems(&page, width);
+        assert!(
+            overlaps.is_empty() && outside.is_empty(),
+            "{width} px: {overlaps:#?} {outside:#?}"
         );
     }
     run_chromium(

@@ -381,7 +381,8 @@ pub(crate) fn bars_section(c: &Comparison) -> String {
                 }
             }
             let _ = write!(h, "<h4>{} ({})</h4>", esc(m.title), esc(m.unit));
-            h.push_str(&chart.finish("run", &format!("{}, {}", m.title, m.unit)));
+            // The figure under the axis (room for its name), its unit beside it.
+            h.push_str(&chart.finish(&format!("{} of each run ({phase})", m.title), m.unit));
             if !reasons.is_empty() {
                 let _ = write!(
                     h,
