@@ -18,6 +18,9 @@ const MAX_CLOUDS: usize = 6;
 /// Files per bin of a run drawn as a band.
 const FILES_PER_BIN: usize = 4;
 
+/// A file on the chart: data written, GB; its rate, GB/s; its tooltip.
+type Point = (f64, f64, String);
+
 /// Points of each run's line on a time chart.
 const TIME_BUCKETS: usize = 600;
 
@@ -92,7 +95,7 @@ pub(crate) fn by_data_section(
         r#"<section id="compare-by-data"><h2>Throughput against data written</h2><p class="note">One colour per run; numbered markers are the events listed below, a shaded band the onset's interval.</p>"#,
     );
     for phase in &c.phases {
-        let mut clouds: Vec<(usize, Vec<(f64, f64, String)>)> = Vec::new();
+        let mut clouds: Vec<(usize, Vec<Point>)> = Vec::new();
         for (k, (r, cr)) in runs.iter().zip(&c.runs).enumerate() {
             if !cr.figures.iter().any(|f| &f.phase == phase) {
                 continue;
