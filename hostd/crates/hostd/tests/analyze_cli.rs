@@ -1,27 +1,16 @@
 //! `hostd analyze` and `hostd compare` as a user runs them: on generated scenario runs, and
 //! on malformed input (clear error naming file, row and column; nothing written).
 
-use hostd_scenario::write::{write_run, ProbeOptions};
+use hostd_scenario::write::write_run;
 use std::path::Path;
 use std::process::Output;
 
 mod common;
-use common::assert_ok;
+use common::{assert_ok, generate};
 
 /// `hostd ARGS…`, run to its end.
 fn hostd(args: &[&str]) -> Output {
     common::hostd().args(args).output().expect("hostd runs")
-}
-
-fn generate(name: &str, dir: &Path) {
-    let sc = hostd_scenario::load(name).unwrap();
-    write_run(
-        dir,
-        &sc,
-        &hostd_scenario::simulate(&sc),
-        Some(ProbeOptions::default()),
-    )
-    .unwrap();
 }
 
 #[test]

@@ -13,20 +13,12 @@ use browser::{count, layout_problems, run_chromium, svg_element};
 use common::{assert_ok, hostd};
 use hostd_report::compare::figures::METRICS;
 use hostd_report::compare::{bars_id, by_data_id};
-use hostd_scenario::write::{write_run, ProbeOptions};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// Writes the scenario `name` (built in, or a file) as a run in `dir`, tagged `setup` and `port`.
 fn scenario_run(name: &str, dir: &Path, setup: &str, port: &str) {
-    let sc = hostd_scenario::load(name).unwrap();
-    write_run(
-        dir,
-        &sc,
-        &hostd_scenario::simulate(&sc),
-        Some(ProbeOptions::default()),
-    )
-    .unwrap();
+    common::generate(name, dir);
     let path = dir.join("manifest.json");
     let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     m["conditions"] = serde_json::json!({ "tags": { "setup": setup, "port": port } });
