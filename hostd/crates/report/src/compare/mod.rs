@@ -371,4 +371,49 @@ mod tests {
         assert!(html.contains(r#"id="no-common-phase""#) && !html.contains("chart-compare-gb"));
         assert!(html.contains("<li><b>junk</b>: not a run directory</li>"));
     }
+
+    /// Past 2 000 files on one chart, or more than six runs, each run is drawn as its band
+    /// and mean, not file by file; a few runs of a few files keep their points.
+    #[test]
+    fn large_comparisons_are_drawn_as_bands() {
+        let synthetic = |name: &str, n: u32| {
+            let mut t = 1_700_000_000_000_000_000u64;
+            let files = (0..n)
+                .map(|i| {
+                    let rate = if i < n / 3 { 2e9 } else { 0.8e9 };
+                    let bytes = 20_000_000 + u64::from(i % 5) * 1_000_000;
+                    let end = t + (bytes as f64 / rate * 1e9) as u64;
+                    let f = hostd_records::FileRecord::new("/mnt/ssd", "write", i, t, end, bytes);
+                    t = end + 1_000_000;
+                    f
+                })
+                .collect();
+            let mut run = RunData {
+                files,
+                ..Default::default()
+            };
+            run.sort();
+            let analysis = hostd_analysis::analyze(&run, &hostd_analysis::Options::default());
+            CompareRun {
+                dir: name.into(),
+                group: None,
+                run,
+                analysis,
+                manifest: None,
+            }
+        };
+        let page = |runs: &[CompareRun]| render(runs, &plan(runs), &[], "t");
+        let big = [synthetic("a", 1200), synthetic("b", 1200)];
+        let html = page(&big);
+        assert!(
+            html.contains("2400 files of 2 runs on this chart") && html.contains("series envelope")
+        );
+        assert!(!html.contains("file 1199:"), "a mark per file");
+        assert!(html.len() < 300_000, "{} bytes", html.len());
+        let many: Vec<CompareRun> = (0..7).map(|k| synthetic(&format!("r{k}"), 60)).collect();
+        assert!(page(&many).contains("420 files of 7 runs on this chart"));
+        let few = [synthetic("a", 60), synthetic("b", 60)];
+        let html = page(&few);
+        assert!(!html.contains("series envelope") && html.contains("file 59:"));
+    }
 }
