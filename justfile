@@ -142,7 +142,7 @@ grafana-up:
     echo "grafana-up: http://${GF_SERVER_HTTP_ADDR}:${GF_SERVER_HTTP_PORT:-3000} (InfluxDB ${INFLUX_URL})" >&2
     if [[ "$(basename "$bin")" == grafana ]]; then exec "$bin" server --homepath "$home"; else exec "$bin" --homepath "$home"; fi
 
-# Analysis report in headless Chromium: no console messages, all charts in the DOM, screenshots.
+# Analysis report and comparison page (`hostd compare --report`, with --json and --charts) in headless Chromium: no console messages, all charts in the DOM, no overlapping labels, screenshots.
 test-report:
     cd {{root}}/hostd && cargo test --locked --workspace --test chromium -- --ignored --nocapture
 
