@@ -70,8 +70,14 @@ mod tests {
         };
         assert_eq!(PortSensing::from_info(None), PortSensing::NotYet);
         assert_eq!(PortSensing::from_info(Some(&v2)), PortSensing::Absent);
-        assert_eq!(PortSensing::from_info(Some(&v3(false))), PortSensing::Absent);
-        assert_eq!(PortSensing::from_info(Some(&v3(true))), PortSensing::Present);
+        assert_eq!(
+            PortSensing::from_info(Some(&v3(false))),
+            PortSensing::Absent
+        );
+        assert_eq!(
+            PortSensing::from_info(Some(&v3(true))),
+            PortSensing::Present
+        );
     }
 
     #[test]
@@ -80,7 +86,10 @@ mod tests {
         assert_eq!(advertised_current_a(A::UsbDefault, false), Some(0.5));
         assert_eq!(advertised_current_a(A::UsbDefault, true), Some(0.9));
         assert_eq!(advertised_current_a(A::CcAdvertisement1a5, true), Some(1.5));
-        assert_eq!(advertised_current_a(A::CcAdvertisement3a0, false), Some(3.0));
+        assert_eq!(
+            advertised_current_a(A::CcAdvertisement3a0, false),
+            Some(3.0)
+        );
         for a in [A::Unknown, A::Open, A::OutOfRange] {
             assert_eq!(advertised_current_a(a, true), None, "{a:?}");
         }

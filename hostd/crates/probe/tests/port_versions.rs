@@ -118,7 +118,10 @@ fn a_v3_probe_reports_its_port_on_change_and_on_request() {
         .collect();
     assert_eq!(ports.len(), 2);
     let change = ports[0];
-    assert_eq!(change.advertisement(), pb::CcAdvertisement::CcAdvertisement3a0);
+    assert_eq!(
+        change.advertisement(),
+        pb::CcAdvertisement::CcAdvertisement3a0
+    );
     assert_eq!(change.active_cc(), pb::ActiveCc::Cc2);
     assert_eq!((change.cc1_mv, change.cc2_mv), (12, 1689));
     assert_eq!(change.vbus_level(), pb::VbusLevel::Safe5v);

@@ -96,7 +96,10 @@ impl DeviceModel {
         let port = [
             ("--port-current-a", self.port_current_a),
             ("--pd-contract-v", self.pd_contract_v),
-            ("--cable-mohm", (self.cable_mohm > 0.0).then_some(self.cable_mohm)),
+            (
+                "--cable-mohm",
+                (self.cable_mohm > 0.0).then_some(self.cable_mohm),
+            ),
         ];
         for (flag, value) in [
             ("--vbus-v", Some(self.vbus_v)),

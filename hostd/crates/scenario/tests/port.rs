@@ -46,7 +46,11 @@ fn a_pd_contract_sets_the_source_voltage() {
     assert!(!d.held);
     assert!((d.vbus_v - 9.0).abs() < 1e-12);
     assert!((d.current_a - 6.5 / 9.0).abs() < 1e-12);
-    assert!(sc.device.probe_sim_args().join(" ").contains("--pd-contract-v 9"));
+    assert!(sc
+        .device
+        .probe_sim_args()
+        .join(" ")
+        .contains("--pd-contract-v 9"));
 }
 
 #[test]
@@ -58,7 +62,10 @@ fn the_held_drive_takes_longer_in_proportion_and_its_power_is_flat_at_the_budget
     let (t_free, t_held) = (simulate(&free).end_ns, simulate(&held).end_ns);
     let ratio = t_held as f64 / t_free as f64;
     // Per-file overheads (2 ms) do not stretch; the transfer does.
-    assert!((ratio - 1.0 / factor).abs() < 0.02 * (1.0 / factor), "ratio {ratio}");
+    assert!(
+        (ratio - 1.0 / factor).abs() < 0.02 * (1.0 / factor),
+        "ratio {ratio}"
+    );
 
     let trace = simulate(&held);
     let mut busy = Vec::new();
@@ -70,8 +77,14 @@ fn the_held_drive_takes_longer_in_proportion_and_its_power_is_flat_at_the_budget
     assert!(busy.len() > 100);
     let mean = busy.iter().map(|b| b.0).sum::<f64>() / busy.len() as f64;
     assert!((mean - 4.5).abs() < 0.02, "mean busy power {mean} W");
-    assert!(busy.iter().all(|b| b.0 <= 4.5 * 1.016), "power above the budget");
-    assert!(busy.iter().all(|b| (b.1 - 5.0).abs() < 0.003), "no cable: no sag");
+    assert!(
+        busy.iter().all(|b| b.0 <= 4.5 * 1.016),
+        "power above the budget"
+    );
+    assert!(
+        busy.iter().all(|b| (b.1 - 5.0).abs() < 0.003),
+        "no cable: no sag"
+    );
 }
 
 #[test]
