@@ -509,6 +509,20 @@ size_t ts_vector_count(void)
     return sizeof names / sizeof names[0];
 }
 
+/* The simulated board's DeviceInfo facts (5 mOhm shunt, 10 A range). */
+static throttlescope_v1_DeviceInfo *sim_info(ts_vector *v, uint32_t version, const char *fw)
+{
+    P2H(v, info);
+    throttlescope_v1_DeviceInfo *d = &v->p2h.msg.info;
+    d->protocol_version = version;
+    strcpy(d->firmware_version, fw);
+    strcpy(d->probe_id, "sim-0001");
+    d->shunt_micro_ohm = 5000;
+    d->current_lsb_a = (float)(10.0 / 524288.0);
+    d->shunt_cal = 1250;
+    return d;
+}
+
 void ts_vector_build(size_t i, ts_vector *v)
 {
     memset(v, 0, sizeof *v);
@@ -516,16 +530,8 @@ void ts_vector_build(size_t i, ts_vector *v)
     throttlescope_v1_SampleBatch *b = &v->p2h.msg.batch;
     switch (i) {
     case 0: {
-        P2H(v, info);
         v->description = "v1 DeviceInfo (GetInfo before a Start): 5 mohm shunt, 10 A max, an NTC and a TMP117";
-        throttlescope_v1_DeviceInfo *d = &v->p2h.msg.info;
-        d->protocol_version = 1;
-        strcpy(d->firmware_version, "0.1.0-sim");
-        strcpy(d->probe_id, "sim-0001");
-        d->shunt_micro_ohm = 5000;
-        d->current_lsb_a = (float)(10.0 / 524288.0);
-        d->adc_range = 0;
-        d->shunt_cal = 1250;
+        throttlescope_v1_DeviceInfo *d = sim_info(v, 1, "0.1.0-sim");
         d->sensors_count = 2;
         d->sensors[0].index = 0;
         d->sensors[0].kind = throttlescope_v1_SensorKind_SENSOR_KIND_NTC;
@@ -796,15 +802,8 @@ void ts_vector_build(size_t i, ts_vector *v)
         break;
     }
     case 22: {
-        P2H(v, info);
         v->description = "v2 DeviceInfo after a Start: ADC_CONFIG, conversion rate, channels, I2C";
-        throttlescope_v1_DeviceInfo *d = &v->p2h.msg.info;
-        d->protocol_version = 2;
-        strcpy(d->firmware_version, "0.2.0-sim");
-        strcpy(d->probe_id, "sim-0001");
-        d->shunt_micro_ohm = 5000;
-        d->current_lsb_a = (float)(10.0 / 524288.0);
-        d->shunt_cal = 1250;
+        throttlescope_v1_DeviceInfo *d = sim_info(v, 2, "0.2.0-sim");
         d->max_rate_hz = 1443;
         d->max_batch_samples = 64;
         d->adc_config = 0xB289u;
@@ -844,15 +843,8 @@ void ts_vector_build(size_t i, ts_vector *v)
         break;
     }
     case 25: {
-        P2H(v, info);
         v->description = "v3 DeviceInfo of a probe that senses CC (cc_sensing)";
-        throttlescope_v1_DeviceInfo *d = &v->p2h.msg.info;
-        d->protocol_version = 3;
-        strcpy(d->firmware_version, "0.3.0-sim");
-        strcpy(d->probe_id, "sim-0001");
-        d->shunt_micro_ohm = 5000;
-        d->current_lsb_a = (float)(10.0 / 524288.0);
-        d->shunt_cal = 1250;
+        throttlescope_v1_DeviceInfo *d = sim_info(v, 3, "0.3.0-sim");
         d->max_rate_hz = 1443;
         d->max_batch_samples = 64;
         d->i2c_bus_hz = 400000;

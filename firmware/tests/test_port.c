@@ -29,6 +29,15 @@ static void hold(ts_port *p, uint16_t cc1, uint16_t cc2, uint64_t *t, uint32_t m
     }
 }
 
+/* A port that has reported cc1/cc2 held for 200 ms (past tCCDebounce). */
+static void attached(ts_port *p, uint16_t cc1, uint16_t cc2, uint64_t *t)
+{
+    ts_port_state st;
+    ts_port_init(p, ~0u);
+    hold(p, cc1, cc2, t, 200);
+    CHECK(ts_port_take_change(p, &st));
+}
+
 TS_CASE(classification_at_and_around_every_specification_edge)
 {
     /* Exact spec ranges (guard 0): vRd-Connect 200, vRd-USB 250..610,
@@ -132,11 +141,10 @@ TS_CASE(attach_waits_for_tccdebounce_and_gives_the_orientation)
 TS_CASE(an_advertisement_change_holds_tpddebounce_and_a_short_one_is_a_counted_flap)
 {
     ts_port p;
-    ts_port_init(&p, ~0u);
     ts_port_state st;
     uint64_t t = 0;
-    hold(&p, 1689, 20, &t, 200);
-    CHECK(ts_port_take_change(&p, &st));
+    attached(&p, 1689, 20, &t);
+    ts_port_snapshot(&p, &st);
     CHECK_EQ_I(st.advertisement, TS_CC_3A0);
     CHECK_EQ_I(st.active, TS_ACTIVE_CC1);
     /* 5 ms at 1.5 A (a hub re-budgeting for a moment): not reported. */
@@ -164,11 +172,9 @@ TS_CASE(an_advertisement_change_holds_tpddebounce_and_a_short_one_is_a_counted_f
 TS_CASE(a_bmc_burst_on_cc_changes_nothing_and_is_counted)
 {
     ts_port p;
-    ts_port_init(&p, ~0u);
     ts_port_state st;
     uint64_t t = 0;
-    hold(&p, 1689, 0, &t, 200);
-    CHECK(ts_port_take_change(&p, &st));
+    attached(&p, 1689, 0, &t);
     /* A PD message: BMC at 300 kbit/s swings CC between ~0 and vSwing
      * (1.05..1.2 V) for ~1 ms; windows that catch it spread over 1 V. */
     for (int w = 0; w < 4; w++) {
