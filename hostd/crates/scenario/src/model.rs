@@ -385,8 +385,8 @@ impl Scenario {
         // The probe simulator takes the same ranges (--port-current-a, --pd-contract-v, --cable-mohm).
         let d = &self.device;
         anyhow::ensure!(
-            d.port_current_a.map_or(true, |a| a > 0.0 && a <= 5.0)
-                && d.pd_contract_v.map_or(true, |v| (5.0..=48.0).contains(&v))
+            d.port_current_a.is_none_or(|a| a > 0.0 && a <= 5.0)
+                && d.pd_contract_v.is_none_or(|v| (5.0..=48.0).contains(&v))
                 && (0.0..=10_000.0).contains(&d.cable_mohm),
             "scenario {}: [device] port_current_a must be in (0, 5] A, pd_contract_v in 5..48 V, \
              cable_mohm in 0..10000 mΩ",
