@@ -14,7 +14,15 @@
 // --bootrom is the RP2040 B1 mask ROM (16 KiB, raw little-endian), built from
 // github.com/raspberrypi/pico-bootrom; it is not shipped here.
 // Prints `pty <path>` once the USB device is configured; UART0 (Zephyr's log)
-// goes to stderr with --log-uart. Ctrl-C stops.
+// goes to stderr with --log-uart; --trace-pc prints the core's PC and LR twice a
+// (real) second for addr2line. Ctrl-C stops.
+//
+// Status (issue #31, by hand): NOT YET WORKING END TO END. From the boot ROM the
+// image ends in the ROM's wfi loop (0x30); with --skip-boot2 it runs, but with
+// the default tickless SysTick it live-locks in the SysTick ISR, and built with
+// CONFIG_TICKLESS_KERNEL=n it reaches the application's threads yet writes
+// nothing to UART0 and never enumerates USB within 3.6 simulated seconds (about
+// 14x slower than real time on a loaded host). See docs/firmware.md.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -241,7 +249,7 @@ cdc.onSerialData = (data) => bridge.stdin.write(Buffer.from(data));
 console.error(`rp2040-emulate: ${blocks} UF2 blocks from ${opt.firmware}; INA228 at 0x40 ` +
   `(${opt['vbus-v']} V, ${opt['current-a']} A), CC1 ${opt['cc1-mv']} mV, CC2 ${opt['cc2-mv']} mV`);
 if (opt['trace-pc']) {
-  setInterval(() => console.error(`pc 0x${(mcu.core.PC >>> 0).toString(16)} lr 0x${(mcu.core.registers[14] >>> 0).toString(16)} t ${(mcu.clock.nanos / 1e9).toFixed(3)} s`), 100);
+  setInterval(() => console.error(`pc 0x${(mcu.core.PC >>> 0).toString(16)} lr 0x${(mcu.core.registers[14] >>> 0).toString(16)} t ${(mcu.clock.nanos / 1e9).toFixed(3)} s`), 500);
 }
 if (opt['skip-boot2']) {
   // Start the application's vector table at 0x10000100 directly, as boot stage 2 would
