@@ -611,9 +611,16 @@ TS_CASE(sim_probe_clock_runs_fast_by_the_drift)
     /* The simulated chip converts on host time; the probe's clock runs 5 %
      * fast, so a 936 us conversion measures ~983 us on it. */
     start(1000);
-    CHECK(next_msg(&msg, 2000));
-    CHECK_EQ_I(msg.which_msg, TAG(batch));
-    const ts_unpacked_batch *u = unpack();
+    /* On a loaded machine the first batch can close after one or two
+     * conversions; take the first that holds at least three. */
+    const ts_unpacked_batch *u = NULL;
+    for (int tries = 0; tries < 10 && (u == NULL || u->count <= 2u); tries++) {
+        CHECK(next_msg(&msg, 2000));
+        if (msg.which_msg == TAG(batch)) {
+            u = unpack();
+        }
+    }
+    CHECK(u != NULL);
     CHECK(u->count > 2u);
     for (uint32_t i = 1; i < u->count; i++) {
         CHECK_NEAR((double)(u->time_us[i] - u->time_us[i - 1]), 936.0 * 1.05, 1.5);
