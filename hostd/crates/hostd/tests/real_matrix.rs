@@ -451,20 +451,9 @@ fn score(o: &Outcome, target: &Path, cell: &Cell) -> Scored {
     let total: f64 = o.files_of(target).iter().map(|f| f.bytes as f64).sum();
     let kinds = ["drop", "recovery"];
     let mut events: Vec<&Value> = o.events_of(target);
-    // A stall the kernel's counters saw (≥ 0.4 s without a byte, within 0.2 s of the
-    // reported interval) happened: not false, and not one of the changes.
-    let stalls = o.kernel_stalls(0, 0.4);
+    // A stall the kernel's counters saw happened: not false, and not one of the changes.
     let before = events.len();
-    events.retain(|e| {
-        if e["kind"] != "stall" {
-            return true;
-        }
-        let (lo, hi) = (
-            e["onset_ns_low"].as_i64().unwrap_or(i64::MAX) - 200_000_000,
-            e["onset_ns_high"].as_i64().unwrap_or(i64::MIN) + 200_000_000,
-        );
-        !stalls.iter().any(|&(a, b)| a <= hi && lo <= b)
-    });
+    events.retain(|e| e["kind"] != "stall" || !o.kernel_shows_stall(e, 0));
     let real_stalls = before - events.len();
     let mut changes = Vec::new();
     for (step, kind) in kinds.iter().enumerate().take(o.applied.len()) {

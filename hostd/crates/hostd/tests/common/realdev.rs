@@ -540,23 +540,31 @@ impl Outcome {
     /// a byte, within 0.2 s of the reported onset interval): such a stall really happened
     /// and is not a false event.
     pub fn changes_of(&self, target: &Path, dev: usize) -> Vec<&Value> {
-        let stalls = self.kernel_stalls(dev, 0.4);
         let (stall_events, changes): (Vec<&Value>, Vec<&Value>) = self
             .events_of(target)
             .into_iter()
             .partition(|e| e["kind"] == "stall");
         for e in stall_events {
-            let (lo, hi) = (
-                e["onset_ns_low"].as_i64().unwrap_or(i64::MAX) - 200_000_000,
-                e["onset_ns_high"].as_i64().unwrap_or(i64::MIN) + 200_000_000,
-            );
             assert!(
-                stalls.iter().any(|&(a, b)| a <= hi && lo <= b),
-                "stall event the kernel's counters do not show (kernel stalls {stalls:?}):\n{}",
+                self.kernel_shows_stall(e, dev),
+                "stall event the kernel's counters do not show (kernel stalls {:?}):\n{}",
+                self.kernel_stalls(dev, 0.4),
                 describe(&[e])
             );
         }
         changes
+    }
+
+    /// Whether the kernel's counters show a stall of device `dev` (≥ 0.4 s without a byte)
+    /// within 0.2 s of `stall_event`'s onset interval: the stall really happened.
+    pub fn kernel_shows_stall(&self, stall_event: &Value, dev: usize) -> bool {
+        let (lo, hi) = (
+            stall_event["onset_ns_low"].as_i64().unwrap_or(i64::MAX) - 200_000_000,
+            stall_event["onset_ns_high"].as_i64().unwrap_or(i64::MIN) + 200_000_000,
+        );
+        self.kernel_stalls(dev, 0.4)
+            .iter()
+            .any(|&(a, b)| a <= hi && lo <= b)
     }
 
     /// Written files of one target, in start order.
