@@ -152,6 +152,12 @@ grafana-up:
 test-matrix cells="":
     cd {{root}}/hostd && THROTTLESCOPE_REQUIRE_REAL_DEVICE=1 THROTTLESCOPE_MATRIX_STRICT=1 THROTTLESCOPE_MATRIX_CELLS="{{cells}}" cargo test --locked -p hostd --test real_matrix
 
+# The matrix's table for runs a previous `test-matrix` kept (DIR: the scratch directory it
+# printed, with THROTTLESCOPE_REALDEV_KEEP=1 or on a failure), analysed by this build's
+# `hostd analyze`: the same recorded runs before and after a change of the analysis, in seconds.
+test-matrix-replay dir cells="":
+    cd {{root}}/hostd && THROTTLESCOPE_MATRIX_REPLAY="$(realpath '{{dir}}')" THROTTLESCOPE_MATRIX_STRICT=1 THROTTLESCOPE_MATRIX_CELLS="{{cells}}" cargo test --locked -p hostd --test real_matrix
+
 # Analysis report in headless Chromium: no console messages, all charts in the DOM, screenshots.
 test-report:
     cd {{root}}/hostd && cargo test --locked --workspace --test chromium -- --ignored --nocapture

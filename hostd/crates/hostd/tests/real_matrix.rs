@@ -25,7 +25,9 @@
 //! written fails (issue 33's "before"); they are measured and printed but do not fail the
 //! test. It is temporary: remove it once the detection of issue 33 lands.
 //! `THROTTLESCOPE_MATRIX_STRICT=1` ignores it; `THROTTLESCOPE_MATRIX_CELLS=a,b` runs the
-//! cells whose names contain `a` or `b`. `just test-matrix` prints the table.
+//! cells whose names contain `a` or `b`. `just test-matrix` prints the table;
+//! `THROTTLESCOPE_MATRIX_REPLAY=DIR` (`just test-matrix-replay DIR`) scores the runs a previous
+//! matrix kept in DIR with this build's `hostd analyze`, without devices.
 //!
 //! Needs root, loop devices, the blkio/io controller and /dev/shm (CI has them;
 //! `THROTTLESCOPE_REQUIRE_REAL_DEVICE=1` turns a skip into a failure).
@@ -48,6 +50,11 @@ const BASE: u64 = 250_000_000;
 /// Sparse image size: room for any run's footprint (hostd checks it before writing); the
 /// memory it holds is the files not yet deleted and ext4's metadata (~0.1 GB).
 const IMAGE: u64 = 16 << 30;
+/// Set to a scratch directory a previous matrix kept (`THROTTLESCOPE_REALDEV_KEEP=1`, or a
+/// failure) to score its runs with this build's `hostd analyze` instead of running the
+/// devices: the same recorded runs before and after a change of the analysis, in seconds,
+/// without root.
+const REPLAY_ENV: &str = "THROTTLESCOPE_MATRIX_REPLAY";
 /// An onset must be within this share of the target's bytes of the truth.
 const TOLERANCE: f64 = 0.02;
 /// Burst files keep at least this share of the bytes away from every mark.
@@ -371,7 +378,7 @@ fn run_cell(rig: &mut Rig, index: usize, cell: &Cell) -> Scored {
     let t0 = Instant::now();
     rig.renew_cgroup();
     let (seed, spans) = cell.seed_and_bursts();
-    let target = rig.target(0);
+    let target = rig.target(0).to_path_buf();
     let marks = cell.marks();
     let mut steps = Vec::new();
     if let (Some(f), Some(&at)) = (cell.drop, marks.first()) {
@@ -406,6 +413,33 @@ fn run_cell(rig: &mut Rig, index: usize, cell: &Cell) -> Scored {
         &[BASE],
         &schedule,
     );
+    assess(&o, cell, t0)
+}
+
+/// Scores a run of `cell` that a previous matrix kept in `dir` (`cellNN` and
+/// `cellNN.kernel.json`), as this build's `hostd analyze` reads it now.
+fn replay_cell(dir: &Path, index: usize, cell: &Cell) -> Scored {
+    let t0 = Instant::now();
+    let name = format!("cell{index:02}");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hostd"))
+        .args(["analyze", "--json", "--no-report"])
+        .arg(dir.join(&name))
+        .output()
+        .expect("run hostd analyze");
+    assert!(
+        out.status.success(),
+        "hostd analyze {name}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let analysis = serde_json::from_slice(&out.stdout).expect("hostd analyze --json");
+    assess(&Outcome::load(dir, &name, analysis), cell, t0)
+}
+
+/// Scores one run of `cell` (its target: the one of `files.csv`).
+fn assess(o: &Outcome, cell: &Cell, t0: Instant) -> Scored {
+    let (seed, spans) = cell.seed_and_bursts();
+    let label = o.files.first().expect("files.csv has rows").target.clone();
+    let target = Path::new(&label);
     // The run wrote the files the seed says, so the burst spans were those files.
     let files = o.files_of(target);
     let written: Vec<u64> = files.iter().map(|f| f.bytes).collect();
@@ -428,9 +462,9 @@ fn run_cell(rig: &mut Rig, index: usize, cell: &Cell) -> Scored {
             f.bytes as f64 / ((f.end_ns - f.start_ns) as f64 / 1e9) / BASE as f64
         })
         .collect();
-    let mut scored = score(&o, target, cell);
+    let mut scored = score(o, target, cell);
     scored.burst_speedup = burst_speedup;
-    scored.kernel_rates = kernel_rates(&o);
+    scored.kernel_rates = kernel_rates(o);
     scored.seconds = t0.elapsed().as_secs_f64();
     if !scored.pass() {
         let evs = o.events_of(target);
@@ -504,8 +538,14 @@ fn score(o: &Outcome, target: &Path, cell: &Cell) -> Scored {
 
 #[test]
 fn real_device_matrix() {
-    let Some(mut rig) = Rig::in_memory("real_device_matrix", IMAGE) else {
-        return;
+    // Replay: score the runs a previous matrix kept, with this build's analysis.
+    let replay = std::env::var_os(REPLAY_ENV).map(std::path::PathBuf::from);
+    let mut rig = match replay {
+        Some(_) => None,
+        None => match Rig::in_memory("real_device_matrix", IMAGE) {
+            Some(r) => Some(r),
+            None => return,
+        },
     };
     let only: Vec<String> = std::env::var("THROTTLESCOPE_MATRIX_CELLS")
         .map(|v| v.split(',').map(str::to_string).collect())
@@ -518,7 +558,11 @@ fn real_device_matrix() {
         if !only.is_empty() && !only.iter().any(|o| name.contains(o.as_str())) {
             continue;
         }
-        let scored = run_cell(&mut rig, i, cell);
+        let scored = match (&replay, rig.as_mut()) {
+            (Some(dir), _) => replay_cell(dir, i, cell),
+            (None, Some(rig)) => run_cell(rig, i, cell),
+            (None, None) => unreachable!("a rig or a replay"),
+        };
         let _ = writeln!(std::io::stderr(), "{}", scored.row());
         rows.push(scored);
     }

@@ -435,7 +435,7 @@ pub struct Schedule {
 }
 
 /// A limit change as it happened: the ground truth.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Applied {
     /// Device index.
     pub dev: usize,
@@ -455,7 +455,7 @@ pub struct Applied {
 }
 
 /// One reading of every device's counter.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Sample {
     /// Host Unix ns.
     pub t_ns: i64,
@@ -497,6 +497,29 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// A run [`Rig::run_schedule`] kept (scratch directory `dir`, run `name`: the run
+    /// directory `dir/name` and the kernel's record `dir/name.kernel.json`), with `analysis`
+    /// in place of its `events.json` (e.g. what this build's `hostd analyze --json` says).
+    pub fn load(dir: &Path, name: &str, analysis: Value) -> Outcome {
+        let kernel: Value = serde_json::from_slice(
+            &std::fs::read(dir.join(format!("{name}.kernel.json"))).expect("kernel.json"),
+        )
+        .expect("kernel.json is JSON");
+        fn field<T: serde::de::DeserializeOwned>(kernel: &Value, k: &str) -> T {
+            serde_json::from_value(kernel[k].clone()).expect(k)
+        }
+        let run = dir.join(name);
+        Outcome {
+            files: read_files(&run.join("files.csv")),
+            run,
+            output: String::new(),
+            applied: field(&kernel, "applied"),
+            samples: field(&kernel, "samples"),
+            bursts: field(&kernel, "bursts"),
+            analysis,
+        }
+    }
+
     /// The events of one target (label = its mount directory).
     pub fn events_of(&self, target: &Path) -> Vec<&Value> {
         let label = target.to_string_lossy().into_owned();
