@@ -27,7 +27,8 @@
 //! `THROTTLESCOPE_MATRIX_STRICT=1` ignores it; `THROTTLESCOPE_MATRIX_CELLS=a,b` runs the
 //! cells whose names contain `a` or `b`. `just test-matrix` prints the table;
 //! `THROTTLESCOPE_MATRIX_REPLAY=DIR` (`just test-matrix-replay DIR`) scores the runs a previous
-//! matrix kept in DIR with this build's `hostd analyze`, without devices.
+//! matrix kept in DIR with this build's `hostd analyze` (or `THROTTLESCOPE_HOSTD`'s), without
+//! devices.
 //!
 //! Needs root, loop devices, the blkio/io controller and /dev/shm (CI has them;
 //! `THROTTLESCOPE_REQUIRE_REAL_DEVICE=1` turns a skip into a failure).
@@ -421,7 +422,10 @@ fn run_cell(rig: &mut Rig, index: usize, cell: &Cell) -> Scored {
 fn replay_cell(dir: &Path, index: usize, cell: &Cell) -> Scored {
     let t0 = Instant::now();
     let name = format!("cell{index:02}");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hostd"))
+    // THROTTLESCOPE_HOSTD: another build's hostd (e.g. a branch's), as in `just test-dashboards`.
+    let hostd = std::env::var_os("THROTTLESCOPE_HOSTD")
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_hostd").into());
+    let out = std::process::Command::new(hostd)
         .args(["analyze", "--json", "--no-report"])
         .arg(dir.join(&name))
         .output()
