@@ -157,7 +157,7 @@ test-matrix cells="":
 test-matrix-replay dir cells="":
     cd {{root}}/hostd && THROTTLESCOPE_MATRIX_REPLAY="$(realpath '{{dir}}')" THROTTLESCOPE_MATRIX_STRICT=1 THROTTLESCOPE_MATRIX_CELLS="{{cells}}" cargo test --locked -p hostd --test real_matrix
 
-# Analysis report in headless Chromium: no console messages, all charts in the DOM, screenshots.
+# Analysis report and comparison page (`hostd compare --report`, with --json and --charts) in headless Chromium: no console messages, all charts in the DOM, no overlapping labels, screenshots.
 test-report:
     cd {{root}}/hostd && cargo test --locked --workspace --test chromium -- --ignored --nocapture
 
@@ -185,6 +185,11 @@ bench-analysis:
 bench-long-run minutes="10": firmware-build
     cd {{root}}/hostd && cargo build --locked --release -p hostd
     {{root}}/scripts/bench-long-run.sh {{hostd}} {{minutes}}
+# The comparison page of ten synthetic 100-GB runs, release build: its size (target < 1 MB) and its render time in headless Chromium (target < 2 s).
+bench-report:
+    cd {{root}}/hostd && cargo build --locked --release -p hostd -p hostd-scenario
+    {{root}}/scripts/bench-report.sh {{hostd}} {{root}}/hostd/target/release/scenario-gen
+
 # The synthetic 24-hour run (100 000 files, 86.4 M probe samples at 1 kHz in probe/ Parquet
 # segments with their summary levels), built under /var/tmp and removed after, release build:
 # `hostd analyze` wall time and peak RSS, report.html size. Targets: < 2 min, < 1 GB, < 5 MB.
@@ -208,7 +213,7 @@ bench-long-synthetic:
 bench-long: bench-long-run bench-long-synthetic
 
 # All benchmarks.
-bench: bench-firmware bench-analysis bench-probe bench-io
+bench: bench-firmware bench-analysis bench-report bench-probe bench-io
 
 # Build influxd 2.7 from its Go module into ~/.cache/throttlescope/influxd (reused when built).
 influx-build:

@@ -3,8 +3,8 @@
  * the simulated INA228 converts (with noise on its inputs), each latched
  * ALERT is answered by the real core (DIAG_ALRT, VBUS, VSHUNT, one slow
  * register every TS_DEFAULT_ACCUMULATORS_EVERY samples), the ring, batching,
- * wire v2 packing, nanopb, CRC-32C and COBS, up to the frame handed to the
- * link. Bytes/sample depend on the signal's sample-to-sample changes; the
+ * wire v3 packing (v2's plus the batch's VBUS minimum), nanopb, CRC-32C and
+ * COBS, up to the frame handed to the link. Bytes/sample depend on the signal's sample-to-sample changes; the
  * noise levels are stated with each figure. */
 #define _GNU_SOURCE
 #include <math.h>
@@ -121,7 +121,7 @@ int main(void)
 {
     const uint32_t n = 200000;
     printf("bench-firmware (host; default Start: 1000 Hz asked -> one conversion per sample,\n"
-           "VBUS + VSHUNT, batch %u, one slow register every %u samples; wire v2)\n",
+           "VBUS + VSHUNT, batch %u, one slow register every %u samples; wire v3)\n",
            TS_DEFAULT_BATCH_SAMPLES, TS_DEFAULT_ACCUMULATORS_EVERY);
     const double noise[][2] = {{0.0, 0.0}, {4.0, 16.0}, {20.0, 100.0}};
     const char *what[] = {"steady input (no noise)",

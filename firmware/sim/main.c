@@ -8,8 +8,9 @@
  *     [--time-scale X] [--drift-ppm P] [--probe-id ID] [--seed N]
  *     [--max-rate-hz R] [--default-rate-hz R] [--i2c-hz HZ]
  *     [--txq-bytes N] [--link-buffer N]
+ *     [--port-current-a A] [--pd-contract-v V] [--cable-mohm R] [--port-cc 1|2]
  *
- * stdout: `pty <slave-path>` lines only. stdin: `load F`, `unplug MS`,
+ * stdout: `pty <slave-path>` lines only. stdin: `load F`, `port A`, `unplug MS`,
  * `reset` (power-on reset of the simulated INA228), `stall MS` (the sampling
  * context does not answer ALERT for MS ms: slots are missed), `quit`.
  *
@@ -35,6 +36,7 @@
 
 #include "dut_model.h"
 #include "ina228_model.h"
+#include "port_model.h"
 #include "throttlescope/probe.h"
 #include "throttlescope/temp.h"
 
@@ -44,6 +46,7 @@
 #define SIM_TXQ_BYTES 16384u       /* like a USB CDC TX FIFO */
 #define SIM_TEMP_PERIOD_NS 100000000ull /* enclosure sensor at 10 Hz */
 #define SIM_MAX_CATCH_UP_NS 1000000000ull
+#define SIM_CC_WINDOW 8u                /* CC readings per window, one window per loop */
 
 typedef struct sim_options {
     const char *link;
@@ -53,12 +56,17 @@ typedef struct sim_options {
     uint32_t max_rate_hz, default_rate_hz, i2c_hz;
     uint32_t txq_bytes;   /* the probe's USB TX queue (<= SIM_TXQ_BYTES) */
     uint32_t link_buffer; /* bytes the host side may hold unread; 0: the kernel's */
+    double port_current_a; /* advertised current; 0: no port model, no CC sensing */
+    double pd_contract_v;  /* VBUS of a PD contract; 0: none (--vbus-v) */
+    double cable_mohm;     /* cable resistance, VBUS + GND */
+    uint32_t port_cc;      /* the CC pin carrying Rp: 1 or 2 */
 } sim_options;
 
 typedef struct sim {
     sim_options opt;
     ts_ina228_model ina;
     ts_dut dut;
+    ts_port_model port;
     ts_probe probe;
     int master_fd;
     int slave_fd;
@@ -261,9 +269,11 @@ static void advance_models(uint64_t t_ns)
     double dt = (double)(t_ns - S.model_ns) * 1e-9;
     S.model_ns = t_ns;
     ts_dut_advance(&S.dut, dt);
-    double p = ts_dut_power_w(&S.dut) * (1.0 + ts_dut_noise(&S.dut, 0.002));
-    double v = S.opt.vbus_v + ts_dut_noise(&S.dut, 0.001);
-    double i = v > 0.1 ? p / v : 0.0;
+    double need = ts_dut_power_w(&S.dut) * (1.0 + ts_dut_noise(&S.dut, 0.002));
+    ts_port_draw draw;
+    ts_port_model_draw(&S.port, need, &draw); /* a drive over budget is held at it */
+    double v = draw.vbus_v + ts_dut_noise(&S.dut, 0.001);
+    double i = draw.current_a;
     double die = S.opt.ambient_c + 3.0 + 0.2 * (S.dut.temp_c - S.opt.ambient_c);
     ts_ina228_model_set(&S.ina, v, i, die);
     /* Only the thermal model runs in scaled time; ENERGY/CHARGE integrate in
@@ -316,6 +326,26 @@ static void run_chip(uint64_t now)
     }
 }
 
+/* One window of CC1/CC2 readings as the ADC sees them through the front
+ * end: the advertisement on the active pin, the other open. */
+static void read_cc(void)
+{
+    if (S.opt.port_current_a <= 0.0) {
+        return;
+    }
+    uint16_t active[SIM_CC_WINDOW], open[SIM_CC_WINDOW];
+    uint16_t mv = ts_port_model_cc_mv(S.port.current_a);
+    for (uint32_t k = 0; k < SIM_CC_WINDOW; k++) {
+        active[k] = (uint16_t)((double)mv + ts_dut_noise(&S.dut, 3.0));
+        open[k] = (uint16_t)(10.0 + fabs(ts_dut_noise(&S.dut, 3.0)));
+    }
+    if (S.opt.port_cc == 2u) {
+        ts_probe_port_cc(&S.probe, open, active, SIM_CC_WINDOW);
+    } else {
+        ts_probe_port_cc(&S.probe, active, open, SIM_CC_WINDOW);
+    }
+}
+
 static void read_enclosure(void)
 {
     double t = S.dut.temp_c + ts_dut_noise(&S.dut, 0.05);
@@ -353,6 +383,16 @@ static bool command(char *line)
         ts_dut_set_load(&S.dut, f);
         return true;
     }
+    if (sscanf(line, "port %lf %c", &f, &extra) == 1) {
+        if (!(f > 0.0 && f <= 5.0) || S.opt.port_current_a <= 0.0) {
+            fprintf(stderr, "throttlescope-probe-sim: port %s ignored (needs --port-current-a "
+                            "and 0 < A <= 5)\n", line + 5);
+            return true;
+        }
+        run_chip(mono_ns());
+        S.port.current_a = f;
+        return true;
+    }
     if (strcmp(line, "reset") == 0) {
         run_chip(mono_ns());
         ts_ina228_model_power_on_reset(&S.ina);
@@ -371,8 +411,8 @@ static bool command(char *line)
         return true;
     }
     fprintf(stderr,
-            "throttlescope-probe-sim: unknown command '%s' (expected: load F | unplug MS | "
-            "reset | stall MS | quit)\n",
+            "throttlescope-probe-sim: unknown command '%s' (expected: load F | port A | "
+            "unplug MS | reset | stall MS | quit)\n",
             line);
     return true;
 }
@@ -385,8 +425,9 @@ static void usage(FILE *f)
             "         [--ambient-c C] [--rth-c-per-w K] [--tau-s S] [--time-scale X]\n"
             "         [--drift-ppm P] [--probe-id ID] [--seed N] [--max-rate-hz R]\n"
             "         [--default-rate-hz R] [--i2c-hz HZ] [--txq-bytes N] [--link-buffer N]\n"
-            "Prints `pty <path>` on stdout; stdin commands: load F | unplug MS | reset |\n"
-            "stall MS | quit.\n");
+            "         [--port-current-a A] [--pd-contract-v V] [--cable-mohm R] [--port-cc 1|2]\n"
+            "Prints `pty <path>` on stdout; stdin commands: load F | port A | unplug MS |\n"
+            "reset | stall MS | quit.\n");
 }
 
 static bool parse_double(const char *flag, const char *v, double *out)
@@ -434,6 +475,10 @@ static int parse_args(int argc, char **argv, sim_options *o)
     o->i2c_hz = 400000;
     o->txq_bytes = SIM_TXQ_BYTES;
     o->link_buffer = 0;
+    o->port_current_a = 0.0;
+    o->pd_contract_v = 0.0;
+    o->cable_mohm = 0.0;
+    o->port_cc = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -482,6 +527,18 @@ static int parse_args(int argc, char **argv, sim_options *o)
         } else if (strcmp(a, "--link-buffer") == 0) {
             ok = parse_u64(a, v, &u) && u <= 1048576u;
             o->link_buffer = (uint32_t)u;
+        } else if (strcmp(a, "--port-current-a") == 0) {
+            ok = parse_double(a, v, &o->port_current_a) && o->port_current_a > 0.0 &&
+                 o->port_current_a <= 5.0;
+        } else if (strcmp(a, "--pd-contract-v") == 0) {
+            ok = parse_double(a, v, &o->pd_contract_v) && o->pd_contract_v >= 5.0 &&
+                 o->pd_contract_v <= 48.0;
+        } else if (strcmp(a, "--cable-mohm") == 0) {
+            ok = parse_double(a, v, &o->cable_mohm) && o->cable_mohm >= 0.0 &&
+                 o->cable_mohm <= 10000.0;
+        } else if (strcmp(a, "--port-cc") == 0) {
+            ok = parse_u64(a, v, &u) && (u == 1u || u == 2u);
+            o->port_cc = (uint32_t)u;
         } else if (strcmp(a, "--default-rate-hz") == 0) {
             ok = parse_u64(a, v, &u) && u <= 100000u;
             o->default_rate_hz = (uint32_t)u;
@@ -494,6 +551,9 @@ static int parse_args(int argc, char **argv, sim_options *o)
             fprintf(stderr, "throttlescope-probe-sim: invalid value '%s' for %s\n", v, a);
             return -1;
         }
+    }
+    if (o->pd_contract_v > 0.0) {
+        o->vbus_v = o->pd_contract_v; /* the contract sets VBUS at the source */
     }
     double max_a = (double)SIM_MAX_CURRENT_MA / 1000.0;
     if (o->active_w / o->vbus_v > max_a || o->idle_w / o->vbus_v > max_a) {
@@ -524,6 +584,9 @@ int main(int argc, char **argv)
     ts_dut_params dp = {S.opt.vbus_v, S.opt.idle_w, S.opt.active_w, S.opt.ambient_c,
                         S.opt.rth, S.opt.tau_s, S.opt.time_scale};
     ts_dut_init(&S.dut, &dp, S.opt.seed);
+    S.port.source_v = S.opt.vbus_v;
+    S.port.current_a = S.opt.port_current_a;
+    S.port.cable_ohm = S.opt.cable_mohm * 1e-3;
     /* 10k B3950 NTC to ground with a 10k pull-up on a 12-bit ADC. */
     S.divider.adc_full_scale = 4095u;
     S.divider.fixed_ohm = 10000.0;
@@ -549,6 +612,7 @@ int main(int argc, char **argv)
     cfg.default_rate_hz = S.opt.default_rate_hz;
     cfg.i2c_bus_hz = S.opt.i2c_hz;
     cfg.alert_pin = true;
+    cfg.cc_sensing = S.opt.port_current_a > 0.0; /* no port model: a probe without CC */
     if (ts_probe_init(&S.probe, &cfg, &plat, &bus) != TS_OK) {
         fprintf(stderr, "throttlescope-probe-sim: probe core failed to start\n");
         return 1;
@@ -630,6 +694,7 @@ int main(int argc, char **argv)
             }
         }
         run_chip(now);
+        read_cc();
         if (now >= S.next_temp_ns) {
             read_enclosure();
             S.next_temp_ns = now + SIM_TEMP_PERIOD_NS;

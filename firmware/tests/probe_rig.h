@@ -150,7 +150,7 @@ static void rig_run(probe_rig *r, uint32_t n)
 
 /* Run the chip for t seconds in 100 us steps, answering edges and calling
  * the watchdog after the alert timeout without one (the sampling thread). */
-static void rig_run_for(probe_rig *r, double t_s)
+static inline void rig_run_for(probe_rig *r, double t_s)
 {
     double end = r->model.time_s + t_s;
     uint64_t last = r->clock_us;
@@ -169,7 +169,7 @@ static void rig_run_for(probe_rig *r, double t_s)
 }
 
 /* Host side: unpack a v2 batch. */
-static void rig_unpack(const throttlescope_v1_SampleBatch *b, ts_unpacked_batch *u)
+static inline void rig_unpack(const throttlescope_v1_SampleBatch *b, ts_unpacked_batch *u)
 {
     CHECK_EQ_I(ts_proto_unpack_batch(b, u), TS_OK);
 }

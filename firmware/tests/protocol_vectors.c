@@ -189,6 +189,12 @@ static void json_batch(jw *w, const throttlescope_v1_SampleBatch *b)
         close_obj(w);
     }
     close_arr(w, b->slow_count);
+    key(w, "vbus_min");
+    if (b->has_vbus_min) {
+        put(w, "%" PRId32, b->vbus_min);
+    } else {
+        put(w, "null");
+    }
     close_obj(w);
 }
 
@@ -243,6 +249,7 @@ static void json_p2h(jw *w, const throttlescope_v1_ProbeToHost *m)
         kv_u(w, "channels", i->channels);
         kv_u(w, "i2c_bus_hz", i->i2c_bus_hz);
         kv_u(w, "sample_bus_us", i->sample_bus_us);
+        kv_b(w, "cc_sensing", i->cc_sensing);
         close_obj(w);
         break;
     }
@@ -295,6 +302,28 @@ static void json_p2h(jw *w, const throttlescope_v1_ProbeToHost *m)
         kv_u(w, "request_id", m->msg.ack.request_id);
         close_obj(w);
         break;
+    case throttlescope_v1_ProbeToHost_port_tag: {
+        const throttlescope_v1_PortStatus *ps = &m->msg.port;
+        open_obj(w, "port");
+        kv_u(w, "probe_time_us", ps->probe_time_us);
+        kv_i(w, "advertisement", ps->advertisement);
+        kv_i(w, "active_cc", ps->active_cc);
+        kv_u(w, "cc1_mv", ps->cc1_mv);
+        kv_u(w, "cc2_mv", ps->cc2_mv);
+        kv_i(w, "cc1", ps->cc1);
+        kv_i(w, "cc2", ps->cc2);
+        kv_i(w, "vbus_level", ps->vbus_level);
+        kv_u(w, "vbus_mv", ps->vbus_mv);
+        kv_u(w, "vbus_min_mv", ps->vbus_min_mv);
+        kv_b(w, "pd_contract", ps->pd_contract);
+        kv_u(w, "windows", ps->windows);
+        kv_u(w, "noisy_windows", ps->noisy_windows);
+        kv_u(w, "flaps", ps->flaps);
+        kv_u(w, "changes", ps->changes);
+        kv_b(w, "requested", ps->requested);
+        close_obj(w);
+        break;
+    }
     default:
         w->ok = false;
         break;
@@ -341,6 +370,10 @@ static void json_h2p(jw *w, const throttlescope_v1_HostToProbe *m)
         break;
     case throttlescope_v1_HostToProbe_reset_accumulators_tag:
         open_obj(w, "reset_accumulators");
+        close_obj(w);
+        break;
+    case throttlescope_v1_HostToProbe_get_port_status_tag:
+        open_obj(w, "get_port_status");
         close_obj(w);
         break;
     default:
@@ -464,11 +497,30 @@ static const char *const names[] = {
     "info_v2_running",
     "status_v2",
     "start_v2_manual_adc",
+    "info_v3_cc_sensing",
+    "port_v3_attach_3a0_flipped",
+    "port_v3_requested_out_of_range_pd_contract",
+    "batch_v3_vbus_min",
+    "get_port_status",
 };
 
 size_t ts_vector_count(void)
 {
     return sizeof names / sizeof names[0];
+}
+
+/* The simulated board's DeviceInfo facts (5 mOhm shunt, 10 A range). */
+static throttlescope_v1_DeviceInfo *sim_info(ts_vector *v, uint32_t version, const char *fw)
+{
+    P2H(v, info);
+    throttlescope_v1_DeviceInfo *d = &v->p2h.msg.info;
+    d->protocol_version = version;
+    strcpy(d->firmware_version, fw);
+    strcpy(d->probe_id, "sim-0001");
+    d->shunt_micro_ohm = 5000;
+    d->current_lsb_a = (float)(10.0 / 524288.0);
+    d->shunt_cal = 1250;
+    return d;
 }
 
 void ts_vector_build(size_t i, ts_vector *v)
@@ -478,16 +530,8 @@ void ts_vector_build(size_t i, ts_vector *v)
     throttlescope_v1_SampleBatch *b = &v->p2h.msg.batch;
     switch (i) {
     case 0: {
-        P2H(v, info);
         v->description = "v1 DeviceInfo (GetInfo before a Start): 5 mohm shunt, 10 A max, an NTC and a TMP117";
-        throttlescope_v1_DeviceInfo *d = &v->p2h.msg.info;
-        d->protocol_version = 1;
-        strcpy(d->firmware_version, "0.1.0-sim");
-        strcpy(d->probe_id, "sim-0001");
-        d->shunt_micro_ohm = 5000;
-        d->current_lsb_a = (float)(10.0 / 524288.0);
-        d->adc_range = 0;
-        d->shunt_cal = 1250;
+        throttlescope_v1_DeviceInfo *d = sim_info(v, 1, "0.1.0-sim");
         d->sensors_count = 2;
         d->sensors[0].index = 0;
         d->sensors[0].kind = throttlescope_v1_SensorKind_SENSOR_KIND_NTC;
@@ -758,15 +802,8 @@ void ts_vector_build(size_t i, ts_vector *v)
         break;
     }
     case 22: {
-        P2H(v, info);
         v->description = "v2 DeviceInfo after a Start: ADC_CONFIG, conversion rate, channels, I2C";
-        throttlescope_v1_DeviceInfo *d = &v->p2h.msg.info;
-        d->protocol_version = 2;
-        strcpy(d->firmware_version, "0.2.0-sim");
-        strcpy(d->probe_id, "sim-0001");
-        d->shunt_micro_ohm = 5000;
-        d->current_lsb_a = (float)(10.0 / 524288.0);
-        d->shunt_cal = 1250;
+        throttlescope_v1_DeviceInfo *d = sim_info(v, 2, "0.2.0-sim");
         d->max_rate_hz = 1443;
         d->max_batch_samples = 64;
         d->adc_config = 0xB289u;
@@ -805,6 +842,79 @@ void ts_vector_build(size_t i, ts_vector *v)
         s->manual_adc = true;
         break;
     }
+    case 25: {
+        v->description = "v3 DeviceInfo of a probe that senses CC (cc_sensing)";
+        throttlescope_v1_DeviceInfo *d = sim_info(v, 3, "0.3.0-sim");
+        d->max_rate_hz = 1443;
+        d->max_batch_samples = 64;
+        d->i2c_bus_hz = 400000;
+        d->sample_bus_us = 693;
+        d->cc_sensing = true;
+        break;
+    }
+    case 26: {
+        P2H(v, port);
+        v->description = "v3 PortStatus on a change: 3.0 A on CC2 (flipped plug), VBUS 5.05 V "
+                         "with a 4.61 V minimum, BMC windows and flaps counted";
+        throttlescope_v1_PortStatus *ps = &v->p2h.msg.port;
+        ps->probe_time_us = 5368709120ull;
+        ps->advertisement = throttlescope_v1_CcAdvertisement_CC_ADVERTISEMENT_3A0;
+        ps->active_cc = throttlescope_v1_ActiveCc_ACTIVE_CC_CC2;
+        ps->cc1_mv = 12;
+        ps->cc2_mv = 1689;
+        ps->cc1 = throttlescope_v1_CcAdvertisement_CC_ADVERTISEMENT_OPEN;
+        ps->cc2 = throttlescope_v1_CcAdvertisement_CC_ADVERTISEMENT_3A0;
+        ps->vbus_level = throttlescope_v1_VbusLevel_VBUS_LEVEL_SAFE5V;
+        ps->vbus_mv = 5050;
+        ps->vbus_min_mv = 4610;
+        ps->windows = 4294967295u;
+        ps->noisy_windows = 17;
+        ps->flaps = 3;
+        ps->changes = 2;
+        break;
+    }
+    case 27: {
+        P2H(v, port);
+        v->description = "v3 PortStatus on request: CC1 at 650 mV (fits no range), VBUS 9 V "
+                         "(a PD contract, W unknown)";
+        throttlescope_v1_PortStatus *ps = &v->p2h.msg.port;
+        ps->probe_time_us = 1000;
+        ps->advertisement = throttlescope_v1_CcAdvertisement_CC_ADVERTISEMENT_OUT_OF_RANGE;
+        ps->active_cc = throttlescope_v1_ActiveCc_ACTIVE_CC_CC1;
+        ps->cc1_mv = 650;
+        ps->cc1 = throttlescope_v1_CcAdvertisement_CC_ADVERTISEMENT_OUT_OF_RANGE;
+        ps->cc2 = throttlescope_v1_CcAdvertisement_CC_ADVERTISEMENT_OPEN;
+        ps->vbus_level = throttlescope_v1_VbusLevel_VBUS_LEVEL_ABOVE;
+        ps->vbus_mv = 9010;
+        ps->vbus_min_mv = 8990;
+        ps->pd_contract = true;
+        ps->windows = 500;
+        ps->changes = 1;
+        ps->requested = true;
+        break;
+    }
+    case 28: {
+        P2H(v, batch);
+        v->description = "v3 batch with vbus_min: 4 samples of a sag to 4.5 V (raw 23040)";
+        b->first_seq = 10;
+        b->channels = 0x3u;
+        b->period_us = 936;
+        v->samples.count = 4;
+        const int32_t vbus[4] = {25600, 23040, 24000, 25590};
+        for (uint32_t i = 0; i < 4u; i++) {
+            v->samples.time_us[i] = 10000u + 936u * i;
+            v->samples.value[0][i] = vbus[i];
+            v->samples.value[1][i] = 28800;
+        }
+        pack_v2(v);
+        b->has_vbus_min = true;
+        b->vbus_min = 23040;
+        break;
+    }
+    case 29:
+        H2P(v, get_port_status, 12);
+        v->description = "v3 GetPortStatus (a v2 probe answers Error BAD_MESSAGE)";
+        break;
     default:
         break;
     }

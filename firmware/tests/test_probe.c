@@ -35,7 +35,7 @@ TS_CASE(get_info_reports_calibration_and_sensors)
     CHECK(rig_next(&g, &msg));
     CHECK_EQ_I(msg.which_msg, TAG(info));
     const throttlescope_v1_DeviceInfo *i = &msg.msg.info;
-    CHECK_EQ_U(i->protocol_version, 2u);
+    CHECK_EQ_U(i->protocol_version, 3u);
     CHECK_EQ_U(i->max_rate_hz, 1443u); /* 400 kHz: 693 us of I2C per sample */
     CHECK_EQ_U(i->i2c_bus_hz, 400000u);
     CHECK_EQ_U(i->sample_bus_us, 693u);

@@ -226,7 +226,7 @@ TS_CASE(sim_answers_get_info_over_its_pty)
     CHECK(next_msg(&msg, 2000));
     CHECK_EQ_I(msg.which_msg, TAG(info));
     CHECK(strcmp(msg.msg.info.probe_id, "bench-7") == 0);
-    CHECK_EQ_U(msg.msg.info.protocol_version, 2u);
+    CHECK_EQ_U(msg.msg.info.protocol_version, 3u);
     CHECK_EQ_U(msg.msg.info.i2c_bus_hz, 400000u);
     CHECK_EQ_U(msg.msg.info.shunt_cal, 1250u);
     CHECK_EQ_U(msg.msg.info.sensors_count, 1u);
@@ -456,6 +456,104 @@ TS_CASE(sim_load_command_raises_bus_power)
     finish();
 }
 
+/* Run for ms, keeping the last batch's last sample (power, VBUS) and the
+ * latest PortStatus (in *port, when one came). */
+static void run_port(uint32_t ms, double *p_w, double *vbus_v, double *vbus_min_v,
+                     throttlescope_v1_PortStatus *port, int *ports)
+{
+    uint64_t t_end = mono_us() + (uint64_t)ms * 1000u;
+    while (mono_us() < t_end && next_msg(&msg, 500)) {
+        if (msg.which_msg == TAG(batch) && msg.msg.batch.count > 0u) {
+            unpack();
+            *p_w = power_w(U.count - 1u);
+            *vbus_v = ts_ina228_vbus_v((int32_t)U.value[0][U.count - 1u]);
+            CHECK(msg.msg.batch.has_vbus_min);
+            *vbus_min_v = ts_ina228_vbus_v(msg.msg.batch.vbus_min);
+        } else if (msg.which_msg == TAG(port)) {
+            *port = msg.msg.port;
+            (*ports)++;
+        }
+    }
+}
+
+TS_CASE(sim_port_holds_a_drive_at_its_budget_and_vbus_sags_by_i_r)
+{
+    /* A 900 mA port (USB 3 default, 4.5 W) behind a 200 mOhm cable; the
+     * drive wants 8 W at full load. */
+    const char *args[] = {"--idle-w", "1.0", "--active-w", "8.0", "--port-current-a", "0.9",
+                          "--cable-mohm", "200", "--port-cc", "2", NULL};
+    spawn(args);
+    throttlescope_v1_HostToProbe m = cmd(CMD(get_info), 1);
+    send_cmd(&m);
+    CHECK(next_msg(&msg, 2000));
+    CHECK(msg.msg.info.cc_sensing);
+    start(500);
+    double p = 0, v = 0, vmin = 0;
+    throttlescope_v1_PortStatus port = throttlescope_v1_PortStatus_init_zero;
+    int ports = 0;
+    run_port(400, &p, &v, &vmin, &port, &ports);
+    /* Idle: 1 W draws ~0.2 A: VBUS 5 - 0.2 x 0.2 = 4.96 V. */
+    CHECK_NEAR(p, 1.0, 0.05);
+    CHECK_NEAR(v, 5.0 - 0.2 * (1.0 / 4.96), 0.01);
+    CHECK(ports >= 1);
+    CHECK_EQ_I(port.advertisement, throttlescope_v1_CcAdvertisement_CC_ADVERTISEMENT_USB_DEFAULT);
+    CHECK_EQ_I(port.active_cc, throttlescope_v1_ActiveCc_ACTIVE_CC_CC2);
+    CHECK_NEAR((double)port.cc2_mv, 417.0, 15.0); /* 5 V x 5.1k / (56k + 5.1k) */
+    sim_cmd("load 1\n");
+    run_port(300, &p, &v, &vmin, &port, &ports);
+    /* Held at 0.9 A: VBUS 5 - 0.9 x 0.2 = 4.82 V, 4.34 W delivered, not 8. */
+    CHECK_NEAR(v, 4.82, 0.01);
+    CHECK_NEAR(p, 4.82 * 0.9, 0.05);
+    CHECK(vmin <= v + 0.01);
+    /* The host port raises its offer to 3 A: the drive gets its 8 W. */
+    sim_cmd("port 3\n");
+    int before = ports;
+    run_port(500, &p, &v, &vmin, &port, &ports);
+    CHECK(ports > before);
+    CHECK_EQ_I(port.advertisement, throttlescope_v1_CcAdvertisement_CC_ADVERTISEMENT_3A0);
+    CHECK_NEAR(p, 8.0, 0.1);
+    m = cmd(CMD(get_port_status), 9);
+    send_cmd(&m);
+    bool got = false;
+    while (!got && next_msg(&msg, 2000)) {
+        got = msg.which_msg == TAG(port);
+    }
+    CHECK(got);
+    CHECK(msg.msg.port.requested);
+    /* 8 W through 200 mOhm draws ~1.7 A: VBUS ~4.66 V, under vSafe5V. */
+    CHECK_EQ_I(msg.msg.port.vbus_level, throttlescope_v1_VbusLevel_VBUS_LEVEL_LOW);
+    CHECK_NEAR((double)msg.msg.port.vbus_mv, 4660.0, 15.0);
+    CHECK(!msg.msg.port.pd_contract);
+    finish();
+}
+
+TS_CASE(sim_pd_contract_raises_vbus_above_vsafe5v)
+{
+    const char *args[] = {"--pd-contract-v", "9", "--port-current-a", "3", "--idle-w", "2",
+                          NULL};
+    spawn(args);
+    start(500);
+    double p = 0, v = 0, vmin = 0;
+    throttlescope_v1_PortStatus port = throttlescope_v1_PortStatus_init_zero;
+    int ports = 0;
+    run_port(400, &p, &v, &vmin, &port, &ports);
+    CHECK_NEAR(v, 9.0, 0.02);
+    CHECK(ports >= 1);
+    CHECK_EQ_I(port.vbus_level, throttlescope_v1_VbusLevel_VBUS_LEVEL_ABOVE);
+    CHECK(port.pd_contract);
+    finish();
+}
+
+TS_CASE(sim_without_a_port_model_has_no_cc_sensing)
+{
+    spawn(NULL);
+    throttlescope_v1_HostToProbe m = cmd(CMD(get_info), 1);
+    send_cmd(&m);
+    CHECK(next_msg(&msg, 2000));
+    CHECK(!msg.msg.info.cc_sensing);
+    finish();
+}
+
 TS_CASE(sim_unplug_reopens_a_new_pty_and_keeps_counting)
 {
     char link[64];
@@ -552,6 +650,9 @@ static const ts_test_case cases[] = {
     TS_ENTRY(sim_stalled_sampler_misses_slots_that_are_counted_and_seen_as_a_gap),
     TS_ENTRY(sim_chip_reset_mid_run_gives_a_new_epoch_and_restored_registers),
     TS_ENTRY(sim_load_command_raises_bus_power),
+    TS_ENTRY(sim_port_holds_a_drive_at_its_budget_and_vbus_sags_by_i_r),
+    TS_ENTRY(sim_pd_contract_raises_vbus_above_vsafe5v),
+    TS_ENTRY(sim_without_a_port_model_has_no_cc_sensing),
     TS_ENTRY(sim_unplug_reopens_a_new_pty_and_keeps_counting),
     TS_ENTRY(sim_probe_clock_runs_fast_by_the_drift),
     TS_ENTRY(sim_rejects_unknown_flags_with_a_message),

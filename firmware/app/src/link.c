@@ -15,6 +15,7 @@
 
 #include "throttlescope/protocol.h"
 
+#include "cc_sense.h"
 #include "link.h"
 #include "sampling.h"
 
@@ -173,6 +174,7 @@ static void link_thread(void *a, void *b, void *c)
 		atomic_inc(&heartbeat);
 		poll_device();
 		drain_rx();
+		cc_sense_poll(probe); /* the core owns the port state in this thread */
 		ts_probe_service(probe);
 		poll_device();
 	}

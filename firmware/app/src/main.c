@@ -24,6 +24,7 @@
 
 #include "throttlescope/probe.h"
 
+#include "cc_sense.h"
 #include "enclosure_temp.h"
 #include "link.h"
 #include "sampling.h"
@@ -128,6 +129,16 @@ static void log_counters(void)
 		(unsigned long long)c.batches_sent, c.tx_overflows, c.sampler.i2c_errors,
 		c.rx_bad_frames, c.rx_bad_messages, l.rx_bytes_dropped, mc / 1000,
 		(mc < 0 ? -mc : mc) % 1000 / 100);
+	if (probe.config.cc_sensing) {
+		/* Written by the link thread; a torn read only garbles this line. */
+		const ts_port_state *ps = &probe.port.reported;
+
+		LOG_INF("port: advertisement %d on CC%d (CC1 %u mV, CC2 %u mV) | vbus level %d | "
+			"windows %u, noisy %u, flaps %u, changes %u, adc errors %u",
+			(int)ps->advertisement, (int)ps->active, ps->cc1_mv, ps->cc2_mv,
+			(int)ps->vbus, probe.port.counters.windows, probe.port.counters.noisy_windows,
+			probe.port.counters.flaps, probe.port.counters.changes, cc_sense_errors());
+	}
 }
 
 int main(void)
@@ -158,6 +169,8 @@ int main(void)
 	ts_bus bus;
 
 	config.sensor_count = enclosure_temp_sensors(&config.sensors);
+	config.cc_sensing = cc_sense_init() == 0 && cc_sense_present();
+	config.cc_guard_mv = cc_sense_uncertainty_mv();
 	status_led_init();
 	LOG_INF("throttlescope probe %s, id %s", APP_VERSION_STRING, config.probe_id);
 

@@ -15,6 +15,7 @@
 #include "throttlescope/temp.h"
 
 #define INA_NODE DT_COMPAT_GET_ANY_STATUS_OKAY(throttlescope_ina228_probe)
+#define CC_NODE DT_COMPAT_GET_ANY_STATUS_OKAY(throttlescope_cc_sense)
 #define NTC_NODE DT_ALIAS(enclosure_temp0)
 
 static const struct emul *const ina_emul = EMUL_DT_GET(INA_NODE);
@@ -54,9 +55,30 @@ static int ntc_millivolts(const struct device *dev, unsigned int chan, void *dat
 }
 #endif
 
+#if DT_NODE_EXISTS(CC_NODE)
+/* A host port advertising 1.5 A (Rp 22 k to 5 V over the sink's 5.1 k Rd:
+ * 941 mV) on CC1, CC2 open: an unflipped plug. */
+static int cc_inputs_init(void)
+{
+	const struct device *adc = DEVICE_DT_GET(DT_IO_CHANNELS_CTLR_BY_NAME(CC_NODE, cc1));
+	int err = adc_emul_const_value_set(adc, DT_IO_CHANNELS_INPUT_BY_NAME(CC_NODE, cc1), 941);
+
+	return err != 0 ? err
+			: adc_emul_const_value_set(adc, DT_IO_CHANNELS_INPUT_BY_NAME(CC_NODE, cc2),
+						   15);
+}
+#endif
+
 static int sim_inputs_init(void)
 {
 	update_load(NULL);
+#if DT_NODE_EXISTS(CC_NODE)
+	int cc_err = cc_inputs_init();
+
+	if (cc_err != 0) {
+		return cc_err;
+	}
+#endif
 	k_timer_start(&load_timer, K_MSEC(100), K_MSEC(100));
 #if DT_NODE_HAS_STATUS(NTC_NODE, okay)
 	const struct device *adc = DEVICE_DT_GET(DT_IO_CHANNELS_CTLR(NTC_NODE));

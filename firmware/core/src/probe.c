@@ -88,6 +88,7 @@ static void send_info(ts_probe *p)
     info->max_rate_hz = ts_probe_max_rate_hz(p, DEFAULT_CHANNELS);
     info->max_batch_samples = TS_MAX_BATCH_SAMPLES;
     info->i2c_bus_hz = p->config.i2c_bus_hz;
+    info->cc_sensing = p->config.cc_sensing;
     info->sample_bus_us = ts_ina228_sample_bus_us(
         p->running ? p->channels : DEFAULT_CHANNELS, p->config.i2c_bus_hz,
         p->config.i2c_txn_overhead_us);
@@ -130,6 +131,30 @@ static void send_status(ts_probe *p)
     (void)send_msg(p);
 }
 
+/* Send a PortStatus; false when the link refused it. */
+static bool send_port(ts_probe *p, const ts_port_state *st, bool requested)
+{
+    clear_msg(p, throttlescope_v1_ProbeToHost_port_tag);
+    throttlescope_v1_PortStatus *m = &p->msg.msg.port;
+    m->probe_time_us = now_us(p);
+    m->advertisement = (throttlescope_v1_CcAdvertisement)st->advertisement;
+    m->active_cc = (throttlescope_v1_ActiveCc)st->active;
+    m->cc1_mv = st->cc1_mv;
+    m->cc2_mv = st->cc2_mv;
+    m->cc1 = (throttlescope_v1_CcAdvertisement)st->cc1;
+    m->cc2 = (throttlescope_v1_CcAdvertisement)st->cc2;
+    m->vbus_level = (throttlescope_v1_VbusLevel)st->vbus;
+    m->vbus_mv = st->vbus_mv;
+    m->vbus_min_mv = st->vbus_min_mv;
+    m->pd_contract = st->vbus == TS_VBUS_ABOVE;
+    m->windows = p->port.counters.windows;
+    m->noisy_windows = p->port.counters.noisy_windows;
+    m->flaps = p->port.counters.flaps;
+    m->changes = p->port.counters.changes;
+    m->requested = requested;
+    return send_msg(p);
+}
+
 int ts_probe_init(ts_probe *p, const ts_probe_config *config, const ts_platform *platform,
                   const ts_bus *bus)
 {
@@ -149,6 +174,7 @@ int ts_probe_init(ts_probe *p, const ts_probe_config *config, const ts_platform 
         p->config.max_batch_age_us = TS_DEFAULT_MAX_BATCH_AGE_US;
     }
     ts_deframer_init(&p->deframer, p->rx_buf, sizeof p->rx_buf);
+    ts_port_init(&p->port, p->config.cc_guard_mv != 0u ? p->config.cc_guard_mv : TS_PORT_GUARD_MV);
 
     ts_ina228_calibration cal;
     int rc = ts_ina228_calibrate(&cal, config->shunt_micro_ohm, config->max_current_ma,
@@ -399,6 +425,13 @@ static void handle_command(ts_probe *p, const throttlescope_v1_HostToProbe *m,
     case throttlescope_v1_HostToProbe_reset_accumulators_tag:
         handle_reset_accumulators(p, m->request_id);
         break;
+    case throttlescope_v1_HostToProbe_get_port_status_tag: {
+        /* Without CC sensing the CC fields stay UNKNOWN; VBUS is still told. */
+        ts_port_state st;
+        ts_port_snapshot(&p->port, &st);
+        (void)send_port(p, &st, true);
+        break;
+    }
     default:
         p->counters.rx_bad_messages++;
         send_error(p, throttlescope_v1_ErrorCode_ERROR_CODE_BAD_MESSAGE,
@@ -573,6 +606,15 @@ static bool build_batch(ts_probe *p, uint64_t now)
                 break;
             }
             b->diag |= s->diag;
+            if (s->channels & TS_CH_VBUS) {
+                if (!b->has_vbus_min || s->vbus < b->vbus_min) {
+                    b->vbus_min = s->vbus;
+                }
+                b->has_vbus_min = true;
+                /* VBUS LSB 195.3125 uV = 25/128 mV; negative reads as 0. */
+                ts_port_vbus(&p->port, s->vbus > 0 ? (uint32_t)(((uint64_t)s->vbus * 25u) / 128u) : 0u,
+                             s->time_us);
+            }
             if (s->flags & TS_SAMPLE_HAS_SLOW) {
                 throttlescope_v1_RegisterReading *r = &b->slow[b->slow_count++];
                 r->index = k;
@@ -630,8 +672,28 @@ static bool send_pending(ts_probe *p)
     return true;
 }
 
+void ts_probe_port_cc(ts_probe *p, const uint16_t *cc1_mv, const uint16_t *cc2_mv, uint32_t n)
+{
+    ts_port_cc_window(&p->port, cc1_mv, cc2_mv, n, now_us(p));
+}
+
+/* A changed port status goes out once; a refused one is retried with the
+ * latest state. */
+static void service_port(ts_probe *p)
+{
+    if (!p->config.cc_sensing) {
+        return;
+    }
+    bool changed = ts_port_take_change(&p->port, &p->port_changed);
+    if (!changed && !p->port_resend) {
+        return;
+    }
+    p->port_resend = !send_port(p, &p->port_changed, false);
+}
+
 void ts_probe_service(ts_probe *p)
 {
+    service_port(p);
     /* Bounded: at most as many batches as the ring can hold. */
     for (uint32_t round = 0; round <= TS_SAMPLE_RING_CAPACITY; round++) {
         if (!p->has_pending) {

@@ -12,11 +12,14 @@
  *   ts_probe_temp()     an enclosure temperature reading, >= 10 Hz
  *   ts_probe_service()  often (e.g. every 1-5 ms): batches queued samples and
  *                       hands frames to platform.tx_frame; never blocks
+ *   ts_probe_port_cc()  with cc_sensing: a window of CC1/CC2 readings (mV),
+ *                       every few ms (docs/hardware.md, "CC front end")
  *
  * ts_probe_alert(), ts_probe_poll_ready(), ts_probe_watchdog() and
  * ts_probe_temp() run in one context (the sampling thread, highest
  * priority) and ts_probe_rx()/ts_probe_service() in another (the link
- * thread): they share only the SPSC rings and counters. */
+ * thread, which also owns ts_probe_port_cc()): they share only the SPSC
+ * rings and counters. */
 #ifndef THROTTLESCOPE_PROBE_H
 #define THROTTLESCOPE_PROBE_H
 
@@ -27,6 +30,7 @@
 #include "throttlescope/frame.h"
 #include "throttlescope/ina228.h"
 #include "throttlescope/platform.h"
+#include "throttlescope/port.h"
 #include "throttlescope/protocol.h"
 #include "throttlescope/sampler.h"
 
@@ -84,6 +88,8 @@ typedef struct ts_probe_config {
     uint32_t default_rate_hz;           /**< Start.rate_hz 0 means this; 0: TS_MAX_RATE_HZ */
     uint32_t i2c_bus_hz;                /**< SCL in Hz; 0: TS_DEFAULT_I2C_BUS_HZ */
     uint32_t i2c_txn_overhead_us;       /**< per transaction; 0: TS_DEFAULT_I2C_TXN_OVERHEAD_US */
+    bool cc_sensing;                    /**< CC1/CC2 on the ADC: PortStatus is sent */
+    uint32_t cc_guard_mv;               /**< CC front-end uncertainty; 0: TS_PORT_GUARD_MV */
 } ts_probe_config;
 
 /** Everything the probe counts (mirrors the Status message). */
@@ -135,6 +141,10 @@ typedef struct ts_probe {
     uint64_t stale_dropped;             /**< samples of a previous run discarded */
     uint32_t stale_temps;               /**< readings of a previous run discarded */
     uint32_t link_i2c_errors;           /**< bus errors on commands */
+    /* The host port (link context). */
+    ts_port port;
+    bool port_resend;                   /**< a changed PortStatus the link refused */
+    ts_port_state port_changed;
 } ts_probe;
 
 /**
@@ -173,7 +183,12 @@ uint32_t ts_probe_max_rate_hz(const ts_probe *p, uint32_t channels);
 void ts_probe_temp(ts_probe *p, uint32_t sensor, int32_t milli_c);
 /** Count a failed enclosure temperature read. */
 void ts_probe_temp_error(ts_probe *p);
-/** Send what is due: full or aged batches. Never blocks. */
+/**
+ * A window of n CC1/CC2 readings in mV (link context): classified, debounced,
+ * and a changed port status is sent by the next ts_probe_service().
+ */
+void ts_probe_port_cc(ts_probe *p, const uint16_t *cc1_mv, const uint16_t *cc2_mv, uint32_t n);
+/** Send what is due: full or aged batches, a changed port status. Never blocks. */
 void ts_probe_service(ts_probe *p);
 /** Sampling active (between Start and Stop). */
 bool ts_probe_running(const ts_probe *p);

@@ -13,7 +13,7 @@
 #include "throttlescope/status.h"
 
 /** Protocol version in DeviceInfo.protocol_version. */
-#define TS_PROTOCOL_VERSION 2u
+#define TS_PROTOCOL_VERSION 3u
 /** Largest probe->host frame, delimiter included. */
 #define TS_PROBE_FRAME_MAX TS_FRAME_MAX(throttlescope_v1_ProbeToHost_size)
 /** Largest host->probe frame, delimiter included. */

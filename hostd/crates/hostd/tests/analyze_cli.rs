@@ -1,27 +1,16 @@
 //! `hostd analyze` and `hostd compare` as a user runs them: on generated scenario runs, and
 //! on malformed input (clear error naming file, row and column; nothing written).
 
-use hostd_scenario::write::{write_run, ProbeOptions};
+use hostd_scenario::write::write_run;
 use std::path::Path;
 use std::process::Output;
 
 mod common;
-use common::assert_ok;
+use common::{assert_ok, generate};
 
 /// `hostd ARGS…`, run to its end.
 fn hostd(args: &[&str]) -> Output {
     common::hostd().args(args).output().expect("hostd runs")
-}
-
-fn generate(name: &str, dir: &Path) {
-    let sc = hostd_scenario::load(name).unwrap();
-    write_run(
-        dir,
-        &sc,
-        &hostd_scenario::simulate(&sc),
-        Some(ProbeOptions::default()),
-    )
-    .unwrap();
 }
 
 #[test]
@@ -332,4 +321,96 @@ fn the_latency_report_from_memory_and_from_the_hlog_files_is_the_same() {
     }
     assert_eq!(from_files.len(), in_memory.len());
     assert_eq!(std::fs::read(out.join("events.json")).unwrap(), events);
+}
+
+/// `--charts DIR`: every chart of report.html as DIR/ID.svg (the page's chart, standalone)
+/// with its data as DIR/ID.csv, one row per file on the throughput chart.
+#[test]
+fn analyze_writes_every_chart_of_the_report_as_svg_and_csv() {
+    let d = tempfile::tempdir().unwrap();
+    generate("x5-thermal", d.path());
+    let charts = d.path().join("charts");
+    let out = hostd(&[
+        "analyze",
+        d.path().to_str().unwrap(),
+        "--charts",
+        charts.to_str().unwrap(),
+    ]);
+    assert_ok(&out);
+    let html = std::fs::read_to_string(d.path().join("report.html")).unwrap();
+    let ids: Vec<&str> = html
+        .split(r#"<svg id=""#)
+        .skip(1)
+        .map(|s| &s[..s.find('"').unwrap()])
+        .collect();
+    assert!(ids.len() >= 5, "{ids:?}");
+    for id in &ids {
+        let svg = std::fs::read_to_string(charts.join(format!("{id}.svg"))).unwrap();
+        assert!(svg.contains(&format!(r#"id="{id}""#)) && svg.starts_with("<?xml"));
+        assert!(charts.join(format!("{id}.csv")).exists(), "{id}.csv");
+    }
+    let files = common::csv_rows(&d.path().join("files.csv")).len() - 1;
+    let csv = std::fs::read_to_string(charts.join("chart-throughput-gb.csv")).unwrap();
+    assert_eq!(csv.lines().filter(|l| l.contains(",point,")).count(), files);
+    assert!(String::from_utf8_lossy(&out.stdout)
+        .contains(&format!("wrote {} charts as SVG and CSV", ids.len())));
+}
+
+/// A directory that is not a run, or a run of a newer format, is named with the reason and
+/// the others are still compared; with fewer than two left there is nothing to compare.
+#[test]
+fn compare_names_what_it_cannot_read_and_compares_the_rest() {
+    let w = tempfile::tempdir().unwrap();
+    let (a, b, newer, junk) = (
+        w.path().join("a"),
+        w.path().join("b"),
+        w.path().join("newer"),
+        w.path().join("junk"),
+    );
+    generate("x5-thermal", &a);
+    generate("steady", &b);
+    generate("steady", &newer);
+    std::fs::create_dir(&junk).unwrap();
+    let path = newer.join("manifest.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    m["format_version"] = 99.into();
+    std::fs::write(&path, m.to_string()).unwrap();
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let page = w.path().join("c.html");
+    let out = hostd(&[
+        "compare",
+        &s(&a),
+        &s(&junk),
+        &s(&newer),
+        &s(&b),
+        "--report",
+        &s(&page),
+        "--json",
+    ]);
+    assert_ok(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "{} left out: not a run directory (no files.csv)",
+            junk.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("{} left out: ", newer.display())) && err.contains("99"),
+        "{err}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["runs"].as_array().unwrap().len(), 2);
+    assert_eq!(v["skipped"][0]["run"], s(&junk));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains(r#"<ul id="skipped">"#) && html.contains("not a run directory"));
+    assert!(html.contains(r#"id="chart-compare-gb-write""#));
+    let out = hostd(&["compare", &s(&a), &s(&junk)]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("fewer than two runs to compare"),
+        "{err}"
+    );
 }

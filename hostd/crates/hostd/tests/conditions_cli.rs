@@ -136,14 +136,15 @@ fn compare_groups_runs_by_a_tag() {
     let out = hostd().args(&args).output().unwrap();
     assert_ok(&out);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let groups: Vec<&str> = v
+    let groups: Vec<&str> = v["runs"]
         .as_array()
         .unwrap()
         .iter()
         .map(|r| r["group"].as_str().unwrap())
         .collect();
     assert_eq!(groups, ["(none)", "Orico", "Sabrent", "Sabrent"]);
-    assert_eq!(v[1]["tags"]["enclosure"], "Orico");
+    assert_eq!(v["runs"][1]["tags"]["enclosure"], "Orico");
+    assert_eq!(v["runs"][1]["label"], "enclosure=Orico");
 
     let out = hostd()
         .args(["compare", "--group-by", "cable", &runs[0], &runs[1]])

@@ -176,4 +176,19 @@ fn fill_states_finds_each_levels_cache_and_post_cache_rate_on_verified_fill() {
         text.contains(r#"id="fill-states-table""#)
             && text.contains(r#"id="chart-fill-states-cache""#)
     );
+    // `hostd analyze` prints what the run printed, the fill-state table made again from the
+    // files: the same lines.
+    let printed: Vec<&str> = out
+        .output
+        .lines()
+        .skip_while(|l| !l.starts_with("fill states (SLC cache"))
+        .take(1 + levels.len())
+        .collect();
+    assert_eq!(printed.len(), 1 + levels.len(), "{}", out.output);
+    let again = hostd().arg("analyze").arg(&out.run).output().unwrap();
+    assert_ok(&again);
+    let again = String::from_utf8_lossy(&again.stdout);
+    for line in printed {
+        assert!(again.contains(line), "`{line}` not printed again:\n{again}");
+    }
 }

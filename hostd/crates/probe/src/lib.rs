@@ -7,6 +7,7 @@
 //! - [`message`]: frame payload ↔ message, with counters for bad messages.
 //! - [`convert`]: raw INA228 register values → volts, amperes, watts, joules.
 //! - [`packed`]: wire v2 sample packing (zig-zag varint deltas).
+//! - [`port`]: the host port's budget (wire v3 `PortStatus`, CC sensing).
 //! - [`sequence`]: sequence-number accounting (gaps, probe-reported drops).
 //! - [`agg`]: 10 ms min/mean/max bins (`probe_agg.csv`).
 //! - [`align`]: probe clock → host Unix time (offset + drift fit, uncertainty).
@@ -25,6 +26,7 @@ pub mod frame;
 pub mod link;
 pub mod message;
 pub mod packed;
+pub mod port;
 pub mod sequence;
 pub mod stream;
 

@@ -9,6 +9,7 @@ use crate::message::{MessageStats, ProbeMessageDecoder};
 use crate::packed::{self, Unpacked, CH_CURRENT, CH_POWER, CH_VBUS, CH_VSHUNT};
 use crate::pb;
 use crate::pb::probe_to_host::Msg;
+use crate::port::PortSensing;
 use crate::sequence::{Continuity, SequenceStats, SequenceTracker};
 use hostd_records::probe::ProbeSample;
 use serde::Serialize;
@@ -27,7 +28,7 @@ const REG_DIETEMP: u32 = 0x06;
 const REG_ENERGY: u32 = 0x09;
 const REG_CHARGE: u32 = 0x0A;
 /// Protocol versions this host decodes.
-pub const PROTOCOL_VERSIONS: [u32; 2] = [1, 2];
+pub const PROTOCOL_VERSIONS: [u32; 3] = [1, 2, 3];
 
 /// A chip reset the probe re-initialised (a new accumulator epoch): a
 /// reset, not a 40-bit wrap. ENERGY/CHARGE restarted from 0; the totals
@@ -78,6 +79,8 @@ pub enum StreamEvent {
     Aligned(AlignmentEstimate),
     /// The INA228 was reset and re-initialised (new accumulator epoch).
     ChipReset(ProbeReset),
+    /// The host port's status (wire v3): on a change, or answering a request.
+    Port(pb::PortStatus),
 }
 
 /// One output item of [`ProbeStream::push`].
@@ -151,6 +154,7 @@ pub struct ProbeStream {
     calibration: Option<Calibration>,
     info: Option<pb::DeviceInfo>,
     status: Option<pb::Status>,
+    port: Option<pb::PortStatus>,
     pending: VecDeque<pb::SampleBatch>,
     accumulated: Accumulated,
     enclosure_temp_c: Option<f64>,
@@ -197,6 +201,16 @@ impl ProbeStream {
     /// The latest probe status, once received.
     pub fn status(&self) -> Option<&pb::Status> {
         self.status.as_ref()
+    }
+
+    /// The latest host port status, once received (wire v3 probes).
+    pub fn port_status(&self) -> Option<&pb::PortStatus> {
+        self.port.as_ref()
+    }
+
+    /// Whether this probe can tell the host port's budget.
+    pub fn port_sensing(&self) -> PortSensing {
+        PortSensing::from_info(self.info.as_ref())
     }
 
     /// The next sequence number expected.
@@ -283,6 +297,10 @@ impl ProbeStream {
             Msg::Status(status) => {
                 self.status = Some(status.clone());
                 out(StreamItem::Event(StreamEvent::Status(status)));
+            }
+            Msg::Port(port) => {
+                self.port = Some(port.clone());
+                out(StreamItem::Event(StreamEvent::Port(port)));
             }
             Msg::Error(err) => out(StreamItem::Event(StreamEvent::ProbeError(err))),
             Msg::Ack(ack) => out(StreamItem::Event(StreamEvent::Ack(ack.request_id))),

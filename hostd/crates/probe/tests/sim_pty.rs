@@ -76,6 +76,66 @@ fn simulator_streams_without_gaps_and_aligns_within_a_millisecond() {
 }
 
 #[test]
+fn a_simulated_port_reports_its_budget_and_holds_the_drive_at_it() {
+    // A USB 3 port's default 900 mA behind a 200 mΩ cable; the drive wants 8 W.
+    let (link, rx) = start_sim(&[
+        "--idle-w",
+        "1",
+        "--active-w",
+        "8",
+        "--port-current-a",
+        "0.9",
+        "--cable-mohm",
+        "200",
+    ]);
+    link.set_load(1.0);
+    let (report, samples, events) = stop_after(link, &rx, Duration::from_secs(3));
+    let ports: Vec<&pb::PortStatus> = events
+        .iter()
+        .filter_map(|e| match e {
+            LinkEvent::Stream(StreamEvent::Port(p)) => Some(p),
+            _ => None,
+        })
+        .collect();
+    let last = ports
+        .last()
+        .expect("a PortStatus from a probe that senses CC");
+    assert_eq!(last.advertisement(), pb::CcAdvertisement::UsbDefault);
+    assert_eq!(last.active_cc(), pb::ActiveCc::Cc1);
+    assert!(!last.requested);
+    assert_eq!(report.stats.protocol_version, Some(3));
+    // Held at 0.9 A: 5 − 0.9 × 0.2 = 4.82 V at the probe, 4.34 W, not 8 W.
+    let tail = &samples[samples.len() - 200..];
+    let mean = |f: fn(&hostd_records::probe::ProbeSample) -> Option<f64>| {
+        tail.iter().filter_map(f).sum::<f64>() / tail.len() as f64
+    };
+    let (p, v) = (mean(|s| s.power_w), mean(|s| s.vbus_v));
+    assert!((v - 4.82).abs() < 0.01, "VBUS {v} V");
+    assert!((p - 4.82 * 0.9).abs() < 0.05, "power {p} W");
+}
+
+#[test]
+fn a_simulated_probe_without_a_port_model_has_no_cc_sensing() {
+    let (link, rx) = start_sim(&[]);
+    let (report, _, events) = stop_after(link, &rx, Duration::from_secs(1));
+    assert!(!events
+        .iter()
+        .any(|e| matches!(e, LinkEvent::Stream(StreamEvent::Port(_)))));
+    let info = events
+        .iter()
+        .find_map(|e| match e {
+            LinkEvent::Stream(StreamEvent::Info(i)) => Some(i),
+            _ => None,
+        })
+        .expect("device info");
+    assert_eq!(
+        hostd_probe::port::PortSensing::from_info(Some(info)),
+        hostd_probe::port::PortSensing::Absent
+    );
+    assert_eq!(report.stats.protocol_version, Some(3));
+}
+
+#[test]
 fn simulator_unplug_is_recorded_and_samples_resume_within_two_seconds() {
     let (link, rx) = start_sim(&[]);
     std::thread::sleep(Duration::from_millis(800));

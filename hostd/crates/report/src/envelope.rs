@@ -15,10 +15,10 @@ pub(crate) fn summarised(n: usize) -> bool {
     n > MAX_FILE_MARKS
 }
 
-/// The bins of `pts` (x, y) over `[x_lo, x_hi]`: centres, min, mean and max of y (NaN where a
+/// The `n` bins of `pts` (x, y) over `[x_lo, x_hi]`: centres, min, mean and max of y (NaN where a
 /// bin holds no point, which breaks the line there).
-pub(crate) fn bins(pts: &[(f64, f64)], x_lo: f64, x_hi: f64) -> [Vec<f64>; 4] {
-    let n = FILE_BINS;
+fn bins(pts: &[(f64, f64)], x_lo: f64, x_hi: f64, n: usize) -> [Vec<f64>; 4] {
+    let n = n.max(1);
     let span = (x_hi - x_lo).max(f64::MIN_POSITIVE);
     let mut acc = vec![(f64::INFINITY, 0.0f64, f64::NEG_INFINITY, 0u64); n];
     for &(x, y) in pts {
@@ -43,7 +43,20 @@ pub(crate) fn bins(pts: &[(f64, f64)], x_lo: f64, x_hi: f64) -> [Vec<f64>; 4] {
 /// Draws `pts` on `c` as the envelope of their bins over `[x_lo, x_hi]`: the min–max band
 /// and the mean line.
 pub(crate) fn draw(c: &mut Chart, pts: &[(f64, f64)], x_lo: f64, x_hi: f64, color: &str) {
-    let [xs, lo, mean, hi] = bins(pts, x_lo, x_hi);
+    draw_bins(c, pts, x_lo, x_hi, color, FILE_BINS);
+}
+
+/// [`draw`] with `n` bins (fewer for a series of a few hundred points, so that each bin
+/// holds several).
+pub(crate) fn draw_bins(
+    c: &mut Chart,
+    pts: &[(f64, f64)],
+    x_lo: f64,
+    x_hi: f64,
+    color: &str,
+    n: usize,
+) {
+    let [xs, lo, mean, hi] = bins(pts, x_lo, x_hi, n);
     c.band(&xs, &lo, &hi, color);
     let line: Vec<(f64, f64)> = xs.iter().copied().zip(mean).collect();
     c.line(&line, color, "series envelope");
@@ -66,7 +79,7 @@ mod tests {
         let n = FILE_BINS as f64;
         // Two points in the first bin, one in the last; none between.
         let pts = [(0.0, 1.0), (0.5 / n, 3.0), (1.0, 7.0)];
-        let [xs, lo, mean, hi] = bins(&pts, 0.0, 1.0);
+        let [xs, lo, mean, hi] = bins(&pts, 0.0, 1.0, FILE_BINS);
         assert_eq!(xs.len(), FILE_BINS);
         assert!((xs[0] - 0.5 / n).abs() < 1e-12);
         assert_eq!((lo[0], mean[0], hi[0]), (1.0, 2.0, 3.0));

@@ -9,7 +9,9 @@
 #![warn(missing_docs)]
 
 mod attribution;
+pub mod chart_files;
 mod charts;
+pub mod compare;
 pub mod component;
 mod conditions;
 mod drive_log;
@@ -94,15 +96,31 @@ pub fn report_replaceable(path: &Path) -> bool {
 
 /// Writes `report.html` into the run directory.
 pub fn write_report(dir: &Path, run: &RunData, analysis: &Analysis) -> anyhow::Result<()> {
+    write_report_and_charts(dir, run, analysis, None).map(|_| ())
+}
+
+/// Writes `report.html` into the run directory and, with `charts`, each of its charts as
+/// `ID.svg` and `ID.csv` there ([`chart_files`]); returns the chart files written.
+pub fn write_report_and_charts(
+    dir: &Path,
+    run: &RunData,
+    analysis: &Analysis,
+    charts: Option<&Path>,
+) -> anyhow::Result<Vec<std::path::PathBuf>> {
     let title = dir
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_else(|| "run".into());
-    let html = render_with(run, analysis, &title, run.probe_target.as_deref());
-    Ok(hostd_records::write_atomic(
-        &dir.join("report.html"),
-        html.as_bytes(),
-    )?)
+    let draw = || render_with(run, analysis, &title, run.probe_target.as_deref());
+    let (html, files) = match charts {
+        Some(_) => chart_files::collecting(draw),
+        None => (draw(), Vec::new()),
+    };
+    hostd_records::write_atomic(&dir.join("report.html"), html.as_bytes())?;
+    match charts {
+        Some(d) => chart_files::write_all(d, &files),
+        None => Ok(Vec::new()),
+    }
 }
 
 /// The whole report as one HTML document (no probed target known).

@@ -1,6 +1,7 @@
 //! A small hand-written SVG chart: linear axes with round ticks, and the marks the report
 //! needs (points, polylines, horizontal segments, bands, bars, vertical event markers).
 
+use crate::chart_files::{self, DataRow};
 use std::fmt::Write;
 
 /// Series colours (colour-blind safe, Okabe–Ito).
@@ -192,6 +193,29 @@ pub fn badges(xs: &[f64], numbers: &[usize]) -> Vec<Badge> {
         .collect()
 }
 
+/// One bar of [`Chart::interval_bars`].
+#[derive(Debug, Clone)]
+pub struct IntervalBar {
+    /// Left edge, data x.
+    pub x0: f64,
+    /// Right edge, data x.
+    pub x1: f64,
+    /// Height, data y.
+    pub value: f64,
+    /// Lower end of the 95 % interval, data y, when known.
+    pub low: Option<f64>,
+    /// Upper end.
+    pub high: Option<f64>,
+    /// Colour.
+    pub color: String,
+    /// What the bar is (its category), for the data file.
+    pub name: String,
+    /// Text written above the bar.
+    pub text: String,
+    /// Tooltip.
+    pub tip: String,
+}
+
 /// One chart being drawn.
 pub struct Chart {
     id: String,
@@ -206,6 +230,10 @@ pub struct Chart {
     body: String,
     legend: Vec<(String, String)>,
     markers: Vec<Marker>,
+    /// The data drawn, kept only while charts are collected as files ([`chart_files`]).
+    data: Option<Vec<DataRow>>,
+    /// Category names of the x axis (bar charts): drawn instead of numeric ticks.
+    categories: Option<Vec<String>>,
 }
 
 impl Chart {
@@ -225,7 +253,23 @@ impl Chart {
             body: String::new(),
             legend: Vec::new(),
             markers: Vec::new(),
+            data: chart_files::collecting_now().then(Vec::new),
+            categories: None,
         }
+    }
+
+    /// Records one row of the chart's data (kept only while charts are collected).
+    fn record(&mut self, row: impl FnOnce() -> DataRow) {
+        if let Some(d) = &mut self.data {
+            d.push(row());
+        }
+    }
+
+    /// Names the x axis' categories: category k sits at x = k and is labelled instead of
+    /// numeric ticks (bar charts).
+    pub fn with_categories(mut self, names: Vec<String>) -> Chart {
+        self.categories = Some(names);
+        self
     }
 
     /// Drops the strip above the plot that holds event badges (for a chart
@@ -259,6 +303,7 @@ impl Chart {
             r#"<g class="{class}" fill="{color}" fill-opacity="0.75">"#
         );
         for (x, y, tip) in pts {
+            self.record(|| DataRow::point(color, class, *x, *y, tip));
             let _ = write!(
                 self.body,
                 r#"<circle cx="{:.1}" cy="{:.1}" r="2.6"><title>{}</title></circle>"#,
@@ -275,6 +320,9 @@ impl Chart {
         let mut d = String::new();
         let mut pen_up = true;
         for &(x, y) in pts {
+            if x.is_finite() && y.is_finite() {
+                self.record(|| DataRow::point(color, class, x, y, ""));
+            }
             if !x.is_finite() || !y.is_finite() {
                 pen_up = true;
                 continue;
@@ -301,6 +349,7 @@ impl Chart {
             .filter(|&i| lo[i].is_finite() && hi[i].is_finite())
             .collect();
         for (k, &i) in ok.iter().enumerate() {
+            self.record(|| DataRow::band(color, xs[i], lo[i], hi[i]));
             let _ = write!(
                 d,
                 "{}{:.1},{:.1}",
@@ -331,6 +380,7 @@ impl Chart {
             r##"<g class="{class}" fill="#56B4E9" fill-opacity="0.15" stroke="none">"##
         );
         for (x0, x1, tip) in spans {
+            self.record(|| DataRow::span(class, *x0, *x1, tip));
             let (a, b) = (self.px(*x0), self.px(*x1).max(self.px(*x0) + 1.0));
             let _ = write!(
                 self.body,
@@ -350,6 +400,7 @@ impl Chart {
             r#"<g class="{class}" stroke="{color}" stroke-width="2.2">"#
         );
         for (x0, x1, y, tip) in segs {
+            self.record(|| DataRow::segment(color, class, *x0, *x1, *y, tip));
             let (a, b) = (self.px(*x0), self.px(*x1).max(self.px(*x0) + 1.0));
             let _ = write!(
                 self.body,
@@ -371,6 +422,7 @@ impl Chart {
             if y <= 0.0 {
                 continue;
             }
+            self.record(|| DataRow::segment(color, class, x0, x1, y, ""));
             let (a, b) = (self.px(x0), self.px(x1));
             let (top, base) = (self.py(y), self.py(0.0));
             let _ = write!(
@@ -378,6 +430,47 @@ impl Chart {
                 r#"<rect x="{a:.1}" y="{top:.1}" width="{:.1}" height="{:.1}"><title>{y:.0} files</title></rect>"#,
                 (b - a - 0.5).max(0.5),
                 base - top
+            );
+        }
+        self.body.push_str("</g>");
+    }
+
+    /// Bars from y = 0 with their 95 % interval as a whisker and their value written above
+    /// it (bar charts of figures, one bar per category).
+    pub fn interval_bars(&mut self, bars: &[IntervalBar], class: &str) {
+        let _ = write!(self.body, r#"<g class="{class}">"#);
+        for b in bars {
+            self.record(|| DataRow::interval(b));
+            let (a, z) = (self.px(b.x0), self.px(b.x1));
+            let (top, base) = (self.py(b.value.max(self.y.0)), self.py(self.y.0.max(0.0)));
+            let _ = write!(
+                self.body,
+                r#"<rect x="{a:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{}" fill-opacity="0.6"><title>{}</title></rect>"#,
+                top.min(base),
+                (z - a).max(0.5),
+                (base - top).abs(),
+                b.color,
+                esc(&b.tip)
+            );
+            let mid = (a + z) / 2.0;
+            let mut label_y = top;
+            if let (Some(lo), Some(hi)) = (b.low, b.high) {
+                let (yl, yh) = (self.py(lo), self.py(hi));
+                label_y = label_y.min(yh);
+                let _ = write!(
+                    self.body,
+                    r##"<path class="interval" d="M{mid:.1},{yl:.1}V{yh:.1}M{:.1},{yl:.1}H{:.1}M{:.1},{yh:.1}H{:.1}" stroke="#222" stroke-width="1.2" fill="none"/>"##,
+                    mid - 5.0,
+                    mid + 5.0,
+                    mid - 5.0,
+                    mid + 5.0
+                );
+            }
+            let _ = write!(
+                self.body,
+                r#"<text class="label bar-value" x="{mid:.1}" y="{:.1}" text-anchor="middle" font-size="10">{}</text>"#,
+                label_y - 4.0,
+                esc(&b.text)
             );
         }
         self.body.push_str("</g>");
@@ -455,18 +548,19 @@ impl Chart {
     /// never covers data), then the SVG with grid, ticks, axis labels and
     /// event markers.
     pub fn finish(self, x_label: &str, y_label: &str) -> String {
-        let mut s = String::new();
+        let mut legend = String::new();
         if !self.legend.is_empty() {
-            s.push_str(r#"<div class="legend">"#);
+            legend.push_str(r#"<div class="legend">"#);
             for (label, color) in &self.legend {
                 let _ = write!(
-                    s,
+                    legend,
                     r#"<span class="key"><span class="swatch" style="background:{color}"></span>{}</span>"#,
                     esc(label)
                 );
             }
-            s.push_str("</div>");
+            legend.push_str("</div>");
         }
+        let mut s = String::new();
         let _ = write!(
             s,
             r#"<svg id="{}" class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" font-family="sans-serif" font-size="11">"#,
@@ -491,9 +585,21 @@ impl Chart {
                 y + 4.0,
             );
         }
-        // About one x tick per 110 px, so labels never touch.
-        let xt = ticks(self.x.0, self.x.1, (((x1 - x0) / 110.0) as usize).max(2));
-        for (t, label) in xt.iter().zip(tick_labels(&xt)) {
+        // About one x tick per 110 px, so labels never touch; a category axis names its
+        // categories instead.
+        let (xt, xl) = match &self.categories {
+            Some(names) => (
+                (0..names.len()).map(|k| k as f64).collect::<Vec<f64>>(),
+                names.clone(),
+            ),
+            None => {
+                let xt = ticks(self.x.0, self.x.1, (((x1 - x0) / 110.0) as usize).max(2));
+                let xl = tick_labels(&xt);
+                (xt, xl)
+            }
+        };
+        for (t, label) in xt.iter().zip(xl) {
+            let label = esc(&label);
             let x = self.px(*t);
             let _ = write!(
                 s,
@@ -523,7 +629,19 @@ impl Chart {
             esc(y_label)
         );
         s.push_str("</svg>");
-        s
+        if let Some(rows) = self.data {
+            let mut rows = rows;
+            rows.extend(self.markers.iter().map(DataRow::event));
+            chart_files::push(chart_files::ChartFile::new(
+                &self.id,
+                &s,
+                (self.w, self.h),
+                &self.legend,
+                (x_label, y_label),
+                rows,
+            ));
+        }
+        legend + &s
     }
 }
 

@@ -342,7 +342,8 @@ impl SimBackend {
                 });
                 continue;
             }
-            let mut rate = self.player.rate_bps(&self.target, self.cum_bytes, t, u);
+            let mut rate = self.player.rate_bps(&self.target, self.cum_bytes, t, u)
+                * self.device.port_rate_factor(self.load());
             if let Some(p) = self.pace_bps {
                 rate = rate.min(p);
             }
@@ -359,7 +360,7 @@ impl SimBackend {
             if cache {
                 self.cache_left -= take;
             }
-            let p = self.device.power_w(self.load());
+            let p = self.device.delivered_w(self.load());
             self.temp_c +=
                 (self.device.equilibrium_c(p) - self.temp_c) * k * (take / rate / STEP_S);
             if to_boundary.is_finite() && take >= to_boundary - 0.5 {

@@ -49,11 +49,16 @@ pub fn samples(
             li += 1;
         }
         let load = if t_ns < 0 { 0.0 } else { trace.load[li].load };
-        let p_true = dev.power_w(load);
+        let p_true = dev.delivered_w(load);
         temp += (dev.equilibrium_c(p_true) - temp) * k;
         energy += p_true * dt;
         let power = p_true * (1.0 + rng.gen_range(-0.015..=0.015));
-        let vbus = dev.vbus_v * (1.0 - 0.004 * load) + rng.gen_range(-0.002..=0.002);
+        let v_true = if dev.has_port() {
+            dev.port_draw(dev.power_w(load)).vbus_v
+        } else {
+            dev.vbus_v * (1.0 - 0.004 * load)
+        };
+        let vbus = v_true + rng.gen_range(-0.002..=0.002);
         emit(&Sample {
             t_ns,
             vbus_v: vbus,

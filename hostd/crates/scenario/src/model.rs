@@ -40,6 +40,31 @@ pub struct DeviceModel {
     /// Starting enclosure temperature, °C (default: idle equilibrium).
     #[serde(default)]
     pub initial_temp_c: Option<f64>,
+    /// Current the host port advertises on CC, A: its budget (`--port-current-a`).
+    /// None: no port model, no limit, and a probe without CC sensing.
+    #[serde(default)]
+    pub port_current_a: Option<f64>,
+    /// VBUS of a USB PD contract at the source, V (`--pd-contract-v`); else `vbus_v`.
+    #[serde(default)]
+    pub pd_contract_v: Option<f64>,
+    /// Cable resistance between port and probe, VBUS + GND, mΩ (`--cable-mohm`).
+    #[serde(default)]
+    pub cable_mohm: f64,
+}
+
+/// What the host port delivers to a drive that asks for some power.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PortDraw {
+    /// Current drawn, A.
+    pub current_a: f64,
+    /// VBUS at the probe (source minus I·R), V.
+    pub vbus_v: f64,
+    /// Power delivered at the probe, W.
+    pub power_w: f64,
+    /// The drive asked for more than the port gives.
+    pub held: bool,
+    /// Delivered / asked: the drive's rate falls in proportion (1 when not held).
+    pub rate_factor: f64,
 }
 
 impl DeviceModel {
@@ -68,18 +93,90 @@ impl DeviceModel {
     /// The probe simulator's device-model flags (contract 2).
     pub fn probe_sim_args(&self) -> Vec<String> {
         let mut v = Vec::new();
+        let port = [
+            ("--port-current-a", self.port_current_a),
+            ("--pd-contract-v", self.pd_contract_v),
+            (
+                "--cable-mohm",
+                (self.cable_mohm > 0.0).then_some(self.cable_mohm),
+            ),
+        ];
         for (flag, value) in [
-            ("--vbus-v", self.vbus_v),
-            ("--idle-w", self.idle_w),
-            ("--active-w", self.active_w),
-            ("--ambient-c", self.ambient_c),
-            ("--rth-c-per-w", self.rth_c_per_w),
-            ("--tau-s", self.tau_s),
-        ] {
-            v.push(flag.to_string());
-            v.push(value.to_string());
+            ("--vbus-v", Some(self.vbus_v)),
+            ("--idle-w", Some(self.idle_w)),
+            ("--active-w", Some(self.active_w)),
+            ("--ambient-c", Some(self.ambient_c)),
+            ("--rth-c-per-w", Some(self.rth_c_per_w)),
+            ("--tau-s", Some(self.tau_s)),
+        ]
+        .into_iter()
+        .chain(port)
+        {
+            if let Some(value) = value {
+                v.push(flag.to_string());
+                v.push(value.to_string());
+            }
         }
         v
+    }
+
+    /// A port model is given (an advertised current or a cable).
+    pub fn has_port(&self) -> bool {
+        self.port_current_a.is_some() || self.pd_contract_v.is_some() || self.cable_mohm > 0.0
+    }
+
+    /// What the port delivers to a drive asking for `need_w` at the probe: the
+    /// drive is a constant-power load, VBUS sags by I·R, and the current stops at
+    /// the advertised one (the probe simulator's `ts_port_model_draw`, same equations).
+    pub fn port_draw(&self, need_w: f64) -> PortDraw {
+        let v = self.pd_contract_v.unwrap_or(self.vbus_v);
+        let r = self.cable_mohm * 1e-3;
+        let mut held = false;
+        let mut i = if need_w <= 0.0 {
+            0.0
+        } else if r <= 0.0 {
+            need_w / v
+        } else if v * v < 4.0 * r * need_w {
+            held = true;
+            v / (2.0 * r)
+        } else {
+            (v - (v * v - 4.0 * r * need_w).sqrt()) / (2.0 * r)
+        };
+        if let Some(max) = self.port_current_a.filter(|&a| i > a) {
+            i = max;
+            held = true;
+        }
+        let vbus_v = v - i * r;
+        let power_w = vbus_v * i;
+        PortDraw {
+            current_a: i,
+            vbus_v,
+            power_w,
+            held,
+            rate_factor: if held && need_w > 0.0 {
+                power_w / need_w
+            } else {
+                1.0
+            },
+        }
+    }
+
+    /// The drive's rate factor at activity `load` (1 without a port model).
+    pub fn port_rate_factor(&self, load: f64) -> f64 {
+        if self.has_port() {
+            self.port_draw(self.power_w(load)).rate_factor
+        } else {
+            1.0
+        }
+    }
+
+    /// Power the drive really draws at activity `load`, W (held at the port's budget).
+    pub fn delivered_w(&self, load: f64) -> f64 {
+        if self.has_port() {
+            self.port_draw(self.power_w(load)).power_w
+        } else {
+            self.power_w(load)
+        }
     }
 }
 
@@ -284,6 +381,16 @@ impl Scenario {
             "scenario {}: probe_target `{}` is not one of the targets",
             self.name,
             self.probe_target
+        );
+        // The probe simulator takes the same ranges (--port-current-a, --pd-contract-v, --cable-mohm).
+        let d = &self.device;
+        anyhow::ensure!(
+            d.port_current_a.is_none_or(|a| a > 0.0 && a <= 5.0)
+                && d.pd_contract_v.is_none_or(|v| (5.0..=48.0).contains(&v))
+                && (0.0..=10_000.0).contains(&d.cable_mohm),
+            "scenario {}: [device] port_current_a must be in (0, 5] A, pd_contract_v in 5..48 V, \
+             cable_mohm in 0..10000 mΩ",
+            self.name
         );
         for t in &self.targets {
             anyhow::ensure!(

@@ -257,7 +257,11 @@ pub fn simulate(sc: &Scenario) -> Trace {
                         });
                     }
                     // bytes per ns
-                    let rate = s.player.rate_bps(spec, s.cum, now_s, cur.jitter_u) * 1e-9;
+                    let mut rate = s.player.rate_bps(spec, s.cum, now_s, cur.jitter_u) * 1e-9;
+                    if k == probe_idx {
+                        // Held at the port's budget: the rate falls in proportion.
+                        rate *= dev.port_rate_factor(stage_load(stage, s.hold_load));
+                    }
                     let to_boundary = match stage.until_gb {
                         Some(g) if s.stage + 1 < spec.stages.len() => (g * 1e9 - s.cum).max(0.0),
                         _ => f64::INFINITY,
@@ -306,7 +310,7 @@ pub fn simulate(sc: &Scenario) -> Trace {
         if load.last().is_some_and(|x| (x.load - l).abs() > 1e-9) {
             load.push(LoadStep { t_ns: t, load: l });
         }
-        let eq = dev.equilibrium_c(dev.power_w(l));
+        let eq = dev.equilibrium_c(dev.delivered_w(l));
         temp += (eq - temp) * (1.0 - (-dt_s / dev.tau_s).exp());
         t += STEP_NS;
     }

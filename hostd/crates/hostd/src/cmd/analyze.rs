@@ -1,8 +1,15 @@
 //! `hostd analyze RUN_DIR [--json]`: robust statistics, throttle events with causes and
-//! the multi-target overlap of a run directory; writes events.json and report.html.
+//! the multi-target overlap of a run directory; writes events.json and report.html (with
+//! `--charts DIR`, its charts as SVG and CSV too) and prints what `hostd run` printed at the
+//! end of the run, with the analysis and the fill-state table made again from the files.
 
+use super::run::closing::closing;
+use super::run::programs::fill_states_reports;
 use hostd_analysis::Options;
-use std::path::PathBuf;
+use hostd_records::events::Analysis;
+use hostd_records::programs::ProgramFigures;
+use hostd_records::RunData;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Arguments of `hostd analyze`.
@@ -22,6 +29,9 @@ pub struct AnalyzeArgs {
     /// Do not write report.html.
     #[arg(long)]
     pub no_report: bool,
+    /// Also write every chart of report.html into DIR as ID.svg with its data as ID.csv.
+    #[arg(long, value_name = "DIR", conflicts_with = "no_report")]
+    pub charts: Option<PathBuf>,
     /// Replace events.json / report.html even if hostd did not write them (by default only
     /// files hostd wrote are replaced).
     #[arg(long)]
@@ -60,18 +70,77 @@ pub fn execute(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     }
     let (run, analysis) = hostd_analysis::analyze_run_dir(&args.run_dir, &options)?;
     hostd_analysis::write_events(&args.run_dir, &analysis)?;
+    let mut charts = Vec::new();
     if !args.no_report {
-        hostd_report::write_report(&args.run_dir, &run, &analysis)?;
+        charts = hostd_report::write_report_and_charts(
+            &args.run_dir,
+            &run,
+            &analysis,
+            args.charts.as_deref(),
+        )?;
     }
     if args.json {
         let doc = hostd_records::events::to_json(&analysis);
         outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        out!("{}", hostd_analysis::summary::text(&analysis));
+        match what_run_printed(&args.run_dir, &run, &analysis) {
+            Some(text) => out!("{text}"),
+            None => {
+                out!("{}", hostd_analysis::summary::text(&analysis));
+                let targets = hostd_records::manifest::read(&args.run_dir)
+                    .map(|m| m.targets)
+                    .unwrap_or_default();
+                for report in fill_states_reports(&targets, &run.files, &analysis) {
+                    report.text.iter().for_each(|l| outln!("{l}"));
+                }
+            }
+        }
         outln!("wrote {}", events.display());
         if !args.no_report {
             outln!("wrote {}", report.display());
         }
+        if let Some(dir) = &args.charts {
+            outln!(
+                "wrote {} charts as SVG and CSV into {}",
+                charts.len() / 2,
+                dir.display()
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `hostd run` printed at the end of the run in `dir` (its summary.json through the
+/// same closing text), with the analysis' lines and the fill-state tables made again from
+/// this analysis; None for a directory without a readable summary, manifest and profile
+/// (a scenario, an older run): the analysis' own summary is printed then.
+fn what_run_printed(dir: &Path, run: &RunData, analysis: &Analysis) -> Option<String> {
+    let manifest = hostd_records::manifest::read(dir).ok()?;
+    let path = dir.join(hostd_records::manifest::FILE_NAME);
+    let profile = manifest.readable_profile(&path).ok()??;
+    let mut summary = hostd_records::summary::read(dir).ok()?;
+    let lines = hostd_report::run_summary_lines(analysis);
+    match summary
+        .extra
+        .get_mut("analysis")
+        .and_then(|v| v.as_object_mut())
+    {
+        Some(section) => {
+            section.insert("text".into(), serde_json::json!(lines));
+            section.insert("headlines".into(), serde_json::json!(analysis.headlines));
+        }
+        None => {
+            summary.extra.insert(
+                "analysis".into(),
+                serde_json::json!({ "text": lines, "headlines": analysis.headlines }),
+            );
+        }
+    }
+    summary
+        .programs
+        .retain(|p| !matches!(p.figures, ProgramFigures::FillStates(_)));
+    summary
+        .programs
+        .extend(fill_states_reports(&manifest.targets, &run.files, analysis));
+    Some(closing(profile, &manifest.targets, &summary, &[], dir))
 }

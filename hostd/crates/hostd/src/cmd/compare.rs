@@ -1,10 +1,15 @@
 //! `hostd compare RUN_A RUN_B …`: the same statistics and events of several runs side by
 //! side (e.g. a drive on a direct port against the same drive on a hub); `--group-by KEY`
-//! orders and heads the runs by one of their `--tag KEY=VALUE`s.
+//! orders and heads the runs by one of their `--tag KEY=VALUE`s; `--report FILE.html`
+//! draws them on one page (`hostd_report::compare`) and `--charts DIR` writes its charts as
+//! SVG and CSV. A directory that cannot be read is named with the reason and the others are
+//! still compared.
 
+use anyhow::Context;
 use hostd_analysis::Options;
 use hostd_records::conditions::Conditions;
-use std::path::PathBuf;
+use hostd_report::compare::{self, CompareRun};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Arguments of `hostd compare`.
@@ -13,60 +18,151 @@ pub struct CompareArgs {
     /// Two or more run directories.
     #[arg(required = true, num_args = 2..)]
     pub runs: Vec<PathBuf>,
-    /// Print JSON: [{"run": DIR, "tags": {…}, "group": VALUE, "analysis": {…}}, …].
+    /// Print JSON: {"runs": [{"run": DIR, "tags", "group", "label", "color", "target",
+    /// "profile", "figures", "analysis"}, …], "phases", "left_out", "skipped"}.
     #[arg(long)]
     pub json: bool,
     /// Group the runs by the value of their tag KEY (`hostd run --tag KEY=VALUE`): the runs
     /// of one value side by side, each column headed KEY=VALUE (`(none)` without the tag).
     #[arg(long, value_name = "KEY")]
     pub group_by: Option<String>,
+    /// Write the comparison as one self-contained HTML page (charts, bars with 95 %
+    /// intervals, events, the conditions that differ).
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<PathBuf>,
+    /// Write every chart of the comparison page into DIR as ID.svg with its data as ID.csv.
+    #[arg(long, value_name = "DIR")]
+    pub charts: Option<PathBuf>,
 }
 
 /// The `(none)` group: a run without the tag.
 const NO_VALUE: &str = "(none)";
 
+/// Why `dir` cannot be compared, in words, from the error reading it.
+fn reason(dir: &Path, e: &anyhow::Error) -> String {
+    if !dir.is_dir() {
+        "not a directory".into()
+    } else if !dir.join(hostd_records::files::FILE_NAME).exists() {
+        format!(
+            "not a run directory (no {})",
+            hostd_records::files::FILE_NAME
+        )
+    } else {
+        format!("{e:#}")
+    }
+}
+
 /// Runs `hostd compare`.
 pub fn execute(args: CompareArgs) -> anyhow::Result<ExitCode> {
     let mut runs = Vec::new();
+    let mut skipped: Vec<(String, String)> = Vec::new();
     for dir in &args.runs {
-        let (data, a) = hostd_analysis::analyze_run_dir(dir, &Options::default())?;
-        runs.push((dir.display().to_string(), data.conditions, a));
+        match hostd_analysis::analyze_run_dir(dir, &Options::default()) {
+            Ok((run, analysis)) => runs.push(CompareRun {
+                dir: dir.display().to_string(),
+                group: None,
+                manifest: hostd_records::manifest::read(dir).ok(),
+                run,
+                analysis,
+            }),
+            Err(e) => {
+                let why = reason(dir, &e);
+                eprintln!("hostd compare: {} left out: {why}", dir.display());
+                skipped.push((dir.display().to_string(), why));
+            }
+        }
     }
+    anyhow::ensure!(
+        runs.len() >= 2,
+        "fewer than two runs to compare ({} could not be read: {})",
+        skipped.len(),
+        skipped
+            .iter()
+            .map(|(d, w)| format!("{d}: {w}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    );
     let group_of = |c: &Conditions| -> Option<String> {
         let key = args.group_by.as_ref()?;
         Some(c.tags.get(key).cloned().unwrap_or_else(|| NO_VALUE.into()))
     };
     if let Some(key) = &args.group_by {
-        if runs.iter().all(|(_, c, _)| !c.tags.contains_key(key)) {
+        if runs
+            .iter()
+            .all(|r| !r.run.conditions.tags.contains_key(key))
+        {
             anyhow::bail!(
                 "--group-by {key}: none of the {} runs has a tag {key} (hostd run --tag {key}=VALUE)",
                 runs.len()
             );
         }
         // Stable: the runs of one group keep the order given.
-        runs.sort_by_key(|(_, c, _)| group_of(c));
+        runs.sort_by_key(|r| group_of(&r.run.conditions));
+        for r in &mut runs {
+            r.group = group_of(&r.run.conditions).map(|v| format!("{key}={v}"));
+        }
+    }
+    let plan = compare::plan(&runs);
+    if args.report.is_some() || args.charts.is_some() {
+        let title = runs
+            .iter()
+            .zip(&plan.runs)
+            .map(|(_, c)| c.label.as_str())
+            .collect::<Vec<_>>()
+            .join(" · ");
+        let (html, files) = hostd_report::chart_files::collecting(|| {
+            compare::render(&runs, &plan, &skipped, &title)
+        });
+        if let Some(path) = &args.report {
+            hostd_records::write_atomic(path, html.as_bytes())
+                .with_context(|| format!("could not write {}", path.display()))?;
+            eprintln!("wrote {}", path.display());
+        }
+        if let Some(dir) = &args.charts {
+            let written = hostd_report::chart_files::write_all(dir, &files)?;
+            eprintln!(
+                "wrote {} charts as SVG and CSV into {}",
+                written.len() / 2,
+                dir.display()
+            );
+        }
     }
     if args.json {
         let v: Vec<serde_json::Value> = runs
             .iter()
-            .map(|(n, c, a)| {
-                serde_json::json!({ "run": n, "tags": c.tags, "group": group_of(c), "analysis": a })
+            .zip(&plan.runs)
+            .map(|(r, c)| {
+                serde_json::json!({
+                    "run": r.dir, "tags": r.run.conditions.tags, "group": group_of(&r.run.conditions),
+                    "label": c.label, "color": c.color, "target": c.target, "profile": c.profile,
+                    "figures": c.figures, "analysis": r.analysis,
+                })
             })
             .collect();
-        outln!("{}", serde_json::to_string_pretty(&v)?);
+        let skipped: Vec<serde_json::Value> = skipped
+            .iter()
+            .map(|(d, w)| serde_json::json!({ "run": d, "reason": w }))
+            .collect();
+        let doc = serde_json::json!({
+            "runs": v, "phases": plan.phases, "left_out": plan.left_out, "skipped": skipped,
+        });
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         let names: Vec<String> = runs
             .iter()
-            .map(|(n, c, _)| match (&args.group_by, group_of(c)) {
-                (Some(key), Some(value)) => format!("{key}={value} {n}"),
-                _ => n.clone(),
+            .map(|r| match &r.group {
+                Some(g) => format!("{g} {}", r.dir),
+                None => r.dir.clone(),
             })
             .collect();
-        let analyses: Vec<_> = runs.into_iter().map(|(_, _, a)| a).collect();
+        let analyses: Vec<_> = runs.into_iter().map(|r| r.analysis).collect();
         out!(
             "{}",
             hostd_analysis::summary::compare_table(&names, &analyses)
         );
+        for line in &plan.left_out {
+            outln!("{line}");
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -5,11 +5,11 @@
 //! [`backends`].
 
 mod certify;
-mod closing;
+pub(crate) mod closing;
 mod footprint;
 mod gate;
 mod live;
-mod programs;
+pub(crate) mod programs;
 mod thermo;
 
 use anyhow::bail;

@@ -276,3 +276,16 @@ pub fn run_with_unplug(prefix: &str, configure: impl FnOnce(&mut Command)) -> Un
 
 #[cfg(target_os = "linux")]
 pub mod realdev;
+
+/// Writes the scenario `name` (built in, or a TOML file) as a run directory in `dir`, with
+/// the probe's samples at the default rate (`scenario-gen NAME DIR`).
+pub fn generate(name: &str, dir: &Path) {
+    let sc = hostd_scenario::load(name).unwrap();
+    hostd_scenario::write::write_run(
+        dir,
+        &sc,
+        &hostd_scenario::simulate(&sc),
+        Some(hostd_scenario::write::ProbeOptions::default()),
+    )
+    .unwrap();
+}

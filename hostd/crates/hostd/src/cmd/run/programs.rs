@@ -99,45 +99,56 @@ impl RunPart for FillStatesTable {
         let Some(analysis) = &run.analysis else {
             return Ok(());
         };
-        for t in &run.manifest.targets {
-            let Some(mut figures) =
-                hostd_analysis::fill_states::figures(&run.data.files, analysis, &t.label)
-            else {
-                continue;
-            };
-            if let (Some(total), Some(free)) = (t.capacity_bytes, t.free_bytes) {
-                for level in figures.levels.iter_mut() {
-                    let begins = run
-                        .data
-                        .files
-                        .iter()
-                        .filter(|f| f.target == t.label && f.phase == level.phase)
-                        .map(|f| f.start_ns)
-                        .min()
-                        .unwrap_or(0);
-                    let ours: u64 = run
-                        .data
-                        .files
-                        .iter()
-                        .filter(|f| {
-                            f.target == t.label
-                                && f.end_ns <= begins
-                                && (f.phase.starts_with("fill-") || f.phase.starts_with("write-"))
-                        })
-                        .map(|f| f.bytes)
-                        .sum();
-                    level.actual_pct = (total > 0)
-                        .then(|| (total.saturating_sub(free) + ours) as f64 / total as f64 * 100.0);
-                }
-            }
-            let mut text = vec!["fill states (SLC cache and post-cache rate per level):".into()];
-            text.extend(hostd_analysis::fill_states::lines(&figures));
-            run.summary.programs.push(hostd_records::ProgramReport {
-                target: t.label.clone(),
-                text,
-                figures: ProgramFigures::FillStates(figures),
-            });
-        }
+        let reports = fill_states_reports(&run.manifest.targets, &run.data.files, analysis);
+        run.summary.programs.extend(reports);
         Ok(())
     }
+}
+
+/// The fill-state table of every target that ran a fill-state sweep, as `hostd run` adds it
+/// to the summary (and prints it) and `hostd analyze` prints it again from the files: per
+/// level the cache size and post-cache rate, with the fill level each measured write
+/// actually began at (the target's capacity and free space, plus what the run had written
+/// before).
+pub fn fill_states_reports(
+    targets: &[hostd_records::TargetInfo],
+    files: &[FileRecord],
+    analysis: &hostd_records::events::Analysis,
+) -> Vec<hostd_records::ProgramReport> {
+    let mut out = Vec::new();
+    for t in targets {
+        let Some(mut figures) = hostd_analysis::fill_states::figures(files, analysis, &t.label)
+        else {
+            continue;
+        };
+        if let (Some(total), Some(free)) = (t.capacity_bytes, t.free_bytes) {
+            for level in figures.levels.iter_mut() {
+                let begins = files
+                    .iter()
+                    .filter(|f| f.target == t.label && f.phase == level.phase)
+                    .map(|f| f.start_ns)
+                    .min()
+                    .unwrap_or(0);
+                let ours: u64 = files
+                    .iter()
+                    .filter(|f| {
+                        f.target == t.label
+                            && f.end_ns <= begins
+                            && (f.phase.starts_with("fill-") || f.phase.starts_with("write-"))
+                    })
+                    .map(|f| f.bytes)
+                    .sum();
+                level.actual_pct = (total > 0)
+                    .then(|| (total.saturating_sub(free) + ours) as f64 / total as f64 * 100.0);
+            }
+        }
+        let mut text = vec!["fill states (SLC cache and post-cache rate per level):".into()];
+        text.extend(hostd_analysis::fill_states::lines(&figures));
+        out.push(hostd_records::ProgramReport {
+            target: t.label.clone(),
+            text,
+            figures: ProgramFigures::FillStates(figures),
+        });
+    }
+    out
 }

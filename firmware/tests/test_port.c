@@ -1,0 +1,371 @@
+/* The host port's budget on CC: classification at the Type-C specification's
+ * edges, debounce, orientation, BMC traffic, VBUS and the PortStatus message. */
+#include "probe_rig.h"
+
+#include "throttlescope/port.h"
+
+#define TAG(m) throttlescope_v1_ProbeToHost_##m##_tag
+
+static probe_rig g;
+static throttlescope_v1_ProbeToHost msg;
+
+/* One steady window of 8 readings per pin at time t_us. */
+static void steady(ts_port *p, uint16_t cc1, uint16_t cc2, uint64_t t_us)
+{
+    uint16_t a[8], b[8];
+    for (int i = 0; i < 8; i++) {
+        a[i] = cc1;
+        b[i] = cc2;
+    }
+    ts_port_cc_window(p, a, b, 8u, t_us);
+}
+
+/* Steady windows every ms from *t for ms milliseconds. */
+static void hold(ts_port *p, uint16_t cc1, uint16_t cc2, uint64_t *t, uint32_t ms)
+{
+    for (uint32_t i = 0; i < ms; i++) {
+        steady(p, cc1, cc2, *t);
+        *t += 1000u;
+    }
+}
+
+/* A port that has reported cc1/cc2 held for 200 ms (past tCCDebounce). */
+static void attached(ts_port *p, uint16_t cc1, uint16_t cc2, uint64_t *t)
+{
+    ts_port_state st;
+    ts_port_init(p, ~0u);
+    hold(p, cc1, cc2, t, 200);
+    CHECK(ts_port_take_change(p, &st));
+}
+
+TS_CASE(classification_at_and_around_every_specification_edge)
+{
+    /* Exact spec ranges (guard 0): vRd-Connect 200, vRd-USB 250..610,
+     * vRd-1.5 700..1160, vRd-3.0 1310..2040 mV. */
+    static const struct {
+        uint32_t mv;
+        ts_cc_class c;
+    } v[] = {
+        {0, TS_CC_OPEN},          {199, TS_CC_OPEN},           {200, TS_CC_OUT_OF_RANGE},
+        {249, TS_CC_OUT_OF_RANGE}, {250, TS_CC_USB_DEFAULT},   {610, TS_CC_USB_DEFAULT},
+        {611, TS_CC_OUT_OF_RANGE}, {660, TS_CC_OUT_OF_RANGE},  {699, TS_CC_OUT_OF_RANGE},
+        {700, TS_CC_1A5},          {1160, TS_CC_1A5},          {1161, TS_CC_OUT_OF_RANGE},
+        {1230, TS_CC_OUT_OF_RANGE}, {1309, TS_CC_OUT_OF_RANGE}, {1310, TS_CC_3A0},
+        {2040, TS_CC_3A0},         {2041, TS_CC_OUT_OF_RANGE}, {3300, TS_CC_OUT_OF_RANGE},
+    };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        CHECK_EQ_I(ts_port_classify_mv(v[i].mv, 0u), v[i].c);
+    }
+    /* With the front end's 25 mV each range widens by 25 mV both ways; the
+     * vRd-Connect threshold does not move. */
+    static const struct {
+        uint32_t mv;
+        ts_cc_class c;
+    } w[] = {
+        {199, TS_CC_OPEN},          {200, TS_CC_OUT_OF_RANGE}, {224, TS_CC_OUT_OF_RANGE},
+        {225, TS_CC_USB_DEFAULT},   {635, TS_CC_USB_DEFAULT},  {636, TS_CC_OUT_OF_RANGE},
+        {674, TS_CC_OUT_OF_RANGE},  {675, TS_CC_1A5},          {1185, TS_CC_1A5},
+        {1186, TS_CC_OUT_OF_RANGE}, {1284, TS_CC_OUT_OF_RANGE}, {1285, TS_CC_3A0},
+        {2065, TS_CC_3A0},          {2066, TS_CC_OUT_OF_RANGE},
+    };
+    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
+        CHECK_EQ_I(ts_port_classify_mv(w[i].mv, TS_PORT_GUARD_MV), w[i].c);
+    }
+}
+
+/* Every source the spec allows (Rp to 5 V or 3.3 V, or a current source, at
+ * its tolerance corners) over a sink Rd of 5.1 kOhm +-10 % lands in its own
+ * class with the front end's guard. */
+TS_CASE(every_compliant_rp_rd_corner_lands_in_its_own_class)
+{
+    static const struct {
+        double rp_ohm, rp_tol, pull_lo, pull_hi, src_ua, src_tol;
+        ts_cc_class c;
+    } s[] = {
+        {56000, 0.20, 4.75, 5.5, 0, 0, TS_CC_USB_DEFAULT},
+        {22000, 0.05, 4.75, 5.5, 0, 0, TS_CC_1A5},
+        {10000, 0.05, 4.75, 5.5, 0, 0, TS_CC_3A0},
+        {36000, 0.20, 3.135, 3.465, 0, 0, TS_CC_USB_DEFAULT},
+        {12000, 0.05, 3.135, 3.465, 0, 0, TS_CC_1A5},
+        {4700, 0.05, 3.135, 3.465, 0, 0, TS_CC_3A0},
+        {0, 0, 0, 0, 80, 0.20, TS_CC_USB_DEFAULT},
+        {0, 0, 0, 0, 180, 0.08, TS_CC_1A5},
+        {0, 0, 0, 0, 330, 0.08, TS_CC_3A0},
+    };
+    for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
+        for (int corner = 0; corner < 8; corner++) {
+            double rd = 5100.0 * ((corner & 1) ? 1.10 : 0.90);
+            double v;
+            if (s[i].rp_ohm > 0) {
+                double rp = s[i].rp_ohm * ((corner & 2) ? 1.0 + s[i].rp_tol : 1.0 - s[i].rp_tol);
+                double pull = (corner & 4) ? s[i].pull_hi : s[i].pull_lo;
+                v = pull * rd / (rp + rd);
+            } else {
+                double ua = s[i].src_ua * ((corner & 2) ? 1.0 + s[i].src_tol : 1.0 - s[i].src_tol);
+                v = ua * 1e-6 * rd;
+            }
+            uint32_t mv = (uint32_t)(v * 1000.0 + 0.5);
+            CHECK_EQ_I(ts_port_classify_mv(mv, TS_PORT_GUARD_MV), s[i].c);
+        }
+    }
+}
+
+TS_CASE(attach_waits_for_tccdebounce_and_gives_the_orientation)
+{
+    ts_port p;
+    ts_port_init(&p, ~0u);
+    ts_port_state st;
+    uint64_t t = 0;
+    hold(&p, 40, 30, &t, 20);            /* nothing attached */
+    CHECK(ts_port_take_change(&p, &st));
+    CHECK_EQ_I(st.advertisement, TS_CC_OPEN);
+    CHECK_EQ_I(st.active, TS_ACTIVE_NONE);
+    /* A 3.0 A source on CC2 (10k to 5 V over 5.1k: 1689 mV): flipped plug. */
+    uint64_t attach = t;
+    hold(&p, 40, 1689, &t, 149);
+    CHECK(!ts_port_take_change(&p, &st)); /* 149 ms < tCCDebounce */
+    hold(&p, 40, 1689, &t, 2);
+    CHECK(ts_port_take_change(&p, &st));
+    CHECK(t - attach >= TS_PORT_CC_DEBOUNCE_US);
+    CHECK_EQ_I(st.advertisement, TS_CC_3A0);
+    CHECK_EQ_I(st.active, TS_ACTIVE_CC2);
+    CHECK_EQ_I(st.cc1, TS_CC_OPEN);
+    CHECK_EQ_U(st.cc2_mv, 1689u);
+    CHECK_EQ_U(p.counters.flaps, 0u);
+    /* Unplugged: back to open after tPDDebounce, not tCCDebounce. */
+    hold(&p, 40, 30, &t, 16);
+    CHECK(ts_port_take_change(&p, &st));
+    CHECK_EQ_I(st.advertisement, TS_CC_OPEN);
+}
+
+TS_CASE(an_advertisement_change_holds_tpddebounce_and_a_short_one_is_a_counted_flap)
+{
+    ts_port p;
+    ts_port_state st;
+    uint64_t t = 0;
+    attached(&p, 1689, 20, &t);
+    ts_port_snapshot(&p, &st);
+    CHECK_EQ_I(st.advertisement, TS_CC_3A0);
+    CHECK_EQ_I(st.active, TS_ACTIVE_CC1);
+    /* 5 ms at 1.5 A (a hub re-budgeting for a moment): not reported. */
+    hold(&p, 941, 20, &t, 5);
+    hold(&p, 1689, 20, &t, 50);
+    CHECK(!ts_port_take_change(&p, &st));
+    CHECK_EQ_U(p.counters.flaps, 1u);
+    /* Flapping between classes every 3 ms for 60 ms: nothing reported, each
+     * excursion that did not last counted once. */
+    for (int k = 0; k < 10; k++) {
+        hold(&p, 941, 20, &t, 3);
+        hold(&p, 1689, 20, &t, 3);
+    }
+    CHECK(!ts_port_take_change(&p, &st));
+    CHECK_EQ_U(p.counters.flaps, 11u);
+    /* 1.5 A for good: reported once tPDDebounce (15 ms) has passed. */
+    hold(&p, 941, 20, &t, 15);
+    CHECK(!ts_port_take_change(&p, &st));
+    hold(&p, 941, 20, &t, 1);
+    CHECK(ts_port_take_change(&p, &st));
+    CHECK_EQ_I(st.advertisement, TS_CC_1A5);
+    CHECK_EQ_U(p.counters.changes, 2u);
+}
+
+TS_CASE(a_bmc_burst_on_cc_changes_nothing_and_is_counted)
+{
+    ts_port p;
+    ts_port_state st;
+    uint64_t t = 0;
+    attached(&p, 1689, 0, &t);
+    /* A PD message: BMC at 300 kbit/s swings CC between ~0 and vSwing
+     * (1.05..1.2 V) for ~1 ms; windows that catch it spread over 1 V. */
+    for (int w = 0; w < 4; w++) {
+        uint16_t a[8], b[8];
+        for (int i = 0; i < 8; i++) {
+            a[i] = (uint16_t)((i + w) % 2 ? 1125 : 40);
+            b[i] = 0;
+        }
+        ts_port_cc_window(&p, a, b, 8u, t);
+        t += 250u;
+    }
+    CHECK_EQ_U(p.counters.noisy_windows, 4u);
+    /* Through the RC filter the burst's mean (~560 mV, "default USB") shows
+     * as a steady level for 2 ms: shorter than tPDDebounce. */
+    hold(&p, 560, 0, &t, 2);
+    hold(&p, 1689, 0, &t, 30);
+    CHECK(!ts_port_take_change(&p, &st));
+    ts_port_snapshot(&p, &st);
+    CHECK_EQ_I(st.advertisement, TS_CC_3A0);
+    CHECK_EQ_U(p.counters.flaps, 1u);
+}
+
+TS_CASE(a_reading_that_fits_no_range_is_reported_with_its_millivolts)
+{
+    ts_port p;
+    ts_port_init(&p, ~0u);
+    ts_port_state st;
+    uint64_t t = 0;
+    hold(&p, 650, 0, &t, 151); /* between vRd-USB and vRd-1.5 */
+    CHECK(ts_port_take_change(&p, &st));
+    CHECK_EQ_I(st.advertisement, TS_CC_OUT_OF_RANGE);
+    CHECK_EQ_I(st.active, TS_ACTIVE_CC1);
+    CHECK_EQ_U(st.cc1_mv, 650u);
+    /* VCONN on the other pin (an e-marked cable) does not hide a valid Rp. */
+    hold(&p, 941, 3300, &t, 151);
+    CHECK(ts_port_take_change(&p, &st));
+    CHECK_EQ_I(st.advertisement, TS_CC_1A5);
+    CHECK_EQ_I(st.active, TS_ACTIVE_CC1);
+    CHECK_EQ_I(st.cc2, TS_CC_OUT_OF_RANGE);
+    CHECK_EQ_U(st.cc2_mv, 3300u);
+}
+
+TS_CASE(vbus_above_vsafe5v_is_a_pd_contract_and_its_minimum_is_kept)
+{
+    CHECK_EQ_I(ts_port_vbus_level(4749), TS_VBUS_LOW);
+    CHECK_EQ_I(ts_port_vbus_level(4750), TS_VBUS_SAFE5V);
+    CHECK_EQ_I(ts_port_vbus_level(5500), TS_VBUS_SAFE5V);
+    CHECK_EQ_I(ts_port_vbus_level(5501), TS_VBUS_ABOVE);
+    ts_port p;
+    ts_port_init(&p, ~0u);
+    ts_port_state st;
+    ts_port_vbus(&p, 5050, 0);
+    CHECK(ts_port_take_change(&p, &st));
+    CHECK_EQ_I(st.vbus, TS_VBUS_SAFE5V);
+    /* A 2 ms sag to 4.5 V: below vSafe5V but shorter than tPDDebounce, so
+     * the level stays; the minimum still says 4.5 V. */
+    uint64_t t = 1000;
+    for (int i = 0; i < 2; i++, t += 1000) {
+        ts_port_vbus(&p, 4500, t);
+    }
+    for (int i = 0; i < 20; i++, t += 1000) {
+        ts_port_vbus(&p, 5050, t);
+    }
+    CHECK(!ts_port_take_change(&p, &st));
+    ts_port_snapshot(&p, &st);
+    CHECK_EQ_I(st.vbus, TS_VBUS_SAFE5V);
+    CHECK_EQ_U(st.vbus_min_mv, 4500u);
+    ts_port_vbus(&p, 5040, t);
+    ts_port_snapshot(&p, &st);
+    CHECK_EQ_U(st.vbus_min_mv, 5040u); /* restarted by the previous report */
+    /* 9 V for 20 ms: a contract. */
+    for (int i = 0; i < 20; i++, t += 1000) {
+        ts_port_vbus(&p, 9000, t);
+    }
+    CHECK(ts_port_take_change(&p, &st));
+    CHECK_EQ_I(st.vbus, TS_VBUS_ABOVE);
+}
+
+/* The probe: PortStatus on change and on request, DeviceInfo.cc_sensing and
+ * the batch's VBUS minimum. */
+static void rig_with_cc(void)
+{
+    rig_init(&g);
+    g.probe.config.cc_sensing = true;
+}
+
+static void probe_cc(uint16_t cc1, uint16_t cc2, uint32_t ms)
+{
+    uint16_t a[4] = {cc1, cc1, cc1, cc1}, b[4] = {cc2, cc2, cc2, cc2};
+    for (uint32_t i = 0; i < ms; i++) {
+        ts_probe_port_cc(&g.probe, a, b, 4u);
+        ts_probe_service(&g.probe);
+        g.clock_us += 1000u;
+    }
+}
+
+TS_CASE(probe_sends_port_status_on_change_and_on_request)
+{
+    rig_with_cc();
+    rig_send(&g, &(throttlescope_v1_HostToProbe){
+                     .request_id = 1, .which_cmd = throttlescope_v1_HostToProbe_get_info_tag});
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_I(msg.which_msg, TAG(info));
+    CHECK_EQ_U(msg.msg.info.protocol_version, 3u);
+    CHECK(msg.msg.info.cc_sensing);
+    /* Attach at 1.5 A on CC1: the port reads open (CC2 settles first), then
+     * one PortStatus after tCCDebounce, none before. */
+    probe_cc(941, 20, 140);
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_I(msg.which_msg, TAG(port));
+    CHECK_EQ_I(msg.msg.port.advertisement, throttlescope_v1_CcAdvertisement_CC_ADVERTISEMENT_OPEN);
+    CHECK(!rig_next(&g, &msg));
+    probe_cc(941, 20, 20);
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_I(msg.which_msg, TAG(port));
+    const throttlescope_v1_PortStatus *ps = &msg.msg.port;
+    CHECK_EQ_I(ps->advertisement, throttlescope_v1_CcAdvertisement_CC_ADVERTISEMENT_1A5);
+    CHECK_EQ_I(ps->active_cc, throttlescope_v1_ActiveCc_ACTIVE_CC_CC1);
+    CHECK_EQ_U(ps->cc1_mv, 941u);
+    CHECK_EQ_U(ps->cc2_mv, 20u);
+    CHECK(!ps->requested);
+    CHECK(!ps->pd_contract);
+    CHECK_EQ_I(ps->vbus_level, throttlescope_v1_VbusLevel_VBUS_LEVEL_UNKNOWN);
+    CHECK(!rig_next(&g, &msg)); /* sent once */
+    probe_cc(941, 20, 100);
+    CHECK(!rig_next(&g, &msg));
+    /* On request, with the VBUS the samples carried (the rig's chip: 5.0 V). */
+    throttlescope_v1_HostToProbe start = rig_start(1000, 32, 4);
+    rig_send(&g, &start);
+    while (rig_next(&g, &msg)) {
+    }
+    rig_run(&g, 64);
+    ts_probe_service(&g.probe);
+    uint32_t batches = 0;
+    while (rig_next(&g, &msg)) {
+        if (msg.which_msg == TAG(batch)) {
+            batches++;
+            CHECK(msg.msg.batch.has_vbus_min);
+            CHECK_NEAR(ts_ina228_vbus_v(msg.msg.batch.vbus_min), 5.0, 2e-4);
+        }
+    }
+    CHECK_EQ_U(batches, 2u);
+    rig_send(&g, &(throttlescope_v1_HostToProbe){
+                     .request_id = 2,
+                     .which_cmd = throttlescope_v1_HostToProbe_get_port_status_tag});
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_I(msg.which_msg, TAG(port));
+    CHECK(ps->requested);
+    CHECK_EQ_I(ps->advertisement, throttlescope_v1_CcAdvertisement_CC_ADVERTISEMENT_1A5);
+    CHECK_EQ_I(ps->vbus_level, throttlescope_v1_VbusLevel_VBUS_LEVEL_SAFE5V);
+    CHECK_EQ_U(ps->vbus_min_mv, 5000u);
+    CHECK_EQ_U(ps->changes, 2u);
+}
+
+TS_CASE(a_refused_port_status_is_sent_when_the_link_has_room)
+{
+    rig_with_cc();
+    g.link_full = true;
+    probe_cc(1689, 0, 160);
+    CHECK(g.refused > 0u);
+    g.link_full = false;
+    probe_cc(1689, 0, 1);
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_I(msg.which_msg, TAG(port));
+    CHECK_EQ_I(msg.msg.port.advertisement, throttlescope_v1_CcAdvertisement_CC_ADVERTISEMENT_3A0);
+    CHECK(!rig_next(&g, &msg));
+}
+
+TS_CASE(a_probe_without_cc_sensing_never_volunteers_port_status)
+{
+    rig_init(&g);
+    probe_cc(1689, 0, 300);
+    CHECK(!rig_next(&g, &msg));
+    rig_send(&g, &(throttlescope_v1_HostToProbe){
+                     .request_id = 3,
+                     .which_cmd = throttlescope_v1_HostToProbe_get_port_status_tag});
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_I(msg.which_msg, TAG(port));
+    CHECK(msg.msg.port.requested);
+}
+
+static const ts_test_case cases[] = {
+    TS_ENTRY(classification_at_and_around_every_specification_edge),
+    TS_ENTRY(every_compliant_rp_rd_corner_lands_in_its_own_class),
+    TS_ENTRY(attach_waits_for_tccdebounce_and_gives_the_orientation),
+    TS_ENTRY(an_advertisement_change_holds_tpddebounce_and_a_short_one_is_a_counted_flap),
+    TS_ENTRY(a_bmc_burst_on_cc_changes_nothing_and_is_counted),
+    TS_ENTRY(a_reading_that_fits_no_range_is_reported_with_its_millivolts),
+    TS_ENTRY(vbus_above_vsafe5v_is_a_pd_contract_and_its_minimum_is_kept),
+    TS_ENTRY(probe_sends_port_status_on_change_and_on_request),
+    TS_ENTRY(a_refused_port_status_is_sent_when_the_link_has_room),
+    TS_ENTRY(a_probe_without_cc_sensing_never_volunteers_port_status),
+};
+TS_TEST_MAIN(cases)

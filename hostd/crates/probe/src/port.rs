@@ -1,0 +1,98 @@
+//! The host port's power budget as the probe reports it (wire v3): whether a
+//! probe senses CC at all, and what a USB Type-C current advertisement allows.
+//! The classification itself happens on the probe (`firmware/core/src/port.c`).
+
+use crate::pb;
+
+/// Whether the probe can tell the host port's budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PortSensing {
+    /// The probe has not described itself yet.
+    NotYet,
+    /// An older probe (wire v1/v2) or one built without CC channels: the budget
+    /// is unknown unless the user gives it.
+    Absent,
+    /// The probe reads CC1/CC2 and sends `PortStatus` on change and on request.
+    Present,
+}
+
+impl PortSensing {
+    /// From the probe's `DeviceInfo` (`None`: not received yet).
+    pub fn from_info(info: Option<&pb::DeviceInfo>) -> Self {
+        match info {
+            None => PortSensing::NotYet,
+            Some(i) if i.protocol_version >= 3 && i.cc_sensing => PortSensing::Present,
+            Some(_) => PortSensing::Absent,
+        }
+    }
+}
+
+/// Current the advertisement allows at 5 V, in amperes; `None` when no budget
+/// follows from it (open, unknown, a reading that fits no range).
+/// Default USB power is the USB specification's: 500 mA for a USB 2 device,
+/// 900 mA for a SuperSpeed (USB 3) one.
+pub fn advertised_current_a(adv: pb::CcAdvertisement, superspeed: bool) -> Option<f64> {
+    match adv {
+        pb::CcAdvertisement::UsbDefault => Some(if superspeed { 0.9 } else { 0.5 }),
+        pb::CcAdvertisement::CcAdvertisement1a5 => Some(1.5),
+        pb::CcAdvertisement::CcAdvertisement3a0 => Some(3.0),
+        _ => None,
+    }
+}
+
+/// Short name of an advertisement for records and reports.
+pub fn advertisement_name(adv: pb::CcAdvertisement) -> &'static str {
+    match adv {
+        pb::CcAdvertisement::Unknown => "unknown",
+        pb::CcAdvertisement::Open => "open",
+        pb::CcAdvertisement::UsbDefault => "default",
+        pb::CcAdvertisement::CcAdvertisement1a5 => "1.5A",
+        pb::CcAdvertisement::CcAdvertisement3a0 => "3.0A",
+        pb::CcAdvertisement::OutOfRange => "out_of_range",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_v3_probe_that_says_so_senses_cc() {
+        let v2 = pb::DeviceInfo {
+            protocol_version: 2,
+            cc_sensing: true, // a v2 probe cannot mean it
+            ..Default::default()
+        };
+        let v3 = |cc_sensing| pb::DeviceInfo {
+            protocol_version: 3,
+            cc_sensing,
+            ..Default::default()
+        };
+        assert_eq!(PortSensing::from_info(None), PortSensing::NotYet);
+        assert_eq!(PortSensing::from_info(Some(&v2)), PortSensing::Absent);
+        assert_eq!(
+            PortSensing::from_info(Some(&v3(false))),
+            PortSensing::Absent
+        );
+        assert_eq!(
+            PortSensing::from_info(Some(&v3(true))),
+            PortSensing::Present
+        );
+    }
+
+    #[test]
+    fn advertisements_map_to_the_type_c_currents() {
+        use pb::CcAdvertisement as A;
+        assert_eq!(advertised_current_a(A::UsbDefault, false), Some(0.5));
+        assert_eq!(advertised_current_a(A::UsbDefault, true), Some(0.9));
+        assert_eq!(advertised_current_a(A::CcAdvertisement1a5, true), Some(1.5));
+        assert_eq!(
+            advertised_current_a(A::CcAdvertisement3a0, false),
+            Some(3.0)
+        );
+        for a in [A::Unknown, A::Open, A::OutOfRange] {
+            assert_eq!(advertised_current_a(a, true), None, "{a:?}");
+        }
+        assert_eq!(advertisement_name(A::CcAdvertisement1a5), "1.5A");
+    }
+}
