@@ -126,19 +126,37 @@ pub struct LoopFs {
     mounted: bool,
 }
 
+/// Where a loop device's image lives.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Backing {
+    /// A sparse file on this machine's disk (/var/tmp): the disk sets the ceiling.
+    Disk,
+    /// A sparse file in memory (/dev/shm), read by the loop driver with direct I/O, and
+    /// ext4 mounted with `discard` (and a 1 s journal commit): a deleted file's blocks are
+    /// punched out of the image within about a second, so the memory held is the files
+    /// still on the device, not the bytes written. Hundreds of MB/s to GB/s.
+    Memory,
+}
+
 impl LoopFs {
-    fn create(dir: &Path, name: &str, size: u64) -> Result<LoopFs, String> {
-        let image = dir.join(format!("{name}.img"));
+    fn create(
+        image_dir: &Path,
+        mount_dir: &Path,
+        name: &str,
+        size: u64,
+        backing: Backing,
+    ) -> Result<LoopFs, String> {
+        let image = image_dir.join(format!("{name}.img"));
         let f = std::fs::File::create(&image).map_err(|e| e.to_string())?;
         f.set_len(size).map_err(|e| e.to_string())?;
         drop(f);
-        let dev = PathBuf::from(run_tool(
-            Command::new("losetup")
-                .arg("--find")
-                .arg("--show")
-                .arg(&image),
-        )?);
-        let mount = dir.join(name);
+        let mut losetup = Command::new("losetup");
+        losetup.arg("--find").arg("--show");
+        if backing == Backing::Memory {
+            losetup.arg("--direct-io=on");
+        }
+        let dev = PathBuf::from(run_tool(losetup.arg(&image))?);
+        let mount = mount_dir.join(name);
         let mut fs = LoopFs {
             numbers: dev_numbers(&dev),
             dev,
@@ -146,19 +164,25 @@ impl LoopFs {
             image,
             mounted: false,
         };
-        // -E nodiscard, lazy_*=0: no background zeroing that would add device writes.
-        run_tool(
-            Command::new("mkfs.ext4")
-                .args([
-                    "-q",
-                    "-F",
-                    "-E",
-                    "nodiscard,lazy_itable_init=0,lazy_journal_init=0",
-                ])
-                .arg(&fs.dev),
-        )?;
+        // -E nodiscard, lazy_*=0: no background zeroing that would add device writes. In
+        // memory: few inodes and a small journal, so that the image's metadata is small.
+        let mut mkfs = Command::new("mkfs.ext4");
+        mkfs.args([
+            "-q",
+            "-F",
+            "-E",
+            "nodiscard,lazy_itable_init=0,lazy_journal_init=0",
+        ]);
+        if backing == Backing::Memory {
+            mkfs.args(["-T", "largefile4", "-J", "size=32"]);
+        }
+        run_tool(mkfs.arg(&fs.dev))?;
         std::fs::create_dir(&fs.mount).map_err(|e| e.to_string())?;
-        run_tool(Command::new("mount").arg(&fs.dev).arg(&fs.mount))?;
+        let mut mount = Command::new("mount");
+        if backing == Backing::Memory {
+            mount.args(["-o", "discard,commit=1"]);
+        }
+        run_tool(mount.arg(&fs.dev).arg(&fs.mount))?;
         fs.mounted = true;
         Ok(fs)
     }
@@ -278,6 +302,16 @@ impl Cgroup {
         std::fs::write(self.dir.join(file), line).unwrap_or_else(|e| panic!("{file}: {e}"));
     }
 
+    /// Removes the write limit of one device: it writes as fast as it can.
+    pub fn lift_write_limit(&self, (maj, min): (u64, u64)) {
+        let (file, line) = if self.v2 {
+            ("io.max", format!("{maj}:{min} wbps=max"))
+        } else {
+            ("blkio.throttle.write_bps_device", format!("{maj}:{min} 0"))
+        };
+        std::fs::write(self.dir.join(file), line).unwrap_or_else(|e| panic!("{file}: {e}"));
+    }
+
     /// Bytes written by the cgroup's tasks to the device so far (dispatched past the
     /// throttle), from the kernel's own counters.
     pub fn written(&self, dev: (u64, u64)) -> u64 {
@@ -366,8 +400,42 @@ pub struct Pulses {
     pub count: usize,
 }
 
+/// Bursts: while device `dev`'s kernel write count is inside one of `spans` (bytes, from
+/// the first mark to the second), its limit is lifted and it writes as fast as the machine
+/// lets it; at the end of the span the limit in force before comes back. A span that is
+/// one file of the run (its bytes known from the profile's seeded sizes) makes that file a
+/// burst file: a short file the device takes at bus speed, as an SSD's DRAM or SLC buffer
+/// takes one while the drive itself is throttled.
+#[derive(Debug, Clone)]
+pub struct Bursts {
+    /// Index of the device.
+    pub dev: usize,
+    /// `(start, end)` marks on the device's kernel write counter, bytes, in order.
+    pub spans: Vec<(u64, u64)>,
+}
+
+/// What the watcher does during a run: limit changes at byte marks, timed stalls and
+/// bursts, how often it reads the counters, and whether it keeps the devices' memory
+/// small by deleting the files hostd has finished.
+#[derive(Debug, Clone, Default)]
+pub struct Schedule {
+    /// Limit changes at byte marks (in order per device).
+    pub steps: Vec<Step>,
+    /// Timed stalls.
+    pub pulses: Vec<Pulses>,
+    /// Burst spans.
+    pub bursts: Vec<Bursts>,
+    /// Reading interval of the counters ([`POLL`] when `None`). A burst at GB/s needs
+    /// about 1 ms to end within a few MB of its mark.
+    pub poll: Option<Duration>,
+    /// Delete every finished test file (all `fNNNNN.dat` of a target but its newest)
+    /// while hostd runs: a `write`-only run reads none of them back, and on a device in
+    /// memory (`Rig::in_memory`) the memory then holds one or two files, not the run.
+    pub prune: bool,
+}
+
 /// A limit change as it happened: the ground truth.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Applied {
     /// Device index.
     pub dev: usize,
@@ -387,7 +455,7 @@ pub struct Applied {
 }
 
 /// One reading of every device's counter.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Sample {
     /// Host Unix ns.
     pub t_ns: i64,
@@ -418,8 +486,10 @@ pub struct Outcome {
     pub output: String,
     /// The limit changes, in order.
     pub applied: Vec<Applied>,
-    /// Counter readings every 5 ms.
+    /// Counter readings every 5 ms (or the schedule's `poll`).
     pub samples: Vec<Sample>,
+    /// The bursts' limit changes (lifted, restored), in order.
+    pub bursts: Vec<Applied>,
     /// `files.csv` rows with status ok.
     pub files: Vec<FileRow>,
     /// `events.json` as JSON.
@@ -427,6 +497,29 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// A run [`Rig::run_schedule`] kept (scratch directory `dir`, run `name`: the run
+    /// directory `dir/name` and the kernel's record `dir/name.kernel.json`), with `analysis`
+    /// in place of its `events.json` (e.g. what this build's `hostd analyze --json` says).
+    pub fn load(dir: &Path, name: &str, analysis: Value) -> Outcome {
+        let kernel: Value = serde_json::from_slice(
+            &std::fs::read(dir.join(format!("{name}.kernel.json"))).expect("kernel.json"),
+        )
+        .expect("kernel.json is JSON");
+        fn field<T: serde::de::DeserializeOwned>(kernel: &Value, k: &str) -> T {
+            serde_json::from_value(kernel[k].clone()).expect(k)
+        }
+        let run = dir.join(name);
+        Outcome {
+            files: read_files(&run.join("files.csv")),
+            run,
+            output: String::new(),
+            applied: field(&kernel, "applied"),
+            samples: field(&kernel, "samples"),
+            bursts: field(&kernel, "bursts"),
+            analysis,
+        }
+    }
+
     /// The events of one target (label = its mount directory).
     pub fn events_of(&self, target: &Path) -> Vec<&Value> {
         let label = target.to_string_lossy().into_owned();
@@ -470,23 +563,31 @@ impl Outcome {
     /// a byte, within 0.2 s of the reported onset interval): such a stall really happened
     /// and is not a false event.
     pub fn changes_of(&self, target: &Path, dev: usize) -> Vec<&Value> {
-        let stalls = self.kernel_stalls(dev, 0.4);
         let (stall_events, changes): (Vec<&Value>, Vec<&Value>) = self
             .events_of(target)
             .into_iter()
             .partition(|e| e["kind"] == "stall");
         for e in stall_events {
-            let (lo, hi) = (
-                e["onset_ns_low"].as_i64().unwrap_or(i64::MAX) - 200_000_000,
-                e["onset_ns_high"].as_i64().unwrap_or(i64::MIN) + 200_000_000,
-            );
             assert!(
-                stalls.iter().any(|&(a, b)| a <= hi && lo <= b),
-                "stall event the kernel's counters do not show (kernel stalls {stalls:?}):\n{}",
+                self.kernel_shows_stall(e, dev),
+                "stall event the kernel's counters do not show (kernel stalls {:?}):\n{}",
+                self.kernel_stalls(dev, 0.4),
                 describe(&[e])
             );
         }
         changes
+    }
+
+    /// Whether the kernel's counters show a stall of device `dev` (≥ 0.4 s without a byte)
+    /// within 0.2 s of `stall_event`'s onset interval: the stall really happened.
+    pub fn kernel_shows_stall(&self, stall_event: &Value, dev: usize) -> bool {
+        let (lo, hi) = (
+            stall_event["onset_ns_low"].as_i64().unwrap_or(i64::MAX) - 200_000_000,
+            stall_event["onset_ns_high"].as_i64().unwrap_or(i64::MIN) + 200_000_000,
+        );
+        self.kernel_stalls(dev, 0.4)
+            .iter()
+            .any(|&(a, b)| a <= hi && lo <= b)
     }
 
     /// Written files of one target, in start order.
@@ -536,12 +637,25 @@ pub struct Rig {
     /// facility) right after each pulse's stall begins, when set.
     pub kmsg_at_stalls: Option<String>,
     work: Option<tempfile::TempDir>,
+    /// The directory in /dev/shm holding the images of an in-memory rig.
+    images: Option<tempfile::TempDir>,
 }
 
 impl Rig {
     /// `n` loop filesystems of `size` bytes each and a cgroup, or `None` (with a message
     /// saying why) where the machine cannot run real-device tests.
     pub fn new(test: &str, n: usize, size: u64) -> Option<Rig> {
+        Rig::with_backing(test, n, size, Backing::Disk)
+    }
+
+    /// One loop filesystem whose image is a sparse file of `size` bytes in memory
+    /// (/dev/shm; see `Backing::Memory`), and a cgroup; or `None` as [`Rig::new`]. With
+    /// [`Schedule::prune`], the memory it holds is about the files on it at a time.
+    pub fn in_memory(test: &str, size: u64) -> Option<Rig> {
+        Rig::with_backing(test, 1, size, Backing::Memory)
+    }
+
+    fn with_backing(test: &str, n: usize, size: u64, backing: Backing) -> Option<Rig> {
         if unsafe { libc::geteuid() } != 0 {
             return skip(test, "not root");
         }
@@ -568,9 +682,20 @@ impl Rig {
             devs: Vec::new(),
             kmsg_at_stalls: None,
             work: Some(work),
+            images: None,
         };
+        if backing == Backing::Memory {
+            match tempfile::Builder::new()
+                .prefix("throttlescope-realdev-")
+                .tempdir_in("/dev/shm")
+            {
+                Ok(d) => rig.images = Some(d),
+                Err(e) => return skip(test, &format!("no /dev/shm for a device in memory: {e}")),
+            }
+        }
         for i in 0..n {
-            match LoopFs::create(rig.dir(), &format!("dev{i}"), size) {
+            let image_dir = rig.images.as_ref().map_or(rig.dir(), |d| d.path());
+            match LoopFs::create(image_dir, rig.dir(), &format!("dev{i}"), size, backing) {
                 Ok(fs) => rig.devs.push(fs),
                 Err(e) if e.contains("losetup") => {
                     return skip(test, &format!("cannot attach a loop device: {e}"))
@@ -584,6 +709,14 @@ impl Rig {
             Err(why) => return skip(test, &format!("cannot create a cgroup: {why}")),
         }
         Some(rig)
+    }
+
+    /// Replaces the rig's cgroup by a new one, whose byte counters start at zero: the
+    /// watcher's marks count from zero, so each run of a rig that makes several needs its own.
+    pub fn renew_cgroup(&mut self) {
+        self.cgroup.take();
+        let ctl = find_controller().expect("the controller Rig::new found");
+        self.cgroup = Some(Cgroup::create(&ctl).expect("a new cgroup"));
     }
 
     /// The built hostd as a command inside the rig's cgroup, every device's writes held to
@@ -633,13 +766,33 @@ impl Rig {
         steps: &[Step],
         pulses: &[Pulses],
     ) -> Outcome {
+        let schedule = Schedule {
+            steps: steps.to_vec(),
+            pulses: pulses.to_vec(),
+            ..Schedule::default()
+        };
+        self.run_schedule("run", profile, seed, targets, initial_bps, &schedule)
+    }
+
+    /// [`Rig::run_with`] for any [`Schedule`], into the run directory `name` of the
+    /// scratch directory (one rig can hold several runs under different names). Asserts
+    /// that hostd succeeded and that every step, pulse and burst fired.
+    pub fn run_schedule(
+        &self,
+        name: &str,
+        profile: &str,
+        seed: u64,
+        targets: &[String],
+        initial_bps: &[u64],
+        schedule: &Schedule,
+    ) -> Outcome {
         let cg = self.cgroup.as_ref().unwrap();
         for (d, &bps) in self.devs.iter().zip(initial_bps) {
             cg.set_write_bps(d.numbers, bps);
         }
-        let profile_path = self.dir().join("profile.toml");
+        let profile_path = self.dir().join(format!("{name}.toml"));
         std::fs::write(&profile_path, profile).unwrap();
-        let run = self.dir().join("run");
+        let run = self.dir().join(name);
         // hostd runs at nice -10: what is measured is the device the kernel throttles,
         // not how long hostd waits for a CPU on a machine busy compiling (CI, shared VMs).
         let mut cmd = cg.hostd(Some(-10));
@@ -653,14 +806,25 @@ impl Rig {
         let devs: Vec<(u64, u64)> = self.devs.iter().map(|d| d.numbers).collect();
         let stop = Arc::new(AtomicBool::new(false));
         let watcher = {
-            let (stop, steps, pulses, cg, kmsg) = (
+            let (stop, schedule, cg, kmsg) = (
                 stop.clone(),
-                steps.to_vec(),
-                pulses.to_vec(),
+                schedule.clone(),
                 cg.handle(),
                 self.kmsg_at_stalls.clone(),
             );
-            std::thread::spawn(move || watch(&cg, &devs, &steps, &pulses, &stop, kmsg.as_deref()))
+            let limits = initial_bps.to_vec();
+            let mounts: Vec<PathBuf> = self.devs.iter().map(|d| d.mount.clone()).collect();
+            std::thread::spawn(move || {
+                watch(
+                    &cg,
+                    &devs,
+                    &mounts,
+                    limits,
+                    &schedule,
+                    &stop,
+                    kmsg.as_deref(),
+                )
+            })
         };
         let child = ChildGuard(Some(
             cmd.stdout(Stdio::piped())
@@ -670,11 +834,22 @@ impl Rig {
         ));
         let out = child.wait();
         stop.store(true, Ordering::Relaxed);
-        let (applied, samples) = watcher.join().expect("watcher");
+        let Watched {
+            applied,
+            samples,
+            bursts,
+        } = watcher.join().expect("watcher");
+        let kernel = if name == "run" {
+            "kernel.json".to_string()
+        } else {
+            format!("{name}.kernel.json")
+        };
         let _ = std::fs::write(
-            self.dir().join("kernel.json"),
-            serde_json::to_vec(&serde_json::json!({ "applied": applied, "samples": samples }))
-                .unwrap(),
+            self.dir().join(kernel),
+            serde_json::to_vec(
+                &serde_json::json!({ "applied": applied, "bursts": bursts, "samples": samples }),
+            )
+            .unwrap(),
         );
         let output = super::text(&out);
         assert!(
@@ -682,12 +857,21 @@ impl Rig {
             "{}: hostd run failed:\n{output}",
             self.test
         );
-        let pulse_changes: usize = pulses.iter().map(|p| 2 * p.count).sum();
+        let pulse_changes: usize = schedule.pulses.iter().map(|p| 2 * p.count).sum();
         assert_eq!(
             applied.len(),
-            steps.len() + pulse_changes,
-            "{}: not every byte mark was reached: {applied:?} of {steps:?}",
-            self.test
+            schedule.steps.len() + pulse_changes,
+            "{}: not every byte mark was reached: {applied:?} of {:?}",
+            self.test,
+            schedule.steps
+        );
+        let burst_changes: usize = schedule.bursts.iter().map(|b| 2 * b.spans.len()).sum();
+        assert_eq!(
+            bursts.len(),
+            burst_changes,
+            "{}: not every burst began and ended: {bursts:?} of {:?}",
+            self.test,
+            schedule.bursts
         );
         let analysis: Value =
             serde_json::from_slice(&std::fs::read(run.join("events.json")).expect("events.json"))
@@ -709,6 +893,7 @@ impl Rig {
             output,
             applied,
             samples,
+            bursts,
             analysis,
         }
     }
@@ -719,6 +904,7 @@ impl Drop for Rig {
         // Cgroup first (hostd has exited), then unmount and detach.
         self.cgroup.take();
         self.devs.clear();
+        self.images.take();
         if std::thread::panicking() || std::env::var_os(KEEP_ENV).is_some() {
             if let Some(w) = self.work.take() {
                 let kept = w.keep();
@@ -755,20 +941,65 @@ impl Drop for ChildGuard {
     }
 }
 
+/// What the watcher saw and did.
+struct Watched {
+    applied: Vec<Applied>,
+    samples: Vec<Sample>,
+    bursts: Vec<Applied>,
+}
+
+/// How often (in readings) the watcher looks for finished files to delete.
+const PRUNE_EVERY: usize = 20;
+
+/// Deletes every `fNNNNN.dat` in the test directories under `mount` but the newest one of
+/// each (the file hostd is writing; it opens the next only after the last one's fsync).
+fn prune(mount: &Path) {
+    let Ok(dirs) = std::fs::read_dir(mount) else {
+        return;
+    };
+    for dir in dirs.flatten().map(|d| d.path()).filter(|p| p.is_dir()) {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut files: Vec<(u32, PathBuf)> = entries
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let n = name.strip_prefix('f')?.strip_suffix(".dat")?.parse().ok()?;
+                Some((n, e.path()))
+            })
+            .collect();
+        files.sort();
+        files.pop();
+        for (_, f) in files {
+            let _ = std::fs::remove_file(f);
+        }
+    }
+}
+
 fn watch(
     cg: &Cgroup,
     devs: &[(u64, u64)],
-    steps: &[Step],
-    pulses: &[Pulses],
+    mounts: &[PathBuf],
+    mut limits: Vec<u64>,
+    schedule: &Schedule,
     stop: &AtomicBool,
     kmsg: Option<&str>,
-) -> (Vec<Applied>, Vec<Sample>) {
+) -> Watched {
+    let (steps, pulses) = (&schedule.steps, &schedule.pulses);
+    let poll = schedule.poll.unwrap_or(POLL);
     let mut pending: Vec<Step> = steps.to_vec();
+    // Per burst list: the next span and whether it is under way.
+    let mut burst_at: Vec<(usize, bool)> = vec![(0, false); schedule.bursts.len()];
+    let mut burst_log = Vec::new();
     // Per pulse train: when its first stall began (host ns) and how many changes it made.
     let mut trains: Vec<(Option<i64>, usize)> = vec![(None, 0); pulses.len()];
     let (mut applied, mut samples) = (Vec::new(), Vec::new());
     let started = Instant::now();
     while !stop.load(Ordering::Relaxed) && started.elapsed() < Duration::from_secs(600) {
+        if schedule.prune && samples.len() % PRUNE_EVERY == 0 {
+            mounts.iter().for_each(|m| prune(m));
+        }
         let t_ns = now_ns();
         let bytes: Vec<u64> = devs.iter().map(|&d| cg.written(d)).collect();
         let prev = samples
@@ -785,6 +1016,7 @@ fn watch(
             let first_of_dev = pending[..i].iter().all(|p| p.dev != s.dev);
             if first_of_dev && bytes[s.dev] >= s.at_bytes {
                 cg.set_write_bps(devs[s.dev], s.bps);
+                limits[s.dev] = s.bps;
                 let t_ns = now_ns();
                 let kernel_bytes = cg.written(devs[s.dev]);
                 applied.push(Applied {
@@ -820,6 +1052,7 @@ fn watch(
                     p.high_bps
                 };
                 cg.set_write_bps(devs[p.dev], bps);
+                limits[p.dev] = bps;
                 let t_ns = now_ns();
                 if let (Some(line), 0) = (kmsg, *done % 2) {
                     // With its newline: the kernel holds a record without one open for
@@ -839,9 +1072,37 @@ fn watch(
                 *done += 1;
             }
         }
-        std::thread::sleep(POLL);
+        for (b, (next, inside)) in schedule.bursts.iter().zip(burst_at.iter_mut()) {
+            // Both marks may be crossed in one reading: lift, then restore at once.
+            while let Some(&(from, to)) = b.spans.get(*next) {
+                let crossed = if *inside { to } else { from };
+                if bytes[b.dev] < crossed {
+                    break;
+                }
+                if *inside {
+                    cg.set_write_bps(devs[b.dev], limits[b.dev]);
+                    *next += 1;
+                } else {
+                    cg.lift_write_limit(devs[b.dev]);
+                }
+                *inside = !*inside;
+                burst_log.push(Applied {
+                    dev: b.dev,
+                    mark: crossed,
+                    bps: if *inside { 0 } else { limits[b.dev] },
+                    t_ns: now_ns(),
+                    kernel_bytes: cg.written(devs[b.dev]),
+                    kernel_bytes_prev: prev[b.dev],
+                });
+            }
+        }
+        std::thread::sleep(poll);
     }
-    (applied, samples)
+    Watched {
+        applied,
+        samples,
+        bursts: burst_log,
+    }
 }
 
 fn read_files(path: &Path) -> Vec<FileRow> {

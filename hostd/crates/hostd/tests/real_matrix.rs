@@ -1,0 +1,654 @@
+//! The real-device matrix (issue 33): `hostd run` on a real block device whose write rate
+//! the kernel changes at byte marks it counts itself, across the file-size mixes of the
+//! built-in profiles × with and without burst files × drop size × position × with and
+//! without a recovery, plus steady cells and a warm-up; `hostd analyze`'s events are scored
+//! against the kernel's counters and printed as one table.
+//!
+//! The device: ext4 on a loop device over a sparse file in memory (`Rig::in_memory`),
+//! direct I/O, held by the blkio controller to [`BASE`] (a drive's sustained rate), slowed
+//! by a factor at one mark and, in some cells, let back at a second. Finished files are
+//! deleted while hostd writes the next (`Schedule::prune`), so the memory held is the file
+//! being written (≤ 2 GB) and about a second of deleted ones, not the run. Burst files: the
+//! limit is lifted for exactly one short file's bytes (`Bursts`), and the device takes it as
+//! fast as the machine can (2–6× the base rate on the loaded 2-core VM, less when other work
+//! starves the loop device; the table shows each): what an SSD's DRAM or SLC
+//! buffer does with a short file while the drive itself is throttled. Everything the test
+//! knows about the truth comes from the cgroup's own byte counters, read every 1 ms.
+//!
+//! Scoring, per cell: each change (the drop, the recovery) is found when an event of its
+//! kind has its onset within 2 % of the run's bytes of the kernel's mark (the mark
+//! mapped to the target's bytes, `Outcome::truth`); every other event is false, except a
+//! `stall` the kernel's counters show too (the machine stalled the device). Steady cells:
+//! no event. The table has one row per cell: what was found, each onset's error in % of
+//! the bytes, the false events.
+//!
+//! [`KNOWN_FAILING_TODAY`] lists the cells that the detection of the time this test was
+//! written fails (issue 33's "before"); they are measured and printed but do not fail the
+//! test. It is temporary: remove it once the detection of issue 33 lands.
+//! `THROTTLESCOPE_MATRIX_STRICT=1` ignores it; `THROTTLESCOPE_MATRIX_CELLS=a,b` runs the
+//! cells whose names contain `a` or `b`. `just test-matrix` prints the table;
+//! `THROTTLESCOPE_MATRIX_REPLAY=DIR` (`just test-matrix-replay DIR`) scores the runs a previous
+//! matrix kept in DIR with this build's `hostd analyze` (or `THROTTLESCOPE_HOSTD`'s), without
+//! devices.
+//!
+//! Needs root, loop devices, the blkio/io controller and /dev/shm (CI has them;
+//! `THROTTLESCOPE_REQUIRE_REAL_DEVICE=1` turns a skip into a failure).
+#![cfg(target_os = "linux")] // loop devices, cgroups and mount: Linux only
+
+mod common;
+
+use common::realdev::{describe, Bursts, Outcome, Rig, Schedule, Step};
+use hostd_workload::sizes::SizeGenerator;
+use serde_json::Value;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// The device's rate when not slowed (its sustained rate), bytes/s: well below what the
+/// loop device in memory takes on a loaded 2-core VM, so that the kernel sets the pace and
+/// burst files stand out.
+const BASE: u64 = 250_000_000;
+/// Sparse image size: room for any run's footprint (hostd checks it before writing); the
+/// memory it holds is the files not yet deleted and ext4's metadata (~0.1 GB).
+const IMAGE: u64 = 16 << 30;
+/// Set to a scratch directory a previous matrix kept (`THROTTLESCOPE_REALDEV_KEEP=1`, or a
+/// failure) to score its runs with this build's `hostd analyze` instead of running the
+/// devices: the same recorded runs before and after a change of the analysis, in seconds,
+/// without root.
+const REPLAY_ENV: &str = "THROTTLESCOPE_MATRIX_REPLAY";
+/// An onset must be within this share of the target's bytes of the truth.
+const TOLERANCE: f64 = 0.02;
+/// Burst files keep at least this share of the bytes away from every mark.
+const BURST_MARGIN: f64 = 0.03;
+
+/// Cells that the detection before issue 33 fails (measured on main at d28178a, three runs:
+/// "2-64M 3x@50%" passed one of them, the others none); printed, not asserted. Temporary:
+/// remove this list (and its use) once issue 33's detection lands.
+const KNOWN_FAILING_TODAY: &[&str] = &[
+    "2M-2G 2x@50%",
+    "2M-2G 3.6x@35% back@65% +3 bursts",
+    "2M-2G 4x@5% back@15%",
+    "2M-2G 1.3x@90%",
+    "2M-2G 1.5x@20% back@60% +2 bursts",
+    "2-64M 3x@50%",
+    "2-64M 3x@50% +3 bursts",
+    "2-64M 1.3x@35% back@70%",
+    "2-64M 4x@3% back@10% +2 bursts",
+    "2-64M 2x@90% +3 bursts",
+    "8-12M 2x@50% back@75%",
+    "8-12M 4x@10% back@20% +3 bursts",
+    "8-12M 1.3x@60%",
+    "8-12M 1.5x@3% back@15% +2 bursts",
+    "8-12M 3x@90% +3 bursts",
+    "2-64M warm-up 3.2x@8%",
+];
+
+/// A file-size mix of a built-in profile.
+#[derive(Debug, Clone, Copy)]
+struct Mix {
+    /// Short label for cell names.
+    label: &'static str,
+    min: u64,
+    max: u64,
+    /// Sizes a burst file may have (a short file of the mix).
+    burst: (u64, u64),
+}
+
+const MB: u64 = 1_000_000;
+
+/// `sustained-100GB`, `stibium-160`: 2 MB–2 GB.
+const LARGE: Mix = Mix {
+    label: "2M-2G",
+    min: 2 * MB,
+    max: 2000 * MB,
+    burst: (16 * MB, 128 * MB),
+};
+/// `quick`: 2–64 MB.
+const SMALL: Mix = Mix {
+    label: "2-64M",
+    min: 2 * MB,
+    max: 64 * MB,
+    burst: (16 * MB, 64 * MB),
+};
+/// The real-device tests' 8–12 MB.
+const NARROW: Mix = Mix {
+    label: "8-12M",
+    min: 8 * MB,
+    max: 12 * MB,
+    burst: (8 * MB, 12 * MB),
+};
+
+/// One cell of the matrix.
+#[derive(Debug, Clone, Copy)]
+struct Cell {
+    mix: Mix,
+    /// Bytes the run writes, MB.
+    total_mb: u64,
+    /// Number of burst files.
+    bursts: usize,
+    /// The slow-down factor (`None`: steady).
+    drop: Option<f64>,
+    /// Where the drop falls, share of the bytes.
+    at: f64,
+    /// Where the rate comes back, share of the bytes.
+    recover: Option<f64>,
+    /// A warm-up instead of a drop: the device starts `drop` times slower and rises to
+    /// [`BASE`] at `at` (a drive waking from a low-power state): a `warm_up` event, never a
+    /// throttle.
+    warm_up: bool,
+}
+
+impl Cell {
+    fn name(&self) -> String {
+        let mut n = self.mix.label.to_string();
+        match self.drop {
+            None => n.push_str(" steady"),
+            Some(f) if self.warm_up => {
+                let _ = write!(n, " warm-up {f}x@{:.0}%", self.at * 100.0);
+            }
+            Some(f) => {
+                let _ = write!(n, " {f}x@{:.0}%", self.at * 100.0);
+                if let Some(r) = self.recover {
+                    let _ = write!(n, " back@{:.0}%", r * 100.0);
+                }
+            }
+        }
+        if self.bursts > 0 {
+            let _ = write!(n, " +{} bursts", self.bursts);
+        }
+        n
+    }
+
+    /// The event kinds the kernel's changes must be found as, in order.
+    fn kinds(&self) -> Vec<&'static str> {
+        match (self.drop, self.warm_up) {
+            (None, _) => Vec::new(),
+            (Some(_), true) => vec!["warm_up"],
+            (Some(_), false) => {
+                ["drop", "recovery"][..1 + self.recover.is_some() as usize].to_vec()
+            }
+        }
+    }
+
+    /// The limit at the start, and the limit change at each mark, B/s.
+    fn limits(&self) -> (u64, Vec<u64>) {
+        let slow = |f: f64| (BASE as f64 / f) as u64;
+        match (self.drop, self.warm_up) {
+            (None, _) => (BASE, Vec::new()),
+            (Some(f), true) => (slow(f), vec![BASE]),
+            (Some(f), false) => (BASE, [slow(f), BASE][..self.kinds().len()].to_vec()),
+        }
+    }
+
+    fn total(&self) -> u64 {
+        self.total_mb * MB
+    }
+
+    /// The byte marks of the changes: the drop, then the recovery.
+    fn marks(&self) -> Vec<u64> {
+        let t = self.total() as f64;
+        self.drop
+            .map(|_| self.at)
+            .into_iter()
+            .chain(self.recover)
+            .map(|f| (f * t) as u64)
+            .collect()
+    }
+
+    fn sizes(&self, seed: u64) -> Vec<u64> {
+        // The sizes `hostd run` draws for its first target (stream 0) from this seed.
+        SizeGenerator::new(seed, 0, self.mix.min, self.mix.max).until_total(self.total())
+    }
+
+    /// The seed (from 1 on) whose files hold `bursts` burst files away from the marks, and
+    /// those files' byte spans. With no bursts: seed 1.
+    fn seed_and_bursts(&self) -> (u64, Vec<(u64, u64)>) {
+        if self.bursts == 0 {
+            return (1, Vec::new());
+        }
+        let (t, marks) = (self.total() as f64, self.marks());
+        let margin = (BURST_MARGIN * t) as u64;
+        for seed in 1..100_000 {
+            let mut spans = Vec::new();
+            let mut start = 0;
+            for s in self.sizes(seed) {
+                let span = (start, start + s);
+                start += s;
+                let short = (self.mix.burst.0..=self.mix.burst.1).contains(&s);
+                // Not the first or last file, and clear of every mark.
+                let clear = marks
+                    .iter()
+                    .all(|&m| span.1 + margin <= m || m + margin <= span.0);
+                if short && clear && span.0 > margin && span.1 + margin < t as u64 {
+                    spans.push(span);
+                }
+            }
+            // `bursts` of them, spread: the one nearest each of (k + ½)/n of the bytes.
+            let mut chosen: Vec<(u64, u64)> = Vec::new();
+            for k in 0..self.bursts {
+                let want = (k as f64 + 0.5) / self.bursts as f64 * t;
+                if let Some(&s) = spans
+                    .iter()
+                    .filter(|s| !chosen.contains(s))
+                    .min_by_key(|s| (s.0 as f64 - want).abs() as u64)
+                {
+                    chosen.push(s);
+                }
+            }
+            if chosen.len() == self.bursts {
+                chosen.sort();
+                return (seed, chosen);
+            }
+        }
+        panic!("{}: no seed gives {} burst files", self.name(), self.bursts);
+    }
+}
+
+/// The cells: every mix, with and without bursts, drops of 1.3× to 4×, at 3 % to 90 % of
+/// the bytes, with and without a recovery, and steady cells; the combinations issue 33
+/// names (bursts hiding a drop and its recovery in 2 MB–2 GB files, a 3× drop in 2–64 MB
+/// files, a 4× drop at 5 %, a small SLC cache, near the start, a warm-up). About 5 minutes.
+fn cells() -> Vec<Cell> {
+    let c = |mix, total_mb, bursts, drop, at, recover| Cell {
+        mix,
+        total_mb,
+        bursts,
+        drop,
+        at,
+        recover,
+        warm_up: false,
+    };
+    vec![
+        // Steady: no event, with and without burst files.
+        c(LARGE, 3000, 0, None, 0.0, None),
+        c(LARGE, 3000, 2, None, 0.0, None),
+        c(SMALL, 2000, 0, None, 0.0, None),
+        c(SMALL, 2000, 3, None, 0.0, None),
+        c(NARROW, 1500, 0, None, 0.0, None),
+        c(NARROW, 1500, 3, None, 0.0, None),
+        // 2 MB–2 GB (sustained-100GB, stibium-160).
+        c(LARGE, 3000, 0, Some(2.0), 0.5, None),
+        c(LARGE, 3000, 3, Some(3.6), 0.35, Some(0.65)),
+        c(LARGE, 4000, 0, Some(4.0), 0.05, Some(0.15)),
+        c(LARGE, 3000, 0, Some(1.3), 0.9, None),
+        c(LARGE, 3000, 2, Some(1.5), 0.2, Some(0.6)),
+        // 2–64 MB (quick).
+        c(SMALL, 2000, 0, Some(3.0), 0.5, None),
+        c(SMALL, 2000, 3, Some(3.0), 0.5, None),
+        c(SMALL, 2000, 0, Some(1.3), 0.35, Some(0.7)),
+        c(SMALL, 4000, 2, Some(4.0), 0.03, Some(0.1)),
+        c(SMALL, 2000, 3, Some(2.0), 0.9, None),
+        // 8–12 MB (the real-device tests).
+        c(NARROW, 1500, 0, Some(2.0), 0.5, Some(0.75)),
+        c(NARROW, 1500, 3, Some(4.0), 0.1, Some(0.2)),
+        c(NARROW, 1500, 0, Some(1.3), 0.6, None),
+        c(NARROW, 3000, 2, Some(1.5), 0.03, Some(0.15)),
+        c(NARROW, 1500, 3, Some(3.0), 0.9, None),
+        // A warm-up: 3.2× slower for the first 8 % of the bytes (issue 33's 250 → 800 MB/s).
+        Cell {
+            warm_up: true,
+            ..c(SMALL, 3000, 0, Some(3.2), 0.08, None)
+        },
+    ]
+}
+
+/// A write-only `files` profile of `total` bytes in files of the mix (QD4, 1 MiB blocks).
+fn profile(cell: &Cell) -> String {
+    format!(
+        "name = \"matrix\"\ndescription = \"real-device matrix cell\"\nkind = \"files\"\n[files]\ntotal = \"{}MB\"\nmin_size = \"{}B\"\nmax_size = \"{}B\"\n[io]\nblock_size = \"1MiB\"\nqueue_depth = 4\nphases = [\"write\"]\nverify = false\n",
+        cell.total_mb, cell.mix.min, cell.mix.max
+    )
+}
+
+/// How one cell came out.
+struct Scored {
+    name: String,
+    /// "drop", "drop+recovery" or "none".
+    expected: String,
+    /// Per change: its kind and the error (share of the bytes) of the nearest event of that
+    /// kind, `None` when there is none; found when within [`TOLERANCE`].
+    changes: Vec<(&'static str, Option<f64>)>,
+    /// Events that match no change and no stall of the kernel's counters.
+    false_events: Vec<String>,
+    /// Stall events the kernel's counters confirm (not false, not asked for).
+    real_stalls: usize,
+    /// Burst files' rates over the base rate (measured from `files.csv`).
+    burst_speedup: Vec<f64>,
+    /// The device's rate in each stretch between the kernel's changes, by its own count, B/s.
+    kernel_rates: Vec<f64>,
+    seconds: f64,
+}
+
+impl Scored {
+    fn found(&self) -> usize {
+        self.changes
+            .iter()
+            .filter(|c| c.1.is_some_and(|e| e.abs() <= TOLERANCE))
+            .count()
+    }
+
+    fn pass(&self) -> bool {
+        self.found() == self.changes.len() && self.false_events.is_empty()
+    }
+
+    fn row(&self) -> String {
+        let errors: Vec<String> = self
+            .changes
+            .iter()
+            .map(|(k, e)| match e {
+                Some(e) => format!("{k} {:+.2}", e * 100.0),
+                None => format!("{k} –"),
+            })
+            .collect();
+        let bursts: Vec<String> = self
+            .burst_speedup
+            .iter()
+            .map(|s| format!("{s:.1}×"))
+            .collect();
+        let rates: Vec<String> = self
+            .kernel_rates
+            .iter()
+            .map(|r| format!("{:.0}", r / 1e6))
+            .collect();
+        format!(
+            "| {} | {} | {} | {}/{} | {} | {} | {} | {} | {:.0} s | {} |",
+            self.name,
+            self.expected,
+            rates.join(" → "),
+            self.found(),
+            self.changes.len(),
+            if errors.is_empty() {
+                "–".into()
+            } else {
+                errors.join(", ")
+            },
+            if self.false_events.is_empty() {
+                "0".into()
+            } else {
+                format!(
+                    "{}: {}",
+                    self.false_events.len(),
+                    self.false_events.join("; ")
+                )
+            },
+            self.real_stalls,
+            if bursts.is_empty() {
+                "–".into()
+            } else {
+                bursts.join(" ")
+            },
+            self.seconds,
+            if self.pass() { "pass" } else { "FAIL" }
+        )
+    }
+}
+
+const HEADER: &str = "| cell | expected | kernel's rates, MB/s | found | onset error (% of bytes) | false events | kernel-confirmed stalls | burst files (× base rate) | run | result |\n|---|---|---|---|---|---|---|---|---|---|";
+
+/// The device's rate between its first byte, each change and its last byte, from the
+/// kernel's count (burst files included), B/s.
+fn kernel_rates(o: &Outcome) -> Vec<f64> {
+    let written: Vec<(i64, u64)> = o
+        .samples
+        .iter()
+        .map(|s| (s.t_ns, s.bytes[0]))
+        .filter(|s| s.1 > 0)
+        .collect();
+    let (Some(&first), Some(&(_, last))) = (written.first(), written.last()) else {
+        return Vec::new();
+    };
+    let end = *written
+        .iter()
+        .find(|s| s.1 == last)
+        .expect("the last count");
+    let mut points = vec![first];
+    points.extend(o.applied.iter().map(|a| (a.t_ns, a.kernel_bytes)));
+    points.push(end);
+    points
+        .windows(2)
+        .map(|w| (w[1].1 - w[0].1) as f64 / ((w[1].0 - w[0].0) as f64 / 1e9))
+        .collect()
+}
+
+/// Runs one cell on the rig and scores it.
+fn run_cell(rig: &mut Rig, index: usize, cell: &Cell) -> Scored {
+    let t0 = Instant::now();
+    rig.renew_cgroup();
+    let (seed, spans) = cell.seed_and_bursts();
+    let target = rig.target(0).to_path_buf();
+    let (initial, changes) = cell.limits();
+    let steps = cell
+        .marks()
+        .into_iter()
+        .zip(changes)
+        .map(|(at_bytes, bps)| Step {
+            dev: 0,
+            at_bytes,
+            bps,
+        })
+        .collect();
+    let schedule = Schedule {
+        steps,
+        bursts: vec![Bursts {
+            dev: 0,
+            spans: spans.clone(),
+        }],
+        poll: Some(Duration::from_millis(1)),
+        prune: true,
+        ..Schedule::default()
+    };
+    let o = rig.run_schedule(
+        &format!("cell{index:02}"),
+        &profile(cell),
+        seed,
+        &[target.to_string_lossy().into_owned()],
+        &[initial],
+        &schedule,
+    );
+    assess(&o, cell, t0)
+}
+
+/// Scores a run of `cell` that a previous matrix kept in `dir` (`cellNN` and
+/// `cellNN.kernel.json`), as this build's `hostd analyze` reads it now.
+fn replay_cell(dir: &Path, index: usize, cell: &Cell) -> Scored {
+    let t0 = Instant::now();
+    let name = format!("cell{index:02}");
+    // THROTTLESCOPE_HOSTD: another build's hostd (e.g. a branch's), as in `just test-dashboards`.
+    let hostd = std::env::var_os("THROTTLESCOPE_HOSTD")
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_hostd").into());
+    let out = std::process::Command::new(hostd)
+        .args(["analyze", "--json", "--no-report"])
+        .arg(dir.join(&name))
+        .output()
+        .expect("run hostd analyze");
+    assert!(
+        out.status.success(),
+        "hostd analyze {name}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let analysis = serde_json::from_slice(&out.stdout).expect("hostd analyze --json");
+    assess(&Outcome::load(dir, &name, analysis), cell, t0)
+}
+
+/// Scores one run of `cell` (its target: the one of `files.csv`).
+fn assess(o: &Outcome, cell: &Cell, t0: Instant) -> Scored {
+    let (seed, spans) = cell.seed_and_bursts();
+    let label = o.files.first().expect("files.csv has rows").target.clone();
+    let target = Path::new(&label);
+    // The run wrote the files the seed says, so the burst spans were those files.
+    let files = o.files_of(target);
+    let written: Vec<u64> = files.iter().map(|f| f.bytes).collect();
+    assert_eq!(
+        written,
+        cell.sizes(seed),
+        "{}: files.csv is not the seed's sizes",
+        cell.name()
+    );
+    let mut starts = Vec::new();
+    let mut at = 0;
+    for f in &files {
+        starts.push(at);
+        at += f.bytes;
+    }
+    let burst_speedup = spans
+        .iter()
+        .map(|s| {
+            let f = files[starts.iter().position(|&b| b == s.0).expect("a file")];
+            f.bytes as f64 / ((f.end_ns - f.start_ns) as f64 / 1e9) / BASE as f64
+        })
+        .collect();
+    let mut scored = score(o, target, cell);
+    scored.burst_speedup = burst_speedup;
+    scored.kernel_rates = kernel_rates(o);
+    scored.seconds = t0.elapsed().as_secs_f64();
+    if !scored.pass() {
+        let evs = o.events_of(target);
+        let _ = writeln!(
+            std::io::stderr(),
+            "matrix {}: run {}; events:\n{}",
+            scored.name,
+            o.run.display(),
+            describe(&evs)
+        );
+    }
+    scored
+}
+
+/// Scores the events of `target` against the kernel's changes (`o.applied`, in order: the
+/// drop, then the recovery).
+fn score(o: &Outcome, target: &Path, cell: &Cell) -> Scored {
+    let total: f64 = o.files_of(target).iter().map(|f| f.bytes as f64).sum();
+    let kinds = cell.kinds();
+    let mut events: Vec<&Value> = o.events_of(target);
+    // A stall the kernel's counters saw happened: not false, and not one of the changes.
+    let before = events.len();
+    events.retain(|e| e["kind"] != "stall" || !o.kernel_shows_stall(e, 0));
+    let real_stalls = before - events.len();
+    let mut changes = Vec::new();
+    for (step, kind) in kinds.iter().enumerate().take(o.applied.len()) {
+        let (truth, _) = o.truth(step, target);
+        let nearest = events
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e["kind"] == *kind)
+            .map(|(i, e)| {
+                (
+                    i,
+                    (e["onset_bytes"].as_f64().unwrap_or(f64::NAN) - truth) / total,
+                )
+            })
+            .min_by(|a, b| a.1.abs().total_cmp(&b.1.abs()));
+        if let Some((i, err)) = nearest {
+            if err.abs() <= TOLERANCE {
+                events.remove(i);
+            }
+        }
+        changes.push((*kind, nearest.map(|n| n.1)));
+    }
+    let false_events = events
+        .iter()
+        .map(|e| {
+            format!(
+                "{} at {:.1} %",
+                e["kind"].as_str().unwrap_or("?"),
+                e["onset_bytes"].as_f64().unwrap_or(f64::NAN) / total * 100.0
+            )
+        })
+        .collect();
+    Scored {
+        name: cell.name(),
+        expected: if kinds.is_empty() {
+            "none".into()
+        } else {
+            kinds.join(" + ")
+        },
+        changes,
+        false_events,
+        real_stalls,
+        burst_speedup: Vec::new(),
+        kernel_rates: Vec::new(),
+        seconds: 0.0,
+    }
+}
+
+#[test]
+fn real_device_matrix() {
+    // Replay: score the runs a previous matrix kept, with this build's analysis.
+    let replay = std::env::var_os(REPLAY_ENV).map(std::path::PathBuf::from);
+    let mut rig = match replay {
+        Some(_) => None,
+        None => match Rig::in_memory("real_device_matrix", IMAGE) {
+            Some(r) => Some(r),
+            None => return,
+        },
+    };
+    let only: Vec<String> = std::env::var("THROTTLESCOPE_MATRIX_CELLS")
+        .map(|v| v.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
+    let strict = std::env::var("THROTTLESCOPE_MATRIX_STRICT").is_ok_and(|v| v == "1");
+    let t0 = Instant::now();
+    let mut rows = Vec::new();
+    for (i, cell) in cells().iter().enumerate() {
+        let name = cell.name();
+        if !only.is_empty() && !only.iter().any(|o| name.contains(o.as_str())) {
+            continue;
+        }
+        if let Some(dir) = replay
+            .as_ref()
+            .filter(|d| !d.join(format!("cell{i:02}")).is_dir())
+        {
+            let _ = writeln!(
+                std::io::stderr(),
+                "matrix {name}: not in {} (kept by a matrix without it)",
+                dir.display()
+            );
+            continue;
+        }
+        let scored = match (&replay, rig.as_mut()) {
+            (Some(dir), _) => replay_cell(dir, i, cell),
+            (None, Some(rig)) => run_cell(rig, i, cell),
+            (None, None) => unreachable!("a rig or a replay"),
+        };
+        let _ = writeln!(std::io::stderr(), "{}", scored.row());
+        rows.push(scored);
+    }
+    let mut table = format!("{HEADER}\n");
+    for r in &rows {
+        let _ = writeln!(table, "{}", r.row());
+    }
+    let found: usize = rows.iter().map(Scored::found).sum();
+    let asked: usize = rows.iter().map(|r| r.changes.len()).sum();
+    let false_events: usize = rows.iter().map(|r| r.false_events.len()).sum();
+    let _ = writeln!(
+        table,
+        "\n{} cells, {} passed; changes found {found} of {asked}; false events {false_events}; {:.0} s",
+        rows.len(),
+        rows.iter().filter(|r| r.pass()).count(),
+        t0.elapsed().as_secs_f64()
+    );
+    let _ = writeln!(std::io::stderr(), "\nreal-device matrix:\n{table}");
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("real-matrix.md");
+    let _ = std::fs::write(&out, &table);
+    let failed: Vec<&str> = rows
+        .iter()
+        .filter(|r| !r.pass() && (strict || !KNOWN_FAILING_TODAY.contains(&r.name.as_str())))
+        .map(|r| r.name.as_str())
+        .collect();
+    let now_pass: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.pass() && KNOWN_FAILING_TODAY.contains(&r.name.as_str()))
+        .map(|r| r.name.as_str())
+        .collect();
+    if !now_pass.is_empty() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "cells in KNOWN_FAILING_TODAY that pass now: {now_pass:?}"
+        );
+    }
+    assert!(
+        failed.is_empty(),
+        "cells failed: {failed:?} (table in {})",
+        out.display()
+    );
+}
