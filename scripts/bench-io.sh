@@ -207,6 +207,13 @@ if st.f_bavail * st.f_frsize < need + (64 << 20):
              f"{st.f_bavail * st.f_frsize / 1e9:.2f} GB free; three {size} files need "
              f"{need / 1e9:.2f} GB (set BENCH_IO_SIZE or BENCH_IO_DIR)")
 
+# The I/Os the counts move (two sizes per block size), within the file.
+_m = min(1536, size_bytes(size) >> 20) // 3 * 3
+COUNT_IOS = {"4k": (8192, 24576), "1M": (_m // 3, _m)}
+if os.environ.get("BENCH_IO_COUNTS") == "1" and _m < 192:
+    sys.exit(f"bench-io: BENCH_IO_SIZE {size} is under the 192 MiB the counts of the 1M jobs "
+             "move (or set BENCH_IO_COUNTS=0)")
+
 results = {}  # (section, job, runner) -> best (rate, cpu per GB)
 rates = {}  # (section, job, runner) -> every rate, for the spread
 lats = {}  # (section, job, runner) -> every latency dict
@@ -287,9 +294,8 @@ for r in range(rounds):
 
 # Costs per I/O that do not move with the machine's load: each counted over two runs
 # of different sizes, the difference divided by the difference in I/Os.
-COUNT_IOS = {"4k": (8192, 24576), "1M": (256, 768)}
 EVENTS = {"raw_syscalls:sys_enter": "syscalls", "io_uring:io_uring_queue_async_work": "io-wq",
-          "context-switches": "ctx-sw"}
+          "context-switches": "ctx-sw", "task-clock": "cpu"}
 
 def perf_counts(cmd):
     p = subprocess.run(["perf", "stat", "-x", ",", "-e", ",".join(EVENTS), "--"] + cmd,
@@ -300,7 +306,9 @@ def perf_counts(cmd):
     for line in p.stderr.splitlines():
         v = line.split(",")
         if len(v) > 2 and v[2] in EVENTS:
-            out[EVENTS[v[2]]] = float(v[0]) if v[0][:1].isdigit() else float("nan")
+            x = float(v[0]) if v[0][:1].isdigit() else float("nan")
+            # task-clock comes in ms: CPU time of every thread, user and kernel, to the ns.
+            out[EVENTS[v[2]]] = x * 1e3 if v[2] == "task-clock" else x
     return out
 
 def user_instructions(cmd):
@@ -329,6 +337,8 @@ if os.environ.get("BENCH_IO_COUNTS") == "1":
     for name, rw, bs, qd in jobs:
         verify = "on" if "write" in rw else "off"
         makers = [("hostd", lambda n: hostd_cmd(rw, bs, qd, verify, ios=n))]
+        if qd == 1 and bs == "4k":
+            makers.append(("hostd/poll", lambda n: hostd_cmd(rw, bs, qd, verify, poll=True, ios=n)))
         for e in ("io_uring", "libaio"):
             makers.append((f"fio/{e}", lambda n, e=e: fio_cmd(rw, bs, qd, e, ios=n)))
         for who, make in makers:
@@ -421,17 +431,23 @@ def spread(vals):
 print("-- cost per I/O, plain jobs: usr and sys = CPU µs per I/O, median [range] over the rounds;\n"
       "   instr = user-space instructions (callgrind), syscalls, io-wq = requests io_uring\n"
       "   punted to its worker threads, ctx-sw = context switches (perf stat), each per I/O as\n"
-      "   the difference of two runs (%s I/Os); * = fio's reference engine (best rate)"
+      "   the difference of two runs (%s I/Os), and cpu = CPU µs per I/O of those runs\n"
+      "   (perf's task-clock: user and kernel, to the ns; usr and sys come from getrusage, whose\n"
+      "   ticks make a short job's figures coarse); * = fio's reference engine (best rate).\n"
+      "   1M jobs: their few hundred I/Os do little in user space, and the tools' timer threads\n"
+      "   vary more than that from run to run, so their instr may even come out negative"
       % ", ".join(f"{b}: {a[0]} and {a[1]}" for b, a in COUNT_IOS.items()))
 print(f"{'job':<17} {'who':<14} {'usr µs [range]':>22} {'sys µs [range]':>22} {'instr':>8} "
-      f"{'syscalls':>8} {'io-wq':>6} {'ctx-sw':>6}")
+      f"{'syscalls':>8} {'io-wq':>6} {'ctx-sw':>6} {'cpu µs':>7}")
 for name, rw, bs, qd in jobs:
     fe = max(("fio/io_uring", "fio/libaio"), key=lambda k: results[("plain", name, k)][0])
-    for who in ("hostd", "fio/io_uring", "fio/libaio"):
-        pc = percpu[("plain", name, who)]
+    for who in ("hostd", "hostd/poll", "fio/io_uring", "fio/libaio"):
+        pc = percpu.get(("plain", name, who))
+        if not pc:
+            continue
         c = counts.get((name, who))
-        cols = (f"{c['instr']:>8.0f} {c['syscalls']:>8.2f} {c['io-wq']:>6.2f} {c['ctx-sw']:>6.2f}"
-                if c else "")
+        cols = (f"{c['instr']:>8.0f} {c['syscalls']:>8.2f} {c['io-wq']:>6.2f} {c['ctx-sw']:>6.2f} "
+                f"{c['cpu']:>7.2f}" if c else "")
         print(f"{name:<17} {who + ('*' if who == fe else ''):<14} "
               f"{spread([u * 1e6 for u, _ in pc]):>22} {spread([y * 1e6 for _, y in pc]):>22} {cols}")
 if latency_cost:
