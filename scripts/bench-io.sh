@@ -12,10 +12,10 @@
 #
 # fio at its best: io_uring with registered files and fixed buffers
 # (--registerfiles=1 --fixedbufs=1) and libaio; the better engine (by rate)
-# is the reference. At RND4K QD1 hostd also runs with --wait sleep (asleep at
-# once, as fio waits): the p50 target compares that run's latency with fio's
-# clat, as hostd's own polling sees a completion without a wake-up and so
-# measures less. hostd times every I/O (as `hostd run` does); with
+# is the reference. hostd waits for completions as fio does by default (asleep
+# in io_uring_enter at once); at RND4K QD1 it also runs with --poll, to show
+# what polling changes (its figures are not the ones compared). hostd times
+# every I/O (as `hostd run` does); with
 # BENCH_IO_LATENCY_COST=1 (the default) it also runs each plain job with
 # --latency off, to show what the timing costs.
 # Prints throughput ratios hostd/fio and CPU seconds per 10^9 bytes for both
@@ -43,11 +43,22 @@
 # buffers write at a third of its verify buffers' rate) and the verified
 # section, where both write incompressible blocks, is the one to read there.
 #
+# Costs per I/O (BENCH_IO_COUNTS=1, the default), which do not move with the
+# machine's load as rates do: user-space instructions per I/O (callgrind; perf has
+# no hardware counters in this VM), system calls per I/O (perf stat's
+# raw_syscalls:sys_enter tracepoint), requests io_uring punted to its io-wq workers
+# per I/O (io_uring:io_uring_queue_async_work) and context switches per I/O, each by
+# the difference between two runs of different sizes (so start-up and set-up cancel
+# out), for hostd and for both fio engines; and user and system CPU per I/O from the
+# measured rounds, median with the range over the rounds.
+#
 # Environment: HOSTD (binary), BENCH_IO_DIR (a directory on the disk to test,
-# default /var/tmp), BENCH_IO_SIZE (file size, default 2G), BENCH_IO_QD1_SIZE
+# default /var/tmp; `ram:SIZE`, e.g. ram:3G: a fresh ext4 on a loop device over a
+# file in /dev/shm, removed at the end; needs root), BENCH_IO_SIZE (file size, default 2G), BENCH_IO_QD1_SIZE
 # (bytes moved by the QD1 jobs, default 256M: fio's io_size),
 # BENCH_IO_ROUNDS (5), BENCH_IO_LATENCY_COST (1), BENCH_IO_JOBS (a
-# comma-separated subset of the job names, e.g. "RND4K QD1 read").
+# comma-separated subset of the job names, e.g. "RND4K QD1 read"),
+# BENCH_IO_COUNTS (1).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 export HOSTD=${HOSTD:-$root/hostd/target/release/hostd}
@@ -56,13 +67,38 @@ export BENCH_IO_SIZE=${BENCH_IO_SIZE:-2G}
 export BENCH_IO_ROUNDS=${BENCH_IO_ROUNDS:-5}
 export BENCH_IO_QD1_SIZE=${BENCH_IO_QD1_SIZE:-256M}
 export BENCH_IO_LATENCY_COST=${BENCH_IO_LATENCY_COST:-1}
+export BENCH_IO_COUNTS=${BENCH_IO_COUNTS:-1}
 command -v fio >/dev/null || { echo "bench-io: fio is not installed (apt-get install fio)" >&2; exit 2; }
 [ -x "$HOSTD" ] || { echo "bench-io: $HOSTD not built (just build)" >&2; exit 2; }
+if [ "$BENCH_IO_COUNTS" = 1 ]; then
+  for t in perf valgrind; do
+    command -v $t >/dev/null || { echo "bench-io: $t is not installed (or set BENCH_IO_COUNTS=0)" >&2; exit 2; }
+  done
+fi
+ram_img='' ram_dev='' ram_mnt=''
+cleanup() {
+  rm -rf "${work:-}"
+  if [ -n "$ram_mnt" ]; then umount "$ram_mnt" && rmdir "$ram_mnt"; fi
+  if [ -n "$ram_dev" ]; then losetup -d "$ram_dev"; fi
+  if [ -n "$ram_img" ]; then rm -f "$ram_img"; fi
+}
+trap cleanup EXIT
+if [[ $dir == ram:* ]]; then
+  # ext4 on a loop device over RAM: where the engines' own cost is the limit.
+  ram_img=$(mktemp -p /dev/shm throttlescope-bench-io.XXXXXX.img)
+  truncate -s "${dir#ram:}" "$ram_img"
+  ram_dev=$(losetup --find --show "$ram_img")
+  mkfs.ext4 -q -F "$ram_dev"
+  ram_mnt=$(mktemp -d /tmp/throttlescope-bench-io-mnt.XXXXXX)
+  mount "$ram_dev" "$ram_mnt"
+  dir=$ram_mnt
+  echo "bench-io: ext4 on $ram_dev (loop over $ram_img, ${dir#ram:})" >&2
+fi
+export BENCH_IO_WHERE="$dir on $(df --output=source "$dir" | tail -n 1) ($(df --output=fstype "$dir" | tail -n 1))"
 work=$(mktemp -d -p "$dir" throttlescope-bench-io.XXXXXX)
-trap 'rm -rf "$work"' EXIT
 export BENCH_IO_FILE="$work/bench.dat"
 python3 - <<'PY'
-import json, os, statistics, subprocess, sys
+import json, os, statistics, subprocess, sys, tempfile
 
 hostd = os.environ["HOSTD"]
 f = os.environ["BENCH_IO_FILE"]
@@ -101,15 +137,22 @@ def run(cmd):
 def io_size(rw, qd):
     return qd1_size if qd == 1 else size
 
+def ios_size(bs, ios):
+    # `ios` I/Os of `bs` (4k, 1M) as a size both tools read alike.
+    return f"{int(bs[:-1]) * ios}{bs[-1]}"
+
 def target_file(rw):
     return frw if rw == "randwrite" else f
 
-def hostd_job(rw, bs, qd, verify, latency="on", file=None, wait="poll"):
-    out = run([hostd, "bench-job", "--file", file or target_file(rw), "--rw", rw, "--bs", bs,
-               "--qd", str(qd), "--size", size, "--io-size", io_size(rw, qd),
-               "--engine", "io_uring", "--verify", verify, "--latency", latency,
-               "--wait", wait, "--overwrite", "--json"])
-    r = json.loads(out)
+def hostd_cmd(rw, bs, qd, verify, latency="on", file=None, poll=False, ios=None):
+    return ([hostd, "bench-job", "--file", file or target_file(rw), "--rw", rw, "--bs", bs,
+             "--qd", str(qd), "--size", size,
+             "--io-size", ios_size(bs, ios) if ios else io_size(rw, qd),
+             "--engine", "io_uring", "--verify", verify, "--latency", latency,
+             "--overwrite", "--json"] + (["--poll"] if poll else []))
+
+def hostd_job(rw, bs, qd, verify, latency="on", file=None, poll=False):
+    r = json.loads(run(hostd_cmd(rw, bs, qd, verify, latency, file, poll)))
     if r["corrupt_blocks"]:
         sys.exit(f"bench-io: hostd found {r['corrupt_blocks']} corrupt blocks")
     if verify == "on" and "write" not in rw and r["verified_blocks"] * 4096 != r["bytes"]:
@@ -117,32 +160,40 @@ def hostd_job(rw, bs, qd, verify, latency="on", file=None, wait="poll"):
     l = r["latency"]
     lat = {"p50": l["p50_ns"], "p90": l["p90_ns"], "p99": l["p99_ns"], "p99.9": l["p99_9_ns"],
            "p99.99": l["p99_99_ns"], "max": l["max_ns"]} if latency == "on" else None
-    return r["bytes"] / r["seconds"], r["usr_s"] + r["sys_s"], r["bytes"], lat
+    if not poll and r["waits"]["spun"]:
+        sys.exit(f"bench-io: hostd's default wait spun: {r['waits']}")
+    return r["bytes"] / r["seconds"], r["usr_s"] + r["sys_s"], r["bytes"], lat, r["usr_s"], r["sys_s"]
 
-def fio_job(rw, bs, qd, engine, verify=False):
+def fio_cmd(rw, bs, qd, engine, verify=False, ios=None):
     fname = frw if rw == "randwrite" else (fv if verify else f)
     cmd = ["fio", "--name=bench", f"--filename={fname}", "--direct=1", f"--ioengine={engine}",
            f"--rw={rw}", f"--bs={bs}", f"--iodepth={qd}", f"--size={size}",
-           f"--io_size={io_size(rw, qd)}", "--output-format=json",
+           f"--io_size={ios_size(bs, ios) if ios else io_size(rw, qd)}",
+           "--output-format=json",
            "--percentile_list=50:90:99:99.9:99.99", "--lat_percentiles=1",
            "--clat_percentiles=1"] + FIO_BEST[engine]
     if "write" in rw:
         cmd.append("--end_fsync=1")
     if verify:
         cmd += FIO_VERIFY
+    return cmd
+
+def fio_job(rw, bs, qd, engine, verify=False):
+    cmd = fio_cmd(rw, bs, qd, engine, verify)
     j = json.loads(run(cmd))["jobs"][0]
     if j["error"]:
         sys.exit(f"bench-io: fio reported error {j['error']} ({' '.join(cmd)})")
     side = j["write"] if "write" in rw else j["read"]
     secs = j["job_runtime"] / 1000.0
     cpu = (j["usr_cpu"] + j["sys_cpu"]) / 100.0 * secs
+    usr, sy = j["usr_cpu"] / 100.0 * secs, j["sys_cpu"] / 100.0 * secs
     lat = {}
     for kind in ("clat", "lat"):
         d = side[kind + "_ns"]
         lat[kind] = {k: d["percentile"][v] for k, v in PCT}
         lat[kind]["max"] = d["max"]
     lat = dict(lat["clat"], total=lat["lat"])
-    return side["io_bytes"] / secs, cpu, side["io_bytes"], lat
+    return side["io_bytes"] / secs, cpu, side["io_bytes"], lat, usr, sy
 
 def size_bytes(text):
     units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -156,15 +207,27 @@ if st.f_bavail * st.f_frsize < need + (64 << 20):
              f"{st.f_bavail * st.f_frsize / 1e9:.2f} GB free; three {size} files need "
              f"{need / 1e9:.2f} GB (set BENCH_IO_SIZE or BENCH_IO_DIR)")
 
+# The I/Os the counts move (two sizes per block size), within the file.
+_m = min(1536, size_bytes(size) >> 20) // 3 * 3
+COUNT_IOS = {"4k": (8192, 24576), "1M": (_m // 3, _m)}
+if os.environ.get("BENCH_IO_COUNTS") == "1" and _m < 192:
+    sys.exit(f"bench-io: BENCH_IO_SIZE {size} is under the 192 MiB the counts of the 1M jobs "
+             "move (or set BENCH_IO_COUNTS=0)")
+
 results = {}  # (section, job, runner) -> best (rate, cpu per GB)
 rates = {}  # (section, job, runner) -> every rate, for the spread
 lats = {}  # (section, job, runner) -> every latency dict
 verbose = os.environ.get("BENCH_IO_VERBOSE") == "1"
 
+percpu = {}  # (section, job, runner) -> every (usr, sys) CPU seconds per I/O
+
 def keep(section, name, runs):
     # Best of the rounds for each figure: the highest rate and, separately,
     # the lowest CPU per GB (host noise only ever slows a run down).
-    for who, (rate, cpu, nbytes, lat) in runs:
+    bs = next(b for n, _, b, _ in jobs if n == name)
+    for who, (rate, cpu, nbytes, lat, usr, sy) in runs:
+        ios = nbytes / size_bytes(bs)
+        percpu.setdefault((section, name, who), []).append((usr / ios, sy / ios))
         rates.setdefault((section, name, who), []).append(rate)
         if lat:
             lats.setdefault((section, name, who), []).append(lat)
@@ -201,11 +264,11 @@ for r in range(rounds):
     for name, rw, bs, qd in jobs:
         extra = ([("hostd/no-latency", lambda: hostd_job(rw, bs, qd, "off" if "read" in rw else "on", "off"))]
                  if latency_cost else [])
-        # At QD1 hostd also waits as fio does (asleep at once): its latency
-        # against fio's clat on equal terms, the p50 target's comparison.
+        # At QD1 hostd also polls (--poll): what that changes, beside the
+        # default (asleep, as fio), which is the one compared.
         if qd == 1 and bs == "4k":
-            extra.append(("hostd/sleep", lambda: hostd_job(rw, bs, qd, "off" if "read" in rw else "on",
-                                                          wait="sleep")))
+            extra.append(("hostd/poll", lambda: hostd_job(rw, bs, qd, "off" if "read" in rw else "on",
+                                                         poll=True)))
         if "write" in rw:
             # All writes rotate (hostd's blocks always carry their CRC, so
             # each of its writes counts in both sections); if a fio plain
@@ -229,13 +292,71 @@ for r in range(rounds):
         keep("verified", name, [(w.replace("verified/", "").replace("/verified", ""), x)
                                 for w, x in runs if "verified" in w])
 
+# Costs per I/O that do not move with the machine's load: each counted over two runs
+# of different sizes, the difference divided by the difference in I/Os.
+EVENTS = {"raw_syscalls:sys_enter": "syscalls", "io_uring:io_uring_queue_async_work": "io-wq",
+          "context-switches": "ctx-sw", "task-clock": "cpu"}
+
+def perf_counts(cmd):
+    p = subprocess.run(["perf", "stat", "-x", ",", "-e", ",".join(EVENTS), "--"] + cmd,
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"bench-io: perf stat {' '.join(cmd)} failed:\n{p.stderr}")
+    out = {}
+    for line in p.stderr.splitlines():
+        v = line.split(",")
+        if len(v) > 2 and v[2] in EVENTS:
+            x = float(v[0]) if v[0][:1].isdigit() else float("nan")
+            # task-clock comes in ms: CPU time of every thread, user and kernel, to the ns.
+            out[EVENTS[v[2]]] = x * 1e3 if v[2] == "task-clock" else x
+    return out
+
+def user_instructions(cmd):
+    # callgrind counts the instructions run in user space (every process fio forks
+    # writes its own file).
+    with tempfile.TemporaryDirectory() as d:
+        p = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={d}/cg.%p"] + cmd,
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            sys.exit(f"bench-io: callgrind {' '.join(cmd)} failed:\n{p.stderr[-3000:]}")
+        total = 0
+        for name in os.listdir(d):
+            with open(os.path.join(d, name)) as fh:
+                lines = fh.read().splitlines()
+            tot = [l for l in lines if l.startswith("totals:")] or [l for l in lines if l.startswith("summary:")]
+            total += int(tot[-1].split()[1])
+        return {"instr": float(total)}
+
+def per_io(measure, make_cmd, bs):
+    n1, n2 = COUNT_IOS[bs]
+    a, b = measure(make_cmd(n1)), measure(make_cmd(n2))
+    return {k: (b[k] - a[k]) / (n2 - n1) for k in a}
+
+counts = {}  # (job, runner) -> per-I/O counts
+if os.environ.get("BENCH_IO_COUNTS") == "1":
+    for name, rw, bs, qd in jobs:
+        verify = "on" if "write" in rw else "off"
+        makers = [("hostd", lambda n: hostd_cmd(rw, bs, qd, verify, ios=n))]
+        if qd == 1 and bs == "4k":
+            makers.append(("hostd/poll", lambda n: hostd_cmd(rw, bs, qd, verify, poll=True, ios=n)))
+        for e in ("io_uring", "libaio"):
+            makers.append((f"fio/{e}", lambda n, e=e: fio_cmd(rw, bs, qd, e, ios=n)))
+        for who, make in makers:
+            c = per_io(perf_counts, make, bs)
+            c.update(per_io(user_instructions, make, bs))
+            counts[(name, who)] = c
+            if verbose:
+                print(f"  counts {name:<17} {who:<14} {c}", file=sys.stderr)
+
 def med_lat(key, kind=None):
     runs = [l[kind] if kind else l for l in lats.get(key, [])]
     cols = ["p50", "p90", "p99", "p99.9", "p99.99", "max"]
     return {k: statistics.median(l[k] for l in runs) for k in cols} if runs else None
 
-print(f"bench-io: {size} files ({qd1_size} moved by QD1 jobs), best of {rounds} rounds; "
-      f"MB/s = 10^6 B/s; cpu = CPU seconds per 10^9 B")
+print(f"bench-io: {size} files ({qd1_size} moved by QD1 jobs) in {os.environ['BENCH_IO_WHERE']}, "
+      f"best of {rounds} rounds; MB/s = 10^6 B/s; cpu = CPU seconds per 10^9 B")
+print("bench-io: load average %.2f %.2f %.2f at the end on %d CPUs (other work on the machine "
+      "slows the rates and the CPU times, not the counts)" % (os.getloadavg() + (os.cpu_count(),)))
 ok = True
 lat_rows = []
 inline_p50 = []  # jobs whose p50 cannot be compared (see INLINE_NS)
@@ -259,7 +380,7 @@ for section, title in [
         met = ratio >= 0.98 and h[1] <= fr[1]
         hl, fl = med_lat((section, name, "hostd")), med_lat((section, name, fe))
         p50_note = ""
-        hs = med_lat((section, name, "hostd/sleep"))
+        hp = med_lat((section, name, "hostd/poll"))
         if name.startswith("RND4K QD1") and hl and fl:
             ft = med_lat((section, name, fe), "total")
             if fl["p50"] < INLINE_NS:
@@ -270,17 +391,13 @@ for section, title in [
                 inline_p50.append(f"{section} {name}")
                 p50_note = (f"  p50 {hl['p50']:.0f} vs {fl['p50']:.0f} ns: completed inside the "
                             "submitting call, not comparable")
-            elif not hs:
-                # Only the plain section runs hostd asleep; the verified
-                # one shows the ratio without judging it.
-                p50_note = (f"  p50 {hl['p50'] / fl['p50']:.3f}x fio's clat, "
-                            f"{hl['p50'] / ft['p50']:.3f}x its lat (polling)")
             else:
-                p50_ok = abs(hs["p50"] - fl["p50"]) <= 0.05 * fl["p50"]
+                # hostd waits as fio does: its p50 against fio's clat.
+                p50_ok = abs(hl["p50"] - fl["p50"]) <= 0.05 * fl["p50"]
                 met &= p50_ok
-                p50_note = (f"  p50 asleep {hs['p50'] / fl['p50']:.3f}x fio's clat"
+                p50_note = (f"  p50 {hl['p50'] / fl['p50']:.3f}x fio's clat"
                             + ("" if p50_ok else " (> 5 %)")
-                            + f"; polling {hl['p50'] / fl['p50']:.3f}x")
+                            + (f"; --poll {hp['p50'] / fl['p50']:.3f}x" if hp else ""))
         ok &= met
         iops = "  IOPS %.1fk vs %.1fk" % (h[0] / 4096 / 1e3, fr[0] / 4096 / 1e3) if bs == "4k" else ""
         runs = rates[(section, name, fe)]
@@ -291,23 +408,48 @@ for section, title in [
               f"{h[1]:>9.3f} {fr[1]:>8.3f} {spread:>6.0%} {median:>6.3f}  "
               f"{'ok' if met else 'MISSED'}{iops}{p50_note}")
         if hl and fl:
-            lat_rows.append((section, name, fe[4:], hl, hs, fl, med_lat((section, name, fe), "total")))
+            lat_rows.append((section, name, fe[4:], hl, hp, fl, med_lat((section, name, fe), "total")))
 print("spread = (slowest - fastest) / fastest of the reference fio engine's runs: how much the\n"
       "disk itself varied; a ratio inside it cannot tell the engines apart. median = median of\n"
       "hostd's runs / median of both fio engines' runs, less swayed by one lucky run than the\n"
       "best-of ratio the target uses (BENCH_IO_VERBOSE=1 prints every run)")
-print("-- latency in µs, median over the rounds: hostd (waiting as `hostd run` does: polling\n"
-      "   first), hostd asleep (RND4K QD1: waiting as fio does) and fio's clat (all from the\n"
+print("-- latency in µs, median over the rounds: hostd (waiting asleep, as fio and `hostd run`\n"
+      "   do by default), hostd --poll (RND4K QD1) and fio's clat (all from the\n"
       "   I/O's issue, when its submitting call had returned, to its completion), and fio's\n"
       "   lat (slat + clat: the time the application waited) of the reference engine")
 cols = ["p50", "p90", "p99", "p99.9", "p99.99", "max"]
 print(f"{'section':<8} {'job':<17} {'who':<16} " + " ".join(f"{c:>9}" for c in cols))
-for section, name, fe, hl, hs, fl, ft in lat_rows:
-    for who, l in (("hostd", hl), ("hostd asleep", hs), (f"fio clat {fe}", fl), (f"fio lat {fe}", ft)):
+for section, name, fe, hl, hp, fl, ft in lat_rows:
+    for who, l in (("hostd", hl), ("hostd --poll", hp), (f"fio clat {fe}", fl), (f"fio lat {fe}", ft)):
         if l is None:
             continue
         print(f"{section:<8} {name:<17} {who:<16} " +
               " ".join(f"{l[c] / 1e3:>9.{2 if l[c] < 10_000 else 1}f}" for c in cols))
+def spread(vals):
+    return f"{statistics.median(vals):6.2f} [{min(vals):.2f}-{max(vals):.2f}]"
+
+print("-- cost per I/O, plain jobs: usr and sys = CPU µs per I/O, median [range] over the rounds;\n"
+      "   instr = user-space instructions (callgrind), syscalls, io-wq = requests io_uring\n"
+      "   punted to its worker threads, ctx-sw = context switches (perf stat), each per I/O as\n"
+      "   the difference of two runs (%s I/Os), and cpu = CPU µs per I/O of those runs\n"
+      "   (perf's task-clock: user and kernel, to the ns; usr and sys come from getrusage, whose\n"
+      "   ticks make a short job's figures coarse); * = fio's reference engine (best rate).\n"
+      "   1M jobs: their few hundred I/Os do little in user space, and the tools' timer threads\n"
+      "   vary more than that from run to run, so their instr may even come out negative"
+      % ", ".join(f"{b}: {a[0]} and {a[1]}" for b, a in COUNT_IOS.items()))
+print(f"{'job':<17} {'who':<14} {'usr µs [range]':>22} {'sys µs [range]':>22} {'instr':>8} "
+      f"{'syscalls':>8} {'io-wq':>6} {'ctx-sw':>6} {'cpu µs':>7}")
+for name, rw, bs, qd in jobs:
+    fe = max(("fio/io_uring", "fio/libaio"), key=lambda k: results[("plain", name, k)][0])
+    for who in ("hostd", "hostd/poll", "fio/io_uring", "fio/libaio"):
+        pc = percpu.get(("plain", name, who))
+        if not pc:
+            continue
+        c = counts.get((name, who))
+        cols = (f"{c['instr']:>8.0f} {c['syscalls']:>8.2f} {c['io-wq']:>6.2f} {c['ctx-sw']:>6.2f} "
+                f"{c['cpu']:>7.2f}" if c else "")
+        print(f"{name:<17} {who + ('*' if who == fe else ''):<14} "
+              f"{spread([u * 1e6 for u, _ in pc]):>22} {spread([y * 1e6 for _, y in pc]):>22} {cols}")
 if latency_cost:
     print("-- cost of timing every I/O: hostd with latency recording / without (plain jobs; "
           "best rate, lowest cpu)")

@@ -1,6 +1,6 @@
 //! `hostd bench-job`, the job `just bench-io` runs against fio: a write and
-//! its verified read-back with real direct I/O, waiting either way; and a
-//! command whose stdout reader leaves early.
+//! its verified read-back with real direct I/O, waiting asleep (the default)
+//! or polling (`--poll`); and a command whose stdout reader leaves early.
 #![cfg(unix)] // io_uring and a pipe(2) as stdout
 
 mod common;
@@ -25,39 +25,46 @@ fn bench_job(file: &Path, args: &[&str]) -> Value {
 }
 
 #[test]
-fn a_job_waits_by_polling_or_asleep_and_times_every_io_either_way() {
+fn a_job_waits_asleep_as_fio_by_default_polls_only_when_told_and_times_every_io() {
     let dir = disk_tempdir();
     let file = dir.path().join("bench.dat");
     let w = bench_job(&file, &["--rw", "write"]);
     assert_eq!(w["bytes"], 4 << 20);
-    for wait in ["poll", "sleep"] {
-        let r = bench_job(&file, &["--rw", "randread", "--wait", wait]);
-        assert_eq!(r["polling"], wait == "poll", "{wait}: {r}");
-        assert_eq!(r["bytes"], 4 << 20, "{wait}");
-        assert_eq!(r["corrupt_blocks"], 0, "{wait}");
+    for poll in [false, true] {
+        let args: &[&str] = if poll {
+            &["--rw", "randread", "--poll"]
+        } else {
+            &["--rw", "randread"]
+        };
+        let r = bench_job(&file, args);
+        assert_eq!(r["polling"], poll, "--poll is recorded: {r}");
+        assert_eq!(r["bytes"], 4 << 20, "{poll}");
+        assert_eq!(r["corrupt_blocks"], 0, "{poll}");
         assert_eq!(
             r["verified_blocks"], 1024,
-            "{wait}: every 4 KiB block checked"
+            "{poll}: every 4 KiB block checked"
         );
+        // QD1: one wait per I/O, each counted by how it ended.
+        let waits = &r["waits"];
+        let n = |k: &str| waits[k].as_u64().unwrap();
+        assert_eq!(n("ready") + n("spun") + n("slept"), 1024, "{waits}");
+        if !poll {
+            assert_eq!(
+                (n("spun"), n("polled")),
+                (0, 0),
+                "the default wait never spins: {waits}"
+            );
+        } else {
+            assert!(n("polled") > 0, "--poll polled: {waits}");
+        }
         let l = &r["latency"];
-        assert_eq!(l["count"], 1024, "{wait}: one latency per I/O");
+        assert_eq!(l["count"], 1024, "{poll}: one latency per I/O");
         let p50 = l["p50_ns"].as_u64().unwrap();
         assert!(
             p50 > 0 && p50 <= l["max_ns"].as_u64().unwrap(),
-            "{wait}: {l}"
+            "{poll}: {l}"
         );
     }
-    let o = hostd()
-        .args(["bench-job", "--file"])
-        .arg(&file)
-        .args(["--rw", "read", "--wait", "spin"])
-        .output()
-        .unwrap();
-    assert!(!o.status.success());
-    assert!(
-        String::from_utf8_lossy(&o.stderr).contains("--wait"),
-        "the refusal names the option"
-    );
 }
 
 /// The write end of a pipe whose reader has already gone, as a child's

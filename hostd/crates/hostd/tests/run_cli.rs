@@ -585,3 +585,47 @@ fn a_run_records_the_latency_of_every_io_per_file_interval_and_phase() {
         );
     }
 }
+
+#[test]
+fn how_the_engine_waited_is_recorded_next_to_the_figures() {
+    // By default the engine waits asleep, as fio does; `--poll` or the profile's
+    // `io.poll` make it poll first, and the manifest, the summary and the report say so.
+    let work = disk_tempdir();
+    let prof = small_profile(work.path(), 1, "1MB");
+    let polling = work.path().join("polling.toml");
+    let text_of = std::fs::read_to_string(&prof).unwrap();
+    std::fs::write(&polling, format!("{text_of}poll = true\n")).unwrap();
+    for (name, profile, extra, wait) in [
+        ("default", &prof, None, "sleep"),
+        ("flag", &prof, Some("--poll"), "poll"),
+        ("profile", &polling, None, "poll"),
+    ] {
+        let target = work.path().join(format!("target-{name}"));
+        std::fs::create_dir(&target).unwrap();
+        let out = work.path().join(format!("run-{name}"));
+        let mut cmd = hostd_run(profile, [&target], &out);
+        cmd.args(extra);
+        let o = cmd.output().unwrap();
+        assert_ok(&o);
+        for file in ["manifest.json", "summary.json"] {
+            let c = &read_json(&out.join(file))["conditions"];
+            assert_eq!(c["wait"], wait, "{name} {file}: {c}");
+        }
+        let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+        let said = if wait == "poll" {
+            "POLLED"
+        } else {
+            "asleep in the kernel"
+        };
+        assert!(
+            html.contains(r#"<p id="conditions-wait">"#) && html.contains(said),
+            "{name}: the report does not say how the engine waited"
+        );
+        assert_eq!(
+            text(&o).contains("POLLED"),
+            wait == "poll",
+            "{name}: {}",
+            text(&o)
+        );
+    }
+}

@@ -24,12 +24,46 @@ pub struct Conditions {
     /// The starting state each target was brought to (trim, rest), one per target.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub preparation: Vec<Preparation>,
+    /// How the I/O engine waited for completions, the method behind every latency and
+    /// QD1 figure; `None` in runs made before hostd recorded it (those polled first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait: Option<WaitMode>,
+}
+
+/// How the I/O engine waited for its completions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WaitMode {
+    /// Asleep in the kernel at once, as fio's io_uring engine waits by default: the
+    /// figures mean what fio's and CrystalDiskMark's mean.
+    Sleep,
+    /// Polling for up to 30 µs before sleeping (`hostd run --poll`, profile `io.poll`):
+    /// faster at QD1 on fast devices, at more CPU; not comparable with fio's defaults.
+    Poll,
+}
+
+impl WaitMode {
+    /// One line for the summary and the report.
+    pub fn describe(self) -> &'static str {
+        match self {
+            WaitMode::Sleep => {
+                "completions waited for asleep in the kernel, as fio's io_uring engine waits by default"
+            }
+            WaitMode::Poll => {
+                "completions POLLED for (--poll): up to 30 µs without sleeping before each wait; \
+                 QD1 latency and IOPS are not comparable with fio's or CrystalDiskMark's defaults"
+            }
+        }
+    }
 }
 
 impl Conditions {
     /// True when there is nothing to record.
     pub fn is_empty(&self) -> bool {
-        self.notes.is_empty() && self.tags.is_empty() && self.preparation.is_empty()
+        self.notes.is_empty()
+            && self.tags.is_empty()
+            && self.preparation.is_empty()
+            && self.wait.is_none()
     }
 
     /// Notes and tags from the command line's `--note` and `--tag KEY=VALUE` arguments,
@@ -62,6 +96,7 @@ impl Conditions {
             notes: run.notes.clone(),
             tags: run.tags.clone(),
             preparation: session.preparation,
+            wait: session.wait,
         };
         c.notes.extend(session.notes);
         for (key, value) in session.tags {
@@ -79,7 +114,8 @@ impl Conditions {
         Ok(c)
     }
 
-    /// One line per note, tag and preparation step, for the terminal summary.
+    /// One line per note, tag and preparation step, and one if the engine polled, for the
+    /// terminal summary.
     pub fn lines(&self) -> Vec<String> {
         let mut out = Vec::new();
         if !self.tags.is_empty() {
@@ -89,6 +125,10 @@ impl Conditions {
         out.extend(self.notes.iter().map(|n| format!("note: {n}")));
         for p in &self.preparation {
             out.push(format!("{}: {}", p.target, p.describe()));
+        }
+        // The default (fio's way) goes without saying on the terminal; polling must not.
+        if let Some(w @ WaitMode::Poll) = self.wait {
+            out.push(format!("engine: {}", w.describe()));
         }
         out
     }

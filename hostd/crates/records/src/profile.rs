@@ -356,6 +356,10 @@ pub struct IoSpec {
     /// Verify every block on read.
     #[serde(default = "yes")]
     pub verify: bool,
+    /// Let the engine poll for completions before it sleeps (as `hostd run --poll`);
+    /// default off: it sleeps at once, as fio's io_uring engine does.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub poll: bool,
 }
 
 fn default_drop_fraction() -> f64 {

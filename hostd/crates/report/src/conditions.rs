@@ -1,5 +1,6 @@
-//! The conditions section: the user's tags and notes (`hostd run --tag --note`) and the
-//! starting state hostd set before measuring (trim, rest); absent when there are none.
+//! The conditions section: the user's tags and notes (`hostd run --tag --note`), the
+//! starting state hostd set before measuring (trim, rest) and how the engine waited for
+//! completions (`--poll` or not); absent when there are none.
 
 use crate::svg::esc;
 use hostd_records::conditions::Conditions;
@@ -38,6 +39,13 @@ pub(crate) fn section(c: &Conditions) -> String {
             let _ = write!(h, "<li>{}: {}</li>", esc(&p.target), esc(&p.describe()));
         }
         h.push_str("</ul>");
+    }
+    if let Some(w) = c.wait {
+        let _ = write!(
+            h,
+            r#"<p id="conditions-wait">Engine: {}.</p>"#,
+            esc(w.describe())
+        );
     }
     h.push_str("</section>");
     h

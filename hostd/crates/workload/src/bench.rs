@@ -6,7 +6,7 @@
 use crate::block::{BlockCodec, DataPool};
 use crate::buffer::BufferPool;
 use crate::direct::{self, OpenMode};
-use crate::engine::{self, EngineChoice};
+use crate::engine::{self, EngineChoice, WaitCounts};
 use crate::jobloop::{run_job, slots_for, JobIo};
 use crate::step::IoJob;
 use anyhow::{bail, Context};
@@ -23,6 +23,8 @@ pub struct BenchResult {
     pub engine: String,
     /// Whether its waits could poll before sleeping ([`BenchOptions::polling`]).
     pub polling: bool,
+    /// How the engine's waits for completions ended.
+    pub waits: WaitCounts,
     /// Job as run.
     pub job: IoJob,
     /// Bytes moved.
@@ -66,8 +68,8 @@ pub struct BenchOptions {
     pub overwrite: bool,
     /// Time every I/O (false only to measure what the timing costs).
     pub record_latency: bool,
-    /// Whether a wait may poll before it sleeps, as in `hostd run`; false
-    /// sleeps at once, as fio does ([`engine::IoEngine::set_polling`]).
+    /// Whether a wait may poll before it sleeps (`--poll`); false, the
+    /// default, sleeps at once, as fio does ([`engine::IoEngine::set_polling`]).
     pub polling: bool,
 }
 
@@ -147,6 +149,7 @@ pub fn run_bench_job(path: &Path, job: &IoJob, opts: BenchOptions) -> anyhow::Re
     Ok(BenchResult {
         engine: eng.name().to_string(),
         polling,
+        waits: eng.wait_counts(),
         job: job.clone(),
         bytes: out.bytes,
         seconds,

@@ -76,6 +76,12 @@ impl IoEngine for FaultyEngine {
     fn unsubmitted(&self) -> usize {
         self.inner.unsubmitted()
     }
+    fn set_polling(&mut self, on: bool) {
+        self.inner.set_polling(on)
+    }
+    fn wait_counts(&self) -> crate::engine::WaitCounts {
+        self.inner.wait_counts()
+    }
     fn reap(&mut self, min: usize, out: &mut Vec<IoCompletion>) -> io::Result<()> {
         let start = out.len();
         self.inner.reap(min, out)?;

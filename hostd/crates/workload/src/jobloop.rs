@@ -353,7 +353,13 @@ impl<'e, 'a> JobLoop<'e, 'a> {
                 self.complete(c, reaped_at)?;
             }
             self.comps = comps;
-            if self.io.record_latency && reaped_at.duration_since(self.flushed) >= flush_every {
+            // Only intervals need the latencies as they come (`bench-job` has none: its
+            // histogram is handed over once, at the end, so what it costs goes with the
+            // I/Os and not with the time the job takes).
+            if self.io.record_latency
+                && self.io.interval_latency.is_some()
+                && reaped_at.duration_since(self.flushed) >= flush_every
+            {
                 flush_latency(
                     &mut self.out.latency,
                     &mut self.recent,

@@ -44,12 +44,10 @@ pub struct BenchJobArgs {
     /// Time every I/O (`off` only to measure what the timing costs).
     #[arg(long, default_value = "on")]
     pub latency: String,
-    /// How a wait for a completion behaves: `poll` (as `hostd run`: it asks
-    /// without sleeping for up to 30 µs while that finds completions, then
-    /// sleeps) or `sleep` (at once, as fio does: to compare latency with
-    /// fio's `clat` on equal terms).
-    #[arg(long, default_value = "poll", value_parser = ["poll", "sleep"])]
-    pub wait: String,
+    /// Poll for completions (up to 30 µs) before sleeping, as `hostd run --poll`. By
+    /// default a wait sleeps at once, as fio's io_uring engine does.
+    #[arg(long)]
+    pub poll: bool,
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
@@ -113,7 +111,7 @@ pub fn execute(args: BenchJobArgs) -> anyhow::Result<ExitCode> {
             seed: args.seed,
             overwrite: args.overwrite,
             record_latency: args.latency != "off",
-            polling: args.wait == "poll",
+            polling: args.poll,
         },
     )?;
     if args.json {
@@ -125,6 +123,18 @@ pub fn execute(args: BenchJobArgs) -> anyhow::Result<ExitCode> {
             "{} {:?} bs {} qd {}: {:.0} MB/s, {:.0} IOPS, cpu {:.3} s/GB (usr {:.2} s, sys {:.2} s){}",
             r.engine, rw, bs, args.qd, r.mbps, r.iops, r.cpu_s_per_gb, r.usr_s, r.sys_s,
             if r.corrupt_blocks > 0 { format!(", {} CORRUPT blocks", r.corrupt_blocks) } else { String::new() }
+        );
+        let w = &r.waits;
+        outln!(
+            "waits ({}): {} found completions ready, {} ended polling, {} asleep",
+            if r.polling {
+                "--poll"
+            } else {
+                "asleep, as fio"
+            },
+            w.ready,
+            w.spun,
+            w.slept
         );
         outln!(
             "latency µs (±0.1 %): p50 {:.1}, p90 {:.1}, p99 {:.1}, p99.9 {:.1}, p99.99 {:.1}, max {:.1} ({} I/Os)",

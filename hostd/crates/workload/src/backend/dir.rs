@@ -156,7 +156,8 @@ impl DirBackend {
 
     fn engine(&mut self, qd: usize) -> std::io::Result<&mut Box<dyn IoEngine>> {
         if !self.engines.contains_key(&qd) {
-            let (e, note) = engine::open(self.opts.engine, qd)?;
+            let (mut e, note) = engine::open(self.opts.engine, qd)?;
+            e.set_polling(self.opts.poll);
             if note.is_some() {
                 self.engine_note = note;
             }

@@ -30,6 +30,9 @@ pub struct BackendOptions {
     pub seed: u64,
     /// Engine choice.
     pub engine: EngineChoice,
+    /// Whether the engines' waits poll before they sleep (`hostd run --poll`,
+    /// the profile's `io.poll`); off, they sleep at once, as fio's do.
+    pub poll: bool,
     /// Accept cached I/O where direct I/O is refused or ineffective.
     pub allow_cached: bool,
     /// The target is a raw block device (`--raw-device`).

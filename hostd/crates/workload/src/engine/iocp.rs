@@ -6,7 +6,7 @@
 //! The file is associated with the port in `begin_job` (direct files are
 //! opened with `FILE_FLAG_OVERLAPPED`, [`crate::direct`]).
 
-use super::{IoCompletion, IoEngine, IoRequest, RawFile};
+use super::{IoCompletion, IoEngine, IoRequest, RawFile, WaitCounts};
 use std::io;
 use windows_sys::Win32::Foundation::{
     CloseHandle, GetLastError, ERROR_HANDLE_EOF, ERROR_INVALID_PARAMETER, ERROR_IO_PENDING, HANDLE,
@@ -39,6 +39,8 @@ pub struct Iocp {
     /// Requests that failed to start: completed at once with their error.
     failed: Vec<IoCompletion>,
     polling: bool,
+    /// How the waits ended.
+    counts: WaitCounts,
 }
 
 // The port and file handles may be used from any thread; the Ops are owned.
@@ -60,7 +62,8 @@ impl Iocp {
             ops: Vec::new(),
             in_flight: 0,
             failed: Vec::new(),
-            polling: true,
+            polling: false,
+            counts: WaitCounts::default(),
         })
     }
 
@@ -200,17 +203,34 @@ impl IoEngine for Iocp {
         if got < min && self.in_flight == 0 {
             return Err(io::Error::other("waiting for I/Os that were never started"));
         }
-        if self.polling && self.in_flight > 0 {
-            got += self.take(0, out)?;
+        if got >= min {
+            self.counts.ready += 1;
+            return Ok(());
         }
+        if self.polling {
+            // One look at the port without waiting.
+            self.counts.polled += 1;
+            got += self.take(0, out)?;
+            if got >= min {
+                self.counts.spun += 1;
+                return Ok(());
+            }
+        }
+        // Asleep in GetQueuedCompletionStatusEx until a packet comes (it
+        // returns at once with those already queued).
         while got < min {
             got += self.take(u32::MAX, out)?;
         }
+        self.counts.slept += 1;
         Ok(())
     }
 
     fn set_polling(&mut self, on: bool) {
         self.polling = on;
+    }
+
+    fn wait_counts(&self) -> WaitCounts {
+        self.counts
     }
 }
 

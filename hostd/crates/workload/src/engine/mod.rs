@@ -101,10 +101,39 @@ pub trait IoEngine: Send {
     /// I/O's issue time when it leaves this count.
     fn unsubmitted(&self) -> usize;
     /// Whether a wait may ask for completions without sleeping before it
-    /// sleeps (on by default; engines that never poll ignore it). Off, a
-    /// wait sleeps at once, as fio's does: `hostd bench-job --wait sleep`
-    /// compares latency with fio's on those terms.
+    /// sleeps (`--poll`; engines that never poll ignore it). Off, the
+    /// default, a wait sleeps in the kernel at once, as fio's io_uring engine
+    /// does by default, so that QD1 figures mean what fio's mean.
     fn set_polling(&mut self, _on: bool) {}
+    /// How the engine's waits for completions have ended so far.
+    fn wait_counts(&self) -> WaitCounts {
+        WaitCounts::default()
+    }
+}
+
+/// How the waits of [`IoEngine::reap`] ended, counted by the engine.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct WaitCounts {
+    /// Enough completions were there already: no wait.
+    pub ready: u64,
+    /// Ended by polling: a completion came while the engine asked without
+    /// sleeping (only with polling on).
+    pub spun: u64,
+    /// Ended asleep in the kernel until a completion came (after a poll
+    /// that found nothing, with polling on).
+    pub slept: u64,
+    /// Waits that polled at all (found something or not).
+    pub polled: u64,
+}
+
+impl WaitCounts {
+    /// The sum of two engines' counts.
+    pub fn add(&mut self, o: WaitCounts) {
+        self.ready += o.ready;
+        self.spun += o.spun;
+        self.slept += o.slept;
+        self.polled += o.polled;
+    }
 }
 
 /// Which engine to use.

@@ -1,7 +1,7 @@
 //! Portable engine: `queue_depth` worker threads, each doing blocking
 //! positioned reads and writes ([`crate::direct::pread`]) for one request at a time.
 
-use super::{IoCompletion, IoEngine, IoRequest};
+use super::{IoCompletion, IoEngine, IoRequest, WaitCounts};
 use std::collections::VecDeque;
 use std::io;
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -19,6 +19,8 @@ pub struct Threads {
     pending: Vec<IoRequest>,
     done_rx: Receiver<IoCompletion>,
     workers: Vec<JoinHandle<()>>,
+    /// How the waits ended.
+    counts: WaitCounts,
 }
 
 impl Threads {
@@ -41,6 +43,7 @@ impl Threads {
             pending: Vec::new(),
             done_rx,
             workers,
+            counts: WaitCounts::default(),
         }
     }
 }
@@ -110,6 +113,14 @@ impl IoEngine for Threads {
 
     fn reap(&mut self, min: usize, out: &mut Vec<IoCompletion>) -> io::Result<()> {
         let mut got = 0;
+        while let Ok(c) = self.done_rx.try_recv() {
+            out.push(c);
+            got += 1;
+        }
+        if got >= min {
+            self.counts.ready += 1;
+            return Ok(());
+        }
         while got < min {
             let c = self
                 .done_rx
@@ -121,7 +132,12 @@ impl IoEngine for Threads {
         while let Ok(c) = self.done_rx.try_recv() {
             out.push(c);
         }
+        self.counts.slept += 1;
         Ok(())
+    }
+
+    fn wait_counts(&self) -> WaitCounts {
+        self.counts
     }
 }
 

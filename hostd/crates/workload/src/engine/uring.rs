@@ -13,8 +13,14 @@
 //!   IOPS on a virtio disk. The last one queued goes in with
 //!   [`IoEngine::commit`], and the job loop then waits in [`IoEngine::reap`]:
 //!   two `io_uring_enter` per I/O at QD1, as fio makes, so that the time
-//!   between the two is the I/O's completion latency (fio's `clat`). The
-//!   wait polls before it sleeps while polling pays ([`POLL_NS`]).
+//!   between the two is the I/O's completion latency (fio's `clat`).
+//! - The wait is fio's by default (`fio_ioring_getevents` with
+//!   `iodepth_batch_complete_min=1`): take what the completion queue holds;
+//!   if that is too few, one `io_uring_enter(0, min_complete, GETEVENTS)`
+//!   that sleeps in the kernel until enough have come. No spinning. With
+//!   polling on (`hostd run --poll`), a wait first asks without sleeping
+//!   for up to [`POLL_NS`] while that finds completions. The engine counts
+//!   how each wait ended ([`WaitCounts`]).
 //! - `IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN` (Linux 6.1+,
 //!   as fio 3.33+ sets them): a completion is not delivered by interrupting
 //!   the job thread (task work and a wake-up per I/O); it waits in the ring's
@@ -26,7 +32,7 @@
 //!   job on another thread later gets a fresh ring. Older kernels get a
 //!   `COOP_TASKRUN` ring, or a plain one.
 
-use super::{IoCompletion, IoEngine, IoRequest};
+use super::{IoCompletion, IoEngine, IoRequest, WaitCounts};
 use io_uring::{opcode, types, IoUring};
 use std::io;
 use std::os::unix::io::RawFd;
@@ -55,6 +61,8 @@ pub struct Uring {
     waits: u32,
     /// Whether waits may poll at all ([`IoEngine::set_polling`]).
     may_poll: bool,
+    /// How the waits ended.
+    counts: WaitCounts,
 }
 
 impl Uring {
@@ -72,7 +80,8 @@ impl Uring {
             bufs: Vec::new(),
             poll_hits: 1.0,
             waits: 0,
-            may_poll: true,
+            may_poll: false,
+            counts: WaitCounts::default(),
         })
     }
 
@@ -239,49 +248,64 @@ impl IoEngine for Uring {
         self.may_poll = on;
     }
 
+    fn wait_counts(&self) -> WaitCounts {
+        self.counts
+    }
+
     fn reap(&mut self, min: usize, out: &mut Vec<IoCompletion>) -> io::Result<()> {
-        let mut got = 0;
-        let mut polled = false;
-        loop {
-            for cqe in self.ring.completion() {
-                let r = cqe.result();
-                let result = if r < 0 {
-                    Err(io::Error::from_raw_os_error(-r))
-                } else {
-                    Ok(r as usize)
-                };
-                out.push(IoCompletion {
-                    slot: cqe.user_data() as usize,
-                    result,
-                    completed_at: None,
-                    issued_at: None,
-                });
-                got += 1;
-            }
-            if got >= min {
-                return Ok(());
-            }
-            if !polled && self.may_poll {
-                polled = true;
-                self.waits = self.waits.wrapping_add(1);
-                if self.poll_hits >= POLL_HIT_MIN || self.waits.is_multiple_of(RELEARN_EVERY) {
-                    let hit = self.poll()?;
-                    self.poll_hits += (f64::from(u8::from(hit)) - self.poll_hits) / 16.0;
+        let mut got = self.take_completions(out);
+        if got >= min {
+            self.counts.ready += 1;
+            return Ok(());
+        }
+        if self.may_poll {
+            self.waits = self.waits.wrapping_add(1);
+            if self.poll_hits >= POLL_HIT_MIN || self.waits.is_multiple_of(RELEARN_EVERY) {
+                self.counts.polled += 1;
+                let hit = self.poll()?;
+                self.poll_hits += (f64::from(u8::from(hit)) - self.poll_hits) / 16.0;
+                got += self.take_completions(out);
+                if got >= min {
+                    self.counts.spun += 1;
+                    return Ok(());
                 }
-                continue;
             }
-            // Sleep until the kernel has enough; anything queued went in with
-            // commit, so this submits nothing.
+        }
+        // Sleep until the kernel has enough; anything queued went in with
+        // commit, so this submits nothing.
+        while got < min {
             match self.enter(0, (min - got) as u32, GETEVENTS) {
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
+            got += self.take_completions(out);
         }
+        self.counts.slept += 1;
+        Ok(())
     }
 }
 
 impl Uring {
+    /// Appends what the completion queue holds; how many.
+    fn take_completions(&mut self, out: &mut Vec<IoCompletion>) -> usize {
+        let before = out.len();
+        out.extend(self.ring.completion().map(|cqe| {
+            let r = cqe.result();
+            IoCompletion {
+                slot: cqe.user_data() as usize,
+                result: if r < 0 {
+                    Err(io::Error::from_raw_os_error(-r))
+                } else {
+                    Ok(r as usize)
+                },
+                completed_at: None,
+                issued_at: None,
+            }
+        }));
+        out.len() - before
+    }
+
     /// `io_uring_enter(to_submit, min_complete, flags)` on this ring: how many
     /// requests it submitted.
     fn enter(&self, to_submit: u32, min_complete: u32, flags: u32) -> io::Result<usize> {
@@ -336,9 +360,13 @@ enum Issuer {
     Thread(ThreadId),
 }
 
-/// Builds the best ring the kernel offers for `entries` requests.
+/// Builds the best ring the kernel offers for `entries` requests: fio's flags
+/// (`CQSIZE` with a completion queue as long as the submission queue, as fio
+/// clamps it, `COOP_TASKRUN`, `SINGLE_ISSUER`, `DEFER_TASKRUN`; fio sets
+/// `0x3108`), plus `R_DISABLED` ([`Issuer::Disabled`]).
 fn build_ring(entries: u32) -> io::Result<(IoUring, Issuer)> {
     if let Ok(ring) = IoUring::builder()
+        .setup_cqsize(entries)
         .setup_coop_taskrun()
         .setup_single_issuer()
         .setup_defer_taskrun()
@@ -355,8 +383,10 @@ fn build_ring(entries: u32) -> io::Result<(IoUring, Issuer)> {
 /// refuses that (before 5.19).
 fn any_thread_ring(entries: u32) -> io::Result<IoUring> {
     IoUring::builder()
+        .setup_cqsize(entries)
         .setup_coop_taskrun()
         .build(entries)
+        .or_else(|_| IoUring::builder().setup_coop_taskrun().build(entries))
         .or_else(|_| IoUring::new(entries))
 }
 
@@ -417,18 +447,21 @@ mod tests {
     }
 
     #[test]
-    fn a_ring_told_not_to_poll_sleeps_at_once() {
+    fn by_default_a_wait_sleeps_at_once_and_never_spins() {
         // A read from an empty pipe completes only when another thread writes
-        // (20 ms later): a wait that polls first finds nothing and its hit
-        // rate falls; a ring told not to poll never asks.
-        for polling in [true, false] {
+        // (20 ms later). By default the wait goes to sleep in the kernel at
+        // once, as fio's does; with polling on it first asks without sleeping,
+        // finds nothing, and then sleeps. The engine counts how each ended.
+        for polling in [None, Some(true), Some(false)] {
             let mut fds = [0; 2];
             // SAFETY: fds has room for the two descriptors.
             assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
             // SAFETY: pipe() just opened both; each is owned once.
             let (r, w) = unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) };
             let mut ring = Uring::new(1).unwrap();
-            ring.set_polling(polling);
+            if let Some(on) = polling {
+                ring.set_polling(on);
+            }
             let mut buf = [0u8; 8];
             ring.begin_job(r.as_raw_fd(), &[]).unwrap();
             ring.queue(IoRequest {
@@ -448,14 +481,20 @@ mod tests {
             });
             let mut out = Vec::new();
             ring.reap(1, &mut out).unwrap();
+            // Nothing left: a second wait for nothing returns at once.
+            ring.reap(0, &mut out).unwrap();
             ring.end_job();
             drop(writer.join().unwrap());
             assert_eq!(*out[0].result.as_ref().unwrap(), 8);
             assert_eq!(&buf, b"12345678");
-            if polling {
+            let c = ring.wait_counts();
+            assert_eq!((c.slept, c.ready, c.spun), (1, 1, 0), "{polling:?}: {c:?}");
+            if polling == Some(true) {
+                assert_eq!(c.polled, 1, "the wait polled first: {c:?}");
                 assert!(ring.poll_hits < 1.0, "the wait polled and missed");
             } else {
-                assert_eq!(ring.poll_hits, 1.0, "a ring told not to poll polled");
+                assert_eq!(c.polled, 0, "{polling:?}: a ring not told to poll polled");
+                assert_eq!(ring.poll_hits, 1.0);
             }
         }
     }

@@ -84,6 +84,7 @@ pub fn options(seed: u64, engine: EngineChoice) -> BackendOptions {
         run_id: format!("test-{seed}-{}", std::process::id()),
         seed,
         engine,
+        poll: false,
         allow_cached: false,
         raw_device: false,
         destroy_data: false,
