@@ -12,7 +12,7 @@
 //! energy during the file.
 
 use crate::timeline::Timeline;
-use hostd_probe::agg::AGG_BIN_NS;
+use hostd_records::binning::AGG_BIN_NS;
 use hostd_records::energy::phase_energy;
 use hostd_records::{FileProbe, FileRecord};
 use serde::Serialize;

@@ -67,7 +67,7 @@ fn run(
         programs: Vec::new(),
         preparation: Vec::new(),
     };
-    let summary = hostd_records::Summary::compute("r", &outcome, &Default::default());
+    let summary = hostd_records::Summary::compute("r", &outcome);
     let mut records = RunRecords {
         dir,
         manifest,

@@ -8,7 +8,6 @@
 //! - [`convert`]: raw INA228 register values → volts, amperes, watts, joules.
 //! - [`packed`]: wire v2 sample packing (zig-zag varint deltas).
 //! - [`sequence`]: sequence-number accounting (gaps, probe-reported drops).
-//! - [`agg`]: 10 ms min/mean/max bins (`probe_agg.csv`).
 //! - [`align`]: probe clock → host Unix time (offset + drift fit, uncertainty).
 //! - [`stream`]: turns decoded messages into aligned physical samples.
 //! - [`link`]: the serial link thread with reconnect, the simulator, discovery.
@@ -18,7 +17,6 @@
 // field; cloning keeps this crate compiling when fields are added.
 #![allow(clippy::clone_on_copy)]
 
-pub mod agg;
 pub mod align;
 pub mod convert;
 pub mod frame;

@@ -308,7 +308,7 @@ mod tests {
             dir: dir.path(),
             manifest,
             outcome: &outcome,
-            summary: <Summary as crate::SummaryExt>::compute("r", &outcome, &Default::default()),
+            summary: <Summary as crate::SummaryExt>::compute("r", &outcome),
             data: RunData::default(),
             probe_link: Vec::new(),
             analysis: None,

@@ -497,7 +497,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         outcome.warnings.push(format!("{e:#}"));
         None
     });
-    let mut summary = Summary::compute(&run_id, &outcome, &latency);
+    let mut summary = Summary::compute(&run_id, &outcome);
     summary.conditions = manifest.conditions.clone();
     // From here the run's records flow in memory from stage to stage: after that one read
     // of what the run directory streamed, no part reads back what another wrote.
