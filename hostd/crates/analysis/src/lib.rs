@@ -11,6 +11,7 @@ pub mod fill_states;
 pub mod headline;
 pub mod input;
 pub mod overlap;
+pub mod run_summary;
 pub mod series;
 pub mod significance;
 pub mod stall;

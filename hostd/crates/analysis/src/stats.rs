@@ -1,57 +1,5 @@
-//! Robust statistics used everywhere in hostd (one implementation: the store's terminal
-//! summary calls these too). Every function ignores nothing silently: callers pass finite
+//! Robust statistics used everywhere in hostd (one implementation). Every function ignores nothing silently: callers pass finite
 //! values; empty input gives `None`.
-
-/// Running minimum, mean and maximum of the finite values added (non-finite ones are
-/// skipped): the one binning of probe channels, for the 10 ms `probe_agg` rows and the
-/// report's chart buckets alike.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct MinMeanMax {
-    min: f64,
-    max: f64,
-    sum: f64,
-    n: u64,
-}
-
-impl Default for MinMeanMax {
-    fn default() -> Self {
-        Self::EMPTY
-    }
-}
-
-impl MinMeanMax {
-    /// Nothing added yet.
-    pub const EMPTY: MinMeanMax = MinMeanMax {
-        min: f64::INFINITY,
-        max: f64::NEG_INFINITY,
-        sum: 0.0,
-        n: 0,
-    };
-
-    /// Adds `v` when it is finite.
-    pub fn add(&mut self, v: f64) {
-        if v.is_finite() {
-            self.min = self.min.min(v);
-            self.max = self.max.max(v);
-            self.sum += v;
-            self.n += 1;
-        }
-    }
-
-    /// Values added.
-    pub fn count(&self) -> u64 {
-        self.n
-    }
-
-    /// (min, mean, max), NaN for each when nothing was added.
-    pub fn get(&self) -> (f64, f64, f64) {
-        if self.n == 0 {
-            (f64::NAN, f64::NAN, f64::NAN)
-        } else {
-            (self.min, self.sum / self.n as f64, self.max)
-        }
-    }
-}
 
 /// Arithmetic mean.
 pub fn mean(x: &[f64]) -> Option<f64> {
@@ -235,16 +183,6 @@ pub fn bimodality(x: &[f64]) -> Option<Bimodality> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn min_mean_max_skips_non_finite_values_and_is_nan_when_empty() {
-        let mut m = MinMeanMax::default();
-        assert!(m.get().1.is_nan());
-        for v in [2.0, f64::NAN, 4.0, f64::INFINITY, 9.0] {
-            m.add(v);
-        }
-        assert_eq!((m.count(), m.get()), (3, (2.0, 5.0, 9.0)));
-    }
 
     #[test]
     fn median_and_trimmed_mean_resist_an_outlier() {

@@ -189,72 +189,82 @@ pub fn cycle_line(c: &hostd_records::events::CycleSummary) -> String {
     )
 }
 
-/// The terminal summary printed by `hostd analyze` and at the end of `hostd run`.
+/// The terminal summary printed by `hostd analyze`: the per-phase figures
+/// ([`phase_lines`]), then what the analysis found ([`finding_lines`], with the all-active
+/// window).
 pub fn text(a: &Analysis) -> String {
     let mut s = String::new();
-    for p in &a.phases {
-        let _ = writeln!(
-            s,
-            "{} {}: {} files, {:.1} GB in {:.1} s — overall {}, median {}, 20% trimmed {}, Theil–Sen {}{}",
-            p.target,
-            p.phase,
-            p.files,
-            p.bytes as f64 / 1e9,
-            p.seconds,
-            rate(p.throughput_bps),
-            rate(p.median_bps),
-            rate(p.trimmed_mean_bps),
-            p.theil_sen_bps.map_or("–".into(), rate),
-            if p.bimodal { " — BIMODAL: averages mislead" } else { "" }
-        );
-    }
-    if let Some(line) = too_little_line(a) {
+    for line in phase_lines(a).into_iter().chain(finding_lines(a, true)) {
         let _ = writeln!(s, "{line}");
-        return s;
+    }
+    s
+}
+
+/// One line per target and phase: files, bytes, time and the rate statistics.
+pub fn phase_lines(a: &Analysis) -> Vec<String> {
+    a.phases
+        .iter()
+        .map(|p| {
+            format!(
+                "{} {}: {} files, {:.1} GB in {:.1} s — overall {}, median {}, 20% trimmed {}, Theil–Sen {}{}",
+                p.target,
+                p.phase,
+                p.files,
+                p.bytes as f64 / 1e9,
+                p.seconds,
+                rate(p.throughput_bps),
+                rate(p.median_bps),
+                rate(p.trimmed_mean_bps),
+                p.theil_sen_bps.map_or("–".into(), rate),
+                if p.bimodal { " — BIMODAL: averages mislead" } else { "" }
+            )
+        })
+        .collect()
+}
+
+/// What the analysis found: the events (or why none could be looked for), the cycles, the
+/// all-active window when `window` (`hostd run` prints it in its own table), the recovery
+/// lags and the headline figures.
+pub fn finding_lines(a: &Analysis, window: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(line) = too_little_line(a) {
+        out.push(line);
+        return out;
     }
     for i in &a.insufficient {
-        let _ = writeln!(
-            s,
+        out.push(format!(
             "{} {}: too little data to detect throttling: {} files, {:.2} s",
             i.target, i.phase, i.files, i.seconds
-        );
+        ));
     }
     if a.events.is_empty() {
-        let _ = writeln!(s, "no throughput changes beyond noise");
+        out.push("no throughput changes beyond noise".into());
     }
-    for e in &a.events {
-        let _ = writeln!(s, "{}", event_line(e));
-    }
-    for c in &a.cycles {
-        let _ = writeln!(s, "{}", cycle_line(c));
-    }
-    if let (Some(w), Some(agg)) = (&a.overlap.window, a.overlap.aggregate_bps) {
+    out.extend(a.events.iter().map(event_line));
+    out.extend(a.cycles.iter().map(cycle_line));
+    if let (true, Some(w), Some(agg)) = (window, &a.overlap.window, a.overlap.aggregate_bps) {
         let per: Vec<String> = a
             .overlap
             .per_target
             .iter()
             .map(|t| format!("{} {}", t.target, rate(t.rate_bps)))
             .collect();
-        let _ = writeln!(
-            s,
+        out.push(format!(
             "all {} targets active for {:.1} s: {} = {} aggregate",
             a.overlap.targets.len(),
             w.duration_s,
             per.join(" + "),
             rate(agg)
-        );
+        ));
     }
     for l in &a.overlap.lags {
-        let _ = writeln!(
-            s,
+        out.push(format!(
             "{} recovered {:.1} s after {} finished",
             l.recovered_target, l.lag_s, l.ended_target
-        );
+        ));
     }
-    for line in headline_lines(&a.headlines) {
-        let _ = writeln!(s, "{line}");
-    }
-    s
+    out.extend(headline_lines(&a.headlines));
+    out
 }
 
 /// A rate figure with its interval in the unit [`gbps`] picks: "0.65 GB/s [0.64–0.66]".
@@ -481,7 +491,8 @@ mod tests {
         let a = crate::analyze(&quick(), &crate::Options::default());
         assert!(a.events.is_empty());
         let text = text(&a);
-        let lines: Vec<&str> = text.lines().skip(a.phases.len()).collect();
+        assert_eq!(phase_lines(&a).len(), 2);
+        let lines = finding_lines(&a, true);
         assert_eq!(
             lines,
             ["too little data to detect throttling: write 12 files, 0.24 s; read 12 files, 0.24 s"],

@@ -2,8 +2,9 @@
 //! `hostd_records::files_probe::Writer`): the rows of the files the correlation gave no
 //! figures.
 
-use hostd_records::files::{FileProbe, FileRecord};
+use hostd_records::files::FileProbe;
 use hostd_records::files_probe::FigureRow;
+use hostd_records::FileRecord;
 
 use hostd_records::files::NO_PROBE;
 

@@ -10,10 +10,10 @@
 use crate::correlate::FileEnergy;
 use crate::stream::Correlator;
 use anyhow::Context;
-use hostd_probe::agg::Aggregator;
 use hostd_probe::link::{LinkEvent, LinkOutput};
 use hostd_probe::stream::StreamEvent;
 use hostd_records::agg::AggRow;
+use hostd_records::binning::Aggregator;
 use hostd_records::files_probe::{self, FigureRow};
 use hostd_records::probe_link::LinkRecord;
 use hostd_records::{probe_levels, probe_store};

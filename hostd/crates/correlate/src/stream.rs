@@ -14,8 +14,8 @@ use crate::correlate::{
 };
 use crate::share_sweep::{Point, ShareSweep};
 use crate::timeline::Timeline;
-use hostd_probe::agg::AGG_BIN_NS;
 use hostd_records::agg::AggRow;
+use hostd_records::binning::AGG_BIN_NS;
 use hostd_records::{FileRecord, ProbeSample};
 use std::collections::HashMap;
 

@@ -2,8 +2,8 @@
 //! 10 ms bins, the bus power integrated over each sample's conversion, and
 //! every accumulator update (time, unwrapped energy).
 
-use hostd_probe::agg::{Aggregator, AGG_BIN_NS};
 use hostd_records::agg::AggRow;
+use hostd_records::binning::{Aggregator, AGG_BIN_NS};
 use hostd_records::probe::ProbeSample;
 
 /// Bus power integrated over the conversions that fall in one 10 ms bin of

@@ -1,6 +1,8 @@
-//! One definition of each figure: `hostd run` puts the per-phase statistics, the
-//! phase energy (J/GB) and the all-targets window rates into summary.json and
-//! events.json; both must say the same thing, as they are computed once.
+//! One home for each figure: the analysis computes the per-phase statistics and the
+//! all-targets window once; `hostd run` puts them into events.json and summary.json (the
+//! summary adds the unmeasured `prepare` writes) and prints them once, in its table. The
+//! probe's phase energy (from its 10 ms level and the accumulator) and the analysis' (from
+//! the files' energies) are two computations that must agree.
 
 use serde_json::Value;
 
@@ -26,6 +28,15 @@ fn summary_and_events_agree_on_rates_energy_and_the_window() {
         .output()
         .unwrap();
     assert_ok(&o);
+    // Printed once: the run's table has one row per phase; the analysis' own phase lines
+    // (GB/s) and its window line are not printed again.
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(!stdout.contains("— overall"), "{stdout}");
+    let window_lines = stdout
+        .lines()
+        .filter(|l| l.starts_with("all 2 targets active for"))
+        .count();
+    assert_eq!(window_lines, 1, "{stdout}");
     let summary = read_json(&out.join("summary.json"));
     let events = read_json(&out.join("events.json"));
 
@@ -38,14 +49,18 @@ fn summary_and_events_agree_on_rates_energy_and_the_window() {
         .filter(|p| p["phase"] != "prepare")
         .collect();
     assert_eq!(measured.len(), ev_phases.len(), "{sum_phases:?}");
+    assert!(
+        sum_phases.len() > measured.len(),
+        "the read target's prepare writes: {sum_phases:?}"
+    );
     for s in measured {
         let e = ev_phases
             .iter()
             .find(|e| e["target"] == s["target"] && e["phase"] == s["phase"])
             .unwrap_or_else(|| panic!("no events.json phase for {s}"));
-        // One record type: the same fields with the same values (bytes/s in both, and the
-        // latency of the phase's files merged). The summary leaves the energy to its probe
-        // section (below).
+        // The analysis' figures: the same fields with the same values (bytes/s in both, and
+        // the latency of the phase's files merged). The summary leaves the energy to its
+        // probe section (below).
         let fields = |p: &Value| -> Vec<String> {
             p.as_object()
                 .unwrap()

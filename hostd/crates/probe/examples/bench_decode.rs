@@ -9,12 +9,12 @@
 //!
 //! `cargo run --release -p hostd-probe --example bench_decode [SAMPLES]`
 
-use hostd_probe::agg::Aggregator;
 use hostd_probe::message::encode_probe_message;
 use hostd_probe::packed::pack;
 use hostd_probe::pb;
 use hostd_probe::pb::probe_to_host::Msg;
 use hostd_probe::stream::{ProbeStream, StreamItem};
+use hostd_records::binning::Aggregator;
 use std::time::Instant;
 
 const BATCH: u64 = 32;

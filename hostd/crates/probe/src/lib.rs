@@ -9,7 +9,6 @@
 //! - [`packed`]: wire v2 sample packing (zig-zag varint deltas).
 //! - [`port`]: the host port's budget (wire v3 `PortStatus`, CC sensing).
 //! - [`sequence`]: sequence-number accounting (gaps, probe-reported drops).
-//! - [`agg`]: 10 ms min/mean/max bins (`probe_agg.csv`).
 //! - [`align`]: probe clock → host Unix time (offset + drift fit, uncertainty).
 //! - [`stream`]: turns decoded messages into aligned physical samples.
 //! - [`link`]: the serial link thread with reconnect, the simulator, discovery.
@@ -19,7 +18,6 @@
 // field; cloning keeps this crate compiling when fields are added.
 #![allow(clippy::clone_on_copy)]
 
-pub mod agg;
 pub mod align;
 pub mod convert;
 pub mod frame;

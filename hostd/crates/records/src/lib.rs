@@ -38,6 +38,7 @@
 #![warn(missing_docs)]
 
 pub mod agg;
+pub mod binning;
 pub mod cause;
 pub mod certify;
 pub mod clock;

@@ -1,5 +1,6 @@
 //! `summary.json`: per-phase statistics, the all-active window, warnings and the
-//! components' sections (docs/run-directory.md). The computation lives in `hostd-store`.
+//! components' sections (docs/run-directory.md). The figures are the analysis' own
+//! (`hostd_analysis::run_summary`); `hostd-store` renders them.
 
 use crate::columns::{column_table, Value};
 use crate::error::Result;
@@ -13,7 +14,7 @@ pub const FILE_NAME: &str = "summary.json";
 /// own shape in MB/s, which [`read`] still reads ([`PhaseStatsV1`]).
 pub const FORMAT_VERSION: u32 = 2;
 
-pub use crate::events::PhaseStats;
+use crate::events::{Overlap, PhaseStats};
 
 /// The latency figures of a file, an interval or a phase: percentiles from
 /// submission to completion, in nanoseconds (0 where no I/O completed). Made
@@ -102,6 +103,31 @@ pub struct ActiveWindow {
     pub aggregate_bytes: u64,
     /// Sum of targets, MB/s.
     pub aggregate_mbps: f64,
+}
+
+impl ActiveWindow {
+    /// The window of the analysis' overlap, in MB/s; None without a window (fewer than two
+    /// targets, or no common time).
+    pub fn of(overlap: &Overlap) -> Option<ActiveWindow> {
+        let w = overlap.window.as_ref()?;
+        let targets: Vec<WindowTarget> = overlap
+            .per_target
+            .iter()
+            .map(|t| WindowTarget {
+                target: t.target.clone(),
+                bytes: t.bytes.round() as u64,
+                mbps: t.rate_bps / 1e6,
+            })
+            .collect();
+        Some(ActiveWindow {
+            start_ns: w.start_ns as u64,
+            end_ns: w.end_ns as u64,
+            seconds: w.duration_s,
+            aggregate_bytes: targets.iter().map(|t| t.bytes).sum(),
+            aggregate_mbps: overlap.aggregate_bps? / 1e6,
+            targets,
+        })
+    }
 }
 
 /// `summary.json`.

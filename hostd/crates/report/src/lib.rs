@@ -70,16 +70,10 @@ pub fn analyze_and_write_records(dir: &Path, run: &RunData) -> anyhow::Result<An
     Ok(analysis)
 }
 
-/// The analysis' lines for the end of `hostd run`: its summary without the
-/// per-phase statistics and the all-active window, which the run's own table
-/// above them already gives (the events and what could not be told remain).
+/// The analysis' lines for the end of `hostd run`: what it found, without the per-phase
+/// figures and the all-active window, which the run's summary table gives.
 pub fn run_summary_lines(a: &Analysis) -> Vec<String> {
-    hostd_analysis::summary::text(a)
-        .lines()
-        .skip(a.phases.len())
-        .filter(|l| !(l.starts_with("all ") && l.contains(" targets active for ")))
-        .map(str::to_string)
-        .collect()
+    hostd_analysis::summary::finding_lines(a, false)
 }
 
 /// Marker in every report hostd writes (a `<meta name="generator">`).

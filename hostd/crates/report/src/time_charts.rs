@@ -5,14 +5,14 @@ use crate::envelope;
 use crate::svg::{Chart, PALETTE};
 use crate::view::{mark_events, EventView, SeriesView};
 use crate::{NS, WIDTH};
-use hostd_analysis::stats::MinMeanMax;
+use hostd_records::binning::MinMeanMax;
 use hostd_records::RunData;
 
 /// Probe points per chart line (min/max kept per bucket).
 const PROBE_BUCKETS: usize = 900;
 
 /// Mean, min and max of `values` in `n` equal time buckets over [a, b)
-/// (`hostd_analysis::stats::MinMeanMax`, as the probe's 10 ms rows).
+/// (`hostd_records::binning::MinMeanMax`, as the probe's 10 ms rows).
 fn bucketed(
     time_ns: &[i64],
     values: &[f64],

@@ -158,7 +158,7 @@ fn write_probe_store(
     trace: &Trace,
     p: ProbeOptions,
 ) -> anyhow::Result<()> {
-    use hostd_probe::agg::Aggregator;
+    use hostd_records::binning::Aggregator;
     use records::probe_levels::{self, Level};
     let mut samples = records::probe_store::Writer::create(dir)?;
     let mut levels = probe_levels::Writer::new(dir);

@@ -3,8 +3,7 @@
 //! [`pipeline`] is the one trait of whatever takes part in a run ([`RunPart`]) and the
 //! [`Pipeline`] that orders the parts by stage; [`rundir`] is the run directory, the last
 //! part. [`manifest`] describes the run, [`summary`] presents the per-phase statistics and
-//! the all-targets-active window, both computed by `hostd_analysis` (one definition of
-//! each).
+//! the all-targets-active window, which the analysis computes and its part hands over.
 
 #![warn(missing_docs)]
 

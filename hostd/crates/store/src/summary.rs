@@ -1,14 +1,13 @@
-//! `summary.json` and the terminal summary: per target and phase the robust
-//! statistics of per-file rates, the fit of time against size, a bimodality
-//! warning, corruption totals, and the window in which all targets were
-//! active with each target's and the aggregate throughput in it. The figures
-//! are the analysis' own (`hostd_analysis::series::phase_stats`,
-//! `hostd_analysis::overlap`), shown here in MB/s with the workload's facts.
+//! `summary.json` and the terminal summary: the run's status, notes and warnings from the
+//! workload's outcome, then per target and phase the robust statistics of per-file rates,
+//! the fit of time against size, a bimodality warning, corruption totals, and the window in
+//! which all targets were active with each target's and the aggregate throughput in it. The
+//! figures are the analysis' own (`hostd_analysis::run_summary`, which the analysis part
+//! hands to [`SummaryExt::set_figures`]), shown here in MB/s.
 
-use hostd_analysis::series::{self as analysed, Series};
-use hostd_records::latency::RunLatency;
+use hostd_records::events::PhaseStats;
 use hostd_records::units::{human_bytes, ByteSize};
-use hostd_records::{FileRecord, RunOutcome, TargetInfo};
+use hostd_records::{RunOutcome, TargetInfo};
 use std::fmt::Write as _;
 
 /// Per-file rates above this (MB/s) cannot come from any external SSD link
@@ -18,31 +17,30 @@ pub const IMPLAUSIBLE_MBPS: f64 = 12_000.0;
 /// Phases whose I/Os are at most this big also get an IOPS line.
 pub const SMALL_IO: usize = 64 << 10;
 
-use hostd_records::summary::{ActiveWindow, PhaseStats, Summary, WindowTarget};
+use hostd_records::summary::{ActiveWindow, Summary};
 
 /// Computing and rendering [`Summary`] (the record type lives in `hostd-records`).
 pub trait SummaryExt {
-    /// Computes the summary of a finished run; `latency` holds its per-file latency
-    /// histograms (`RunData::latency`).
-    fn compute(run_id: &str, out: &RunOutcome, latency: &RunLatency) -> Summary;
+    /// The summary of a finished run from the workload's outcome: status, times, notes and
+    /// warnings; its figures come with [`SummaryExt::set_figures`].
+    fn compute(run_id: &str, out: &RunOutcome) -> Summary;
+    /// Sets the per-phase figures and the all-active window (the analysis' own), with a
+    /// warning for each bimodal phase, each corrupt one, and each rate no external link can
+    /// carry on a `targets` entry that is not simulated.
+    fn set_figures(
+        &mut self,
+        phases: Vec<PhaseStats>,
+        window: Option<ActiveWindow>,
+        targets: &[TargetInfo],
+    );
     /// The concise terminal summary.
     fn render(&self) -> String;
 }
 
 impl SummaryExt for Summary {
-    fn compute(run_id: &str, out: &RunOutcome, latency: &RunLatency) -> Summary {
-        let mut phases: Vec<PhaseStats> = Vec::new();
-        let mut keys: Vec<(usize, String)> = Vec::new();
-        for f in &out.files {
-            let k = (f.target_index, f.phase.clone());
-            if !keys.contains(&k) {
-                keys.push(k);
-            }
-        }
-        keys.sort_by_key(|(t, _)| *t);
-        // Simulated targets are scaled in time on purpose and have no page
-        // cache: their scale is a note, and their rates are not judged
-        // against real links.
+    fn compute(run_id: &str, out: &RunOutcome) -> Summary {
+        // Simulated targets are scaled in time on purpose and have no page cache: their
+        // scale is a note, and their rates are not judged against real links.
         let simulated: Vec<&TargetInfo> =
             out.targets.iter().filter(|t| t.scheme == "sim").collect();
         // One note per time scale, naming the targets played at it.
@@ -61,7 +59,7 @@ impl SummaryExt for Summary {
             .iter()
             .map(|(scale, labels)| format!("{}: simulated, {scale}", labels.join(", ")))
             .collect();
-        let mut warnings: Vec<String> = out
+        let warnings: Vec<String> = out
             .warnings
             .iter()
             .filter(|w| {
@@ -73,42 +71,14 @@ impl SummaryExt for Summary {
             })
             .cloned()
             .collect();
-        for (t, phase) in keys {
-            let recs: Vec<&FileRecord> = out
-                .files
-                .iter()
-                .filter(|f| f.target_index == t && f.phase == phase && f.status == "ok")
-                .collect();
-            if recs.is_empty() {
-                continue;
-            }
-            let s = phase_stats(&recs, latency);
-            if s.bimodal {
-                warnings.push(format!(
-                    "{} {}: per-file rates look bimodal (coefficient {:.2}); the mean {:.0} MB/s describes neither group — see files.csv",
-                    s.target, s.phase, s.bimodality_coefficient.unwrap_or(0.0), mbps(s.mean_bps)
-                ));
-            }
-            if s.corrupt_blocks > 0 {
-                warnings.push(format!(
-                    "{} {}: {} corrupt blocks, {} corrupt bytes",
-                    s.target, s.phase, s.corrupt_blocks, s.corrupt_bytes
-                ));
-            }
-            let is_simulated = simulated.iter().any(|i| i.label == s.target);
-            if mbps(s.max_bps) > IMPLAUSIBLE_MBPS && !is_simulated {
-                warnings.push(format!("{} {}: {:.0} MB/s is faster than any external link: the page cache, not the disk, was measured", s.target, s.phase, mbps(s.max_bps)));
-            }
-            phases.push(s);
-        }
         Summary {
             format_version: hostd_records::summary::FORMAT_VERSION,
             run_id: run_id.to_string(),
             status: out.status.describe(),
             start_ns: out.start_ns,
             end_ns: out.end_ns,
-            phases,
-            window: active_window(out),
+            phases: Vec::new(),
+            window: None,
             warnings,
             notes,
             cleanup: out.cleanup.clone(),
@@ -118,6 +88,36 @@ impl SummaryExt for Summary {
             extra: serde_json::Map::new(),
             certify: None,
         }
+    }
+
+    fn set_figures(
+        &mut self,
+        phases: Vec<PhaseStats>,
+        window: Option<ActiveWindow>,
+        targets: &[TargetInfo],
+    ) {
+        for s in &phases {
+            if s.bimodal {
+                self.warnings.push(format!(
+                    "{} {}: per-file rates look bimodal (coefficient {:.2}); the mean {:.0} MB/s describes neither group — see files.csv",
+                    s.target, s.phase, s.bimodality_coefficient.unwrap_or(0.0), mbps(s.mean_bps)
+                ));
+            }
+            if s.corrupt_blocks > 0 {
+                self.warnings.push(format!(
+                    "{} {}: {} corrupt blocks, {} corrupt bytes",
+                    s.target, s.phase, s.corrupt_blocks, s.corrupt_bytes
+                ));
+            }
+            let is_simulated = targets
+                .iter()
+                .any(|i| i.scheme == "sim" && i.label == s.target);
+            if mbps(s.max_bps) > IMPLAUSIBLE_MBPS && !is_simulated {
+                self.warnings.push(format!("{} {}: {:.0} MB/s is faster than any external link: the page cache, not the disk, was measured", s.target, s.phase, mbps(s.max_bps)));
+            }
+        }
+        self.phases = phases;
+        self.window = window;
     }
 
     fn render(&self) -> String {
@@ -279,114 +279,52 @@ fn truncate(s: &str, n: usize) -> String {
     }
 }
 
-/// The analysis' statistics of one phase's completed files
-/// (`hostd_analysis::series::phase_stats`, one definition, with the workload's facts:
-/// corruption, late I/Os, I/O size, queue depth, IOPS, and the latency of the files' I/Os);
-/// rates in bytes/s.
-fn phase_stats(recs: &[&FileRecord], latency: &RunLatency) -> PhaseStats {
-    let series = Series::new(
-        recs[0].target.clone(),
-        recs[0].phase.clone(),
-        recs.iter().map(|r| (*r).clone()).collect(),
-    );
-    analysed::phase_stats(&series, None, latency)
-}
-
-/// The window in which every target was in its measured steps and each
-/// target's throughput in it, as the analysis defines them
-/// (`hostd_analysis::overlap`, one definition), in MB/s: completed files, cut
-/// at the window's edges pro rata; None with fewer than two targets or no
-/// common time.
-pub fn active_window(out: &RunOutcome) -> Option<ActiveWindow> {
-    let files: Vec<hostd_records::FileRecord> = out
-        .files
-        .iter()
-        .filter(|f| f.status == "ok")
-        .cloned()
-        .collect();
-    let overlap = hostd_analysis::overlap::overlap(&analysed::group(&files), &[]);
-    let w = overlap.window?;
-    let targets: Vec<WindowTarget> = overlap
-        .per_target
-        .iter()
-        .map(|t| WindowTarget {
-            target: t.target.clone(),
-            bytes: t.bytes.round() as u64,
-            mbps: t.rate_bps / 1e6,
-        })
-        .collect();
-    Some(ActiveWindow {
-        start_ns: w.start_ns as u64,
-        end_ns: w.end_ns as u64,
-        seconds: w.duration_s,
-        aggregate_bytes: targets.iter().map(|t| t.bytes).sum(),
-        aggregate_mbps: overlap.aggregate_bps? / 1e6,
-        targets,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn rec(phase: &str, block_size: usize, bytes: u64, seconds: u64) -> FileRecord {
-        FileRecord {
-            latency: None,
-            target: "/mnt/x".into(),
-            target_index: 0,
-            phase: phase.into(),
-            index: 0,
-            start_ns: 1_000_000_000,
-            end_ns: 1_000_000_000 + seconds * 1_000_000_000,
-            bytes,
-            mbps: bytes as f64 / seconds as f64 / 1e6,
-            verified: None,
-            corrupt_blocks: 0,
-            corrupt_bytes: 0,
-            late_ops: 0,
-            block_size,
-            queue_depth: 64,
-            corrupt: Vec::new(),
-            direct_io: true,
-            status: "ok".into(),
-            probe: None,
+    /// A phase's figures as the analysis gives them: `rate` MB/s, and an IOPS figure when
+    /// `block_size` is given.
+    fn phase(target: &str, name: &str, rate: f64, block_size: Option<usize>) -> PhaseStats {
+        let bps = rate * 1e6;
+        serde_json::from_value(serde_json::json!({
+            "target": target, "phase": name, "files": 2, "bytes": 2_000_000_000u64,
+            "seconds": 2e9 / bps, "start_ns": 0, "end_ns": 1, "throughput_bps": bps,
+            "mean_bps": bps, "median_bps": bps, "min_bps": bps, "max_bps": bps,
+            "trimmed_mean_bps": bps, "bimodal": false, "block_size": block_size,
+            "queue_depth": block_size.map(|_| 64),
+            "iops": block_size.map(|b| bps / b as f64),
+        }))
+        .unwrap()
+    }
+
+    fn outcome(targets: Vec<TargetInfo>, warnings: Vec<String>) -> RunOutcome {
+        RunOutcome {
+            status: hostd_records::RunStatus::Completed,
+            start_ns: 0,
+            end_ns: 0,
+            targets,
+            files: Vec::new(),
+            intervals: Vec::new(),
+            samples: Vec::new(),
+            warnings,
+            cleanup: Vec::new(),
+            programs: Vec::new(),
+            preparation: Vec::new(),
         }
     }
 
     #[test]
-    fn small_block_phases_get_iops_and_mixed_ones_do_not() {
-        let a = rec("RND4K-QD64-read", 4096, 4096 * 300_000, 2);
-        let b = rec("RND4K-QD64-read", 4096, 4096 * 100_000, 2);
-        let s = phase_stats(&[&a, &b], &RunLatency::default());
-        assert_eq!((s.block_size, s.queue_depth), (Some(4096), Some(64)));
-        assert!((s.iops.unwrap() - 100_000.0).abs() < 1e-6, "{:?}", s.iops);
-        let mixed = rec("RND4K-QD64-read", 1 << 20, 1 << 30, 1);
-        let s = phase_stats(&[&a, &mixed], &RunLatency::default());
-        assert_eq!((s.block_size, s.iops), (None, None));
-
-        let summary = Summary {
-            format_version: 1,
-            run_id: "r".into(),
-            status: "completed".into(),
-            start_ns: 0,
-            end_ns: 0,
-            phases: vec![
-                phase_stats(&[&a, &b], &RunLatency::default()),
-                phase_stats(
-                    &[&rec("SEQ1M-QD8-read", 1 << 20, 1 << 30, 1)],
-                    &RunLatency::default(),
-                ),
+    fn small_block_phases_get_an_iops_line_and_large_ones_do_not() {
+        let mut summary = Summary::compute("r", &outcome(Vec::new(), Vec::new()));
+        summary.set_figures(
+            vec![
+                phase("/mnt/x", "RND4K-QD64-read", 409.6, Some(4096)),
+                phase("/mnt/x", "SEQ1M-QD8-read", 1000.0, Some(1 << 20)),
             ],
-            window: None,
-            warnings: Vec::new(),
-            notes: Vec::new(),
-            cleanup: Vec::new(),
-            programs: Vec::new(),
-            probe_health: None,
-            conditions: Default::default(),
-            extra: serde_json::Map::new(),
-            certify: None,
-        };
+            None,
+            &[],
+        );
         let text = summary.render();
         assert!(text.contains("100.0k IOPS  (4KiB I/Os, QD64)"), "{text}");
         assert_eq!(text.matches("IOPS").count(), 1, "{text}");
@@ -403,27 +341,24 @@ mod tests {
     #[test]
     fn simulated_targets_state_their_time_scale_instead_of_a_page_cache_warning() {
         let scale = "played 10× faster than real time: rates ×10";
-        let mut sim = rec("write", 1 << 20, 20_000_000_000, 1);
-        sim.target = "sim:x5-thermal*10".into();
-        let mut real = rec("write", 1 << 20, 20_000_000_000, 1);
-        real.target_index = 1;
-        let outcome = RunOutcome {
-            status: hostd_records::RunStatus::Completed,
-            start_ns: 0,
-            end_ns: 0,
-            targets: vec![
-                target("sim:x5-thermal*10", "sim", Some(scale)),
-                target("/mnt/x", "dir", None),
+        let targets = vec![
+            target("sim:x5-thermal*10", "sim", Some(scale)),
+            target("/mnt/x", "dir", None),
+        ];
+        let out = outcome(
+            targets.clone(),
+            vec![format!("target sim:x5-thermal*10: {scale}")],
+        );
+        let mut summary = Summary::compute("r", &out);
+        summary.set_figures(
+            vec![
+                phase("sim:x5-thermal*10", "write", 20_000.0, None),
+                phase("/mnt/x", "write", 20_000.0, None),
             ],
-            files: vec![sim, real],
-            intervals: Vec::new(),
-            samples: Vec::new(),
-            warnings: vec![format!("target sim:x5-thermal*10: {scale}")],
-            cleanup: Vec::new(),
-            programs: Vec::new(),
-            preparation: Vec::new(),
-        };
-        let text = Summary::compute("r", &outcome, &RunLatency::default()).render();
+            None,
+            &targets,
+        );
+        let text = summary.render();
         assert!(
             text.contains(&format!("note: sim:x5-thermal*10: simulated, {scale}")),
             "{text}"

@@ -155,7 +155,6 @@ pub fn parts(args: &RunArgs) -> anyhow::Result<Vec<Box<dyn RunPart>>> {
             target_index: usize::from(args.probe_on) - 1,
             rate_hz: args.probe_rate.unwrap_or(defaults.rate_hz),
             channels: args.probe_channels.unwrap_or(defaults.channels),
-            ..defaults
         };
         if opts.target_index >= args.targets.len() {
             anyhow::bail!(
@@ -513,7 +512,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         outcome.warnings.push(format!("{e:#}"));
         None
     });
-    let mut summary = Summary::compute(&run_id, &outcome, &latency);
+    let mut summary = Summary::compute(&run_id, &outcome);
     summary.conditions = manifest.conditions.clone();
     // From here the run's records flow in memory from stage to stage: after that one read
     // of what the run directory streamed, no part reads back what another wrote.

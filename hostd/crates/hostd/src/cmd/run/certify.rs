@@ -237,7 +237,10 @@ pub fn observed(summary: &Summary) -> Observed {
                 ),
             );
         }
-        for s in probe["smart"].as_array().into_iter().flatten() {
+    }
+    // The drive's own readings around each phase: there with or without a probe.
+    if let Some(drive) = summary.extra.get("drive") {
+        for s in drive["smart"].as_array().into_iter().flatten() {
             consider(
                 s["temperature_c"].as_f64(),
                 format!("drive (SMART), {}", s["device"].as_str().unwrap_or("")),
@@ -349,4 +352,50 @@ pub fn remove_test_files(targets: &[TargetInfo]) -> Vec<String> {
         }
     }
     notes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hostd_store::SummaryExt as _;
+
+    /// A run without a probe: the drive's own SMART readings around its phases
+    /// (`extra.drive.smart`) give the temperature the gate judges; with a probe, its
+    /// hotter enclosure reading wins.
+    #[test]
+    fn the_drive_temperature_is_observed_without_a_probe() {
+        let outcome = hostd_records::RunOutcome {
+            status: hostd_records::RunStatus::Completed,
+            start_ns: 0,
+            end_ns: 1,
+            targets: Vec::new(),
+            files: Vec::new(),
+            intervals: Vec::new(),
+            samples: Vec::new(),
+            warnings: Vec::new(),
+            cleanup: Vec::new(),
+            programs: Vec::new(),
+            preparation: Vec::new(),
+        };
+        let mut summary = Summary::compute("r", &outcome);
+        assert!(observed(&summary).temperature_c.is_none());
+        summary.extra.insert(
+            "drive".into(),
+            serde_json::json!({ "smart": [
+                { "device": "/dev/sdb", "temperature_c": 41.0 },
+                { "device": "/dev/sdb", "temperature_c": 63.0 },
+                { "device": "/dev/sdb", "temperature_c": null },
+            ] }),
+        );
+        let (t, from) = observed(&summary).temperature_c.unwrap();
+        assert_eq!((t, from.as_str()), (63.0, "drive (SMART), /dev/sdb"));
+        summary.extra.insert(
+            "probe".into(),
+            serde_json::json!({ "phases": [
+                { "target": "x", "phase": "write", "temp_max_c": 70.5 },
+            ] }),
+        );
+        let (t, from) = observed(&summary).temperature_c.unwrap();
+        assert_eq!((t, from.as_str()), (70.5, "enclosure (probe), x write"));
+    }
 }

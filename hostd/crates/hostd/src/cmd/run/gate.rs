@@ -39,7 +39,7 @@ pub fn diskmark_default() -> TemperatureGate {
     }
 }
 
-pub use hostd_records::gate_wait::{GateWait, WaitOutcome};
+use hostd_records::gate_wait::{GateWait, WaitOutcome};
 
 struct Inner {
     spec: TemperatureGate,

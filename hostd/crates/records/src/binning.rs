@@ -1,13 +1,64 @@
-//! 10 ms min/mean/max aggregation of aligned samples (`probe_agg.csv`, the
-//! `probe_agg` measurement), also the compact timeline correlation uses.
+//! The binning that fills [`AggRow`]: 10 ms min/mean/max bins of aligned samples (the
+//! probe's 10 ms level, the `probe_agg` measurement, the compact timeline correlation
+//! uses), and [`MinMeanMax`], the one min/mean/max accumulator (also the report's chart
+//! buckets).
 
-use hostd_analysis::stats::MinMeanMax;
-use hostd_records::probe::ProbeSample;
+use crate::agg::{AggRow, Stat};
+use crate::probe::ProbeSample;
 
 /// Default bin width: 10 ms.
 pub const AGG_BIN_NS: i64 = 10_000_000;
 
-use hostd_records::agg::{AggRow, Stat};
+/// Running minimum, mean and maximum of the finite values added (non-finite ones are
+/// skipped): the one binning of probe channels, for the 10 ms `probe_agg` rows and the
+/// report's chart buckets alike.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MinMeanMax {
+    min: f64,
+    max: f64,
+    sum: f64,
+    n: u64,
+}
+
+impl Default for MinMeanMax {
+    fn default() -> Self {
+        Self::EMPTY
+    }
+}
+
+impl MinMeanMax {
+    /// Nothing added yet.
+    pub const EMPTY: MinMeanMax = MinMeanMax {
+        min: f64::INFINITY,
+        max: f64::NEG_INFINITY,
+        sum: 0.0,
+        n: 0,
+    };
+
+    /// Adds `v` when it is finite.
+    pub fn add(&mut self, v: f64) {
+        if v.is_finite() {
+            self.min = self.min.min(v);
+            self.max = self.max.max(v);
+            self.sum += v;
+            self.n += 1;
+        }
+    }
+
+    /// Values added.
+    pub fn count(&self) -> u64 {
+        self.n
+    }
+
+    /// (min, mean, max), NaN for each when nothing was added.
+    pub fn get(&self) -> (f64, f64, f64) {
+        if self.n == 0 {
+            (f64::NAN, f64::NAN, f64::NAN)
+        } else {
+            (self.min, self.sum / self.n as f64, self.max)
+        }
+    }
+}
 
 /// One channel's accumulator: the project's one min/mean/max binning.
 #[derive(Debug, Clone, Copy)]
@@ -116,6 +167,16 @@ impl Aggregator {
 mod tests {
     use super::*;
 
+    #[test]
+    fn min_mean_max_skips_non_finite_values_and_is_nan_when_empty() {
+        let mut m = MinMeanMax::default();
+        assert!(m.get().1.is_nan());
+        for v in [2.0, f64::NAN, 4.0, f64::INFINITY, 9.0] {
+            m.add(v);
+        }
+        assert_eq!((m.count(), m.get()), (3, (2.0, 5.0, 9.0)));
+    }
+
     fn sample(time_ns: i64, power: f64) -> ProbeSample {
         ProbeSample {
             time_ns,
@@ -156,7 +217,7 @@ mod tests {
         assert!(rows[0].die_temp_c.is_empty());
         let mut line = String::new();
         rows[0].write_csv_line(&mut line);
-        assert_eq!(line.split(',').count(), hostd_records::agg::columns().len());
+        assert_eq!(line.split(',').count(), crate::agg::columns().len());
         assert!(line.contains(",,,"), "empty die temperature cells: {line}");
     }
 }

@@ -1,0 +1,259 @@
+//! ARCHITECTURE.md is a map of the code, and this test keeps it one (as rust-analyzer's
+//! tidy tests keep its architecture page and Cargo its own docs): every crate of the
+//! workspace has a row in the crate table and every row is a crate; the table's
+//! "depends on" column is each crate's `hostd-*` dependencies in its Cargo.toml, no more and
+//! no fewer; every type that implements `RunPart` is named in the pipeline table, and every
+//! type named there implements it; every run-directory file the code names is on the page,
+//! and every file the page names is one the code names.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// The repository root (this crate is `hostd/crates/hostd`).
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../..")
+}
+
+fn page() -> String {
+    std::fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md")
+}
+
+/// The lines of the page's section under the heading `heading` (to the next heading of the
+/// same or a higher level).
+fn section<'a>(page: &'a str, heading: &str) -> Vec<&'a str> {
+    let level = heading.chars().take_while(|c| *c == '#').count();
+    let mut lines = page.lines().skip_while(|l| l.trim() != heading);
+    assert!(lines.next().is_some(), "ARCHITECTURE.md has no `{heading}`");
+    lines
+        .take_while(|l| {
+            let h = l.chars().take_while(|c| *c == '#').count();
+            h == 0 || h > level
+        })
+        .collect()
+}
+
+/// The cells of a Markdown table's body rows (header and rule left out).
+fn table_rows(lines: &[&str]) -> Vec<Vec<String>> {
+    lines
+        .iter()
+        .filter(|l| l.starts_with('|'))
+        .skip(2)
+        .map(|l| {
+            l.trim_matches('|')
+                .split('|')
+                .map(|c| c.trim().to_string())
+                .collect()
+        })
+        .collect()
+}
+
+/// The text between backticks in `text`.
+fn code_spans(text: &str) -> Vec<&str> {
+    text.split('`').skip(1).step_by(2).collect()
+}
+
+/// The workspace's crates: directory name → the `hostd-*` crates (directory names) its
+/// Cargo.toml depends on for building (all targets; not dev- or build-dependencies).
+fn workspace_crates() -> Vec<(String, BTreeSet<String>)> {
+    let dir = root().join("hostd/crates");
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let Ok(text) = std::fs::read_to_string(path.join("Cargo.toml")) else {
+            continue;
+        };
+        let toml: toml::Value = toml::from_str(&text).unwrap();
+        let mut tables = vec![toml.get("dependencies")];
+        for t in toml.get("target").and_then(|t| t.as_table()).into_iter() {
+            tables.extend(t.values().map(|v| v.get("dependencies")));
+        }
+        let deps = tables
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t.as_table())
+            .flat_map(|t| t.keys())
+            .filter_map(|k| k.strip_prefix("hostd-"))
+            .map(str::to_string)
+            .collect();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        out.push((name, deps));
+    }
+    out.sort();
+    out
+}
+
+/// The Rust sources of the workspace's crates without their tests: `src/`, each file's
+/// unit tests (from its first `#[cfg(test)]` on, at its end) and the test support modules
+/// (`testing.rs`, e.g. the private influxd of the InfluxDB tests) left out.
+fn sources() -> Vec<(PathBuf, String)> {
+    fn walk(dir: &Path, out: &mut Vec<(PathBuf, String)>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|e| e == "rs")
+                && p.file_name().is_some_and(|n| n != "testing.rs")
+            {
+                let text = std::fs::read_to_string(&p).unwrap();
+                let code = match text.find("#[cfg(test)]") {
+                    Some(i) => text[..i].to_string(),
+                    None => text,
+                };
+                out.push((p, code));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (name, _) in workspace_crates() {
+        walk(
+            &root().join("hostd/crates").join(name).join("src"),
+            &mut out,
+        );
+    }
+    out
+}
+
+#[test]
+fn every_crate_and_each_of_its_dependencies_is_on_the_page_and_nothing_else() {
+    let page = page();
+    let rows = table_rows(&section(&page, "### `hostd/crates/` (lowest first)"));
+    let crates = workspace_crates();
+    let names: BTreeSet<&str> = crates.iter().map(|(n, _)| n.as_str()).collect();
+    let on_page: BTreeSet<&str> = rows.iter().map(|r| r[0].trim_matches('`')).collect();
+    assert_eq!(
+        on_page, names,
+        "crates on the page (left) and in hostd/crates (right)"
+    );
+    for (name, deps) in &crates {
+        let row = rows
+            .iter()
+            .find(|r| r[0].trim_matches('`') == name)
+            .unwrap();
+        let column = &row[2];
+        let listed: BTreeSet<String> = match column.as_str() {
+            "—" => BTreeSet::new(),
+            "all" => names
+                .iter()
+                .filter(|n| *n != name)
+                .map(|n| n.to_string())
+                .collect(),
+            // "records, workload (Windows only: …)": the names before any note.
+            text => text
+                .split(',')
+                .map(|d| d.split('(').next().unwrap().trim().to_string())
+                .filter(|d| !d.is_empty())
+                .collect(),
+        };
+        assert_eq!(
+            &listed, deps,
+            "crate {name}: the page's \"depends on\" (left) and its Cargo.toml (right)"
+        );
+    }
+}
+
+#[test]
+fn every_part_of_a_run_is_in_the_pipeline_table_and_nothing_else() {
+    let mut parts = BTreeSet::new();
+    for (path, code) in sources() {
+        for rest in code.split("impl RunPart for ").skip(1) {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            assert!(!name.is_empty(), "{}", path.display());
+            parts.insert(name);
+        }
+    }
+    let page = page();
+    let rows = table_rows(&section(&page, "## The run pipeline"));
+    let on_page: BTreeSet<String> = rows
+        .iter()
+        .flat_map(|r| code_spans(&r[1]))
+        .filter(|s| s.contains("::"))
+        .map(|s| s.rsplit("::").next().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        on_page, parts,
+        "parts in the pipeline table (left) and types that implement RunPart (right)"
+    );
+}
+
+/// A name that is a file of a run directory: a lowercase name with one of the extensions
+/// the run directory's files have.
+fn is_run_file(name: &str) -> bool {
+    const EXTENSIONS: [&str; 7] = [
+        ".csv", ".json", ".jsonl", ".html", ".hlog", ".parquet", ".log",
+    ];
+    let stem_ok = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+    };
+    EXTENSIONS
+        .iter()
+        .any(|e| name.strip_suffix(e).is_some_and(stem_ok))
+}
+
+/// The run-directory files the code names: the string constants that name one (each
+/// record's `FILE_NAME`, the latency logs, the log file) and the names joined to a run
+/// directory in place (`dir.join("report.html")`).
+fn files_in_code() -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for (_, code) in sources() {
+        for line in code.lines() {
+            let line = line.trim();
+            let literal = if line.starts_with("pub const ") || line.starts_with("const ") {
+                line.split('"')
+                    .nth(1)
+                    .filter(|_| line.contains(": &str = \""))
+            } else {
+                line.split(".join(\"")
+                    .nth(1)
+                    .and_then(|r| r.split('"').next())
+            };
+            if let Some(name) = literal.filter(|n| is_run_file(n)) {
+                out.insert(name.to_string());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_run_directory_file_the_code_names_is_on_the_page_and_nothing_else() {
+    let page = page();
+    let named: BTreeSet<String> = code_spans(&page)
+        .into_iter()
+        .flat_map(|s| s.split([' ', ',', '(', ')']))
+        .filter(|s| is_run_file(s))
+        .map(str::to_string)
+        .collect();
+    let code = files_in_code();
+    let missing: Vec<&String> = code.difference(&named).collect();
+    assert!(
+        missing.is_empty(),
+        "run-directory files the code names and ARCHITECTURE.md does not: {missing:?}"
+    );
+    let stale: Vec<&String> = named.difference(&code).collect();
+    assert!(
+        stale.is_empty(),
+        "files ARCHITECTURE.md names and no code does: {stale:?}"
+    );
+}
+
+/// The checks above find what they look for: a page without a crate's row, with a part
+/// the code lacks, and a file name are told apart.
+#[test]
+fn the_map_checks_see_what_they_parse() {
+    let rows = table_rows(&["| a | b |", "|---|---|", "| `x` | y |"]);
+    assert_eq!(rows, [vec!["`x`".to_string(), "y".to_string()]]);
+    assert_eq!(code_spans("a `b` c `d::E`"), ["b", "d::E"]);
+    assert!(is_run_file("files.csv") && is_run_file("latency-files.hlog"));
+    assert!(!is_run_file("Cargo.toml") && !is_run_file("segment-*.parquet"));
+    let page = "## A\n### B\n| h |\n|-|\n| `r` |\n## C\n| `s` |\n";
+    assert_eq!(section(page, "### B").len(), 3);
+    assert!(workspace_crates()
+        .iter()
+        .any(|(n, d)| n == "hostd" && d.contains("records")));
+    assert!(files_in_code().contains("files.csv"));
+}
