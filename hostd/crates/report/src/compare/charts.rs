@@ -8,7 +8,7 @@ use super::{CompareRun, Comparison};
 use crate::envelope;
 use crate::svg::{esc, Chart, IntervalBar, Marker};
 use crate::{NS, WIDTH};
-use hostd_analysis::stats::MinMeanMax;
+use hostd_records::binning::MinMeanMax;
 use hostd_records::headline::Figure;
 use std::fmt::Write;
 
