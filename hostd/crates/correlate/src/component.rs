@@ -1,7 +1,7 @@
 //! The probe as a part of `hostd run` ([`Stage::Enrich`]): starts the link and the
 //! recorder before the workload (the other parts' probe feeds get the samples as they
 //! come), follows the run's events (simulator `load` = min(1, Σ activity levels of the
-//! targets), SMART before/after each phase), correlates each file of the probed target
+//! targets)), correlates each file of the probed target
 //! with the probe record as the file ends ([`crate::stream::Correlator`], a bounded
 //! window of the record; its figures appended to `files-probe.csv`, this part's own file, as
 //! they settle), and at the end puts together: the probe's figures on the file records
@@ -12,11 +12,9 @@
 
 use crate::correlate::Correlation;
 use crate::file_figures::{fill_missing_figures, ProbedTarget};
-use crate::phase_smart::PhaseSmart;
 use crate::recorder::{ProbeRecorder, Recording};
 use crate::stream::{phase_figures, Correlator};
 use anyhow::Context;
-use hostd_drive::smart::{read_smart, SmartReading};
 use hostd_probe::link::{LinkConfig, LinkReport, ProbeLink, ProbeSource};
 use hostd_probe::pb;
 use hostd_records::manifest::extra;
@@ -27,7 +25,6 @@ use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{mpsc, Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// Largest alignment uncertainty the run accepts without a warning.
@@ -46,8 +43,6 @@ pub struct ProbeOptions {
     pub rate_hz: u32,
     /// Channel bits read on every sample (`hostd_probe::packed::CH_*`; 0: the probe's default).
     pub channels: u32,
-    /// Read SMART before and after each phase.
-    pub smart: bool,
     /// Index of the target whose cable the probe sits on (0: the first).
     pub target_index: usize,
 }
@@ -59,7 +54,6 @@ impl Default for ProbeOptions {
             sim_args: Vec::new(),
             rate_hz: 1000,
             channels: hostd_probe::packed::CH_VBUS | hostd_probe::packed::CH_VSHUNT,
-            smart: true,
             target_index: 0,
         }
     }
@@ -117,12 +111,9 @@ pub struct ProbeComponent {
     recorder: Option<ProbeRecorder>,
     /// The recorder's correlator, told of the probed target's file starts and ends.
     correlator: Option<Arc<Mutex<Correlator>>>,
-    devices: Vec<(String, Option<String>)>,
     /// Label of the target the probe is on, and the probe's name (id or source).
     probed: Option<(String, String)>,
     activity: Mutex<Activity>,
-    smart: Arc<Mutex<PhaseSmart>>,
-    smart_threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl ProbeComponent {
@@ -133,11 +124,8 @@ impl ProbeComponent {
             link: None,
             recorder: None,
             correlator: None,
-            devices: Vec::new(),
             probed: None,
             activity: Mutex::new(Activity::default()),
-            smart: Arc::new(Mutex::new(PhaseSmart::default())),
-            smart_threads: Mutex::new(Vec::new()),
         }
     }
 
@@ -154,30 +142,6 @@ impl ProbeComponent {
                 link.set_load(load);
             }
         }
-    }
-
-    fn read_smart_later(&self, target: usize, phase: &str, when: &str) {
-        if !self.opts.smart {
-            return;
-        }
-        let Some((label, device)) = self.devices.get(target).cloned() else {
-            return;
-        };
-        let (phase, when, out) = (phase.to_string(), when.to_string(), Arc::clone(&self.smart));
-        let handle = std::thread::spawn(move || {
-            let reading = read_smart(device.as_deref(), &label, &phase, &when);
-            out.lock().unwrap_or_else(|e| e.into_inner()).add(reading);
-        });
-        let mut threads = self.smart_threads.lock().unwrap_or_else(|e| e.into_inner());
-        // A finished thread keeps its stack until joined: join those done, so that a long
-        // run of many phases holds only the readings.
-        let (done, running): (Vec<_>, Vec<_>) =
-            threads.drain(..).partition(JoinHandle::is_finished);
-        *threads = running;
-        for t in done {
-            let _ = t.join();
-        }
-        threads.push(handle);
     }
 }
 
@@ -220,17 +184,6 @@ impl RunPart for ProbeComponent {
                 level,
                 ..
             } => self.set_activity(*target_index, *level),
-            RunEvent::PhaseStart {
-                target_index,
-                phase,
-                measured: true,
-                ..
-            } => self.read_smart_later(*target_index, phase, "before"),
-            RunEvent::PhaseEnd {
-                target_index,
-                phase,
-                ..
-            } => self.read_smart_later(*target_index, phase, "after"),
             RunEvent::FileStart {
                 target_index,
                 phase,
@@ -269,12 +222,7 @@ impl RunPart for ProbeComponent {
     }
 
     fn start(&mut self, run: &mut RunStart<'_>) -> anyhow::Result<Option<Value>> {
-        let manifest = run.manifest;
-        self.devices = manifest
-            .targets
-            .iter()
-            .map(|t| (t.label.clone(), t.device.clone()))
-            .collect();
+        let manifest = &*run.manifest;
         let (link, recorder) = start_probe(&self.opts, run.dir, std::mem::take(run.probe_feeds))
             .with_context(|| format!("probe {}", self.opts.source))?;
         let snap = link.snapshot();
@@ -333,10 +281,6 @@ impl RunPart for ProbeComponent {
             Some(r) => r.finish()?,
             None => Recording::default(),
         };
-        for t in std::mem::take(&mut *self.smart_threads.lock().unwrap_or_else(|e| e.into_inner()))
-        {
-            let _ = t.join();
-        }
         // One probe measures one target's cable: only that target's files get its figures
         // (and share its energy); the others have no probe. The recorder appended each
         // probed file's figures to files-probe.csv as they settled: read them back once,
@@ -395,13 +339,7 @@ impl RunPart for ProbeComponent {
             .map(|t| t.label.clone())
             .filter(|l| *l != probed_target)
             .collect();
-        let smart = self
-            .smart
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .readings();
-
-        let mut section = probe_section(&report, &recording, &correlation, &smart);
+        let mut section = probe_section(&report, &recording, &correlation);
         section["text"] = json!(summary_lines(&report, &correlation, &unprobed));
         section["no_probe"] = json!(unprobed);
         // For the manifest's probe section once the run can merge it there.
@@ -424,12 +362,7 @@ impl RunPart for ProbeComponent {
 }
 
 /// The `summary.json` `probe` section.
-pub fn probe_section(
-    report: &LinkReport,
-    rec: &Recording,
-    c: &Correlation,
-    smart: &[SmartReading],
-) -> Value {
+pub fn probe_section(report: &LinkReport, rec: &Recording, c: &Correlation) -> Value {
     json!({
         "link": report,
         "alignment_uncertainty_ns": alignment_uncertainty_ns(report),
@@ -437,7 +370,6 @@ pub fn probe_section(
         "agg_rows": rec.agg_rows,
         "energy_balance": c.balance,
         "phases": c.phases,
-        "smart": smart,
         "listener_errors": rec.listener_errors,
         "text": summary_lines(report, c, &[]),
     })

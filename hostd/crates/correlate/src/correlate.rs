@@ -57,7 +57,7 @@ pub struct PhasePower {
     pub end_ns: i64,
     /// Bytes of the phase's files.
     pub bytes: u64,
-    /// Σ of the files' bus energies (see `hostd_analysis::energy`), J.
+    /// Σ of the files' bus energies (see `hostd_records::energy`), J.
     pub energy_j: Option<f64>,
     /// Energy per GB, J/GB.
     pub j_per_gb: Option<f64>,

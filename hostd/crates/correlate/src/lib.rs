@@ -9,7 +9,6 @@
 //! - [`recorder`]: writes `probe/` (samples and levels) and `probe-link.jsonl`, and
 //!   feeds the [`stream::Correlator`].
 //! - [`file_figures`]: the probe's figures on each file record (`files-probe.csv`).
-//! - [`phase_smart`]: the SMART readings before and after each phase, bounded.
 //! - [`monitor`]: `hostd monitor`, the probe alone until stopped.
 //! - [`component`]: the probe's part of `hostd run` tying them together.
 
@@ -19,7 +18,6 @@ pub mod component;
 pub mod correlate;
 pub mod file_figures;
 pub mod monitor;
-pub mod phase_smart;
 pub mod recorder;
 mod share_sweep;
 pub mod stream;

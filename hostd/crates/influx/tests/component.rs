@@ -38,7 +38,7 @@ fn live_records_survive_an_outage_and_run_files_follow_at_the_end() {
     let mut feed = comp.probe_feed().expect("InfluxDB takes the probe stream");
     let section = comp
         .start(&mut RunStart {
-            manifest: &manifest,
+            manifest: &mut manifest,
             dir: &run_dir,
             probe_feeds: &mut Vec::new(),
         })

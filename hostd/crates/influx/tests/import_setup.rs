@@ -136,7 +136,7 @@ fn make_run(dir: &Path) {
     let t0 = 1_763_700_000_000_000_000u64;
     let mut sink = RunDir::create(dir).unwrap();
     sink.start(&mut RunStart {
-        manifest: &manifest(t0),
+        manifest: &mut manifest(t0),
         dir,
         probe_feeds: &mut Vec::new(),
     })

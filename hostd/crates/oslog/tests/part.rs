@@ -40,14 +40,14 @@ fn run(
     dir: &Path,
     during: impl FnOnce(),
 ) -> (hostd_records::Summary, RunData) {
-    let manifest = Manifest::new(
+    let mut manifest = Manifest::new(
         "r",
         0,
         vec![target("/mnt/a", "loop97"), target("/mnt/b", "loop98")],
     );
     let section = part
         .start(&mut RunStart {
-            manifest: &manifest,
+            manifest: &mut manifest,
             dir,
             probe_feeds: &mut Vec::new(),
         })

@@ -16,8 +16,9 @@ pub enum EventKind {
     Stall,
 }
 
-/// Why throughput changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Why throughput changed. The order of the variants is the order causes are listed in
+/// (`events::Scores`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Cause {
     /// The drive throttled to hold its temperature.
@@ -53,6 +54,14 @@ impl Cause {
             Cause::Contention => "contention",
             Cause::Link => "link",
             Cause::Unknown => "unknown",
+        }
+    }
+
+    /// The name a reader is shown (the report's scores): "SLC cache" for `slc_cache`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Cause::SlcCache => "SLC cache",
+            other => other.as_str(),
         }
     }
 }

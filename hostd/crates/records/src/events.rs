@@ -5,6 +5,7 @@
 use crate::cause::{Cause, EventKind};
 use crate::error::Result;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// File name in the run directory.
@@ -149,23 +150,84 @@ pub struct Event {
     pub evidence: Evidence,
 }
 
-/// Rule scores of each cause, 0..1.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Scores {
-    /// Thermal rules.
-    pub thermal: f64,
-    /// SLC cache rules.
-    pub slc_cache: f64,
-    /// Contention rules.
-    pub contention: f64,
-    /// Link rules (the operating system's log).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub link: f64,
+/// Rule scores of each cause, 0..1, keyed by the cause: a new cause's rules add their
+/// entry (`hostd_analysis::attribution::RULES`); nothing here names a cause but the causes
+/// of format 1, which `events.json` always carries.
+#[derive(Debug, Clone, Default)]
+pub struct Scores(BTreeMap<Cause, f64>);
+
+/// Equal when every cause has the same score, a cause without one scoring 0.
+impl PartialEq for Scores {
+    fn eq(&self, other: &Self) -> bool {
+        self.0
+            .keys()
+            .chain(other.0.keys())
+            .all(|&c| self.get(c) == other.get(c))
+    }
 }
 
-/// A score no rule gave (left out of `events.json`, as before the `link` cause).
-fn is_zero(x: &f64) -> bool {
-    *x == 0.0
+/// The causes every `events.json` lists a score for, 0 when no rule gave one (format 1);
+/// any later cause is listed only when it scored.
+const ALWAYS_LISTED: [Cause; 3] = [Cause::Thermal, Cause::SlcCache, Cause::Contention];
+
+impl Scores {
+    /// The score of `cause`, 0 when no rule gave one.
+    pub fn get(&self, cause: Cause) -> f64 {
+        self.0.get(&cause).copied().unwrap_or(0.0)
+    }
+
+    /// Sets the score of `cause`.
+    pub fn set(&mut self, cause: Cause, score: f64) {
+        self.0.insert(cause, score);
+    }
+
+    /// The scores `events.json` lists and the report shows, in the order of [`Cause`]: the
+    /// causes of format 1 always, any other when it scored.
+    pub fn listed(&self) -> impl Iterator<Item = (Cause, f64)> + '_ {
+        let extra = self
+            .0
+            .iter()
+            .filter(|(c, s)| !ALWAYS_LISTED.contains(c) && **s != 0.0)
+            .map(|(c, s)| (*c, *s));
+        let mut all: Vec<(Cause, f64)> = ALWAYS_LISTED
+            .iter()
+            .map(|&c| (c, self.get(c)))
+            .chain(extra)
+            .collect();
+        all.sort_by_key(|(c, _)| *c);
+        all.into_iter()
+    }
+}
+
+impl FromIterator<(Cause, f64)> for Scores {
+    fn from_iter<I: IntoIterator<Item = (Cause, f64)>>(iter: I) -> Self {
+        Scores(iter.into_iter().collect())
+    }
+}
+
+impl Serialize for Scores {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        serializer.collect_map(self.listed().map(|(c, s)| (c.as_str(), s)))
+    }
+}
+
+impl<'de> Deserialize<'de> for Scores {
+    /// A cause this build does not know (from a newer hostd) is skipped.
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> std::result::Result<Self, D::Error> {
+        let named = BTreeMap::<String, f64>::deserialize(deserializer)?;
+        Ok(named
+            .into_iter()
+            .filter_map(|(name, score)| {
+                let de = serde::de::value::StrDeserializer::<serde::de::value::Error>::new(&name);
+                Cause::deserialize(de).ok().map(|c| (c, score))
+            })
+            .collect())
+    }
 }
 
 /// Evidence behind an event; absent numbers were not measurable (e.g. no probe).
@@ -455,6 +517,35 @@ pub fn read_path(path: &Path) -> Result<Analysis> {
 mod tests {
     use super::*;
     use crate::RecordError;
+
+    /// The scores are keyed by cause, and written as format 1 wrote its fields: the three
+    /// first causes always, a later one only when it scored; a cause a newer hostd wrote is
+    /// skipped on reading.
+    #[test]
+    fn scores_are_keyed_by_cause_and_written_as_format_1_wrote_them() {
+        let mut s: Scores = [(Cause::Thermal, 0.9), (Cause::Link, 0.0)]
+            .into_iter()
+            .collect();
+        let json = serde_json::to_string(&s).unwrap();
+        assert_eq!(json, r#"{"thermal":0.9,"slc_cache":0.0,"contention":0.0}"#);
+        s.set(Cause::Link, 0.35);
+        let json = serde_json::to_string(&s).unwrap();
+        assert_eq!(
+            json,
+            r#"{"thermal":0.9,"slc_cache":0.0,"contention":0.0,"link":0.35}"#
+        );
+        assert_eq!(serde_json::from_str::<Scores>(&json).unwrap(), s);
+        let newer: Scores =
+            serde_json::from_str(r#"{"thermal":0.2,"brownout":0.8,"contention":0.1}"#).unwrap();
+        assert_eq!(
+            (
+                newer.get(Cause::Thermal),
+                newer.get(Cause::Contention),
+                newer.get(Cause::Link)
+            ),
+            (0.2, 0.1, 0.0)
+        );
+    }
 
     fn analysis() -> Analysis {
         Analysis {

@@ -1,5 +1,5 @@
 //! The link a target's drive sits on (manifest `targets[].link`): USB bridge, PCIe function,
-//! Thunderbolt devices, read from Linux sysfs by `hostd_workload::link`
+//! Thunderbolt devices, read from Linux sysfs by `hostd_drive::link`
 //! (docs/run-directory.md "Drive").
 
 use serde::{Deserialize, Serialize};

@@ -57,19 +57,13 @@ pub(crate) fn section(a: &Analysis, events: &[EventView]) -> String {
         for l in &e.evidence.os_log {
             let _ = write!(h, "<li>OS log: {}</li>", esc(l));
         }
-        let s = &e.evidence.scores;
-        let _ = write!(
-            h,
-            "<li>scores: thermal {:.2}, SLC cache {:.2}, contention {:.2}{}</li></ul></div>",
-            s.thermal,
-            s.slc_cache,
-            s.contention,
-            if s.link > 0.0 {
-                format!(", link {:.2}", s.link)
-            } else {
-                String::new()
-            }
-        );
+        let scores: Vec<String> = e
+            .evidence
+            .scores
+            .listed()
+            .map(|(cause, score)| format!("{} {score:.2}", cause.label()))
+            .collect();
+        let _ = write!(h, "<li>scores: {}</li></ul></div>", scores.join(", "));
     }
     h.push_str("</section>");
     h

@@ -87,11 +87,11 @@ fn a_drive_that_logged_throttling_confirms_the_thermal_call_and_one_that_did_not
     )));
     println!(
         "thermal score / confidence: without the drive's record {:.2} / {:.2}, with 3 TMT1 transitions {:.2} / {:.2}, with none {:.2} / {:.2} ({})",
-        plain.evidence.scores.thermal,
+        plain.evidence.scores.get(Cause::Thermal),
         plain.confidence,
-        confirmed.evidence.scores.thermal,
+        confirmed.evidence.scores.get(Cause::Thermal),
         confirmed.confidence,
-        contradicted.evidence.scores.thermal,
+        contradicted.evidence.scores.get(Cause::Thermal),
         contradicted.confidence,
         contradicted.cause.as_str()
     );
@@ -101,7 +101,8 @@ fn a_drive_that_logged_throttling_confirms_the_thermal_call_and_one_that_did_not
     assert_eq!((d.tmt1_transitions, d.tmt1_time_s), (Some(3), Some(41)));
     assert_eq!(d.warning_temp_time_min, Some(1));
     assert!(
-        confirmed.evidence.scores.thermal > plain.evidence.scores.thermal + 0.29,
+        confirmed.evidence.scores.get(Cause::Thermal)
+            > plain.evidence.scores.get(Cause::Thermal) + 0.29,
         "{:#?}",
         confirmed.evidence.reasons
     );
@@ -118,7 +119,8 @@ fn a_drive_that_logged_throttling_confirms_the_thermal_call_and_one_that_did_not
         (Some(0), Some(0))
     );
     assert!(
-        contradicted.evidence.scores.thermal < plain.evidence.scores.thermal - 0.24,
+        contradicted.evidence.scores.get(Cause::Thermal)
+            < plain.evidence.scores.get(Cause::Thermal) - 0.24,
         "{:#?}",
         contradicted.evidence.reasons
     );
@@ -148,14 +150,18 @@ fn a_sata_drive_s_sct_over_limit_events_confirm_and_a_still_count_is_no_evidence
         Some(2)
     );
     assert!(
-        confirmed.evidence.scores.thermal > plain.evidence.scores.thermal + 0.29,
+        confirmed.evidence.scores.get(Cause::Thermal)
+            > plain.evidence.scores.get(Cause::Thermal) + 0.29,
         "{:#?}",
         confirmed.evidence.reasons
     );
     // An SCT over-limit count that stood still does not count throttling itself: said,
     // no weight.
     let (_, still) = analysed(Some((sata, sata)));
-    assert_eq!(still.evidence.scores.thermal, plain.evidence.scores.thermal);
+    assert_eq!(
+        still.evidence.scores.get(Cause::Thermal),
+        plain.evidence.scores.get(Cause::Thermal)
+    );
     assert_eq!(still.confidence, plain.confidence);
     assert!(still
         .evidence

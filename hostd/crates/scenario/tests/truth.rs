@@ -3,6 +3,7 @@
 //! interval, the cause right, no other event (none on the steady, wandering and small-file
 //! drives); a gradual drop's settle point, the stalls' count, the cycles' count.
 
+use hostd_records::cause::Cause;
 use hostd_scenario::BUILT_IN;
 
 mod common;
@@ -234,7 +235,7 @@ fn slc_exhaustion_on_a_cool_drive_is_slc_cache_not_thermal() {
         let e = &a.events[0];
         let why = format!("{:#?}", e.evidence.reasons);
         assert!(why.contains("no thermal evidence"), "{why}");
-        assert_eq!(e.evidence.scores.thermal, 0.0, "{why}");
+        assert_eq!(e.evidence.scores.get(Cause::Thermal), 0.0, "{why}");
         assert!(why.contains("✓ slc_cache: energy per byte"), "{why}");
     }
 }

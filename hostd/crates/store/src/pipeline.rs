@@ -62,8 +62,9 @@ pub type ProbeFeed = Box<dyn FnMut(ProbeData<'_>) -> anyhow::Result<()> + Send>;
 
 /// What every part gets when the run starts.
 pub struct RunStart<'a> {
-    /// The manifest so far (with the sections of the parts started before).
-    pub manifest: &'a Manifest,
+    /// The manifest so far (with the sections of the parts started before); a part may add
+    /// its facts to the targets (the drive's part, their links).
+    pub manifest: &'a mut Manifest,
     /// The run directory (exists).
     pub dir: &'a Path,
     /// The probe feeds of every part: the part that records the probe takes them.
@@ -158,7 +159,7 @@ impl Pipeline {
             .collect();
         for p in self.parts.iter_mut() {
             let mut run = RunStart {
-                manifest,
+                manifest: &mut *manifest,
                 dir,
                 probe_feeds: &mut feeds,
             };

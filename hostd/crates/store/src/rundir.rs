@@ -366,7 +366,7 @@ mod tests {
             .map(|l| TargetInfo::simulated(l, "write", l))
             .to_vec();
         sink.start(&mut RunStart {
-            manifest: &Manifest::new("r", 1_000, targets),
+            manifest: &mut Manifest::new("r", 1_000, targets),
             dir: &dir,
             probe_feeds: &mut Vec::new(),
         })

@@ -40,7 +40,7 @@ pub fn space(path: &Path) -> io::Result<Space> {
 }
 
 /// The root of the volume holding `path` (`C:\`, a mount folder, `\\server\share\`).
-pub(crate) fn volume_root(path: &Path) -> Option<String> {
+pub fn volume_root(path: &Path) -> Option<String> {
     let p = wide(path.as_os_str());
     let mut buf = [0u16; 1024];
     // SAFETY: a NUL-terminated path and a buffer of the length given.

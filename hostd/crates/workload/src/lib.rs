@@ -27,10 +27,6 @@ pub mod fsinfo_windows;
 pub mod gate;
 pub mod jobloop;
 pub mod latency;
-pub mod link;
-pub mod link_macos;
-#[cfg(windows)]
-pub mod link_windows;
 pub mod plan;
 pub mod plan_fill_states;
 pub mod profile;

@@ -44,7 +44,7 @@ fn text(buf: &[u16]) -> String {
 
 /// The disks `volume` (`\\?\Volume{…}\`, or a drive letter's `\\.\E:`) lies on; `None`
 /// when it is no disk volume (a CD drive without a disc, a virtual one that says so).
-pub(crate) fn disks_of(volume: &str) -> anyhow::Result<Option<Vec<u32>>> {
+pub fn disks_of(volume: &str) -> anyhow::Result<Option<Vec<u32>>> {
     let name = wide(volume.trim_end_matches('\\'));
     // SAFETY: a NUL-terminated name; no access rights are needed for the query.
     let h: HANDLE = unsafe {

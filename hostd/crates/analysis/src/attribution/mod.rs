@@ -5,7 +5,8 @@
 //!
 //! Each cause's rules live in a file of their own behind [`CauseRule`] (the way
 //! tokio-console keeps one struct per warning); [`RULES`] lists them. A new cause is one
-//! file here, one line in [`RULES`], and its `Cause` variant and score in `hostd-records`.
+//! file here, one line in [`RULES`], and its `Cause` variant in `hostd-records`; its score
+//! goes into the event's `Scores` under that variant.
 
 mod contention;
 mod evidence;
@@ -21,7 +22,7 @@ pub use stall_event::stall_event;
 use crate::detect::Change;
 use crate::series::Series;
 use hostd_records::cause::Cause;
-use hostd_records::events::{Event, Evidence, Scores};
+use hostd_records::events::{Event, Evidence};
 use hostd_records::ProbeSeries;
 
 const NS: f64 = 1e9;
@@ -158,25 +159,10 @@ pub fn attribute(
             (rule.cause(), checks.score)
         })
         .collect();
-    ev.scores = scores(&scored);
+    ev.scores = scored.iter().copied().collect();
     let (cause, confidence) = choose(&scored);
     ev.reasons = reasons;
     with_text(change_event(series, change, cause, confidence, ev))
-}
-
-/// The scores in the event's evidence.
-fn scores(scored: &[(Cause, f64)]) -> Scores {
-    let mut s = Scores::default();
-    for &(cause, score) in scored {
-        match cause {
-            Cause::Thermal => s.thermal = score,
-            Cause::SlcCache => s.slc_cache = score,
-            Cause::Contention => s.contention = score,
-            Cause::Link => s.link = score,
-            Cause::Unknown => {}
-        }
-    }
-    s
 }
 
 /// The cause and confidence: the best score if at least `MIN_SCORE`, less half the
@@ -323,7 +309,7 @@ mod tests {
         let e = attribute(&s, &c, &ctx, None, &[]);
         assert_eq!(e.cause, Cause::Unknown, "{:#?}", e.evidence.reasons);
         assert_eq!(e.confidence, 0.0);
-        assert_eq!(e.evidence.scores.thermal, 0.0);
+        assert_eq!(e.evidence.scores.get(Cause::Thermal), 0.0);
         assert_eq!(e.evidence.temp_plateau_fraction, None);
         assert!(
             e.evidence
@@ -347,7 +333,7 @@ mod tests {
         let e = attribute(&s, &c, &ctx, None, &[]);
         assert_eq!(e.cause, Cause::SlcCache, "{:#?}", e.evidence.reasons);
         assert!(e.confidence >= 0.8, "{}", e.confidence);
-        assert_eq!(e.evidence.scores.thermal, 0.0);
+        assert_eq!(e.evidence.scores.get(Cause::Thermal), 0.0);
         let (jb, ja) = (
             e.evidence.j_per_gb_before.unwrap(),
             e.evidence.j_per_gb_after.unwrap(),
@@ -371,10 +357,11 @@ mod tests {
         back.rate_after_bps = 1.5e9;
         let r = attribute(&s, &c, &ctx, None, &[back]);
         assert!(
-            r.evidence.scores.slc_cache <= e.evidence.scores.slc_cache - 0.4 + 1e-9,
+            r.evidence.scores.get(Cause::SlcCache)
+                <= e.evidence.scores.get(Cause::SlcCache) - 0.4 + 1e-9,
             "{} vs {}",
-            r.evidence.scores.slc_cache,
-            e.evidence.scores.slc_cache
+            r.evidence.scores.get(Cause::SlcCache),
+            e.evidence.scores.get(Cause::SlcCache)
         );
         assert_ne!(r.cause, Cause::Thermal);
         assert!(
@@ -483,7 +470,7 @@ mod tests {
         );
         assert_eq!(e.cause, Cause::Link, "{:#?}", e.evidence.reasons);
         assert!(e.confidence >= 0.85, "{}", e.confidence);
-        assert_eq!(e.evidence.scores.link, link::WEIGHT);
+        assert_eq!(e.evidence.scores.get(Cause::Link), link::WEIGHT);
         assert_eq!(
             e.evidence.os_log,
             ["-1.200 s link_reset: usb 2-1: reset SuperSpeed USB device number 3 using xhci_hcd"]

@@ -7,7 +7,7 @@ use crate::series::Series;
 use crate::stall::SeriesStalls;
 use crate::stats;
 use hostd_records::cause::{Cause, EventKind};
-use hostd_records::events::{Event, Evidence, Scores, StallSummary};
+use hostd_records::events::{Event, Evidence, StallSummary};
 use hostd_records::os_log::OsLogRecord;
 
 /// The `stall` event of a series: onset at its first stall, the count, durations and period
@@ -81,10 +81,7 @@ pub fn stall_event(
         cause,
         confidence,
         evidence: Evidence {
-            scores: Scores {
-                link: link_score,
-                ..Default::default()
-            },
+            scores: [(Cause::Link, link_score)].into_iter().collect(),
             os_log: os_lines,
             onset_gb: first.bytes_at_start as f64 / 1e9,
             onset_s: since(first.start_ns),

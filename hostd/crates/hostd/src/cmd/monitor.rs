@@ -79,7 +79,6 @@ pub fn execute(args: MonitorArgs) -> anyhow::Result<ExitCode> {
         source,
         sim_args: args.sim_args,
         rate_hz: args.rate_hz,
-        smart: false,
         ..Default::default()
     };
     eprintln!(

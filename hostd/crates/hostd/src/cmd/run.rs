@@ -149,7 +149,6 @@ pub fn parts(args: &RunArgs) -> anyhow::Result<Vec<Box<dyn RunPart>>> {
             target_index: usize::from(args.probe_on) - 1,
             rate_hz: args.probe_rate.unwrap_or(defaults.rate_hz),
             channels: args.probe_channels.unwrap_or(defaults.channels),
-            ..defaults
         };
         if opts.target_index >= args.targets.len() {
             anyhow::bail!(

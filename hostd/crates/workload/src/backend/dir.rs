@@ -56,7 +56,6 @@ pub struct DirBackend {
     created_dir: bool,
     created: BTreeSet<u32>,
     fs: FsInfo,
-    link: hostd_records::link::LinkInfo,
     direct: DirectIo,
     engine_name: String,
     engine_note: Option<String>,
@@ -130,7 +129,6 @@ impl DirBackend {
             } else {
                 fsinfo::fs_info(&root)
             },
-            link: crate::link::link_for_path(&root),
             root,
             test_dir: None,
             created_dir: false,
@@ -251,7 +249,8 @@ impl TargetBackend for DirBackend {
             direct_io: self.direct.clone(),
             engine: self.engine_name.clone(),
             engine_note: self.engine_note.clone(),
-            link: Some(self.link.clone()),
+            // The drive's part reads the link (`hostd_drive::link`).
+            link: None,
         }
     }
 

@@ -237,7 +237,10 @@ pub fn observed(summary: &Summary) -> Observed {
                 ),
             );
         }
-        for s in probe["smart"].as_array().into_iter().flatten() {
+    }
+    // The drive's own readings around each phase: there with or without a probe.
+    if let Some(drive) = summary.extra.get("drive") {
+        for s in drive["smart"].as_array().into_iter().flatten() {
             consider(
                 s["temperature_c"].as_f64(),
                 format!("drive (SMART), {}", s["device"].as_str().unwrap_or("")),

@@ -147,7 +147,7 @@ fn query(root: &str) -> Result<Descriptor, String> {
 
 /// The bus of the drive holding `path`, or "unknown" with the reason.
 pub fn link_for_path(path: &Path) -> LinkInfo {
-    let Some(root) = crate::fsinfo_windows::volume_root(path) else {
+    let Some(root) = hostd_workload::fsinfo_windows::volume_root(path) else {
         return none(format!(
             "bus unknown: no volume found for {}",
             path.display()
@@ -157,7 +157,7 @@ pub fn link_for_path(path: &Path) -> LinkInfo {
         Ok(d) => match bus_name(d.bus_type) {
             Some(bus) => {
                 let letter = root.trim_end_matches('\\');
-                let disks = crate::rawdisk_windows::disks_of(&format!(r"\\.\{letter}"));
+                let disks = hostd_workload::rawdisk_windows::disks_of(&format!(r"\\.\{letter}"));
                 let name = [d.vendor.as_deref(), d.product.as_deref()]
                     .into_iter()
                     .flatten()

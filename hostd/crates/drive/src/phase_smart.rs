@@ -3,7 +3,7 @@
 //! target, phase and `before`/`after`, its first reading, its hottest and its latest. The
 //! drive's temperature over the whole run, once a second, is `drive_temp.csv`'s.
 
-use hostd_drive::smart::SmartReading;
+use crate::smart::SmartReading;
 
 /// The readings of one (target, phase, `before`/`after`).
 #[derive(Debug)]
