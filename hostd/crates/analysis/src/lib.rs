@@ -87,6 +87,7 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
                 .and_then(|d| d.get(&s.target))
                 .map(Vec::as_slice),
             os_log: run.os_log.as_deref(),
+            port_budget_w: run.port_budget.as_ref().and_then(|b| b.budget_w),
         };
         let stalls = input::counter_points(run, &s.target).and_then(|c| stall::find(s, &c));
         let changes = match detect::changes(s, &options.changepoint, stalls.as_ref()) {

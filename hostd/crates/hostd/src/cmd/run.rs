@@ -646,6 +646,8 @@ fn run_data(
         conditions: conditions.clone(),
         // The temperature gate's part adds its waits (Stage::Enrich).
         gate_waits: Vec::new(),
+        // The probe part adds the port's budget (Stage::Enrich).
+        port_budget: None,
     };
     run.sort();
     run
