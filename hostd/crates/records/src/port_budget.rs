@@ -140,6 +140,9 @@ mod tests {
         assert_eq!(back, b);
         assert_eq!(b.describe(), "budget 4.5 W (CC: default)");
         assert_eq!(PortBudget::unknown().describe(), "budget unknown (unknown)");
-        assert_eq!(PortBudget::user(7.5).describe(), "budget 7.5 W (--port-budget)");
+        assert_eq!(
+            PortBudget::user(7.5).describe(),
+            "budget 7.5 W (--port-budget)"
+        );
     }
 }

@@ -263,7 +263,13 @@ pub fn read_requiring(dir: &Path, required: &[&str]) -> Result<Vec<ProbeSample>>
 }
 
 /// The columns [`ProbeSeries`] keeps.
-const SERIES_COLUMNS: [&str; 4] = ["time_ns", "power_w", "energy_j", "enclosure_temp_c"];
+const SERIES_COLUMNS: [&str; 5] = [
+    "time_ns",
+    "power_w",
+    "energy_j",
+    "enclosure_temp_c",
+    "vbus_v",
+];
 
 /// Reads `dir/probe.csv` straight into the analysis' columns (`power_w` and
 /// `enclosure_temp_c` required); the other columns are not parsed, which keeps a 1 M-sample

@@ -146,7 +146,9 @@ fn budget_rules(
 /// A logged link reset or disconnect of this target at a VBUS dip, listed as evidence.
 fn reset_at_dip(p: &ProbeSeries, facts: &Facts, ev: &mut Evidence, r: &mut Checks) {
     let Some(log) = facts.ctx.os_log else {
-        r.cannot("the operating system's log was not read: a reset at the dip cannot be checked".into());
+        r.cannot(
+            "the operating system's log was not read: a reset at the dip cannot be checked".into(),
+        );
         return;
     };
     let c = facts.change;
@@ -301,8 +303,7 @@ mod tests {
     fn heat_on_a_15_w_port_is_thermal_never_power() {
         let (s, c) = drop_series("x", 0);
         let onset_s = c.onset_ns as f64 * 1e-9;
-        let mut p =
-            power_falls_after(c.onset_ns, |t| 40.0 + 20.0 * (t / onset_s).clamp(0.0, 1.0));
+        let mut p = power_falls_after(c.onset_ns, |t| 40.0 + 20.0 * (t / onset_s).clamp(0.0, 1.0));
         p.vbus_min_v = vec![4.98; p.len()];
         let all = vec![s.clone()];
         let e = attribute(
