@@ -152,14 +152,19 @@ impl ProbeComponent {
     }
 }
 
-/// The link's snapshot once a probe that reads CC has said what the port offers (at most
-/// 1 s after its samples began; its status may come later, on the timeline).
+/// The link's snapshot once a probe that reads CC has said what the port offers: an
+/// advertisement past its debounce (tCCDebounce, at most 200 ms) or a PD contract, at most
+/// 1 s after its samples began (an open or unreadable port waits that long; a later change
+/// goes on the timeline).
 fn port_snapshot(link: &ProbeLink) -> hostd_probe::link::LinkSnapshot {
     let waited = std::time::Instant::now();
     loop {
         let snap = link.snapshot();
         let sensing = snap.port_sensing == hostd_probe::port::PortSensing::Present;
-        if !sensing || snap.port_status.is_some() || waited.elapsed() > Duration::from_secs(1) {
+        let settled = snap.port_status.as_ref().is_some_and(|st| {
+            st.pd_contract || hostd_probe::port::budget(Some(st), None).budget_w.is_some()
+        });
+        if !sensing || settled || waited.elapsed() > Duration::from_secs(1) {
             return snap;
         }
         std::thread::sleep(Duration::from_millis(10));

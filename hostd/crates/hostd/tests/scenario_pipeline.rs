@@ -471,3 +471,36 @@ fn p50_stalls_through_the_pipeline_from_the_byte_counters() {
         },
     );
 }
+
+#[test]
+fn the_ports_budget_through_the_pipeline() {
+    // The probe simulator plays the port (advertised current on CC, cable I·R), hostd reads
+    // its PortStatus, records the budget and judges bus power against it.
+    for (name, onset, cause, budget_w) in [
+        ("tb-ssd-4w5-port", 30.0, "power", 4.5),
+        ("tb-ssd-15w-thermal", 23.9, "thermal", 15.0),
+        ("slc-7w5-port", 13.0, "slc_cache", 7.5),
+        // The sag alone (no OS line from a simulated drive): power, weakly.
+        ("tb-ssd-long-cable", 20.0, "power", 15.0),
+    ] {
+        seeds(name, SCALE, "write", "sustained-100GB", |d, e, t| {
+            let mut f = exactly(d, e, t, &[drop_at(onset, cause)]);
+            let m = common::read_json(&d.join("manifest.json"));
+            let b = &m["extra"]["probe"]["power_budget"];
+            if b["budget_w"].as_f64() != Some(budget_w) || b["source"] != "cc" {
+                f.push(format!("manifest power_budget {b}, want {budget_w} W from cc"));
+            }
+            let timeline = std::fs::read_to_string(d.join("probe-link.jsonl")).unwrap();
+            if !timeline.lines().any(|l| l.contains("\"event\":\"port\"")) {
+                f.push("no port record on the probe-link timeline".into());
+            }
+            for ev in events_of(e, t) {
+                let power = ev["evidence"]["scores"]["power"].as_f64().unwrap_or(0.0);
+                if cause != "power" && power >= 0.5 {
+                    f.push(format!("power scored {power} on a {cause} drop"));
+                }
+            }
+            f
+        });
+    }
+}
