@@ -11,6 +11,7 @@ pub mod fill_states;
 pub mod headline;
 pub mod input;
 pub mod overlap;
+pub mod port_figures;
 pub mod series;
 pub mod significance;
 pub mod stall;
@@ -70,7 +71,12 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
             .probe
             .as_ref()
             .filter(|_| probe_target.as_deref() == Some(s.target.as_str()));
-        phases.push(series::phase_stats(s, probe, &run.latency));
+        let mut stats = series::phase_stats(s, probe, &run.latency);
+        stats.port = probe.and_then(|p| {
+            let budget = run.port_budget.as_ref().and_then(|b| b.budget_w);
+            port_figures::phase_power(p, (stats.start_ns, stats.end_ns), budget)
+        });
+        phases.push(stats);
         let ctx = attribution::Context {
             all: &all,
             probe,

@@ -488,7 +488,9 @@ fn the_ports_budget_through_the_pipeline() {
             let m = common::read_json(&d.join("manifest.json"));
             let b = &m["extra"]["probe"]["power_budget"];
             if b["budget_w"].as_f64() != Some(budget_w) || b["source"] != "cc" {
-                f.push(format!("manifest power_budget {b}, want {budget_w} W from cc"));
+                f.push(format!(
+                    "manifest power_budget {b}, want {budget_w} W from cc"
+                ));
             }
             let timeline = std::fs::read_to_string(d.join("probe-link.jsonl")).unwrap();
             if !timeline.lines().any(|l| l.contains("\"event\":\"port\"")) {

@@ -394,6 +394,10 @@ pub struct PhaseStats {
     /// Mean bus power while this phase ran, W.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub mean_power_w: Option<f64>,
+    /// Bus power against the host port's budget and VBUS while this phase ran (probed
+    /// target only).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub port: Option<crate::port_budget::PhasePower>,
     /// Corrupt blocks found by verifying reads.
     #[serde(default)]
     pub corrupt_blocks: u64,

@@ -98,6 +98,30 @@ impl PortBudget {
     }
 }
 
+/// One phase's bus power against the port's budget and its VBUS (`phases[].port`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhasePower {
+    /// The budget the shares are of, W (none known: no shares).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_w: Option<f64>,
+    /// Highest bus power of the phase's points, W (a summary level's bin mean on a long run).
+    pub peak_w: f64,
+    /// Mean bus power, W.
+    pub mean_w: f64,
+    /// `peak_w` / budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_share: Option<f64>,
+    /// `mean_w` / budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_share: Option<f64>,
+    /// Lowest VBUS (each point's minimum: a batch's or a bin's), V.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vbus_min_v: Option<f64>,
+    /// 1st percentile of VBUS, V.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vbus_p1_v: Option<f64>,
+}
+
 /// Checks a `--port-budget` value: watts in [`USER_RANGE_W`].
 pub fn check_user_watts(watts: f64) -> Result<f64, String> {
     if watts.is_finite() && USER_RANGE_W.contains(&watts) {
