@@ -496,6 +496,23 @@ fn the_ports_budget_through_the_pipeline() {
             if !timeline.lines().any(|l| l.contains("\"event\":\"port\"")) {
                 f.push("no port record on the probe-link timeline".into());
             }
+            // The report draws the budget on the power chart and 4.75 V on the VBUS chart,
+            // and its headline table sets the peak against the budget.
+            let report = std::fs::read_to_string(d.join("report.html")).unwrap();
+            for want in [
+                format!("port budget {budget_w:.1} W"),
+                "id=\"chart-vbus\"".to_string(),
+                "vSafe5V minimum 4.75 V".to_string(),
+                format!("W of {budget_w:.1} W"),
+            ] {
+                if !report.contains(&want) {
+                    f.push(format!("report.html lacks {want}"));
+                }
+            }
+            let phase = &e["phases"].as_array().unwrap()[0]["port"];
+            if phase["budget_w"].as_f64() != Some(budget_w) || phase["vbus_p1_v"].as_f64().is_none() {
+                f.push(format!("phases[0].port {phase}"));
+            }
             for ev in events_of(e, t) {
                 let power = ev["evidence"]["scores"]["power"].as_f64().unwrap_or(0.0);
                 if cause != "power" && power >= 0.5 {
