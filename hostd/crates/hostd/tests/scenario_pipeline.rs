@@ -510,7 +510,8 @@ fn the_ports_budget_through_the_pipeline() {
                 }
             }
             let phase = &e["phases"].as_array().unwrap()[0]["port"];
-            if phase["budget_w"].as_f64() != Some(budget_w) || phase["vbus_p1_v"].as_f64().is_none() {
+            if phase["budget_w"].as_f64() != Some(budget_w) || phase["vbus_p1_v"].as_f64().is_none()
+            {
                 f.push(format!("phases[0].port {phase}"));
             }
             for ev in events_of(e, t) {

@@ -304,7 +304,7 @@ fn a_long_cables_sag_with_a_reset_logged_at_the_dip_is_power_with_the_line() {
         hostd_records::os_log::write(
             dir.path(),
             &[hostd_records::os_log::OsLogRecord {
-                time_ns: hostd_scenario::BASE_UNIX_NS as i64 + truth.onset_ns - 200_000_000,
+                time_ns: hostd_scenario::BASE_UNIX_NS + truth.onset_ns - 200_000_000,
                 kind: hostd_records::os_log::OsLogKind::LinkReset,
                 target: Some(truth.target.clone()),
                 device: Some("4-1".into()),
