@@ -247,7 +247,11 @@ pub(super) fn sag_at_onset(facts: &Facts) -> Option<f64> {
 mod tests {
     use super::super::tests::{ctx, drop_series, power_falls_after, probe, usb_reset};
     use super::super::{attribute, Context};
+    use crate::detect::Change;
+    use crate::series::Series;
     use hostd_records::cause::Cause;
+    use hostd_records::events::Event;
+    use hostd_records::os_log::OsLogRecord;
     use hostd_records::ProbeSeries;
 
     /// `p` with bus power `before` W up to `onset` and `after` W from it (±1 % ripple), and
@@ -267,6 +271,22 @@ mod tests {
         p
     }
 
+    /// The event of `c` in `s` with probe `p`, a budget of `budget_w` and the OS's `log`.
+    fn judged(
+        (s, c): (&Series, &Change),
+        p: &ProbeSeries,
+        budget_w: Option<f64>,
+        log: Option<&[OsLogRecord]>,
+    ) -> Event {
+        let all = vec![s.clone()];
+        let ctx = Context {
+            port_budget_w: budget_w,
+            os_log: log,
+            ..ctx(&all, Some(p))
+        };
+        attribute(s, c, &ctx, None, &[])
+    }
+
     #[test]
     fn a_drive_held_at_its_ports_budget_is_power_not_its_cache() {
         // A 4.5 W port: 4.3 W before the onset, held at 4.5 W after it while the rate
@@ -278,18 +298,13 @@ mod tests {
             (4.3, 4.5),
             |_| 5.0,
         );
-        let all = vec![s.clone()];
-        let with = Context {
-            port_budget_w: Some(4.5),
-            ..ctx(&all, Some(&p))
-        };
-        let e = attribute(&s, &c, &with, None, &[]);
+        let e = judged((&s, &c), &p, Some(4.5), None);
         assert_eq!(e.cause, Cause::Power, "{:#?}", e.evidence.reasons);
         assert!(e.confidence >= 0.6, "{}", e.confidence);
         assert!(e.evidence.scores.get(Cause::SlcCache) < 0.6);
         assert!((e.evidence.power_share_after.unwrap() - 1.0).abs() < 0.02);
         // Without a budget known and no sag: the same drop stays what it is today.
-        let e = attribute(&s, &c, &ctx(&all, Some(&p)), None, &[]);
+        let e = judged((&s, &c), &p, None, None);
         assert_eq!(e.cause, Cause::SlcCache, "{:#?}", e.evidence.reasons);
         assert!(e.evidence.scores.get(Cause::Power) < 0.5);
         assert!(e
@@ -305,17 +320,7 @@ mod tests {
         let onset_s = c.onset_ns as f64 * 1e-9;
         let mut p = power_falls_after(c.onset_ns, |t| 40.0 + 20.0 * (t / onset_s).clamp(0.0, 1.0));
         p.vbus_min_v = vec![4.98; p.len()];
-        let all = vec![s.clone()];
-        let e = attribute(
-            &s,
-            &c,
-            &Context {
-                port_budget_w: Some(15.0),
-                ..ctx(&all, Some(&p))
-            },
-            None,
-            &[],
-        );
+        let e = judged((&s, &c), &p, Some(15.0), None);
         assert_eq!(e.cause, Cause::Thermal, "{:#?}", e.evidence.reasons);
         assert_eq!(e.evidence.scores.get(Cause::Power), 0.0);
     }
@@ -329,17 +334,7 @@ mod tests {
             (4.0, 4.0),
             |_| 5.0,
         );
-        let all = vec![s.clone()];
-        let e = attribute(
-            &s,
-            &c,
-            &Context {
-                port_budget_w: Some(7.5),
-                ..ctx(&all, Some(&p))
-            },
-            None,
-            &[],
-        );
+        let e = judged((&s, &c), &p, Some(7.5), None);
         assert_eq!(e.cause, Cause::SlcCache, "{:#?}", e.evidence.reasons);
         assert_eq!(e.evidence.scores.get(Cause::Power), 0.0);
         assert!(e
@@ -361,19 +356,8 @@ mod tests {
             (7.9, 5.3),
             |t| if t >= sag_from { 4.5 } else { 4.9 },
         );
-        let all = vec![s.clone()];
         let log = [usb_reset(c.onset_ns - 200_000_000, Some("x"))];
-        let e = attribute(
-            &s,
-            &c,
-            &Context {
-                port_budget_w: Some(15.0),
-                os_log: Some(&log),
-                ..ctx(&all, Some(&p))
-            },
-            None,
-            &[],
-        );
+        let e = judged((&s, &c), &p, Some(15.0), Some(&log));
         assert_eq!(e.cause, Cause::Power, "{:#?}", e.evidence.reasons);
         assert!(e.evidence.scores.get(Cause::Link) < e.evidence.scores.get(Cause::Power));
         assert_eq!(e.evidence.vbus_min_at_onset_v, Some(4.5));
@@ -388,17 +372,7 @@ mod tests {
             (7.9, 5.3),
             |_| 4.9,
         );
-        let e = attribute(
-            &s,
-            &c,
-            &Context {
-                port_budget_w: Some(15.0),
-                os_log: Some(&log),
-                ..ctx(&all, Some(&steady))
-            },
-            None,
-            &[],
-        );
+        let e = judged((&s, &c), &steady, Some(15.0), Some(&log));
         assert_eq!(e.cause, Cause::Link, "{:#?}", e.evidence.reasons);
     }
 }
