@@ -524,3 +524,31 @@ fn the_ports_budget_through_the_pipeline() {
         });
     }
 }
+
+#[test]
+fn a_probe_without_cc_sensing_says_budget_unknown_once() {
+    // `steady` has no port model: the probe simulator senses no CC.
+    let root = tempfile::tempdir().unwrap();
+    let target = format!("sim:steady*{SCALE}:write");
+    let out = root.path().join("run");
+    let res = common::hostd_run("sustained-100GB", [&target], &out)
+        .args(["--probe", "sim", "--seed", "1"])
+        .env("THROTTLESCOPE_PROBE_SIM", sim_path())
+        .output()
+        .expect("hostd runs");
+    let log = common::text(&res);
+    assert!(res.status.success(), "{log}");
+    // Once in the run's log and once among the summary's warnings, however many samples.
+    assert_eq!(log.matches("budget unknown").count(), 2, "{log}");
+    let summary = common::read_json(&out.join("summary.json"));
+    let warned: Vec<_> = summary["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w.as_str().unwrap().contains("budget unknown"))
+        .collect();
+    assert_eq!(warned.len(), 1, "{warned:?}");
+    let m = common::read_json(&out.join("manifest.json"));
+    assert_eq!(m["extra"]["probe"]["power_budget"]["source"], "unknown");
+    assert!(m["extra"]["probe"]["power_budget"]["budget_w"].is_null());
+}
