@@ -617,3 +617,25 @@ fn diag_names(report: &LinkReport) -> Vec<&'static str> {
     let bits = report.probe.map_or(0, |p| p.diag) | report.stats.diag_flags;
     hostd_probe::link::diag_flag_names(bits)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_live_view_shows_the_budget_and_the_headroom() {
+        let mut b = PortBudget::user(4.5);
+        assert_eq!(
+            budget_part(&b, Some(4.05)),
+            "budget 4.5 W, headroom 0.45 W (10 %)"
+        );
+        // Held at the budget and a little over it (the meter's tolerance): no headroom.
+        assert_eq!(
+            budget_part(&b, Some(4.6)),
+            "budget 4.5 W, headroom -0.10 W (-2 %)"
+        );
+        assert_eq!(budget_part(&b, None), "budget 4.5 W");
+        b.budget_w = None;
+        assert_eq!(budget_part(&b, Some(3.0)), "budget unknown");
+    }
+}
