@@ -32,11 +32,11 @@ function runHostd(args, server) {
 /**
  * The runs the queries are checked against, all with the probe simulator inline and the
  * shared scenarios' simulated drives played 25x faster than real time. The main run: the X5
- * that throttles at 23.9 GB (a drop event) and hub drive C writing at the same time (a
+ * that throttles at 23.9 GB (a drop event) on a 15 W port (the budget on the power panel) and hub drive C writing at the same time (a
  * multi-target overlap). The second, for the comparison dashboard: a P50 whose SLC cache
  * runs out at 13 GB.
  */
-const MAIN_TARGETS = ['sim:x5-thermal*25', 'sim:hub-www-contention@C*25'];
+const MAIN_TARGETS = ['sim:tb-ssd-15w-thermal*25', 'sim:hub-www-contention@C*25'];
 const SECOND_TARGETS = ['sim:p50-slc-13gb*25'];
 
 /**

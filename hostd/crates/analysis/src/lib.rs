@@ -11,6 +11,7 @@ pub mod fill_states;
 pub mod headline;
 pub mod input;
 pub mod overlap;
+pub mod port_figures;
 pub mod run_summary;
 pub mod series;
 pub mod significance;
@@ -71,7 +72,12 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
             .probe
             .as_ref()
             .filter(|_| probe_target.as_deref() == Some(s.target.as_str()));
-        phases.push(series::phase_stats(s, probe, &run.latency));
+        let mut stats = series::phase_stats(s, probe, &run.latency);
+        stats.port = probe.and_then(|p| {
+            let budget = run.port_budget.as_ref().and_then(|b| b.budget_w);
+            port_figures::phase_power(p, (stats.start_ns, stats.end_ns), budget)
+        });
+        phases.push(stats);
         let ctx = attribution::Context {
             all: &all,
             probe,
@@ -88,6 +94,7 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
                 .and_then(|d| d.get(&s.target))
                 .map(Vec::as_slice),
             os_log: run.os_log.as_deref(),
+            port_budget_w: run.port_budget.as_ref().and_then(|b| b.budget_w),
         };
         let stalls = input::counter_points(run, &s.target).and_then(|c| stall::find(s, &c));
         let changes = match detect::changes(s, &options.changepoint, stalls.as_ref()) {

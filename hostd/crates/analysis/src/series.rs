@@ -141,6 +141,7 @@ pub fn phase_stats(s: &Series, probe: Option<&ProbeSeries>, latency: &RunLatency
         mean_power_w: energy
             .mean_power_w
             .or_else(|| probe.and_then(|p| p.mean_in(&p.power_w, start_ns, end_ns))),
+        port: None,
         corrupt_blocks: s.files.iter().map(|f| f.corrupt_blocks).sum(),
         corrupt_bytes: s.files.iter().map(|f| f.corrupt_bytes).sum(),
         verified_files: s.files.iter().filter(|f| f.verified == Some(true)).count(),

@@ -18,6 +18,7 @@ use anyhow::Context;
 use hostd_probe::link::{LinkConfig, LinkReport, ProbeLink, ProbeSource};
 use hostd_probe::pb;
 use hostd_records::manifest::extra;
+use hostd_records::port_budget::{self, PortBudget};
 use hostd_records::summary::ProbeHealth;
 use hostd_records::{FileRecord, RunEvent};
 use hostd_store::{ProbeFeed, RunPart, RunRecords, RunStart, Stage};
@@ -45,6 +46,8 @@ pub struct ProbeOptions {
     pub channels: u32,
     /// Index of the target whose cable the probe sits on (0: the first).
     pub target_index: usize,
+    /// The host port's budget the user gave (`--port-budget`), W; it replaces the probe's.
+    pub port_budget_w: Option<f64>,
 }
 
 impl Default for ProbeOptions {
@@ -55,6 +58,7 @@ impl Default for ProbeOptions {
             rate_hz: 1000,
             channels: hostd_probe::packed::CH_VBUS | hostd_probe::packed::CH_VSHUNT,
             target_index: 0,
+            port_budget_w: None,
         }
     }
 }
@@ -114,6 +118,8 @@ pub struct ProbeComponent {
     /// Label of the target the probe is on, and the probe's name (id or source).
     probed: Option<(String, String)>,
     activity: Mutex<Activity>,
+    /// The host port's budget at the start (the manifest's `power_budget`).
+    budget: Option<PortBudget>,
 }
 
 impl ProbeComponent {
@@ -126,6 +132,7 @@ impl ProbeComponent {
             correlator: None,
             probed: None,
             activity: Mutex::new(Activity::default()),
+            budget: None,
         }
     }
 
@@ -142,6 +149,38 @@ impl ProbeComponent {
                 link.set_load(load);
             }
         }
+    }
+}
+
+/// The link's snapshot once a probe that reads CC has said what the port offers: an
+/// advertisement past its debounce (tCCDebounce, at most 200 ms) or a PD contract, at most
+/// 1 s after its samples began (an open or unreadable port waits that long; a later change
+/// goes on the timeline).
+fn port_snapshot(link: &ProbeLink) -> hostd_probe::link::LinkSnapshot {
+    let waited = std::time::Instant::now();
+    loop {
+        let snap = link.snapshot();
+        let sensing = snap.port_sensing == hostd_probe::port::PortSensing::Present;
+        let settled = snap.port_status.as_ref().is_some_and(|st| {
+            st.pd_contract || hostd_probe::port::budget(Some(st), None).budget_w.is_some()
+        });
+        if !sensing || settled || waited.elapsed() > Duration::from_secs(1) {
+            return snap;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The live view's budget: "budget 4.5 W, headroom 0.4 W (9 %)", or "budget unknown".
+pub fn budget_part(budget: &PortBudget, power_w: Option<f64>) -> String {
+    match (budget.budget_w, power_w) {
+        (Some(b), Some(p)) => format!(
+            "budget {b:.1} W, headroom {:.2} W ({:.0} %)",
+            b - p,
+            100.0 * (b - p) / b
+        ),
+        (Some(b), None) => format!("budget {b:.1} W"),
+        (None, _) => "budget unknown".to_string(),
     }
 }
 
@@ -215,17 +254,22 @@ impl RunPart for ProbeComponent {
         Ok(())
     }
 
-    /// Bus power, voltage, temperatures and link state.
+    /// Bus power, voltage, temperatures and link state, and the port's budget.
     fn live_status(&self) -> Option<String> {
         let snap = self.link.as_ref()?.snapshot();
-        Some(live_line(&snap))
+        let budget = hostd_probe::port::budget(snap.port_status.as_ref(), self.opts.port_budget_w);
+        Some(format!(
+            "{}  {}",
+            live_line(&snap),
+            budget_part(&budget, snap.latest.and_then(|s| s.power_w))
+        ))
     }
 
     fn start(&mut self, run: &mut RunStart<'_>) -> anyhow::Result<Option<Value>> {
         let manifest = &*run.manifest;
         let (link, recorder) = start_probe(&self.opts, run.dir, std::mem::take(run.probe_feeds))
             .with_context(|| format!("probe {}", self.opts.source))?;
-        let snap = link.snapshot();
+        let snap = port_snapshot(&link);
         self.link = Some(link);
         self.correlator = Some(recorder.correlator());
         self.recorder = Some(recorder);
@@ -247,7 +291,16 @@ impl RunPart for ProbeComponent {
                 .set_probe(&probe_name);
         }
         self.probed = probed.clone().map(|t| (t, probe_name));
+        let budget = hostd_probe::port::budget(snap.port_status.as_ref(), self.opts.port_budget_w);
+        if budget.budget_w.is_none() {
+            // Said once for the run, not per sample.
+            tracing::warn!(
+                "the host port's {}: bus power is not judged against a budget (--port-budget WATTS gives one)",
+                budget.describe()
+            );
+        }
         let rest = json!({
+            (port_budget::MANIFEST_KEY): budget,
             "port": snap.port,
             "identity": snap.identity,
             "rate_hz": self.opts.rate_hz,
@@ -259,6 +312,7 @@ impl RunPart for ProbeComponent {
             "max_rate_hz": snap.identity.as_ref().map(|i| i.max_rate_hz),
             "sim_args": self.opts.sim_args,
         });
+        self.budget = Some(budget);
         Ok(Some(extra::value(&extra::ProbeSection {
             source: self.opts.source.to_string(),
             target: probed,
@@ -355,6 +409,13 @@ impl RunPart for ProbeComponent {
             .context("cannot read the probe's series back from probe/")?;
         run.probe = (!series.is_empty()).then_some(series);
         run.probe_target = Some(probed_target);
+        run.port_budget = self.budget.clone();
+        if let Some(b) = self.budget.as_ref().filter(|b| b.budget_w.is_none()) {
+            summary.warnings.push(format!(
+                "the host port's {}: power is judged by VBUS only",
+                b.describe()
+            ));
+        }
         *probe_link = hostd_records::probe_link::read(dir)
             .context("cannot read the probe's link events back from probe-link.jsonl")?;
         Ok(())
@@ -555,4 +616,26 @@ pub fn final_manifest_section(report: &LinkReport) -> Value {
 fn diag_names(report: &LinkReport) -> Vec<&'static str> {
     let bits = report.probe.map_or(0, |p| p.diag) | report.stats.diag_flags;
     hostd_probe::link::diag_flag_names(bits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_live_view_shows_the_budget_and_the_headroom() {
+        let mut b = PortBudget::user(4.5);
+        assert_eq!(
+            budget_part(&b, Some(4.05)),
+            "budget 4.5 W, headroom 0.45 W (10 %)"
+        );
+        // Held at the budget and a little over it (the meter's tolerance): no headroom.
+        assert_eq!(
+            budget_part(&b, Some(4.6)),
+            "budget 4.5 W, headroom -0.10 W (-2 %)"
+        );
+        assert_eq!(budget_part(&b, None), "budget 4.5 W");
+        b.budget_w = None;
+        assert_eq!(budget_part(&b, Some(3.0)), "budget unknown");
+    }
 }

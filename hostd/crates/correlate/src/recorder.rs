@@ -245,6 +245,17 @@ fn link_record(event: &LinkEvent) -> Option<LinkRecord> {
             nested("alignment", now, "alignment", json!(a))
         }
         LinkEvent::Stream(StreamEvent::Info(i)) => nested("device_info", now, "info", json!(i)),
+        // The run's timeline of the host port: each status the probe sent (on a change,
+        // or answering the start's request), with the budget it gives.
+        LinkEvent::Stream(StreamEvent::Port(p)) => {
+            // `port_status`, not `port`: a link record's `port` is the serial device.
+            let mut r = nested("port", now, "port_status", json!(p));
+            r.nested.insert(
+                hostd_records::port_budget::MANIFEST_KEY.into(),
+                json!(hostd_probe::port::budget(Some(p), None)),
+            );
+            r
+        }
         _ => return None,
     })
 }

@@ -146,3 +146,38 @@ fn unplug_mid_run_loses_no_received_sample_on_the_way_to_influxdb() {
     let files = record_count(&run.join("files.csv"));
     assert_eq!(server.count("file", "bytes").unwrap(), files);
 }
+
+#[test]
+fn a_port_model_reaches_influxdb_and_the_report() {
+    // The probe simulator plays a 4.5 W port; the drive is held at it from 30 GB.
+    let server = InfluxServer::start().expect("private influxd (run `just influx-build` first)");
+    let root = tempfile::tempdir().unwrap();
+    let run = root.path().join("run");
+    let out = to_influx(
+        hostd_run("sustained-100GB", ["sim:tb-ssd-4w5-port*20:write"], &run)
+            .args(["--probe", "sim", "--seed", "1"])
+            .env("THROTTLESCOPE_PROBE_SIM", common::sim_path()),
+        &server,
+    )
+    .output()
+    .unwrap();
+    assert_ok(&out);
+    let events = read_json(&run.join("events.json"));
+    let drop = &events["events"][0];
+    assert_eq!(drop["cause"], "power", "{:#?}", drop["evidence"]["reasons"]);
+    assert_eq!(drop["evidence"]["port_budget_w"], 4.5);
+    // The phase's power against the budget and its VBUS, and the event's figures.
+    for field in [
+        "port_budget_w",
+        "peak_power_share",
+        "mean_power_share",
+        "vbus_min_v",
+        "vbus_p1_v",
+    ] {
+        assert_eq!(server.count("stats", field).unwrap(), 1, "stats {field}");
+    }
+    assert_eq!(server.count("event", "port_budget_w").unwrap(), 1);
+    assert_eq!(server.count("event", "power_share_after").unwrap(), 1);
+    let report = std::fs::read_to_string(run.join("report.html")).unwrap();
+    assert!(report.contains("port budget 4.5 W") && report.contains("vSafe5V minimum 4.75 V"));
+}

@@ -201,6 +201,33 @@ fn unknown_profile_is_a_clear_error() {
 }
 
 #[test]
+fn a_port_budget_outside_half_a_watt_to_240_w_is_refused_before_anything_is_written() {
+    let work = disk_tempdir();
+    let target = work.path().join("t");
+    std::fs::create_dir(&target).unwrap();
+    let out = work.path().join("run");
+    for bad in ["0.4", "240.5", "-5", "nan", "15W"] {
+        let o = hostd_run("quick", [&target], &out)
+            .args(["--probe", "sim", &format!("--port-budget={bad}")])
+            .output()
+            .unwrap();
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {t}");
+        assert!(t.contains("--port-budget"), "{bad}: {t}");
+        assert!(dir_is_empty(&target), "{bad}: the target was written");
+        assert!(!out.exists(), "{bad}: a run directory was made");
+    }
+    // In range, but with no probe to judge bus power by: refused too, by name.
+    let o = hostd_run("quick", [&target], &out)
+        .args(["--port-budget", "4.5"])
+        .output()
+        .unwrap();
+    assert_ne!(o.status.code(), Some(0));
+    assert!(text(&o).contains("--port-budget need"), "{}", text(&o));
+    assert!(dir_is_empty(&target) && !out.exists());
+}
+
+#[test]
 fn too_little_free_space_is_refused_before_writing() {
     let work = disk_tempdir();
     let p = work.path().join("huge.toml");

@@ -471,3 +471,84 @@ fn p50_stalls_through_the_pipeline_from_the_byte_counters() {
         },
     );
 }
+
+#[test]
+fn the_ports_budget_through_the_pipeline() {
+    // The probe simulator plays the port (advertised current on CC, cable I·R), hostd reads
+    // its PortStatus, records the budget and judges bus power against it.
+    for (name, onset, cause, budget_w) in [
+        ("tb-ssd-4w5-port", 30.0, "power", 4.5),
+        ("tb-ssd-15w-thermal", 23.9, "thermal", 15.0),
+        ("slc-7w5-port", 13.0, "slc_cache", 7.5),
+        // The sag alone (no OS line from a simulated drive): power, weakly.
+        ("tb-ssd-long-cable", 20.0, "power", 15.0),
+    ] {
+        seeds(name, SCALE, "write", "sustained-100GB", |d, e, t| {
+            let mut f = exactly(d, e, t, &[drop_at(onset, cause)]);
+            let m = common::read_json(&d.join("manifest.json"));
+            let b = &m["extra"]["probe"]["power_budget"];
+            if b["budget_w"].as_f64() != Some(budget_w) || b["source"] != "cc" {
+                f.push(format!(
+                    "manifest power_budget {b}, want {budget_w} W from cc"
+                ));
+            }
+            let timeline = std::fs::read_to_string(d.join("probe-link.jsonl")).unwrap();
+            if !timeline.lines().any(|l| l.contains("\"event\":\"port\"")) {
+                f.push("no port record on the probe-link timeline".into());
+            }
+            // The report draws the budget on the power chart and 4.75 V on the VBUS chart,
+            // and its headline table sets the peak against the budget.
+            let report = std::fs::read_to_string(d.join("report.html")).unwrap();
+            for want in [
+                format!("port budget {budget_w:.1} W"),
+                "id=\"chart-vbus\"".to_string(),
+                "vSafe5V minimum 4.75 V".to_string(),
+                format!("W of {budget_w:.1} W"),
+            ] {
+                if !report.contains(&want) {
+                    f.push(format!("report.html lacks {want}"));
+                }
+            }
+            let phase = &e["phases"].as_array().unwrap()[0]["port"];
+            if phase["budget_w"].as_f64() != Some(budget_w) || phase["vbus_p1_v"].as_f64().is_none()
+            {
+                f.push(format!("phases[0].port {phase}"));
+            }
+            for ev in events_of(e, t) {
+                let power = ev["evidence"]["scores"]["power"].as_f64().unwrap_or(0.0);
+                if cause != "power" && power >= 0.5 {
+                    f.push(format!("power scored {power} on a {cause} drop"));
+                }
+            }
+            f
+        });
+    }
+}
+
+#[test]
+fn a_probe_without_cc_sensing_says_budget_unknown_once() {
+    // `steady` has no port model: the probe simulator senses no CC.
+    let root = tempfile::tempdir().unwrap();
+    let target = format!("sim:steady*{SCALE}:write");
+    let out = root.path().join("run");
+    let res = common::hostd_run("sustained-100GB", [&target], &out)
+        .args(["--probe", "sim", "--seed", "1"])
+        .env("THROTTLESCOPE_PROBE_SIM", sim_path())
+        .output()
+        .expect("hostd runs");
+    let log = common::text(&res);
+    assert!(res.status.success(), "{log}");
+    // Once in the run's log and once among the summary's warnings, however many samples.
+    assert_eq!(log.matches("budget unknown").count(), 2, "{log}");
+    let summary = common::read_json(&out.join("summary.json"));
+    let warned: Vec<_> = summary["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w.as_str().unwrap().contains("budget unknown"))
+        .collect();
+    assert_eq!(warned.len(), 1, "{warned:?}");
+    let m = common::read_json(&out.join("manifest.json"));
+    assert_eq!(m["extra"]["probe"]["power_budget"]["source"], "unknown");
+    assert!(m["extra"]["probe"]["power_budget"]["budget_w"].is_null());
+}

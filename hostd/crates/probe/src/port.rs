@@ -3,11 +3,17 @@
 //! The classification itself happens on the probe (`firmware/core/src/port.c`).
 
 use crate::pb;
+use hostd_records::port_budget::{BudgetSource, PortBudget};
+
+/// Nominal VBUS of a Type-C current advertisement, V (the budget is the current at it).
+pub const ADVERTISED_V: f64 = 5.0;
 
 /// Whether the probe can tell the host port's budget.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum PortSensing {
     /// The probe has not described itself yet.
+    #[default]
     NotYet,
     /// An older probe (wire v1/v2) or one built without CC channels: the budget
     /// is unknown unless the user gives it.
@@ -52,6 +58,32 @@ pub fn advertisement_name(adv: pb::CcAdvertisement) -> &'static str {
     }
 }
 
+/// The port's budget: the user's `--port-budget` if given, else what the probe's latest
+/// status says (a current advertisement at 5 V; a PD contract: watts unknown), else unknown.
+/// A storage drive is a SuperSpeed device: default USB power is 900 mA.
+pub fn budget(status: Option<&pb::PortStatus>, user_w: Option<f64>) -> PortBudget {
+    let mut b = PortBudget::unknown();
+    if let Some(st) = status {
+        let adv =
+            pb::CcAdvertisement::try_from(st.advertisement).unwrap_or(pb::CcAdvertisement::Unknown);
+        b.advertisement = Some(advertisement_name(adv).to_string());
+        b.advertised_a = advertised_current_a(adv, true);
+        b.vbus_v = (st.vbus_mv > 0).then(|| f64::from(st.vbus_mv) / 1000.0);
+        b.pd_contract = st.pd_contract;
+        if st.pd_contract {
+            b.source = BudgetSource::VbusLevel;
+        } else if let Some(a) = b.advertised_a {
+            b.source = BudgetSource::Cc;
+            b.budget_w = Some(a * ADVERTISED_V);
+        }
+    }
+    if let Some(w) = user_w {
+        b.source = BudgetSource::User;
+        b.budget_w = Some(w);
+    }
+    b
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -78,6 +110,34 @@ mod tests {
             PortSensing::from_info(Some(&v3(true))),
             PortSensing::Present
         );
+    }
+
+    #[test]
+    fn the_budget_follows_the_advertisement_the_contract_or_the_user() {
+        use pb::CcAdvertisement as A;
+        let st = |adv: A, pd_contract| pb::PortStatus {
+            advertisement: adv as i32,
+            vbus_mv: 5020,
+            pd_contract,
+            ..Default::default()
+        };
+        let b = budget(Some(&st(A::UsbDefault, false)), None);
+        assert_eq!((b.budget_w, b.source), (Some(4.5), BudgetSource::Cc));
+        assert_eq!(b.vbus_v, Some(5.02));
+        let b = budget(Some(&st(A::CcAdvertisement1a5, false)), None);
+        assert_eq!(b.budget_w, Some(7.5));
+        let b = budget(Some(&st(A::CcAdvertisement3a0, true)), None);
+        assert_eq!((b.budget_w, b.source), (None, BudgetSource::VbusLevel));
+        assert_eq!(b.describe(), "budget unknown (PD contract, W unknown)");
+        let b = budget(Some(&st(A::OutOfRange, false)), None);
+        assert_eq!((b.budget_w, b.source), (None, BudgetSource::Unknown));
+        let b = budget(Some(&st(A::CcAdvertisement3a0, true)), Some(27.0));
+        assert_eq!((b.budget_w, b.source), (Some(27.0), BudgetSource::User));
+        assert!(
+            b.pd_contract,
+            "what the probe read is kept beside the user's figure"
+        );
+        assert_eq!(budget(None, None), PortBudget::unknown());
     }
 
     #[test]

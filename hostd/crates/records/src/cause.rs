@@ -30,6 +30,9 @@ pub enum Cause {
     /// The link to the drive failed: the operating system logged a reset, a UAS error, a
     /// disconnect, a slower re-enumeration or an I/O error on it (`os-log.jsonl`).
     Link,
+    /// The drive was held at the host port's power budget, or VBUS sagged under load
+    /// (the probe's CC reading or `--port-budget`, and its VBUS).
+    Power,
     /// None of the rules matched well enough.
     Unknown,
 }
@@ -53,6 +56,7 @@ impl Cause {
             Cause::SlcCache => "slc_cache",
             Cause::Contention => "contention",
             Cause::Link => "link",
+            Cause::Power => "power",
             Cause::Unknown => "unknown",
         }
     }

@@ -327,6 +327,15 @@ pub struct Evidence {
     /// stall): each `+s.sss kind: line`, seconds from the onset (`os-log.jsonl`).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub os_log: Vec<String>,
+    /// The host port's power budget, W, when known (the `power` rules).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub port_budget_w: Option<f64>,
+    /// Bus power after the onset as a share of the budget.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub power_share_after: Option<f64>,
+    /// The lowest VBUS around the onset, V.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub vbus_min_at_onset_v: Option<f64>,
 }
 
 /// Robust statistics of one target and phase: `events.json` `phases[]` and `summary.json`
@@ -385,6 +394,10 @@ pub struct PhaseStats {
     /// Mean bus power while this phase ran, W.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub mean_power_w: Option<f64>,
+    /// Bus power against the host port's budget and VBUS while this phase ran (probed
+    /// target only).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub port: Option<crate::port_budget::PhasePower>,
     /// Corrupt blocks found by verifying reads.
     #[serde(default)]
     pub corrupt_blocks: u64,

@@ -62,6 +62,7 @@ pub mod link;
 pub mod manifest;
 pub mod os_log;
 pub mod outcome;
+pub mod port_budget;
 pub mod probe;
 pub mod probe_levels;
 pub mod probe_link;

@@ -236,6 +236,16 @@ impl Manifest {
         self.extra.contains_key(extra::MONITOR)
     }
 
+    /// The host port's power budget the probe section records (`power_budget`), when any.
+    pub fn port_budget(&self) -> Option<crate::port_budget::PortBudget> {
+        let v = self
+            .probe_section()?
+            .rest
+            .get(crate::port_budget::MANIFEST_KEY)?
+            .clone();
+        serde_json::from_value(v).ok()
+    }
+
     /// The probe's section, when there was a probe (and the section has its shape).
     pub fn probe_section(&self) -> Option<extra::ProbeSection> {
         self.section(extra::PROBE)

@@ -78,6 +78,12 @@ pub struct ProbeSeries {
     pub enclosure_temp_c: Vec<f64>,
     /// INA228 energy accumulator, J (empty when no sample has it).
     pub energy_j: Vec<f64>,
+    /// Bus voltage, V (NaN where a sample lacks it; a summary level's bin mean). Empty
+    /// in series built by hand without it.
+    pub vbus_v: Vec<f64>,
+    /// Lowest bus voltage the point covers, V: the sample's own reading, or a summary
+    /// level's bin minimum, so that a sag shorter than a bin is still seen.
+    pub vbus_min_v: Vec<f64>,
     /// Samples pushed before the first with an energy reading (`energy_j` starts then).
     energy_from: usize,
 }
@@ -97,6 +103,7 @@ impl ProbeSeries {
         self.power_w.push(s.power_w.unwrap_or(f64::NAN));
         self.enclosure_temp_c
             .push(s.enclosure_temp_c.unwrap_or(f64::NAN));
+        self.push_vbus(s.vbus_v, s.vbus_v);
         match s.energy_j {
             Some(e) => {
                 if self.energy_j.is_empty() {
@@ -107,6 +114,23 @@ impl ProbeSeries {
             None if self.energy_j.is_empty() => self.energy_from += 1,
             None => self.energy_j.push(f64::NAN),
         }
+    }
+
+    /// Appends the bus voltage of the point just pushed: its mean and its minimum.
+    pub(crate) fn push_vbus(&mut self, mean: Option<f64>, min: Option<f64>) {
+        let n = self.time_ns.len();
+        self.vbus_v.resize(n - 1, f64::NAN);
+        self.vbus_min_v.resize(n - 1, f64::NAN);
+        self.vbus_v.push(mean.unwrap_or(f64::NAN));
+        self.vbus_min_v.push(min.or(mean).unwrap_or(f64::NAN));
+    }
+
+    /// Replaces the bus voltage of the last point (a summary level's bin: its mean and
+    /// its minimum).
+    pub(crate) fn set_last_vbus(&mut self, mean: Option<f64>, min: Option<f64>) {
+        self.vbus_v.pop();
+        self.vbus_min_v.pop();
+        self.push_vbus(mean, min);
     }
 
     /// After the last push: puts samples received out of time order in order (stable).
@@ -126,6 +150,8 @@ impl ProbeSeries {
         self.power_w = permute(&self.power_w);
         self.enclosure_temp_c = permute(&self.enclosure_temp_c);
         self.energy_j = permute(&self.energy_j);
+        self.vbus_v = permute(&self.vbus_v);
+        self.vbus_min_v = permute(&self.vbus_min_v);
         self.time_ns = order.iter().map(|&i| self.time_ns[i]).collect();
     }
 
@@ -237,7 +263,13 @@ pub fn read_requiring(dir: &Path, required: &[&str]) -> Result<Vec<ProbeSample>>
 }
 
 /// The columns [`ProbeSeries`] keeps.
-const SERIES_COLUMNS: [&str; 4] = ["time_ns", "power_w", "energy_j", "enclosure_temp_c"];
+const SERIES_COLUMNS: [&str; 5] = [
+    "time_ns",
+    "power_w",
+    "energy_j",
+    "enclosure_temp_c",
+    "vbus_v",
+];
 
 /// Reads `dir/probe.csv` straight into the analysis' columns (`power_w` and
 /// `enclosure_temp_c` required); the other columns are not parsed, which keeps a 1 M-sample

@@ -33,6 +33,8 @@ pub struct RunData {
     pub conditions: crate::conditions::Conditions,
     /// The temperature gate's waits (from the summary; empty without a gate).
     pub gate_waits: Vec<crate::gate_wait::GateWait>,
+    /// The host port's power budget (the manifest's probe section), when recorded.
+    pub port_budget: Option<crate::port_budget::PortBudget>,
 }
 
 impl RunData {
@@ -65,6 +67,7 @@ impl RunData {
             Err(_) => None,
         };
         let probe_target = manifest.as_ref().and_then(|m| m.probe_target());
+        let port_budget = manifest.as_ref().and_then(|m| m.port_budget());
         // files.csv has no target index (its reader numbers targets as they first appear):
         // the run's own index is the target's place in the manifest, as in `hostd run`.
         let mut files = files;
@@ -102,6 +105,7 @@ impl RunData {
             os_log,
             conditions: manifest.map(|m| m.conditions).unwrap_or_default(),
             gate_waits: crate::gate_wait::read(dir),
+            port_budget,
         };
         run.sort();
         Ok(run)
@@ -180,6 +184,7 @@ fn push_bin(series: &mut ProbeSeries, r: &crate::AggRow, level: crate::probe_lev
         energy_j: value(r.energy_j),
         ..Default::default()
     });
+    series.set_last_vbus(value(r.vbus_v.mean), value(r.vbus_v.min));
 }
 
 /// The probe series of a run directory with `probe/`: every sample when there are at most

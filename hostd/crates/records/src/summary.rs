@@ -310,6 +310,7 @@ impl PhaseStatsV1 {
             energy_j: None,
             j_per_gb: None,
             mean_power_w: None,
+            port: None,
             corrupt_blocks: self.corrupt_blocks,
             corrupt_bytes: self.corrupt_bytes,
             verified_files: self.verified_files,

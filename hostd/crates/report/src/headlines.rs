@@ -39,13 +39,13 @@ pub(crate) fn section(a: &Analysis, targets: &Targets) -> String {
         None => "–".into(),
     };
     let mut out = String::from(
-        r#"<section id="headlines"><h2>Headline figures</h2><div class="scroll"><table id="headline-table"><tr><th class="l">target</th><th class="l">phase</th><th>average</th><th>sustained (last third)</th><th>SLC cache, GB</th><th>after the cache</th><th>to throttle, s</th><th>to throttle, GB</th><th>throttled</th></tr>"#,
+        r#"<section id="headlines"><h2>Headline figures</h2><div class="scroll"><table id="headline-table"><tr><th class="l">target</th><th class="l">phase</th><th>average</th><th>sustained (last third)</th><th>SLC cache, GB</th><th>after the cache</th><th>to throttle, s</th><th>to throttle, GB</th><th>throttled</th><th>peak power / port budget</th></tr>"#,
     );
     let mut reasons: Vec<String> = Vec::new();
     for s in &h.series {
         let _ = write!(
             out,
-            r#"<tr><td class="l">{}</td><td class="l">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"#,
+            r#"<tr><td class="l">{}</td><td class="l">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"#,
             esc(targets.short(&s.target)),
             esc(&s.phase),
             rate(&s.average_bps),
@@ -55,6 +55,7 @@ pub(crate) fn section(a: &Analysis, targets: &Targets) -> String {
             num(&s.throttle_s, 1.0, 1),
             num(&s.throttle_bytes, 1e9, 1),
             rate(&s.throttled_bps),
+            peak_against_budget(a, &s.target, &s.phase),
         );
         for (what, f) in [
             ("SLC cache", &s.slc_cache_bytes),
@@ -95,4 +96,28 @@ pub(crate) fn section(a: &Analysis, targets: &Targets) -> String {
     }
     out.push_str(r#"<p class="note">Brackets: 95 % intervals (onsets: the onset's 99.9 % interval); docs/methodology.md, "Headline figures".</p></section>"#);
     out
+}
+
+/// The phase's peak bus power against the host port's budget: "4.50 W of 4.5 W<br>(100 %)",
+/// "4.50 W<br>(budget unknown)", or "–" where the probe did not measure the phase.
+fn peak_against_budget(a: &Analysis, target: &str, phase: &str) -> String {
+    let Some(p) = a
+        .phases
+        .iter()
+        .find(|p| p.target == target && p.phase == phase)
+        .and_then(|p| p.port.as_ref())
+    else {
+        return "–".into();
+    };
+    match (p.budget_w, p.peak_share) {
+        (Some(b), Some(share)) => format!(
+            "{:.2} W of {b:.1} W<br><span class=\"note\">({:.0} %)</span>",
+            p.peak_w,
+            share * 100.0
+        ),
+        _ => format!(
+            "{:.2} W<br><span class=\"note\">(budget unknown)</span>",
+            p.peak_w
+        ),
+    }
 }

@@ -142,10 +142,18 @@ pub(crate) fn charts(
     match &run.probe {
         None => out.push_str(r#"<p class="note" id="no-probe">No probe samples in this run: power and temperature charts omitted.</p>"#),
         Some(p) => {
-            for (id, values, label, color) in [
-                ("chart-power", &p.power_w, "bus power, W", "#D55E00"),
-                ("chart-temperature", &p.enclosure_temp_c, "enclosure temperature, °C", "#CC79A7"),
+            // The port's budget on the power chart, vSafe5V's minimum on the VBUS chart.
+            let budget = run.port_budget.as_ref().and_then(|b| b.budget_w).map(|w| (w, format!("port budget {w:.1} W")));
+            let vsafe = hostd_records::port_budget::VSAFE5V_MIN_V;
+            let has_vbus = p.vbus_v.iter().any(|v| v.is_finite());
+            for (id, values, label, color, limit) in [
+                ("chart-power", &p.power_w, "bus power, W", "#D55E00", budget),
+                ("chart-vbus", &p.vbus_v, "VBUS, V", "#0072B2", Some((vsafe, format!("vSafe5V minimum {vsafe} V")))),
+                ("chart-temperature", &p.enclosure_temp_c, "enclosure temperature, °C", "#CC79A7", None),
             ] {
+                if id == "chart-vbus" && !has_vbus {
+                    continue;
+                }
                 // No more buckets than about two samples each: empty buckets would
                 // break the line into dashes on a short run.
                 let in_range = p.time_ns.iter().filter(|t| (lo_ns..=hi_ns).contains(*t)).count();
@@ -153,7 +161,10 @@ pub(crate) fn charts(
                 let (xs, mean, lo, hi) = bucketed(&p.time_ns, values, lo_ns, hi_ns + 1, buckets);
                 let xs: Vec<f64> = xs.iter().map(|x| x - t0 as f64 / NS).collect();
                 let fin = |v: &Vec<f64>, f: fn(f64, f64) -> f64, init: f64| v.iter().copied().filter(|x| x.is_finite()).fold(init, f);
-                let (ymin, ymax) = (fin(&lo, f64::min, f64::INFINITY), fin(&hi, f64::max, f64::NEG_INFINITY));
+                let (mut ymin, mut ymax) = (fin(&lo, f64::min, f64::INFINITY), fin(&hi, f64::max, f64::NEG_INFINITY));
+                if let Some((level, _)) = &limit {
+                    (ymin, ymax) = (ymin.min(*level), ymax.max(*level));
+                }
                 let pad = ((ymax - ymin) * 0.08).max(0.5);
                 let mut c = Chart::new(id, WIDTH, 200.0, xr, (ymin - pad, ymax + pad));
                 if events.is_empty() {
@@ -162,6 +173,10 @@ pub(crate) fn charts(
                 c.band(&xs, &lo, &hi, color);
                 let pts: Vec<(f64, f64)> = xs.iter().copied().zip(mean.iter().copied()).collect();
                 c.line(&pts, color, "series");
+                if let Some((level, words)) = &limit {
+                    c.line(&[(xr.0, *level), (xr.1, *level)], "#000000", "limit");
+                    c.legend(words, "#000000");
+                }
                 if id == "chart-temperature" {
                     c.spans(&gate_spans(run, t0), "gate-wait");
                 }

@@ -63,6 +63,22 @@ pub const BUILT_IN: &[(&str, &str)] = &[
         "slc-cool",
         include_str!("../../../../fixtures/scenarios/slc-cool.toml"),
     ),
+    (
+        "tb-ssd-4w5-port",
+        include_str!("../../../../fixtures/scenarios/tb-ssd-4w5-port.toml"),
+    ),
+    (
+        "tb-ssd-15w-thermal",
+        include_str!("../../../../fixtures/scenarios/tb-ssd-15w-thermal.toml"),
+    ),
+    (
+        "slc-7w5-port",
+        include_str!("../../../../fixtures/scenarios/slc-7w5-port.toml"),
+    ),
+    (
+        "tb-ssd-long-cable",
+        include_str!("../../../../fixtures/scenarios/tb-ssd-long-cable.toml"),
+    ),
 ];
 
 /// Loads a scenario by built-in name, or from a TOML file path.

@@ -178,21 +178,33 @@ pub fn simulate(sc: &Scenario) -> Trace {
             }
             let advance =
                 |s: &mut TargetState, at_ns: i64, truth: &mut Vec<TruthEvent>, temp: f64| {
+                    // The rate the drive gets: the stage's, held by the port's budget on
+                    // the probed target (a drive that asks for more than it is held at it).
+                    let effective = |st: &Stage, hold: Option<f64>| {
+                        st.rate_gbps
+                            * if k == probe_idx {
+                                dev.port_rate_factor(stage_load(st, hold))
+                            } else {
+                                1.0
+                            }
+                    };
                     let old = &spec.stages[s.stage];
+                    let old_rate = effective(old, s.hold_load);
                     s.stage += 1;
                     let new = &spec.stages[s.stage];
                     s.player.enter(spec, s.stage, s.cum, at_ns as f64 * 1e-9);
                     if new.hold_temperature {
                         s.hold_load = Some(dev.load_holding(temp));
                     }
-                    if new.rate_gbps == old.rate_gbps {
+                    let new_rate = effective(new, s.hold_load);
+                    if new_rate == old_rate {
                         // Same level (e.g. stalls begin): no drop or recovery.
                         return;
                     }
                     truth.push(TruthEvent {
                         target: spec.name.clone(),
                         phase: spec.phase.clone(),
-                        kind: if new.rate_gbps < old.rate_gbps {
+                        kind: if new_rate < old_rate {
                             "drop"
                         } else {
                             "recovery"

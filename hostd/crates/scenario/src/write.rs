@@ -213,5 +213,42 @@ fn manifest(sc: &Scenario, trace: &Trace, start_ns: u64) -> Manifest {
             end_ns: Some(BASE_UNIX_NS + trace.end_ns),
         },
     );
+    if let Some(budget) = port_budget(&sc.device) {
+        let mut probe = records::manifest::extra::ProbeSection {
+            source: "scenario".into(),
+            target: Some(sc.probe_target.clone()),
+            ..Default::default()
+        };
+        probe.rest.insert(
+            records::port_budget::MANIFEST_KEY.into(),
+            records::manifest::extra::value(&budget),
+        );
+        m.set_section(records::manifest::extra::PROBE, &probe);
+    }
     m
+}
+
+/// The budget a probe that reads CC would record for the device's port: the advertised
+/// current at 5 V; with a PD contract, watts unknown. None without a port model.
+fn port_budget(d: &crate::DeviceModel) -> Option<records::port_budget::PortBudget> {
+    use records::port_budget::{BudgetSource, PortBudget};
+    let a = d.port_current_a?;
+    let name = match a {
+        a if a <= 0.9 => "default",
+        a if a <= 1.5 => "1.5A",
+        _ => "3.0A",
+    };
+    let mut b = PortBudget {
+        budget_w: Some(a * 5.0),
+        source: BudgetSource::Cc,
+        advertisement: Some(name.into()),
+        advertised_a: Some(a),
+        vbus_v: Some(d.pd_contract_v.unwrap_or(d.vbus_v)),
+        pd_contract: d.pd_contract_v.is_some(),
+    };
+    if b.pd_contract {
+        b.budget_w = None;
+        b.source = BudgetSource::VbusLevel;
+    }
+    Some(b)
 }

@@ -190,7 +190,11 @@ fn every_built_in_scenario_is_covered_above() {
             "small-files",
             "wander",
             "x5-read-thermal",
-            "slc-cool"
+            "slc-cool",
+            "tb-ssd-4w5-port",
+            "tb-ssd-15w-thermal",
+            "slc-7w5-port",
+            "tb-ssd-long-cable"
         ]
     );
 }
@@ -237,5 +241,99 @@ fn slc_exhaustion_on_a_cool_drive_is_slc_cache_not_thermal() {
         assert!(why.contains("no thermal evidence"), "{why}");
         assert_eq!(e.evidence.scores.get(Cause::Thermal), 0.0, "{why}");
         assert!(why.contains("✓ slc_cache: energy per byte"), "{why}");
+    }
+}
+
+#[test]
+fn a_drive_held_at_a_4_5_w_ports_budget_is_called_power() {
+    run("tb-ssd-4w5-port");
+}
+
+#[test]
+fn the_same_drive_on_a_15_w_port_throttling_from_heat_is_thermal_never_power() {
+    run("tb-ssd-15w-thermal");
+    for seed in 0..SEEDS {
+        let (_, _, a) = common::generated("tb-ssd-15w-thermal", seed);
+        for e in &a.events {
+            assert!(
+                e.evidence.scores.get(Cause::Power) < 0.5,
+                "{:?}",
+                e.evidence.reasons
+            );
+        }
+    }
+}
+
+#[test]
+fn slc_exhaustion_far_below_a_7_5_w_budget_is_slc_cache_never_power() {
+    run("slc-7w5-port");
+    for seed in 0..SEEDS {
+        let (_, _, a) = common::generated("slc-7w5-port", seed);
+        for e in &a.events {
+            assert_eq!(
+                e.evidence.scores.get(Cause::Power),
+                0.0,
+                "{:?}",
+                e.evidence.reasons
+            );
+        }
+    }
+}
+
+#[test]
+fn a_long_cables_sag_with_a_reset_logged_at_the_dip_is_power_with_the_line() {
+    // Without the OS's log: the sag alone (below vSafe5V at the onset) makes it power.
+    run("tb-ssd-long-cable");
+    // With the kernel's line of the bridge's reset 0.2 s before the onset (the OS-log
+    // part's record; a simulated drive has no kernel): power, the line its evidence, and
+    // the link rule gives way to the sag.
+    for seed in 0..SEEDS {
+        let mut sc = hostd_scenario::load("tb-ssd-long-cable").unwrap();
+        sc.seed += seed;
+        let trace = hostd_scenario::simulate(&sc);
+        let dir = tempfile::tempdir().unwrap();
+        hostd_scenario::write::write_run(
+            dir.path(),
+            &sc,
+            &trace,
+            Some(hostd_scenario::write::ProbeOptions::default()),
+        )
+        .unwrap();
+        let truth = &trace.truth[0];
+        let line = "usb 4-1: reset SuperSpeedPlus Gen 2x1 USB device number 2 using xhci_hcd";
+        hostd_records::os_log::write(
+            dir.path(),
+            &[hostd_records::os_log::OsLogRecord {
+                time_ns: hostd_scenario::BASE_UNIX_NS + truth.onset_ns - 200_000_000,
+                kind: hostd_records::os_log::OsLogKind::LinkReset,
+                target: Some(truth.target.clone()),
+                device: Some("4-1".into()),
+                source: "kernel".into(),
+                line: line.into(),
+            }],
+        )
+        .unwrap();
+        let (_, a) = hostd_analysis::analyze_run_dir(dir.path(), &Default::default()).unwrap();
+        assert_eq!(a.events.len(), 1, "seed+{seed}: {:?}", a.events);
+        let e = &a.events[0];
+        println!(
+            "tb-ssd-long-cable seed+{seed} with the OS line: cause {} confidence {:.2}, VBUS {:?} V, link {:.2}",
+            e.cause.as_str(),
+            e.confidence,
+            e.evidence.vbus_min_at_onset_v,
+            e.evidence.scores.get(Cause::Link)
+        );
+        assert_eq!(
+            e.cause,
+            Cause::Power,
+            "seed+{seed}: {:#?}",
+            e.evidence.reasons
+        );
+        assert!(
+            e.evidence.os_log.iter().any(|l| l.ends_with(line)),
+            "seed+{seed}: {:?}",
+            e.evidence.os_log
+        );
+        assert!(e.evidence.vbus_min_at_onset_v.unwrap() < 4.75);
     }
 }

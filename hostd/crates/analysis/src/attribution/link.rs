@@ -65,6 +65,12 @@ impl CauseRule for Link {
                 ),
             },
         );
+        if let Some(v) = super::power::sag_at_onset(facts).filter(|_| !ours.is_empty()) {
+            r.against(
+                super::power::EXPLAINS_AWAY,
+                format!("VBUS sagged to {v:.2} V at the onset: the port's power failed first (see power)"),
+            );
+        }
     }
 }
 

@@ -1,5 +1,5 @@
 //! Attribution of a drop or recovery to thermal throttling, an exhausted SLC cache,
-//! contention for a shared link or a failing link (the OS logged it), and of stalls to the
+//! contention for a shared link or a failing link (the OS logged it) or the host port's power, and of stalls to the
 //! latter, with the evidence in numbers and words.
 //! Rules and weights are documented in docs/methodology.md.
 //!
@@ -11,6 +11,7 @@
 mod contention;
 mod evidence;
 mod link;
+mod power;
 mod signal;
 mod slc_cache;
 mod stall_event;
@@ -49,6 +50,9 @@ pub struct Context<'a> {
     /// What the operating system logged about the storage path (`os-log.jsonl`), in time
     /// order, when its log was read.
     pub os_log: Option<&'a [hostd_records::os_log::OsLogRecord]>,
+    /// The host port's power budget, W (the probe's CC reading or `--port-budget`), when
+    /// known.
+    pub port_budget_w: Option<f64>,
 }
 
 /// What every cause's rules read besides the evidence: the change, its series, the run, and
@@ -101,6 +105,7 @@ pub const RULES: &[&dyn CauseRule] = &[
     &slc_cache::SlcCache,
     &contention::Contention,
     &link::Link,
+    &power::Power,
 ];
 
 /// The running score of one cause and the event's reasons its rules write to.
@@ -224,7 +229,7 @@ mod tests {
     use hostd_records::cause::EventKind;
 
     /// A context from `run_start_ns` 0 with no link ceiling and no drive temperature.
-    fn ctx<'a>(all: &'a [Series], probe: Option<&'a ProbeSeries>) -> Context<'a> {
+    pub(super) fn ctx<'a>(all: &'a [Series], probe: Option<&'a ProbeSeries>) -> Context<'a> {
         Context {
             all,
             probe,
@@ -233,6 +238,7 @@ mod tests {
             drive_temp: None,
             drive_log: None,
             os_log: None,
+            port_budget_w: None,
         }
     }
     use hostd_records::FileRecord;
@@ -240,7 +246,7 @@ mod tests {
     const GB: u64 = 1_000_000_000;
 
     /// 40 files of 1 GB at 1.5 GB/s, then 40 at 1.0 GB/s, starting at `t0` ns.
-    fn drop_series(target: &str, t0: i64) -> (Series, Change) {
+    pub(super) fn drop_series(target: &str, t0: i64) -> (Series, Change) {
         let mut t = t0;
         let files: Vec<FileRecord> = (0..80)
             .map(|i| {
@@ -274,7 +280,7 @@ mod tests {
     }
 
     /// A probe at 100 Hz with constant power and a temperature `temp(t_s)` (±0.05 °C noise).
-    fn probe(t0: i64, secs: f64, power: f64, temp: impl Fn(f64) -> f64) -> ProbeSeries {
+    pub(super) fn probe(t0: i64, secs: f64, power: f64, temp: impl Fn(f64) -> f64) -> ProbeSeries {
         let mut p = ProbeSeries::default();
         let n = (secs * 100.0) as i64;
         for k in 0..n {
@@ -289,7 +295,7 @@ mod tests {
 
     /// 80 s of probe samples from −1 s at 8 W that fall to 5 W after `onset_ns`, the
     /// enclosure following `temp`.
-    fn power_falls_after(onset_ns: i64, temp: impl Fn(f64) -> f64) -> ProbeSeries {
+    pub(super) fn power_falls_after(onset_ns: i64, temp: impl Fn(f64) -> f64) -> ProbeSeries {
         let mut p = probe(-1_000_000_000, 80.0, 8.0, temp);
         for (k, t) in p.time_ns.clone().iter().enumerate() {
             if *t > onset_ns {
@@ -404,6 +410,7 @@ mod tests {
             drive_temp: None,
             drive_log: None,
             os_log: None,
+            port_budget_w: None,
         };
         let without = attribute(&s, &c, &ctx, None, &[]);
         assert_ne!(
@@ -441,7 +448,7 @@ mod tests {
 
     /// A record of the OS's log at `t` ns: a USB reset of `target`'s bridge, or of
     /// another device when `target` is `None`.
-    fn usb_reset(t: i64, target: Option<&str>) -> hostd_records::os_log::OsLogRecord {
+    pub(super) fn usb_reset(t: i64, target: Option<&str>) -> hostd_records::os_log::OsLogRecord {
         hostd_records::os_log::OsLogRecord {
             time_ns: t,
             kind: hostd_records::os_log::OsLogKind::LinkReset,

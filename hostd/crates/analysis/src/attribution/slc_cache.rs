@@ -43,6 +43,7 @@ impl CauseRule for SlcCache {
                 format!("bus power held: {pb:.2} → {pa:.2} W (the drive works as hard, writing TLC directly)"),
             );
         }
+
         if facts.warmed {
             temperature_rule(ev, r);
         } else if !cool_rules(facts, ev, r) || !held {
@@ -79,6 +80,10 @@ impl CauseRule for SlcCache {
             );
         }
         r.check(0.2, facts.alone, "no other target active".to_string());
+        // Last, so that it takes off what the other rules gave.
+        if let Some(why) = super::power::held_at_budget(facts, ev) {
+            r.against(super::power::EXPLAINS_AWAY, why);
+        }
     }
 }
 

@@ -92,6 +92,11 @@ pub struct RunArgs {
     /// and power). Fewer channels allow a higher rate.
     #[arg(long, value_name = "LIST", value_parser = parse_probe_channels)]
     pub probe_channels: Option<u32>,
+    /// The host port's power budget in watts (0.5–240), when the probe cannot read it (no
+    /// CC sensing, or a PD contract whose wattage it cannot decode); it replaces the
+    /// probe's reading and the manifest says it came from the user.
+    #[arg(long, value_name = "WATTS", value_parser = parse_port_budget)]
+    pub port_budget: Option<f64>,
     /// No live view.
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -135,6 +140,15 @@ pub fn backends() -> BackendRegistry {
     registry
 }
 
+/// `--port-budget WATTS`: a number of watts in 0.5–240.
+fn parse_port_budget(s: &str) -> Result<f64, String> {
+    let w: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("--port-budget takes watts (a number), not '{s}'"))?;
+    hostd_records::port_budget::check_user_watts(w)
+}
+
 /// The parts of a run besides the run directory, chosen from the arguments: a new part is
 /// one line here. Their stages order them (`hostd_store::pipeline`), not their place in the
 /// list.
@@ -155,6 +169,7 @@ pub fn parts(args: &RunArgs) -> anyhow::Result<Vec<Box<dyn RunPart>>> {
             target_index: usize::from(args.probe_on) - 1,
             rate_hz: args.probe_rate.unwrap_or(defaults.rate_hz),
             channels: args.probe_channels.unwrap_or(defaults.channels),
+            port_budget_w: args.port_budget,
         };
         if opts.target_index >= args.targets.len() {
             anyhow::bail!(
@@ -165,8 +180,11 @@ pub fn parts(args: &RunArgs) -> anyhow::Result<Vec<Box<dyn RunPart>>> {
         }
         opts.check()?;
         list.push(Box::new(hostd_correlate::ProbeComponent::new(opts)));
-    } else if args.probe_rate.is_some() || args.probe_channels.is_some() {
-        anyhow::bail!("--probe-rate and --probe-channels need a probe (--probe sim, auto or PORT)");
+    } else if args.probe_rate.is_some()
+        || args.probe_channels.is_some()
+        || args.port_budget.is_some()
+    {
+        anyhow::bail!("--probe-rate, --probe-channels and --port-budget need a probe (--probe sim, auto or PORT)");
     }
     // The drive's link (manifest) and its own temperature through the run.
     list.push(Box::new(hostd_drive::DriveComponent::new(Some(
@@ -661,6 +679,8 @@ fn run_data(
         conditions: conditions.clone(),
         // The temperature gate's part adds its waits (Stage::Enrich).
         gate_waits: Vec::new(),
+        // The probe part adds the port's budget (Stage::Enrich).
+        port_budget: None,
     };
     run.sort();
     run

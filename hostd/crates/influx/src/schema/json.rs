@@ -137,6 +137,9 @@ fn event_point(e: &Event, tags: &RunTags) -> Point {
             ("aggregate_bps", ev.aggregate_bps),
             ("link_ceiling_bps", ev.link_ceiling_bps),
             ("lag_after_other_end_s", ev.lag_after_other_end_s),
+            ("port_budget_w", ev.port_budget_w),
+            ("power_share_after", ev.power_share_after),
+            ("vbus_min_at_onset_v", ev.vbus_min_at_onset_v),
         ],
     );
     if let Some(o) = &ev.other_target {
@@ -195,7 +198,9 @@ pub fn overlap_points(analysis: &Analysis, tags: &RunTags) -> Vec<Point> {
 
 /// `stats` points of the analysis' per-phase statistics: per target and phase at the phase
 /// start, counts and rates in MB/s (`mean_mbps`, `median_mbps`, `trimmed_mean_mbps`,
-/// `theil_sen_mbps`, …).
+/// `theil_sen_mbps`, …), and on the probed target its bus power against the port's budget
+/// (`peak_power_w`, `mean_power_w`, `port_budget_w`, `peak_power_share`, `mean_power_share`)
+/// and VBUS (`vbus_min_v`, `vbus_p1_v`).
 pub fn stats_points(analysis: &Analysis, tags: &RunTags) -> Vec<Point> {
     analysis
         .phases
@@ -227,6 +232,22 @@ pub fn stats_points(analysis: &Analysis, tags: &RunTags) -> Vec<Point> {
                     ("least_squares_overhead_s", s.least_squares_overhead_s),
                 ],
             );
+            if let Some(port) = &s.port {
+                // The phase's bus power against the host port's budget, and its VBUS.
+                p = p
+                    .field("peak_power_w", port.peak_w)
+                    .field("mean_power_w", port.mean_w);
+                p = opt_fields(
+                    p,
+                    &[
+                        ("port_budget_w", port.budget_w),
+                        ("peak_power_share", port.peak_share),
+                        ("mean_power_share", port.mean_share),
+                        ("vbus_min_v", port.vbus_min_v),
+                        ("vbus_p1_v", port.vbus_p1_v),
+                    ],
+                );
+            }
             p
         })
         .collect()

@@ -316,6 +316,21 @@ fn overlap_stats_probe_health_and_link_events() {
         assert!(st[0].contains(want), "{want} in {}", st[0]);
     }
     assert!(!st[0].contains("gap"));
+    assert!(!st[0].contains("power"), "no probe, no power: {}", st[0]);
+    // The probed phase: its power against the port's budget and its VBUS.
+    let mut probed = ev.clone();
+    probed.phases[0].port = Some(hostd_records::port_budget::PhasePower {
+        budget_w: Some(4.5),
+        peak_w: 4.5,
+        mean_w: 4.2,
+        peak_share: Some(1.0),
+        mean_share: Some(4.2 / 4.5),
+        vbus_min_v: Some(4.62),
+        vbus_p1_v: None,
+    });
+    let st = lines(stats_points(&probed, &tags()));
+    let want = ",peak_power_w=4.5,mean_power_w=4.2,port_budget_w=4.5,peak_power_share=1,mean_power_share=0.9333333333333333,vbus_min_v=4.62 10";
+    assert!(st[0].ends_with(want), "{want} at the end of {}", st[0]);
     assert!(
         !st[0].contains("theil_sen"),
         "no estimate, no field: {}",

@@ -201,6 +201,10 @@ pub struct LinkSnapshot {
     pub probe: Option<ProbeCounters>,
     /// Why the probe refused the Start command, if it did.
     pub start_refused: Option<String>,
+    /// Whether the probe reads the host port's CC (from its DeviceInfo).
+    pub port_sensing: crate::port::PortSensing,
+    /// The host port's latest status (wire v3 probes that read CC).
+    pub port_status: Option<pb::PortStatus>,
 }
 
 /// Everything about the link at its end, for manifest/summary.
@@ -212,6 +216,8 @@ pub struct LinkReport {
     pub port: String,
     /// The probe.
     pub identity: Option<ProbeIdentity>,
+    /// The host port's last status, when the probe reads CC.
+    pub port_status: Option<pb::PortStatus>,
     /// Host-side counters (CRC failures, gaps, drops, alignment).
     pub stats: StreamStats,
     /// Probe-side counters from the last Status.

@@ -167,7 +167,19 @@ impl Worker {
     fn on_stream_event(&mut self, event: &StreamEvent) {
         let mut snap = self.snapshot.lock().unwrap_or_else(|e| e.into_inner());
         match event {
-            StreamEvent::Info(info) => snap.identity = Some(ProbeIdentity::from(info)),
+            StreamEvent::Info(info) => {
+                snap.identity = Some(ProbeIdentity::from(info));
+                snap.port_sensing = crate::port::PortSensing::from_info(Some(info));
+                drop(snap);
+                // A probe that reads CC says what the port offers now (it also sends
+                // each change by itself).
+                if crate::port::PortSensing::from_info(Some(info))
+                    == crate::port::PortSensing::Present
+                {
+                    self.send(Cmd::GetPortStatus(pb::GetPortStatus {}));
+                }
+            }
+            StreamEvent::Port(port) => snap.port_status = Some(port.clone()),
             StreamEvent::ProbeError(err)
                 if err.request_id != 0 && Some(err.request_id) == self.start_request =>
             {
@@ -409,6 +421,7 @@ impl Worker {
             source: self.config.source.to_string(),
             port: self.port_name.clone(),
             identity: snap.identity.clone(),
+            port_status: snap.port_status.clone(),
             stats: self.stream.stats(),
             probe: snap.probe,
             reconnects: self.reconnects.clone(),

@@ -1,0 +1,84 @@
+//! Each phase's bus power against the host port's budget, and its VBUS: peak and mean as
+//! shares of the budget, the lowest VBUS and its 1st percentile (docs/methodology.md,
+//! "Power").
+
+use hostd_records::port_budget::PhasePower;
+use hostd_records::ProbeSeries;
+
+/// The phase's figures over `[start_ns, end_ns)`; None without power samples in it.
+pub fn phase_power(
+    p: &ProbeSeries,
+    (start_ns, end_ns): (i64, i64),
+    budget_w: Option<f64>,
+) -> Option<PhasePower> {
+    let r = p.range(start_ns, end_ns);
+    let finite = |v: &[f64]| -> Vec<f64> {
+        v.get(r.clone())
+            .unwrap_or_default()
+            .iter()
+            .copied()
+            .filter(|x| x.is_finite())
+            .collect()
+    };
+    let power = finite(&p.power_w);
+    if power.is_empty() {
+        return None;
+    }
+    let peak_w = power.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let mean_w = power.iter().sum::<f64>() / power.len() as f64;
+    let mut vbus = finite(&p.vbus_v);
+    vbus.sort_by(f64::total_cmp);
+    let vbus_min_v = finite(&p.vbus_min_v).into_iter().reduce(f64::min);
+    let share = |w: f64| budget_w.filter(|b| *b > 0.0).map(|b| w / b);
+    Some(PhasePower {
+        budget_w,
+        peak_w,
+        mean_w,
+        peak_share: share(peak_w),
+        mean_share: share(mean_w),
+        vbus_min_v,
+        // Nearest rank: the smallest value with at least 1 % of the points at or below it.
+        vbus_p1_v: (!vbus.is_empty())
+            .then(|| vbus[(vbus.len() as f64 * 0.01).ceil().max(1.0) as usize - 1]),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hostd_records::ProbeSample;
+
+    #[test]
+    fn shares_of_the_budget_and_the_vbus_tail_of_a_phase() {
+        // 1000 samples: 4.0 W at 5.0 V, every 100th at 4.5 W and 4.6 V; one outside.
+        let samples: Vec<ProbeSample> = (0..1001)
+            .map(|k| ProbeSample {
+                time_ns: k * 1_000_000,
+                power_w: Some(if k % 100 == 0 { 4.5 } else { 4.0 }),
+                vbus_v: Some(if k == 1000 {
+                    3.0
+                } else if k % 100 == 0 {
+                    4.6
+                } else {
+                    5.0
+                }),
+                ..Default::default()
+            })
+            .collect();
+        let p = ProbeSeries::from_samples(&samples);
+        let f = phase_power(&p, (0, 1_000_000_000), Some(4.5)).unwrap();
+        assert_eq!(f.peak_w, 4.5);
+        assert_eq!(f.peak_share, Some(1.0));
+        assert!((f.mean_w - 4.005).abs() < 1e-9, "{}", f.mean_w);
+        assert_eq!(
+            f.vbus_min_v,
+            Some(4.6),
+            "the sample after the phase is not in it"
+        );
+        // 10 of 1000 at 4.6 V: the 1st percentile (nearest rank) is the 10th lowest.
+        assert_eq!(f.vbus_p1_v, Some(4.6));
+        let unknown = phase_power(&p, (0, 1_000_000_000), None).unwrap();
+        assert_eq!((unknown.peak_share, unknown.mean_share), (None, None));
+        assert_eq!(phase_power(&p, (2_000_000_000, 3_000_000_000), None), None);
+    }
+}
