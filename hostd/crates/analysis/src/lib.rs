@@ -92,10 +92,17 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
             os_log: run.os_log.as_deref(),
         };
         let counter = input::counter_points(run, &s.target);
+        // Over time, a target sharing the link sees every start and end of the others' files:
+        // only its per-file view is searched while others ran beside it.
+        let shared = all.iter().any(|o| {
+            o.target != s.target
+                && (o.end_ns().min(s.end_ns()) - o.start_ns().max(s.start_ns())) as f64
+                    > SHARED_FRACTION * (s.end_ns() - s.start_ns()) as f64
+        });
         let stalls = counter.as_ref().and_then(|c| stall::find(s, c));
         let detected = match views::changes(
             s,
-            counter.as_deref(),
+            counter.as_deref().filter(|_| !shared),
             stalls.as_ref(),
             &options.changepoint,
         ) {
@@ -142,6 +149,10 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
         gate_waits: run.gate_waits.clone(),
     }
 }
+
+/// A series shares the link when another target ran beside it for more than this share of
+/// its time.
+pub const SHARED_FRACTION: f64 = 0.1;
 
 /// A rise ends a warm-up when it is the series' first change, lies in its first
 /// [`WARM_UP_FRACTION`] of the bytes, and no cause (contention ending) explains it.

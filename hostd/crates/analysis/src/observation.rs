@@ -38,8 +38,7 @@ pub struct Observations {
     pub view: View,
     /// The spans kept, in series order.
     pub spans: Vec<Span>,
-    /// The robust rate of each span, bytes/s: its bytes over its active time less the fixed
-    /// cost per span, clipped to its neighbours' median ± [`CLIP_SIGMAS`] σ (a file taken in
+    /// The robust rate of each span, bytes/s: its bytes over its active time, clipped to its neighbours' median ± [`CLIP_SIGMAS`] σ (a file taken in
     /// one burst by a buffer moves the median of its neighbours no more than any other).
     pub rates: Vec<f64>,
     /// Fixed cost of a span, s (the per-file overhead; 0 for intervals).
@@ -69,9 +68,10 @@ pub const CLIP_SIGMAS: f64 = 4.0;
 const CLIP_WINDOW: usize = 7;
 /// Most intervals in the throughput-over-time view: longer runs get coarser intervals.
 pub const MAX_INTERVALS: usize = 1000;
-/// A span whose fixed cost would be more than this share of its time is left out of the
-/// per-file view (its rate is mostly per-file cost).
-const MAX_OVERHEAD_SHARE: f64 = 0.5;
+/// Files smaller than this fraction of the series' median size are left out of the per-file
+/// view: their rate is mostly per-file cost (open, fsync), and the onset search, counting
+/// files, would lose reach over them. (The throughput over time needs no such cut.)
+pub const SMALL_FILE_FRACTION: f64 = 0.1;
 /// An interval needs files of the series in flight for at least this share of it.
 const MIN_COVER: f64 = 0.5;
 /// Fewest seconds on each side of a change in the throughput over time.
@@ -103,8 +103,8 @@ impl Observations {
     }
 
     /// The per-file view: each file a span, its time less its stalls. Files more than half
-    /// inside stalls (stalls are their own event) and files whose rate is mostly the fixed
-    /// per-file cost (the Theil–Sen intercept of time against size) are left out.
+    /// inside stalls (stalls are their own event) and small files (under
+    /// [`SMALL_FILE_FRACTION`] of the median size) are left out.
     pub fn per_file(
         series: &Series,
         stalls: Option<&SeriesStalls>,
@@ -114,12 +114,14 @@ impl Observations {
         let overhead_s = file_overhead_s(series);
         let (mut spans, mut left_out) = (Vec::new(), Vec::new());
         let (mut stalled, mut costly) = (0, 0);
+        let mut sizes: Vec<f64> = files.iter().map(|f| f.bytes as f64).collect();
+        let median = stats::median_in_place(&mut sizes);
         for (i, f) in files.iter().enumerate() {
             let in_stalls = stalls.map_or(0.0, |s| s.overlap_s(f));
             let active_s = (f.seconds() - in_stalls).max(1e-9);
             if in_stalls > 0.5 * f.seconds() {
                 stalled += 1;
-            } else if overhead_s > MAX_OVERHEAD_SHARE * active_s || f.bytes == 0 {
+            } else if (f.bytes as f64) < SMALL_FILE_FRACTION * median || f.bytes == 0 {
                 costly += 1;
             } else {
                 spans.push(Span {
@@ -133,8 +135,7 @@ impl Observations {
         }
         if costly > 0 {
             left_out.push(format!(
-                "{costly} files left out as mostly per-file cost ({:.1} ms each)",
-                overhead_s * 1e3
+                "{costly} files under a tenth of the median size left out"
             ));
         }
         if stalled > 0 {
@@ -239,7 +240,7 @@ impl Observations {
     ) -> Observations {
         let raw: Vec<f64> = spans
             .iter()
-            .map(|s| s.bytes as f64 / (s.active_s - overhead_s).max(1e-9))
+            .map(|s| s.bytes as f64 / s.active_s)
             .collect();
         let (rates, clipped) = clip_outliers(&raw);
         Observations {

@@ -1,6 +1,6 @@
 //! The two views of a series' throughput — over time (the byte counters) and per file —
 //! searched by the same detection, and their changes joined: a change both found once (the
-//! onset with the narrower interval), a change one found with the reason the other did not.
+//! per-file onset), a change one found with the reason the other did not.
 //! See docs/methodology.md, "Two views".
 
 use crate::changepoint::Settings;
@@ -17,7 +17,9 @@ const SAME_CHANGE_FRACTION: f64 = 0.02;
 /// A change and the view(s) that found it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Detected {
-    /// The change (from the view with the narrower onset interval when both found it).
+    /// The change (the per-file view's when both found it — its onset model knows each
+    /// file's bytes and time exactly — unless it is a ramp the throughput over time sees as a
+    /// step).
     pub change: Change,
     /// Which view found it and why the other did not.
     pub found_by: FoundBy,
@@ -78,9 +80,11 @@ pub fn changes(
             Some(k) => {
                 matched[k] = true;
                 let f = &in_files[k];
-                let width = |c: &Change| c.onset.bytes_range.1 - c.onset.bytes_range.0;
+                // A file straddling a step looks like a ramp among per-file rates; over time
+                // the step is plain.
+                let step_over_time = f.gradual && !t.gradual;
                 Detected {
-                    change: if width(f) <= width(t) { f } else { t }.clone(),
+                    change: if step_over_time { t } else { f }.clone(),
                     found_by: FoundBy {
                         view: View::Both,
                         other_view: String::new(),
