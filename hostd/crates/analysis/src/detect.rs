@@ -416,7 +416,9 @@ impl<'a> Rates<'a> {
     fn removal(&self, k: usize, rule: &str) -> Removed {
         let spans = &self.obs.spans;
         Removed {
-            bytes: spans.get(k).map_or(self.obs.total_bytes, |s| s.bytes_before),
+            bytes: spans
+                .get(k)
+                .map_or(self.obs.total_bytes, |s| s.bytes_before),
             rule: rule.to_string(),
         }
     }
@@ -541,12 +543,7 @@ impl<'a> Rates<'a> {
         let shortest = cuts.windows(2).map(|w| w[1] - w[0]).min().unwrap_or(1);
         let l = significance::block_for(&resid).min((shortest / 2).max(1));
         *tests.entry((lo, hi, l)).or_insert_with(|| {
-            significance::test(
-                &rates[lo..hi],
-                self.obs.min_side,
-                l,
-                (lo * 31 + hi) as u64,
-            )
+            significance::test(&rates[lo..hi], self.obs.min_side, l, (lo * 31 + hi) as u64)
         })
     }
 

@@ -151,7 +151,15 @@ impl Observations {
                 ]
             })
             .collect();
-        let mut obs = Observations::new(View::PerFile, spans, overhead_s, min_side, series, left_out, track);
+        let mut obs = Observations::new(
+            View::PerFile,
+            spans,
+            overhead_s,
+            min_side,
+            series,
+            left_out,
+            track,
+        );
         obs.all = files.len();
         obs
     }
@@ -224,7 +232,15 @@ impl Observations {
         }
         let min_side = MIN_SIDE_INTERVALS.max((MIN_SIDE_S * 1e9 / width).ceil() as usize);
         let all = spans.len() + between + stalled;
-        let mut obs = Observations::new(View::OverTime, spans, 0.0, min_side, series, left_out, track);
+        let mut obs = Observations::new(
+            View::OverTime,
+            spans,
+            0.0,
+            min_side,
+            series,
+            left_out,
+            track,
+        );
         obs.all = all;
         Some(obs)
     }
@@ -238,10 +254,7 @@ impl Observations {
         left_out: Vec<String>,
         track: Vec<(u64, i64)>,
     ) -> Observations {
-        let raw: Vec<f64> = spans
-            .iter()
-            .map(|s| s.bytes as f64 / s.active_s)
-            .collect();
+        let raw: Vec<f64> = spans.iter().map(|s| s.bytes as f64 / s.active_s).collect();
         let (rates, clipped) = clip_outliers(&raw);
         Observations {
             view,

@@ -174,12 +174,13 @@ fn a_few_burst_files_do_not_hide_a_drop_and_its_recovery() {
         let total: f64 = sizes.iter().sum();
         let device = throttled(total, 0.35, 0.65, 800.0 * MB, 220.0 * MB);
         let burst = |i: usize, _: f64, rng: &mut ChaCha8Rng| {
-            bursts
-                .contains(&i)
-                .then(|| rng.gen_range(2.0e9..2.4e9))
+            bursts.contains(&i).then(|| rng.gen_range(2.0e9..2.4e9))
         };
         let run = play(&sizes, &device, &burst, 0.04, 0.002, seed);
-        exactly(&run, &[(EventKind::Drop, 0.35), (EventKind::Recovery, 0.65)]);
+        exactly(
+            &run,
+            &[(EventKind::Drop, 0.35), (EventKind::Recovery, 0.65)],
+        );
         let steady = play(&sizes, &|_| 800.0 * MB, &burst, 0.04, 0.002, seed);
         exactly(&steady, &[]);
     }
@@ -249,42 +250,13 @@ fn a_four_times_drop_after_three_files_of_a_mixed_run_is_found() {
         let mut sizes = vec![500.0 * MB, 250.0 * MB, 600.0 * MB];
         let mut rest = log_uniform(60, 2.0, 2000.0, seed + 20);
         let scale = (40e9 - 1350.0 * MB) / rest.iter().sum::<f64>();
-        rest.iter_mut().for_each(|s| *s = (*s * scale).min(2000.0 * MB));
+        rest.iter_mut()
+            .for_each(|s| *s = (*s * scale).min(2000.0 * MB));
         sizes.extend(rest);
         let total: f64 = sizes.iter().sum();
         let at = 1350.0 * MB / total;
         let device = throttled(total, at, 2.0, 2.0e9, 0.5e9);
         let run = play(&sizes, &device, &none, 0.03, 0.002, seed);
         exactly(&run, &[(EventKind::Drop, at)]);
-    }
-}
-
-#[test]
-#[ignore]
-fn debug_print_over_time() {
-    let seed = 0;
-    let sizes = vec![200.0 * MB; 60];
-    let total: f64 = sizes.iter().sum();
-    let device = throttled(total, 0.05, 2.0, 800.0 * MB, 200.0 * MB);
-    let run1 = play(&sizes, &device, &none, 0.03, 0.002, seed);
-    let sizes: Vec<f64> = {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        (0..1095).map(|_| rng.gen_range(2.0..16.0) * MB).collect()
-    };
-    let total: f64 = sizes.iter().sum();
-    let share = |rate: f64| (1.0 / rate - 1.0 / 100e6) / (1.0 / 1.75e9 - 1.0 / 100e6);
-    let bimodal = move |_: usize, x: f64, rng: &mut ChaCha8Rng| {
-        let rate = if x >= 0.5 * total { 200e6 } else { 600e6 };
-        Some(if rng.gen_bool(share(rate)) { rng.gen_range(1.5e9..2.0e9) } else { rng.gen_range(90e6..110e6) })
-    };
-    let run2 = play(&sizes, &|_| 1.0, &bimodal, 0.0, 0.0005, seed);
-    for run in [run1, run2] {
-        let s = hostd_analysis::series::group(&run.files).remove(0);
-        let c: Vec<(i64, u64)> = run.counters.as_ref().unwrap()["t"].iter().map(|c| (c.time_ns as i64, c.bytes)).collect();
-        let o = hostd_analysis::observation::Observations::over_time(&s, &c, None).unwrap();
-        eprintln!("n {} min_side {} left {:?} clipped {}", o.rates.len(), o.min_side, o.left_out, o.clipped);
-        eprintln!("rates {:?}", o.rates.iter().take(40).map(|r| (r / 1e6).round()).collect::<Vec<_>>());
-        eprintln!("segments {:?}", hostd_analysis::changepoint::segments(&o.rates, &Default::default()));
-        eprintln!("{:?}", hostd_analysis::detect::changes(&o, &Default::default()).map(|f| f.removed));
     }
 }

@@ -87,8 +87,8 @@ mod tests {
     use super::*;
     use crate::stall::Stall;
     use hostd_records::cause::Cause;
-    use hostd_records::os_log::OsLogRecord;
     use hostd_records::os_log::OsLogKind;
+    use hostd_records::os_log::OsLogRecord;
     use hostd_records::FileRecord;
 
     const S: i64 = 1_000_000_000;
