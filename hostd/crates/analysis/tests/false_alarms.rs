@@ -97,11 +97,12 @@ fn steady_lumpy_devices_give_no_event_of_any_kind() {
             if !a.events.is_empty() {
                 runs_with[i] += 1;
                 events[i] += a.events.len();
-                kinds.extend(
-                    a.events
-                        .iter()
-                        .map(|e| format!("q={q}: {}", e.evidence.text)),
-                );
+                kinds.extend(a.events.iter().map(|e| {
+                    format!(
+                        "q={q}: {} [{:?}; {}]",
+                        e.evidence.text, e.found_by.view, e.found_by.other_view
+                    )
+                }));
             }
         }
     }
