@@ -1,15 +1,17 @@
-//! Turning change points in per-file throughput into drops and recoveries that the data
-//! carries: enough data on both sides, a practical size beyond the series' own wander, a
-//! block-permutation significance test, a step or a ramp, and an interval for the onset.
+//! Turning change points in a series' throughput — its spans in either view, the per-file
+//! rates or the throughput over time (`observation`) — into drops and recoveries that the
+//! data carries: enough data on both sides, a practical size beyond the series' own wander,
+//! a block-permutation significance test, a step or a ramp, and an interval for the onset.
+//! One search, one cost, one test and one onset interval serve both views.
 //! See docs/methodology.md ("Change points", "Significance", "Onset and its interval").
 
 use crate::changepoint::{self, Settings};
-use crate::series::Series;
+use crate::observation::Observations;
+use crate::onset::{locate_onset, refine_ramp, relative_noise, Onset};
 use crate::significance;
-use crate::stall::SeriesStalls;
 use crate::stats;
 use hostd_records::cause::EventKind;
-use hostd_records::FileRecord;
+use hostd_records::events::View;
 use std::collections::HashMap;
 
 /// A change in throughput found in one series, before attribution.
@@ -17,14 +19,8 @@ use std::collections::HashMap;
 pub struct Change {
     /// Drop or recovery.
     pub kind: EventKind,
-    /// Bytes of the series before the change.
-    pub onset_bytes: u64,
-    /// Host ns of the change.
-    pub onset_ns: i64,
-    /// Interval of the onset, bytes.
-    pub onset_bytes_range: (u64, u64),
-    /// Interval of the onset, host ns.
-    pub onset_ns_range: (i64, i64),
+    /// Where it began, with its interval.
+    pub onset: Onset,
     /// Where the new level is reached (= onset for a step), bytes.
     pub settle_bytes: u64,
     /// Where the new level is reached, host ns.
@@ -35,8 +31,8 @@ pub struct Change {
     pub p_value: f64,
     /// Permutations behind it.
     pub permutations: u32,
-    /// Position (in the series) of the file in which it happened.
-    pub file_pos: usize,
+    /// The view that found it.
+    pub view: View,
     /// Throughput of the segment before (Σ bytes / Σ time), bytes/s.
     pub rate_before_bps: f64,
     /// Throughput of the segment after, bytes/s.
@@ -47,12 +43,8 @@ pub struct Change {
     pub after_ns: (i64, i64),
 }
 
-/// Files smaller than this fraction of the median size are left out of the change-point
-/// series: their rate is dominated by per-file costs (open, fsync), not the drive's speed.
-pub const SMALL_FILE_FRACTION: f64 = 0.1;
-
 /// Δ(χ²) of the onset's profile-likelihood interval: 10.83 = χ²₁ at 99.9 %.
-const INTERVAL_CHI2: f64 = 10.83;
+pub(crate) const INTERVAL_CHI2: f64 = 10.83;
 /// Fewest files of a ramp (fewer: a step, the odd file straddling it).
 const MIN_RAMP_FILES: usize = 3;
 /// Window of the moving median behind the wander estimate, files.
@@ -87,6 +79,16 @@ pub fn wander(x: &[f64]) -> f64 {
     let raw = (q(0.9) - q(0.1)) / level;
     let noise = 2.56 * 1.2533 * changepoint::noise_sigma(x) / (WANDER_WINDOW as f64).sqrt() / level;
     (raw * raw - noise * noise).max(0.0).sqrt()
+}
+
+/// The means of consecutive groups of `g` values (the last group may be shorter).
+fn group_means(x: &[f64], g: usize) -> Vec<f64> {
+    if g <= 1 {
+        return x.to_vec();
+    }
+    x.chunks(g)
+        .map(|c| c.iter().sum::<f64>() / c.len() as f64)
+        .collect()
 }
 
 /// Prefix sums for the ramp fit: Σx, Σx², Σi·x.
@@ -240,39 +242,46 @@ fn fit_ramp(x: &[f64], sums: &Sums, a: usize, b: usize, c: usize, settings: &Set
     }
 }
 
-/// Per-file durations without the time spent in stalls (stalls are their own events).
-fn active_seconds(f: &FileRecord, stalls: Option<&SeriesStalls>) -> f64 {
-    let stalled = stalls.map_or(0.0, |s| s.overlap_s(f));
-    (f.seconds() - stalled).max(1e-9)
+/// A candidate change a rule removed: where (series bytes) and which rule, in words.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Removed {
+    /// Series bytes at the candidate.
+    pub bytes: u64,
+    /// The rule that removed it.
+    pub rule: String,
 }
 
-/// Finds the drops and recoveries in one series (`Err`: too little data to tell): the
-/// change points of the files' rates, pruned until every one that is left is carried by
-/// the data, each then located as a step or a ramp.
-pub fn changes(
-    series: &Series,
-    settings: &Settings,
-    stalls: Option<&SeriesStalls>,
-) -> Result<Vec<Change>, TooLittle> {
-    let rates = Rates::of(series, settings, stalls)?;
-    let (bounds, accepted) = rates.prune(changepoint::segments(&rates.rates, settings));
-    let overhead_s = file_overhead_s(&series.files);
-    Ok(bounds
-        .windows(3)
-        .map(|w| rates.change(w[0], w[1], w[2], accepted[&w[1]], overhead_s))
-        .collect())
+/// The changes a view found, and the candidates its rules removed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Found {
+    /// Drops and recoveries, in series order.
+    pub changes: Vec<Change>,
+    /// Candidates removed by the rules, in the order removed.
+    pub removed: Vec<Removed>,
 }
 
-/// What a series' changes are found in: the rates of the files that say something about
-/// the drive's rate (not small, not mostly stalled), in series order.
+/// Finds the drops and recoveries in one view of a series (`Err`: too little data to
+/// tell): the change points of its spans' rates, pruned until every one that is left is
+/// carried by the data, each then located as a step or a ramp.
+pub fn changes(obs: &Observations, settings: &Settings) -> Result<Found, TooLittle> {
+    let rates = Rates::of(obs, settings)?;
+    let mut removed = Vec::new();
+    let (bounds, accepted) =
+        rates.prune(changepoint::segments(&rates.rates, settings), &mut removed);
+    Ok(Found {
+        changes: bounds
+            .windows(3)
+            .map(|w| rates.change(w[0], w[1], w[2], accepted[&w[1]]))
+            .collect(),
+        removed,
+    })
+}
+
+/// What a series' changes are found in: the robust rates of the spans of one view.
 struct Rates<'a> {
-    series: &'a Series,
+    obs: &'a Observations,
     settings: &'a Settings,
-    /// Series positions of the kept files: kept index k ↔ file `kept[k]`.
-    kept: Vec<usize>,
-    /// Active seconds of each kept file (without its stalls).
-    durations: Vec<f64>,
-    /// Bytes/s of each kept file.
+    /// Robust bytes/s of each span.
     rates: Vec<f64>,
     sums: Sums,
 }
@@ -282,66 +291,43 @@ type Tests = HashMap<(usize, usize, usize), significance::TestResult>;
 
 /// What the significance step says of the candidate changes.
 enum Significance {
-    /// The series as a whole does not reject "no change": none is left.
-    NoneOverall,
-    /// The candidate at this boundary index is the least significant failing one.
-    Weakest(usize),
+    /// The series as a whole does not reject "no change" (its p-value): none is left.
+    NoneOverall(f64),
+    /// The candidate at this boundary index is the least significant failing one (p-value).
+    Weakest(usize, f64),
     /// Every candidate is significant.
     All,
 }
 
 impl<'a> Rates<'a> {
-    /// The kept files' rates, or why the series is too short to hold a change.
-    fn of(
-        series: &'a Series,
-        settings: &'a Settings,
-        stalls: Option<&SeriesStalls>,
-    ) -> Result<Rates<'a>, TooLittle> {
-        let files = &series.files;
-        let span_s = (series.end_ns() - series.start_ns()) as f64 * 1e-9;
-        if files.is_empty() {
-            return Err(TooLittle {
-                reason: "no files".into(),
-            });
-        }
-        let mut sizes: Vec<f64> = files.iter().map(|f| f.bytes as f64).collect();
-        let min_bytes = SMALL_FILE_FRACTION * crate::stats::median_in_place(&mut sizes);
-        // Files mostly inside a stall say nothing about the drive's rate when it moves.
-        let kept: Vec<usize> = (0..files.len())
-            .filter(|&i| {
-                let f = &files[i];
-                f.bytes as f64 >= min_bytes
-                    && stalls.is_none_or(|s| s.overlap_s(f) <= 0.5 * f.seconds())
-            })
-            .collect();
-        let need_files = 2 * settings.min_side_files;
+    /// The spans' rates, or why the view is too short to hold a change.
+    fn of(obs: &'a Observations, settings: &'a Settings) -> Result<Rates<'a>, TooLittle> {
+        let spans = &obs.spans;
+        let span_s = match (spans.first(), spans.last()) {
+            (Some(a), Some(b)) => (b.end_ns - a.start_ns) as f64 * 1e-9,
+            _ => 0.0,
+        };
         let need_s = 2.0 * settings.min_side_seconds;
-        if kept.len() < need_files || span_s < need_s {
+        if spans.len() < 2 * obs.min_side || span_s < need_s {
+            let what = match obs.view {
+                View::OverTime => "intervals",
+                _ => "files",
+            };
             return Err(TooLittle {
                 reason: format!(
-                    "{} files, {:.2} s (an event needs at least {} files and {:.1} s on each side)",
-                    files.len(),
-                    span_s,
-                    settings.min_side_files,
+                    "{} {what}, {:.2} s (an event needs at least {} {what} and {:.1} s on each side)",
+                    obs.all,
+                    obs.span_s,
+                    obs.min_side,
                     settings.min_side_seconds
                 ),
             });
         }
-        let durations: Vec<f64> = kept
-            .iter()
-            .map(|&i| active_seconds(&files[i], stalls))
-            .collect();
-        let rates: Vec<f64> = kept
-            .iter()
-            .zip(&durations)
-            .map(|(&i, d)| files[i].bytes as f64 / d)
-            .collect();
+        let rates = obs.rates.clone();
         let sums = Sums::new(&rates);
         Ok(Rates {
-            series,
+            obs,
             settings,
-            kept,
-            durations,
             rates,
             sums,
         })
@@ -352,6 +338,7 @@ impl<'a> Rates<'a> {
     fn prune(
         &self,
         segments: Vec<changepoint::Segment>,
+        removed: &mut Vec<Removed>,
     ) -> (Vec<usize>, HashMap<usize, significance::TestResult>) {
         let n = self.rates.len();
         let mut bounds: Vec<usize> = segments.iter().map(|s| s.start).collect();
@@ -366,20 +353,29 @@ impl<'a> Rates<'a> {
                 continue;
             }
             if let Some(k) = self.side_too_short(&bounds) {
+                removed.push(self.removal(bounds[k], "too little data on one side"));
                 bounds.remove(k);
                 continue;
             }
-            if let Some(k) = self.too_small(&bounds) {
+            if let Some((k, why)) = self.too_small(&bounds) {
+                removed.push(self.removal(bounds[k], &why));
                 bounds.remove(k);
                 continue;
             }
             accepted.clear();
             match self.significance(&bounds, &mut tests, &mut accepted) {
-                Significance::NoneOverall => {
+                Significance::NoneOverall(p) => {
+                    for &b in &bounds[1..bounds.len() - 1] {
+                        removed.push(self.removal(
+                            b,
+                            &format!("the series as a whole is not significant (p = {p:.3})"),
+                        ));
+                    }
                     bounds = vec![0, n];
                     continue;
                 }
-                Significance::Weakest(k) => {
+                Significance::Weakest(k, p) => {
+                    removed.push(self.removal(bounds[k], &format!("not significant (p = {p:.3})")));
                     bounds.remove(k);
                     continue;
                 }
@@ -416,18 +412,29 @@ impl<'a> Rates<'a> {
         })
     }
 
-    /// True when kept files `[a, b)` are enough for one side of a change: files, seconds
-    /// and share of the series' bytes.
+    /// The removal of the candidate at span `k`, in words.
+    fn removal(&self, k: usize, rule: &str) -> Removed {
+        let spans = &self.obs.spans;
+        Removed {
+            bytes: spans
+                .get(k)
+                .map_or(self.obs.total_bytes, |s| s.bytes_before),
+            rule: rule.to_string(),
+        }
+    }
+
+    /// True when spans `[a, b)` are enough for one side of a change: spans, seconds and
+    /// share of the series' bytes.
     fn side_ok(&self, a: usize, b: usize) -> bool {
         let settings = self.settings;
-        if b - a < settings.min_side_files {
+        if b - a < self.obs.min_side {
             return false;
         }
-        let (files, kept) = (&self.series.files, &self.kept);
-        let (fa, fb) = (kept[a], kept[b - 1]);
-        let secs = ((files[fb].end_ns as i64) - (files[fa].start_ns as i64)) as f64 * 1e-9;
-        let bytes = (self.series.cum_bytes[fb + 1] - self.series.cum_bytes[fa]) as f64;
-        let total = self.series.total_bytes() as f64;
+        let spans = &self.obs.spans;
+        let (fa, fb) = (&spans[a], &spans[b - 1]);
+        let secs = (fb.end_ns - fa.start_ns) as f64 * 1e-9;
+        let bytes = (fb.bytes_after() - fa.bytes_before) as f64;
+        let total = self.obs.total_bytes as f64;
         secs >= settings.min_side_seconds && bytes >= settings.min_side_bytes_fraction * total
     }
 
@@ -447,28 +454,38 @@ impl<'a> Rates<'a> {
     }
 
     /// (2) Practical size: beyond the minimum and beyond the series' own wander on either
-    /// side (a ramp's flat parts only). The boundary furthest below what it needs.
-    fn too_small(&self, bounds: &[usize]) -> Option<usize> {
+    /// side (a ramp's flat parts only). The boundary furthest below what it needs, and why.
+    fn too_small(&self, bounds: &[usize]) -> Option<(usize, String)> {
         let (rates, sums, settings) = (&self.rates, &self.sums, self.settings);
-        let mut weakest: Option<(usize, f64)> = None;
+        let mut weakest: Option<(usize, f64, String)> = None;
         for k in 1..bounds.len() - 1 {
             let (a, b, c) = (bounds[k - 1], bounds[k], bounds[k + 1]);
             let fit = fit_ramp(rates, sums, a, b, c, settings);
             let (m1, m2) = (sums.mean(a, fit.s), sums.mean(fit.e, c));
             let rel = (m2 - m1).abs() / m1.abs().max(m2.abs()).max(f64::MIN_POSITIVE);
-            let w = wander(&rates[a..fit.s]).max(wander(&rates[fit.e..c]));
+            let g = self.obs.wander_group;
+            let w = wander(&group_means(&rates[a..fit.s], g))
+                .max(wander(&group_means(&rates[fit.e..c], g)));
             let need = settings.min_relative_change.max(settings.wander_factor * w);
-            if rel < need && weakest.is_none_or(|(_, r)| rel / need < r) {
-                weakest = Some((k, rel / need));
+            if rel < need && weakest.as_ref().is_none_or(|(_, r, _)| rel / need < *r) {
+                let why = format!(
+                    "a change of {:.0} % is below the {:.0} % it needs (15 %, and twice the series' wander)",
+                    rel * 100.0,
+                    need * 100.0
+                );
+                weakest = Some((k, rel / need, why));
             }
         }
-        weakest.map(|(k, _)| k)
+        weakest.map(|(k, _, why)| (k, why))
     }
 
-    /// (3) Significance: the whole series must reject "no change" (so a change-free series
-    /// makes an event with probability ≤ α); then each change is tested on the stretch
-    /// between its neighbours, those that pass go into `accepted`, and the least
-    /// significant failing one is named.
+    /// (3) Significance: the series must reject "no change" (so a change-free series makes
+    /// an event with probability ≤ α) — by the whole-series test or by its most significant
+    /// candidate's own test times the number of candidates (Bonferroni), the smaller p of
+    /// the two doubled (a drop and a recovery in a long series of dependent intervals are
+    /// plain on their stretches even when the whole-series statistics, one split or a short
+    /// window, are not); then each change is tested on the stretch between its neighbours,
+    /// those that pass go into `accepted`, and the least significant failing one is named.
     fn significance(
         &self,
         bounds: &[usize],
@@ -476,15 +493,26 @@ impl<'a> Rates<'a> {
         accepted: &mut HashMap<usize, significance::TestResult>,
     ) -> Significance {
         let n = self.rates.len();
+        let each: Vec<significance::TestResult> = (1..bounds.len() - 1)
+            .map(|k| self.test_at(tests, bounds[k - 1], bounds[k + 1], &[bounds[k]]))
+            .collect();
         if bounds.len() > 2 {
             let inner = &bounds[1..bounds.len() - 1];
-            if self.test_at(tests, 0, n, inner).p_value >= significance::ALPHA {
-                return Significance::NoneOverall;
+            let whole = self.test_at(tests, 0, n, inner).p_value;
+            let best = each.iter().map(|t| t.p_value).fold(1.0, f64::min);
+            // The Bonferroni alternative serves dependent intervals; files keep the
+            // whole-series gate alone (with it, one false drop and recovery in 3 000 steady
+            // lumpy runs).
+            let p = match self.obs.view {
+                View::OverTime => (2.0 * whole.min(each.len() as f64 * best)).min(1.0),
+                _ => whole,
+            };
+            if p >= significance::ALPHA {
+                return Significance::NoneOverall(p);
             }
         }
         let mut weakest: Option<(usize, f64)> = None;
-        for k in 1..bounds.len() - 1 {
-            let t = self.test_at(tests, bounds[k - 1], bounds[k + 1], &[bounds[k]]);
+        for (k, t) in (1..bounds.len() - 1).zip(each) {
             if t.p_value >= significance::ALPHA {
                 if weakest.is_none_or(|(_, p)| t.p_value > p) {
                     weakest = Some((k, t.p_value));
@@ -493,7 +521,7 @@ impl<'a> Rates<'a> {
                 accepted.insert(bounds[k], t);
             }
         }
-        weakest.map_or(Significance::All, |(k, _)| Significance::Weakest(k))
+        weakest.map_or(Significance::All, |(k, p)| Significance::Weakest(k, p))
     }
 
     /// The block-permutation test of kept files `[lo, hi)` against "no change", its block
@@ -516,25 +544,23 @@ impl<'a> Rates<'a> {
                 rates[w[0]..w[1]].iter().map(move |v| v - m)
             })
             .collect();
-        let l = significance::block_for(&resid);
+        // Blocks no longer than half the shortest candidate segment: a side shorter than a
+        // block could not be told from one block of noise however far it lies.
+        let shortest = cuts.windows(2).map(|w| w[1] - w[0]).min().unwrap_or(1);
+        let l = significance::block_for(&resid).min((shortest / 2).max(1));
         *tests.entry((lo, hi, l)).or_insert_with(|| {
-            significance::test(
-                &rates[lo..hi],
-                self.settings.min_side_files,
-                l,
-                (lo * 31 + hi) as u64,
-            )
+            significance::test(&rates[lo..hi], self.obs.min_side, l, (lo * 31 + hi) as u64)
         })
     }
 
-    /// Σ bytes / Σ active time of kept files `[from, to)`, without the file at series
-    /// position `skip` (the file a change happened in moved at both rates).
+    /// Σ bytes / Σ active time of spans `[from, to)`, without span `skip` (the span a
+    /// change happened in moved at both rates).
     fn level(&self, from: usize, to: usize, skip: Option<usize>) -> Option<f64> {
         let (mut bytes, mut t) = (0u64, 0.0);
-        for q in from..to {
-            if Some(self.kept[q]) != skip {
-                bytes += self.series.files[self.kept[q]].bytes;
-                t += self.durations[q];
+        for (q, s) in self.obs.spans[from..to].iter().enumerate() {
+            if Some(from + q) != skip {
+                bytes += s.bytes;
+                t += s.active_s;
             }
         }
         (t > 0.0).then(|| bytes as f64 / t)
@@ -542,44 +568,16 @@ impl<'a> Rates<'a> {
 
     /// The change at boundary `b` between its neighbours `a` and `c`, located as a ramp or
     /// a step, with its levels and its test.
-    fn change(
-        &self,
-        a: usize,
-        b: usize,
-        c: usize,
-        t: significance::TestResult,
-        overhead_s: f64,
-    ) -> Change {
-        let (series, kept, rates) = (self.series, &self.kept, &self.rates);
-        let files = &series.files;
-        let n = rates.len();
-        let pos_of = |k: usize| if k >= n { files.len() } else { kept[k] };
+    fn change(&self, a: usize, b: usize, c: usize, t: significance::TestResult) -> Change {
+        let (obs, rates) = (self.obs, &self.rates);
+        let spans = &obs.spans;
         let fit = fit_ramp(rates, &self.sums, a, b, c, self.settings);
-        let (onset_bytes, onset_ns, file_pos, range_b, settle_b, settle_ns) = if fit.gradual {
+        let (onset, settle_b, settle_ns) = if fit.gradual {
             let r1 = self.level(a, fit.s, None).unwrap_or(1.0);
             let r2 = self.level(fit.e, c, None).unwrap_or(1.0);
             let noise = relative_noise(&rates[a..fit.s]).max(relative_noise(&rates[fit.e..c]));
-            let r = refine_ramp(
-                series,
-                kept,
-                (a, fit.s, fit.e, c),
-                (r1, r2),
-                noise,
-                overhead_s,
-            );
-            let pos = series
-                .cum_bytes
-                .partition_point(|&x| x <= r.onset)
-                .saturating_sub(1)
-                .min(files.len() - 1);
-            (
-                r.onset,
-                time_at(series, r.onset),
-                pos,
-                r.range,
-                r.settle,
-                time_at(series, r.settle),
-            )
+            let r = refine_ramp(obs, (a, fit.s, fit.e, c), (r1, r2), noise);
+            (r.onset, r.settle, obs.time_at(r.settle))
         } else {
             let r1 = self.level(a, fit.s, None).unwrap_or(1.0);
             let r2 = self.level(fit.s, c, None).unwrap_or(1.0);
@@ -587,274 +585,34 @@ impl<'a> Rates<'a> {
                 relative_noise(&rates[a..fit.s]),
                 relative_noise(&rates[fit.s..c]),
             );
-            let o = locate_onset(series, kept, fit.s, r1, r2, noise, overhead_s);
-            (o.bytes, o.ns, o.pos, o.range, o.bytes, o.ns)
+            let o = locate_onset(obs, fit.s, r1, r2, noise);
+            (o, o.bytes, o.ns)
         };
-        let r1 = self.level(a, fit.s, Some(file_pos)).unwrap_or(1.0);
-        let r2 = self.level(fit.e, c, Some(file_pos)).unwrap_or(1.0);
-        let range_ns = (
-            time_at(series, range_b.0).min(onset_ns),
-            time_at(series, range_b.1).max(onset_ns),
-        );
+        // The span the change happened in moved at both rates.
+        let within = spans
+            .partition_point(|s| s.bytes_before <= onset.bytes)
+            .checked_sub(1)
+            .filter(|&q| spans[q].bytes_after() > onset.bytes);
+        let r1 = self.level(a, fit.s, within).unwrap_or(1.0);
+        let r2 = self.level(fit.e, c, within).unwrap_or(1.0);
         Change {
             kind: if r2 < r1 {
                 EventKind::Drop
             } else {
                 EventKind::Recovery
             },
-            onset_bytes,
-            onset_ns,
-            onset_bytes_range: (range_b.0.min(onset_bytes), range_b.1.max(onset_bytes)),
-            onset_ns_range: range_ns,
-            settle_bytes: settle_b.max(onset_bytes),
-            settle_ns: settle_ns.max(onset_ns),
+            onset,
+            settle_bytes: settle_b.max(onset.bytes),
+            settle_ns: settle_ns.max(onset.ns),
             gradual: fit.gradual,
             p_value: t.p_value,
             permutations: t.permutations,
-            file_pos,
+            view: obs.view,
             rate_before_bps: r1,
             rate_after_bps: r2,
-            before_ns: ((files[pos_of(a)].start_ns as i64), onset_ns),
-            after_ns: (
-                settle_ns.max(onset_ns),
-                (files[pos_of(c) - 1].end_ns as i64),
-            ),
+            before_ns: (spans[a].start_ns, onset.ns),
+            after_ns: (settle_ns.max(onset.ns), spans[c - 1].end_ns),
         }
-    }
-}
-
-/// The fixed cost of a file in seconds (open, close, allocation), whatever its size: the
-/// intercept of a robust line through the files' (size, time), at least 0.
-fn file_overhead_s(files: &[FileRecord]) -> f64 {
-    let sizes: Vec<f64> = files.iter().map(|f| f.bytes as f64).collect();
-    let times: Vec<f64> = files.iter().map(FileRecord::seconds).collect();
-    stats::theil_sen(&sizes, &times).map_or(0.0, |l| l.intercept.max(0.0))
-}
-
-struct Ramp {
-    onset: u64,
-    settle: u64,
-    range: (u64, u64),
-}
-
-/// Seconds to move bytes [x0, x1) when the rate is r1 before `a`, r2 after `b` and linear
-/// in between.
-fn ramp_time(x0: f64, x1: f64, a: f64, b: f64, r1: f64, r2: f64) -> f64 {
-    let mut t = (x1.min(a) - x0).max(0.0) / r1 + (x1 - x0.max(b)).max(0.0) / r2;
-    let (lo, hi) = (x0.max(a), x1.min(b));
-    if hi > lo {
-        let rate = |x: f64| r1 + (r2 - r1) * (x - a) / (b - a);
-        t += if (r2 - r1).abs() < 1e-9 * r1 {
-            (hi - lo) / r1
-        } else {
-            (b - a) / (r2 - r1) * (rate(hi) / rate(lo)).ln()
-        };
-    }
-    t
-}
-
-/// Grid points per side of the byte-level ramp search.
-const RAMP_GRID: usize = 80;
-
-/// Locates a ramp to the byte: start a and end b near the files the index fit chose; each
-/// file's expected duration is overhead + ∫ 1/rate over its bytes; (a, b) minimise the
-/// squared relative duration errors; the onset's interval is every a whose best b keeps
-/// the cost within Δχ² = 10.83 of the minimum. The search spans four files before the
-/// index fit's start to two after it (and three before to two after its end).
-fn refine_ramp(
-    series: &Series,
-    kept: &[usize],
-    (a, s, e, c): (usize, usize, usize, usize),
-    (r1, r2): (f64, f64),
-    noise: f64,
-    overhead_s: f64,
-) -> Ramp {
-    let files = &series.files;
-    let start = |q: usize| series.cum_bytes[kept[q]] as f64;
-    let end = |q: usize| series.cum_bytes[kept[q] + 1] as f64;
-    let a_lo = start(s.saturating_sub(4).max(a));
-    let a_hi = end((s + 2).min(c - 1));
-    let b_lo = start(e.saturating_sub(3).max(s));
-    let b_hi = end((e + 2).min(c - 1));
-    let cand: Vec<usize> = (s.saturating_sub(5).max(a)..(e + 4).min(c))
-        .map(|q| kept[q])
-        .collect();
-    let cost = |x: f64, y: f64| {
-        cand.iter()
-            .map(|&p| {
-                let f = &files[p];
-                let x0 = series.cum_bytes[p] as f64;
-                let exp = overhead_s + ramp_time(x0, x0 + f.bytes as f64, x, y, r1, r2);
-                ((f.seconds() - exp) / (exp * noise)).powi(2)
-            })
-            .sum::<f64>()
-    };
-    let grid = |lo: f64, hi: f64, i: usize| lo + (hi - lo) * i as f64 / RAMP_GRID as f64;
-    let mut profile = Vec::with_capacity(RAMP_GRID + 1);
-    let mut best = (f64::INFINITY, a_lo, b_hi);
-    for i in 0..=RAMP_GRID {
-        let x = grid(a_lo, a_hi, i);
-        let mut row = f64::INFINITY;
-        for j in 0..=RAMP_GRID {
-            let y = grid(b_lo, b_hi, j);
-            if y <= x {
-                continue;
-            }
-            let v = cost(x, y);
-            row = row.min(v);
-            if v < best.0 {
-                best = (v, x, y);
-            }
-        }
-        profile.push((x, row));
-    }
-    let step = (a_hi - a_lo) / RAMP_GRID as f64;
-    // Scale by the reduced χ² when the files scatter more than the noise estimate says.
-    let scale = (best.0 / (cand.len() as f64 - 2.0).max(1.0)).max(1.0);
-    let inside: Vec<f64> = profile
-        .iter()
-        .filter(|p| p.1 - best.0 <= INTERVAL_CHI2 * scale)
-        .map(|p| p.0)
-        .collect();
-    let lo = inside.iter().copied().fold(best.1, f64::min) - step;
-    let hi = inside.iter().copied().fold(best.1, f64::max) + step;
-    Ramp {
-        onset: best.1.round() as u64,
-        settle: best.2.round() as u64,
-        range: (lo.max(0.0).round() as u64, hi.round() as u64),
-    }
-}
-
-/// Host ns at which the series had moved `bytes` (linear inside the file holding them).
-fn time_at(series: &Series, bytes: u64) -> i64 {
-    let files = &series.files;
-    let p = series.cum_bytes.partition_point(|&c| c <= bytes);
-    let i = p.saturating_sub(1).min(files.len() - 1);
-    let f = &files[i];
-    let into = bytes.saturating_sub(series.cum_bytes[i]) as f64 / f.bytes.max(1) as f64;
-    (f.start_ns as i64)
-        + (((f.end_ns as i64) - (f.start_ns as i64)) as f64 * into.clamp(0.0, 1.0)) as i64
-}
-
-/// Relative noise of rates for the onset's interval: the larger of the robust (MAD) and the
-/// plain standard deviation over the median, raised to its 95 % upper confidence bound
-/// (σ·√((n−1)/χ²₀.₀₅(n−1)), Wilson–Hilferty) — a σ estimated from a dozen files can come out
-/// low by a third, and an interval built on it would be too narrow; at least 1 %.
-fn relative_noise(rates: &[f64]) -> f64 {
-    let n = rates.len();
-    let (Some(mad), Some(m)) = (stats::mad_sigma(rates), stats::median(rates)) else {
-        return 0.05;
-    };
-    if m <= 0.0 || n < 3 {
-        return 0.05;
-    }
-    let mean = rates.iter().sum::<f64>() / n as f64;
-    let sd = (rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
-    let k = (n - 1) as f64;
-    let h = 2.0 / (9.0 * k);
-    let chi2_05 = k * (1.0 - h - 1.645 * h.sqrt()).powi(3);
-    let upper = (k / chi2_05.max(1e-9)).sqrt();
-    (mad.max(sd) / m * upper).max(0.01)
-}
-
-/// Files before the first file of the new segment searched for the onset (the last file
-/// of the old segment may be a small one left out of the change-point series).
-const ONSET_SPAN_BEFORE: usize = 3;
-/// Files from the first file of the new segment on searched for the onset.
-const ONSET_SPAN_AFTER: usize = 1;
-
-/// Grid points per file when searching for the onset inside the candidate files.
-const ONSET_GRID: usize = 400;
-
-struct Onset {
-    bytes: u64,
-    ns: i64,
-    pos: usize,
-    range: (u64, u64),
-}
-
-/// Locates a step's onset to the byte: the change lies in the files around the boundary
-/// (the three change-point files before it and two from it on). For each candidate byte
-/// position a, each file's expected duration is overhead + (its bytes before a)/r1 + (its
-/// bytes after a)/r2 (overhead = Theil–Sen intercept of time against size); the onset is
-/// the a that minimises Σ((measured − expected)/(expected·σ_rel))², and its interval is
-/// every a within Δχ² = 10.83 of that minimum (a 99.9 % profile-likelihood interval).
-fn locate_onset(
-    series: &Series,
-    kept: &[usize],
-    first_new_kept: usize,
-    r1: f64,
-    r2: f64,
-    noise: (f64, f64),
-    overhead_s: f64,
-) -> Onset {
-    let files = &series.files;
-    let cand: Vec<usize> = kept[first_new_kept.saturating_sub(ONSET_SPAN_BEFORE)
-        ..(first_new_kept + ONSET_SPAN_AFTER + 1).min(kept.len())]
-        .to_vec();
-    let span_start = series.cum_bytes[cand[0]] as f64;
-    let span_end = series.cum_bytes[cand[cand.len() - 1] + 1] as f64;
-    let cost = |a: f64| {
-        let mut c = 0.0;
-        for &pos in &cand {
-            let f = &files[pos];
-            let start = series.cum_bytes[pos] as f64;
-            let old = (a - start).clamp(0.0, f.bytes as f64);
-            let new = f.bytes as f64 - old;
-            let expected = overhead_s + old / r1 + new / r2;
-            let frac_new = new / f.bytes.max(1) as f64;
-            let sigma = (1.0 - frac_new) * noise.0 + frac_new * noise.1;
-            c += ((f.seconds() - expected) / (expected * sigma)).powi(2);
-        }
-        c
-    };
-    let steps = ONSET_GRID * cand.len();
-    let grid: Vec<(f64, f64)> = (0..=steps)
-        .map(|i| {
-            let a = span_start + (span_end - span_start) * i as f64 / steps as f64;
-            (a, cost(a))
-        })
-        .collect();
-    let best = grid
-        .iter()
-        .copied()
-        .min_by(|x, y| x.1.total_cmp(&y.1))
-        .unwrap_or((span_start, 0.0));
-    // Scale by the reduced χ² when the files scatter more than the noise estimate says.
-    let scale = (best.1 / (cand.len() as f64 - 1.0).max(1.0)).max(1.0);
-    let inside: Vec<f64> = grid
-        .iter()
-        .filter(|g| g.1 - best.1 <= INTERVAL_CHI2 * scale)
-        .map(|g| g.0)
-        .collect();
-    let step = (span_end - span_start) / steps as f64;
-    let lo = inside.iter().copied().fold(best.0, f64::min) - step;
-    let hi = inside.iter().copied().fold(best.0, f64::max) + step;
-    let onset = best.0;
-    let pos = (0..files.len())
-        .rev()
-        .find(|&p| series.cum_bytes[p] as f64 <= onset && files[p].bytes > 0)
-        .unwrap_or(cand[0]);
-    let f = &files[pos];
-    let old_bytes = (onset - series.cum_bytes[pos] as f64).min(f.bytes as f64);
-    let ns = (f.start_ns as i64) + (old_bytes / r1 * 1e9).round() as i64;
-    // An interval reaching the edge of the searched files also covers the small files left
-    // out next to them (the change may lie in one of those): up to the neighbouring kept file.
-    let first = first_new_kept.saturating_sub(ONSET_SPAN_BEFORE);
-    let last = (first_new_kept + ONSET_SPAN_AFTER).min(kept.len() - 1);
-    let outer_lo = first
-        .checked_sub(1)
-        .map_or(0.0, |k| series.cum_bytes[kept[k] + 1] as f64);
-    let outer_hi = kept
-        .get(last + 1)
-        .map_or(series.total_bytes() as f64, |&p| series.cum_bytes[p] as f64);
-    let lo = if lo <= span_start { outer_lo } else { lo };
-    let hi = if hi >= span_end { outer_hi } else { hi };
-    Onset {
-        bytes: onset.round() as u64,
-        ns: ns.min(f.end_ns as i64),
-        pos,
-        range: (lo.round() as u64, hi.round() as u64),
     }
 }
 
@@ -903,6 +661,8 @@ mod tests {
     }
 
     use super::*;
+    use crate::series::Series;
+    use hostd_records::FileRecord;
     use rand::{Rng, SeedableRng};
 
     /// A series of `n` files of `mb` MB each at rate `rate(i)` GB/s, back to back.
@@ -920,6 +680,13 @@ mod tests {
         crate::series::group(&files).remove(0)
     }
 
+    /// The changes the per-file view of `s` finds with the default settings.
+    fn found(s: &Series) -> Result<Vec<Change>, TooLittle> {
+        let settings = Settings::default();
+        let obs = Observations::per_file(s, None, settings.min_side_files);
+        changes(&obs, &settings).map(|f| f.changes)
+    }
+
     fn jitter(seed: u64, j: f64) -> impl Fn(usize) -> f64 {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
         let v: Vec<f64> = (0..10_000).map(|_| 1.0 + rng.gen_range(-j..j)).collect();
@@ -929,7 +696,7 @@ mod tests {
     #[test]
     fn a_short_run_is_too_little_data() {
         let s = series(12, 30.0, |_| 1.5);
-        let e = changes(&s, &Settings::default(), None).unwrap_err();
+        let e = found(&s).unwrap_err();
         assert!(e.reason.starts_with("12 files, 0.24 s"), "{}", e.reason);
     }
 
@@ -938,7 +705,7 @@ mod tests {
         for seed in 0..10 {
             let j = jitter(seed, 0.05);
             let s = series(60, 500.0, |i| if i < 30 { 1.0 } else { 0.6 } * j(i));
-            let c = changes(&s, &Settings::default(), None).unwrap();
+            let c = found(&s).unwrap();
             assert_eq!(c.len(), 1, "seed {seed}: {c:?}");
             let c = &c[0];
             assert_eq!(c.kind, EventKind::Drop);
@@ -946,10 +713,10 @@ mod tests {
             assert!(c.p_value < 0.01);
             let truth = 15_000_000_000u64;
             assert!(
-                c.onset_bytes_range.0 <= truth && truth <= c.onset_bytes_range.1,
+                c.onset.bytes_range.0 <= truth && truth <= c.onset.bytes_range.1,
                 "{c:?}"
             );
-            assert!(c.onset_bytes.abs_diff(truth) < 500_000_000, "{c:?}");
+            assert!(c.onset.bytes.abs_diff(truth) < 500_000_000, "{c:?}");
         }
     }
 
@@ -959,15 +726,15 @@ mod tests {
             let j = jitter(seed, 0.05);
             // Last 5 files slow (final flush): fewer than 8 files on that side.
             let s = series(60, 500.0, |i| if i < 55 { 1.0 } else { 0.5 } * j(i));
-            assert!(changes(&s, &Settings::default(), None).unwrap().is_empty());
+            assert!(found(&s).unwrap().is_empty());
             // A 12 % step.
             let s = series(80, 500.0, |i| if i < 40 { 1.0 } else { 0.88 } * j(i));
-            assert!(changes(&s, &Settings::default(), None).unwrap().is_empty());
+            assert!(found(&s).unwrap().is_empty());
             // Wandering by ±7 % (sinusoid over the run).
             let s = series(200, 500.0, |i| {
                 (1.0 + 0.07 * (i as f64 / 200.0 * 2.0 * std::f64::consts::PI * 1.5).sin()) * j(i)
             });
-            let c = changes(&s, &Settings::default(), None).unwrap();
+            let c = found(&s).unwrap();
             assert!(c.is_empty(), "seed {seed}: {c:?}");
         }
     }
@@ -986,12 +753,12 @@ mod tests {
                 };
                 l * j(i)
             });
-            let c = changes(&s, &Settings::default(), None).unwrap();
+            let c = found(&s).unwrap();
             assert_eq!(c.len(), 1, "seed {seed}: {c:?}");
             let c = &c[0];
             assert!(c.gradual, "{c:?}");
             assert!(
-                c.onset_bytes.abs_diff(40_000_000_000) <= 1_500_000_000,
+                c.onset.bytes.abs_diff(40_000_000_000) <= 1_500_000_000,
                 "{c:?}"
             );
             assert!(
@@ -999,7 +766,7 @@ mod tests {
                 "{c:?}"
             );
             assert!(
-                c.onset_bytes_range.0 <= 40_000_000_000 && 40_000_000_000 <= c.onset_bytes_range.1,
+                c.onset.bytes_range.0 <= 40_000_000_000 && 40_000_000_000 <= c.onset.bytes_range.1,
                 "{c:?}"
             );
         }

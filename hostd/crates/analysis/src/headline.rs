@@ -99,11 +99,14 @@ fn before(s: &Series, events: &[&Event], k: usize) -> (i64, i64) {
 fn onset_time_bounds(s: &Series, events: &[&Event], k: usize) -> (i64, i64) {
     let e = events[k];
     let (a, b) = before(s, events, k);
-    let median =
-        stats::median(&s.files.iter().map(|f| f.bytes as f64).collect::<Vec<_>>()).unwrap_or(0.0);
-    let rates: Vec<f64> = files_in(s, a, b)
-        .filter(|f| f.bytes as f64 >= 0.1 * median)
-        .map(FileRecord::rate_bps)
+    // The per-file view's robust rates (no file mostly per-file cost, bursts clipped).
+    let obs = crate::observation::Observations::per_file(s, None, 0);
+    let rates: Vec<f64> = obs
+        .spans
+        .iter()
+        .zip(&obs.rates)
+        .filter(|(f, _)| f.start_ns >= a && f.end_ns <= b)
+        .map(|(_, &r)| r)
         .collect();
     let (Some(min), Some(max)) = (
         rates.iter().copied().reduce(f64::min),
@@ -114,10 +117,7 @@ fn onset_time_bounds(s: &Series, events: &[&Event], k: usize) -> (i64, i64) {
     let pad = 0.1 * (max - min);
     let (slow, fast) = ((min - pad).max(min * 0.5), max + pad);
     let at = |bytes: u64, rate: f64| -> Option<i64> {
-        let i = s
-            .cum_bytes
-            .partition_point(|&c| c <= bytes)
-            .checked_sub(1)?;
+        let i = s.file_at(bytes);
         let f = s.files.get(i)?;
         let t = f.start_ns as i64 + ((bytes - s.cum_bytes[i]) as f64 / rate * NS) as i64;
         Some(t.clamp(f.start_ns as i64, f.end_ns as i64))
@@ -704,6 +704,7 @@ mod tests {
             rate_after_bps: 5e8,
             relative_change: -0.5,
             stall: None,
+            found_by: Default::default(),
             cause: Cause::Thermal,
             confidence: 0.9,
             evidence: Default::default(),

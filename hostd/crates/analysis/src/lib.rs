@@ -10,6 +10,8 @@ pub mod detect;
 pub mod fill_states;
 pub mod headline;
 pub mod input;
+pub mod observation;
+pub mod onset;
 pub mod overlap;
 pub mod port_figures;
 pub mod run_summary;
@@ -18,6 +20,7 @@ pub mod significance;
 pub mod stall;
 pub mod stats;
 pub mod summary;
+pub mod views;
 
 pub use input::read_run_dir;
 
@@ -96,8 +99,21 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
             os_log: run.os_log.as_deref(),
             port_budget_w: run.port_budget.as_ref().and_then(|b| b.budget_w),
         };
-        let stalls = input::counter_points(run, &s.target).and_then(|c| stall::find(s, &c));
-        let changes = match detect::changes(s, &options.changepoint, stalls.as_ref()) {
+        let counter = input::counter_points(run, &s.target);
+        // Over time, a target sharing the link sees every start and end of the others' files:
+        // only its per-file view is searched while others ran beside it.
+        let shared = all.iter().any(|o| {
+            o.target != s.target
+                && (o.end_ns().min(s.end_ns()) - o.start_ns().max(s.start_ns())) as f64
+                    > SHARED_FRACTION * (s.end_ns() - s.start_ns()) as f64
+        });
+        let stalls = counter.as_ref().and_then(|c| stall::find(s, c));
+        let detected = match views::changes(
+            s,
+            counter.as_deref().filter(|_| !shared),
+            stalls.as_ref(),
+            &options.changepoint,
+        ) {
             Ok(c) => c,
             Err(too_little) => {
                 insufficient.push(Insufficient {
@@ -111,17 +127,18 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
                 continue;
             }
         };
-        for (k, c) in changes.iter().enumerate() {
-            let next = changes.get(k + 1).map(|n| n.onset_ns);
-            events.push(attribution::attribute(s, c, &ctx, next, &changes[k + 1..]));
+        let changes: Vec<detect::Change> = detected.iter().map(|d| d.change.clone()).collect();
+        for (k, (c, d)) in changes.iter().zip(&detected).enumerate() {
+            let next = changes.get(k + 1).map(|n| n.onset.ns);
+            let mut e = attribution::attribute(s, c, &ctx, next, &changes[k + 1..]);
+            e.found_by = d.found_by.clone();
+            if k == 0 && is_warm_up(&e, s.total_bytes()) {
+                e = attribution::as_warm_up(e);
+            }
+            events.push(e);
         }
         if let Some(st) = &stalls {
-            events.push(attribution::stall_event(
-                s,
-                st,
-                run_start_ns,
-                run.os_log.as_deref(),
-            ));
+            events.push(attribution::stall_event(s, st, &ctx));
         }
         if let Some(c) = cycle_summary(s, &changes) {
             cycles.push(c);
@@ -141,6 +158,21 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
     }
 }
 
+/// A series shares the link when another target ran beside it for more than this share of
+/// its time.
+pub const SHARED_FRACTION: f64 = 0.1;
+
+/// A rise ends a warm-up when it is the series' first change, lies in its first
+/// [`WARM_UP_FRACTION`] of the bytes, and no cause (contention ending) explains it.
+pub const WARM_UP_FRACTION: f64 = 0.1;
+
+/// True when `e`, the first event of a series of `total` bytes, is a warm-up.
+fn is_warm_up(e: &hostd_records::Event, total: u64) -> bool {
+    e.kind == EventKind::Recovery
+        && e.cause == hostd_records::cause::Cause::Unknown
+        && (e.onset_bytes as f64) <= WARM_UP_FRACTION * total as f64
+}
+
 /// The cycle summary of a series with at least two drops: count, mean period between drop
 /// onsets, time spent slow (each drop to the next recovery or the series' end) and duty.
 fn cycle_summary(s: &series::Series, changes: &[detect::Change]) -> Option<CycleSummary> {
@@ -156,12 +188,12 @@ fn cycle_summary(s: &series::Series, changes: &[detect::Change]) -> Option<Cycle
         let end = changes[k + 1..]
             .iter()
             .find(|c| c.kind == EventKind::Recovery)
-            .map_or(s.end_ns(), |c| c.onset_ns);
-        slow_ns += end - changes[k].onset_ns;
+            .map_or(s.end_ns(), |c| c.onset.ns);
+        slow_ns += end - changes[k].onset.ns;
         last_end = end;
     }
-    let first = changes[drops[0]].onset_ns;
-    let last = changes[drops[drops.len() - 1]].onset_ns;
+    let first = changes[drops[0]].onset.ns;
+    let last = changes[drops[drops.len() - 1]].onset.ns;
     let span = (last_end - first).max(1) as f64;
     Some(CycleSummary {
         target: s.target.clone(),

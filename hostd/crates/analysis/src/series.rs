@@ -49,6 +49,14 @@ impl Series {
         *self.cum_bytes.last().unwrap_or(&0)
     }
 
+    /// Position of the file holding byte `bytes` of the series (the last file for the end).
+    pub fn file_at(&self, bytes: u64) -> usize {
+        self.cum_bytes
+            .partition_point(|&c| c <= bytes)
+            .saturating_sub(1)
+            .min(self.files.len().saturating_sub(1))
+    }
+
     /// First start, host ns.
     pub fn start_ns(&self) -> i64 {
         self.files.first().map_or(0, |f| f.start_ns as i64)

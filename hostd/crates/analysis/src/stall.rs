@@ -2,6 +2,8 @@
 //! byte counters (`counters.csv`), not in per-file rates — a 2 GB file hides a 4 s stall.
 //! See docs/methodology.md, "Stalls".
 
+use crate::observation::covered_s;
+use crate::onset::Onset;
 use crate::series::Series;
 use crate::significance::{ALPHA, PERMUTATIONS};
 use crate::stats;
@@ -23,15 +25,12 @@ pub struct Stall {
     pub start_ns: i64,
     /// End, host ns.
     pub end_ns: i64,
-    /// Series bytes before the stall.
-    pub bytes_at_start: u64,
     /// Bytes moved during the stall.
     pub bytes: u64,
-    /// Interval of the start: it began after the sample before the first stalled interval
-    /// (that interval was not stalled) and before a tenth into the interval after it (host ns).
-    pub start_range_ns: (i64, i64),
-    /// The same interval in series bytes.
-    pub start_range_bytes: (u64, u64),
+    /// Its start in series bytes and time; the interval: it began after the sample before
+    /// the first stalled interval (that interval was not stalled) and before a tenth into
+    /// the interval after it.
+    pub onset: Onset,
 }
 
 /// The stalls of one series and the test behind them.
@@ -53,12 +52,14 @@ pub struct SeriesStalls {
 impl SeriesStalls {
     /// Time of `f` spent in stalls, s.
     pub fn overlap_s(&self, f: &FileRecord) -> f64 {
+        self.overlap_span_s(f.start_ns as i64, f.end_ns as i64)
+    }
+
+    /// Time of `[a, b)` (host ns) spent in stalls, s.
+    pub fn overlap_span_s(&self, a: i64, b: i64) -> f64 {
         self.stalls
             .iter()
-            .map(|s| {
-                (s.end_ns.min(f.end_ns as i64) - s.start_ns.max(f.start_ns as i64)).max(0) as f64
-                    * 1e-9
-            })
+            .map(|s| (s.end_ns.min(b) - s.start_ns.max(a)).max(0) as f64 * 1e-9)
             .sum()
     }
 }
@@ -78,16 +79,6 @@ fn bytes_at(c: &[(i64, u64)], t: i64) -> f64 {
         return b1 as f64;
     }
     b0 as f64 + (b1 as f64 - b0 as f64) * (t - t0) as f64 / (t1 - t0) as f64
-}
-
-/// Seconds of `[a, b)` covered by the series' files.
-fn covered_s(files: &[FileRecord], a: i64, b: i64) -> f64 {
-    let first = files.partition_point(|f| (f.end_ns as i64) <= a);
-    files[first..]
-        .iter()
-        .take_while(|f| (f.start_ns as i64) < b)
-        .map(|f| ((f.end_ns as i64).min(b) - (f.start_ns as i64).max(a)).max(0) as f64 * 1e-9)
-        .sum()
 }
 
 /// The lengths (intervals) of the runs below the threshold, ends excluded.
@@ -230,7 +221,7 @@ pub fn find(series: &Series, counter: &[(i64, u64)]) -> Option<SeriesStalls> {
             continue;
         }
         // Only while a file of this series was in flight (not between phases).
-        if covered_s(&series.files, a, b) < 0.9 * len_s {
+        if covered_s(series, a, b) < 0.9 * len_s {
             continue;
         }
         longest = longest.max(j - k0);
@@ -249,15 +240,18 @@ pub fn find(series: &Series, counter: &[(i64, u64)]) -> Option<SeriesStalls> {
         stalls.push(Stall {
             start_ns: start,
             end_ns: end,
-            bytes_at_start: (bytes_at(counter, start) - base).max(0.0) as u64,
             bytes: (bytes_at(counter, end) - bytes_at(counter, start)).max(0.0) as u64,
-            start_range_ns: (prev_t, a + tenth),
-            start_range_bytes: (
-                rel(prev_b),
-                rel(inside[k0].1
-                    + (inside[k0].1 - prev_b) / 10
-                    + (inside[k0 + 1].1 - inside[k0].1)),
-            ),
+            onset: Onset {
+                bytes: (bytes_at(counter, start) - base).max(0.0) as u64,
+                ns: start,
+                ns_range: (prev_t, a + tenth),
+                bytes_range: (
+                    rel(prev_b),
+                    rel(inside[k0].1
+                        + (inside[k0].1 - prev_b) / 10
+                        + (inside[k0 + 1].1 - inside[k0].1)),
+                ),
+            },
         });
     }
     if stalls.is_empty() {
@@ -325,9 +319,9 @@ mod tests {
             "{first:?}"
         );
         assert!(((first.end_ns - first.start_ns) as f64 * 1e-9 - 4.0).abs() < 0.05);
-        let (lo, hi) = first.start_range_ns;
+        let (lo, hi) = first.onset.ns_range;
         assert!(lo <= 32_000_000_000 && 32_000_000_000 <= hi, "{first:?}");
-        assert!((first.bytes_at_start as f64 / 1e9 - 44.8).abs() < 0.5);
+        assert!((first.onset.bytes as f64 / 1e9 - 44.8).abs() < 0.5);
         assert!(s.p_value < ALPHA);
     }
 

@@ -111,6 +111,7 @@ pub fn event_line(e: &Event) -> String {
         // A step "dropped at …"/"recovered at …", a ramp "declined/rose gradually from …,
         // settling at …".
         let (verb, settle) = match (e.gradual, e.kind == EventKind::Drop) {
+            _ if e.kind == EventKind::WarmUp => ("warmed up (rose) at", String::new()),
             (false, true) => ("dropped at", String::new()),
             (false, false) => ("recovered at", String::new()),
             (true, drop) => (

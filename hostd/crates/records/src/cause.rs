@@ -14,6 +14,9 @@ pub enum EventKind {
     Recovery,
     /// Transfers stopped (almost) completely for a while, repeatedly or once.
     Stall,
+    /// Throughput rose near the start and held (a drive waking from a low-power state):
+    /// no throttle.
+    WarmUp,
 }
 
 /// Why throughput changed. The order of the variants is the order causes are listed in
@@ -44,6 +47,7 @@ impl EventKind {
             EventKind::Drop => "drop",
             EventKind::Recovery => "recovery",
             EventKind::Stall => "stall",
+            EventKind::WarmUp => "warm_up",
         }
     }
 }

@@ -142,6 +142,9 @@ pub struct Event {
     /// The stalls (kind `stall` only).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub stall: Option<StallSummary>,
+    /// Which view of the throughput found the event, and why the other did not.
+    #[serde(default)]
+    pub found_by: FoundBy,
     /// Attributed cause.
     pub cause: Cause,
     /// 0..1: winning score minus half the runner-up's (see methodology.md).
@@ -615,4 +618,29 @@ mod tests {
             RecordError::NewerFormat { found: 3, .. }
         ));
     }
+}
+
+/// A view of a series' throughput in which events are looked for (docs/methodology.md,
+/// "Change points").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum View {
+    /// The throughput over time: the target's byte counters (`counters.csv`) in intervals
+    /// of 100 ms or more.
+    OverTime,
+    /// The per-file rates (`files.csv`).
+    #[default]
+    PerFile,
+    /// Both views found it (the onset is the one with the narrower interval).
+    Both,
+}
+
+/// Which view found an event and, when only one did, why the other did not.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FoundBy {
+    /// The view that found it.
+    pub view: View,
+    /// Why the other view found no such event (empty when both did).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub other_view: String,
 }

@@ -87,7 +87,7 @@ fn near_the_ceiling(facts: &Facts, ev: &mut Evidence, r: &mut Checks) {
 /// A drop: another target started within 5 s before it.
 fn another_started(facts: &Facts, r: &mut Checks) {
     let started = facts.others.iter().filter_map(|s| {
-        let lag = (facts.change.onset_ns - s.start_ns()) as f64 / NS;
+        let lag = (facts.change.onset.ns - s.start_ns()) as f64 / NS;
         (0.0..=5.0).contains(&lag).then(|| (s.target.clone(), lag))
     });
     let best = started.min_by(|a, b| a.1.total_cmp(&b.1));
@@ -107,7 +107,7 @@ fn another_ended(facts: &Facts, ev: &mut Evidence, r: &mut Checks) {
         .others
         .iter()
         .filter_map(|s| {
-            let lag = (facts.change.onset_ns - s.end_ns()) as f64 / NS;
+            let lag = (facts.change.onset.ns - s.end_ns()) as f64 / NS;
             (lag > 0.0 && lag <= 30.0).then(|| (s.target.clone(), lag))
         })
         .min_by(|a, b| a.1.total_cmp(&b.1));

@@ -114,8 +114,8 @@ pub(super) fn gather<'a>(
         let after_end = change
             .after_ns
             .1
-            .min(change.onset_ns + (WINDOW_S * NS) as i64);
-        drive_evidence(temps, series, change.onset_ns, after_end, &mut ev);
+            .min(change.onset.ns + (WINDOW_S * NS) as i64);
+        drive_evidence(temps, series, change.onset.ns, after_end, &mut ev);
         if let Some(line) = drive_line(&ev) {
             reasons.push(line);
         }
@@ -141,27 +141,33 @@ pub(super) fn gather<'a>(
         alone,
         power_falls,
         warmed,
+        stalls: None,
     };
     (facts, ev, reasons)
 }
 
 /// The evidence's onset, its interval (GB and s from the run's start), the event's duration
 /// and the file it happened in.
-fn onset(series: &Series, change: &Change, ctx: &Context, next_onset_ns: Option<i64>) -> Evidence {
+pub(super) fn onset(
+    series: &Series,
+    change: &Change,
+    ctx: &Context,
+    next_onset_ns: Option<i64>,
+) -> Evidence {
     let since = |ns: i64| (ns - ctx.run_start_ns) as f64 / NS;
     Evidence {
-        onset_gb: change.onset_bytes as f64 / 1e9,
-        onset_s: since(change.onset_ns),
+        onset_gb: change.onset.bytes as f64 / 1e9,
+        onset_s: since(change.onset.ns),
         onset_interval_gb: [
-            change.onset_bytes_range.0 as f64 / 1e9,
-            change.onset_bytes_range.1 as f64 / 1e9,
+            change.onset.bytes_range.0 as f64 / 1e9,
+            change.onset.bytes_range.1 as f64 / 1e9,
         ],
         onset_interval_s: [
-            since(change.onset_ns_range.0),
-            since(change.onset_ns_range.1),
+            since(change.onset.ns_range.0),
+            since(change.onset.ns_range.1),
         ],
-        duration_s: (next_onset_ns.unwrap_or(series.end_ns()) - change.onset_ns).max(0) as f64 / NS,
-        onset_file_index: u64::from(series.files[change.file_pos].index),
+        duration_s: (next_onset_ns.unwrap_or(series.end_ns()) - change.onset.ns).max(0) as f64 / NS,
+        onset_file_index: u64::from(series.files[series.file_at(change.onset.bytes)].index),
         ..Default::default()
     }
 }
@@ -181,7 +187,7 @@ fn other_targets(others: &[&Series], change: &Change, slow: (i64, i64), ev: &mut
     ev.other_targets_active.dedup();
     let active_at_onset = others
         .iter()
-        .any(|s| s.start_ns() <= change.onset_ns && s.end_ns() >= change.onset_ns);
+        .any(|s| s.start_ns() <= change.onset.ns && s.end_ns() >= change.onset.ns);
     ev.other_targets_active.is_empty() && !active_at_onset
 }
 
@@ -202,32 +208,32 @@ fn probe_evidence(
         (change.before_ns.1 - change.before_ns.0).min(change.after_ns.1 - change.after_ns.0);
     let settle = ((SETTLE_S * NS) as i64).min(shorter / 10);
     let before = (
-        change.before_ns.0.max(change.onset_ns - w),
-        change.onset_ns - settle / 2,
+        change.before_ns.0.max(change.onset.ns - w),
+        change.onset.ns - settle / 2,
     );
     let after = (
-        change.onset_ns + settle,
-        change.after_ns.1.min(change.onset_ns + w),
+        change.onset.ns + settle,
+        change.after_ns.1.min(change.onset.ns + w),
     );
     let half = settle / 2;
     ev.temp_at_onset_c = p
         .mean_in(
             &p.enclosure_temp_c,
-            change.onset_ns - half,
-            change.onset_ns + half,
+            change.onset.ns - half,
+            change.onset.ns + half,
         )
         .or_else(|| {
             nearest(
                 p,
                 &p.enclosure_temp_c,
-                change.onset_ns,
+                change.onset.ns,
                 (SETTLE_S * NS) as i64,
             )
         });
     let r = p.range(series.start_ns(), series.end_ns());
     ev.temp_noise_c = sensor_noise(&p.enclosure_temp_c[r]);
     let rise_needed = rise_needed(ev);
-    ev.temp_rise_c = largest_rise(p, &p.enclosure_temp_c, series.start_ns(), change.onset_ns);
+    ev.temp_rise_c = largest_rise(p, &p.enclosure_temp_c, series.start_ns(), change.onset.ns);
     if let Some((lo, hi)) =
         smoothed_min_max(p, &p.enclosure_temp_c, series.start_ns(), series.end_ns())
     {

@@ -32,23 +32,34 @@ impl CauseRule for Link {
         Cause::Link
     }
 
+    fn weighs_stalls(&self) -> bool {
+        true
+    }
+
     fn score(&self, facts: &Facts, ev: &mut Evidence, r: &mut Checks) {
         let Some(log) = facts.ctx.os_log else {
             r.cannot("the operating system's log was not read".into());
             return;
         };
+        if let Some(st) = facts.stalls {
+            let spans: Vec<(i64, i64)> = st.stalls.iter().map(|s| (s.start_ns, s.end_ns)).collect();
+            let (share, lines, words) = stalls(log, &facts.series.target, &spans);
+            ev.os_log = lines;
+            r.check(WEIGHT * share, share >= 0.5, words);
+            return;
+        }
         if !facts.drop {
             r.cannot("a recovery: a logged link event explains only a drop or a stall".into());
             return;
         }
         let c = facts.change;
         let window = (
-            c.onset_ns_range.0 - secs(DROP_BEFORE_S),
-            c.onset_ns_range.1 + secs(DROP_AFTER_S),
+            c.onset.ns_range.0 - secs(DROP_BEFORE_S),
+            c.onset.ns_range.1 + secs(DROP_AFTER_S),
         );
         let (ours, context) = lines_in(log, &facts.series.target, window);
-        ev.os_log = ours.iter().map(|r| evidence_line(r, c.onset_ns)).collect();
-        context_lines(&context, c.onset_ns, r);
+        ev.os_log = ours.iter().map(|r| evidence_line(r, c.onset.ns)).collect();
+        context_lines(&context, c.onset.ns, r);
         r.check(
             WEIGHT,
             !ours.is_empty(),
@@ -56,7 +67,7 @@ impl CauseRule for Link {
                 Some(first) => format!(
                     "the OS logged {} on this drive's link {:+.1} s from the onset ({} line{} within −{DROP_BEFORE_S:.0}/+{DROP_AFTER_S:.0} s)",
                     first.kind.as_str(),
-                    (first.time_ns - c.onset_ns) as f64 / NS,
+                    (first.time_ns - c.onset.ns) as f64 / NS,
                     ours.len(),
                     if ours.len() == 1 { "" } else { "s" }
                 ),
@@ -145,8 +156,7 @@ pub(super) fn stalls(
     lines.dedup();
     let share = with as f64 / stalls.len() as f64;
     let reason = format!(
-        "{} link: the OS logged a link event on this drive's link within −{STALL_BEFORE_S:.0} s/+{STALL_AFTER_S:.0} s of {with} of {} stalls (link when at least half)",
-        if share >= 0.5 { "✓" } else { "✗" },
+        "the OS logged a link event on this drive's link within −{STALL_BEFORE_S:.0} s/+{STALL_AFTER_S:.0} s of {with} of {} stalls (link when at least half)",
         stalls.len()
     );
     (share, lines, reason)

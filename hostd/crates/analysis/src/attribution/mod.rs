@@ -22,6 +22,7 @@ pub use stall_event::stall_event;
 
 use crate::detect::Change;
 use crate::series::Series;
+use crate::stall::SeriesStalls;
 use hostd_records::cause::Cause;
 use hostd_records::events::{Event, Evidence};
 use hostd_records::ProbeSeries;
@@ -80,6 +81,8 @@ pub struct Facts<'a> {
     pub power_falls: Option<bool>,
     /// The enclosure rose beyond its sensor's noise before the onset.
     pub warmed: bool,
+    /// The stalls, when the event is the series' `stall` event.
+    pub stalls: Option<&'a SeriesStalls>,
 }
 
 impl Facts<'_> {
@@ -97,6 +100,10 @@ pub trait CauseRule: Sync {
     fn cause(&self) -> Cause;
     /// Checks the rules into `checks`; may fill in evidence figures the rules measure.
     fn score(&self, facts: &Facts, ev: &mut Evidence, checks: &mut Checks);
+    /// Whether these rules can explain stalls (else a stall event gets a ✗ line saying so).
+    fn weighs_stalls(&self) -> bool {
+        false
+    }
 }
 
 /// The causes weighed, in the order their reasons are listed and ties are broken.
@@ -151,7 +158,13 @@ pub fn attribute(
     next_onset_ns: Option<i64>,
     later: &[Change],
 ) -> Event {
-    let (facts, mut ev, mut reasons) = evidence::gather(series, change, ctx, next_onset_ns, later);
+    let (facts, ev, reasons) = evidence::gather(series, change, ctx, next_onset_ns, later);
+    with_text(weigh(facts, ev, reasons))
+}
+
+/// Scores every cause's rules on `facts` and builds the event (without its text).
+fn weigh(facts: Facts, mut ev: Evidence, mut reasons: Vec<String>) -> Event {
+    let stall = facts.stalls.is_some();
     let scored: Vec<(Cause, f64)> = RULES
         .iter()
         .map(|rule| {
@@ -160,23 +173,28 @@ pub fn attribute(
                 reasons: &mut reasons,
                 label: rule.cause().as_str(),
             };
-            rule.score(&facts, &mut ev, &mut checks);
+            if stall && !rule.weighs_stalls() {
+                checks.cannot("not weighed for stalls".into());
+            } else {
+                rule.score(&facts, &mut ev, &mut checks);
+            }
             (rule.cause(), checks.score)
         })
         .collect();
     ev.scores = scored.iter().copied().collect();
-    let (cause, confidence) = choose(&scored);
+    // A stall's rules (link at half of its stalls or more) carry their own bar.
+    let (cause, confidence) = choose(&scored, if stall { f64::MIN_POSITIVE } else { MIN_SCORE });
     ev.reasons = reasons;
-    with_text(change_event(series, change, cause, confidence, ev))
+    change_event(facts.series, facts.change, cause, confidence, ev)
 }
 
-/// The cause and confidence: the best score if at least `MIN_SCORE`, less half the
+/// The cause and confidence: the best score if at least `min_score`, less half the
 /// runner-up's; else `unknown`.
-fn choose(scored: &[(Cause, f64)]) -> (Cause, f64) {
+fn choose(scored: &[(Cause, f64)], min_score: f64) -> (Cause, f64) {
     let mut ranked = scored.to_vec();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
     match ranked.as_slice() {
-        [(cause, best), rest @ ..] if *best >= MIN_SCORE => {
+        [(cause, best), rest @ ..] if *best >= min_score => {
             let second = rest.first().map_or(0.0, |r| r.1);
             (*cause, (best - 0.5 * second).clamp(0.0, 1.0))
         }
@@ -196,12 +214,12 @@ fn change_event(
         target: series.target.clone(),
         phase: series.phase.clone(),
         kind: change.kind,
-        onset_bytes: change.onset_bytes,
-        onset_ns: change.onset_ns,
-        onset_bytes_low: change.onset_bytes_range.0,
-        onset_bytes_high: change.onset_bytes_range.1,
-        onset_ns_low: change.onset_ns_range.0,
-        onset_ns_high: change.onset_ns_range.1,
+        onset_bytes: change.onset.bytes,
+        onset_ns: change.onset.ns,
+        onset_bytes_low: change.onset.bytes_range.0,
+        onset_bytes_high: change.onset.bytes_range.1,
+        onset_ns_low: change.onset.ns_range.0,
+        onset_ns_high: change.onset.ns_range.1,
         p_value: change.p_value,
         permutations: change.permutations,
         gradual: change.gradual,
@@ -211,10 +229,27 @@ fn change_event(
         rate_after_bps: change.rate_after_bps,
         relative_change: change.rate_after_bps / change.rate_before_bps.max(1.0) - 1.0,
         stall: None,
+        found_by: hostd_records::events::FoundBy {
+            view: change.view,
+            other_view: String::new(),
+        },
         cause,
         confidence: (confidence * 100.0).round() / 100.0,
         evidence,
     }
+}
+
+/// A rise at the start of a series (a drive waking from a low-power state) as the warm-up
+/// it is: kind `warm_up`, no cause.
+pub fn as_warm_up(mut event: Event) -> Event {
+    event.kind = hostd_records::cause::EventKind::WarmUp;
+    event.cause = Cause::Unknown;
+    event.confidence = 0.0;
+    event
+        .evidence
+        .reasons
+        .push("warm-up: the series' first change, a rise in its first tenth of the bytes, with no cause: the drive came up to speed".into());
+    with_text(event)
 }
 
 /// `event` with its one-line text (`evidence.text`) written from its figures.
@@ -261,16 +296,18 @@ mod tests {
         let onset = s.files[40].start_ns as i64;
         let c = Change {
             kind: EventKind::Drop,
-            onset_bytes: 40 * GB,
-            onset_ns: onset,
-            onset_bytes_range: (40 * GB, 40 * GB),
-            onset_ns_range: (onset, onset),
+            onset: crate::onset::Onset {
+                bytes: 40 * GB,
+                ns: onset,
+                bytes_range: (40 * GB, 40 * GB),
+                ns_range: (onset, onset),
+            },
             settle_bytes: 40 * GB,
             settle_ns: onset,
             gradual: false,
             p_value: 0.001,
             permutations: 999,
-            file_pos: 40,
+            view: hostd_records::events::View::PerFile,
             rate_before_bps: 1.5e9,
             rate_after_bps: 1.0e9,
             before_ns: (s.start_ns(), onset),
@@ -309,7 +346,7 @@ mod tests {
     fn a_flat_enclosure_is_no_thermal_evidence_and_no_plateau() {
         let (s, c) = drop_series("x", 0);
         // Bus power follows throughput (8 → 5 W with ×0.67): no SLC signature either.
-        let p = power_falls_after(c.onset_ns, |_| 25.0);
+        let p = power_falls_after(c.onset.ns, |_| 25.0);
         let all = vec![s.clone()];
         let ctx = ctx(&all, Some(&p));
         let e = attribute(&s, &c, &ctx, None, &[]);
@@ -358,7 +395,7 @@ mod tests {
         // a lower score (here below the bar: unknown).
         let mut back = c.clone();
         back.kind = EventKind::Recovery;
-        back.onset_bytes = 60 * GB;
+        back.onset.bytes = 60 * GB;
         back.rate_before_bps = 1.0e9;
         back.rate_after_bps = 1.5e9;
         let r = attribute(&s, &c, &ctx, None, &[back]);
@@ -384,8 +421,8 @@ mod tests {
     fn a_warming_enclosure_at_its_plateau_is_thermal() {
         let (s, c) = drop_series("x", 0);
         // Warms 40 → 60 °C until the onset (~26.7 s), then held; power falls after it.
-        let onset_s = c.onset_ns as f64 * 1e-9;
-        let p = power_falls_after(c.onset_ns, |t| 40.0 + 20.0 * (t / onset_s).clamp(0.0, 1.0));
+        let onset_s = c.onset.ns as f64 * 1e-9;
+        let p = power_falls_after(c.onset.ns, |t| 40.0 + 20.0 * (t / onset_s).clamp(0.0, 1.0));
         let all = vec![s.clone()];
         let ctx = ctx(&all, Some(&p));
         let e = attribute(&s, &c, &ctx, None, &[]);
@@ -399,8 +436,8 @@ mod tests {
         // The enclosure warms 40 → 60 °C over the whole run (still rising at the onset);
         // power falls after the onset.
         let end_s = s.end_ns() as f64 * 1e-9;
-        let onset_s = c.onset_ns as f64 * 1e-9;
-        let p = power_falls_after(c.onset_ns, |t| 40.0 + 20.0 * (t / end_s).clamp(0.0, 1.0));
+        let onset_s = c.onset.ns as f64 * 1e-9;
+        let p = power_falls_after(c.onset.ns, |t| 40.0 + 20.0 * (t / end_s).clamp(0.0, 1.0));
         let all = vec![s.clone()];
         let mut ctx = Context {
             all: &all,
@@ -464,7 +501,7 @@ mod tests {
         let (s, c) = drop_series("x", 0);
         let all = vec![s.clone()];
         // 1.2 s before the onset: inside the 5 s before it.
-        let log = [usb_reset(c.onset_ns - 1_200_000_000, Some("x"))];
+        let log = [usb_reset(c.onset.ns - 1_200_000_000, Some("x"))];
         let e = attribute(
             &s,
             &c,
@@ -489,7 +526,7 @@ mod tests {
     fn a_reset_of_another_device_or_outside_the_window_is_context_not_a_cause() {
         let (s, c) = drop_series("x", 0);
         let all = vec![s.clone()];
-        let other = [usb_reset(c.onset_ns, None)];
+        let other = [usb_reset(c.onset.ns, None)];
         let e = attribute(
             &s,
             &c,
@@ -512,7 +549,7 @@ mod tests {
         );
         // The target's own reset, but 6 s before the onset or 3 s after it.
         for dt in [-6_000_000_000, 3_000_000_000] {
-            let late = [usb_reset(c.onset_ns + dt, Some("x"))];
+            let late = [usb_reset(c.onset.ns + dt, Some("x"))];
             let e = attribute(
                 &s,
                 &c,

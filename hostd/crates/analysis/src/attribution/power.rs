@@ -129,7 +129,7 @@ fn budget_rules(
             share_b * 100.0
         ),
     );
-    let after = (facts.change.onset_ns_range.1, facts.slow.1);
+    let after = (facts.change.onset.ns_range.1, facts.slow.1);
     if let Some((median, p99)) = median_p99(&p.power_w, p, after) {
         let clipped = p99 <= median * (1.0 + FLAT_TOP) && p99 >= AT_BUDGET * budget;
         r.check(
@@ -153,8 +153,8 @@ fn reset_at_dip(p: &ProbeSeries, facts: &Facts, ev: &mut Evidence, r: &mut Check
     };
     let c = facts.change;
     let window = (
-        c.onset_ns_range.0 - (DROP_BEFORE_S * NS) as i64,
-        c.onset_ns_range.1 + (DROP_AFTER_S * NS) as i64,
+        c.onset.ns_range.0 - (DROP_BEFORE_S * NS) as i64,
+        c.onset.ns_range.1 + (DROP_AFTER_S * NS) as i64,
     );
     let (ours, _) = lines_in(log, &facts.series.target, window);
     let dip = (DIP_S * NS) as i64;
@@ -167,7 +167,7 @@ fn reset_at_dip(p: &ProbeSeries, facts: &Facts, ev: &mut Evidence, r: &mut Check
         })
         .collect();
     for l in &at_dip {
-        let line = evidence_line(l, c.onset_ns);
+        let line = evidence_line(l, c.onset.ns);
         if !ev.os_log.contains(&line) {
             ev.os_log.push(line);
         }
@@ -179,7 +179,7 @@ fn reset_at_dip(p: &ProbeSeries, facts: &Facts, ev: &mut Evidence, r: &mut Check
             Some(l) => format!(
                 "the OS logged {} on this drive's link {:+.1} s from the onset, with VBUS under {VSAFE5V_MIN_V} V within {DIP_S} s of it",
                 l.kind.as_str(),
-                (l.time_ns - c.onset_ns) as f64 / NS
+                (l.time_ns - c.onset.ns) as f64 / NS
             ),
             None => "no link reset or disconnect logged at the VBUS dip".into(),
         },
@@ -193,7 +193,7 @@ fn onset_vbus_min(p: &ProbeSeries, facts: &Facts) -> Option<f64> {
     min_in(
         &p.vbus_min_v,
         p,
-        (c.onset_ns_range.0 - w, c.onset_ns_range.1 + w),
+        (c.onset.ns_range.0 - w, c.onset.ns_range.1 + w),
     )
 }
 
@@ -294,7 +294,7 @@ mod tests {
         let (s, c) = drop_series("x", 0);
         let p = shaped(
             probe(-1_000_000_000, 80.0, 0.0, |_| 25.0),
-            c.onset_ns,
+            c.onset.ns,
             (4.3, 4.5),
             |_| 5.0,
         );
@@ -317,8 +317,8 @@ mod tests {
     #[test]
     fn heat_on_a_15_w_port_is_thermal_never_power() {
         let (s, c) = drop_series("x", 0);
-        let onset_s = c.onset_ns as f64 * 1e-9;
-        let mut p = power_falls_after(c.onset_ns, |t| 40.0 + 20.0 * (t / onset_s).clamp(0.0, 1.0));
+        let onset_s = c.onset.ns as f64 * 1e-9;
+        let mut p = power_falls_after(c.onset.ns, |t| 40.0 + 20.0 * (t / onset_s).clamp(0.0, 1.0));
         p.vbus_min_v = vec![4.98; p.len()];
         let e = judged((&s, &c), &p, Some(15.0), None);
         assert_eq!(e.cause, Cause::Thermal, "{:#?}", e.evidence.reasons);
@@ -330,7 +330,7 @@ mod tests {
         let (s, c) = drop_series("x", 0);
         let p = shaped(
             probe(-1_000_000_000, 80.0, 0.0, |_| 25.0),
-            c.onset_ns,
+            c.onset.ns,
             (4.0, 4.0),
             |_| 5.0,
         );
@@ -349,14 +349,14 @@ mod tests {
         // A long cable on a 15 W port: 7.9 W drawn, VBUS 4.5 V from 0.3 s before the onset,
         // and the OS logged a reset of this drive 0.2 s before the onset.
         let (s, c) = drop_series("x", 0);
-        let sag_from = c.onset_ns - 300_000_000;
+        let sag_from = c.onset.ns - 300_000_000;
         let p = shaped(
             probe(-1_000_000_000, 80.0, 0.0, |_| 25.0),
-            c.onset_ns,
+            c.onset.ns,
             (7.9, 5.3),
             |t| if t >= sag_from { 4.5 } else { 4.9 },
         );
-        let log = [usb_reset(c.onset_ns - 200_000_000, Some("x"))];
+        let log = [usb_reset(c.onset.ns - 200_000_000, Some("x"))];
         let e = judged((&s, &c), &p, Some(15.0), Some(&log));
         assert_eq!(e.cause, Cause::Power, "{:#?}", e.evidence.reasons);
         assert!(e.evidence.scores.get(Cause::Link) < e.evidence.scores.get(Cause::Power));
@@ -368,7 +368,7 @@ mod tests {
         // The same reset with VBUS steady at 4.9 V: the link, as today.
         let steady = shaped(
             probe(-1_000_000_000, 80.0, 0.0, |_| 25.0),
-            c.onset_ns,
+            c.onset.ns,
             (7.9, 5.3),
             |_| 4.9,
         );

@@ -73,7 +73,7 @@ impl CauseRule for SlcCache {
                 0.2,
                 format!(
                     "full recovery at {:.1} GB to {:.2} GB/s ({:.0} % of the rate before the drop) while writing goes on: weak SLC evidence",
-                    c.onset_bytes as f64 / 1e9,
+                    c.onset.bytes as f64 / 1e9,
                     c.rate_after_bps / 1e9,
                     100.0 * c.rate_after_bps / facts.change.rate_before_bps.max(1.0)
                 ),
@@ -124,7 +124,7 @@ fn cool_rules(facts: &Facts, ev: &Evidence, r: &mut Checks) -> bool {
             ),
         );
     }
-    let at = facts.change.onset_bytes;
+    let at = facts.change.onset.bytes;
     r.check(
         0.1,
         !facts.change.gradual && at >= MIN_VOLUME_BYTES,

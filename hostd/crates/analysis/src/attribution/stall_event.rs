@@ -1,24 +1,19 @@
-//! The `stall` event of a series: its stalls summarised; `link` when the operating system
-//! logged a link event on the target's device at at least half of them (`link.rs`), else
-//! no cause.
+//! The `stall` event of a series: its stalls summarised, attributed through the same
+//! [`CauseRule`](super::CauseRule)s as every event — `link` weighs stalls (a logged link
+//! event on the target's device at at least half of them, `link.rs`), the other causes say
+//! they do not.
 
-use super::{with_text, NS};
+use super::{evidence, weigh, with_text, Context, Facts, NS};
+use crate::detect::Change;
 use crate::series::Series;
 use crate::stall::SeriesStalls;
 use crate::stats;
-use hostd_records::cause::{Cause, EventKind};
-use hostd_records::events::{Event, Evidence, StallSummary};
-use hostd_records::os_log::OsLogRecord;
+use hostd_records::cause::EventKind;
+use hostd_records::events::{Event, FoundBy, StallSummary, View};
 
 /// The `stall` event of a series: onset at its first stall, the count, durations and period
-/// in `stall`. Its cause is `link` when `os_log` (the OS's log, when read) has a link event
-/// on this target's device at at least half of its stalls, else `unknown`.
-pub fn stall_event(
-    series: &Series,
-    st: &SeriesStalls,
-    run_start_ns: i64,
-    os_log: Option<&[OsLogRecord]>,
-) -> Event {
+/// in `stall`; its cause from the rules that weigh stalls (`link`), else `unknown`.
+pub fn stall_event(series: &Series, st: &SeriesStalls, ctx: &Context) -> Event {
     let first = st.stalls[0];
     let durations: Vec<f64> = st
         .stalls
@@ -32,82 +27,57 @@ pub fn stall_event(
         .windows(2)
         .map(|w| (w[1].start_ns - w[0].start_ns) as f64 / NS)
         .collect();
-    let period_s = stats::median(&gaps);
-    let since = |ns: i64| (ns - run_start_ns) as f64 / NS;
     let summary = StallSummary {
         count: st.stalls.len(),
-        first_bytes: first.bytes_at_start,
-        first_ns: first.start_ns,
+        first_bytes: first.onset.bytes,
+        first_ns: first.onset.ns,
         durations_s: durations,
-        period_s,
+        period_s: stats::median(&gaps),
         total_s,
         rate_during_bps: moved as f64 / total_s.max(1e-9),
         threshold_bps: st.threshold_bps,
     };
-    let spans: Vec<(i64, i64)> = st.stalls.iter().map(|s| (s.start_ns, s.end_ns)).collect();
-    let (share, os_lines, link_reason) = match os_log {
-        Some(log) => super::link::stalls(log, &series.target, &spans),
-        None => (
-            0.0,
-            Vec::new(),
-            "✗ link: the operating system's log was not read".to_string(),
-        ),
-    };
-    let link_score = super::link::WEIGHT * share;
-    let (cause, confidence) = if share >= 0.5 {
-        (Cause::Link, (link_score * 100.0).round() / 100.0)
-    } else {
-        (Cause::Unknown, 0.0)
-    };
-    let event = Event {
-        target: series.target.clone(),
-        phase: series.phase.clone(),
+    let change = Change {
         kind: EventKind::Stall,
-        onset_bytes: first.bytes_at_start,
-        onset_ns: first.start_ns,
-        onset_bytes_low: first.start_range_bytes.0,
-        onset_bytes_high: first.start_range_bytes.1,
-        onset_ns_low: first.start_range_ns.0,
-        onset_ns_high: first.start_range_ns.1,
+        onset: first.onset,
+        settle_bytes: first.onset.bytes,
+        settle_ns: first.onset.ns,
+        gradual: false,
         p_value: st.p_value,
         permutations: st.permutations,
-        gradual: false,
-        settle_bytes: first.bytes_at_start,
-        settle_ns: first.start_ns,
+        view: View::OverTime,
         rate_before_bps: st.typical_bps,
         rate_after_bps: summary.rate_during_bps,
-        relative_change: summary.rate_during_bps / st.typical_bps.max(1.0) - 1.0,
-        stall: Some(summary),
-        cause,
-        confidence,
-        evidence: Evidence {
-            scores: [(Cause::Link, link_score)].into_iter().collect(),
-            os_log: os_lines,
-            onset_gb: first.bytes_at_start as f64 / 1e9,
-            onset_s: since(first.start_ns),
-            onset_interval_gb: [
-                first.start_range_bytes.0 as f64 / 1e9,
-                first.start_range_bytes.1 as f64 / 1e9,
-            ],
-            onset_interval_s: [since(first.start_range_ns.0), since(first.start_range_ns.1)],
-            duration_s: total_s,
-            onset_file_index: series
-                .files
-                .iter()
-                .rev()
-                .find(|f| (f.start_ns as i64) <= first.start_ns)
-                .map_or(0, |f| u64::from(f.index)),
-            reasons: vec![
-                format!(
-                    "stall: 100 ms intervals under {:.0} MB/s (a tenth of the typical {:.2} GB/s) for at least {} s",
-                    st.threshold_bps / 1e6,
-                    st.typical_bps / 1e9,
-                    crate::stall::MIN_STALL_S
-                ),
-                link_reason,
-            ],
-            ..Default::default()
-        },
+        before_ns: (series.start_ns(), first.start_ns),
+        after_ns: (first.start_ns, series.end_ns()),
+    };
+    let mut ev = evidence::onset(series, &change, ctx, None);
+    ev.duration_s = total_s;
+    let facts = Facts {
+        series,
+        change: &change,
+        ctx,
+        later: &[],
+        drop: true,
+        rate_ratio: summary.rate_during_bps / st.typical_bps.max(1.0),
+        slow: (first.start_ns, first.end_ns),
+        others: Vec::new(),
+        alone: true,
+        power_falls: None,
+        warmed: false,
+        stalls: Some(st),
+    };
+    let reasons = vec![format!(
+        "stall: 100 ms intervals under {:.0} MB/s (a tenth of the typical {:.2} GB/s) for at least {} s",
+        st.threshold_bps / 1e6,
+        st.typical_bps / 1e9,
+        crate::stall::MIN_STALL_S
+    )];
+    let mut event = weigh(facts, ev, reasons);
+    event.stall = Some(summary);
+    event.found_by = FoundBy {
+        view: View::OverTime,
+        other_view: "per-file rates: a stall inside a file only slows that file".into(),
     };
     with_text(event)
 }
@@ -116,7 +86,9 @@ pub fn stall_event(
 mod tests {
     use super::*;
     use crate::stall::Stall;
+    use hostd_records::cause::Cause;
     use hostd_records::os_log::OsLogKind;
+    use hostd_records::os_log::OsLogRecord;
     use hostd_records::FileRecord;
 
     const S: i64 = 1_000_000_000;
@@ -142,10 +114,13 @@ mod tests {
                 Stall {
                     start_ns: start,
                     end_ns: start + 3 * S / 2,
-                    bytes_at_start: start as u64 / 10,
                     bytes: 10_000,
-                    start_range_ns: (start - S / 10, start),
-                    start_range_bytes: (start as u64 / 10 - 10_000_000, start as u64 / 10),
+                    onset: crate::onset::Onset {
+                        bytes: start as u64 / 10,
+                        ns: start,
+                        ns_range: (start - S / 10, start),
+                        bytes_range: (start as u64 / 10 - 10_000_000, start as u64 / 10),
+                    },
                 }
             })
             .collect();
@@ -157,6 +132,20 @@ mod tests {
             permutations: 999,
         };
         (series, st)
+    }
+
+    /// The context of `s` alone, with `log` as the OS's log.
+    fn ctx<'a>(s: &'a Series, log: Option<&'a [OsLogRecord]>) -> Context<'a> {
+        Context {
+            all: std::slice::from_ref(s),
+            probe: None,
+            run_start_ns: 0,
+            link_ceiling: None,
+            drive_temp: None,
+            drive_log: None,
+            os_log: log,
+            port_budget_w: None,
+        }
     }
 
     /// An I/O error of target `t` logged at `at` ns.
@@ -176,7 +165,7 @@ mod tests {
         let (s, st) = stalled();
         // At the first two stalls: 0.3 s after one began, 0.5 s after the other ended.
         let log = [io_error(10 * S + 3 * S / 10), io_error(20 * S + 2 * S)];
-        let e = stall_event(&s, &st, 0, Some(&log));
+        let e = stall_event(&s, &st, &ctx(&s, Some(&log[..])));
         assert_eq!(e.cause, Cause::Link, "{:#?}", e.evidence.reasons);
         assert_eq!(e.confidence, 0.45);
         assert_eq!(e.evidence.os_log.len(), 2);
@@ -200,7 +189,7 @@ mod tests {
             vec![io_error(30 * S)],
             vec![io_error(15 * S), io_error(26 * S)],
         ] {
-            let e = stall_event(&s, &st, 0, Some(&log));
+            let e = stall_event(&s, &st, &ctx(&s, Some(&log[..])));
             assert_eq!(
                 (e.cause, e.confidence),
                 (Cause::Unknown, 0.0),
@@ -208,7 +197,7 @@ mod tests {
                 e.evidence.reasons
             );
         }
-        let e = stall_event(&s, &st, 0, None);
+        let e = stall_event(&s, &st, &ctx(&s, None));
         assert_eq!(e.cause, Cause::Unknown);
         assert!(e
             .evidence

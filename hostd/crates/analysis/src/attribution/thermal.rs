@@ -40,7 +40,7 @@ fn drive_log(facts: &Facts, ev: &mut Evidence, r: &mut Checks) {
         return;
     };
     let start = facts.series.start_ns();
-    let end = (facts.change.onset_ns + (WINDOW_S * 1e9) as i64).min(facts.series.end_ns());
+    let end = (facts.change.onset.ns + (WINDOW_S * 1e9) as i64).min(facts.series.end_ns());
     let Some(d) = window_delta(log, start, end) else {
         r.cannot("the drive's thermal record has no two readings in this phase".into());
         return;
@@ -48,7 +48,7 @@ fn drive_log(facts: &Facts, ev: &mut Evidence, r: &mut Checks) {
     let when = format!(
         "over {:.0} s from the phase's start to {:.0} s after the onset",
         d.seconds,
-        (end - facts.change.onset_ns) as f64 / 1e9
+        (end - facts.change.onset.ns) as f64 / 1e9
     );
     if d.logged_heat() {
         r.check(
@@ -114,7 +114,7 @@ impl CauseRule for Thermal {
                         p,
                         &p.enclosure_temp_c,
                         facts.series.start_ns(),
-                        facts.change.onset_ns,
+                        facts.change.onset.ns,
                     )
                 })
                 .map(|m| m.1);
