@@ -238,8 +238,13 @@ pub fn finding_lines(a: &Analysis, window: bool) -> Vec<String> {
             i.target, i.phase, i.files, i.seconds
         ));
     }
-    if a.events.is_empty() {
-        out.push("no throughput changes beyond noise".into());
+    match out.last_mut() {
+        // After the series too short to look at: one line says both.
+        Some(last) if a.events.is_empty() => {
+            last.push_str("; elsewhere no throughput changes beyond noise")
+        }
+        None if a.events.is_empty() => out.push("no throughput changes beyond noise".into()),
+        _ => {}
     }
     out.extend(a.events.iter().map(event_line));
     out.extend(a.cycles.iter().map(cycle_line));
@@ -264,7 +269,18 @@ pub fn finding_lines(a: &Analysis, window: bool) -> Vec<String> {
             l.recovered_target, l.lag_s, l.ended_target
         ));
     }
-    out.extend(headline_lines(&a.headlines));
+    // A series too short to look at claims no drop and no throttle: its "what happened"
+    // line ("T P: no SLC-cache drop; …") is left out.
+    let unexamined: Vec<String> = a
+        .insufficient
+        .iter()
+        .map(|i| format!("{} {}: no ", i.target, i.phase))
+        .collect();
+    out.extend(
+        headline_lines(&a.headlines)
+            .into_iter()
+            .filter(|l| !unexamined.iter().any(|u| l.starts_with(u.as_str()))),
+    );
     out
 }
 

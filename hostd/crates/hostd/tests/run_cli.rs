@@ -517,8 +517,10 @@ fn a_quick_run_summary_fits_one_screen_and_says_what_and_where() {
     assert_ok(&o);
     let t = String::from_utf8_lossy(&o.stdout).to_string();
     let lines: Vec<&str> = t.lines().collect();
-    // One screen: 24 lines of at most 160 columns.
-    assert!(lines.len() <= 24, "{} lines:\n{t}", lines.len());
+    // One screen: 26 lines of at most 160 columns (24 until the read phase of a quick run
+    // became long enough to examine, and a probe without CC sensing said its port's budget
+    // is unknown).
+    assert!(lines.len() <= 26, "{} lines:\n{t}", lines.len());
     let wide: Vec<&&str> = lines.iter().filter(|l| l.chars().count() > 160).collect();
     assert!(wide.is_empty(), "wider than 160 columns: {wide:#?}");
     assert!(t.contains("measured: profile quick: "), "{t}");
