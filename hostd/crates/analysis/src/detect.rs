@@ -268,13 +268,30 @@ pub fn changes(obs: &Observations, settings: &Settings) -> Result<Found, TooLitt
     let mut removed = Vec::new();
     let (bounds, accepted) =
         rates.prune(changepoint::segments(&rates.rates, settings), &mut removed);
-    Ok(Found {
-        changes: bounds
-            .windows(3)
-            .map(|w| rates.change(w[0], w[1], w[2], accepted[&w[1]]))
-            .collect(),
-        removed,
-    })
+    let mut changes = Vec::new();
+    for w in bounds.windows(3) {
+        let c = rates.change(w[0], w[1], w[2], accepted[&w[1]]);
+        // The levels the event reports (bytes over time moving them) must differ by the
+        // practical minimum too: the robust rates the rules judged can differ where the
+        // bytes do not (lumpy 100 ms intervals of a steady device).
+        let (r1, r2) = (c.rate_before_bps, c.rate_after_bps);
+        let rel = (r2 - r1).abs() / r1.abs().max(r2.abs()).max(f64::MIN_POSITIVE);
+        if rel < settings.min_relative_change {
+            removed.push(Removed {
+                bytes: c.onset.bytes,
+                rule: format!(
+                    "its levels {:.0} → {:.0} MB/s differ by {:.1} %, below the {:.0} % a change needs",
+                    r1 / 1e6,
+                    r2 / 1e6,
+                    rel * 100.0,
+                    settings.min_relative_change * 100.0
+                ),
+            });
+        } else {
+            changes.push(c);
+        }
+    }
+    Ok(Found { changes, removed })
 }
 
 /// What a series' changes are found in: the robust rates of the spans of one view.
