@@ -270,17 +270,9 @@ pub fn finding_lines(a: &Analysis, window: bool) -> Vec<String> {
         ));
     }
     // A series too short to look at claims no drop and no throttle: its "what happened"
-    // line ("T P: no SLC-cache drop; …") is left out.
-    let unexamined: Vec<String> = a
-        .insufficient
-        .iter()
-        .map(|i| format!("{} {}: no ", i.target, i.phase))
-        .collect();
-    out.extend(
-        headline_lines(&a.headlines)
-            .into_iter()
-            .filter(|l| !unexamined.iter().any(|u| l.starts_with(u.as_str()))),
-    );
+    // line is left out.
+    let examined = |t: &str, p: &str| !a.insufficient.iter().any(|i| i.target == t && i.phase == p);
+    out.extend(headline_lines(&a.headlines, examined));
     out
 }
 
@@ -306,7 +298,9 @@ fn bytes_figure(f: &Figure) -> String {
 
 /// The headline lines of the summary: per target and phase the reviewers' figures, the
 /// J/GB around each event, and the enclosure's thermal fit (docs/methodology.md).
-pub fn headline_lines(h: &Headlines) -> Vec<String> {
+/// `examined(target, phase)` is false for a series too short to look at: its "what
+/// happened" line is left out when that line would only claim that nothing happened.
+pub fn headline_lines(h: &Headlines, examined: impl Fn(&str, &str) -> bool) -> Vec<String> {
     let mut out = Vec::new();
     for s in &h.series {
         out.push(format!(
@@ -343,7 +337,10 @@ pub fn headline_lines(h: &Headlines) -> Vec<String> {
                 rate_figure(&s.throttled_bps)
             ),
         });
-        out.push(format!("{} {}: {}", s.target, s.phase, parts.join("; ")));
+        let claims_nothing = parts.first().is_some_and(|p| p.starts_with("no "));
+        if !claims_nothing || examined(&s.target, &s.phase) {
+            out.push(format!("{} {}: {}", s.target, s.phase, parts.join("; ")));
+        }
         for e in &s.energy {
             out.push(format!(
                 "{} {} energy around the {} at {} ({}): {} → {}",
