@@ -1,6 +1,7 @@
 /* Writes the protocol test vectors to a directory: <name>.bin (the frame,
  * delimiter included), <name>.json (the same frame in hex plus the decoded
- * message) and index.json (the vector names in order).
+ * message), index.json (the vector names in order) and limits.json (the
+ * schema's largest message each way, which a host's decoder must accept).
  * Usage: gen_protocol_fixtures DIR */
 #include <stdio.h>
 #include <string.h>
@@ -52,5 +53,10 @@ int main(int argc, char **argv)
                                  i ? "," : "", v.name);
     }
     snprintf(index_json + ilen, sizeof index_json - ilen, "\n]\n");
+    char limits[256];
+    ts_vector_limits_json(limits, sizeof limits);
+    if (write_file(argv[1], "limits", ".json", limits, strlen(limits)) != 0) {
+        return 1;
+    }
     return write_file(argv[1], "index", ".json", index_json, strlen(index_json));
 }

@@ -504,6 +504,14 @@ static const char *const names[] = {
     "get_port_status",
 };
 
+void ts_vector_limits_json(char *out, size_t cap)
+{
+    snprintf(out, cap,
+             "{\n  \"probe_to_host_payload_max\": %u,\n  \"host_to_probe_payload_max\": %u\n}\n",
+             (unsigned)throttlescope_v1_ProbeToHost_size,
+             (unsigned)throttlescope_v1_HostToProbe_size);
+}
+
 size_t ts_vector_count(void)
 {
     return sizeof names / sizeof names[0];

@@ -33,5 +33,10 @@ int ts_vector_frame(const ts_vector *v, uint8_t *out, size_t cap, size_t *len);
  */
 bool ts_vector_json(const ts_vector *v, const uint8_t *frame, size_t frame_len, char *out,
                     size_t cap);
+/**
+ * limits.json: the schema's largest ProbeToHost and HostToProbe payloads
+ * (nanopb's *_size), the bound a host's frame decoder must accept.
+ */
+void ts_vector_limits_json(char *out, size_t cap);
 
 #endif

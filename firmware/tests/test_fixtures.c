@@ -44,6 +44,14 @@ TS_CASE(fixtures_match_the_generator_byte_for_byte)
     }
 }
 
+TS_CASE(limits_match_the_schema)
+{
+    static char gen[256], file[256];
+    ts_vector_limits_json(gen, sizeof gen);
+    size_t n = read_file("limits", ".json", file, sizeof file);
+    CHECK(n == strlen(gen) && memcmp(file, gen, n) == 0);
+}
+
 TS_CASE(v2_packed_samples_unpack_to_what_was_packed)
 {
     size_t v2 = 0;
@@ -158,6 +166,7 @@ TS_CASE(largest_batch_fits_the_advertised_frame_bound)
 
 static const ts_test_case cases[] = {
     TS_ENTRY(fixtures_match_the_generator_byte_for_byte),
+    TS_ENTRY(limits_match_the_schema),
     TS_ENTRY(v2_packed_samples_unpack_to_what_was_packed),
     TS_ENTRY(index_lists_every_vector_in_order),
     TS_ENTRY(fixture_frames_decode_back_to_their_json),

@@ -11,8 +11,10 @@ use serde::Serialize;
 /// CRC-32C (Castagnoli), the checksum every frame carries.
 pub const CRC32C: Crc<u32> = Crc::<u32>::new(&CRC_32_ISCSI);
 
-/// Largest payload (message bytes, without CRC) the decoder accepts.
-pub const DEFAULT_MAX_PAYLOAD: usize = 4096;
+/// Largest payload (message bytes, without CRC) the decoder accepts: the
+/// schema's largest `ProbeToHost` (nanopb's `ProbeToHost_size`, in
+/// `fixtures/protocol/limits.json`; a test keeps the two equal).
+pub const DEFAULT_MAX_PAYLOAD: usize = 4425;
 
 /// Why a frame was rejected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]

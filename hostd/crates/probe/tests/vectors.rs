@@ -2,7 +2,7 @@
 //! firmware's C tests): every frame decodes to exactly its JSON, and the
 //! Rust encoder produces the same bytes.
 
-use hostd_probe::frame::{encode_frame, FrameDecoder};
+use hostd_probe::frame::{encode_frame, FrameDecoder, DEFAULT_MAX_PAYLOAD};
 use hostd_probe::pb;
 use prost::Message;
 use serde_json::Value;
@@ -148,4 +148,24 @@ fn v2_packed_samples_decode_to_the_c_generators_values() {
         checked += 1;
     }
     assert!(checked >= 3, "only {checked} v2 batch vectors");
+}
+
+/// The decoder accepts the schema's largest probe message (from the C
+/// generator's `limits.json`), so no valid frame is ever counted as oversize,
+/// and still bounds what it buffers.
+#[test]
+fn decoder_bound_is_the_schemas_largest_probe_message() {
+    let limits: Value =
+        serde_json::from_str(&std::fs::read_to_string(vectors_dir().join("limits.json")).unwrap())
+            .unwrap();
+    let max = limits["probe_to_host_payload_max"].as_u64().unwrap() as usize;
+    assert_eq!(DEFAULT_MAX_PAYLOAD, max);
+    for (len, accepted) in [(max, true), (2 * max, false)] {
+        let payload: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+        let mut decoder = FrameDecoder::default();
+        let mut got = Vec::new();
+        decoder.push(&encode_frame(&payload), |p| got.push(p.map(|p| p.len())));
+        assert_eq!(got.len(), 1, "{len}");
+        assert_eq!(got[0].is_ok(), accepted, "{len}: {:?}", got[0]);
+    }
 }
