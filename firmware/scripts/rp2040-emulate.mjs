@@ -29,7 +29,7 @@ import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 
 // rp2040js from node_modules above this script, or RP2040JS=<path to its dist/esm/index.js>.
-const { Simulator, USBCDC } = await import(
+const { Simulator, USBCDC, ConsoleLogger, LogLevel } = await import(
   process.env.RP2040JS ? pathToFileURL(process.env.RP2040JS).href : 'rp2040js'
 );
 
@@ -46,6 +46,7 @@ const { values: opt } = parseArgs({
     'trace-pc': { type: 'boolean', default: false },
     'skip-boot2': { type: 'boolean', default: false },
     trace: { type: 'string' },
+    'emulator-log': { type: 'boolean', default: false },
   },
 });
 if (!opt.firmware || !opt.bootrom) {
@@ -60,6 +61,9 @@ const ADC_FULL_SCALE_MV = 3300; // rp2040js: 12 bits over ADC_VREF
 
 const sim = new Simulator();
 const mcu = sim.rp2040;
+// rp2040js warns on every register it does not model (ROSC, IO_QSPI, SSI, UART0 IFLS/DMACR,
+// some USB registers) and logs each USB transfer; --emulator-log shows them.
+mcu.logger = new ConsoleLogger(opt['emulator-log'] ? LogLevel.Debug : LogLevel.Error);
 const watchdog = mcu.peripherals[0x40058]; // WATCHDOG_BASE >> 14 << 2 (rp2040js keeps no name for it)
 const rom = readFileSync(opt.bootrom);
 if (rom.length !== 16384) {
@@ -151,6 +155,8 @@ const ina = {
         this.energyJ = 0; this.chargeC = 0;
       } else if (this.pointer === 0x00 && (v & 0x4000)) { // RSTACC
         this.regs[0x00] = v & ~0x4000; this.energyJ = 0; this.chargeC = 0;
+      } else if (this.pointer === 0x0b) { // DIAG_ALRT: bits 15:12 written, the flags read-only
+        this.regs[0x0b] = (v & 0xf000) | (this.regs[0x0b] & 0x0fff);
       } else {
         this.regs[this.pointer] = v;
       }
@@ -481,6 +487,15 @@ for (const bus of mcu.i2c) {
 // FIFO the IRQ stayed asserted: the ISR re-ran with no conversion pending and stored the
 // stale RESULT past the end of the caller's buffer (into a thread stack) until the core
 // jumped into RAM.
+// CS.START_ONCE is self-clearing (same section): rp2040js keeps it set, so the next write
+// to CS (Zephyr's adc_select_input, an XOR of the read-back value) started an extra
+// conversion of the channel being selected, whose late result then answered the following
+// read: each CC and NTC reading came back with the previous channel's value.
+const adcWrite = mcu.adc.writeUint32.bind(mcu.adc);
+mcu.adc.writeUint32 = (offset, value) => {
+  adcWrite(offset, value);
+  if (offset === 0x00) mcu.adc.cs &= ~(1 << 2); // CS: START_ONCE
+};
 const adcRead = mcu.adc.readUint32.bind(mcu.adc);
 mcu.adc.readUint32 = (offset) => {
   const v = adcRead(offset);
