@@ -9,20 +9,37 @@
 //                                  RP2040JS=<dir>/node_modules/rp2040js/dist/esm/index.js)
 //   node firmware/scripts/rp2040-emulate.mjs --firmware build/zephyr/rpi_pico/zephyr/zephyr.uf2 \
 //        --bootrom rp2040-b1.bin [--seconds S] [--vbus-v V] [--current-a A] [--cc1-mv MV]
-//        [--cc2-mv MV] [--log-uart]
+//        [--cc2-mv MV] [--log-uart] [--trace usb,i2c0,adc,...] [--trace-pc] [--emulator-log]
 //
+// The image is the ordinary Pico build (`just firmware-zephyr rpi_pico`, default Kconfig,
+// tickless kernel): nothing is built differently for the emulator.
 // --bootrom is the RP2040 B1 mask ROM (16 KiB, raw little-endian), built from
-// github.com/raspberrypi/pico-bootrom; it is not shipped here.
-// Prints `pty <path>` once the USB device is configured; UART0 (Zephyr's log)
-// goes to stderr with --log-uart; --trace-pc prints the core's PC and LR twice a
-// (real) second for addr2line. Ctrl-C stops.
+// github.com/raspberrypi/pico-bootrom; it is not shipped here. The image calls its
+// functions (flash unique ID); execution starts at boot stage 2 at 0x10000000 with LR = 0,
+// as rp2040js's own demos start theirs, because the ROM's reset path does not get through
+// rp2040js (see below). --skip-boot2 starts at the image's vector table instead.
+// Prints `pty <path>` on stdout once the host model has configured the USB device; UART0
+// (Zephyr's log) goes to stderr with --log-uart; --seconds stops after S wall-clock seconds;
+// --trace lists the register accesses of those peripherals with simulated time; --trace-pc
+// prints the core's PC and LR twice a (real) second for addr2line. A watchdog reset ends
+// the run (exit 3). Ctrl-C stops.
 //
-// Status (issue #31, by hand): NOT YET WORKING END TO END. From the boot ROM the
-// image ends in the ROM's wfi loop (0x30); with --skip-boot2 it runs, but with
-// the default tickless SysTick it live-locks in the SysTick ISR, and built with
-// CONFIG_TICKLESS_KERNEL=n it reaches the application's threads yet writes
-// nothing to UART0 and never enumerates USB within 3.6 simulated seconds (about
-// 14x slower than real time on a loaded host). See docs/firmware.md.
+// rp2040js 1.4.1 differs from the chip in ways this firmware meets; each is patched at run
+// time below, next to the datasheet section it follows: the SysTick CVR write and its WFI
+// wake-up (the tickless kernel live-locked, then slept through its timeouts), the USB
+// DEV_CONN_DIS/VBUS_DETECT interrupts and IN-buffer completion timing (an ISR storm, then a
+// lost descriptor packet), the I2C interrupt mask and FIFO-level interrupts (no I2C
+// transfer ever completed), the ADC FIFO interrupt and self-clearing START_ONCE (an ISR
+// storm that overwrote a thread stack; each reading had the previous channel's value); and
+// its USB host model gets the status stages and the class request it skipped.
+//
+// Status (issue #31, by hand): WORKS END TO END. The image boots, the INA228 is found and
+// sampled on its ALERT, CC1/CC2 are classified, USB enumerates and `hostd monitor` records
+// the stream (docs/firmware.md has the figures). Not modelled: the boot ROM's own reset path
+// (it reads the unmodelled VREG_AND_CHIP_RESET.CHIP_RESET as 0xffffffff, sees
+// HAD_PSM_RESTART and waits for a debugger in its loop at 0x30), the flash unique ID (the
+// probe id reads 0000000000000000), and any relation between simulated and wall time: the
+// probe's clock is the emulator's, 1.4-3x slower than real time.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
