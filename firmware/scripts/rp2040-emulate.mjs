@@ -104,6 +104,171 @@ for (let off = 0; off + 512 <= uf2.length; off += 512) {
   blocks++;
 }
 
+// ---- rp2040js differences from the chip, patched at run time ----
+// SysTick (ARMv6-M ARM B3.3.3/B3.3.4): writing SYST_CVR clears it and COUNTFLAG, and the
+// counter reloads from SYST_RVR on the next clock *without* an exception or COUNTFLAG.
+// rp2040js sets the counter to 0, which fires its wrap at once: Zephyr's tickless driver
+// writes SYST_CVR in every sys_clock_set_timeout(), so each ISR re-armed itself (live-lock).
+const ppb = mcu.ppb;
+const ppbWrite = ppb.writeUint32.bind(ppb);
+ppb.writeUint32 = (offset, value) => {
+  if (offset === 0x018) { // SYST_CVR
+    ppb.systickCountFlag = false;
+    ppb.systickTimer.set(ppb.systickReload);
+    return;
+  }
+  ppbWrite(offset, value);
+};
+// A pending SysTick exception ends WFI (ARMv6-M ARM B1.5.19) like any interrupt; rp2040js
+// wakes the core only for NVIC interrupts, so an idle tickless kernel slept through every
+// timeout (until the watchdog fired).
+const systickWrap = ppb.systickAlarm.callback;
+ppb.systickAlarm.callback = () => {
+  systickWrap();
+  const { core } = mcu;
+  if (core.waiting && core.checkForInterrupts()) core.waiting = false;
+};
+
+// USB (RP2040 datasheet 4.1.4, SIE_STATUS and INTR): SIE_STATUS.CONNECTED and
+// VBUS_DETECTED are read-only levels; INTR.DEV_CONN_DIS is set when the connection state
+// changes and cleared by writing SIE_STATUS.CONNECTED, and INTR.VBUS_DETECT likewise for
+// VBUS_DETECTED. rp2040js makes both interrupts the levels themselves and lets a write
+// clear CONNECTED: Zephyr's udc_rpi_pico, which enables VBUS_DETECT without handling it,
+// then re-entered its ISR forever ("Unhandled IRQ: 0x800") and starved every thread, and
+// read back "disconnected" after acknowledging DEV_CONN_DIS.
+const usb = mcu.usbCtrl;
+const SIE_STATUS = 0x50;
+const CONNECTED = 1 << 16;
+const VBUS_DETECTED = 1 << 0;
+const INTR_DEV_CONN_DIS = 1 << 13;
+const INTR_VBUS_DETECT = 1 << 11;
+const BUS_RESET = 1 << 19;
+const usbLatch = { levels: 0, pending: 0, writing: false };
+const usbWrite = usb.writeUint32.bind(usb);
+usb.writeUint32 = (offset, value) => {
+  if (offset === SIE_STATUS) {
+    const levels = usb.sieStatus & (CONNECTED | VBUS_DETECTED);
+    const ack = usb.rawWriteValue;
+    usbLatch.writing = true;
+    usbWrite(offset, value); // clears the write-1-to-clear bits (a bus reset ends: CONNECTED)
+    usbLatch.writing = false;
+    usb.sieStatus = (usb.sieStatus & ~VBUS_DETECTED) | (levels & VBUS_DETECTED);
+    if (!(ack & BUS_RESET)) usb.sieStatus = (usb.sieStatus & ~CONNECTED) | (levels & CONNECTED);
+    usbLatch.pending &= ~(((ack & CONNECTED) ? INTR_DEV_CONN_DIS : 0) | ((ack & VBUS_DETECTED) ? INTR_VBUS_DETECT : 0));
+    usb.sieStatusUpdated();
+    return;
+  }
+  const enabling = offset === 0x40 && (value & 1) && !(usb.mainCtrl & 1);
+  if (enabling) usbLatch.levels = usb.sieStatus & (CONNECTED | VBUS_DETECTED);
+  usbWrite(offset, value);
+};
+const usbStatusUpdated = usb.sieStatusUpdated.bind(usb);
+usb.sieStatusUpdated = () => {
+  if (usbLatch.writing) return;
+  if (!usb.hostMode && (usb.mainCtrl & 1)) {
+    const levels = usb.sieStatus & (CONNECTED | VBUS_DETECTED);
+    const changed = levels ^ usbLatch.levels;
+    usbLatch.levels = levels;
+    if (changed & CONNECTED) usbLatch.pending |= INTR_DEV_CONN_DIS;
+    if (changed & VBUS_DETECTED) usbLatch.pending |= INTR_VBUS_DETECT;
+    const { checkInterrupts } = usb;
+    usb.checkInterrupts = () => {}; // recompute the two bits before raising the IRQ
+    usbStatusUpdated();
+    usb.checkInterrupts = checkInterrupts;
+    usb.intRaw = (usb.intRaw & ~(INTR_DEV_CONN_DIS | INTR_VBUS_DETECT)) | usbLatch.pending;
+    usb.checkInterrupts();
+    return;
+  }
+  usbStatusUpdated();
+};
+
+// I2C (RP2040 datasheet 4.3.17, DW_apb_i2c IC_INTR_MASK and IC_RAW_INTR_STAT): rp2040js
+// 1.4.1 ignores writes to IC_INTR_MASK, so no I2C interrupt ever reaches the NVIC, and keeps
+// TX_EMPTY and RX_FULL as latched bits. On the chip they are levels: TX_EMPTY while the TX
+// FIFO holds no more than IC_TX_TL entries (and the controller is enabled), RX_FULL while the
+// RX FIFO holds more than IC_RX_TL. Zephyr's interrupt-driven DesignWare driver unmasks
+// TX_EMPTY and waits for it to start each transfer: without this every transfer hung.
+const IC_INTR_MASK = 0x30;
+const R_RX_FULL = 1 << 2;
+const R_TX_EMPTY = 1 << 4;
+for (const bus of mcu.i2c) {
+  let latched = bus.intRaw;
+  Object.defineProperty(bus, 'intRaw', {
+    get() {
+      const txEmpty = (bus.enable & 1) && bus.txFIFO.itemCount <= bus.txThreshold ? R_TX_EMPTY : 0;
+      const rxFull = bus.rxFIFO.itemCount > bus.rxThreshold ? R_RX_FULL : 0;
+      return (latched & ~(R_TX_EMPTY | R_RX_FULL)) | txEmpty | rxFull;
+    },
+    set(v) { latched = v & ~(R_TX_EMPTY | R_RX_FULL); },
+  });
+  const write = bus.writeUint32.bind(bus);
+  bus.writeUint32 = (offset, value) => {
+    if (offset === IC_INTR_MASK) bus.intEnable = value & 0x1fff;
+    else write(offset, value);
+    bus.checkInterrupts();
+  };
+  const read = bus.readUint32.bind(bus);
+  bus.readUint32 = (offset) => {
+    const v = read(offset);
+    bus.checkInterrupts();
+    return v;
+  };
+  const next = bus.nextCommand.bind(bus);
+  bus.nextCommand = () => { next(); bus.checkInterrupts(); };
+  const pushRX = bus.pushRX.bind(bus);
+  bus.pushRX = (v) => { pushRX(v); bus.checkInterrupts(); };
+}
+
+// ADC (RP2040 datasheet 4.9.5/4.9.6, FCS and INTR.FIFO): the FIFO interrupt is a level,
+// asserted while the FIFO holds at least FCS.THRESH samples. rp2040js re-evaluates it when a
+// sample is pushed but not when one is popped, so after Zephyr's adc_rpi_isr drained the
+// FIFO the IRQ stayed asserted: the ISR re-ran with no conversion pending and stored the
+// stale RESULT past the end of the caller's buffer (into a thread stack) until the core
+// jumped into RAM.
+// CS.START_ONCE is self-clearing (same section): rp2040js keeps it set, so the next write
+// to CS (Zephyr's adc_select_input, an XOR of the read-back value) started an extra
+// conversion of the channel being selected, whose late result then answered the following
+// read: each CC and NTC reading came back with the previous channel's value.
+const adcWrite = mcu.adc.writeUint32.bind(mcu.adc);
+mcu.adc.writeUint32 = (offset, value) => {
+  adcWrite(offset, value);
+  if (offset === 0x00) mcu.adc.cs &= ~(1 << 2); // CS: START_ONCE
+};
+const adcRead = mcu.adc.readUint32.bind(mcu.adc);
+mcu.adc.readUint32 = (offset) => {
+  const v = adcRead(offset);
+  if (offset === 0x0c) mcu.adc.checkInterrupts(); // FIFO
+  return v;
+};
+
+// Watchdog: a real RP2040 resets; rp2040js only calls this hook (and, left alone, re-fires
+// it at the same instant forever). A watchdog reset ends the run as a failure.
+watchdog.onWatchdogTrigger = () => {
+  const reason = watchdog.reason === 1 ? 'timer' : 'forced';
+  console.error(`rp2040-emulate: watchdog reset (${reason}) at ${(mcu.clock.nanos / 1e9).toFixed(3)} s ` +
+    `(simulated), pc 0x${(mcu.core.PC >>> 0).toString(16)}: stopping`);
+  finish(3);
+};
+
+// BUFF_STATUS (RP2040 datasheet 4.1.2.5): an IN buffer's bit is set once the host has
+// taken the packet. rp2040js sets it when firmware arms the buffer, 10 us before the host
+// sees the data, so Zephyr, which re-arms EP0 IN for the next packet of a descriptor from
+// the completion handler and then clears the bit it handled, cleared the new packet's
+// completion too and the control transfer stalled. The bit is set when the host reads.
+const usbIndicate = usb.indicateBufferReady.bind(usb);
+const inFlight = new Array(16).fill(0);
+usb.indicateBufferReady = (endpoint, out) => {
+  if (out) usbIndicate(endpoint, out);
+  else inFlight[endpoint]++;
+};
+usb.endpointWriteAlarms.forEach((a, endpoint) => {
+  const deliver = a.alarm.callback;
+  a.alarm.callback = () => {
+    for (; inFlight[endpoint] > 0; inFlight[endpoint]--) usbIndicate(endpoint, false);
+    deliver();
+  };
+});
+
 // ---- INA228 (TI SLYS021A) at 0x40 on I2C0: the registers the core uses ----
 const CT_US = [50, 84, 150, 280, 540, 1052, 2074, 4120];
 const AVG = [1, 4, 16, 64, 128, 256, 512, 1024];
@@ -384,170 +549,7 @@ for (const name of (opt.trace ?? '').split(',').filter(Boolean)) {
 if (opt['trace-pc']) {
   setInterval(() => console.error(`pc 0x${(mcu.core.PC >>> 0).toString(16)} lr 0x${(mcu.core.registers[14] >>> 0).toString(16)} t ${(mcu.clock.nanos / 1e9).toFixed(3)} s`), 500);
 }
-// ---- rp2040js differences from the chip, patched at run time ----
-// SysTick (ARMv6-M ARM B3.3.3/B3.3.4): writing SYST_CVR clears it and COUNTFLAG, and the
-// counter reloads from SYST_RVR on the next clock *without* an exception or COUNTFLAG.
-// rp2040js sets the counter to 0, which fires its wrap at once: Zephyr's tickless driver
-// writes SYST_CVR in every sys_clock_set_timeout(), so each ISR re-armed itself (live-lock).
-const ppb = mcu.ppb;
-const ppbWrite = ppb.writeUint32.bind(ppb);
-ppb.writeUint32 = (offset, value) => {
-  if (offset === 0x018) { // SYST_CVR
-    ppb.systickCountFlag = false;
-    ppb.systickTimer.set(ppb.systickReload);
-    return;
-  }
-  ppbWrite(offset, value);
-};
-// A pending SysTick exception ends WFI (ARMv6-M ARM B1.5.19) like any interrupt; rp2040js
-// wakes the core only for NVIC interrupts, so an idle tickless kernel slept through every
-// timeout (until the watchdog fired).
-const systickWrap = ppb.systickAlarm.callback;
-ppb.systickAlarm.callback = () => {
-  systickWrap();
-  const { core } = mcu;
-  if (core.waiting && core.checkForInterrupts()) core.waiting = false;
-};
-
-// USB (RP2040 datasheet 4.1.4, SIE_STATUS and INTR): SIE_STATUS.CONNECTED and
-// VBUS_DETECTED are read-only levels; INTR.DEV_CONN_DIS is set when the connection state
-// changes and cleared by writing SIE_STATUS.CONNECTED, and INTR.VBUS_DETECT likewise for
-// VBUS_DETECTED. rp2040js makes both interrupts the levels themselves and lets a write
-// clear CONNECTED: Zephyr's udc_rpi_pico, which enables VBUS_DETECT without handling it,
-// then re-entered its ISR forever ("Unhandled IRQ: 0x800") and starved every thread, and
-// read back "disconnected" after acknowledging DEV_CONN_DIS.
-const usb = mcu.usbCtrl;
-const SIE_STATUS = 0x50;
-const CONNECTED = 1 << 16;
-const VBUS_DETECTED = 1 << 0;
-const INTR_DEV_CONN_DIS = 1 << 13;
-const INTR_VBUS_DETECT = 1 << 11;
-const usbLatch = { levels: 0, pending: 0, writing: false };
-const usbWrite = usb.writeUint32.bind(usb);
-usb.writeUint32 = (offset, value) => {
-  if (offset === SIE_STATUS) {
-    const levels = usb.sieStatus & (CONNECTED | VBUS_DETECTED);
-    const ack = usb.rawWriteValue;
-    usbLatch.writing = true;
-    usbWrite(offset, value); // clears the write-1-to-clear bits (a bus reset ends: CONNECTED)
-    usbLatch.writing = false;
-    usb.sieStatus = (usb.sieStatus & ~VBUS_DETECTED) | (levels & VBUS_DETECTED);
-    if (!(ack & (1 << 19))) usb.sieStatus = (usb.sieStatus & ~CONNECTED) | (levels & CONNECTED);
-    usbLatch.pending &= ~(((ack & CONNECTED) ? INTR_DEV_CONN_DIS : 0) | ((ack & VBUS_DETECTED) ? INTR_VBUS_DETECT : 0));
-    usb.sieStatusUpdated();
-    return;
-  }
-  const enabling = offset === 0x40 && (value & 1) && !(usb.mainCtrl & 1);
-  if (enabling) usbLatch.levels = usb.sieStatus & (CONNECTED | VBUS_DETECTED);
-  usbWrite(offset, value);
-};
-const usbStatusUpdated = usb.sieStatusUpdated.bind(usb);
-usb.sieStatusUpdated = () => {
-  if (usbLatch.writing) return;
-  if (!usb.hostMode && (usb.mainCtrl & 1)) {
-    const levels = usb.sieStatus & (CONNECTED | VBUS_DETECTED);
-    const changed = levels ^ usbLatch.levels;
-    usbLatch.levels = levels;
-    if (changed & CONNECTED) usbLatch.pending |= INTR_DEV_CONN_DIS;
-    if (changed & VBUS_DETECTED) usbLatch.pending |= INTR_VBUS_DETECT;
-    const { checkInterrupts } = usb;
-    usb.checkInterrupts = () => {}; // recompute the two bits before raising the IRQ
-    usbStatusUpdated();
-    usb.checkInterrupts = checkInterrupts;
-    usb.intRaw = (usb.intRaw & ~(INTR_DEV_CONN_DIS | INTR_VBUS_DETECT)) | usbLatch.pending;
-    usb.checkInterrupts();
-    return;
-  }
-  usbStatusUpdated();
-};
-
-// I2C (RP2040 datasheet 4.3.17, DW_apb_i2c IC_INTR_MASK and IC_RAW_INTR_STAT): rp2040js
-// 1.4.1 ignores writes to IC_INTR_MASK, so no I2C interrupt ever reaches the NVIC, and keeps
-// TX_EMPTY and RX_FULL as latched bits. On the chip they are levels: TX_EMPTY while the TX
-// FIFO holds no more than IC_TX_TL entries (and the controller is enabled), RX_FULL while the
-// RX FIFO holds more than IC_RX_TL. Zephyr's interrupt-driven DesignWare driver unmasks
-// TX_EMPTY and waits for it to start each transfer: without this every transfer hung.
-const IC_INTR_MASK = 0x30;
-const R_RX_FULL = 1 << 2;
-const R_TX_EMPTY = 1 << 4;
-for (const bus of mcu.i2c) {
-  let latched = bus.intRaw;
-  Object.defineProperty(bus, 'intRaw', {
-    get() {
-      const txEmpty = (bus.enable & 1) && bus.txFIFO.itemCount <= bus.txThreshold ? R_TX_EMPTY : 0;
-      const rxFull = bus.rxFIFO.itemCount > bus.rxThreshold ? R_RX_FULL : 0;
-      return (latched & ~(R_TX_EMPTY | R_RX_FULL)) | txEmpty | rxFull;
-    },
-    set(v) { latched = v & ~(R_TX_EMPTY | R_RX_FULL); },
-  });
-  const write = bus.writeUint32.bind(bus);
-  bus.writeUint32 = (offset, value) => {
-    if (offset === IC_INTR_MASK) bus.intEnable = value & 0x1fff;
-    else write(offset, value);
-    bus.checkInterrupts();
-  };
-  const read = bus.readUint32.bind(bus);
-  bus.readUint32 = (offset) => {
-    const v = read(offset);
-    bus.checkInterrupts();
-    return v;
-  };
-  const next = bus.nextCommand.bind(bus);
-  bus.nextCommand = () => { next(); bus.checkInterrupts(); };
-  const pushRX = bus.pushRX.bind(bus);
-  bus.pushRX = (v) => { pushRX(v); bus.checkInterrupts(); };
-}
-
-// ADC (RP2040 datasheet 4.9.5/4.9.6, FCS and INTR.FIFO): the FIFO interrupt is a level,
-// asserted while the FIFO holds at least FCS.THRESH samples. rp2040js re-evaluates it when a
-// sample is pushed but not when one is popped, so after Zephyr's adc_rpi_isr drained the
-// FIFO the IRQ stayed asserted: the ISR re-ran with no conversion pending and stored the
-// stale RESULT past the end of the caller's buffer (into a thread stack) until the core
-// jumped into RAM.
-// CS.START_ONCE is self-clearing (same section): rp2040js keeps it set, so the next write
-// to CS (Zephyr's adc_select_input, an XOR of the read-back value) started an extra
-// conversion of the channel being selected, whose late result then answered the following
-// read: each CC and NTC reading came back with the previous channel's value.
-const adcWrite = mcu.adc.writeUint32.bind(mcu.adc);
-mcu.adc.writeUint32 = (offset, value) => {
-  adcWrite(offset, value);
-  if (offset === 0x00) mcu.adc.cs &= ~(1 << 2); // CS: START_ONCE
-};
-const adcRead = mcu.adc.readUint32.bind(mcu.adc);
-mcu.adc.readUint32 = (offset) => {
-  const v = adcRead(offset);
-  if (offset === 0x0c) mcu.adc.checkInterrupts(); // FIFO
-  return v;
-};
-
-// Watchdog: a real RP2040 resets; rp2040js only calls this hook (and, left alone, re-fires
-// it at the same instant forever). A watchdog reset ends the run as a failure.
-watchdog.onWatchdogTrigger = () => {
-  const reason = watchdog.reason === 1 ? 'timer' : 'forced';
-  console.error(`rp2040-emulate: watchdog reset (${reason}) at ${(mcu.clock.nanos / 1e9).toFixed(3)} s ` +
-    `(simulated), pc 0x${(mcu.core.PC >>> 0).toString(16)}: stopping`);
-  finish(3);
-};
-
-// BUFF_STATUS (RP2040 datasheet 4.1.2.5): an IN buffer's bit is set once the host has
-// taken the packet. rp2040js sets it when firmware arms the buffer, 10 us before the host
-// sees the data, so Zephyr, which re-arms EP0 IN for the next packet of a descriptor from
-// the completion handler and then clears the bit it handled, cleared the new packet's
-// completion too and the control transfer stalled. The bit is set when the host reads.
-const usbIndicate = usb.indicateBufferReady.bind(usb);
-const inFlight = new Array(16).fill(0);
-usb.indicateBufferReady = (endpoint, out) => {
-  if (out) usbIndicate(endpoint, out);
-  else inFlight[endpoint]++;
-};
-usb.endpointWriteAlarms.forEach((a, endpoint) => {
-  const deliver = a.alarm.callback;
-  a.alarm.callback = () => {
-    for (; inFlight[endpoint] > 0; inFlight[endpoint]--) usbIndicate(endpoint, false);
-    deliver();
-  };
-});
-
+// ---- Start ----
 // Boot the way rp2040js's own demos do: boot stage 2 at the start of flash, entered with
 // LR = 0 as the boot ROM enters it (it then vectors into the image's table at 0x10000100).
 mcu.core.PC = FLASH_START;
