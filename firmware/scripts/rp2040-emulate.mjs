@@ -39,7 +39,7 @@
 // (it reads the unmodelled VREG_AND_CHIP_RESET.CHIP_RESET as 0xffffffff, sees
 // HAD_PSM_RESTART and waits for a debugger in its loop at 0x30), the flash unique ID (the
 // probe id reads 0000000000000000), and any relation between simulated and wall time: the
-// probe's clock is the emulator's, 1.4-3.5x slower than real time here.
+// probe's clock is the emulator's, 1.2-3.5x slower than real time here.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
