@@ -139,6 +139,7 @@ fn probe_batches(
                 charge_c: round(charge, 4),
                 die_temp_c: round(s.die_temp_c, 3),
                 enclosure_temp_c: round(s.enclosure_temp_c, 3),
+                vbus_min_v: None,
             });
             if batch.len() == batch.capacity() {
                 each(&batch);
