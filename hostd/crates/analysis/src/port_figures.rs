@@ -1,15 +1,16 @@
 //! Each phase's bus power against the host port's budget, and its VBUS: peak and mean as
-//! shares of the budget, the lowest VBUS and its 1st percentile (docs/methodology.md,
-//! "Power").
+//! shares of the budget in force at each point, the lowest VBUS and its 1st percentile
+//! (docs/methodology.md, "Power").
 
-use hostd_records::port_budget::PhasePower;
+use hostd_records::port_budget::{BudgetTimeline, PhasePower};
 use hostd_records::ProbeSeries;
 
-/// The phase's figures over `[start_ns, end_ns)`; None without power samples in it.
+/// The phase's figures over `[start_ns, end_ns)`, each point's power a share of the budget
+/// `budget` had in force at its time; None without power samples in it.
 pub fn phase_power(
     p: &ProbeSeries,
     (start_ns, end_ns): (i64, i64),
-    budget_w: Option<f64>,
+    budget: &BudgetTimeline,
 ) -> Option<PhasePower> {
     let r = p.range(start_ns, end_ns);
     let finite = |v: &[f64]| -> Vec<f64> {
@@ -29,13 +30,20 @@ pub fn phase_power(
     let mut vbus = finite(&p.vbus_v);
     vbus.sort_by(f64::total_cmp);
     let vbus_min_v = finite(&p.vbus_min_v).into_iter().reduce(f64::min);
-    let share = |w: f64| budget_w.filter(|b| *b > 0.0).map(|b| w / b);
+    // Each point's share of the budget in force at it (points without one are left out).
+    let shares: Vec<f64> = budget
+        .at_each(&p.time_ns[r.clone()])
+        .zip(&p.power_w[r.clone()])
+        .filter_map(|(b, &w)| b.filter(|b| *b > 0.0 && w.is_finite()).map(|b| w / b))
+        .collect();
+    let (budget_w, from) = (budget.at(end_ns - 1), budget.at(start_ns));
     Some(PhasePower {
         budget_w,
+        budget_from_w: from.filter(|_| from != budget_w),
         peak_w,
         mean_w,
-        peak_share: share(peak_w),
-        mean_share: share(mean_w),
+        peak_share: shares.iter().copied().reduce(f64::max),
+        mean_share: (!shares.is_empty()).then(|| shares.iter().sum::<f64>() / shares.len() as f64),
         vbus_min_v,
         // Nearest rank: the smallest value with at least 1 % of the points at or below it.
         vbus_p1_v: (!vbus.is_empty())
@@ -66,7 +74,7 @@ mod tests {
             })
             .collect();
         let p = ProbeSeries::from_samples(&samples);
-        let f = phase_power(&p, (0, 1_000_000_000), Some(4.5)).unwrap();
+        let f = phase_power(&p, (0, 1_000_000_000), &BudgetTimeline::constant(Some(4.5))).unwrap();
         assert_eq!(f.peak_w, 4.5);
         assert_eq!(f.peak_share, Some(1.0));
         assert!((f.mean_w - 4.005).abs() < 1e-9, "{}", f.mean_w);
@@ -77,8 +85,47 @@ mod tests {
         );
         // 10 of 1000 at 4.6 V: the 1st percentile (nearest rank) is the 10th lowest.
         assert_eq!(f.vbus_p1_v, Some(4.6));
-        let unknown = phase_power(&p, (0, 1_000_000_000), None).unwrap();
+        let none = BudgetTimeline::default();
+        let unknown = phase_power(&p, (0, 1_000_000_000), &none).unwrap();
         assert_eq!((unknown.peak_share, unknown.mean_share), (None, None));
-        assert_eq!(phase_power(&p, (2_000_000_000, 3_000_000_000), None), None);
+        assert_eq!(phase_power(&p, (2_000_000_000, 3_000_000_000), &none), None);
+    }
+
+    #[test]
+    fn each_point_is_a_share_of_the_budget_in_force_at_it() {
+        use hostd_records::port_budget::{BudgetSource, PortBudget};
+        use hostd_records::probe_link::LinkRecord;
+        // 8 W for 1 s, then 7.5 W for 1 s; the budget falls from 15 to 7.5 W at 1 s.
+        let samples: Vec<ProbeSample> = (0..2000)
+            .map(|k| ProbeSample {
+                time_ns: k * 1_000_000,
+                power_w: Some(if k < 1000 { 8.0 } else { 7.5 }),
+                ..Default::default()
+            })
+            .collect();
+        let p = ProbeSeries::from_samples(&samples);
+        let start = PortBudget {
+            budget_w: Some(15.0),
+            source: BudgetSource::Cc,
+            ..PortBudget::unknown()
+        };
+        let mut fell = LinkRecord::new("port", 1_000_000_000);
+        fell.nested.insert(
+            "power_budget".into(),
+            serde_json::to_value(PortBudget::user(7.5)).unwrap(),
+        );
+        let t = BudgetTimeline::of_run(Some(&start), &[fell]);
+        // The phase before the change: against 15 W only.
+        let early = phase_power(&p, (0, 1_000_000_000), &t).unwrap();
+        assert_eq!((early.budget_w, early.budget_from_w), (Some(15.0), None));
+        assert!((early.peak_share.unwrap() - 8.0 / 15.0).abs() < 1e-12);
+        // The phase after it: against 7.5 W.
+        let late = phase_power(&p, (1_000_000_000, 2_000_000_000), &t).unwrap();
+        assert_eq!(late.peak_share, Some(1.0));
+        // Across the change: each point against its own budget.
+        let both = phase_power(&p, (0, 2_000_000_000), &t).unwrap();
+        assert_eq!((both.budget_w, both.budget_from_w), (Some(7.5), Some(15.0)));
+        assert_eq!(both.peak_share, Some(1.0));
+        assert!((both.mean_share.unwrap() - (8.0 / 15.0 + 1.0) / 2.0).abs() < 1e-12);
     }
 }

@@ -418,6 +418,9 @@ impl RunPart for ProbeComponent {
         }
         *probe_link = hostd_records::probe_link::read(dir)
             .context("cannot read the probe's link events back from probe-link.jsonl")?;
+        // The budget in force at each time, as `hostd analyze` reads it.
+        run.budget_timeline =
+            port_budget::BudgetTimeline::of_run(self.budget.as_ref(), probe_link);
         Ok(())
     }
 }

@@ -321,6 +321,7 @@ fn overlap_stats_probe_health_and_link_events() {
     let mut probed = ev.clone();
     probed.phases[0].port = Some(hostd_records::port_budget::PhasePower {
         budget_w: Some(4.5),
+        budget_from_w: None,
         peak_w: 4.5,
         mean_w: 4.2,
         peak_share: Some(1.0),
