@@ -166,6 +166,13 @@ impl SimBackend {
     pub fn open(spec: &TargetSpec, index: usize, run_id: &str) -> anyhow::Result<SimBackend> {
         let loc = SimLocation::parse(&spec.location)?;
         let sc: Scenario = crate::load(&loc.scenario)?;
+        anyhow::ensure!(
+            !sc.port_changes(),
+            "sim:{}: scenario {} changes its port's advertisement mid-run (a stage's \
+             port_current_a): scenario-gen plays it; the probe simulator models one port",
+            spec.location,
+            sc.name
+        );
         let name = loc
             .target
             .clone()

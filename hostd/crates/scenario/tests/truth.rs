@@ -194,7 +194,8 @@ fn every_built_in_scenario_is_covered_above() {
             "tb-ssd-4w5-port",
             "tb-ssd-15w-thermal",
             "slc-7w5-port",
-            "tb-ssd-long-cable"
+            "tb-ssd-long-cable",
+            "tb-ssd-port-change"
         ]
     );
 }
@@ -335,5 +336,52 @@ fn a_long_cables_sag_with_a_reset_logged_at_the_dip_is_power_with_the_line() {
             e.evidence.os_log
         );
         assert!(e.evidence.vbus_min_at_onset_v.unwrap() < 4.75);
+    }
+}
+
+#[test]
+fn a_budget_that_falls_mid_run_is_power_at_its_onset_and_the_stretch_before_is_judged_by_the_first() {
+    run("tb-ssd-port-change");
+    for seed in 0..SEEDS {
+        let (sc, trace, a) = common::generated("tb-ssd-port-change", seed);
+        let e = &a.events[0];
+        // At the onset: the budget then in force (7.5 W), reached, and the fall weighed.
+        assert_eq!(e.evidence.port_budget_w, Some(7.5), "seed+{seed}");
+        assert!(e.evidence.power_share_after.unwrap() >= 0.95, "seed+{seed}");
+        assert!(
+            e.evidence
+                .reasons
+                .iter()
+                .any(|r| r.starts_with("✓ power: the port's budget fell from 15.0 W to 7.5 W")),
+            "seed+{seed}: {:#?}",
+            e.evidence.reasons
+        );
+        // The phase runs across the change: each point against its own budget, at most
+        // the new budget's 100 % (against 7.5 W alone the first 25 GB would be 147 %).
+        let port = a.phases[0].port.as_ref().unwrap();
+        assert_eq!((port.budget_from_w, port.budget_w), (Some(15.0), Some(7.5)));
+        let peak = port.peak_share.unwrap();
+        assert!((0.95..1.05).contains(&peak), "seed+{seed}: peak share {peak}");
+        // The stretch before the change, as a phase of its own: against 15 W only.
+        let dir = tempfile::tempdir().unwrap();
+        hostd_scenario::write::write_run(
+            dir.path(),
+            &sc,
+            &trace,
+            Some(hostd_scenario::write::ProbeOptions::default()),
+        )
+        .unwrap();
+        let run = hostd_records::RunData::read(dir.path()).unwrap();
+        let p = run.probe.as_ref().unwrap();
+        let change = hostd_scenario::BASE_UNIX_NS + trace.port[0].t_ns;
+        let before = hostd_analysis::port_figures::phase_power(
+            p,
+            (a.phases[0].start_ns, change),
+            &run.budget_timeline,
+        )
+        .unwrap();
+        assert_eq!((before.budget_w, before.budget_from_w), (Some(15.0), None));
+        let share = before.peak_share.unwrap();
+        assert!((0.7..0.8).contains(&share), "seed+{seed}: {share} of 15 W");
     }
 }
