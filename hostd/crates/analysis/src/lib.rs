@@ -13,7 +13,6 @@ pub mod input;
 pub mod observation;
 pub mod onset;
 pub mod overlap;
-pub mod port_figures;
 pub mod run_summary;
 pub mod series;
 pub mod significance;
@@ -77,7 +76,11 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
             .filter(|_| probe_target.as_deref() == Some(s.target.as_str()));
         let mut stats = series::phase_stats(s, probe, &run.latency);
         stats.port = probe.and_then(|p| {
-            port_figures::phase_power(p, (stats.start_ns, stats.end_ns), &run.budget_timeline)
+            hostd_records::port_figures::phase_power(
+                p,
+                (stats.start_ns, stats.end_ns),
+                &run.budget_timeline,
+            )
         });
         phases.push(stats);
         let ctx = attribution::Context {

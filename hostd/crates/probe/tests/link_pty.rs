@@ -83,13 +83,19 @@ fn a_sag_only_the_batch_minimum_saw_is_on_its_samples_and_in_their_bins() {
     // The analysis' lowest VBUS and the 10 ms level's minimum see the sag; their means
     // stay the samples'.
     let series = hostd_records::ProbeSeries::from_samples(&samples);
-    let lowest = series.vbus_min_v.iter().copied().fold(f64::INFINITY, f64::min);
+    let lowest = series
+        .vbus_min_v
+        .iter()
+        .copied()
+        .fold(f64::INFINITY, f64::min);
     assert_eq!(lowest, sag_v);
     assert!(series.vbus_v.iter().all(|&v| v == 5.0));
     let mut agg = Aggregator::default();
     let mut bins: Vec<_> = samples.iter().filter_map(|s| agg.push(s)).collect();
     bins.extend(agg.flush());
-    assert!(bins.iter().any(|b| b.vbus_v.min == sag_v && b.vbus_v.mean == 5.0));
+    assert!(bins
+        .iter()
+        .any(|b| b.vbus_v.min == sag_v && b.vbus_v.mean == 5.0));
     // A wire v1 peer: no batch minimum, nothing below the readings.
     let dir = tempfile::tempdir().unwrap();
     let peer = PeerProbe::start(dir.path(), 0.0);

@@ -127,7 +127,8 @@ impl BudgetTimeline {
             .iter()
             .filter(|r| r.event == "port")
             .filter_map(|r| {
-                let b: PortBudget = serde_json::from_value(r.nested.get(MANIFEST_KEY)?.clone()).ok()?;
+                let b: PortBudget =
+                    serde_json::from_value(r.nested.get(MANIFEST_KEY)?.clone()).ok()?;
                 Some((r.time_ns, b.budget_w))
             })
             .collect();

@@ -194,49 +194,52 @@ pub fn simulate(sc: &Scenario) -> Trace {
                            truth: &mut Vec<TruthEvent>,
                            port: &mut Vec<PortStep>,
                            temp: f64| {
-                    // The rate the drive gets: the stage's, held by the port's budget on
-                    // the probed target (a drive that asks for more than it is held at it).
-                    let effective = |i: usize, hold: Option<f64>| {
-                        let st = &spec.stages[i];
-                        st.rate_gbps
-                            * if k == probe_idx {
-                                sc.device_in_stage(i).port_rate_factor(stage_load(st, hold))
-                            } else {
-                                1.0
-                            }
-                    };
-                    let old_rate = effective(s.stage, s.hold_load);
-                    s.stage += 1;
-                    let new = &spec.stages[s.stage];
-                    s.player.enter(spec, s.stage, s.cum, at_ns as f64 * 1e-9);
-                    if new.hold_temperature {
-                        s.hold_load = Some(dev.load_holding(temp));
-                    }
-                    if let Some(current_a) = new.port_current_a.filter(|_| k == probe_idx) {
-                        port.push(PortStep { t_ns: at_ns, current_a });
-                    }
-                    let new_rate = effective(s.stage, s.hold_load);
-                    if new_rate == old_rate {
-                        // Same level (e.g. stalls begin): no drop or recovery.
-                        return;
-                    }
-                    truth.push(TruthEvent {
-                        target: spec.name.clone(),
-                        phase: spec.phase.clone(),
-                        kind: if new_rate < old_rate {
-                            "drop"
+                // The rate the drive gets: the stage's, held by the port's budget on
+                // the probed target (a drive that asks for more than it is held at it).
+                let effective = |i: usize, hold: Option<f64>| {
+                    let st = &spec.stages[i];
+                    st.rate_gbps
+                        * if k == probe_idx {
+                            sc.device_in_stage(i).port_rate_factor(stage_load(st, hold))
                         } else {
-                            "recovery"
+                            1.0
                         }
-                        .to_string(),
-                        onset_bytes: s.cum.round() as u64,
-                        onset_ns: at_ns,
-                        cause: new.cause.clone().unwrap_or_else(|| "unknown".to_string()),
-                        total_bytes: s.sizes.iter().sum(),
-                        settle_bytes: new.ramp_gb.map(|r| (s.cum + r * 1e9).round() as u64),
-                        count: None,
-                    });
                 };
+                let old_rate = effective(s.stage, s.hold_load);
+                s.stage += 1;
+                let new = &spec.stages[s.stage];
+                s.player.enter(spec, s.stage, s.cum, at_ns as f64 * 1e-9);
+                if new.hold_temperature {
+                    s.hold_load = Some(dev.load_holding(temp));
+                }
+                if let Some(current_a) = new.port_current_a.filter(|_| k == probe_idx) {
+                    port.push(PortStep {
+                        t_ns: at_ns,
+                        current_a,
+                    });
+                }
+                let new_rate = effective(s.stage, s.hold_load);
+                if new_rate == old_rate {
+                    // Same level (e.g. stalls begin): no drop or recovery.
+                    return;
+                }
+                truth.push(TruthEvent {
+                    target: spec.name.clone(),
+                    phase: spec.phase.clone(),
+                    kind: if new_rate < old_rate {
+                        "drop"
+                    } else {
+                        "recovery"
+                    }
+                    .to_string(),
+                    onset_bytes: s.cum.round() as u64,
+                    onset_ns: at_ns,
+                    cause: new.cause.clone().unwrap_or_else(|| "unknown".to_string()),
+                    total_bytes: s.sizes.iter().sum(),
+                    settle_bytes: new.ramp_gb.map(|r| (s.cum + r * 1e9).round() as u64),
+                    count: None,
+                });
+            };
             // Time-triggered stage ends.
             if let Some(other) = &spec.stages[s.stage].after_target_done {
                 let oi = sc

@@ -251,7 +251,8 @@ fn write_port_timeline(dir: &Path, sc: &Scenario, trace: &Trace) -> anyhow::Resu
     }
     if !text.is_empty() {
         let path = dir.join(records::probe_link::FILE_NAME);
-        std::fs::write(&path, text).with_context(|| format!("could not write {}", path.display()))?;
+        std::fs::write(&path, text)
+            .with_context(|| format!("could not write {}", path.display()))?;
     }
     Ok(())
 }

@@ -340,7 +340,8 @@ fn a_long_cables_sag_with_a_reset_logged_at_the_dip_is_power_with_the_line() {
 }
 
 #[test]
-fn a_budget_that_falls_mid_run_is_power_at_its_onset_and_the_stretch_before_is_judged_by_the_first() {
+fn a_budget_that_falls_mid_run_is_power_at_its_onset_and_the_stretch_before_is_judged_by_the_first()
+{
     run("tb-ssd-port-change");
     for seed in 0..SEEDS {
         let (sc, trace, a) = common::generated("tb-ssd-port-change", seed);
@@ -361,7 +362,17 @@ fn a_budget_that_falls_mid_run_is_power_at_its_onset_and_the_stretch_before_is_j
         let port = a.phases[0].port.as_ref().unwrap();
         assert_eq!((port.budget_from_w, port.budget_w), (Some(15.0), Some(7.5)));
         let peak = port.peak_share.unwrap();
-        assert!((0.95..1.05).contains(&peak), "seed+{seed}: peak share {peak}");
+        assert!(
+            (0.95..1.05).contains(&peak),
+            "seed+{seed}: peak share {peak}"
+        );
+        // `hostd analyze` prints it under the phase's rates.
+        let text = hostd_analysis::summary::text(&a);
+        assert!(
+            text.contains("tb write: bus power peak ")
+                && text.contains("% of the port's 15.0→7.5 W; VBUS min "),
+            "{text}"
+        );
         // The stretch before the change, as a phase of its own: against 15 W only.
         let dir = tempfile::tempdir().unwrap();
         hostd_scenario::write::write_run(
@@ -374,7 +385,7 @@ fn a_budget_that_falls_mid_run_is_power_at_its_onset_and_the_stretch_before_is_j
         let run = hostd_records::RunData::read(dir.path()).unwrap();
         let p = run.probe.as_ref().unwrap();
         let change = hostd_scenario::BASE_UNIX_NS + trace.port[0].t_ns;
-        let before = hostd_analysis::port_figures::phase_power(
+        let before = hostd_records::port_figures::phase_power(
             p,
             (a.phases[0].start_ns, change),
             &run.budget_timeline,
@@ -404,8 +415,8 @@ fn long_cable_sag_between_samples(seed: u64, batch_min: bool) -> tempfile::TempD
     let reset_ns = hostd_scenario::BASE_UNIX_NS + trace.truth[0].onset_ns - 200_000_000;
     let mut samples = hostd_records::probe_store::read(dir.path()).unwrap();
     for batch in samples.chunks_mut(32) {
-        let sag = batch.first().unwrap().time_ns <= reset_ns
-            && reset_ns <= batch.last().unwrap().time_ns;
+        let sag =
+            batch.first().unwrap().time_ns <= reset_ns && reset_ns <= batch.last().unwrap().time_ns;
         let mut lowest = f64::INFINITY;
         for s in batch.iter_mut() {
             s.vbus_v = s.vbus_v.map(|v| v.max(4.9));
@@ -439,13 +450,28 @@ fn a_sag_only_the_batch_minimum_saw_is_recorded_shown_per_phase_and_weighed_by_p
         let dir = long_cable_sag_between_samples(seed, true);
         let (_, a) = hostd_analysis::analyze_run_dir(dir.path(), &Default::default()).unwrap();
         let port = a.phases[0].port.as_ref().unwrap();
-        assert_eq!(port.vbus_min_v, Some(4.5), "seed+{seed}: the phase's VBUS minimum");
-        assert!(port.vbus_p1_v.unwrap() >= 4.9, "seed+{seed}: no sample read the sag");
+        assert_eq!(
+            port.vbus_min_v,
+            Some(4.5),
+            "seed+{seed}: the phase's VBUS minimum"
+        );
+        assert!(
+            port.vbus_p1_v.unwrap() >= 4.9,
+            "seed+{seed}: no sample read the sag"
+        );
         assert_eq!(a.events.len(), 1, "seed+{seed}: {:?}", a.events);
         let e = &a.events[0];
-        assert_eq!(e.cause, Cause::Power, "seed+{seed}: {:#?}", e.evidence.reasons);
+        assert_eq!(
+            e.cause,
+            Cause::Power,
+            "seed+{seed}: {:#?}",
+            e.evidence.reasons
+        );
         assert_eq!(e.evidence.vbus_min_at_onset_v, Some(4.5));
-        assert!(!e.evidence.os_log.is_empty(), "seed+{seed}: the reset at the dip");
+        assert!(
+            !e.evidence.os_log.is_empty(),
+            "seed+{seed}: the reset at the dip"
+        );
         // A v2 probe (no batch minimum) on the same drive: the sag is not seen, and the
         // logged reset is the link's, as before wire v3.
         let dir = long_cable_sag_between_samples(seed, false);
@@ -453,7 +479,12 @@ fn a_sag_only_the_batch_minimum_saw_is_recorded_shown_per_phase_and_weighed_by_p
         let port = a.phases[0].port.as_ref().unwrap();
         assert!(port.vbus_min_v.unwrap() >= 4.9, "seed+{seed}");
         let e = &a.events[0];
-        assert_eq!(e.evidence.scores.get(Cause::Power), 0.0, "seed+{seed}: {:#?}", e.evidence.reasons);
+        assert_eq!(
+            e.evidence.scores.get(Cause::Power),
+            0.0,
+            "seed+{seed}: {:#?}",
+            e.evidence.reasons
+        );
         assert_ne!(e.cause, Cause::Power);
     }
 }

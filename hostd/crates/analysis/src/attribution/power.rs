@@ -145,7 +145,11 @@ fn budget_rules(
         let at = facts
             .ctx
             .port_budget
-            .and_then(|t| t.changes_in(from, budget_times(facts).1).last().map(|c| c.0))
+            .and_then(|t| {
+                t.changes_in(from, budget_times(facts).1)
+                    .last()
+                    .map(|c| c.0)
+            })
             .unwrap_or(facts.change.onset.ns);
         r.check(
             W_BUDGET_FELL,
@@ -454,8 +458,9 @@ mod tests {
         assert_eq!(e.cause, Cause::Power, "{:#?}", e.evidence.reasons);
         assert_eq!(e.evidence.port_budget_w, Some(7.5));
         assert!((e.evidence.power_share_after.unwrap() - 1.0).abs() < 0.02);
-        assert!(e.evidence.reasons.iter().any(|r| r
-            .starts_with("✓ power: the port's budget fell from 15.0 W to 7.5 W -0.1 s from the onset")));
+        assert!(e.evidence.reasons.iter().any(|r| r.starts_with(
+            "✓ power: the port's budget fell from 15.0 W to 7.5 W -0.1 s from the onset"
+        )));
         // Judged against the first budget all along, the same drop is far below it.
         let e = judged((&s, &c), &p, Some(15.0), None);
         assert_ne!(e.cause, Cause::Power, "{:#?}", e.evidence.reasons);

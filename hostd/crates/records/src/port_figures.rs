@@ -2,8 +2,8 @@
 //! shares of the budget in force at each point, the lowest VBUS and its 1st percentile
 //! (docs/methodology.md, "Power").
 
-use hostd_records::port_budget::{BudgetTimeline, PhasePower};
-use hostd_records::ProbeSeries;
+use crate::port_budget::{BudgetTimeline, PhasePower, VSAFE5V_MIN_V};
+use crate::ProbeSeries;
 
 /// The phase's figures over `[start_ns, end_ns)`, each point's power a share of the budget
 /// `budget` had in force at its time; None without power samples in it.
@@ -51,10 +51,40 @@ pub fn phase_power(
     })
 }
 
+/// The terminal's words for a phase's figures: "bus power peak 100 %, mean 93 % of the
+/// port's 4.5 W; VBUS min 4.62 V" ("15.0→7.5 W" when the budget changed in the phase). With
+/// no budget known only a sag under vSafe5V is told ("VBUS min 4.52 V, under vSafe5V's
+/// 4.75 V"); otherwise None (the run already said once that the budget is unknown).
+pub fn text(p: &PhasePower) -> Option<String> {
+    let vbus = p.vbus_min_v.map(|v| {
+        let under = if v < VSAFE5V_MIN_V {
+            format!(", under vSafe5V's {VSAFE5V_MIN_V} V")
+        } else {
+            String::new()
+        };
+        format!("VBUS min {v:.2} V{under}")
+    });
+    match (p.budget_w, p.peak_share, p.mean_share) {
+        (Some(b), Some(peak), Some(mean)) => {
+            let budget = match p.budget_from_w {
+                Some(from) => format!("{from:.1}→{b:.1} W"),
+                None => format!("{b:.1} W"),
+            };
+            Some(format!(
+                "bus power peak {:.0} %, mean {:.0} % of the port's {budget}{}",
+                peak * 100.0,
+                mean * 100.0,
+                vbus.map(|v| format!("; {v}")).unwrap_or_default()
+            ))
+        }
+        _ => vbus.filter(|_| p.vbus_min_v.is_some_and(|v| v < VSAFE5V_MIN_V)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hostd_records::ProbeSample;
+    use crate::ProbeSample;
 
     #[test]
     fn shares_of_the_budget_and_the_vbus_tail_of_a_phase() {
@@ -93,8 +123,8 @@ mod tests {
 
     #[test]
     fn each_point_is_a_share_of_the_budget_in_force_at_it() {
-        use hostd_records::port_budget::{BudgetSource, PortBudget};
-        use hostd_records::probe_link::LinkRecord;
+        use crate::port_budget::{BudgetSource, PortBudget};
+        use crate::probe_link::LinkRecord;
         // 8 W for 1 s, then 7.5 W for 1 s; the budget falls from 15 to 7.5 W at 1 s.
         let samples: Vec<ProbeSample> = (0..2000)
             .map(|k| ProbeSample {
@@ -127,5 +157,27 @@ mod tests {
         assert_eq!((both.budget_w, both.budget_from_w), (Some(7.5), Some(15.0)));
         assert_eq!(both.peak_share, Some(1.0));
         assert!((both.mean_share.unwrap() - (8.0 / 15.0 + 1.0) / 2.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_terminal_says_the_shares_and_vbus_and_nothing_without_a_budget_or_a_sag() {
+        let mut p = PhasePower {
+            budget_w: Some(7.5),
+            budget_from_w: Some(15.0),
+            peak_w: 7.6,
+            mean_w: 6.0,
+            peak_share: Some(1.013),
+            mean_share: Some(0.62),
+            vbus_min_v: Some(4.93),
+            vbus_p1_v: Some(4.95),
+        };
+        assert_eq!(
+            text(&p).unwrap(),
+            "bus power peak 101 %, mean 62 % of the port's 15.0→7.5 W; VBUS min 4.93 V"
+        );
+        (p.budget_w, p.budget_from_w, p.peak_share, p.mean_share) = (None, None, None, None);
+        assert_eq!(text(&p), None);
+        p.vbus_min_v = Some(4.52);
+        assert_eq!(text(&p).unwrap(), "VBUS min 4.52 V, under vSafe5V's 4.75 V");
     }
 }
