@@ -141,6 +141,19 @@ impl BudgetTimeline {
         t
     }
 
+    /// The stretches between `from_ns` and `to_ns` over which one budget held: (start, end,
+    /// budget W), in time order (a chart's budget line).
+    pub fn stretches(&self, from_ns: i64, to_ns: i64) -> Vec<(i64, i64, Option<f64>)> {
+        let mut out = vec![(from_ns, to_ns, self.at(from_ns))];
+        for (t, _, w) in self.changes_in(from_ns, to_ns) {
+            if let Some(last) = out.last_mut() {
+                last.1 = t;
+            }
+            out.push((t, to_ns, w));
+        }
+        out
+    }
+
     /// The budget in force at host time `t_ns`, W.
     pub fn at(&self, t_ns: i64) -> Option<f64> {
         let i = self.steps.partition_point(|s| s.0 <= t_ns);
@@ -280,6 +293,10 @@ mod tests {
         assert_eq!(t.at(300), None);
         assert_eq!(t.changes_in(0, 100), [(100, Some(15.0), Some(7.5))]);
         assert!(t.changes_in(100, 299).is_empty());
+        assert_eq!(
+            t.stretches(0, 200),
+            [(0, 100, Some(15.0)), (100, 200, Some(7.5))]
+        );
         let times = [-5, 100, 150, 400];
         let each: Vec<_> = t.at_each(&times).collect();
         assert_eq!(each, [Some(15.0), Some(7.5), Some(7.5), None]);

@@ -289,17 +289,7 @@ fn a_long_cables_sag_with_a_reset_logged_at_the_dip_is_power_with_the_line() {
     // part's record; a simulated drive has no kernel): power, the line its evidence, and
     // the link rule gives way to the sag.
     for seed in 0..SEEDS {
-        let mut sc = hostd_scenario::load("tb-ssd-long-cable").unwrap();
-        sc.seed += seed;
-        let trace = hostd_scenario::simulate(&sc);
-        let dir = tempfile::tempdir().unwrap();
-        hostd_scenario::write::write_run(
-            dir.path(),
-            &sc,
-            &trace,
-            Some(hostd_scenario::write::ProbeOptions::default()),
-        )
-        .unwrap();
+        let (_, trace, dir) = common::written("tb-ssd-long-cable", seed, Default::default());
         let truth = &trace.truth[0];
         let line = "usb 4-1: reset SuperSpeedPlus Gen 2x1 USB device number 2 using xhci_hcd";
         hostd_records::os_log::write(
@@ -344,7 +334,7 @@ fn a_budget_that_falls_mid_run_is_power_at_its_onset_and_the_stretch_before_is_j
 {
     run("tb-ssd-port-change");
     for seed in 0..SEEDS {
-        let (sc, trace, a) = common::generated("tb-ssd-port-change", seed);
+        let (_, _, a) = common::generated("tb-ssd-port-change", seed);
         let e = &a.events[0];
         // At the onset: the budget then in force (7.5 W), reached, and the fall weighed.
         assert_eq!(e.evidence.port_budget_w, Some(7.5), "seed+{seed}");
@@ -374,14 +364,7 @@ fn a_budget_that_falls_mid_run_is_power_at_its_onset_and_the_stretch_before_is_j
             "{text}"
         );
         // The stretch before the change, as a phase of its own: against 15 W only.
-        let dir = tempfile::tempdir().unwrap();
-        hostd_scenario::write::write_run(
-            dir.path(),
-            &sc,
-            &trace,
-            Some(hostd_scenario::write::ProbeOptions::default()),
-        )
-        .unwrap();
+        let (_, trace, dir) = common::written("tb-ssd-port-change", seed, Default::default());
         let run = hostd_records::RunData::read(dir.path()).unwrap();
         let p = run.probe.as_ref().unwrap();
         let change = hostd_scenario::BASE_UNIX_NS + trace.port[0].t_ns;
@@ -403,15 +386,11 @@ fn a_budget_that_falls_mid_run_is_power_at_its_onset_and_the_stretch_before_is_j
 /// `batch_min`, each batch of 32 carries its VBUS minimum as wire v3 sends it, the sag
 /// (4.5 V) only in the batch of the reset: shorter than a sample period.
 fn long_cable_sag_between_samples(seed: u64, batch_min: bool) -> tempfile::TempDir {
-    let mut sc = hostd_scenario::load("tb-ssd-long-cable").unwrap();
-    sc.seed += seed;
-    let trace = hostd_scenario::simulate(&sc);
-    let dir = tempfile::tempdir().unwrap();
     let opts = hostd_scenario::write::ProbeOptions {
         parquet: true,
         ..Default::default()
     };
-    hostd_scenario::write::write_run(dir.path(), &sc, &trace, Some(opts)).unwrap();
+    let (_, trace, dir) = common::written("tb-ssd-long-cable", seed, opts);
     let reset_ns = hostd_scenario::BASE_UNIX_NS + trace.truth[0].onset_ns - 200_000_000;
     let mut samples = hostd_records::probe_store::read(dir.path()).unwrap();
     for batch in samples.chunks_mut(32) {
