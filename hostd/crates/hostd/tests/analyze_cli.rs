@@ -130,11 +130,17 @@ fn analyze_tells_a_phases_power_against_the_budget_that_changed_in_it() {
         .lines()
         .find(|l| l.starts_with("tb write: bus power peak "))
         .unwrap_or_else(|| panic!("no bus power line: {text}"));
-    assert!(line.contains("% of the port's 15.0→7.5 W; VBUS min "), "{line}");
+    assert!(
+        line.contains("% of the port's 15.0→7.5 W; VBUS min "),
+        "{line}"
+    );
     assert!(text.contains("power"), "{text}");
     // The report's power chart draws the budget in its two steps.
     let report = std::fs::read_to_string(d.path().join("report.html")).unwrap();
-    assert!(report.contains("port budget 15.0→7.5 W"), "no stepped budget line");
+    assert!(
+        report.contains("port budget 15.0→7.5 W"),
+        "no stepped budget line"
+    );
 }
 
 #[test]
