@@ -13,7 +13,6 @@ pub mod input;
 pub mod observation;
 pub mod onset;
 pub mod overlap;
-pub mod port_figures;
 pub mod run_summary;
 pub mod series;
 pub mod significance;
@@ -77,8 +76,11 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
             .filter(|_| probe_target.as_deref() == Some(s.target.as_str()));
         let mut stats = series::phase_stats(s, probe, &run.latency);
         stats.port = probe.and_then(|p| {
-            let budget = run.port_budget.as_ref().and_then(|b| b.budget_w);
-            port_figures::phase_power(p, (stats.start_ns, stats.end_ns), budget)
+            hostd_records::port_figures::phase_power(
+                p,
+                (stats.start_ns, stats.end_ns),
+                &run.budget_timeline,
+            )
         });
         phases.push(stats);
         let ctx = attribution::Context {
@@ -97,7 +99,7 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
                 .and_then(|d| d.get(&s.target))
                 .map(Vec::as_slice),
             os_log: run.os_log.as_deref(),
-            port_budget_w: run.port_budget.as_ref().and_then(|b| b.budget_w),
+            port_budget: Some(&run.budget_timeline),
         };
         let counter = input::counter_points(run, &s.target);
         // Over time, a target sharing the link sees every start and end of the others' files:

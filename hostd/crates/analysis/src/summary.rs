@@ -201,12 +201,19 @@ pub fn text(a: &Analysis) -> String {
     s
 }
 
-/// One line per target and phase: files, bytes, time and the rate statistics.
+/// One line per target and phase: files, bytes, time and the rate statistics; for the
+/// probed phase with the port's budget known (or VBUS under vSafe5V) a second line, its bus
+/// power as shares of the budget and its lowest VBUS.
 pub fn phase_lines(a: &Analysis) -> Vec<String> {
     a.phases
         .iter()
-        .map(|p| {
-            format!(
+        .flat_map(|p| {
+            let port = p
+                .port
+                .as_ref()
+                .and_then(hostd_records::port_figures::text)
+                .map(|t| format!("{} {}: {t}", p.target, p.phase));
+            let rates = format!(
                 "{} {}: {} files, {:.1} GB in {:.1} s — overall {}, median {}, 20% trimmed {}, Theil–Sen {}{}",
                 p.target,
                 p.phase,
@@ -218,7 +225,8 @@ pub fn phase_lines(a: &Analysis) -> Vec<String> {
                 rate(p.trimmed_mean_bps),
                 p.theil_sen_bps.map_or("–".into(), rate),
                 if p.bimodal { " — BIMODAL: averages mislead" } else { "" }
-            )
+            );
+            std::iter::once(rates).chain(port)
         })
         .collect()
 }

@@ -393,8 +393,22 @@ impl RunPart for ProbeComponent {
             .map(|t| t.label.clone())
             .filter(|l| *l != probed_target)
             .collect();
+        // For the analysis and the report after this component: the series `hostd
+        // analyze` reads (every sample of a short run, a summary level of a long one), and
+        // the budget in force at each time, as `hostd analyze` reads it.
+        let series = hostd_records::run::probe_series(dir)
+            .context("cannot read the probe's series back from probe/")?;
+        *probe_link = hostd_records::probe_link::read(dir)
+            .context("cannot read the probe's link events back from probe-link.jsonl")?;
+        let timeline = port_budget::BudgetTimeline::of_run(self.budget.as_ref(), probe_link);
+        // Each phase's bus power against the budget, on its line of the summary.
+        let port = |p: &crate::correlate::PhasePower| {
+            hostd_records::port_figures::phase_power(&series, (p.start_ns, p.end_ns), &timeline)
+                .as_ref()
+                .and_then(hostd_records::port_figures::text)
+        };
         let mut section = probe_section(&report, &recording, &correlation);
-        section["text"] = json!(summary_lines(&report, &correlation, &unprobed));
+        section["text"] = json!(summary_lines(&report, &correlation, &unprobed, port));
         section["no_probe"] = json!(unprobed);
         // For the manifest's probe section once the run can merge it there.
         section["manifest"] = final_manifest_section(&report);
@@ -403,21 +417,16 @@ impl RunPart for ProbeComponent {
             .extend(probe_warnings(&report, &correlation));
         summary.extra.insert("probe".into(), section);
         summary.probe_health = Some(probe_health(&report, self.opts.rate_hz));
-        // For the analysis and the report after this component: the series `hostd
-        // analyze` reads (every sample of a short run, a summary level of a long one).
-        let series = hostd_records::run::probe_series(dir)
-            .context("cannot read the probe's series back from probe/")?;
         run.probe = (!series.is_empty()).then_some(series);
         run.probe_target = Some(probed_target);
         run.port_budget = self.budget.clone();
+        run.budget_timeline = timeline;
         if let Some(b) = self.budget.as_ref().filter(|b| b.budget_w.is_none()) {
             summary.warnings.push(format!(
                 "the host port's {}: power is judged by VBUS only",
                 b.describe()
             ));
         }
-        *probe_link = hostd_records::probe_link::read(dir)
-            .context("cannot read the probe's link events back from probe-link.jsonl")?;
         Ok(())
     }
 }
@@ -432,7 +441,7 @@ pub fn probe_section(report: &LinkReport, rec: &Recording, c: &Correlation) -> V
         "energy_balance": c.balance,
         "phases": c.phases,
         "listener_errors": rec.listener_errors,
-        "text": summary_lines(report, c, &[]),
+        "text": summary_lines(report, c, &[], |_| None),
     })
 }
 
@@ -462,13 +471,19 @@ pub fn probe_health(report: &LinkReport, rate_hz: u32) -> ProbeHealth {
 }
 
 /// Human summary lines (also printed by `hostd run`); `unprobed` are the
-/// targets the probe was not on, which get one "no probe" line.
-pub fn summary_lines(report: &LinkReport, c: &Correlation, unprobed: &[String]) -> Vec<String> {
+/// targets the probe was not on, which get one "no probe" line; `port` gives what a
+/// phase's line adds of its bus power against the port's budget and its VBUS.
+pub fn summary_lines(
+    report: &LinkReport,
+    c: &Correlation,
+    unprobed: &[String],
+    port: impl Fn(&crate::correlate::PhasePower) -> Option<String>,
+) -> Vec<String> {
     let mut lines = Vec::new();
     for p in &c.phases {
         let f = |v: Option<f64>, prec: usize| v.map_or("–".into(), |v| format!("{v:.prec$}"));
         lines.push(format!(
-            "probe {} {}: {} J, {} J/GB, power mean {} W (min {} W, peak {} W), enclosure max {} °C",
+            "probe {} {}: {} J, {} J/GB, power mean {} W (min {} W, peak {} W), enclosure max {} °C{}",
             p.target,
             p.phase,
             f(p.energy_j, 1),
@@ -476,7 +491,8 @@ pub fn summary_lines(report: &LinkReport, c: &Correlation, unprobed: &[String]) 
             f(p.mean_power_w, 2),
             f(p.min_power_w, 2),
             f(p.peak_power_w, 2),
-            f(p.temp_max_c, 1)
+            f(p.temp_max_c, 1),
+            port(p).map(|t| format!("; {t}")).unwrap_or_default()
         ));
     }
     if !unprobed.is_empty() {

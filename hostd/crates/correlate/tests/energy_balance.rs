@@ -113,6 +113,7 @@ impl Probe {
                     charge_c: None,
                     die_temp_c: Some(40.0),
                     enclosure_temp_c: Some(30.0 + (time - T0) as f64 / 1e9),
+                    vbus_min_v: None,
                 });
             }
             seq += 1;

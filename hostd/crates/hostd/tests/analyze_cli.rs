@@ -119,6 +119,31 @@ fn analyze_summary_names_the_throttle() {
 }
 
 #[test]
+fn analyze_tells_a_phases_power_against_the_budget_that_changed_in_it() {
+    // The port's advertisement falls from 3.0 A to 1.5 A at 25 GB (the run's timeline).
+    let d = tempfile::tempdir().unwrap();
+    generate("tb-ssd-port-change", d.path());
+    let out = hostd(&["analyze", d.path().to_str().unwrap()]);
+    assert_ok(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("tb write: bus power peak "))
+        .unwrap_or_else(|| panic!("no bus power line: {text}"));
+    assert!(
+        line.contains("% of the port's 15.0→7.5 W; VBUS min "),
+        "{line}"
+    );
+    assert!(text.contains("power"), "{text}");
+    // The report's power chart draws the budget in its two steps.
+    let report = std::fs::read_to_string(d.path().join("report.html")).unwrap();
+    assert!(
+        report.contains("port budget 15.0→7.5 W"),
+        "no stepped budget line"
+    );
+}
+
+#[test]
 fn analyze_works_without_probe_csv() {
     let d = tempfile::tempdir().unwrap();
     let sc = hostd_scenario::load("steady").unwrap();

@@ -509,6 +509,16 @@ fn the_ports_budget_through_the_pipeline() {
                     f.push(format!("report.html lacks {want}"));
                 }
             }
+            // What `hostd run` printed: the phase's power against the budget on its probe
+            // line.
+            let summary = common::read_json(&d.join("summary.json"));
+            let text = summary["extra"]["probe"]["text"].to_string();
+            let want = format!("% of the port's {budget_w:.1} W; VBUS min ");
+            if !text.contains("; bus power peak ") || !text.contains(&want) {
+                f.push(format!(
+                    "the probe's summary lines lack the port's shares: {text}"
+                ));
+            }
             let phase = &e["phases"].as_array().unwrap()[0]["port"];
             if phase["budget_w"].as_f64() != Some(budget_w) || phase["vbus_p1_v"].as_f64().is_none()
             {
@@ -548,6 +558,11 @@ fn a_probe_without_cc_sensing_says_budget_unknown_once() {
         .filter(|w| w.as_str().unwrap().contains("budget unknown"))
         .collect();
     assert_eq!(warned.len(), 1, "{warned:?}");
+    // No budget and no sag: nothing more of the port in the summary.
+    assert!(
+        !log.contains("bus power peak") && !log.contains("VBUS min"),
+        "{log}"
+    );
     let m = common::read_json(&out.join("manifest.json"));
     assert_eq!(m["extra"]["probe"]["power_budget"]["source"], "unknown");
     assert!(m["extra"]["probe"]["power_budget"]["budget_w"].is_null());

@@ -458,6 +458,7 @@ impl ProbeStream {
             charge_c: a.has_charge.then(|| cal.charge_c(a.charge_counts)),
             die_temp_c: None,
             enclosure_temp_c: self.enclosure_temp_c,
+            vbus_min_v: None,
         }
     }
 
@@ -481,6 +482,7 @@ impl ProbeStream {
         self.diag_flags |= batch.diag;
         self.diag_batches += u64::from(batch.diag != 0);
         let has = |bit: u32| batch.channels & bit != 0;
+        let batch_vbus_min = batch.vbus_min.map(|raw| cal.vbus_v(raw));
         let mut temps: Vec<&pb::TempReading> =
             batch.temps.iter().filter(|t| t.sensor == 0).collect();
         temps.sort_by_key(|t| t.seq);
@@ -518,6 +520,7 @@ impl ProbeStream {
             sample.current_a = current;
             sample.power_w = power;
             sample.die_temp_c = self.die_temp_c;
+            sample.vbus_min_v = batch_vbus_min;
             self.count_rate(u.time_us[i]);
             out(StreamItem::Sample(sample));
         }
@@ -587,6 +590,7 @@ impl ProbeStream {
             sample.power_w = channel(batch.power.len()).then(|| cal.power_w(batch.power[i]));
             sample.die_temp_c =
                 channel(batch.die_temp.len()).then(|| cal.die_temp_c(batch.die_temp[i]));
+            sample.vbus_min_v = batch.vbus_min.map(|raw| cal.vbus_v(raw));
             self.count_rate(probe_time_us);
             out(StreamItem::Sample(sample));
         }

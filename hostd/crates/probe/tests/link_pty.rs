@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{start_link, stop_after, PeerProbe, POWER_W};
+use common::{start_link, stop_after, PeerProbe, POWER_W, SAG_RAW};
 use hostd_probe::link::{LinkConfig, LinkEvent, ProbeLink, ProbeSource};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -59,6 +59,49 @@ fn streams_every_sample_aligned_to_host_time() {
         "energy {} vs {expected}",
         e1 - e0
     );
+}
+
+#[test]
+fn a_sag_only_the_batch_minimum_saw_is_on_its_samples_and_in_their_bins() {
+    use hostd_probe::convert::VBUS_LSB_V;
+    use hostd_records::binning::Aggregator;
+    let dir = tempfile::tempdir().unwrap();
+    let peer = PeerProbe::start(dir.path(), 0.0);
+    peer.sag_every(4);
+    let (link, rx) = link_to(&peer);
+    let (_, samples, _) = stop_after(link, &rx, Duration::from_millis(1500));
+    assert!(samples.len() > 500, "only {} samples", samples.len());
+    let sag_v = f64::from(SAG_RAW) * VBUS_LSB_V;
+    // Every sample reads 5.0 V; the batches of 32 whose index is a multiple of 4 carry
+    // a 4.5 V minimum, on each of their samples; the others carry 5.0 V.
+    for s in &samples {
+        assert_eq!(s.vbus_v, Some(5.0), "{s:?}");
+        let want = if (s.seq / 32) % 4 == 0 { sag_v } else { 5.0 };
+        assert_eq!(s.vbus_min_v, Some(want), "seq {}", s.seq);
+    }
+    assert!(samples.iter().any(|s| s.vbus_min_v == Some(sag_v)));
+    // The analysis' lowest VBUS and the 10 ms level's minimum see the sag; their means
+    // stay the samples'.
+    let series = hostd_records::ProbeSeries::from_samples(&samples);
+    let lowest = series
+        .vbus_min_v
+        .iter()
+        .copied()
+        .fold(f64::INFINITY, f64::min);
+    assert_eq!(lowest, sag_v);
+    assert!(series.vbus_v.iter().all(|&v| v == 5.0));
+    let mut agg = Aggregator::default();
+    let mut bins: Vec<_> = samples.iter().filter_map(|s| agg.push(s)).collect();
+    bins.extend(agg.flush());
+    assert!(bins
+        .iter()
+        .any(|b| b.vbus_v.min == sag_v && b.vbus_v.mean == 5.0));
+    // A wire v1 peer: no batch minimum, nothing below the readings.
+    let dir = tempfile::tempdir().unwrap();
+    let peer = PeerProbe::start(dir.path(), 0.0);
+    let (link, rx) = link_to(&peer);
+    let (_, samples, _) = stop_after(link, &rx, Duration::from_millis(500));
+    assert!(!samples.is_empty() && samples.iter().all(|s| s.vbus_min_v.is_none()));
 }
 
 #[test]

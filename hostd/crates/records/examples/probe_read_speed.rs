@@ -20,6 +20,7 @@ fn main() {
             charge_c: r(i as f64 * 1.2e-3, 1e4),
             die_temp_c: r(30.0 + (i % 7) as f64 * 0.125, 1e3),
             enclosure_temp_c: r(25.0 + (i % 11) as f64 * 0.01, 1e3),
+            vbus_min_v: None,
         })
         .collect();
     w.write(&samples).unwrap();

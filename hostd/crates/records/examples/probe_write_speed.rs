@@ -18,6 +18,7 @@ fn main() {
             charge_c: (i % 2 == 0).then_some(i as f64 * 1.2e-3),
             die_temp_c: Some(30.0 + (i % 7) as f64 * 0.125),
             enclosure_temp_c: Some(25.0 + (i % 11) as f64 * 0.01),
+            vbus_min_v: None,
         })
         .collect();
     let mut best = f64::MAX;

@@ -45,6 +45,15 @@ impl MinMeanMax {
         }
     }
 
+    /// Lowers the minimum to `v` (when finite and lower) without counting it in the mean:
+    /// a lowest value known besides the values added (a probe batch's VBUS minimum).
+    /// Ignored while nothing was added.
+    pub fn lower_min(&mut self, v: f64) {
+        if self.n > 0 && v.is_finite() {
+            self.min = self.min.min(v);
+        }
+    }
+
     /// Values added.
     pub fn count(&self) -> u64 {
         self.n
@@ -125,6 +134,10 @@ impl Aggregator {
         }
         self.samples += 1;
         self.acc[0].add(s.vbus_v);
+        // A sag shorter than a sample, which only the batch's minimum saw, is the bin's too.
+        if let Some(m) = s.vbus_min_v {
+            self.acc[0].0.lower_min(m);
+        }
         self.acc[1].add(s.current_a);
         self.acc[2].add(s.power_w);
         self.acc[3].add(s.die_temp_c);
@@ -189,6 +202,7 @@ mod tests {
             charge_c: None,
             die_temp_c: None,
             enclosure_temp_c: Some(30.0),
+            vbus_min_v: None,
         }
     }
 
@@ -219,5 +233,21 @@ mod tests {
         rows[0].write_csv_line(&mut line);
         assert_eq!(line.split(',').count(), crate::agg::columns().len());
         assert!(line.contains(",,,"), "empty die temperature cells: {line}");
+    }
+
+    #[test]
+    fn a_batch_minimum_below_every_reading_is_the_bins_minimum_not_its_mean() {
+        let mut agg = Aggregator::default();
+        let mut a = sample(0, 1.0);
+        a.vbus_min_v = Some(4.5);
+        let mut b = sample(4_000_000, 1.0);
+        b.vbus_min_v = Some(5.1); // above the reading: the reading stays the minimum
+        agg.push(&a);
+        agg.push(&b);
+        let r = agg.flush().unwrap();
+        assert_eq!((r.vbus_v.min, r.vbus_v.mean, r.vbus_v.max), (4.5, 5.0, 5.0));
+        let mut m = MinMeanMax::default();
+        m.lower_min(1.0);
+        assert_eq!(m.count(), 0, "nothing added: nothing lowered");
     }
 }

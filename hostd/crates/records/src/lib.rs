@@ -63,6 +63,7 @@ pub mod manifest;
 pub mod os_log;
 pub mod outcome;
 pub mod port_budget;
+pub mod port_figures;
 pub mod probe;
 pub mod probe_levels;
 pub mod probe_link;

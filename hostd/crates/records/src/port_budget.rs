@@ -98,20 +98,110 @@ impl PortBudget {
     }
 }
 
+/// The budget in force over a run: the one the run started with (the manifest's
+/// `power_budget`) until the probe reported another (the timeline's `port` records of
+/// `probe-link.jsonl`). A user's `--port-budget` holds throughout. Empty: no budget known.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BudgetTimeline {
+    /// (from host Unix ns, budget W), in time order; the first holds from the start.
+    steps: Vec<(i64, Option<f64>)>,
+}
+
+impl BudgetTimeline {
+    /// One budget for the whole run.
+    pub fn constant(budget_w: Option<f64>) -> BudgetTimeline {
+        BudgetTimeline {
+            steps: vec![(i64::MIN, budget_w)],
+        }
+    }
+
+    /// The run's timeline: `start` (the manifest's budget), then each budget the probe's
+    /// `port` records in `link` gave that differs from the one before. A user's budget, or
+    /// no start and no record, gives [`BudgetTimeline::constant`].
+    pub fn of_run(start: Option<&PortBudget>, link: &[crate::probe_link::LinkRecord]) -> Self {
+        let mut t = BudgetTimeline::constant(start.and_then(|b| b.budget_w));
+        if start.is_some_and(|b| b.source == BudgetSource::User) {
+            return t;
+        }
+        let mut ports: Vec<(i64, Option<f64>)> = link
+            .iter()
+            .filter(|r| r.event == "port")
+            .filter_map(|r| {
+                let b: PortBudget =
+                    serde_json::from_value(r.nested.get(MANIFEST_KEY)?.clone()).ok()?;
+                Some((r.time_ns, b.budget_w))
+            })
+            .collect();
+        ports.sort_by_key(|p| p.0);
+        for (time_ns, w) in ports {
+            if t.steps.last().is_some_and(|l| l.1 != w) {
+                t.steps.push((time_ns, w));
+            }
+        }
+        t
+    }
+
+    /// The stretches between `from_ns` and `to_ns` over which one budget held: (start, end,
+    /// budget W), in time order (a chart's budget line).
+    pub fn stretches(&self, from_ns: i64, to_ns: i64) -> Vec<(i64, i64, Option<f64>)> {
+        let mut out = vec![(from_ns, to_ns, self.at(from_ns))];
+        for (t, _, w) in self.changes_in(from_ns, to_ns) {
+            if let Some(last) = out.last_mut() {
+                last.1 = t;
+            }
+            out.push((t, to_ns, w));
+        }
+        out
+    }
+
+    /// The budget in force at host time `t_ns`, W.
+    pub fn at(&self, t_ns: i64) -> Option<f64> {
+        let i = self.steps.partition_point(|s| s.0 <= t_ns);
+        self.steps.get(i.checked_sub(1)?)?.1
+    }
+
+    /// The changes in `(from_ns, to_ns]`: (host Unix ns, budget before, budget after).
+    pub fn changes_in(&self, from_ns: i64, to_ns: i64) -> Vec<(i64, Option<f64>, Option<f64>)> {
+        self.steps
+            .windows(2)
+            .filter(|w| w[1].0 > from_ns && w[1].0 <= to_ns)
+            .map(|w| (w[1].0, w[0].1, w[1].1))
+            .collect()
+    }
+
+    /// The budget at each of `times_ns` (ascending), in one pass.
+    pub fn at_each<'a>(&'a self, times_ns: &'a [i64]) -> impl Iterator<Item = Option<f64>> + 'a {
+        let mut k = 0usize;
+        times_ns.iter().map(move |&t| {
+            while k + 1 < self.steps.len() && self.steps[k + 1].0 <= t {
+                k += 1;
+            }
+            self.steps.get(k).filter(|s| s.0 <= t).and_then(|s| s.1)
+        })
+    }
+}
+
 /// One phase's bus power against the port's budget and its VBUS (`phases[].port`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PhasePower {
-    /// The budget the shares are of, W (none known: no shares).
+    /// The budget in force at the phase's end, W (none known: no shares). Each sample's
+    /// share is of the budget in force at it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_w: Option<f64>,
+    /// The budget in force at the phase's start, W, when it differs from `budget_w` (the
+    /// port's budget changed during the phase).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_from_w: Option<f64>,
     /// Highest bus power of the phase's points, W (a summary level's bin mean on a long run).
     pub peak_w: f64,
     /// Mean bus power, W.
     pub mean_w: f64,
-    /// `peak_w` / budget.
+    /// The highest share of the budget in force at a point (`peak_w` / budget when the
+    /// budget held over the phase).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_share: Option<f64>,
-    /// `mean_w` / budget.
+    /// The mean share of the budget in force at each point (`mean_w` / budget when the
+    /// budget held).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mean_share: Option<f64>,
     /// Lowest VBUS (each point's minimum: a batch's or a bin's), V.
@@ -168,5 +258,54 @@ mod tests {
             PortBudget::user(7.5).describe(),
             "budget 7.5 W (--port-budget)"
         );
+    }
+
+    #[test]
+    fn a_budget_change_on_the_timeline_holds_from_its_time_and_a_users_budget_throughout() {
+        use crate::probe_link::LinkRecord;
+        let port = |t: i64, w: Option<f64>| {
+            let mut r = LinkRecord::new("port", t);
+            let b = PortBudget {
+                budget_w: w,
+                ..PortBudget::unknown()
+            };
+            r.nested
+                .insert(MANIFEST_KEY.into(), serde_json::to_value(b).unwrap());
+            r
+        };
+        let start = PortBudget {
+            budget_w: Some(15.0),
+            source: BudgetSource::Cc,
+            ..PortBudget::unknown()
+        };
+        // The start's own status again, then 3.0 A → 1.5 A at 100, then unplugged at 300.
+        let link = [
+            port(5, Some(15.0)),
+            LinkRecord::new("gap", 50),
+            port(300, None),
+            port(100, Some(7.5)),
+        ];
+        let t = BudgetTimeline::of_run(Some(&start), &link);
+        assert_eq!(t.at(0), Some(15.0));
+        assert_eq!(t.at(99), Some(15.0));
+        assert_eq!(t.at(100), Some(7.5));
+        assert_eq!(t.at(299), Some(7.5));
+        assert_eq!(t.at(300), None);
+        assert_eq!(t.changes_in(0, 100), [(100, Some(15.0), Some(7.5))]);
+        assert!(t.changes_in(100, 299).is_empty());
+        assert_eq!(
+            t.stretches(0, 200),
+            [(0, 100, Some(15.0)), (100, 200, Some(7.5))]
+        );
+        let times = [-5, 100, 150, 400];
+        let each: Vec<_> = t.at_each(&times).collect();
+        assert_eq!(each, [Some(15.0), Some(7.5), Some(7.5), None]);
+        // The user's budget is the budget, whatever the port says.
+        let user = BudgetTimeline::of_run(Some(&PortBudget::user(4.5)), &link);
+        assert_eq!((user.at(0), user.at(400)), (Some(4.5), Some(4.5)));
+        assert!(user.changes_in(i64::MIN, i64::MAX).is_empty());
+        // No budget at the start (a probe without CC sensing): none throughout.
+        assert_eq!(BudgetTimeline::of_run(None, &[]).at(0), None);
+        assert_eq!(BudgetTimeline::default().at(0), None);
     }
 }

@@ -37,6 +37,10 @@ pub struct ProbeSample {
     pub die_temp_c: Option<f64>,
     /// Enclosure temperature (first sensor) in °C, held from the latest reading.
     pub enclosure_temp_c: Option<f64>,
+    /// Lowest bus voltage of the batch the sample came in, V (wire v3's
+    /// `SampleBatch.vbus_min`): it may lie below every sample's own reading, a sag shorter
+    /// than one sample period. None from older probes and in older runs.
+    pub vbus_min_v: Option<f64>,
 }
 
 column_table! {
@@ -53,10 +57,20 @@ column_table! {
         "die_temp_c" (Field): |s| Value::float(s.die_temp_c), |s, c| s.die_temp_c = c.opt_float()?;
         "enclosure_temp_c" (Field): |s| Value::float(s.enclosure_temp_c),
             |s, c| s.enclosure_temp_c = c.opt_float()?;
+        "vbus_min_v" (Field): |s| Value::float(s.vbus_min_v), |s, c| s.vbus_min_v = c.opt_float()?;
     }
 }
 
 impl ProbeSample {
+    /// The lowest bus voltage the sample tells of: its own reading or its batch's minimum,
+    /// whichever is lower (the one present when only one is).
+    pub fn vbus_lowest_v(&self) -> Option<f64> {
+        match (self.vbus_v, self.vbus_min_v) {
+            (Some(v), Some(m)) => Some(v.min(m)),
+            (v, m) => v.or(m),
+        }
+    }
+
     /// Appends this sample as one `probe.csv` line (with newline) to `out`.
     pub fn write_csv_line(&self, out: &mut String) {
         ProbeSample::write_csv_plain(Some(self), out, true);
@@ -81,8 +95,9 @@ pub struct ProbeSeries {
     /// Bus voltage, V (NaN where a sample lacks it; a summary level's bin mean). Empty
     /// in series built by hand without it.
     pub vbus_v: Vec<f64>,
-    /// Lowest bus voltage the point covers, V: the sample's own reading, or a summary
-    /// level's bin minimum, so that a sag shorter than a bin is still seen.
+    /// Lowest bus voltage the point covers, V: the lower of the sample's own reading and
+    /// its batch's minimum ([`ProbeSample::vbus_lowest_v`]), or a summary level's bin
+    /// minimum, so that a sag shorter than a sample or a bin is still seen.
     pub vbus_min_v: Vec<f64>,
     /// Samples pushed before the first with an energy reading (`energy_j` starts then).
     energy_from: usize,
@@ -103,7 +118,7 @@ impl ProbeSeries {
         self.power_w.push(s.power_w.unwrap_or(f64::NAN));
         self.enclosure_temp_c
             .push(s.enclosure_temp_c.unwrap_or(f64::NAN));
-        self.push_vbus(s.vbus_v, s.vbus_v);
+        self.push_vbus(s.vbus_v, s.vbus_lowest_v());
         match s.energy_j {
             Some(e) => {
                 if self.energy_j.is_empty() {
@@ -263,12 +278,13 @@ pub fn read_requiring(dir: &Path, required: &[&str]) -> Result<Vec<ProbeSample>>
 }
 
 /// The columns [`ProbeSeries`] keeps.
-const SERIES_COLUMNS: [&str; 5] = [
+const SERIES_COLUMNS: [&str; 6] = [
     "time_ns",
     "power_w",
     "energy_j",
     "enclosure_temp_c",
     "vbus_v",
+    "vbus_min_v",
 ];
 
 /// Reads `dir/probe.csv` straight into the analysis' columns (`power_w` and
@@ -339,7 +355,7 @@ fn parse_only(
 }
 
 /// Position of each of [`COLUMNS`] in the file (None: absent or not read).
-type Cols = [Option<usize>; 9];
+type Cols = [Option<usize>; 10];
 
 fn parse_fast(path: &Path, buf: &[u8], cols: &Cols) -> Result<Vec<ProbeSample>> {
     let body_start = buf
@@ -440,6 +456,7 @@ mod tests {
             charge_c: Some(0.0),
             die_temp_c: Some(28.0),
             enclosure_temp_c: None,
+            vbus_min_v: (i % 3 == 0).then_some(4.5 - i as f64 * 1e-4),
         }
     }
 
@@ -511,6 +528,33 @@ mod tests {
             format!("{want:?}")
         );
         assert_eq!(want.len(), 300);
+    }
+
+    #[test]
+    fn the_batch_minimum_lowers_the_series_minimum_and_older_files_read_without_it() {
+        // An older run's probe.csv (no `vbus_min_v`): each point's lowest VBUS is its own.
+        let old = b"time_ns,power_w,enclosure_temp_c,vbus_v\n1,2.0,40,5.01\n2,2.0,40,4.98\n";
+        let samples = parse(Path::new("probe.csv"), old).unwrap();
+        assert!(samples.iter().all(|s| s.vbus_min_v.is_none()));
+        assert_eq!(ProbeSeries::from_samples(&samples).vbus_min_v, [5.01, 4.98]);
+        // A v3 probe's batch minimum below every sample's reading: a sag shorter than a
+        // sample period, kept in the file and in the series' minimum (not in its mean).
+        let d = tempfile::tempdir().unwrap();
+        let mut w = Writer::create(d.path()).unwrap();
+        let mut s: Vec<ProbeSample> = samples
+            .iter()
+            .map(|x| ProbeSample {
+                vbus_min_v: Some(4.52),
+                ..*x
+            })
+            .collect();
+        s[1].vbus_min_v = Some(5.2); // above the reading: the reading is the lowest
+        w.write(&s).unwrap();
+        w.flush().unwrap();
+        let back = read_series(d.path()).unwrap();
+        assert_eq!(back.vbus_min_v, [4.52, 4.98]);
+        assert_eq!(back.vbus_v, [5.01, 4.98]);
+        assert_eq!(read(d.path()).unwrap(), s);
     }
 
     #[test]

@@ -51,7 +51,9 @@ pub const SEGMENT_NS: i64 = 10_000_000_000;
 pub const SEGMENT_SAMPLES: usize = 100_000;
 
 /// The Parquet schema: the `probe.csv` columns plus the probe's own clock. `time_ns` is a
-/// UTC timestamp, so pandas and DuckDB show it as a time.
+/// UTC timestamp, so pandas and DuckDB show it as a time. `vbus_min_v` (the batch's VBUS
+/// minimum, wire v3) came later: a segment without it reads as samples without it, and a
+/// reader that does not know it skips it, so the format version did not change.
 const SCHEMA: &str = "message probe_sample {
     required int64 time_ns (TIMESTAMP(NANOS,true));
     required int64 seq (INTEGER(64,false));
@@ -63,10 +65,11 @@ const SCHEMA: &str = "message probe_sample {
     optional double charge_c;
     optional double die_temp_c;
     optional double enclosure_temp_c;
+    optional double vbus_min_v;
 }";
 
 /// The channel columns, in schema order after the three integer columns.
-const CHANNELS: [&str; 7] = [
+const CHANNELS: [&str; 8] = [
     "vbus_v",
     "current_a",
     "power_w",
@@ -74,6 +77,7 @@ const CHANNELS: [&str; 7] = [
     "charge_c",
     "die_temp_c",
     "enclosure_temp_c",
+    "vbus_min_v",
 ];
 
 fn channel(s: &ProbeSample, k: usize) -> Option<f64> {
@@ -84,7 +88,8 @@ fn channel(s: &ProbeSample, k: usize) -> Option<f64> {
         3 => s.energy_j,
         4 => s.charge_c,
         5 => s.die_temp_c,
-        _ => s.enclosure_temp_c,
+        6 => s.enclosure_temp_c,
+        _ => s.vbus_min_v,
     }
 }
 
@@ -96,7 +101,8 @@ fn channel_mut(s: &mut ProbeSample, k: usize) -> &mut Option<f64> {
         3 => &mut s.energy_j,
         4 => &mut s.charge_c,
         5 => &mut s.die_temp_c,
-        _ => &mut s.enclosure_temp_c,
+        6 => &mut s.enclosure_temp_c,
+        _ => &mut s.vbus_min_v,
     }
 }
 
@@ -431,12 +437,13 @@ mod tests {
                     },
                     die_temp_c: Some(28.0 + (i / 100) as f64 * 7.8125e-3),
                     enclosure_temp_c: some(f64::MAX, 2),
+                    vbus_min_v: (i % 32 == 0).then_some(4.5 + x * 1e-6),
                 }
             })
             .collect()
     }
 
-    fn bits(s: &[ProbeSample]) -> Vec<[u64; 10]> {
+    fn bits(s: &[ProbeSample]) -> Vec<[u64; 11]> {
         let b = |v: Option<f64>| v.map_or(u64::MAX - 1, f64::to_bits);
         s.iter()
             .map(|s| {
@@ -451,6 +458,7 @@ mod tests {
                     b(s.charge_c),
                     b(s.die_temp_c),
                     b(s.enclosure_temp_c),
+                    b(s.vbus_min_v),
                 ]
             })
             .collect()
@@ -479,6 +487,45 @@ mod tests {
             format!("{series:?}"),
             format!("{:?}", ProbeSeries::from_samples(&all))
         );
+    }
+
+    #[test]
+    fn a_segment_written_before_the_batch_minimum_reads_without_it() {
+        // The schema of the segments written before `vbus_min_v`, with one sample.
+        let old = "message probe_sample {
+            required int64 time_ns (TIMESTAMP(NANOS,true));
+            required int64 seq (INTEGER(64,false));
+            required int64 probe_time_us (INTEGER(64,false));
+            optional double vbus_v;
+        }";
+        let mut bytes = Vec::new();
+        let schema = Arc::new(parse_message_type(old).unwrap());
+        let mut w = SerializedFileWriter::new(&mut bytes, schema, Arc::new(props())).unwrap();
+        let mut rg = w.next_row_group().unwrap();
+        let mut k = 0;
+        while let Some(mut col) = rg.next_column().unwrap() {
+            match col.untyped() {
+                ColumnWriter::Int64ColumnWriter(c) => {
+                    c.write_batch(&[[7, 1, 9][k]], None, None).unwrap();
+                }
+                ColumnWriter::DoubleColumnWriter(c) => {
+                    c.write_batch(&[4.98], Some(&[1]), None).unwrap();
+                }
+                _ => unreachable!(),
+            }
+            col.close().unwrap();
+            k += 1;
+        }
+        rg.close().unwrap();
+        w.close().unwrap();
+        let d = tempfile::tempdir().unwrap();
+        let path = segment_path(d.path(), 0);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, bytes).unwrap();
+        let s = read(d.path()).unwrap();
+        assert_eq!((s.len(), s[0].time_ns, s[0].vbus_v), (1, 7, Some(4.98)));
+        assert_eq!(s[0].vbus_min_v, None);
+        assert_eq!(read_series(d.path()).unwrap().vbus_min_v, [4.98]);
     }
 
     #[test]

@@ -33,14 +33,19 @@ pub struct RunData {
     pub conditions: crate::conditions::Conditions,
     /// The temperature gate's waits (from the summary; empty without a gate).
     pub gate_waits: Vec<crate::gate_wait::GateWait>,
-    /// The host port's power budget (the manifest's probe section), when recorded.
+    /// The host port's power budget at the start (the manifest's probe section), when
+    /// recorded.
     pub port_budget: Option<crate::port_budget::PortBudget>,
+    /// The budget in force at each time: `port_budget`, then the changes the probe reported
+    /// on the run's timeline (`probe-link.jsonl`).
+    pub budget_timeline: crate::port_budget::BudgetTimeline,
 }
 
 impl RunData {
     /// Reads `files.csv`, and where present `probe/` (as [`probe_series`]; or an older run's
     /// `probe.csv`), `counters.csv`, `drive_temp.csv`, `drive_log.csv`, `os-log.jsonl`,
-    /// the latency logs and the manifest's probe target, through the records readers (each refusing a newer format).
+    /// the latency logs, the manifest's probe target and port budget, and the budget's
+    /// changes in `probe-link.jsonl`, through the records readers (each refusing a newer format).
     pub fn read(dir: &Path) -> Result<RunData> {
         let files = crate::files::read(dir)?;
         let probe = if crate::probe_store::exists(dir) {
@@ -68,6 +73,13 @@ impl RunData {
         };
         let probe_target = manifest.as_ref().and_then(|m| m.probe_target());
         let port_budget = manifest.as_ref().and_then(|m| m.port_budget());
+        let link = if dir.join(crate::probe_link::FILE_NAME).exists() {
+            crate::probe_link::read(dir)?
+        } else {
+            Vec::new()
+        };
+        let budget_timeline =
+            crate::port_budget::BudgetTimeline::of_run(port_budget.as_ref(), &link);
         // files.csv has no target index (its reader numbers targets as they first appear):
         // the run's own index is the target's place in the manifest, as in `hostd run`.
         let mut files = files;
@@ -106,6 +118,7 @@ impl RunData {
             conditions: manifest.map(|m| m.conditions).unwrap_or_default(),
             gate_waits: crate::gate_wait::read(dir),
             port_budget,
+            budget_timeline,
         };
         run.sort();
         Ok(run)

@@ -66,6 +66,7 @@ fn probe_agg_and_drive_temp_csv_bytes() {
             charge_c: Some(0.0),
             die_temp_c: Some(28.0),
             enclosure_temp_c: None,
+            vbus_min_v: Some(4.5),
         },
         ProbeSample::default(),
     ])
@@ -73,9 +74,9 @@ fn probe_agg_and_drive_temp_csv_bytes() {
     w.flush().unwrap();
     assert_eq!(
         std::fs::read_to_string(d.path().join(probe::FILE_NAME)).unwrap(),
-        "time_ns,seq,vbus_v,current_a,power_w,energy_j,charge_c,die_temp_c,enclosure_temp_c
-1795280425231439833,7,4.99921875,0.30000000000000004,0.79949951171875,,0,28,
-0,0,,,,,,,
+        "time_ns,seq,vbus_v,current_a,power_w,energy_j,charge_c,die_temp_c,enclosure_temp_c,vbus_min_v
+1795280425231439833,7,4.99921875,0.30000000000000004,0.79949951171875,,0,28,,4.5
+0,0,,,,,,,,
 "
     );
 

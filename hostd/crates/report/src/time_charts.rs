@@ -142,8 +142,18 @@ pub(crate) fn charts(
     match &run.probe {
         None => out.push_str(r#"<p class="note" id="no-probe">No probe samples in this run: power and temperature charts omitted.</p>"#),
         Some(p) => {
-            // The port's budget on the power chart, vSafe5V's minimum on the VBUS chart.
-            let budget = run.port_budget.as_ref().and_then(|b| b.budget_w).map(|w| (w, format!("port budget {w:.1} W")));
+            // The port's budget on the power chart (in steps where it changed), vSafe5V's
+            // minimum on the VBUS chart.
+            let stretches: Vec<(f64, f64, f64)> = run
+                .budget_timeline
+                .stretches(lo_ns, hi_ns)
+                .into_iter()
+                .filter_map(|(a, b, w)| Some(((a - t0) as f64 / NS, (b - t0) as f64 / NS, w?)))
+                .collect();
+            let budget = stretches.first().map(|s| {
+                let words: Vec<String> = stretches.iter().map(|s| format!("{:.1}", s.2)).collect();
+                (s.2, format!("port budget {} W", words.join("→")))
+            });
             let vsafe = hostd_records::port_budget::VSAFE5V_MIN_V;
             let has_vbus = p.vbus_v.iter().any(|v| v.is_finite());
             for (id, values, label, color, limit) in [
@@ -158,12 +168,21 @@ pub(crate) fn charts(
                 // break the line into dashes on a short run.
                 let in_range = p.time_ns.iter().filter(|t| (lo_ns..=hi_ns).contains(*t)).count();
                 let buckets = (in_range / 2).clamp(1, PROBE_BUCKETS);
-                let (xs, mean, lo, hi) = bucketed(&p.time_ns, values, lo_ns, hi_ns + 1, buckets);
+                let (xs, mean, mut lo, hi) = bucketed(&p.time_ns, values, lo_ns, hi_ns + 1, buckets);
+                if id == "chart-vbus" && p.vbus_min_v.len() == p.time_ns.len() {
+                    // The band's lower edge: each bucket's lowest VBUS, batch minima included.
+                    lo = bucketed(&p.time_ns, &p.vbus_min_v, lo_ns, hi_ns + 1, buckets).2;
+                }
                 let xs: Vec<f64> = xs.iter().map(|x| x - t0 as f64 / NS).collect();
                 let fin = |v: &Vec<f64>, f: fn(f64, f64) -> f64, init: f64| v.iter().copied().filter(|x| x.is_finite()).fold(init, f);
                 let (mut ymin, mut ymax) = (fin(&lo, f64::min, f64::INFINITY), fin(&hi, f64::max, f64::NEG_INFINITY));
                 if let Some((level, _)) = &limit {
                     (ymin, ymax) = (ymin.min(*level), ymax.max(*level));
+                }
+                if id == "chart-power" {
+                    for (_, _, w) in &stretches {
+                        (ymin, ymax) = (ymin.min(*w), ymax.max(*w));
+                    }
                 }
                 let pad = ((ymax - ymin) * 0.08).max(0.5);
                 let mut c = Chart::new(id, WIDTH, 200.0, xr, (ymin - pad, ymax + pad));
@@ -174,7 +193,13 @@ pub(crate) fn charts(
                 let pts: Vec<(f64, f64)> = xs.iter().copied().zip(mean.iter().copied()).collect();
                 c.line(&pts, color, "series");
                 if let Some((level, words)) = &limit {
-                    c.line(&[(xr.0, *level), (xr.1, *level)], "#000000", "limit");
+                    if id == "chart-power" {
+                        for (a, b, w) in &stretches {
+                            c.line(&[(*a, *w), (*b, *w)], "#000000", "limit");
+                        }
+                    } else {
+                        c.line(&[(xr.0, *level), (xr.1, *level)], "#000000", "limit");
+                    }
                     c.legend(words, "#000000");
                 }
                 if id == "chart-temperature" {

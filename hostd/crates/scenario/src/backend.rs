@@ -107,7 +107,7 @@ pub fn probe_sim_args(target_texts: &[String]) -> anyhow::Result<Option<Vec<Stri
         .find_map(|m| body.strip_suffix(&format!(":{m}")))
         .unwrap_or(body);
     let loc = SimLocation::parse(body)?;
-    let sc = crate::load(&loc.scenario)?;
+    let sc = playable(&loc.scenario)?;
     let mut args = sc.device.probe_sim_args();
     args.extend([
         "--time-scale".to_string(),
@@ -116,6 +116,20 @@ pub fn probe_sim_args(target_texts: &[String]) -> anyhow::Result<Option<Vec<Stri
         sc.seed.to_string(),
     ]);
     Ok(Some(args))
+}
+
+/// Scenario `name` if a `sim:` target can play it: one whose port's advertisement changes
+/// mid-run (a stage's `port_current_a`) is `scenario-gen`'s alone, since the probe simulator
+/// models one port for the whole run.
+fn playable(name: &str) -> anyhow::Result<Scenario> {
+    let sc = crate::load(name)?;
+    anyhow::ensure!(
+        !sc.port_changes(),
+        "sim:{name}: scenario {} changes its port's advertisement mid-run (a stage's \
+         port_current_a): scenario-gen plays it; the probe simulator models one port",
+        sc.name
+    );
+    Ok(sc)
 }
 
 /// State shared by the targets of one scenario in one run.
@@ -165,7 +179,7 @@ impl SimBackend {
     /// Opens `sim:…` for target `spec` (index `index`) of run `run_id`.
     pub fn open(spec: &TargetSpec, index: usize, run_id: &str) -> anyhow::Result<SimBackend> {
         let loc = SimLocation::parse(&spec.location)?;
-        let sc: Scenario = crate::load(&loc.scenario)?;
+        let sc: Scenario = playable(&loc.scenario)?;
         let name = loc
             .target
             .clone()
@@ -601,5 +615,13 @@ mod tests {
             "{s}"
         );
         assert!(probe_sim_args(&["/mnt/x".into()]).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_scenario_whose_port_changes_mid_run_is_refused_as_a_sim_target() {
+        let e = probe_sim_args(&["sim:tb-ssd-port-change*10:write".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("scenario-gen plays it"), "{e}");
     }
 }

@@ -49,6 +49,8 @@ pub fn samples(
             li += 1;
         }
         let load = if t_ns < 0 { 0.0 } else { trace.load[li].load };
+        // The port in force now (a stage may have changed its advertisement).
+        let dev = &dev.with_port_current(trace.port_current_at(t_ns));
         let p_true = dev.delivered_w(load);
         temp += (dev.equilibrium_c(p_true) - temp) * k;
         energy += p_true * dt;

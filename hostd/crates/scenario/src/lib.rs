@@ -11,7 +11,7 @@ pub mod sim;
 pub mod write;
 
 pub use model::{DeviceModel, Scenario, Stage, TargetSpec};
-pub use sim::{simulate, LoadStep, Trace, TruthEvent, BASE_UNIX_NS};
+pub use sim::{simulate, LoadStep, PortStep, Trace, TruthEvent, BASE_UNIX_NS};
 
 /// The built-in scenarios (the files in fixtures/scenarios/, compiled in).
 pub const BUILT_IN: &[(&str, &str)] = &[
@@ -78,6 +78,10 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     (
         "tb-ssd-long-cable",
         include_str!("../../../../fixtures/scenarios/tb-ssd-long-cable.toml"),
+    ),
+    (
+        "tb-ssd-port-change",
+        include_str!("../../../../fixtures/scenarios/tb-ssd-port-change.toml"),
     ),
 ];
 

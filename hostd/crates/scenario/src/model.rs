@@ -120,6 +120,14 @@ impl DeviceModel {
         v
     }
 
+    /// The model with the port advertising `current_a` (unchanged when None).
+    pub fn with_port_current(self, current_a: Option<f64>) -> DeviceModel {
+        DeviceModel {
+            port_current_a: current_a.or(self.port_current_a),
+            ..self
+        }
+    }
+
     /// A port model is given (an advertised current or a cable).
     pub fn has_port(&self) -> bool {
         self.port_current_a.is_some() || self.pd_contract_v.is_some() || self.cable_mohm > 0.0
@@ -262,6 +270,12 @@ pub struct Stage {
     /// ...at this rate, GB/s.
     #[serde(default)]
     pub stall_rate_gbps: f64,
+    /// The current the host port advertises from this stage on, A (the probed target's
+    /// stages): the port's advertisement changed mid-run (another device took its share).
+    /// Played by `scenario-gen` alone (on the run's timeline); the probe simulator models
+    /// one port.
+    #[serde(default)]
+    pub port_current_a: Option<f64>,
 }
 
 /// Plays a target's stages: which stage it is in, and its rate at a point of its bytes and
@@ -440,6 +454,16 @@ impl Scenario {
                     self.name,
                     t.name
                 );
+                anyhow::ensure!(
+                    st.port_current_a.is_none()
+                        || (t.name == self.probe_target
+                            && d.port_current_a.is_some()
+                            && st.port_current_a.is_some_and(|a| a > 0.0 && a <= 5.0)),
+                    "scenario {}: target {} stage {i}: port_current_a changes the probed target's port: \
+                     it needs [device] port_current_a and must be in (0, 5] A",
+                    self.name,
+                    t.name
+                );
                 if let Some(other) = &st.after_target_done {
                     anyhow::ensure!(
                         self.targets.iter().any(|o| &o.name == other && o.name != t.name),
@@ -451,6 +475,23 @@ impl Scenario {
             }
         }
         Ok(())
+    }
+
+    /// The probed device in stage `k` of the probed target: its port advertising what the
+    /// last stage up to `k` that changed it says.
+    pub fn device_in_stage(&self, k: usize) -> DeviceModel {
+        let port = self.probed().stages[..=k.min(self.probed().stages.len() - 1)]
+            .iter()
+            .rev()
+            .find_map(|st| st.port_current_a);
+        self.device.with_port_current(port)
+    }
+
+    /// True when a stage changes the port's advertisement mid-run.
+    pub fn port_changes(&self) -> bool {
+        self.targets
+            .iter()
+            .any(|t| t.stages.iter().any(|st| st.port_current_a.is_some()))
     }
 
     /// The probed target's spec.

@@ -46,6 +46,16 @@ pub struct LoadStep {
     pub load: f64,
 }
 
+/// From `t_ns` on (since run start) the host port advertises `current_a` (a stage's
+/// `port_current_a`).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct PortStep {
+    /// ns since run start.
+    pub t_ns: i64,
+    /// Advertised current, A.
+    pub current_a: f64,
+}
+
 /// Everything a scenario produced.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Trace {
@@ -59,6 +69,8 @@ pub struct Trace {
     pub end_ns: i64,
     /// Per target (name): (ns since run start, cumulative bytes) every 100 ms.
     pub counters: Vec<(String, Vec<(i64, u64)>)>,
+    /// The port's advertisement changes, in time order (empty: the device's port throughout).
+    pub port: Vec<PortStep>,
 }
 
 struct Current {
@@ -155,6 +167,7 @@ pub fn simulate(sc: &Scenario) -> Trace {
     let mut files = Vec::new();
     let mut truth = Vec::new();
     let mut load = vec![LoadStep { t_ns: 0, load: 0.0 }];
+    let mut port: Vec<PortStep> = Vec::new();
     let dt_s = STEP_NS as f64 * 1e-9;
     let mut t: i64 = 0;
     let mut counters: Vec<(String, Vec<(i64, u64)>)> = sc
@@ -176,48 +189,57 @@ pub fn simulate(sc: &Scenario) -> Trace {
             if s.done_ns.is_some() || (t as f64) < spec.start_s * 1e9 {
                 continue;
             }
-            let advance =
-                |s: &mut TargetState, at_ns: i64, truth: &mut Vec<TruthEvent>, temp: f64| {
-                    // The rate the drive gets: the stage's, held by the port's budget on
-                    // the probed target (a drive that asks for more than it is held at it).
-                    let effective = |st: &Stage, hold: Option<f64>| {
-                        st.rate_gbps
-                            * if k == probe_idx {
-                                dev.port_rate_factor(stage_load(st, hold))
-                            } else {
-                                1.0
-                            }
-                    };
-                    let old = &spec.stages[s.stage];
-                    let old_rate = effective(old, s.hold_load);
-                    s.stage += 1;
-                    let new = &spec.stages[s.stage];
-                    s.player.enter(spec, s.stage, s.cum, at_ns as f64 * 1e-9);
-                    if new.hold_temperature {
-                        s.hold_load = Some(dev.load_holding(temp));
-                    }
-                    let new_rate = effective(new, s.hold_load);
-                    if new_rate == old_rate {
-                        // Same level (e.g. stalls begin): no drop or recovery.
-                        return;
-                    }
-                    truth.push(TruthEvent {
-                        target: spec.name.clone(),
-                        phase: spec.phase.clone(),
-                        kind: if new_rate < old_rate {
-                            "drop"
+            let advance = |s: &mut TargetState,
+                           at_ns: i64,
+                           truth: &mut Vec<TruthEvent>,
+                           port: &mut Vec<PortStep>,
+                           temp: f64| {
+                // The rate the drive gets: the stage's, held by the port's budget on
+                // the probed target (a drive that asks for more than it is held at it).
+                let effective = |i: usize, hold: Option<f64>| {
+                    let st = &spec.stages[i];
+                    st.rate_gbps
+                        * if k == probe_idx {
+                            sc.device_in_stage(i).port_rate_factor(stage_load(st, hold))
                         } else {
-                            "recovery"
+                            1.0
                         }
-                        .to_string(),
-                        onset_bytes: s.cum.round() as u64,
-                        onset_ns: at_ns,
-                        cause: new.cause.clone().unwrap_or_else(|| "unknown".to_string()),
-                        total_bytes: s.sizes.iter().sum(),
-                        settle_bytes: new.ramp_gb.map(|r| (s.cum + r * 1e9).round() as u64),
-                        count: None,
-                    });
                 };
+                let old_rate = effective(s.stage, s.hold_load);
+                s.stage += 1;
+                let new = &spec.stages[s.stage];
+                s.player.enter(spec, s.stage, s.cum, at_ns as f64 * 1e-9);
+                if new.hold_temperature {
+                    s.hold_load = Some(dev.load_holding(temp));
+                }
+                if let Some(current_a) = new.port_current_a.filter(|_| k == probe_idx) {
+                    port.push(PortStep {
+                        t_ns: at_ns,
+                        current_a,
+                    });
+                }
+                let new_rate = effective(s.stage, s.hold_load);
+                if new_rate == old_rate {
+                    // Same level (e.g. stalls begin): no drop or recovery.
+                    return;
+                }
+                truth.push(TruthEvent {
+                    target: spec.name.clone(),
+                    phase: spec.phase.clone(),
+                    kind: if new_rate < old_rate {
+                        "drop"
+                    } else {
+                        "recovery"
+                    }
+                    .to_string(),
+                    onset_bytes: s.cum.round() as u64,
+                    onset_ns: at_ns,
+                    cause: new.cause.clone().unwrap_or_else(|| "unknown".to_string()),
+                    total_bytes: s.sizes.iter().sum(),
+                    settle_bytes: new.ramp_gb.map(|r| (s.cum + r * 1e9).round() as u64),
+                    count: None,
+                });
+            };
             // Time-triggered stage ends.
             if let Some(other) = &spec.stages[s.stage].after_target_done {
                 let oi = sc
@@ -229,7 +251,7 @@ pub fn simulate(sc: &Scenario) -> Trace {
                     if s.stage + 1 < spec.stages.len()
                         && t as f64 >= end as f64 + spec.stages[s.stage].lag_s * 1e9
                     {
-                        advance(s, t, &mut truth, temp);
+                        advance(s, t, &mut truth, &mut port, temp);
                     }
                 }
             }
@@ -272,7 +294,9 @@ pub fn simulate(sc: &Scenario) -> Trace {
                     let mut rate = s.player.rate_bps(spec, s.cum, now_s, cur.jitter_u) * 1e-9;
                     if k == probe_idx {
                         // Held at the port's budget: the rate falls in proportion.
-                        rate *= dev.port_rate_factor(stage_load(stage, s.hold_load));
+                        rate *= sc
+                            .device_in_stage(s.stage)
+                            .port_rate_factor(stage_load(stage, s.hold_load));
                     }
                     let to_boundary = match stage.until_gb {
                         Some(g) if s.stage + 1 < spec.stages.len() => (g * 1e9 - s.cum).max(0.0),
@@ -287,7 +311,7 @@ pub fn simulate(sc: &Scenario) -> Trace {
                     }
                     if to_boundary.is_finite() && take >= to_boundary - 0.5 {
                         let at = t + (STEP_NS as f64 - avail) as i64;
-                        advance(s, at, &mut truth, temp);
+                        advance(s, at, &mut truth, &mut port, temp);
                     }
                 } else {
                     let used = cur.overhead_left_ns.min(avail);
@@ -322,7 +346,7 @@ pub fn simulate(sc: &Scenario) -> Trace {
         if load.last().is_some_and(|x| (x.load - l).abs() > 1e-9) {
             load.push(LoadStep { t_ns: t, load: l });
         }
-        let eq = dev.equilibrium_c(dev.delivered_w(l));
+        let eq = dev.equilibrium_c(sc.device_in_stage(ps.stage).delivered_w(l));
         temp += (eq - temp) * (1.0 - (-dt_s / dev.tau_s).exp());
         t += STEP_NS;
     }
@@ -347,10 +371,18 @@ pub fn simulate(sc: &Scenario) -> Trace {
         load,
         end_ns,
         counters,
+        port,
     }
 }
 
 impl Trace {
+    /// The current the port advertises at `t_ns` (since run start) when a stage changed
+    /// it; None: the device's own.
+    pub fn port_current_at(&self, t_ns: i64) -> Option<f64> {
+        let i = self.port.partition_point(|p| p.t_ns <= t_ns);
+        i.checked_sub(1).map(|i| self.port[i].current_a)
+    }
+
     /// The probed device's activity at `t_ns` (since run start).
     pub fn load_at(&self, t_ns: i64) -> f64 {
         let i = self.load.partition_point(|s| s.t_ns <= t_ns);

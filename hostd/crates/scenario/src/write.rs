@@ -78,6 +78,9 @@ pub fn write_run(
         }
         w.flush()?;
     }
+    if probe.is_some() {
+        write_port_timeline(dir, sc, trace)?;
+    }
     let truth: Vec<serde_json::Value> = trace
         .truth
         .iter()
@@ -139,6 +142,7 @@ fn probe_batches(
                 charge_c: round(charge, 4),
                 die_temp_c: round(s.die_temp_c, 3),
                 enclosure_temp_c: round(s.enclosure_temp_c, 3),
+                vbus_min_v: None,
             });
             if batch.len() == batch.capacity() {
                 each(&batch);
@@ -226,6 +230,31 @@ fn manifest(sc: &Scenario, trace: &Trace, start_ns: u64) -> Manifest {
         m.set_section(records::manifest::extra::PROBE, &probe);
     }
     m
+}
+
+/// The port's advertisement changes on the run's timeline (`probe-link.jsonl`, kind
+/// `port`, as `hostd run` records a `PortStatus`), when a stage changed it.
+fn write_port_timeline(dir: &Path, sc: &Scenario, trace: &Trace) -> anyhow::Result<()> {
+    let mut text = String::new();
+    for step in &trace.port {
+        let dev = sc.device.with_port_current(Some(step.current_a));
+        let Some(budget) = port_budget(&dev) else {
+            continue;
+        };
+        let mut r = records::probe_link::LinkRecord::new("port", BASE_UNIX_NS + step.t_ns);
+        r.nested.insert(
+            records::port_budget::MANIFEST_KEY.into(),
+            serde_json::to_value(&budget)?,
+        );
+        text.push_str(&r.to_line());
+        text.push('\n');
+    }
+    if !text.is_empty() {
+        let path = dir.join(records::probe_link::FILE_NAME);
+        std::fs::write(&path, text)
+            .with_context(|| format!("could not write {}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// The budget a probe that reads CC would record for the device's port: the advertised

@@ -194,7 +194,8 @@ fn every_built_in_scenario_is_covered_above() {
             "tb-ssd-4w5-port",
             "tb-ssd-15w-thermal",
             "slc-7w5-port",
-            "tb-ssd-long-cable"
+            "tb-ssd-long-cable",
+            "tb-ssd-port-change"
         ]
     );
 }
@@ -288,17 +289,7 @@ fn a_long_cables_sag_with_a_reset_logged_at_the_dip_is_power_with_the_line() {
     // part's record; a simulated drive has no kernel): power, the line its evidence, and
     // the link rule gives way to the sag.
     for seed in 0..SEEDS {
-        let mut sc = hostd_scenario::load("tb-ssd-long-cable").unwrap();
-        sc.seed += seed;
-        let trace = hostd_scenario::simulate(&sc);
-        let dir = tempfile::tempdir().unwrap();
-        hostd_scenario::write::write_run(
-            dir.path(),
-            &sc,
-            &trace,
-            Some(hostd_scenario::write::ProbeOptions::default()),
-        )
-        .unwrap();
+        let (_, trace, dir) = common::written("tb-ssd-long-cable", seed, Default::default());
         let truth = &trace.truth[0];
         let line = "usb 4-1: reset SuperSpeedPlus Gen 2x1 USB device number 2 using xhci_hcd";
         hostd_records::os_log::write(
@@ -335,5 +326,144 @@ fn a_long_cables_sag_with_a_reset_logged_at_the_dip_is_power_with_the_line() {
             e.evidence.os_log
         );
         assert!(e.evidence.vbus_min_at_onset_v.unwrap() < 4.75);
+    }
+}
+
+#[test]
+fn a_budget_that_falls_mid_run_is_power_at_its_onset_and_the_stretch_before_is_judged_by_the_first()
+{
+    run("tb-ssd-port-change");
+    for seed in 0..SEEDS {
+        let (_, _, a) = common::generated("tb-ssd-port-change", seed);
+        let e = &a.events[0];
+        // At the onset: the budget then in force (7.5 W), reached, and the fall weighed.
+        assert_eq!(e.evidence.port_budget_w, Some(7.5), "seed+{seed}");
+        assert!(e.evidence.power_share_after.unwrap() >= 0.95, "seed+{seed}");
+        assert!(
+            e.evidence
+                .reasons
+                .iter()
+                .any(|r| r.starts_with("✓ power: the port's budget fell from 15.0 W to 7.5 W")),
+            "seed+{seed}: {:#?}",
+            e.evidence.reasons
+        );
+        // The phase runs across the change: each point against its own budget, at most
+        // the new budget's 100 % (against 7.5 W alone the first 25 GB would be 147 %).
+        let port = a.phases[0].port.as_ref().unwrap();
+        assert_eq!((port.budget_from_w, port.budget_w), (Some(15.0), Some(7.5)));
+        let peak = port.peak_share.unwrap();
+        assert!(
+            (0.95..1.05).contains(&peak),
+            "seed+{seed}: peak share {peak}"
+        );
+        // `hostd analyze` prints it under the phase's rates.
+        let text = hostd_analysis::summary::text(&a);
+        assert!(
+            text.contains("tb write: bus power peak ")
+                && text.contains("% of the port's 15.0→7.5 W; VBUS min "),
+            "{text}"
+        );
+        // The stretch before the change, as a phase of its own: against 15 W only.
+        let (_, trace, dir) = common::written("tb-ssd-port-change", seed, Default::default());
+        let run = hostd_records::RunData::read(dir.path()).unwrap();
+        let p = run.probe.as_ref().unwrap();
+        let change = hostd_scenario::BASE_UNIX_NS + trace.port[0].t_ns;
+        let before = hostd_records::port_figures::phase_power(
+            p,
+            (a.phases[0].start_ns, change),
+            &run.budget_timeline,
+        )
+        .unwrap();
+        assert_eq!((before.budget_w, before.budget_from_w), (Some(15.0), None));
+        let share = before.peak_share.unwrap();
+        assert!((0.7..0.8).contains(&share), "seed+{seed}: {share} of 15 W");
+    }
+}
+
+/// `tb-ssd-long-cable` (seed moved by `seed`) written with `probe/` as `hostd run` writes it
+/// and the kernel's line of the bridge's reset 0.2 s before the onset, its samples as a
+/// probe that never caught the sag would give them (every reading at least 4.9 V); with
+/// `batch_min`, each batch of 32 carries its VBUS minimum as wire v3 sends it, the sag
+/// (4.5 V) only in the batch of the reset: shorter than a sample period.
+fn long_cable_sag_between_samples(seed: u64, batch_min: bool) -> tempfile::TempDir {
+    let opts = hostd_scenario::write::ProbeOptions {
+        parquet: true,
+        ..Default::default()
+    };
+    let (_, trace, dir) = common::written("tb-ssd-long-cable", seed, opts);
+    let reset_ns = hostd_scenario::BASE_UNIX_NS + trace.truth[0].onset_ns - 200_000_000;
+    let mut samples = hostd_records::probe_store::read(dir.path()).unwrap();
+    for batch in samples.chunks_mut(32) {
+        let sag =
+            batch.first().unwrap().time_ns <= reset_ns && reset_ns <= batch.last().unwrap().time_ns;
+        let mut lowest = f64::INFINITY;
+        for s in batch.iter_mut() {
+            s.vbus_v = s.vbus_v.map(|v| v.max(4.9));
+            lowest = lowest.min(s.vbus_v.unwrap());
+        }
+        for s in batch.iter_mut() {
+            s.vbus_min_v = batch_min.then_some(if sag { 4.5 } else { lowest });
+        }
+    }
+    let mut w = hostd_records::probe_store::Writer::create(dir.path()).unwrap();
+    w.write(&samples).unwrap();
+    w.finish().unwrap();
+    hostd_records::os_log::write(
+        dir.path(),
+        &[hostd_records::os_log::OsLogRecord {
+            time_ns: reset_ns,
+            kind: hostd_records::os_log::OsLogKind::LinkReset,
+            target: Some(trace.truth[0].target.clone()),
+            device: Some("4-1".into()),
+            source: "kernel".into(),
+            line: "usb 4-1: reset SuperSpeedPlus Gen 2x1 USB device number 2 using xhci_hcd".into(),
+        }],
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn a_sag_only_the_batch_minimum_saw_is_recorded_shown_per_phase_and_weighed_by_power() {
+    for seed in 0..3 {
+        let dir = long_cable_sag_between_samples(seed, true);
+        let (_, a) = hostd_analysis::analyze_run_dir(dir.path(), &Default::default()).unwrap();
+        let port = a.phases[0].port.as_ref().unwrap();
+        assert_eq!(
+            port.vbus_min_v,
+            Some(4.5),
+            "seed+{seed}: the phase's VBUS minimum"
+        );
+        assert!(
+            port.vbus_p1_v.unwrap() >= 4.9,
+            "seed+{seed}: no sample read the sag"
+        );
+        assert_eq!(a.events.len(), 1, "seed+{seed}: {:?}", a.events);
+        let e = &a.events[0];
+        assert_eq!(
+            e.cause,
+            Cause::Power,
+            "seed+{seed}: {:#?}",
+            e.evidence.reasons
+        );
+        assert_eq!(e.evidence.vbus_min_at_onset_v, Some(4.5));
+        assert!(
+            !e.evidence.os_log.is_empty(),
+            "seed+{seed}: the reset at the dip"
+        );
+        // A v2 probe (no batch minimum) on the same drive: the sag is not seen, and the
+        // logged reset is the link's, as before wire v3.
+        let dir = long_cable_sag_between_samples(seed, false);
+        let (_, a) = hostd_analysis::analyze_run_dir(dir.path(), &Default::default()).unwrap();
+        let port = a.phases[0].port.as_ref().unwrap();
+        assert!(port.vbus_min_v.unwrap() >= 4.9, "seed+{seed}");
+        let e = &a.events[0];
+        assert_eq!(
+            e.evidence.scores.get(Cause::Power),
+            0.0,
+            "seed+{seed}: {:#?}",
+            e.evidence.reasons
+        );
+        assert_ne!(e.cause, Cause::Power);
     }
 }

@@ -51,9 +51,16 @@ pub struct Context<'a> {
     /// What the operating system logged about the storage path (`os-log.jsonl`), in time
     /// order, when its log was read.
     pub os_log: Option<&'a [hostd_records::os_log::OsLogRecord]>,
-    /// The host port's power budget, W (the probe's CC reading or `--port-budget`), when
-    /// known.
-    pub port_budget_w: Option<f64>,
+    /// The host port's power budget over the run (the probe's CC reading and its changes,
+    /// or `--port-budget`), when recorded.
+    pub port_budget: Option<&'a hostd_records::port_budget::BudgetTimeline>,
+}
+
+impl Context<'_> {
+    /// The port's budget in force at host time `t_ns`, W, when known.
+    pub fn budget_at(&self, t_ns: i64) -> Option<f64> {
+        self.port_budget?.at(t_ns)
+    }
 }
 
 /// What every cause's rules read besides the evidence: the change, its series, the run, and
@@ -273,7 +280,7 @@ mod tests {
             drive_temp: None,
             drive_log: None,
             os_log: None,
-            port_budget_w: None,
+            port_budget: None,
         }
     }
     use hostd_records::FileRecord;
@@ -447,7 +454,7 @@ mod tests {
             drive_temp: None,
             drive_log: None,
             os_log: None,
-            port_budget_w: None,
+            port_budget: None,
         };
         let without = attribute(&s, &c, &ctx, None, &[]);
         assert_ne!(

@@ -5,7 +5,9 @@
 //! cannot reach [`super::MIN_SCORE`]. See docs/methodology.md, "Power".
 //!
 //! The budget is the probe's CC reading or the user's `--port-budget` (the manifest's
-//! `power_budget`); the sag is read from each point's lowest VBUS (`vbus_min_v`).
+//! `power_budget`), the one in force at the onset when the port's advertisement changed
+//! during the run (the timeline); the sag is read from each point's lowest VBUS
+//! (`vbus_min_v`: a sample's reading or its batch's minimum, or a bin's minimum).
 
 use super::link::{evidence_line, lines_in, DROP_AFTER_S, DROP_BEFORE_S};
 use super::{CauseRule, Checks, Facts, NS};
@@ -36,6 +38,9 @@ const W_CLIPPED: f64 = 0.2;
 const W_SAG: f64 = 0.4;
 const W_RESET_AT_DIP: f64 = 0.4;
 const W_ALONE: f64 = 0.1;
+/// The port's budget fell around the onset (its advertisement changed) and the drive is
+/// at the new one.
+const W_BUDGET_FELL: f64 = 0.3;
 /// Taken off when bus power is well below the budget and VBUS did not sag.
 const W_WELL_BELOW: f64 = 0.5;
 /// What the port's rules take off the SLC cache's and the link's scores when they explain
@@ -58,7 +63,8 @@ impl CauseRule for Power {
             r.cannot("a recovery: the port's budget explains only a drop".into());
             return;
         }
-        let budget = facts.ctx.port_budget_w;
+        let (before_at, after_at) = budget_times(facts);
+        let budget = facts.ctx.budget_at(after_at);
         ev.port_budget_w = budget;
         let sag = onset_vbus_min(p, facts);
         ev.vbus_min_at_onset_v = sag;
@@ -76,7 +82,10 @@ impl CauseRule for Power {
             reset_at_dip(p, facts, ev, r);
         }
         match budget {
-            Some(b) => budget_rules(p, facts, b, sagged, ev, r),
+            Some(b) => {
+                let before = facts.ctx.budget_at(before_at).unwrap_or(b);
+                budget_rules(p, facts, (before, b), sagged, ev, r)
+            }
             None if !sagged => r.cannot(
                 "no port budget known (the probe senses no CC, no --port-budget) and VBUS did not sag: no power evidence".into(),
             ),
@@ -88,11 +97,20 @@ impl CauseRule for Power {
     }
 }
 
-/// Bus power against the budget before and after the onset, and a clipped top.
+/// Where the budget before and after the onset is read: 1 s either side of the onset
+/// interval (where bus power is compared with it).
+fn budget_times(facts: &Facts) -> (i64, i64) {
+    let (a, b) = facts.change.onset.ns_range;
+    let w = (ONSET_VBUS_S * NS) as i64;
+    (a - w, b + w)
+}
+
+/// Bus power against the budget before and after the onset (each against the budget then
+/// in force), a fall of the budget itself, and a clipped top.
 fn budget_rules(
     p: &ProbeSeries,
     facts: &Facts,
-    budget: f64,
+    (budget_before, budget): (f64, f64),
     sagged: bool,
     ev: &mut Evidence,
     r: &mut Checks,
@@ -100,7 +118,7 @@ fn budget_rules(
     let (Some(pb), Some(pa)) = (ev.power_before_w, ev.power_after_w) else {
         return;
     };
-    let (share_b, share_a) = (pb / budget, pa / budget);
+    let (share_b, share_a) = (pb / budget_before, pa / budget);
     ev.power_share_after = Some(share_a);
     if !sagged && share_a < WELL_BELOW {
         r.against(
@@ -121,14 +139,36 @@ fn budget_rules(
             AT_BUDGET * 100.0
         ),
     );
-    r.check(
-        W_BEFORE,
-        share_b >= AT_BUDGET - 0.05,
-        format!(
-            "bus power {pb:.2} W before the onset, {:.0} % of the budget",
-            share_b * 100.0
-        ),
-    );
+    if budget < budget_before {
+        // The port's advertisement fell: the drive was under another budget before.
+        let (from, _) = budget_times(facts);
+        let at = facts
+            .ctx
+            .port_budget
+            .and_then(|t| {
+                t.changes_in(from, budget_times(facts).1)
+                    .last()
+                    .map(|c| c.0)
+            })
+            .unwrap_or(facts.change.onset.ns);
+        r.check(
+            W_BUDGET_FELL,
+            share_a >= AT_BUDGET,
+            format!(
+                "the port's budget fell from {budget_before:.1} W to {budget:.1} W {:+.1} s from the onset, and bus power is at the new one",
+                (at - facts.change.onset.ns) as f64 / NS
+            ),
+        );
+    } else {
+        r.check(
+            W_BEFORE,
+            share_b >= AT_BUDGET - 0.05,
+            format!(
+                "bus power {pb:.2} W before the onset, {:.0} % of the budget",
+                share_b * 100.0
+            ),
+        );
+    }
     let after = (facts.change.onset.ns_range.1, facts.slow.1);
     if let Some((median, p99)) = median_p99(&p.power_w, p, after) {
         let clipped = p99 <= median * (1.0 + FLAT_TOP) && p99 >= AT_BUDGET * budget;
@@ -227,7 +267,7 @@ fn median_p99(values: &[f64], p: &ProbeSeries, (a, b): (i64, i64)) -> Option<(f6
 /// Whether the port's budget explains a flat bus power: power after the onset at the
 /// budget (the SLC cache's "bus power held" then says nothing of the cache).
 pub(super) fn held_at_budget(facts: &Facts, ev: &Evidence) -> Option<String> {
-    let b = facts.ctx.port_budget_w?;
+    let b = facts.ctx.budget_at(budget_times(facts).1)?;
     let pa = ev.power_after_w?;
     (pa >= AT_BUDGET * b).then(|| {
         format!(
@@ -252,6 +292,8 @@ mod tests {
     use hostd_records::cause::Cause;
     use hostd_records::events::Event;
     use hostd_records::os_log::OsLogRecord;
+    use hostd_records::port_budget::{BudgetSource, BudgetTimeline, PortBudget};
+    use hostd_records::probe_link::LinkRecord;
     use hostd_records::ProbeSeries;
 
     /// `p` with bus power `before` W up to `onset` and `after` W from it (±1 % ripple), and
@@ -278,9 +320,19 @@ mod tests {
         budget_w: Option<f64>,
         log: Option<&[OsLogRecord]>,
     ) -> Event {
+        judged_over((s, c), p, &BudgetTimeline::constant(budget_w), log)
+    }
+
+    /// [`judged`] with the budget changing over the run.
+    fn judged_over(
+        (s, c): (&Series, &Change),
+        p: &ProbeSeries,
+        budget: &BudgetTimeline,
+        log: Option<&[OsLogRecord]>,
+    ) -> Event {
         let all = vec![s.clone()];
         let ctx = Context {
-            port_budget_w: budget_w,
+            port_budget: Some(budget),
             os_log: log,
             ..ctx(&all, Some(p))
         };
@@ -374,5 +426,44 @@ mod tests {
         );
         let e = judged((&s, &c), &steady, Some(15.0), Some(&log));
         assert_eq!(e.cause, Cause::Link, "{:#?}", e.evidence.reasons);
+    }
+
+    #[test]
+    fn a_budget_that_falls_at_the_onset_is_judged_there_and_the_first_one_before() {
+        // A 15 W port (3.0 A) whose advertisement falls to 1.5 A (7.5 W) 0.1 s before the
+        // onset: 8.2 W before (55 % of 15 W), held at 7.5 W after while the rate falls.
+        let (s, c) = drop_series("x", 0);
+        let p = shaped(
+            probe(-1_000_000_000, 80.0, 0.0, |_| 25.0),
+            c.onset.ns,
+            (8.2, 7.5),
+            |_| 5.0,
+        );
+        let start = PortBudget {
+            budget_w: Some(15.0),
+            source: BudgetSource::Cc,
+            ..PortBudget::unknown()
+        };
+        let mut fell = LinkRecord::new("port", c.onset.ns - 100_000_000);
+        fell.nested.insert(
+            "power_budget".into(),
+            serde_json::to_value(PortBudget {
+                budget_w: Some(7.5),
+                ..start.clone()
+            })
+            .unwrap(),
+        );
+        let timeline = BudgetTimeline::of_run(Some(&start), &[fell]);
+        let e = judged_over((&s, &c), &p, &timeline, None);
+        assert_eq!(e.cause, Cause::Power, "{:#?}", e.evidence.reasons);
+        assert_eq!(e.evidence.port_budget_w, Some(7.5));
+        assert!((e.evidence.power_share_after.unwrap() - 1.0).abs() < 0.02);
+        assert!(e.evidence.reasons.iter().any(|r| r.starts_with(
+            "✓ power: the port's budget fell from 15.0 W to 7.5 W -0.1 s from the onset"
+        )));
+        // Judged against the first budget all along, the same drop is far below it.
+        let e = judged((&s, &c), &p, Some(15.0), None);
+        assert_ne!(e.cause, Cause::Power, "{:#?}", e.evidence.reasons);
+        assert_eq!(e.evidence.scores.get(Cause::Power), 0.0);
     }
 }

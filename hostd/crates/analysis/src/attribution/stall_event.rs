@@ -144,7 +144,7 @@ mod tests {
             drive_temp: None,
             drive_log: None,
             os_log: log,
-            port_budget_w: None,
+            port_budget: None,
         }
     }
 

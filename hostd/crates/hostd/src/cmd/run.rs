@@ -679,8 +679,9 @@ fn run_data(
         conditions: conditions.clone(),
         // The temperature gate's part adds its waits (Stage::Enrich).
         gate_waits: Vec::new(),
-        // The probe part adds the port's budget (Stage::Enrich).
+        // The probe part adds the port's budget and its timeline (Stage::Enrich).
         port_budget: None,
+        budget_timeline: Default::default(),
     };
     run.sort();
     run

@@ -321,6 +321,7 @@ fn overlap_stats_probe_health_and_link_events() {
     let mut probed = ev.clone();
     probed.phases[0].port = Some(hostd_records::port_budget::PhasePower {
         budget_w: Some(4.5),
+        budget_from_w: None,
         peak_w: 4.5,
         mean_w: 4.2,
         peak_share: Some(1.0),
@@ -397,6 +398,7 @@ fn live_probe_points_equal_imported_ones() {
             charge_c: Some(2.5),
             die_temp_c: Some(31.062_5),
             enclosure_temp_c: None,
+            vbus_min_v: Some(4.52),
         },
         ProbeSample {
             time_ns: 1_700_000_000_001_000_123,
@@ -409,6 +411,7 @@ fn live_probe_points_equal_imported_ones() {
             charge_c: None,
             die_temp_c: None,
             enclosure_temp_c: Some(28.5),
+            vbus_min_v: None,
         },
     ];
     let st = |v: f64| Stat {
@@ -452,6 +455,8 @@ fn live_probe_points_equal_imported_ones() {
         .map(|s| sample_point(&tags(), s).to_line().unwrap())
         .collect();
     assert_eq!(imported(&CSV_SPECS[2]), live);
+    // The batch's VBUS minimum (wire v3) is a field of its own; absent from older probes.
+    assert!(live[0].contains(",vbus_min_v=4.52 "), "{}", live[0]);
     assert!(
         live[1].contains("seq=42i,vbus_v=5,enclosure_temp_c=28.5 "),
         "{}",

@@ -19,12 +19,17 @@ use std::time::{Duration, Instant};
 
 pub const CURRENT_LSB_A: f32 = 10.0 / 524_288.0;
 pub const POWER_W: f64 = 5.0;
+/// Every sample's raw VBUS (5.0 V).
+pub const VBUS_RAW: i32 = 25_600;
+/// A sagging batch's raw VBUS minimum (4.5 V), see [`PeerProbe::sag_every`].
+pub const SAG_RAW: i32 = 23_040;
 
 pub struct PeerProbe {
     pub link: PathBuf,
     stop: Arc<AtomicBool>,
     unplug_ms: Arc<AtomicU64>,
     freeze_ms: Arc<AtomicU64>,
+    sag_every: Arc<AtomicU64>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -35,21 +40,31 @@ impl PeerProbe {
         let stop = Arc::new(AtomicBool::new(false));
         let unplug_ms = Arc::new(AtomicU64::new(0));
         let freeze_ms = Arc::new(AtomicU64::new(0));
+        let sag_every = Arc::new(AtomicU64::new(0));
         let (master, slave) = open_pair(&link);
-        let (s, u, f, l) = (
-            stop.clone(),
-            unplug_ms.clone(),
-            freeze_ms.clone(),
-            link.clone(),
-        );
-        let thread = std::thread::spawn(move || run(master, slave, l, drift_ppm, s, u, f));
+        let knobs = Knobs {
+            stop: stop.clone(),
+            unplug: unplug_ms.clone(),
+            freeze: freeze_ms.clone(),
+            sag_every: sag_every.clone(),
+        };
+        let l = link.clone();
+        let thread = std::thread::spawn(move || run(master, slave, l, drift_ppm, knobs));
         Self {
             link,
             stop,
             unplug_ms,
             freeze_ms,
+            sag_every,
             thread: Some(thread),
         }
+    }
+
+    /// Speaks wire v3 from the next `GetInfo` on (call it before the link starts): every
+    /// batch carries its VBUS minimum, and every `n`-th batch's minimum is [`SAG_RAW`]
+    /// (4.5 V) while each of its samples reads 5.0 V, a sag shorter than a sample period.
+    pub fn sag_every(&self, n: u64) {
+        self.sag_every.store(n, Ordering::SeqCst);
     }
 
     /// Closes the pty for `ms` milliseconds, then reappears behind the link.
@@ -94,6 +109,8 @@ struct State {
     energy_counts: f64,
     dropped: u64,
     taken: u64,
+    /// Wire v3 with a sag every this many batches (0: wire v1, no batch minimum).
+    sag_every: u64,
 }
 
 impl State {
@@ -102,15 +119,21 @@ impl State {
     }
 }
 
-fn run(
-    mut master: TTYPort,
-    mut slave: TTYPort,
-    link: PathBuf,
-    drift: f64,
+/// What the test tells the peer's thread.
+struct Knobs {
     stop: Arc<AtomicBool>,
     unplug: Arc<AtomicU64>,
     freeze: Arc<AtomicU64>,
-) {
+    sag_every: Arc<AtomicU64>,
+}
+
+fn run(mut master: TTYPort, mut slave: TTYPort, link: PathBuf, drift: f64, knobs: Knobs) {
+    let Knobs {
+        stop,
+        unplug,
+        freeze,
+        sag_every,
+    } = knobs;
     let mut st = State {
         epoch: Instant::now(),
         drift,
@@ -122,6 +145,7 @@ fn run(
         energy_counts: 0.0,
         dropped: 0,
         taken: 0,
+        sag_every: 0,
     };
     let mut decoder = FrameDecoder::default();
     let mut buf = [0u8; 4096];
@@ -152,7 +176,14 @@ fn run(
             let rx = st.now_us();
             let reply = match cmd.cmd {
                 Some(pb::host_to_probe::Cmd::GetInfo(_)) => Msg::Info(pb::DeviceInfo {
-                    protocol_version: 1,
+                    protocol_version: {
+                        st.sag_every = sag_every.load(Ordering::SeqCst);
+                        if st.sag_every > 0 {
+                            3
+                        } else {
+                            1
+                        }
+                    },
                     firmware_version: "peer-1".into(),
                     probe_id: "peer".into(),
                     shunt_micro_ohm: 5000,
@@ -229,7 +260,7 @@ fn emit_due(st: &mut State, master: &mut TTYPort) {
             let t0 = ((first + i) as f64 * period_us) as u64;
             let t1 = ((first + i + 1) as f64 * period_us) as u64;
             batch.dt_us.push(if i == 0 { 0 } else { (t1 - t0) as u32 });
-            batch.vbus.push(25_600);
+            batch.vbus.push(VBUS_RAW);
             batch.current.push(52_429);
             batch.power.push(power_raw);
             batch.die_temp.push(3_200);
@@ -241,6 +272,10 @@ fn emit_due(st: &mut State, master: &mut TTYPort) {
                     charge: 0,
                 });
             }
+        }
+        if st.sag_every > 0 {
+            let sags = (first / 32).is_multiple_of(st.sag_every);
+            batch.vbus_min = Some(if sags { SAG_RAW } else { VBUS_RAW });
         }
         st.next_seq += 32;
         st.taken += 32;
