@@ -448,7 +448,11 @@ impl ProbeStream {
     fn sample_at(&self, cal: Calibration, seq: u64, probe_time_us: u64) -> ProbeSample {
         let a = &self.accumulated;
         ProbeSample {
-            time_ns: self.aligner.to_host_ns(probe_time_us).unwrap_or_default(),
+            // Fitted against the host's real timeline; recorded on the run's.
+            time_ns: self
+                .aligner
+                .to_host_ns(probe_time_us)
+                .map_or(0, hostd_records::clock::record_ns_at),
             seq,
             probe_time_us,
             vbus_v: None,

@@ -585,7 +585,8 @@ impl TargetRun<'_> {
         backend.idle_started();
         // Idle is idle on every backend (the probe simulator's load follows this).
         self.activity(0.0);
-        let until = Instant::now() + duration;
+        // `duration` is record time (the modelled drive's, for one played faster).
+        let until = Instant::now() + hostd_records::clock::real_duration(duration);
         while Instant::now() < until && !self.shared.stopping() {
             std::thread::sleep((until - Instant::now()).min(Duration::from_millis(20)));
         }
@@ -652,7 +653,6 @@ impl TargetRun<'_> {
         }
         self.enter_phase(step, measured, current);
         let t0 = unix_ns();
-        let clock = Instant::now();
         observer(&RunEvent::FileStart {
             target_index: i,
             phase: step.phase.clone(),
@@ -662,7 +662,7 @@ impl TargetRun<'_> {
         });
         let counted_before = prog.bytes.load(Ordering::Relaxed);
         let result = backend.run_step(step, ctx);
-        let t1 = t0 + clock.elapsed().as_nanos() as u64;
+        let t1 = unix_ns().max(t0);
         let latency = match &result {
             Ok(out) if !out.outcome.latency.is_empty() => Some(out.outcome.latency.clone()),
             _ => None,
@@ -823,9 +823,10 @@ fn sampler(
     intervals: &Mutex<Vec<IntervalRecord>>,
     samples: &Mutex<Vec<Vec<(u64, u64)>>>,
 ) {
-    let tick = Duration::from_millis(100);
+    // 100 ms and the interval are record time (a drive played N× faster is sampled every
+    // 100 ms of its own time); the record clock is monotonic (`hostd_records::clock`).
+    let tick = hostd_records::clock::real_duration(Duration::from_millis(100));
     let n = progress.len();
-    let start = Instant::now();
     let start_ns = unix_ns();
     let mut last_bytes = vec![0u64; n];
     let mut last_ns = start_ns;
@@ -847,13 +848,13 @@ fn sampler(
     loop {
         let done = finished.load(Ordering::Relaxed);
         std::thread::sleep(tick);
-        let now_ns = start_ns + start.elapsed().as_nanos() as u64;
+        let now_ns = unix_ns();
         let bytes: Vec<u64> = progress
             .iter()
             .map(|p| p.bytes.load(Ordering::Relaxed))
             .collect();
         record(now_ns, &bytes);
-        let boundary = start.elapsed() >= cfg.interval * k as u32;
+        let boundary = now_ns - start_ns >= (cfg.interval * k as u32).as_nanos() as u64;
         if boundary || done {
             for i in 0..n {
                 let b = bytes[i] - last_bytes[i];

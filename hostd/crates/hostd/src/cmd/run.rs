@@ -245,6 +245,11 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             profile.kind
         );
     }
+    // Simulated drives played N× faster: the run's records play N× faster too (one clock,
+    // the modelled drive's), from before the targets open. Refused when it cannot be one.
+    if let Some(factor) = hostd_scenario::backend::playback_factor(&target_args)? {
+        hostd_records::clock::play_faster(factor).map_err(anyhow::Error::msg)?;
+    }
     let seed = match &resume {
         Some(r) => r.seed,
         None => args.seed.unwrap_or_else(random_seed),
@@ -425,6 +430,11 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
                 "steps_skipped_as_done": resume.as_ref().map_or(0, |r| r.done.len()),
             }),
         );
+    }
+    if let Some(p) = hostd_records::clock::playback() {
+        manifest
+            .extra
+            .insert("playback".into(), serde_json::to_value(p)?);
     }
     if !fault.is_empty() {
         manifest.extra.insert(
