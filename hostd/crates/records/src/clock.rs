@@ -160,7 +160,11 @@ mod tests {
             origin_ns: 1_000,
             factor: 5.0,
         };
-        assert_eq!(p.record_ns(900), 900, "before the playback the timelines agree");
+        assert_eq!(
+            p.record_ns(900),
+            900,
+            "before the playback the timelines agree"
+        );
         assert_eq!(p.record_ns(1_000 + 2_000), 1_000 + 10_000);
         assert_eq!(p.real_ns(p.record_ns(123_456)), 123_456);
     }

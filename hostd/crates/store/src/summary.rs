@@ -7,9 +7,9 @@
 
 use hostd_records::events::PhaseStats;
 use hostd_records::units::{human_bytes, ByteSize, DurationText};
-use std::time::Duration;
 use hostd_records::{RunOutcome, TargetInfo};
 use std::fmt::Write as _;
+use std::time::Duration;
 
 /// Per-file rates above this (MB/s) cannot come from any external SSD link
 /// today (USB4 v2 / TB5 top out near 10 GB/s); such files are flagged.
@@ -50,10 +50,7 @@ impl SummaryExt for Summary {
         // One note per time scale, naming the targets played at it.
         let mut scales: Vec<(String, Vec<&str>)> = Vec::new();
         for t in &simulated {
-            let scale = t
-                .engine_note
-                .clone()
-                .unwrap_or_else(|| REAL_TIME.into());
+            let scale = t.engine_note.clone().unwrap_or_else(|| REAL_TIME.into());
             match scales.iter_mut().find(|(s, _)| *s == scale) {
                 Some((_, labels)) => labels.push(&t.label),
                 None => scales.push((scale, vec![&t.label])),
@@ -63,7 +60,8 @@ impl SummaryExt for Summary {
         let took = hostd_records::clock::playback()
             .filter(|_| out.end_ns > out.start_ns)
             .map(|p| {
-                let secs = |ns: i64| DurationText(Duration::from_secs((ns as f64 / 1e9).round() as u64));
+                let secs =
+                    |ns: i64| DurationText(Duration::from_secs((ns as f64 / 1e9).round() as u64));
                 let (start, end) = (out.start_ns as i64, out.end_ns as i64);
                 format!(
                     ": its {} took {}",
@@ -75,7 +73,11 @@ impl SummaryExt for Summary {
         let notes: Vec<String> = scales
             .iter()
             .map(|(scale, labels)| {
-                let took = if scale == REAL_TIME { "" } else { took.as_str() };
+                let took = if scale == REAL_TIME {
+                    ""
+                } else {
+                    took.as_str()
+                };
                 format!("{}: simulated, {scale}{took}", labels.join(", "))
             })
             .collect();
