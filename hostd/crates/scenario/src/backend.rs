@@ -653,4 +653,20 @@ mod tests {
         );
         assert!(probe_sim_args(&["/mnt/x".into()]).unwrap().is_none());
     }
+
+    #[test]
+    fn a_run_plays_at_one_factor_and_never_beside_a_real_target() {
+        let f = |targets: &[&str]| {
+            playback_factor(&targets.iter().map(|t| t.to_string()).collect::<Vec<_>>())
+        };
+        assert_eq!(
+            f(&["sim:x5-thermal*5:write", "sim:steady*5:write"]).unwrap(),
+            Some(5.0)
+        );
+        assert_eq!(f(&["/mnt/x:write", "sim:steady:write"]).unwrap(), None);
+        let mixed = f(&["sim:x5-thermal*5", "sim:steady*20"]).unwrap_err();
+        assert!(mixed.to_string().contains("one factor"), "{mixed}");
+        let real = f(&["sim:x5-thermal*5:write", "/mnt/x:write"]).unwrap_err();
+        assert!(real.to_string().contains("real time"), "{real}");
+    }
 }
