@@ -17,6 +17,20 @@ fn run(targets: &[String], root: &Path) -> (PathBuf, serde_json::Value) {
     run_with(targets, root, "sustained-100GB", 7)
 }
 
+/// Runs `hostd run` on `targets` into `out` with `profile`, `seed` and the probe simulator;
+/// what it printed (it must succeed).
+fn run_probed(targets: &[String], out: &Path, profile: &str, seed: u64) -> String {
+    let res = hostd_run(profile, targets, out)
+        .args(["--probe", "sim", "--seed", &seed.to_string()])
+        .env("THROTTLESCOPE_PROBE_SIM", sim_path())
+        .output()
+        .expect("hostd runs");
+    let log = common::text(&res);
+    assert!(res.status.success(), "hostd run failed:\n{log}");
+    println!("{log}");
+    log
+}
+
 /// Runs hostd with `profile` (name or file) and `seed`.
 fn run_with(
     targets: &[String],
@@ -25,14 +39,7 @@ fn run_with(
     seed: u64,
 ) -> (PathBuf, serde_json::Value) {
     let out = root.join("run");
-    let res = hostd_run(profile, targets, &out)
-        .args(["--probe", "sim", "--seed", &seed.to_string()])
-        .env("THROTTLESCOPE_PROBE_SIM", sim_path())
-        .output()
-        .expect("hostd runs");
-    let log = common::text(&res);
-    assert!(res.status.success(), "hostd run failed:\n{log}");
-    println!("{log}");
+    run_probed(targets, &out, profile, seed);
     let events =
         std::fs::read_to_string(out.join("events.json")).expect("hostd run wrote events.json");
     assert!(
@@ -533,13 +540,7 @@ fn a_probe_without_cc_sensing_says_budget_unknown_once() {
     let root = tempfile::tempdir().unwrap();
     let target = format!("sim:steady*{SCALE}:write");
     let out = root.path().join("run");
-    let res = common::hostd_run("sustained-100GB", [&target], &out)
-        .args(["--probe", "sim", "--seed", "1"])
-        .env("THROTTLESCOPE_PROBE_SIM", sim_path())
-        .output()
-        .expect("hostd runs");
-    let log = common::text(&res);
-    assert!(res.status.success(), "{log}");
+    let log = run_probed(&[target], &out, "sustained-100GB", 1);
     // Once in the run's log and once among the summary's warnings, however many samples.
     assert_eq!(log.matches("budget unknown").count(), 2, "{log}");
     let summary = common::read_json(&out.join("summary.json"));
@@ -570,14 +571,7 @@ fn the_demos_simulated_drive_reports_its_own_rates_and_times() {
     let target = format!("sim:x5-gradual*{FACTOR}");
     let root = tempfile::tempdir().unwrap();
     let out = root.path().join("run");
-    let res = hostd_run("sustained-100GB", [format!("{target}:write")], &out)
-        .args(["--probe", "sim", "--seed", "1"])
-        .env("THROTTLESCOPE_PROBE_SIM", sim_path())
-        .output()
-        .expect("hostd runs");
-    let log = common::text(&res);
-    assert!(res.status.success(), "{log}");
-    println!("{log}");
+    let log = run_probed(&[format!("{target}:write")], &out, "sustained-100GB", 1);
 
     let events = common::read_json(&out.join("events.json"));
     let found = events_of(&events, &target);
