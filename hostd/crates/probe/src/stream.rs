@@ -110,7 +110,8 @@ pub struct StreamStats {
     /// Latest clock fit.
     pub alignment: Option<AlignmentEstimate>,
     /// Largest alignment uncertainty of the clock fits samples were mapped with (ns of the
-    /// record clock, `hostd_records::clock`).
+    /// host's own clock: the link's quality; on the record clock of a run played N× faster
+    /// a sample's time is N× as uncertain).
     pub alignment_uncertainty_max_ns: Option<f64>,
     /// OR of the DIAG_ALRT flags the probe sent with its batches (bit 0 set:
     /// MEMSTAT error; 9 MATHOF, 10 CHARGEOF, 11 ENERGYOF, …).
@@ -357,11 +358,8 @@ impl ProbeStream {
     fn emit_batch(&mut self, batch: &pb::SampleBatch, out: &mut impl FnMut(StreamItem)) {
         let Some(cal) = self.calibration else { return };
         if let Some(est) = self.aligner.estimate() {
-            // The samples' times are on the record clock: a run played N× faster has N×
-            // the host's uncertainty there.
-            let factor = hostd_records::clock::playback().map_or(1.0, |p| p.factor);
             let max = self.uncertainty_max_ns.unwrap_or(0.0);
-            self.uncertainty_max_ns = Some(max.max(est.uncertainty_ns * factor));
+            self.uncertainty_max_ns = Some(max.max(est.uncertainty_ns));
         }
         if packed::is_v2(batch) {
             self.emit_v2(batch, cal, out);
