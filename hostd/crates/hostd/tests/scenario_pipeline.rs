@@ -619,6 +619,8 @@ fn the_demos_simulated_drive_reports_its_own_rates_and_times() {
         .collect();
     assert_eq!(notes.len(), 1, "{:?}", summary["notes"]);
     assert_eq!(log.matches(&stated).count(), 1, "{log}");
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert_eq!(report.matches(&stated).count(), 1, "report.html");
     let manifest = common::read_json(&out.join("manifest.json"));
     assert_eq!(manifest["extra"]["playback"]["factor"], FACTOR);
 }

@@ -36,4 +36,4 @@ pub use component::InfluxComponent;
 pub use line::{FieldValue, LineError, Point};
 pub use live::{LiveSlot, LiveWriter, ProbeStream};
 pub use token::Token;
-pub use writer::{playback_of, Report, Stats, Writer, WriterConfig};
+pub use writer::{Report, Stats, Writer, WriterConfig};

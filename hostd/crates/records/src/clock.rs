@@ -61,7 +61,28 @@ pub struct Playback {
     pub factor: f64,
 }
 
+/// The key of [`Playback`] in the manifest's `extra`.
+pub const MANIFEST_KEY: &str = "playback";
+
 impl Playback {
+    /// The note a target played `factor`× faster carries, stated once per run.
+    pub fn note(factor: f64) -> String {
+        format!("played {factor}× faster than real time; times and rates are the modelled drive's")
+    }
+
+    /// What the run's record time from `start_ns` to `end_ns` took on the host, e.g.
+    /// `its 3m 6s took 37s` (whole seconds).
+    pub fn took(&self, start_ns: i64, end_ns: i64) -> String {
+        let secs = |ns: i64| {
+            crate::units::DurationText(Duration::from_secs((ns.max(0) as f64 / 1e9).round() as u64))
+        };
+        format!(
+            "its {} took {}",
+            secs(end_ns - start_ns),
+            secs(self.real_ns(end_ns) - self.real_ns(start_ns))
+        )
+    }
+
     /// The record time of host time `real_ns`.
     pub fn record_ns(&self, real_ns: i64) -> i64 {
         if real_ns <= self.origin_ns {

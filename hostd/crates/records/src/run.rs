@@ -35,6 +35,9 @@ pub struct RunData {
     pub gate_waits: Vec<crate::gate_wait::GateWait>,
     /// The host port's power budget (the manifest's probe section), when recorded.
     pub port_budget: Option<crate::port_budget::PortBudget>,
+    /// The run's simulated targets played faster, its records on the modelled drive's clock
+    /// (the manifest's `playback`).
+    pub playback: Option<crate::clock::Playback>,
 }
 
 impl RunData {
@@ -68,6 +71,7 @@ impl RunData {
         };
         let probe_target = manifest.as_ref().and_then(|m| m.probe_target());
         let port_budget = manifest.as_ref().and_then(|m| m.port_budget());
+        let playback = manifest.as_ref().and_then(|m| m.playback());
         // files.csv has no target index (its reader numbers targets as they first appear):
         // the run's own index is the target's place in the manifest, as in `hostd run`.
         let mut files = files;
@@ -106,6 +110,7 @@ impl RunData {
             conditions: manifest.map(|m| m.conditions).unwrap_or_default(),
             gate_waits: crate::gate_wait::read(dir),
             port_budget,
+            playback,
         };
         run.sort();
         Ok(run)

@@ -119,12 +119,6 @@ pub fn playback_factor(target_texts: &[String]) -> anyhow::Result<Option<f64>> {
     Ok(Some(f))
 }
 
-/// The target's engine note for a `sim:` target played `factor`× faster: its records are
-/// the modelled drive's (the run's summary states the factor once, with the host time).
-pub fn playback_note(factor: f64) -> String {
-    format!("played {factor}× faster than real time; times and rates are the modelled drive's")
-}
-
 /// A `sim:` target text without its trailing `:write`, `:read` or `:rw`.
 fn strip_mode(body: &str) -> &str {
     ["write", "read", "rw"]
@@ -465,7 +459,9 @@ impl TargetBackend for SimBackend {
             )),
             capacity_bytes: Some(4_000_000_000_000),
             free_bytes: Some(4_000_000_000_000),
-            engine_note: (self.loc.scale != 1.0).then(|| playback_note(self.loc.scale)),
+            // The run's summary states it once, with the host time the run took.
+            engine_note: (self.loc.scale != 1.0)
+                .then(|| hostd_records::clock::Playback::note(self.loc.scale)),
             ..TargetInfo::simulated(
                 &self.spec.label,
                 self.spec.mode.as_str(),

@@ -6,10 +6,9 @@
 //! hands to [`SummaryExt::set_figures`]), shown here in MB/s.
 
 use hostd_records::events::PhaseStats;
-use hostd_records::units::{human_bytes, ByteSize, DurationText};
+use hostd_records::units::{human_bytes, ByteSize};
 use hostd_records::{RunOutcome, TargetInfo};
 use std::fmt::Write as _;
-use std::time::Duration;
 
 /// Per-file rates above this (MB/s) cannot come from any external SSD link
 /// today (USB4 v2 / TB5 top out near 10 GB/s); such files are flagged.
@@ -59,16 +58,7 @@ impl SummaryExt for Summary {
         // A run played faster states, once, what its modelled time took on the host.
         let took = hostd_records::clock::playback()
             .filter(|_| out.end_ns > out.start_ns)
-            .map(|p| {
-                let secs =
-                    |ns: i64| DurationText(Duration::from_secs((ns as f64 / 1e9).round() as u64));
-                let (start, end) = (out.start_ns as i64, out.end_ns as i64);
-                format!(
-                    ": its {} took {}",
-                    secs(end - start),
-                    secs(p.real_ns(end) - p.real_ns(start))
-                )
-            })
+            .map(|p| format!(": {}", p.took(out.start_ns as i64, out.end_ns as i64)))
             .unwrap_or_default();
         let notes: Vec<String> = scales
             .iter()

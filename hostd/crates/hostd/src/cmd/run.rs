@@ -432,9 +432,10 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         );
     }
     if let Some(p) = hostd_records::clock::playback() {
-        manifest
-            .extra
-            .insert("playback".into(), serde_json::to_value(p)?);
+        manifest.extra.insert(
+            hostd_records::clock::MANIFEST_KEY.into(),
+            serde_json::to_value(p)?,
+        );
     }
     if !fault.is_empty() {
         manifest.extra.insert(
@@ -691,6 +692,7 @@ fn run_data(
         gate_waits: Vec::new(),
         // The probe part adds the port's budget (Stage::Enrich).
         port_budget: None,
+        playback: hostd_records::clock::playback(),
     };
     run.sort();
     run

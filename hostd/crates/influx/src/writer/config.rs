@@ -42,13 +42,8 @@ pub struct WriterConfig {
     /// The run's records played faster (simulated drives, `hostd_records::clock`): every
     /// point's timestamp goes to InfluxDB on the host's timeline, when it happened, so no
     /// point lies in the future or in the time of another run; its fields stay the
-    /// modelled drive's ([`playback_of`]).
+    /// modelled drive's (`Manifest::playback`).
     pub playback: Option<Playback>,
-}
-
-/// The playback a run's manifest records (`extra.playback`), if its records played faster.
-pub fn playback_of(manifest: &hostd_records::Manifest) -> Option<Playback> {
-    serde_json::from_value(manifest.extra.get("playback")?.clone()).ok()
 }
 
 /// Default [`WriterConfig::queue_bytes`].

@@ -25,7 +25,7 @@ mod queue;
 mod report;
 mod worker;
 
-pub use config::{playback_of, WriterConfig, DEFAULT_QUEUE_BYTES};
+pub use config::{WriterConfig, DEFAULT_QUEUE_BYTES};
 pub use report::{Bounds, Report, Stats};
 
 use crate::client::WriteClient;
