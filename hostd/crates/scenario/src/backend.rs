@@ -568,7 +568,18 @@ impl TargetBackend for SimBackend {
                 .collect();
             (start_s + d + self.target.overhead_ms * 1e-3, points)
         };
-        // Count bytes as they move, so the 100 ms byte counters see stalls inside a file.
+        // Count bytes as they move, so the 100 ms byte counters see stalls inside a file;
+        // the plan lets them count on time when this thread wakes late.
+        let before = ctx.progress.load(Ordering::Relaxed);
+        ctx.schedule(
+            points
+                .iter()
+                .map(|p| {
+                    let done = (p.done.round() as u64).min(bytes);
+                    (Self::record_ns(origin, p.t), before + done)
+                })
+                .collect(),
+        );
         let mut interrupted = false;
         let mut counted = 0u64;
         for p in points {
@@ -585,6 +596,7 @@ impl TargetBackend for SimBackend {
             }
         }
         interrupted |= !Self::sleep_until(Self::record_ns(origin, end_s), ctx);
+        ctx.schedule(Vec::new());
         if !interrupted && counted < bytes {
             ctx.progress.fetch_add(bytes - counted, Ordering::Relaxed);
         }

@@ -41,9 +41,24 @@ pub struct TargetProgress {
     pub ended: OnceLock<Instant>,
     /// I/O latencies not yet assigned to an interval.
     pub latency: IntervalLatency,
+    /// A backend's plan of [`TargetProgress::bytes`] at record times of the step under way
+    /// (see [`StepContext::schedule`]).
+    pub scheduled: Mutex<Vec<(u64, u64)>>,
 }
 
 impl TargetProgress {
+    /// The bytes done by record time `now_ns`: [`TargetProgress::bytes`], or the backend's
+    /// plan for then when it is ahead (its thread has not woken to count them yet).
+    pub fn bytes_at(&self, now_ns: u64) -> u64 {
+        let counted = self.bytes.load(Ordering::Relaxed);
+        let plan = self.scheduled.lock().unwrap_or_else(|p| p.into_inner());
+        let due = match plan.partition_point(|&(t, _)| t <= now_ns) {
+            0 => 0,
+            i => plan[i - 1].1,
+        };
+        counted.max(due)
+    }
+
     /// Enters `phase`: the live view and the sampler see it.
     pub fn enter_phase(&self, phase: &str) {
         let _ = self.started.set(Instant::now());
@@ -424,6 +439,7 @@ impl TargetRun<'_> {
         let ctx = StepContext {
             target_index: i,
             progress: &self.prog.bytes,
+            scheduled: &self.prog.scheduled,
             interval_latency: &self.prog.latency,
             stop: &shared.stop_all,
             observer,
@@ -829,6 +845,8 @@ fn sampler(
     let n = progress.len();
     let start_ns = unix_ns();
     let mut last_bytes = vec![0u64; n];
+    // Each target's count as sampled: never less than at the sample before.
+    let mut floor = vec![0u64; n];
     let mut last_ns = start_ns;
     let mut last_phase = vec![String::new(); n];
     let mut k: u64 = 1;
@@ -851,7 +869,11 @@ fn sampler(
         let now_ns = unix_ns();
         let bytes: Vec<u64> = progress
             .iter()
-            .map(|p| p.bytes.load(Ordering::Relaxed))
+            .zip(&mut floor)
+            .map(|(p, floor)| {
+                *floor = (*floor).max(p.bytes_at(now_ns));
+                *floor
+            })
             .collect();
         record(now_ns, &bytes);
         let boundary = now_ns - start_ns >= (cfg.interval * k as u32).as_nanos() as u64;
