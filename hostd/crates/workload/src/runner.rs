@@ -970,3 +970,25 @@ pub fn check_space(
     }
     Ok(lines)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_late_backend_is_counted_on_its_plan() {
+        let p = TargetProgress::default();
+        p.bytes.store(100, Ordering::Relaxed);
+        *p.scheduled.lock().unwrap() = vec![(1_000, 100), (2_000, 300), (3_000, 600)];
+        assert_eq!(p.bytes_at(500), 100, "before the plan: what was counted");
+        assert_eq!(
+            p.bytes_at(2_500),
+            300,
+            "the plan's count when the thread is late"
+        );
+        p.bytes.store(700, Ordering::Relaxed);
+        assert_eq!(p.bytes_at(2_500), 700, "what was counted when it is ahead");
+        p.scheduled.lock().unwrap().clear();
+        assert_eq!(p.bytes_at(9_000), 700);
+    }
+}
