@@ -150,7 +150,7 @@ pub fn relative_noise(rates: &[f64]) -> f64 {
 /// Spans before the first span of the new segment searched for the onset.
 const ONSET_SPAN_BEFORE: usize = 3;
 /// Spans from the first span of the new segment on searched for the onset.
-const ONSET_SPAN_AFTER: usize = 1;
+const ONSET_SPAN_AFTER: usize = 3;
 
 /// Grid points per span when searching for the onset inside the candidate spans.
 const ONSET_GRID: usize = 400;

@@ -77,7 +77,7 @@ const KNOWN_FAILING_TODAY: &[&str] = &[
 ];
 
 /// Cells of the whole matrix; the floor below applies to it only.
-const CELLS_IN_FULL_MATRIX: usize = 22;
+const CELLS_IN_FULL_MATRIX: usize = 23;
 /// Not strict: the fewest cells that must pass.
 const MIN_CELLS_PASSED: usize = 14;
 /// Not strict: the fewest changes that must be found (of 24).
@@ -136,13 +136,24 @@ struct Cell {
     /// [`BASE`] at `at` (a drive waking from a low-power state): a `warm_up` event, never a
     /// throttle.
     warm_up: bool,
+    /// A gradual drop instead of a step: the rate falls linearly (in [`RAMP_STEPS`] steps)
+    /// from `at` to this share of the bytes; found when the truth (where it begins) lies
+    /// inside the event's onset interval, or its onset is within [`TOLERANCE`].
+    ramp_to: Option<f64>,
 }
+
+/// Limit steps of a ramp cell.
+const RAMP_STEPS: usize = 12;
 
 impl Cell {
     fn name(&self) -> String {
         let mut n = self.mix.label.to_string();
         match self.drop {
             None => n.push_str(" steady"),
+            Some(f) if self.ramp_to.is_some() => {
+                let to = self.ramp_to.unwrap_or(self.at);
+                let _ = write!(n, " ramp {f}x@{:.0}-{:.0}%", self.at * 100.0, to * 100.0);
+            }
             Some(f) if self.warm_up => {
                 let _ = write!(n, " warm-up {f}x@{:.0}%", self.at * 100.0);
             }
@@ -176,20 +187,46 @@ impl Cell {
         match (self.drop, self.warm_up) {
             (None, _) => (BASE, Vec::new()),
             (Some(f), true) => (slow(f), vec![BASE]),
+            (Some(f), false) if self.ramp_to.is_some() => {
+                let low = BASE as f64 / f;
+                let mut l: Vec<u64> = (1..=RAMP_STEPS)
+                    .map(|i| (BASE as f64 - (BASE as f64 - low) * i as f64 / RAMP_STEPS as f64) as u64)
+                    .collect();
+                l.extend(self.recover.map(|_| BASE));
+                (BASE, l)
+            }
             (Some(f), false) => (BASE, [slow(f), BASE][..self.kinds().len()].to_vec()),
         }
+    }
+
+    /// For each change of [`Cell::kinds`], the limit changes (indices of [`Cell::marks`])
+    /// it begins and ends with (the same for a step).
+    fn change_steps(&self) -> Vec<(usize, usize)> {
+        let ramp = self.ramp_to.map_or(0, |_| RAMP_STEPS - 1);
+        (0..self.kinds().len())
+            .map(|k| match k {
+                0 => (0, ramp),
+                _ => (ramp + k, ramp + k),
+            })
+            .collect()
     }
 
     fn total(&self) -> u64 {
         self.total_mb * MB
     }
 
-    /// The byte marks of the changes: the drop, then the recovery.
+    /// The byte marks of the limit changes: the drop (each step of a ramp), then the
+    /// recovery.
     fn marks(&self) -> Vec<u64> {
         let t = self.total() as f64;
-        self.drop
-            .map(|_| self.at)
-            .into_iter()
+        let drop: Vec<f64> = match (self.drop, self.ramp_to) {
+            (None, _) => Vec::new(),
+            (Some(_), None) => vec![self.at],
+            (Some(_), Some(to)) => (0..RAMP_STEPS)
+                .map(|i| self.at + (to - self.at) * i as f64 / (RAMP_STEPS - 1) as f64)
+                .collect(),
+        };
+        drop.into_iter()
             .chain(self.recover)
             .map(|f| (f * t) as u64)
             .collect()
@@ -257,6 +294,7 @@ fn cells() -> Vec<Cell> {
         at,
         recover,
         warm_up: false,
+        ramp_to: None,
     };
     vec![
         // Steady: no event, with and without burst files.
@@ -276,18 +314,25 @@ fn cells() -> Vec<Cell> {
         c(SMALL, 2000, 0, Some(3.0), 0.5, None),
         c(SMALL, 2000, 3, Some(3.0), 0.5, None),
         c(SMALL, 2000, 0, Some(1.3), 0.35, Some(0.7)),
-        c(SMALL, 4000, 2, Some(4.0), 0.03, Some(0.1)),
+        // 3 % of 9 GB: about a second before the change (issue 33: "a change with about a
+        // second, or a few hundred MB, on each side is found, at 3 % of the bytes").
+        c(SMALL, 9000, 2, Some(4.0), 0.03, Some(0.1)),
         c(SMALL, 2000, 3, Some(2.0), 0.9, None),
         // 8–12 MB (the real-device tests).
         c(NARROW, 1500, 0, Some(2.0), 0.5, Some(0.75)),
         c(NARROW, 1500, 3, Some(4.0), 0.1, Some(0.2)),
         c(NARROW, 1500, 0, Some(1.3), 0.6, None),
-        c(NARROW, 3000, 2, Some(1.5), 0.03, Some(0.15)),
+        c(NARROW, 9000, 2, Some(1.5), 0.03, Some(0.15)),
         c(NARROW, 1500, 3, Some(3.0), 0.9, None),
         // A warm-up: 3.2× slower for the first 8 % of the bytes (issue 33's 250 → 800 MB/s).
         Cell {
             warm_up: true,
             ..c(SMALL, 3000, 0, Some(3.2), 0.08, None)
+        },
+        // A gradual ramp: 250 → 125 MB/s from 40 % to 60 % of the bytes (about 3 s).
+        Cell {
+            ramp_to: Some(0.6),
+            ..c(SMALL, 3000, 0, Some(2.0), 0.4, None)
         },
     ]
 }
@@ -490,8 +535,9 @@ fn run_cell(rig: &mut Rig, index: usize, cell: &Cell) -> Scored {
 }
 
 /// Scores a run of `cell` that a previous matrix kept in `dir` (`cellNN` and
-/// `cellNN.kernel.json`), as this build's `hostd analyze` reads it now.
-fn replay_cell(dir: &Path, index: usize, cell: &Cell) -> Scored {
+/// `cellNN.kernel.json`), as this build's `hostd analyze` reads it now; None when the run
+/// was recorded for an older cell of that number (other file sizes).
+fn replay_cell(dir: &Path, index: usize, cell: &Cell) -> Option<Scored> {
     let t0 = Instant::now();
     let name = format!("cell{index:02}");
     // THROTTLESCOPE_HOSTD: another build's hostd (e.g. a branch's), as in `just test-dashboards`.
@@ -508,7 +554,19 @@ fn replay_cell(dir: &Path, index: usize, cell: &Cell) -> Scored {
         String::from_utf8_lossy(&out.stderr)
     );
     let analysis = serde_json::from_slice(&out.stdout).expect("hostd analyze --json");
-    assess(&Outcome::load(dir, &name, analysis), cell, t0)
+    let o = Outcome::load(dir, &name, analysis);
+    let (seed, _) = cell.seed_and_bursts();
+    let written: Vec<u64> = o.files.iter().map(|f| f.bytes).collect();
+    if written != cell.sizes(seed) {
+        let _ = writeln!(
+            std::io::stderr(),
+            "matrix {}: {name} in {} was recorded with other file sizes (an older cell)",
+            cell.name(),
+            dir.display()
+        );
+        return None;
+    }
+    Some(assess(&o, cell, t0))
 }
 
 /// Scores one run of `cell` (its target: the one of `files.csv`).
@@ -584,19 +642,26 @@ fn limit_times(o: &Outcome) -> Vec<i64> {
     t
 }
 
-/// The device's relative rate change at host ns `t` by the kernel's count: its rate over
-/// up to `window_s` after `t` against the same before, each side cut at the nearest of
-/// `times` (other than `t`); None when a side is shorter than `min_s`.
-fn kernel_change(o: &Outcome, t: i64, times: &[i64], window_s: f64, min_s: f64) -> Option<f64> {
+/// The device's relative rate change from host ns `from` to `to` (the same instant for a
+/// step) by the kernel's count: its rate over up to `window_s` after `to` against the same
+/// before `from`, each side cut at the nearest of `times` outside `from..=to`; None when a
+/// side is shorter than `min_s`.
+fn kernel_change(
+    o: &Outcome,
+    (from, to): (i64, i64),
+    times: &[i64],
+    window_s: f64,
+    min_s: f64,
+) -> Option<f64> {
     let w = (window_s * 1e9) as i64;
-    let i = times.partition_point(|&x| x < t);
-    let j = times.partition_point(|&x| x <= t);
-    let lo = i.checked_sub(1).map_or(t - w, |k| times[k].max(t - w));
-    let hi = times.get(j).map_or(t + w, |&x| x.min(t + w));
-    if ((t - lo).min(hi - t) as f64) < min_s * 1e9 {
+    let i = times.partition_point(|&x| x < from);
+    let j = times.partition_point(|&x| x <= to);
+    let lo = i.checked_sub(1).map_or(from - w, |k| times[k].max(from - w));
+    let hi = times.get(j).map_or(to + w, |&x| x.min(to + w));
+    if ((from - lo).min(hi - to) as f64) < min_s * 1e9 {
         return None;
     }
-    let (before, after) = (o.kernel_rate(0, lo, t)?, o.kernel_rate(0, t, hi)?);
+    let (before, after) = (o.kernel_rate(0, lo, from)?, o.kernel_rate(0, to, hi)?);
     Some((after - before) / before.max(after).max(1.0))
 }
 
@@ -612,7 +677,7 @@ fn kernel_shows(o: &Outcome, e: &Value, times: &[i64]) -> bool {
         _ => return false,
     };
     e["onset_ns"].as_i64().is_some_and(|at| {
-        kernel_change(o, at, times, EVENT_WINDOW_S, EVENT_MIN_SIDE_S)
+        kernel_change(o, (at, at), times, EVENT_WINDOW_S, EVENT_MIN_SIDE_S)
             .is_some_and(|r| sign * r >= KERNEL_MIN_CHANGE)
     })
 }
@@ -633,17 +698,22 @@ fn score(o: &Outcome, target: &Path, cell: &Cell) -> Scored {
     let real_stalls = before - events.len();
     let mut changes = Vec::new();
     let mut kernel = Vec::new();
-    for (step, kind) in kinds.iter().enumerate().take(o.applied.len()) {
+    for (kind, (step, last)) in kinds.iter().zip(cell.change_steps()) {
+        if last >= o.applied.len() {
+            break;
+        }
         let (truth, _) = o.truth(step, target);
+        let ramp = last > step;
         let nearest = events
             .iter()
             .enumerate()
             .filter(|(_, e)| e["kind"] == *kind)
             .map(|(i, e)| {
-                (
-                    i,
-                    (e["onset_bytes"].as_f64().unwrap_or(f64::NAN) - truth) / total,
-                )
+                let err = (e["onset_bytes"].as_f64().unwrap_or(f64::NAN) - truth) / total;
+                // A ramp's truth inside the event's onset interval is found too.
+                let (lo, hi) = (e["onset_bytes_low"].as_f64(), e["onset_bytes_high"].as_f64());
+                let inside = ramp && lo.zip(hi).is_some_and(|(l, h)| l <= truth && truth <= h);
+                (i, if inside { 0.0 } else { err })
             })
             .min_by(|a, b| a.1.abs().total_cmp(&b.1.abs()));
         if let Some((i, err)) = nearest {
@@ -651,7 +721,8 @@ fn score(o: &Outcome, target: &Path, cell: &Cell) -> Scored {
                 events.remove(i);
             }
         }
-        let k = kernel_change(o, o.applied[step].t_ns, &times, KERNEL_WINDOW_S, 0.0);
+        let span = (o.applied[step].t_ns, o.applied[last].t_ns);
+        let k = kernel_change(o, span, &times, KERNEL_WINDOW_S, 0.0);
         let sign = if *kind == "drop" { -1.0 } else { 1.0 };
         let shown = k.is_some_and(|r| sign * r >= KERNEL_MIN_CHANGE);
         kernel.push(k);
@@ -729,7 +800,10 @@ fn real_device_matrix() {
             continue;
         }
         let scored = match (&replay, rig.as_mut()) {
-            (Some(dir), _) => replay_cell(dir, i, cell),
+            (Some(dir), _) => match replay_cell(dir, i, cell) {
+                Some(s) => s,
+                None => continue,
+            },
             (None, Some(rig)) => run_cell(rig, i, cell),
             (None, None) => unreachable!("a rig or a replay"),
         };
