@@ -266,16 +266,8 @@ pub struct Found {
 pub fn changes(obs: &Observations, settings: &Settings) -> Result<Found, TooLittle> {
     let rates = Rates::of(obs, settings)?;
     let mut removed = Vec::new();
-    let segs = changepoint::segments(&rates.rates, settings);
-    if std::env::var_os("M5DEBUG").is_some() {
-        eprintln!("{:?} n={} segs={:?}", obs.view, rates.rates.len(), segs.iter().map(|s| (s.start, (s.mean / 1e6) as i64)).collect::<Vec<_>>());
-    }
-    let (bounds, accepted) = rates.prune(segs, &mut removed);
-    if std::env::var_os("M5DEBUG").is_some() {
-        for r in &removed {
-            eprintln!("  removed {:.3} GB: {}", r.bytes as f64 / 1e9, r.rule);
-        }
-    }
+    let (bounds, accepted) =
+        rates.prune(changepoint::segments(&rates.rates, settings), &mut removed);
     let mut changes = Vec::new();
     for w in bounds.windows(3) {
         let c = rates.change(w[0], w[1], w[2], accepted[&w[1]]);
@@ -629,9 +621,6 @@ impl<'a> Rates<'a> {
                 relative_noise(&rates[fit.s..c]),
             );
             let o = locate_onset(obs, fit.s, r1, r2, noise);
-            if std::env::var_os("M5DEBUG").is_some() {
-                eprintln!("  {:?} a={a} s={} c={c} s_bytes={:.3} onset={:.3} r1={:.0} r2={:.0} noise={:?}", obs.view, fit.s, spans[fit.s].bytes_before as f64/1e9, o.bytes as f64/1e9, r1/1e6, r2/1e6, noise);
-            }
             (o, o.bytes, o.ns)
         };
         // The span the change happened in moved at both rates.
