@@ -522,12 +522,19 @@ impl<'a> Rates<'a> {
             // 999 permutations resolve from k = 3 on: a candidate at that floor is tested
             // again with enough of them.
             let need = significance::ALPHA / (2.0 * k as f64);
-            if self.obs.view == View::OverTime && 2.0 * whole >= significance::ALPHA && best >= need {
+            if self.obs.view == View::OverTime && 2.0 * whole >= significance::ALPHA && best >= need
+            {
                 let draws = (8.0 * k as f64 / significance::ALPHA) as u32;
                 for (q, t) in each.iter_mut().enumerate() {
                     if significance::at_floor(t) && t.permutations < draws {
                         let b = q + 1;
-                        *t = self.test_at(tests, bounds[b - 1], bounds[b + 1], &[bounds[b]], Some(draws));
+                        *t = self.test_at(
+                            tests,
+                            bounds[b - 1],
+                            bounds[b + 1],
+                            &[bounds[b]],
+                            Some(draws),
+                        );
                     }
                 }
             }

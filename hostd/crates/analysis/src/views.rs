@@ -84,8 +84,8 @@ pub fn changes(
                 // files of very different sizes and bimodal rates can leave the per-file
                 // onset loose where the throughput over time holds it to a few intervals.
                 let width = |c: &Change| c.onset.bytes_range.1 - c.onset.bytes_range.0;
-                let over_time = (f.gradual && !t.gradual)
-                    || (f.gradual == t.gradual && width(t) < width(f));
+                let over_time =
+                    (f.gradual && !t.gradual) || (f.gradual == t.gradual && width(t) < width(f));
                 Detected {
                     change: if over_time { t } else { f }.clone(),
                     found_by: FoundBy {

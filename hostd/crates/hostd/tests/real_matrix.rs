@@ -15,23 +15,31 @@
 //! buffer does with a short file while the drive itself is throttled. Everything the test
 //! knows about the truth comes from the cgroup's own byte counters, read every 1 ms.
 //!
-//! Scoring, per cell: each change (the drop, the recovery) is found when an event of its
-//! kind has its onset within 2 % of the run's bytes of the kernel's mark (the mark
-//! mapped to the target's bytes, `Outcome::truth`); every other event is false, except a
-//! `stall` the kernel's counters show too (the machine stalled the device). Steady cells:
-//! no event. The table has one row per cell: what was found, each onset's error in % of
-//! the bytes, the false events.
+//! Scoring, per cell, by the kernel's counters: each scheduled change (the drop, the
+//! recovery) is asked for when the kernel's count shows it (its rate over 1 s after the
+//! limit change differs from the second before by at least the analysis' practical minimum,
+//! 15 %, in the change's direction: a machine already starving the device below the new
+//! limit shows less), and it is found when an event of its kind has its onset within 2 % of
+//! the run's bytes of the kernel's mark (the mark mapped to the target's bytes,
+//! `Outcome::truth`; for a ramp also when the truth lies inside the event's onset interval).
+//! Every other event is false unless the kernel's count shows it: a `stall` with ≥ 0.4 s
+//! without a byte, or a change of its direction of at least 15 % from its onset (0.25–0.5 s
+//! on each side, never across a limit change or another event, so a scheduled change cannot
+//! confirm an event placed beside it): the VM starved the device. Steady cells: no false
+//! event. The table has one row per cell: the kernel's rate per stretch and change at each
+//! mark, what was found, each onset's error in % of the bytes, the false events and those
+//! the kernel confirms.
 //!
-//! [`KNOWN_FAILING_TODAY`] lists the cells that today's detection still fails (issue 33: the
-//! two views found 15 of the 24 changes of the recorded "before" runs, against 1 before
-//! them); they are measured and printed but do not fail the test, and a listed cell that
-//! passes is reported. It shrinks as the detection improves; remove it when it is empty.
-//! Not strict (as CI runs it), the whole matrix must pass at least `MIN_CELLS_PASSED` cells and
-//! find `MIN_CHANGES_FOUND` changes (a floor, see there). `THROTTLESCOPE_MATRIX_STRICT=1` asserts every cell; `THROTTLESCOPE_MATRIX_CELLS=a,b` runs the
-//! cells whose names contain `a` or `b`. `just test-matrix` prints the table;
-//! `THROTTLESCOPE_MATRIX_REPLAY=DIR` (`just test-matrix-replay DIR`) scores the runs a previous
-//! matrix kept in DIR with this build's `hostd analyze` (or `THROTTLESCOPE_HOSTD`'s), without
-//! devices.
+//! As CI runs it (not strict, the whole matrix), every cell must pass except those in
+//! [`EDGE_UNDER_LOAD`] (each failed in at least one recorded run on this shared VM, see
+//! there), and the whole matrix must still pass at least `MIN_CELLS_PASSED` cells and find
+//! `MIN_CHANGES_FOUND` changes (a floor for the edge cells). `THROTTLESCOPE_MATRIX_STRICT=1`
+//! (`just test-matrix`) asserts every cell; `THROTTLESCOPE_MATRIX_CELLS=a,b` runs the cells
+//! whose names contain `a` or `b`. `THROTTLESCOPE_MATRIX_REPLAY=DIR` (`just
+//! test-matrix-replay DIR`) scores the runs a previous matrix kept in DIR
+//! (`THROTTLESCOPE_REALDEV_KEEP=1`) with this build's `hostd analyze` (or
+//! `THROTTLESCOPE_HOSTD`'s), without devices; a cell recorded with other file sizes (an older
+//! definition) is skipped.
 //!
 //! Needs root, loop devices, the blkio/io controller and /dev/shm (CI has them;
 //! `THROTTLESCOPE_REQUIRE_REAL_DEVICE=1` turns a skip into a failure).
@@ -64,23 +72,43 @@ const TOLERANCE: f64 = 0.02;
 /// Burst files keep at least this share of the bytes away from every mark.
 const BURST_MARGIN: f64 = 0.03;
 
-/// Cells that today's detection still fails (replayed on the recorded runs of d28178a's
-/// matrix after issue 33's two views landed; before them 16 cells failed); printed, not
-/// asserted. Remove a cell once it passes, and the list when it is empty.
-const KNOWN_FAILING_TODAY: &[&str] = &[
-    "2M-2G 1.3x@90%",
+/// Cells that failed in at least one of the four recorded runs this detection was measured
+/// on (replayed: "before" at load 8–17, A and B at 2–6, a live run at load 10–13; at 2–6
+/// every cell not listed here passed in both runs): not asserted one by one as CI runs the
+/// matrix, only through the floor. Why, with the figures of those runs:
+/// - The VM starves the loop device at the start of a run under load (the kernel's own count:
+///   80–140 MB/s for 0.3–0.5 s, then 330–480 MB/s as blk-throttle lets the budget through):
+///   a change within the first second ("4x@5%", "1.5x@3%", "4x@10%": 150 MB, 5 intervals
+///   before it, one short of the throughput over time's side) or a stretch before it that is
+///   itself a change ("8-12M 2x@50%": a false recovery at 24 %) is lost in it.
+/// - Under load 10–13 the device ran 135–245 MB/s against its 250 MB/s limit in stretches
+///   ("2M-2G 2x@50%": 135 → 115 MB/s), so drops of 1.3–2× are a third to a half of what they
+///   are at rest; the other live failures at that load ("2-64M 3x@50%", "2x@90%",
+///   "8-12M 1.3x@60%", the ramp, whose steps the kernel counted as 239, 244, 226, 209, 138,
+///   227 … MB/s) found no event or one 13 % off.
+/// - blk-throttle's 100 ms lumps next to a mark (run B): the kernel's own 100 ms rates were at
+///   the new level 0.3 s before it (178–188 MB/s before the 1.5× mark: a ramp onset 2.18 %
+///   early), or a 78 MB/s dip and its catch-up at 229 MB/s came 0.2 s before a recovery
+///   (onset 2.22 % early).
+const EDGE_UNDER_LOAD: &[&str] = &[
+    "2M-2G 2x@50%",
+    "2M-2G 4x@5% back@15%",
     "2M-2G 1.5x@20% back@60% +2 bursts",
+    "2-64M 3x@50%",
     "2-64M 1.3x@35% back@70%",
+    "2-64M 2x@90% +3 bursts",
     "8-12M 2x@50% back@75%",
+    "8-12M 4x@10% back@20% +3 bursts",
+    "8-12M 1.3x@60%",
     "8-12M 1.5x@3% back@15% +2 bursts",
-    "2-64M warm-up 3.2x@8%",
+    "2-64M ramp 2x@40-60%",
 ];
 
 /// Cells of the whole matrix; the floor below applies to it only.
 const CELLS_IN_FULL_MATRIX: usize = 23;
-/// Not strict: the fewest cells that must pass.
+/// Not strict: the fewest cells that must pass (of 23).
 const MIN_CELLS_PASSED: usize = 14;
-/// Not strict: the fewest changes that must be found (of 24).
+/// Not strict: the fewest changes that must be found (of those the kernel shows, ≤ 24).
 const MIN_CHANGES_FOUND: usize = 14;
 
 /// A file-size mix of a built-in profile.
@@ -190,7 +218,9 @@ impl Cell {
             (Some(f), false) if self.ramp_to.is_some() => {
                 let low = BASE as f64 / f;
                 let mut l: Vec<u64> = (1..=RAMP_STEPS)
-                    .map(|i| (BASE as f64 - (BASE as f64 - low) * i as f64 / RAMP_STEPS as f64) as u64)
+                    .map(|i| {
+                        (BASE as f64 - (BASE as f64 - low) * i as f64 / RAMP_STEPS as f64) as u64
+                    })
                     .collect();
                 l.extend(self.recover.map(|_| BASE));
                 (BASE, l)
@@ -656,7 +686,9 @@ fn kernel_change(
     let w = (window_s * 1e9) as i64;
     let i = times.partition_point(|&x| x < from);
     let j = times.partition_point(|&x| x <= to);
-    let lo = i.checked_sub(1).map_or(from - w, |k| times[k].max(from - w));
+    let lo = i
+        .checked_sub(1)
+        .map_or(from - w, |k| times[k].max(from - w));
     let hi = times.get(j).map_or(to + w, |&x| x.min(to + w));
     if ((from - lo).min(hi - to) as f64) < min_s * 1e9 {
         return None;
@@ -711,7 +743,10 @@ fn score(o: &Outcome, target: &Path, cell: &Cell) -> Scored {
             .map(|(i, e)| {
                 let err = (e["onset_bytes"].as_f64().unwrap_or(f64::NAN) - truth) / total;
                 // A ramp's truth inside the event's onset interval is found too.
-                let (lo, hi) = (e["onset_bytes_low"].as_f64(), e["onset_bytes_high"].as_f64());
+                let (lo, hi) = (
+                    e["onset_bytes_low"].as_f64(),
+                    e["onset_bytes_high"].as_f64(),
+                );
                 let inside = ramp && lo.zip(hi).is_some_and(|(l, h)| l <= truth && truth <= h);
                 (i, if inside { 0.0 } else { err })
             })
@@ -829,36 +864,24 @@ fn real_device_matrix() {
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("real-matrix.md");
     let _ = std::fs::write(&out, &table);
     let passed = rows.iter().filter(|r| r.pass()).count();
-    if !strict && rows.len() == CELLS_IN_FULL_MATRIX {
-        // Not strict (CI): a floor the detection before issue 33 missed by far (6 cells, 1
-        // change) and today's meets with room under load (16–21 cells, 15–23 changes). Per
-        // cell it is not yet a gate: under load the cells at the 2 % edge move, and the VM's
-        // own dips (the kernel's counter shows them, e.g. 250 → 50 MB/s for 0.25 s) score as
-        // false events on a steady cell.
+    let whole = rows.len() == CELLS_IN_FULL_MATRIX;
+    if !strict && whole {
+        // Not strict (CI): the floor for the edge cells — the detection before issue 33
+        // passed 6 cells and found 1 change; today's passes 20 of the 20 replayable cells
+        // at load 2–6 and 12 of 23 at load 10–13 (main's: 11).
         assert!(
             passed >= MIN_CELLS_PASSED && found >= MIN_CHANGES_FOUND,
             "{passed} cells passed (at least {MIN_CELLS_PASSED}), {found} changes found \
              (at least {MIN_CHANGES_FOUND}); table in {}",
             out.display()
         );
-        return;
     }
+    let edge = |r: &Scored| !strict && EDGE_UNDER_LOAD.contains(&r.name.as_str());
     let failed: Vec<&str> = rows
         .iter()
-        .filter(|r| !r.pass() && (strict || !KNOWN_FAILING_TODAY.contains(&r.name.as_str())))
+        .filter(|r| !r.pass() && !edge(r))
         .map(|r| r.name.as_str())
         .collect();
-    let now_pass: Vec<&str> = rows
-        .iter()
-        .filter(|r| r.pass() && KNOWN_FAILING_TODAY.contains(&r.name.as_str()))
-        .map(|r| r.name.as_str())
-        .collect();
-    if !now_pass.is_empty() {
-        let _ = writeln!(
-            std::io::stderr(),
-            "cells in KNOWN_FAILING_TODAY that pass now: {now_pass:?}"
-        );
-    }
     assert!(
         failed.is_empty(),
         "cells failed: {failed:?} (table in {})",
