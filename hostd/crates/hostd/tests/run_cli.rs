@@ -517,10 +517,20 @@ fn a_quick_run_summary_fits_one_screen_and_says_what_and_where() {
     assert_ok(&o);
     let t = String::from_utf8_lossy(&o.stdout).to_string();
     let lines: Vec<&str> = t.lines().collect();
-    // One screen: 26 lines of at most 160 columns (24 until the read phase of a quick run
-    // became long enough to examine, and a probe without CC sensing said its port's budget
-    // is unknown).
-    assert!(lines.len() <= 26, "{} lines:\n{t}", lines.len());
+    // One screen: 25 lines of at most 160 columns (24 until the read phase of a quick run
+    // became long enough to examine), besides what happened: an event and the energy around
+    // it, or a warning (the port's budget unknown; bimodal per-file rates when this machine's
+    // disk is loaded) add a line each, as they must.
+    let happened = |l: &&str| {
+        l.starts_with("warning: ")
+            || l.contains("(confidence ")
+            || l.contains(" energy around the ")
+    };
+    let framing = lines.iter().filter(|l| !happened(l)).count();
+    assert!(
+        framing <= 25,
+        "{framing} lines besides events and warnings:\n{t}"
+    );
     let wide: Vec<&&str> = lines.iter().filter(|l| l.chars().count() > 160).collect();
     assert!(wide.is_empty(), "wider than 160 columns: {wide:#?}");
     assert!(t.contains("measured: profile quick: "), "{t}");

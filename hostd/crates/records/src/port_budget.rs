@@ -91,9 +91,10 @@ impl PortBudget {
             (BudgetSource::User, _) => "--port-budget".to_string(),
             (s, _) => s.as_str().to_string(),
         };
-        match self.budget_w {
-            Some(w) => format!("budget {w:.1} W ({from})"),
-            None => format!("budget unknown ({from})"),
+        match (self.budget_w, self.source) {
+            (Some(w), _) => format!("budget {w:.1} W ({from})"),
+            (None, BudgetSource::Unknown) => "budget unknown".to_string(),
+            (None, _) => format!("budget unknown ({from})"),
         }
     }
 }
@@ -253,7 +254,7 @@ mod tests {
         let back: PortBudget = serde_json::from_str(&serde_json::to_string(&b).unwrap()).unwrap();
         assert_eq!(back, b);
         assert_eq!(b.describe(), "budget 4.5 W (CC: default)");
-        assert_eq!(PortBudget::unknown().describe(), "budget unknown (unknown)");
+        assert_eq!(PortBudget::unknown().describe(), "budget unknown");
         assert_eq!(
             PortBudget::user(7.5).describe(),
             "budget 7.5 W (--port-budget)"
