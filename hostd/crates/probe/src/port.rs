@@ -49,7 +49,7 @@ pub fn advertised_current_a(adv: pb::CcAdvertisement, superspeed: bool) -> Optio
 /// Short name of an advertisement for records and reports.
 pub fn advertisement_name(adv: pb::CcAdvertisement) -> &'static str {
     match adv {
-        pb::CcAdvertisement::Unknown => "unknown",
+        pb::CcAdvertisement::Unknown => hostd_records::port_budget::NOT_YET_CLASSIFIED,
         pb::CcAdvertisement::Open => "open",
         pb::CcAdvertisement::UsbDefault => "default",
         pb::CcAdvertisement::CcAdvertisement1a5 => "1.5A",

@@ -9,6 +9,9 @@ use serde::{Deserialize, Serialize};
 pub const MANIFEST_KEY: &str = "power_budget";
 /// vSafe5V's minimum: VBUS below this is a sag, V.
 pub const VSAFE5V_MIN_V: f64 = 4.75;
+/// The advertisement a probe reports before its CC debounce has classified the port
+/// (the wire's `CC_ADVERTISEMENT_UNKNOWN`; `hostd_probe::port` names it with this).
+pub const NOT_YET_CLASSIFIED: &str = "unknown";
 /// `--port-budget` takes watts in this range (a USB 2 port's 0.5 W… USB PD EPR's 240 W).
 pub const USER_RANGE_W: std::ops::RangeInclusive<f64> = 0.5..=240.0;
 
@@ -117,7 +120,7 @@ impl BudgetTimeline {
     }
 
     /// The run's timeline: `start` (the manifest's budget), then each budget the probe's
-    /// `port` records in `link` gave that differs from the one before. A user's budget, or
+    /// `port` records in `link` gave after the start's own that differs from the one before. A user's budget, or
     /// no start and no record, gives [`BudgetTimeline::constant`].
     pub fn of_run(start: Option<&PortBudget>, link: &[crate::probe_link::LinkRecord]) -> Self {
         let mut t = BudgetTimeline::constant(start.and_then(|b| b.budget_w));
@@ -130,11 +133,23 @@ impl BudgetTimeline {
             .filter_map(|r| {
                 let b: PortBudget =
                     serde_json::from_value(r.nested.get(MANIFEST_KEY)?.clone()).ok()?;
-                Some((r.time_ns, b.budget_w))
+                // A status before the CC debounce settled classifies nothing yet: the budget
+                // in force stays (a run played faster sees those statuses inside its first
+                // file, where they read as a fall to "unknown" and back).
+                (b.advertisement.as_deref() != Some(NOT_YET_CLASSIFIED))
+                    .then_some((r.time_ns, b.budget_w))
             })
             .collect();
         ports.sort_by_key(|p| p.0);
-        for (time_ns, w) in ports {
+        // The manifest's budget is the port as it settled after the attach debounce: the
+        // statuses up to the first that gives it (open, then classified) are that settling,
+        // not changes (a run played faster sees them inside its first file).
+        let start_w = start.and_then(|b| b.budget_w);
+        let settled = ports
+            .iter()
+            .position(|p| start_w.is_some() && p.1 == start_w)
+            .unwrap_or(0);
+        for &(time_ns, w) in &ports[settled..] {
             if t.steps.last().is_some_and(|l| l.1 != w) {
                 t.steps.push((time_ns, w));
             }
@@ -279,8 +294,20 @@ mod tests {
             source: BudgetSource::Cc,
             ..PortBudget::unknown()
         };
-        // The start's own status again, then 3.0 A → 1.5 A at 100, then unplugged at 300.
+        // A status before the debounce settled (no change), the start's own status again,
+        // then 3.0 A → 1.5 A at 100, then unplugged at 300.
+        let mut unsettled = port(2, None);
+        unsettled.nested.insert(
+            MANIFEST_KEY.into(),
+            serde_json::to_value(PortBudget {
+                advertisement: Some(NOT_YET_CLASSIFIED.into()),
+                ..PortBudget::unknown()
+            })
+            .unwrap(),
+        );
         let link = [
+            unsettled,
+            port(3, None), // open, before the attach debounce settled on 15 W
             port(5, Some(15.0)),
             LinkRecord::new("gap", 50),
             port(300, None),
@@ -288,6 +315,8 @@ mod tests {
         ];
         let t = BudgetTimeline::of_run(Some(&start), &link);
         assert_eq!(t.at(0), Some(15.0));
+        assert_eq!(t.at(3), Some(15.0));
+        assert_eq!(t.at(4), Some(15.0));
         assert_eq!(t.at(99), Some(15.0));
         assert_eq!(t.at(100), Some(7.5));
         assert_eq!(t.at(299), Some(7.5));
