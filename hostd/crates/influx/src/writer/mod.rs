@@ -31,7 +31,6 @@ pub use report::{Bounds, Report, Stats};
 use crate::client::WriteClient;
 use crate::spool::Spool;
 use crate::{LineError, Point};
-use hostd_records::clock::Playback;
 use queue::Budget;
 use report::{add, Counters};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -66,8 +65,6 @@ pub struct Writer {
     queue_warned: AtomicBool,
     last_error: Arc<Mutex<Option<String>>>,
     thread: Option<JoinHandle<()>>,
-    /// Timestamps to the host's timeline ([`WriterConfig::playback`]).
-    playback: Option<Playback>,
 }
 
 impl std::fmt::Debug for Writer {
@@ -97,7 +94,6 @@ impl Writer {
         let budget = Arc::new(Budget::new(config.queue_bytes, counters.clone()));
         let last_error = Arc::new(Mutex::new(None));
         let batch_size = config.batch_size;
-        let playback = config.playback;
         let mut worker = Worker {
             backoff: config.backoff_initial,
             config,
@@ -131,7 +127,6 @@ impl Writer {
             queue_warned: AtomicBool::new(false),
             last_error,
             thread: Some(thread),
-            playback,
         })
     }
 
@@ -150,7 +145,7 @@ impl Writer {
         &self,
         points: impl IntoIterator<Item = &'a Point>,
     ) -> Result<(), LineError> {
-        if let Some((body, points)) = encode(points, self.playback.as_ref())? {
+        if let Some((body, points)) = encode(points)? {
             // In batches, so that the queue bound holds for a large push too.
             for (chunk, n) in chunks(&body, points, self.batch_size) {
                 self.queue(chunk.to_owned(), n, true);
@@ -167,7 +162,7 @@ impl Writer {
         &self,
         points: impl IntoIterator<Item = &'a Point>,
     ) -> Result<bool, LineError> {
-        Ok(match encode(points, self.playback.as_ref())? {
+        Ok(match encode(points)? {
             Some((body, points)) => self.queue(body, points, false),
             None => true,
         })
@@ -281,12 +276,11 @@ impl Writer {
 /// Encodes points as newline-terminated line protocol; `None` when there are none.
 fn encode<'a>(
     points: impl IntoIterator<Item = &'a Point>,
-    playback: Option<&Playback>,
 ) -> Result<Option<(String, usize)>, LineError> {
     let mut body = String::new();
     let mut n = 0;
     for p in points {
-        p.write_line_timed(&mut body, playback)?;
+        p.write_line(&mut body)?;
         body.push('\n');
         n += 1;
     }

@@ -165,10 +165,7 @@ impl StepGate for TemperatureGateHold {
 
     fn wait(&self, target_index: usize, step: &Step, stop: &AtomicBool) {
         let g = &self.0;
-        // The wait and its timeout are record time (a drive played N× faster cools in its
-        // own time: `hostd_records::clock`).
-        let start_ns = hostd_workload::unix_ns();
-        let waited = || Duration::from_nanos(hostd_workload::unix_ns().saturating_sub(start_ns));
+        let (start_ns, t0) = (hostd_workload::unix_ns(), Instant::now());
         let timeout = Duration::from_secs_f64(g.spec.timeout_s);
         let idle = g.idle.lock().unwrap_or_else(|e| e.into_inner())[target_index];
         let start_c = g.reading(target_index);
@@ -195,15 +192,14 @@ impl StepGate for TemperatureGateHold {
                     if stop.load(Ordering::Relaxed) {
                         break WaitOutcome::Stopped;
                     }
-                    if waited() >= timeout {
+                    if t0.elapsed() >= timeout {
                         break if last.is_some() {
                             WaitOutcome::TimedOut
                         } else {
                             WaitOutcome::NoReading
                         };
                     }
-                    let left = timeout.saturating_sub(waited());
-                    std::thread::sleep(g.poll().min(hostd_records::clock::real_duration(left)));
+                    std::thread::sleep(g.poll().min(timeout.saturating_sub(t0.elapsed())));
                     last = g.reading(target_index).or(last);
                 };
                 (outcome, last, Some(idle))
@@ -214,7 +210,7 @@ impl StepGate for TemperatureGateHold {
             phase: step.phase.clone(),
             index: step.index,
             start_ns,
-            waited_s: waited().as_secs_f64(),
+            waited_s: t0.elapsed().as_secs_f64(),
             outcome,
             idle_c: idle,
             start_c,
