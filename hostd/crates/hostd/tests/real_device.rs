@@ -446,8 +446,10 @@ fn frequent_stalls_are_one_stall_event() {
     );
     // Their lengths: the kernel's flat stretches run from the reading before to the one
     // after, and past the limit's end until the throttled queue's first bytes reach the
-    // device: up to 0.3 s longer than the stall hostd's 100 ms counters saw (0.20 s
-    // seen here once on a 1.5 s pulse, 0.18 s in the same run).
+    // device (up to 0.3 s), while hostd's 100 ms counters count an interval only when all
+    // of it is below the stall threshold (up to 0.1 s lost at each end): up to 0.5 s longer
+    // than the stall hostd saw (0.20 s seen here once on a 1.5 s pulse, 0.43 s once in a
+    // full `just test`).
     let durations: Vec<f64> = st["durations_s"]
         .as_array()
         .unwrap()
@@ -458,7 +460,7 @@ fn frequent_stalls_are_one_stall_event() {
         for (d, &(a, b)) in durations.iter().zip(&kernel) {
             let k = (b - a) as f64 / 1e9;
             assert!(
-                (k - 0.3..=k + 0.05).contains(d),
+                (k - 0.5..=k + 0.05).contains(d),
                 "stall of {d:.2} s where the kernel's count stood still {k:.2} s: {durations:?} vs {kernel:?}"
             );
         }
