@@ -303,8 +303,8 @@ struct Rates<'a> {
     sums: Sums,
 }
 
-/// Significance tests already run, by (from, to, block length).
-type Tests = HashMap<(usize, usize, usize), significance::TestResult>;
+/// Significance tests already run, by (from, to, block length, permutations).
+type Tests = HashMap<(usize, usize, usize, u32), significance::TestResult>;
 
 /// What the significance step says of the candidate changes.
 enum Significance {
@@ -510,12 +510,34 @@ impl<'a> Rates<'a> {
         accepted: &mut HashMap<usize, significance::TestResult>,
     ) -> Significance {
         let n = self.rates.len();
-        let each: Vec<significance::TestResult> = (1..bounds.len() - 1)
-            .map(|k| self.test_at(tests, bounds[k - 1], bounds[k + 1], &[bounds[k]]))
+        let mut each: Vec<significance::TestResult> = (1..bounds.len() - 1)
+            .map(|k| self.test_at(tests, bounds[k - 1], bounds[k + 1], &[bounds[k]], None))
             .collect();
         if bounds.len() > 2 {
             let inner = &bounds[1..bounds.len() - 1];
-            let whole = self.test_at(tests, 0, n, inner).p_value;
+            let whole = self.test_at(tests, 0, n, inner, None).p_value;
+            let k = each.len();
+            let best = each.iter().map(|t| t.p_value).fold(1.0, f64::min);
+            // Bonferroni over k candidates needs a candidate's p below α/(2k), finer than
+            // 999 permutations resolve from k = 3 on: a candidate at that floor is tested
+            // again with enough of them.
+            let need = significance::ALPHA / (2.0 * k as f64);
+            if self.obs.view == View::OverTime && 2.0 * whole >= significance::ALPHA && best >= need
+            {
+                let draws = (8.0 * k as f64 / significance::ALPHA) as u32;
+                for (q, t) in each.iter_mut().enumerate() {
+                    if significance::at_floor(t) && t.permutations < draws {
+                        let b = q + 1;
+                        *t = self.test_at(
+                            tests,
+                            bounds[b - 1],
+                            bounds[b + 1],
+                            &[bounds[b]],
+                            Some(draws),
+                        );
+                    }
+                }
+            }
             let best = each.iter().map(|t| t.p_value).fold(1.0, f64::min);
             // The Bonferroni alternative serves dependent intervals; files keep the
             // whole-series gate alone (with it, one false drop and recovery in 3 000 steady
@@ -549,6 +571,7 @@ impl<'a> Rates<'a> {
         lo: usize,
         hi: usize,
         inner: &[usize],
+        draws: Option<u32>,
     ) -> significance::TestResult {
         let (rates, sums) = (&self.rates, &self.sums);
         let mut cuts = vec![lo];
@@ -565,8 +588,10 @@ impl<'a> Rates<'a> {
         // block could not be told from one block of noise however far it lies.
         let shortest = cuts.windows(2).map(|w| w[1] - w[0]).min().unwrap_or(1);
         let l = significance::block_for(&resid).min((shortest / 2).max(1));
-        *tests.entry((lo, hi, l)).or_insert_with(|| {
-            significance::test(&rates[lo..hi], self.obs.min_side, l, (lo * 31 + hi) as u64)
+        let draws = draws.unwrap_or(significance::PERMUTATIONS);
+        *tests.entry((lo, hi, l, draws)).or_insert_with(|| {
+            let seed = (lo * 31 + hi) as u64;
+            significance::test_with(&rates[lo..hi], self.obs.min_side, l, seed, draws)
         })
     }
 

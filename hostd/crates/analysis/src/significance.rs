@@ -101,6 +101,12 @@ pub fn max_local_gain(x: &[f64], g: usize) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// Whether `t`'s p-value is the smallest its permutations can give (none exceeded the
+/// statistic): the data may carry a smaller one.
+pub fn at_floor(t: &TestResult) -> bool {
+    t.permutations > 0 && t.p_value <= 2.0 / f64::from(1 + t.permutations) * (1.0 + 1e-9)
+}
+
 /// Block-permutation test of "no change in mean" on `x` with blocks of `l` points;
 /// deterministic for a given `seed`. Two statistics — the largest single-split gain
 /// ([`max_gain`]) and the largest local gain over `min_side` points each side
@@ -108,6 +114,12 @@ pub fn max_local_gain(x: &[f64], g: usize) -> f64 {
 /// min(1, 2·min(p₁, p₂)) (Bonferroni: the level holds). Stops early once neither can fall
 /// below α/2 any more (not significant).
 pub fn test(x: &[f64], min_side: usize, l: usize, seed: u64) -> TestResult {
+    test_with(x, min_side, l, seed, PERMUTATIONS)
+}
+
+/// [`test`] with `permutations` draws: its p-value is never below 2/(1 + permutations), so
+/// a test that must reach a smaller level (one of k candidates, Bonferroni) needs more.
+pub fn test_with(x: &[f64], min_side: usize, l: usize, seed: u64, permutations: u32) -> TestResult {
     let n = x.len();
     let (obs, argmax) = max_gain(x, min_side);
     if n < 2 * min_side.max(1) || obs <= 0.0 {
@@ -123,9 +135,9 @@ pub fn test(x: &[f64], min_side: usize, l: usize, seed: u64) -> TestResult {
     let mut order: Vec<usize> = (0..blocks.len()).collect();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ (n as u64).wrapping_mul(0x9e37));
     let mut buf = Vec::with_capacity(n);
-    let stop_after = (ALPHA / 2.0 * f64::from(PERMUTATIONS + 1)).ceil() as u32;
+    let stop_after = (ALPHA / 2.0 * f64::from(permutations + 1)).ceil() as u32;
     let (mut e1, mut e2, mut done) = (0u32, 0u32, 0u32);
-    while done < PERMUTATIONS && (e1 < stop_after || e2 < stop_after) {
+    while done < permutations && (e1 < stop_after || e2 < stop_after) {
         order.shuffle(&mut rng);
         buf.clear();
         for &k in &order {

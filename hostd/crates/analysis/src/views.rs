@@ -17,9 +17,9 @@ const SAME_CHANGE_FRACTION: f64 = 0.02;
 /// A change and the view(s) that found it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Detected {
-    /// The change (the per-file view's when both found it — its onset model knows each
-    /// file's bytes and time exactly — unless it is a ramp the throughput over time sees as a
-    /// step).
+    /// The change (when both found a step, the view's whose onset interval is narrower; the
+    /// throughput over time's when the per-file rates see a ramp where it sees a step; the
+    /// per-file view's when both see a ramp).
     pub change: Change,
     /// Which view found it and why the other did not.
     pub found_by: FoundBy,
@@ -81,10 +81,16 @@ pub fn changes(
                 matched[k] = true;
                 let f = &in_files[k];
                 // A file straddling a step looks like a ramp among per-file rates; over time
-                // the step is plain.
-                let step_over_time = f.gradual && !t.gradual;
+                // the step is plain. A step both see: the onset the data pins down more
+                // narrowly (files of very different sizes and bimodal rates can leave the
+                // per-file onset loose where the throughput over time holds it to a few
+                // intervals). A ramp both see: the per-file one (over time, the lumps of
+                // 100 ms intervals make a ramp's start interval too narrow: x5-gradual's
+                // truth fell outside it).
+                let width = |c: &Change| c.onset.bytes_range.1 - c.onset.bytes_range.0;
+                let over_time = !t.gradual && (f.gradual || width(t) < width(f));
                 Detected {
-                    change: if step_over_time { t } else { f }.clone(),
+                    change: if over_time { t } else { f }.clone(),
                     found_by: FoundBy {
                         view: View::Both,
                         other_view: String::new(),

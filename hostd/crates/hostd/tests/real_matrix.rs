@@ -15,23 +15,31 @@
 //! buffer does with a short file while the drive itself is throttled. Everything the test
 //! knows about the truth comes from the cgroup's own byte counters, read every 1 ms.
 //!
-//! Scoring, per cell: each change (the drop, the recovery) is found when an event of its
-//! kind has its onset within 2 % of the run's bytes of the kernel's mark (the mark
-//! mapped to the target's bytes, `Outcome::truth`); every other event is false, except a
-//! `stall` the kernel's counters show too (the machine stalled the device). Steady cells:
-//! no event. The table has one row per cell: what was found, each onset's error in % of
-//! the bytes, the false events.
+//! Scoring, per cell, by the kernel's counters: each scheduled change (the drop, the
+//! recovery) is asked for when the kernel's count shows it (its rate over 1 s after the
+//! limit change differs from the second before by at least the analysis' practical minimum,
+//! 15 %, in the change's direction: a machine already starving the device below the new
+//! limit shows less), and it is found when an event of its kind has its onset within 2 % of
+//! the run's bytes of the kernel's mark (the mark mapped to the target's bytes,
+//! `Outcome::truth`; for a ramp also when the truth lies inside the event's onset interval).
+//! Every other event is false unless the kernel's count shows it: a `stall` with ≥ 0.4 s
+//! without a byte, or a change of its direction of at least 15 % from its onset (0.25–0.5 s
+//! on each side, never across a limit change or another event, so a scheduled change cannot
+//! confirm an event placed beside it): the VM starved the device. Steady cells: no false
+//! event. The table has one row per cell: the kernel's rate per stretch and change at each
+//! mark, what was found, each onset's error in % of the bytes, the false events and those
+//! the kernel confirms.
 //!
-//! [`KNOWN_FAILING_TODAY`] lists the cells that today's detection still fails (issue 33: the
-//! two views found 15 of the 24 changes of the recorded "before" runs, against 1 before
-//! them); they are measured and printed but do not fail the test, and a listed cell that
-//! passes is reported. It shrinks as the detection improves; remove it when it is empty.
-//! Not strict (as CI runs it), the whole matrix must pass at least `MIN_CELLS_PASSED` cells and
-//! find `MIN_CHANGES_FOUND` changes (a floor, see there). `THROTTLESCOPE_MATRIX_STRICT=1` asserts every cell; `THROTTLESCOPE_MATRIX_CELLS=a,b` runs the
-//! cells whose names contain `a` or `b`. `just test-matrix` prints the table;
-//! `THROTTLESCOPE_MATRIX_REPLAY=DIR` (`just test-matrix-replay DIR`) scores the runs a previous
-//! matrix kept in DIR with this build's `hostd analyze` (or `THROTTLESCOPE_HOSTD`'s), without
-//! devices.
+//! As CI runs it (not strict, the whole matrix), every cell must pass except those in
+//! [`EDGE_UNDER_LOAD`] (each failed in at least one recorded run on this shared VM, see
+//! there), and the whole matrix must still pass at least `MIN_CELLS_PASSED` cells and find
+//! `MIN_CHANGES_FOUND` changes (a floor for the edge cells). `THROTTLESCOPE_MATRIX_STRICT=1`
+//! (`just test-matrix`) asserts every cell; `THROTTLESCOPE_MATRIX_CELLS=a,b` runs the cells
+//! whose names contain `a` or `b`. `THROTTLESCOPE_MATRIX_REPLAY=DIR` (`just
+//! test-matrix-replay DIR`) scores the runs a previous matrix kept in DIR
+//! (`THROTTLESCOPE_REALDEV_KEEP=1`) with this build's `hostd analyze` (or
+//! `THROTTLESCOPE_HOSTD`'s), without devices; a cell recorded with other file sizes (an older
+//! definition) is skipped.
 //!
 //! Needs root, loop devices, the blkio/io controller and /dev/shm (CI has them;
 //! `THROTTLESCOPE_REQUIRE_REAL_DEVICE=1` turns a skip into a failure).
@@ -64,23 +72,47 @@ const TOLERANCE: f64 = 0.02;
 /// Burst files keep at least this share of the bytes away from every mark.
 const BURST_MARGIN: f64 = 0.03;
 
-/// Cells that today's detection still fails (replayed on the recorded runs of d28178a's
-/// matrix after issue 33's two views landed; before them 16 cells failed); printed, not
-/// asserted. Remove a cell once it passes, and the list when it is empty.
-const KNOWN_FAILING_TODAY: &[&str] = &[
+/// Cells that failed in at least one of the five recorded runs this detection was measured
+/// on (replayed: "before" at load 8–17, A and B at 2–6; live at load 10–13 and 10–16; at 2–6
+/// every cell passed in run A, all but two of these in run B): not asserted one by one as CI
+/// runs the matrix, only through the floor. Why, with the figures of those runs:
+/// - The VM starves the loop device at the start of a run under load (the kernel's own count:
+///   80–140 MB/s for 0.3–0.5 s, then 330–480 MB/s as blk-throttle lets the budget through):
+///   a change within the first second ("4x@5%", "1.5x@3%", "4x@10%": 150 MB, 5 intervals
+///   before it, one short of the throughput over time's side) or a stretch before it that is
+///   itself a change ("8-12M 2x@50%": a false recovery at 24 %) is lost in it.
+/// - Under load 10–13 the device ran 135–245 MB/s against its 250 MB/s limit in stretches
+///   ("2M-2G 2x@50%": 135 → 115 MB/s), so drops of 1.3–2× are a third to a half of what they
+///   are at rest; the other live failures at that load ("2-64M 3x@50%", "2x@90%",
+///   "8-12M 1.3x@60%", the ramp, whose steps the kernel counted as 239, 244, 226, 209, 138,
+///   227 … MB/s) found no event or one 13 % off. At load 10–16 a 1.3× drop at 90 % of
+///   the 2 MB–2 GB files (300 MB of few files after it) was not found, and the 9 GB 3 % cell
+///   ran at 130 MB/s with dips after its recovery (two false events there).
+/// - blk-throttle's 100 ms lumps next to a mark (run B): the kernel's own 100 ms rates were at
+///   the new level 0.3 s before it (178–188 MB/s before the 1.5× mark: a ramp onset 2.18 %
+///   early), or a 78 MB/s dip and its catch-up at 229 MB/s came 0.2 s before a recovery
+///   (onset 2.22 % early).
+const EDGE_UNDER_LOAD: &[&str] = &[
+    "2M-2G 2x@50%",
+    "2M-2G 4x@5% back@15%",
     "2M-2G 1.3x@90%",
+    "2-64M 4x@3% back@10% +2 bursts",
     "2M-2G 1.5x@20% back@60% +2 bursts",
+    "2-64M 3x@50%",
     "2-64M 1.3x@35% back@70%",
+    "2-64M 2x@90% +3 bursts",
     "8-12M 2x@50% back@75%",
+    "8-12M 4x@10% back@20% +3 bursts",
+    "8-12M 1.3x@60%",
     "8-12M 1.5x@3% back@15% +2 bursts",
-    "2-64M warm-up 3.2x@8%",
+    "2-64M ramp 2x@40-60%",
 ];
 
 /// Cells of the whole matrix; the floor below applies to it only.
-const CELLS_IN_FULL_MATRIX: usize = 22;
-/// Not strict: the fewest cells that must pass.
+const CELLS_IN_FULL_MATRIX: usize = 23;
+/// Not strict: the fewest cells that must pass (of 23).
 const MIN_CELLS_PASSED: usize = 14;
-/// Not strict: the fewest changes that must be found (of 24).
+/// Not strict: the fewest changes that must be found (of those the kernel shows, ≤ 24).
 const MIN_CHANGES_FOUND: usize = 14;
 
 /// A file-size mix of a built-in profile.
@@ -136,13 +168,24 @@ struct Cell {
     /// [`BASE`] at `at` (a drive waking from a low-power state): a `warm_up` event, never a
     /// throttle.
     warm_up: bool,
+    /// A gradual drop instead of a step: the rate falls linearly (in [`RAMP_STEPS`] steps)
+    /// from `at` to this share of the bytes; found when the truth (where it begins) lies
+    /// inside the event's onset interval, or its onset is within [`TOLERANCE`].
+    ramp_to: Option<f64>,
 }
+
+/// Limit steps of a ramp cell.
+const RAMP_STEPS: usize = 12;
 
 impl Cell {
     fn name(&self) -> String {
         let mut n = self.mix.label.to_string();
         match self.drop {
             None => n.push_str(" steady"),
+            Some(f) if self.ramp_to.is_some() => {
+                let to = self.ramp_to.unwrap_or(self.at);
+                let _ = write!(n, " ramp {f}x@{:.0}-{:.0}%", self.at * 100.0, to * 100.0);
+            }
             Some(f) if self.warm_up => {
                 let _ = write!(n, " warm-up {f}x@{:.0}%", self.at * 100.0);
             }
@@ -176,20 +219,48 @@ impl Cell {
         match (self.drop, self.warm_up) {
             (None, _) => (BASE, Vec::new()),
             (Some(f), true) => (slow(f), vec![BASE]),
+            (Some(f), false) if self.ramp_to.is_some() => {
+                let low = BASE as f64 / f;
+                let mut l: Vec<u64> = (1..=RAMP_STEPS)
+                    .map(|i| {
+                        (BASE as f64 - (BASE as f64 - low) * i as f64 / RAMP_STEPS as f64) as u64
+                    })
+                    .collect();
+                l.extend(self.recover.map(|_| BASE));
+                (BASE, l)
+            }
             (Some(f), false) => (BASE, [slow(f), BASE][..self.kinds().len()].to_vec()),
         }
+    }
+
+    /// For each change of [`Cell::kinds`], the limit changes (indices of [`Cell::marks`])
+    /// it begins and ends with (the same for a step).
+    fn change_steps(&self) -> Vec<(usize, usize)> {
+        let ramp = self.ramp_to.map_or(0, |_| RAMP_STEPS - 1);
+        (0..self.kinds().len())
+            .map(|k| match k {
+                0 => (0, ramp),
+                _ => (ramp + k, ramp + k),
+            })
+            .collect()
     }
 
     fn total(&self) -> u64 {
         self.total_mb * MB
     }
 
-    /// The byte marks of the changes: the drop, then the recovery.
+    /// The byte marks of the limit changes: the drop (each step of a ramp), then the
+    /// recovery.
     fn marks(&self) -> Vec<u64> {
         let t = self.total() as f64;
-        self.drop
-            .map(|_| self.at)
-            .into_iter()
+        let drop: Vec<f64> = match (self.drop, self.ramp_to) {
+            (None, _) => Vec::new(),
+            (Some(_), None) => vec![self.at],
+            (Some(_), Some(to)) => (0..RAMP_STEPS)
+                .map(|i| self.at + (to - self.at) * i as f64 / (RAMP_STEPS - 1) as f64)
+                .collect(),
+        };
+        drop.into_iter()
             .chain(self.recover)
             .map(|f| (f * t) as u64)
             .collect()
@@ -257,6 +328,7 @@ fn cells() -> Vec<Cell> {
         at,
         recover,
         warm_up: false,
+        ramp_to: None,
     };
     vec![
         // Steady: no event, with and without burst files.
@@ -276,18 +348,25 @@ fn cells() -> Vec<Cell> {
         c(SMALL, 2000, 0, Some(3.0), 0.5, None),
         c(SMALL, 2000, 3, Some(3.0), 0.5, None),
         c(SMALL, 2000, 0, Some(1.3), 0.35, Some(0.7)),
-        c(SMALL, 4000, 2, Some(4.0), 0.03, Some(0.1)),
+        // 3 % of 9 GB: about a second before the change (issue 33: "a change with about a
+        // second, or a few hundred MB, on each side is found, at 3 % of the bytes").
+        c(SMALL, 9000, 2, Some(4.0), 0.03, Some(0.1)),
         c(SMALL, 2000, 3, Some(2.0), 0.9, None),
         // 8–12 MB (the real-device tests).
         c(NARROW, 1500, 0, Some(2.0), 0.5, Some(0.75)),
         c(NARROW, 1500, 3, Some(4.0), 0.1, Some(0.2)),
         c(NARROW, 1500, 0, Some(1.3), 0.6, None),
-        c(NARROW, 3000, 2, Some(1.5), 0.03, Some(0.15)),
+        c(NARROW, 9000, 2, Some(1.5), 0.03, Some(0.15)),
         c(NARROW, 1500, 3, Some(3.0), 0.9, None),
         // A warm-up: 3.2× slower for the first 8 % of the bytes (issue 33's 250 → 800 MB/s).
         Cell {
             warm_up: true,
             ..c(SMALL, 3000, 0, Some(3.2), 0.08, None)
+        },
+        // A gradual ramp: 250 → 125 MB/s from 40 % to 60 % of the bytes (about 3 s).
+        Cell {
+            ramp_to: Some(0.6),
+            ..c(SMALL, 3000, 0, Some(2.0), 0.4, None)
         },
     ]
 }
@@ -300,16 +379,37 @@ fn profile(cell: &Cell) -> String {
     )
 }
 
+/// One scheduled change of a cell, as scored.
+struct Change {
+    /// Its event kind.
+    kind: &'static str,
+    /// The error (share of the bytes) of the nearest event of that kind, `None` when there
+    /// is none; found when within [`TOLERANCE`].
+    error: Option<f64>,
+    /// The kernel's count shows it (at least [`KERNEL_MIN_CHANGE`] in its direction): it
+    /// must be found.
+    asked: bool,
+}
+
+impl Change {
+    fn found(&self) -> bool {
+        self.error.is_some_and(|e| e.abs() <= TOLERANCE)
+    }
+}
+
 /// How one cell came out.
 struct Scored {
     name: String,
     /// "drop", "drop+recovery" or "none".
     expected: String,
-    /// Per change: its kind and the error (share of the bytes) of the nearest event of that
-    /// kind, `None` when there is none; found when within [`TOLERANCE`].
-    changes: Vec<(&'static str, Option<f64>)>,
-    /// Events that match no change and no stall of the kernel's counters.
+    /// The scheduled changes, in order.
+    changes: Vec<Change>,
+    /// Per scheduled change: the device's relative rate change by the kernel's count.
+    kernel_changes: Vec<Option<f64>>,
+    /// Events that match no change and that the kernel's counters do not show.
     false_events: Vec<String>,
+    /// Events off the schedule that the kernel's counters show (the VM starved the device).
+    kernel_confirmed: Vec<String>,
     /// Stall events the kernel's counters confirm (not false, not asked for).
     real_stalls: usize,
     /// Burst files' rates over the base rate (measured from `files.csv`).
@@ -320,27 +420,50 @@ struct Scored {
 }
 
 impl Scored {
+    /// Changes asked for and found.
     fn found(&self) -> usize {
-        self.changes
-            .iter()
-            .filter(|c| c.1.is_some_and(|e| e.abs() <= TOLERANCE))
-            .count()
+        self.changes.iter().filter(|c| c.asked && c.found()).count()
+    }
+
+    /// Changes the kernel's count shows.
+    fn asked(&self) -> usize {
+        self.changes.iter().filter(|c| c.asked).count()
     }
 
     fn pass(&self) -> bool {
-        self.found() == self.changes.len() && self.false_events.is_empty()
+        self.changes.iter().all(|c| c.found() || !c.asked) && self.false_events.is_empty()
     }
 
     fn row(&self) -> String {
-        let errors: Vec<String> = self
+        let list = |v: Vec<String>| {
+            if v.is_empty() {
+                "–".to_string()
+            } else {
+                v.join(", ")
+            }
+        };
+        let errors = self
             .changes
             .iter()
-            .map(|(k, e)| match e {
-                Some(e) => format!("{k} {:+.2}", e * 100.0),
-                None => format!("{k} –"),
+            .map(|c| match c.error {
+                Some(e) => format!("{} {:+.2}", c.kind, e * 100.0),
+                None => format!("{} –", c.kind),
             })
             .collect();
-        let bursts: Vec<String> = self
+        let kernel = self
+            .changes
+            .iter()
+            .zip(&self.kernel_changes)
+            .map(|(c, k)| {
+                let r = k.map_or("?".into(), |r| format!("{:+.0} %", r * 100.0));
+                if c.asked {
+                    r
+                } else {
+                    format!("{r} (not asked)")
+                }
+            })
+            .collect();
+        let bursts = self
             .burst_speedup
             .iter()
             .map(|s| format!("{s:.1}×"))
@@ -350,18 +473,19 @@ impl Scored {
             .iter()
             .map(|r| format!("{:.0}", r / 1e6))
             .collect();
+        let mut confirmed = self.kernel_confirmed.clone();
+        if self.real_stalls > 0 {
+            confirmed.push(format!("{} stalls", self.real_stalls));
+        }
         format!(
-            "| {} | {} | {} | {}/{} | {} | {} | {} | {} | {:.0} s | {} |",
+            "| {} | {} | {} | {} | {}/{} | {} | {} | {} | {} | {:.0} s | {} |",
             self.name,
             self.expected,
             rates.join(" → "),
+            list(kernel),
             self.found(),
-            self.changes.len(),
-            if errors.is_empty() {
-                "–".into()
-            } else {
-                errors.join(", ")
-            },
+            self.asked(),
+            list(errors),
             if self.false_events.is_empty() {
                 "0".into()
             } else {
@@ -371,19 +495,15 @@ impl Scored {
                     self.false_events.join("; ")
                 )
             },
-            self.real_stalls,
-            if bursts.is_empty() {
-                "–".into()
-            } else {
-                bursts.join(" ")
-            },
+            list(confirmed),
+            list(bursts),
             self.seconds,
             if self.pass() { "pass" } else { "FAIL" }
         )
     }
 }
 
-const HEADER: &str = "| cell | expected | kernel's rates, MB/s | found | onset error (% of bytes) | false events | kernel-confirmed stalls | burst files (× base rate) | run | result |\n|---|---|---|---|---|---|---|---|---|---|";
+const HEADER: &str = "| cell | expected | kernel's rates, MB/s | kernel's change at each mark | found | onset error (% of bytes) | false events | events the kernel confirms | burst files (× base rate) | run | result |\n|---|---|---|---|---|---|---|---|---|---|---|";
 
 /// The device's rate between its first byte, each change and its last byte, from the
 /// kernel's count (burst files included), B/s.
@@ -449,8 +569,9 @@ fn run_cell(rig: &mut Rig, index: usize, cell: &Cell) -> Scored {
 }
 
 /// Scores a run of `cell` that a previous matrix kept in `dir` (`cellNN` and
-/// `cellNN.kernel.json`), as this build's `hostd analyze` reads it now.
-fn replay_cell(dir: &Path, index: usize, cell: &Cell) -> Scored {
+/// `cellNN.kernel.json`), as this build's `hostd analyze` reads it now; None when the run
+/// was recorded for an older cell of that number (other file sizes).
+fn replay_cell(dir: &Path, index: usize, cell: &Cell) -> Option<Scored> {
     let t0 = Instant::now();
     let name = format!("cell{index:02}");
     // THROTTLESCOPE_HOSTD: another build's hostd (e.g. a branch's), as in `just test-dashboards`.
@@ -467,7 +588,19 @@ fn replay_cell(dir: &Path, index: usize, cell: &Cell) -> Scored {
         String::from_utf8_lossy(&out.stderr)
     );
     let analysis = serde_json::from_slice(&out.stdout).expect("hostd analyze --json");
-    assess(&Outcome::load(dir, &name, analysis), cell, t0)
+    let o = Outcome::load(dir, &name, analysis);
+    let (seed, _) = cell.seed_and_bursts();
+    let written: Vec<u64> = o.files.iter().map(|f| f.bytes).collect();
+    if written != cell.sizes(seed) {
+        let _ = writeln!(
+            std::io::stderr(),
+            "matrix {}: {name} in {} was recorded with other file sizes (an older cell)",
+            cell.name(),
+            dir.display()
+        );
+        return None;
+    }
+    Some(assess(&o, cell, t0))
 }
 
 /// Scores one run of `cell` (its target: the one of `files.csv`).
@@ -514,28 +647,112 @@ fn assess(o: &Outcome, cell: &Cell, t0: Instant) -> Scored {
     scored
 }
 
+/// The smallest change of the device's rate, by the kernel's count, that a change must
+/// show to be asked for, and that an event off the schedule must match to be real: the
+/// analysis' practical minimum (`Settings::min_relative_change`).
+const KERNEL_MIN_CHANGE: f64 = 0.15;
+/// Seconds of the kernel's count on each side of a scheduled change that confirm it.
+const KERNEL_WINDOW_S: f64 = 1.0;
+/// Most seconds on each side of an event off the schedule in which the kernel's count must
+/// show its change (the throughput over time's fewest seconds on a side).
+const EVENT_WINDOW_S: f64 = 0.5;
+/// Fewest seconds on each side of an event off the schedule (the analysis' fewest seconds
+/// on a side, `Settings::min_side_seconds`): a shorter stretch cannot confirm it.
+const EVENT_MIN_SIDE_S: f64 = 0.25;
+
+/// Host ns of every limit change of the run (the schedule's and the bursts'), its first
+/// counted byte and its last, in order.
+fn limit_times(o: &Outcome) -> Vec<i64> {
+    let last = o.samples.last().map_or(0, |s| s.bytes[0]);
+    let mut t: Vec<i64> = o.applied.iter().chain(&o.bursts).map(|a| a.t_ns).collect();
+    t.extend(o.samples.iter().find(|s| s.bytes[0] > 0).map(|s| s.t_ns));
+    t.extend(
+        o.samples
+            .iter()
+            .find(|s| s.bytes[0] == last)
+            .map(|s| s.t_ns),
+    );
+    t.sort_unstable();
+    t
+}
+
+/// The device's relative rate change from host ns `from` to `to` (the same instant for a
+/// step) by the kernel's count: its rate over up to `window_s` after `to` against the same
+/// before `from`, each side cut at the nearest of `times` outside `from..=to`; None when a
+/// side is shorter than `min_s`.
+fn kernel_change(
+    o: &Outcome,
+    (from, to): (i64, i64),
+    times: &[i64],
+    window_s: f64,
+    min_s: f64,
+) -> Option<f64> {
+    let w = (window_s * 1e9) as i64;
+    let i = times.partition_point(|&x| x < from);
+    let j = times.partition_point(|&x| x <= to);
+    let lo = i
+        .checked_sub(1)
+        .map_or(from - w, |k| times[k].max(from - w));
+    let hi = times.get(j).map_or(to + w, |&x| x.min(to + w));
+    if ((from - lo).min(hi - to) as f64) < min_s * 1e9 {
+        return None;
+    }
+    let (before, after) = (o.kernel_rate(0, lo, from)?, o.kernel_rate(0, to, hi)?);
+    Some((after - before) / before.max(after).max(1.0))
+}
+
+/// Whether the kernel's count shows event `e` (onset host ns `at`): a change of its
+/// direction of at least [`KERNEL_MIN_CHANGE`] from its onset, over up to
+/// [`EVENT_WINDOW_S`] on each side, cut at the run's limit changes and at the target's
+/// other events (`times`), at least [`EVENT_MIN_SIDE_S`] a side: a scheduled change
+/// never confirms an event placed beside it.
+fn kernel_shows(o: &Outcome, e: &Value, times: &[i64]) -> bool {
+    let sign = match e["kind"].as_str() {
+        Some("drop" | "stall") => -1.0,
+        Some("recovery" | "warm_up") => 1.0,
+        _ => return false,
+    };
+    e["onset_ns"].as_i64().is_some_and(|at| {
+        kernel_change(o, (at, at), times, EVENT_WINDOW_S, EVENT_MIN_SIDE_S)
+            .is_some_and(|r| sign * r >= KERNEL_MIN_CHANGE)
+    })
+}
+
 /// Scores the events of `target` against the kernel's changes (`o.applied`, in order: the
-/// drop, then the recovery).
+/// drop, then the recovery). A scheduled change is asked for when the kernel's count shows
+/// it (at least [`KERNEL_MIN_CHANGE`] in its direction: a machine already starving the
+/// device below the new limit shows none); an event that matches no change is false unless
+/// the kernel's count shows its change too (the VM starved the device).
 fn score(o: &Outcome, target: &Path, cell: &Cell) -> Scored {
     let total: f64 = o.files_of(target).iter().map(|f| f.bytes as f64).sum();
     let kinds = cell.kinds();
+    let times = limit_times(o);
     let mut events: Vec<&Value> = o.events_of(target);
     // A stall the kernel's counters saw happened: not false, and not one of the changes.
     let before = events.len();
     events.retain(|e| e["kind"] != "stall" || !o.kernel_shows_stall(e, 0));
     let real_stalls = before - events.len();
     let mut changes = Vec::new();
-    for (step, kind) in kinds.iter().enumerate().take(o.applied.len()) {
+    let mut kernel = Vec::new();
+    for (kind, (step, last)) in kinds.iter().zip(cell.change_steps()) {
+        if last >= o.applied.len() {
+            break;
+        }
         let (truth, _) = o.truth(step, target);
+        let ramp = last > step;
         let nearest = events
             .iter()
             .enumerate()
             .filter(|(_, e)| e["kind"] == *kind)
             .map(|(i, e)| {
-                (
-                    i,
-                    (e["onset_bytes"].as_f64().unwrap_or(f64::NAN) - truth) / total,
-                )
+                let err = (e["onset_bytes"].as_f64().unwrap_or(f64::NAN) - truth) / total;
+                // A ramp's truth inside the event's onset interval is found too.
+                let (lo, hi) = (
+                    e["onset_bytes_low"].as_f64(),
+                    e["onset_bytes_high"].as_f64(),
+                );
+                let inside = ramp && lo.zip(hi).is_some_and(|(l, h)| l <= truth && truth <= h);
+                (i, if inside { 0.0 } else { err })
             })
             .min_by(|a, b| a.1.abs().total_cmp(&b.1.abs()));
         if let Some((i, err)) = nearest {
@@ -543,18 +760,33 @@ fn score(o: &Outcome, target: &Path, cell: &Cell) -> Scored {
                 events.remove(i);
             }
         }
-        changes.push((*kind, nearest.map(|n| n.1)));
+        let span = (o.applied[step].t_ns, o.applied[last].t_ns);
+        let k = kernel_change(o, span, &times, KERNEL_WINDOW_S, 0.0);
+        let sign = if *kind == "drop" { -1.0 } else { 1.0 };
+        let shown = k.is_some_and(|r| sign * r >= KERNEL_MIN_CHANGE);
+        kernel.push(k);
+        changes.push(Change {
+            kind,
+            error: nearest.map(|n| n.1),
+            asked: shown,
+        });
     }
-    let false_events = events
-        .iter()
-        .map(|e| {
-            format!(
-                "{} at {:.1} %",
-                e["kind"].as_str().unwrap_or("?"),
-                e["onset_bytes"].as_f64().unwrap_or(f64::NAN) / total * 100.0
-            )
-        })
-        .collect();
+    let mut cuts = times.clone();
+    cuts.extend(
+        o.events_of(target)
+            .iter()
+            .filter_map(|e| e["onset_ns"].as_i64()),
+    );
+    cuts.sort_unstable();
+    let (real, false_events): (Vec<&Value>, Vec<&Value>) =
+        events.into_iter().partition(|e| kernel_shows(o, e, &cuts));
+    let say = |e: &&Value| {
+        format!(
+            "{} at {:.1} %",
+            e["kind"].as_str().unwrap_or("?"),
+            e["onset_bytes"].as_f64().unwrap_or(f64::NAN) / total * 100.0
+        )
+    };
     Scored {
         name: cell.name(),
         expected: if kinds.is_empty() {
@@ -563,7 +795,9 @@ fn score(o: &Outcome, target: &Path, cell: &Cell) -> Scored {
             kinds.join(" + ")
         },
         changes,
-        false_events,
+        kernel_changes: kernel,
+        false_events: false_events.iter().map(say).collect(),
+        kernel_confirmed: real.iter().map(say).collect(),
         real_stalls,
         burst_speedup: Vec::new(),
         kernel_rates: Vec::new(),
@@ -605,7 +839,10 @@ fn real_device_matrix() {
             continue;
         }
         let scored = match (&replay, rig.as_mut()) {
-            (Some(dir), _) => replay_cell(dir, i, cell),
+            (Some(dir), _) => match replay_cell(dir, i, cell) {
+                Some(s) => s,
+                None => continue,
+            },
             (None, Some(rig)) => run_cell(rig, i, cell),
             (None, None) => unreachable!("a rig or a replay"),
         };
@@ -617,11 +854,12 @@ fn real_device_matrix() {
         let _ = writeln!(table, "{}", r.row());
     }
     let found: usize = rows.iter().map(Scored::found).sum();
-    let asked: usize = rows.iter().map(|r| r.changes.len()).sum();
+    let asked: usize = rows.iter().map(Scored::asked).sum();
     let false_events: usize = rows.iter().map(|r| r.false_events.len()).sum();
+    let confirmed: usize = rows.iter().map(|r| r.kernel_confirmed.len()).sum();
     let _ = writeln!(
         table,
-        "\n{} cells, {} passed; changes found {found} of {asked}; false events {false_events}; {:.0} s",
+        "\n{} cells, {} passed; changes found {found} of the {asked} the kernel shows; false events {false_events}; events off the schedule the kernel confirms {confirmed}; {:.0} s",
         rows.len(),
         rows.iter().filter(|r| r.pass()).count(),
         t0.elapsed().as_secs_f64()
@@ -630,36 +868,24 @@ fn real_device_matrix() {
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("real-matrix.md");
     let _ = std::fs::write(&out, &table);
     let passed = rows.iter().filter(|r| r.pass()).count();
-    if !strict && rows.len() == CELLS_IN_FULL_MATRIX {
-        // Not strict (CI): a floor the detection before issue 33 missed by far (6 cells, 1
-        // change) and today's meets with room under load (16–21 cells, 15–23 changes). Per
-        // cell it is not yet a gate: under load the cells at the 2 % edge move, and the VM's
-        // own dips (the kernel's counter shows them, e.g. 250 → 50 MB/s for 0.25 s) score as
-        // false events on a steady cell.
+    let whole = rows.len() == CELLS_IN_FULL_MATRIX;
+    if !strict && whole {
+        // Not strict (CI): the floor for the edge cells — the detection before issue 33
+        // passed 6 cells and found 1 change; today's passes 20 of the 20 replayable cells
+        // at load 2–6, 12 of 23 live at load 10–13 (main's: 11) and 16 of 23 at 10–16.
         assert!(
             passed >= MIN_CELLS_PASSED && found >= MIN_CHANGES_FOUND,
             "{passed} cells passed (at least {MIN_CELLS_PASSED}), {found} changes found \
              (at least {MIN_CHANGES_FOUND}); table in {}",
             out.display()
         );
-        return;
     }
+    let edge = |r: &Scored| !strict && EDGE_UNDER_LOAD.contains(&r.name.as_str());
     let failed: Vec<&str> = rows
         .iter()
-        .filter(|r| !r.pass() && (strict || !KNOWN_FAILING_TODAY.contains(&r.name.as_str())))
+        .filter(|r| !r.pass() && !edge(r))
         .map(|r| r.name.as_str())
         .collect();
-    let now_pass: Vec<&str> = rows
-        .iter()
-        .filter(|r| r.pass() && KNOWN_FAILING_TODAY.contains(&r.name.as_str()))
-        .map(|r| r.name.as_str())
-        .collect();
-    if !now_pass.is_empty() {
-        let _ = writeln!(
-            std::io::stderr(),
-            "cells in KNOWN_FAILING_TODAY that pass now: {now_pass:?}"
-        );
-    }
     assert!(
         failed.is_empty(),
         "cells failed: {failed:?} (table in {})",

@@ -590,6 +590,20 @@ impl Outcome {
             .any(|&(a, b)| a <= hi && lo <= b)
     }
 
+    /// Device `dev`'s mean rate between host ns `a` and `b` by the kernel's count (linear
+    /// between readings), B/s; None outside the readings or for an empty stretch.
+    pub fn kernel_rate(&self, dev: usize, a: i64, b: i64) -> Option<f64> {
+        let s = &self.samples;
+        let at = |t: i64| {
+            let i = s.partition_point(|x| x.t_ns <= t);
+            let (p, q) = (s.get(i.checked_sub(1)?)?, s.get(i)?);
+            let f = (t - p.t_ns) as f64 / (q.t_ns - p.t_ns).max(1) as f64;
+            Some(p.bytes[dev] as f64 + f * (q.bytes[dev] as f64 - p.bytes[dev] as f64))
+        };
+        (b > a).then_some(())?;
+        Some((at(b)? - at(a)?) / ((b - a) as f64 * 1e-9))
+    }
+
     /// Written files of one target, in start order.
     pub fn files_of(&self, target: &Path) -> Vec<&FileRow> {
         let label = target.to_string_lossy().into_owned();
