@@ -176,8 +176,10 @@ fn with_two_targets_the_probe_evidence_goes_to_the_probed_one() {
 
 /// Seeds (profile file sizes) per scenario through the pipeline.
 const SEEDS: u64 = 10;
-/// Runs at once (they mostly sleep: the simulated drives play in real time).
-const PARALLEL: usize = 5;
+/// Runs at once per test (they mostly sleep, but two tests run beside each other on a
+/// 2-core machine, each run with its probe simulator at 1 kHz: five at a time made host
+/// hiccups that a drive played 20× faster shows as extra events, in 2 of 4 suites).
+const PARALLEL: usize = 2;
 
 /// One expected event: kind, onset GB, cause, and for a ramp where it settles.
 struct Want {
