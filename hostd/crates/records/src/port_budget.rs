@@ -133,9 +133,8 @@ impl BudgetTimeline {
             .filter_map(|r| {
                 let b: PortBudget =
                     serde_json::from_value(r.nested.get(MANIFEST_KEY)?.clone()).ok()?;
-                // A status before the CC debounce settled classifies nothing yet: the budget
-                // in force stays (a run played faster sees those statuses inside its first
-                // file, where they read as a fall to "unknown" and back).
+                // A status while the CC debounce settles (at the start, or after a re-attach)
+                // classifies nothing yet: the budget in force stays.
                 (b.advertisement.as_deref() != Some(NOT_YET_CLASSIFIED))
                     .then_some((r.time_ns, b.budget_w))
             })
@@ -143,11 +142,10 @@ impl BudgetTimeline {
         ports.sort_by_key(|p| p.0);
         // The manifest's budget is the port as it settled after the attach debounce: the
         // statuses up to the first that gives it (open, then classified) are that settling,
-        // not changes (a run played faster sees them inside its first file).
-        let start_w = start.and_then(|b| b.budget_w);
-        let settled = ports
-            .iter()
-            .position(|p| start_w.is_some() && p.1 == start_w)
+        // not changes (they lie inside the probe's first seconds, which the report charts).
+        let settled = start
+            .and_then(|b| b.budget_w)
+            .and_then(|w| ports.iter().position(|p| p.1 == Some(w)))
             .unwrap_or(0);
         for &(time_ns, w) in &ports[settled..] {
             if t.steps.last().is_some_and(|l| l.1 != w) {
