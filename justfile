@@ -24,7 +24,8 @@ build: (setup "demo") firmware-build
 # Two runs: the quick profile on this machine's disk (real direct I/O, simulated probe), then a
 # simulated drive that throttles (the gradual-thermal Samsung X5 scenario played 5x faster, with
 # the probe simulator on the same heat model): an attributed thermal event, its evidence and the
-# report's event markers, in about 40 s. Both in a temporary directory.
+# report's event markers, in about 40 s, in the modelled drive's own rates and times. Both in a
+# temporary directory.
 demo: build
     #!/usr/bin/env bash
     set -euo pipefail
@@ -33,7 +34,7 @@ demo: build
     echo "== 1/2: the quick profile on this machine's disk ($work/target)"
     {{hostd}} run --profile quick --probe sim --target "$work/target" --out "$work/real"
     echo
-    echo "== 2/2: a simulated drive that throttles: 100 GB to sim:x5-gradual, played 5x faster (~40 s; so its GB/s read 5x the modelled drive's)"
+    echo "== 2/2: a simulated drive that throttles: 100 GB to sim:x5-gradual, played 5x faster (~40 s; rates and times are the modelled drive's)"
     {{hostd}} run --quiet --profile sustained-100GB --seed 1 --probe sim --target 'sim:x5-gradual*5:write' --out "$work/throttling"
     echo
     echo "demo results: $work/real (this disk), $work/throttling (simulated drive; open report.html for the event and its evidence)"

@@ -20,6 +20,7 @@ void ts_ina228_model_init(ts_ina228_model *m, double shunt_ohm)
     m->die_temp_c = 25.0;
     m->res_die_temp_c = 25.0;
     m->transparent_hold_us = 20.0;
+    m->accumulate_scale = 1.0;
 }
 
 static uint8_t adc_range(const ts_ina228_model *m)
@@ -60,6 +61,7 @@ static void power_on(ts_ina228_model *m)
     m->die_temp_c = keep.die_temp_c;
     m->time_s = keep.time_s;
     m->transparent_hold_us = keep.transparent_hold_us;
+    m->accumulate_scale = keep.accumulate_scale; /* the board's, not the chip's */
     m->fail_next_transfers = keep.fail_next_transfers;
     m->resets = keep.resets + 1u;
     m->conversions = keep.conversions;
@@ -335,8 +337,8 @@ void ts_ina228_model_advance(ts_ina228_model *m, double dt_s)
         m->sum_v += m->vbus_v * step;
         m->sum_i += m->current_a * step;
         m->sum_t += m->die_temp_c * step;
-        m->energy_j += fabs(m->vbus_v * m->current_a) * step;
-        m->charge_c += m->current_a * step;
+        m->energy_j += fabs(m->vbus_v * m->current_a) * step * m->accumulate_scale;
+        m->charge_c += m->current_a * step * m->accumulate_scale;
         m->conv_elapsed_s += step;
         m->time_s += step;
         remaining -= step;

@@ -32,6 +32,10 @@ typedef struct ts_ina228_model {
     /* Accumulated since reset, physical. */
     double energy_j;
     double charge_c;
+    /** ENERGY and CHARGE gain this many seconds of power and current per second of the
+     *  conversion clock (1 by default; a device model played N x faster accumulates N x,
+     *  so the accumulators close against power x time on the host's record clock). */
+    double accumulate_scale;
     /* Conversion clock. */
     double time_s;           /**< model time */
     double conv_elapsed_s;   /**< time into the conversion in progress */

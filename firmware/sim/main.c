@@ -276,8 +276,10 @@ static void advance_models(uint64_t t_ns)
     double i = draw.current_a;
     double die = S.opt.ambient_c + 3.0 + 0.2 * (S.dut.temp_c - S.opt.ambient_c);
     ts_ina228_model_set(&S.ina, v, i, die);
-    /* Only the thermal model runs in scaled time; ENERGY/CHARGE integrate in
-     * real (probe) time so they close against power x time on the host. */
+    /* The thermal model runs in scaled time, and so do ENERGY/CHARGE
+     * (accumulate_scale): the host records a run played N x faster on a clock
+     * N x faster too, so they close against power x time there. The probe's
+     * own clock and conversions stay in real time. */
     ts_ina228_model_advance(&S.ina, dt);
 }
 
@@ -595,6 +597,7 @@ int main(int argc, char **argv)
     S.ntc.t0_c = 25.0;
     S.ntc.beta_k = 3950.0;
     ts_ina228_model_init(&S.ina, (double)SIM_SHUNT_UOHM * 1e-6);
+    S.ina.accumulate_scale = S.opt.time_scale;
     advance_models(0);
 
     ts_bus bus = ts_ina228_model_bus(&S.ina);

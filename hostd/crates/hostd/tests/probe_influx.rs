@@ -153,6 +153,8 @@ fn a_port_model_reaches_influxdb_and_the_report() {
     let server = InfluxServer::start().expect("private influxd (run `just influx-build` first)");
     let root = tempfile::tempdir().unwrap();
     let run = root.path().join("run");
+    let wall_ns = || hostd_records::clock::wall_ns();
+    let started = wall_ns();
     let out = to_influx(
         hostd_run("sustained-100GB", ["sim:tb-ssd-4w5-port*20:write"], &run)
             .args(["--probe", "sim", "--seed", "1"])
@@ -180,4 +182,35 @@ fn a_port_model_reaches_influxdb_and_the_report() {
     assert_eq!(server.count("event", "power_share_after").unwrap(), 1);
     let report = std::fs::read_to_string(run.join("report.html")).unwrap();
     assert!(report.contains("port budget 4.5 W") && report.contains("vSafe5V minimum 4.75 V"));
+    // Played 20× faster: the run directory holds the modelled drive's time (its records
+    // span 20× the host time), InfluxDB the host's, so no point lies in the future or
+    // outside the time the run took; the run point carries the factor.
+    let ended = wall_ns();
+    let manifest = read_json(&run.join("manifest.json"));
+    assert_eq!(manifest["extra"]["playback"]["factor"], 20.0);
+    let summary = read_json(&run.join("summary.json"));
+    let recorded = summary["end_ns"].as_i64().unwrap() - summary["start_ns"].as_i64().unwrap();
+    assert!(recorded > 10 * (ended - started), "{recorded} ns recorded");
+    for (measurement, field) in [("probe", "seq"), ("file", "bytes"), ("interval", "bytes")] {
+        let outside = |when: &str| {
+            server
+                .rows(&format!(
+                    "SELECT count(\"{field}\") FROM \"{measurement}\" WHERE {when}"
+                ))
+                .unwrap()
+                .first()
+                .and_then(|r| r.get(1).and_then(serde_json::Value::as_u64))
+                .unwrap_or(0)
+        };
+        assert!(
+            server.count(measurement, field).unwrap() > 0,
+            "{measurement}"
+        );
+        assert_eq!(outside(&format!("time < {started}")), 0, "{measurement}");
+        assert_eq!(outside(&format!("time > {ended}")), 0, "{measurement}");
+    }
+    let factor = server
+        .rows("SELECT last(\"playback_factor\") FROM \"run\"")
+        .unwrap();
+    assert_eq!(factor[0][1], 20.0, "{factor:?}");
 }

@@ -17,6 +17,20 @@ fn run(targets: &[String], root: &Path) -> (PathBuf, serde_json::Value) {
     run_with(targets, root, "sustained-100GB", 7)
 }
 
+/// Runs `hostd run` on `targets` into `out` with `profile`, `seed` and the probe simulator;
+/// what it printed (it must succeed).
+fn run_probed(targets: &[String], out: &Path, profile: &str, seed: u64) -> String {
+    let res = hostd_run(profile, targets, out)
+        .args(["--probe", "sim", "--seed", &seed.to_string()])
+        .env("THROTTLESCOPE_PROBE_SIM", sim_path())
+        .output()
+        .expect("hostd runs");
+    let log = common::text(&res);
+    assert!(res.status.success(), "hostd run failed:\n{log}");
+    println!("{log}");
+    log
+}
+
 /// Runs hostd with `profile` (name or file) and `seed`.
 fn run_with(
     targets: &[String],
@@ -25,14 +39,7 @@ fn run_with(
     seed: u64,
 ) -> (PathBuf, serde_json::Value) {
     let out = root.join("run");
-    let res = hostd_run(profile, targets, &out)
-        .args(["--probe", "sim", "--seed", &seed.to_string()])
-        .env("THROTTLESCOPE_PROBE_SIM", sim_path())
-        .output()
-        .expect("hostd runs");
-    let log = common::text(&res);
-    assert!(res.status.success(), "hostd run failed:\n{log}");
-    println!("{log}");
+    run_probed(targets, &out, profile, seed);
     let events =
         std::fs::read_to_string(out.join("events.json")).expect("hostd run wrote events.json");
     assert!(
@@ -86,7 +93,8 @@ fn hub_check(seed: u64) -> Vec<String> {
         ));
     }
     for (t, lag_s) in [("A", 9.0), ("B", 8.5)] {
-        let at = (c_end + (lag_s / SCALE * 1e9) as i64) as u64;
+        // Records are on the scenario's clock (the run plays as fast as its targets).
+        let at = (c_end + (lag_s * 1e9) as i64) as u64;
         let mine: Vec<_> = files.iter().filter(|f| f.target == name(t)).collect();
         let truth: f64 = mine
             .iter()
@@ -424,7 +432,8 @@ fn small_files_through_the_pipeline_give_no_event() {
 
 #[test]
 fn p50_stalls_through_the_pipeline_from_the_byte_counters() {
-    // ×4: a 3–5 s stall lasts 0.75–1.25 s of host time, 7–12 of the 100 ms counter samples.
+    // ×4: a 3–5 s stall lasts 0.75–1.25 s of host time, and 30–50 of the counter samples
+    // (taken every 100 ms of the modelled drive's time).
     let scale = 4.0;
     seeds(
         "p50-stalls",
@@ -459,14 +468,14 @@ fn p50_stalls_through_the_pipeline_from_the_byte_counters() {
                 f.push(format!("{count} stalls"));
             }
             for d in e["stall"]["durations_s"].as_array().unwrap() {
-                let d = d.as_f64().unwrap() * scale;
+                let d = d.as_f64().unwrap();
                 if !(2.5..=5.5).contains(&d) {
-                    f.push(format!("stall of {d:.1} s (scenario time)"));
+                    f.push(format!("stall of {d:.1} s"));
                 }
             }
             if let Some(p) = e["stall"]["period_s"].as_f64() {
-                if !(12.0..=21.0).contains(&(p * scale)) {
-                    f.push(format!("period {:.1} s (scenario time)", p * scale));
+                if !(12.0..=21.0).contains(&p) {
+                    f.push(format!("period {p:.1} s"));
                 }
             }
             f
@@ -543,13 +552,7 @@ fn a_probe_without_cc_sensing_says_budget_unknown_once() {
     let root = tempfile::tempdir().unwrap();
     let target = format!("sim:steady*{SCALE}:write");
     let out = root.path().join("run");
-    let res = common::hostd_run("sustained-100GB", [&target], &out)
-        .args(["--probe", "sim", "--seed", "1"])
-        .env("THROTTLESCOPE_PROBE_SIM", sim_path())
-        .output()
-        .expect("hostd runs");
-    let log = common::text(&res);
-    assert!(res.status.success(), "{log}");
+    let log = run_probed(&[target], &out, "sustained-100GB", 1);
     // Once in the run's log and once among the summary's warnings, however many samples.
     assert_eq!(log.matches("budget unknown").count(), 2, "{log}");
     let summary = common::read_json(&out.join("summary.json"));
@@ -568,4 +571,73 @@ fn a_probe_without_cc_sensing_says_budget_unknown_once() {
     let m = common::read_json(&out.join("manifest.json"));
     assert_eq!(m["extra"]["probe"]["power_budget"]["source"], "unknown");
     assert!(m["extra"]["probe"]["power_budget"]["budget_w"].is_null());
+}
+
+/// `just demo`'s simulated run (`sim:x5-gradual*5`, the profile and seed of the demo) speaks
+/// in the modelled drive's units (issue 32): its write rate before the throttle is the
+/// scenario's first stage, its throttle comes when the scenario's first stage ends (tens of
+/// seconds, not a fifth of that), the enclosure's fitted time constant is the device
+/// model's, its J/GB is the model's power over its rate, and the factor is stated once.
+#[test]
+fn the_demos_simulated_drive_reports_its_own_rates_and_times() {
+    const FACTOR: f64 = 5.0;
+    let sc = hostd_scenario::load("x5-gradual").unwrap();
+    let stage = &sc.targets[0].stages[0];
+    let rate_bps = stage.rate_gbps * 1e9;
+    let onset_s = stage.until_gb.unwrap() * 1e9 / rate_bps;
+    let target = format!("sim:x5-gradual*{FACTOR}");
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("run");
+    let log = run_probed(&[format!("{target}:write")], &out, "sustained-100GB", 1);
+
+    let events = common::read_json(&out.join("events.json"));
+    let found = events_of(&events, &target);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let before = found[0]["rate_before_bps"].as_f64().unwrap();
+    assert!(
+        (before / rate_bps - 1.0).abs() <= stage.jitter,
+        "rate before the throttle {before:.3e} B/s, the model's {rate_bps:.3e} ± {} %",
+        stage.jitter * 100.0
+    );
+    let summary = common::read_json(&out.join("summary.json"));
+    let analysis = &summary["extra"]["analysis"];
+    let series = &analysis["headlines"]["series"][0];
+    let within = |figure: &serde_json::Value, truth: f64, what: &str| {
+        let (low, high) = (figure["low"].as_f64(), figure["high"].as_f64());
+        let (low, high) = (low.expect(what), high.expect(what));
+        // The 95 % interval, widened by 10 % of the truth for the host's timing noise.
+        assert!(
+            low - 0.1 * truth <= truth && truth <= high + 0.1 * truth,
+            "{what}: [{low:.2}, {high:.2}], the model's {truth:.2}\n{log}"
+        );
+    };
+    within(&series["throttle_s"], onset_s, "time to the throttle, s");
+    assert!(
+        series["throttle_s"]["value"].as_f64().unwrap() >= 10.0,
+        "{log}"
+    );
+    let fit = &analysis["headlines"]["thermal_fit"]["Ok"];
+    within(&fit["tau_s"], sc.device.tau_s, "enclosure time constant, s");
+    let j_per_gb = sc.device.active_w / stage.rate_gbps;
+    within(
+        &series["energy"][0]["j_per_gb_before"],
+        j_per_gb,
+        "J/GB before the throttle",
+    );
+
+    // The factor, once: in the summary's notes and in what the run printed.
+    let stated = format!("{FACTOR}× faster");
+    let notes: Vec<&str> = summary["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n.as_str())
+        .filter(|n| n.contains(&stated))
+        .collect();
+    assert_eq!(notes.len(), 1, "{:?}", summary["notes"]);
+    assert_eq!(log.matches(&stated).count(), 1, "{log}");
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert_eq!(report.matches(&stated).count(), 1, "report.html");
+    let manifest = common::read_json(&out.join("manifest.json"));
+    assert_eq!(manifest["extra"]["playback"]["factor"], FACTOR);
 }

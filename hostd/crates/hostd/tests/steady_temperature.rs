@@ -1,7 +1,8 @@
 //! `[steady_state]`'s `temp_slope` criterion against the probe simulator's thermal model.
-//! `sim:x5-thermal*2 --probe sim` plays the X5 at twice real time: after the simulator's
-//! settle at idle (about 42 °C), it writes at a constant rate for about 5 s while the
-//! enclosure warms (an RC with a 10 s time constant toward 74 °C), then throttles and holds
+//! `sim:x5-thermal*2 --probe sim` plays the X5 at twice real time (its records, and the
+//! times below, are the modelled drive's): after the simulator's settle at idle (about
+//! 42 °C), it writes at a constant rate for about 10 s while the enclosure warms (an RC with
+//! a 20 s time constant toward 74 °C), then throttles and holds
 //! the enclosure at the temperature reached (about 55 °C). `bw:50%` alone is met about 3 s
 //! into the step, while the enclosure is still warming fast; with `temp_slope` the step
 //! ends only once the plateau has lasted a window, and a step too short for that runs its

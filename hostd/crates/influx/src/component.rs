@@ -99,6 +99,7 @@ impl RunPart for InfluxComponent {
             tags.rig = r.clone();
         }
         let mut config = WriterConfig::new(self.target.clone(), Some(run.dir.join("spool")));
+        config.playback = run.manifest.playback();
         config.spool_limits = self.spool;
         let writer = Writer::start(config)?;
         writer.write(&schema::run_point(run.manifest, &tags))?;

@@ -54,6 +54,7 @@ pub fn import_run(dir: &Path, target: Target, rig: Option<&str>) -> anyhow::Resu
     }
 
     let mut cfg = WriterConfig::new(target, None);
+    cfg.playback = manifest.playback();
     cfg.backoff_max = Duration::from_secs(2);
     // Its spool is in memory (the run directory is only read) and bounded: when it is full
     // the import waits for InfluxDB, as long as a source may take, rather than drop.

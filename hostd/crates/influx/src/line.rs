@@ -182,15 +182,29 @@ impl Point {
     /// Appends the encoded point (without a trailing newline) to `out`. On error `out` is
     /// left as it was.
     pub fn write_line(&self, out: &mut String) -> Result<(), LineError> {
+        self.write_line_timed(out, None)
+    }
+
+    /// Like [`Point::write_line`], with the timestamp put on the host's timeline when the
+    /// run's records played faster (`playback`, see [`crate::WriterConfig::playback`]).
+    pub fn write_line_timed(
+        &self,
+        out: &mut String,
+        playback: Option<&hostd_records::clock::Playback>,
+    ) -> Result<(), LineError> {
         let start = out.len();
-        let result = self.encode(out);
+        let result = self.encode(out, playback);
         if result.is_err() {
             out.truncate(start);
         }
         result
     }
 
-    fn encode(&self, out: &mut String) -> Result<(), LineError> {
+    fn encode(
+        &self,
+        out: &mut String,
+        playback: Option<&hostd_records::clock::Playback>,
+    ) -> Result<(), LineError> {
         if self.measurement.is_empty() {
             return Err(LineError::EmptyMeasurement);
         }
@@ -253,6 +267,7 @@ impl Point {
         }
 
         if let Some(ts) = self.timestamp_ns {
+            let ts = playback.map_or(ts, |p| p.real_ns(ts));
             let _ = write!(out, " {ts}");
         }
         Ok(())

@@ -109,7 +109,9 @@ pub struct StreamStats {
     pub sync_rejected: u64,
     /// Latest clock fit.
     pub alignment: Option<AlignmentEstimate>,
-    /// Largest alignment uncertainty of the clock fits samples were mapped with (ns).
+    /// Largest alignment uncertainty of the clock fits samples were mapped with (ns of the
+    /// host's own clock: the link's quality; on the record clock of a run played N× faster
+    /// a sample's time is N× as uncertain).
     pub alignment_uncertainty_max_ns: Option<f64>,
     /// OR of the DIAG_ALRT flags the probe sent with its batches (bit 0 set:
     /// MEMSTAT error; 9 MATHOF, 10 CHARGEOF, 11 ENERGYOF, …).
@@ -448,7 +450,11 @@ impl ProbeStream {
     fn sample_at(&self, cal: Calibration, seq: u64, probe_time_us: u64) -> ProbeSample {
         let a = &self.accumulated;
         ProbeSample {
-            time_ns: self.aligner.to_host_ns(probe_time_us).unwrap_or_default(),
+            // Fitted against the host's real timeline; recorded on the run's.
+            time_ns: self
+                .aligner
+                .to_host_ns(probe_time_us)
+                .map_or(0, hostd_records::clock::record_ns_at),
             seq,
             probe_time_us,
             vbus_v: None,

@@ -246,6 +246,13 @@ impl Manifest {
         serde_json::from_value(v).ok()
     }
 
+    /// The playback of a run whose simulated targets played faster (`extra.playback`, see
+    /// [`crate::clock::Playback`]); None for a run in real time, and for runs written before
+    /// it was recorded (their figures stay the host's).
+    pub fn playback(&self) -> Option<crate::clock::Playback> {
+        serde_json::from_value(self.extra.get(crate::clock::MANIFEST_KEY)?.clone()).ok()
+    }
+
     /// The probe's section, when there was a probe (and the section has its shape).
     pub fn probe_section(&self) -> Option<extra::ProbeSection> {
         self.section(extra::PROBE)

@@ -39,6 +39,9 @@ pub struct RunData {
     /// The budget in force at each time: `port_budget`, then the changes the probe reported
     /// on the run's timeline (`probe-link.jsonl`).
     pub budget_timeline: crate::port_budget::BudgetTimeline,
+    /// The run's simulated targets played faster, its records on the modelled drive's clock
+    /// (the manifest's `playback`).
+    pub playback: Option<crate::clock::Playback>,
 }
 
 impl RunData {
@@ -80,6 +83,7 @@ impl RunData {
         };
         let budget_timeline =
             crate::port_budget::BudgetTimeline::of_run(port_budget.as_ref(), &link);
+        let playback = manifest.as_ref().and_then(|m| m.playback());
         // files.csv has no target index (its reader numbers targets as they first appear):
         // the run's own index is the target's place in the manifest, as in `hostd run`.
         let mut files = files;
@@ -119,6 +123,7 @@ impl RunData {
             gate_waits: crate::gate_wait::read(dir),
             port_budget,
             budget_timeline,
+            playback,
         };
         run.sort();
         Ok(run)

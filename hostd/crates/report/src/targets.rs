@@ -34,6 +34,15 @@ pub(crate) fn section(run: &RunData, targets: &Targets, probed: Option<&str>) ->
             esc(&phases.join(", "))
         );
     }
-    h.push_str("</table></div></section>");
+    h.push_str("</table></div>");
+    // Stated once: the times and rates of every section are the modelled drive's.
+    if let Some(p) = &run.playback {
+        let _ = write!(
+            h,
+            r#"<p id="targets-playback">Simulated targets {}.</p>"#,
+            esc(&hostd_records::clock::Playback::note(p.factor))
+        );
+    }
+    h.push_str("</section>");
     h
 }

@@ -6,8 +6,10 @@
 //!   (default: its probed target); `*SCALE` plays SCALE× faster than real time (default 1).
 //! - File sizes come from the run's profile; each file's rate follows the scenario's stage
 //!   at that point (bytes moved by this target, or time since another target finished).
-//! - Times recorded are host time: with SCALE > 1, recorded rates are SCALE× the
-//!   scenario's and lags 1/SCALE; onsets in bytes are unchanged. Start the probe simulator
+//! - Times recorded are the modelled drive's: a run with targets played SCALE× faster
+//!   records on a clock that plays SCALE× faster too ([`hostd_records::clock::play_faster`],
+//!   which `hostd run` starts from [`playback_factor`]), so recorded times, rates and lags
+//!   are the scenario's while the run takes 1/SCALE of the time. Start the probe simulator
 //!   with the same `--time-scale` ([`probe_sim_args`]).
 //! - Targets of one scenario in one run share a clock (`after_target_done` stages).
 
@@ -30,10 +32,10 @@ const STEP_S: f64 = 0.001;
 const SETTLE_TAUS: f64 = 5.0;
 /// A throttle entered at `until_temp_c` ends when the enclosure has cooled this much below it.
 const THERMAL_HYSTERESIS_C: f64 = 2.0;
-/// Longest single sleep, so a stop request is seen quickly.
+/// Longest single sleep (host time), so a stop request is seen quickly.
 const MAX_SLEEP: Duration = Duration::from_millis(50);
 /// Virtual time between two progress points of a file, s (the byte counters are sampled
-/// every 100 ms of host time; at ×20 that is 2 s of virtual time).
+/// every 100 ms of record time).
 const PROGRESS_STEP_S: f64 = 0.01;
 
 /// A point of a file's playback: at virtual time `t` the file has moved `done` bytes; a
@@ -84,6 +86,47 @@ impl SimLocation {
     }
 }
 
+/// The one playback factor of a run whose targets are `target_texts` (as on the command
+/// line): the `*SCALE` of its `sim:` targets when it is not 1, which the run's records then
+/// play at ([`hostd_records::clock::play_faster`]). None when every target plays in real
+/// time. An error when simulated targets play at different factors, or one played faster
+/// shares the run with a real target (one run has one clock: the real target's figures
+/// would be scaled too).
+pub fn playback_factor(target_texts: &[String]) -> anyhow::Result<Option<f64>> {
+    let mut factor: Option<(f64, &str)> = None;
+    let mut real: Option<&str> = None;
+    for text in target_texts {
+        let Some(body) = text.strip_prefix("sim:") else {
+            real.get_or_insert(text);
+            continue;
+        };
+        let scale = SimLocation::parse(strip_mode(body))?.scale;
+        match factor {
+            Some((f, other)) if f != scale => anyhow::bail!(
+                "--target {other} plays {f}× faster but --target {text} {scale}×: a run has one clock, so its simulated targets play at one factor"
+            ),
+            _ => factor = Some((scale, text)),
+        }
+    }
+    let Some((f, sim)) = factor.filter(|(f, _)| *f != 1.0) else {
+        return Ok(None);
+    };
+    if let Some(real) = real {
+        anyhow::bail!(
+            "--target {sim} plays {f}× faster, --target {real} in real time: a run has one clock (its records would be on the simulated drive's); run them separately, or the simulated one at ×1"
+        );
+    }
+    Ok(Some(f))
+}
+
+/// A `sim:` target text without its trailing `:write`, `:read` or `:rw`.
+fn strip_mode(body: &str) -> &str {
+    ["write", "read", "rw"]
+        .iter()
+        .find_map(|m| body.strip_suffix(&format!(":{m}")))
+        .unwrap_or(body)
+}
+
 /// Registers the `sim` scheme.
 pub fn register(registry: &mut BackendRegistry) {
     registry.register(
@@ -101,12 +144,7 @@ pub fn probe_sim_args(target_texts: &[String]) -> anyhow::Result<Option<Vec<Stri
     let Some(text) = target_texts.iter().find(|t| t.starts_with("sim:")) else {
         return Ok(None);
     };
-    let body = text.trim_start_matches("sim:");
-    let body = ["write", "read", "rw"]
-        .iter()
-        .find_map(|m| body.strip_suffix(&format!(":{m}")))
-        .unwrap_or(body);
-    let loc = SimLocation::parse(body)?;
+    let loc = SimLocation::parse(strip_mode(text.trim_start_matches("sim:")))?;
     let sc = playable(&loc.scenario)?;
     let mut args = sc.device.probe_sim_args();
     args.extend([
@@ -135,7 +173,7 @@ fn playable(name: &str) -> anyhow::Result<Scenario> {
 /// State shared by the targets of one scenario in one run.
 #[derive(Default)]
 struct Shared {
-    /// Host ns at virtual time 0 (the first measured step of any of them).
+    /// Record ns at virtual time 0 (the first measured step of any of them).
     origin_ns: OnceLock<u64>,
     /// Virtual s at which each scenario target finished its measured steps.
     done_s: Mutex<HashMap<String, f64>>,
@@ -179,6 +217,13 @@ impl SimBackend {
     /// Opens `sim:…` for target `spec` (index `index`) of run `run_id`.
     pub fn open(spec: &TargetSpec, index: usize, run_id: &str) -> anyhow::Result<SimBackend> {
         let loc = SimLocation::parse(&spec.location)?;
+        let playing = hostd_records::clock::playback().map_or(1.0, |p| p.factor);
+        anyhow::ensure!(
+            playing == loc.scale,
+            "sim:{}: plays {}× faster but the run's records play {playing}× faster (hostd run starts the playback; see playback_factor)",
+            spec.location,
+            loc.scale
+        );
         let sc: Scenario = playable(&loc.scenario)?;
         let name = loc
             .target
@@ -396,11 +441,12 @@ impl SimBackend {
         (t + self.target.overhead_ms * 1e-3, points)
     }
 
-    fn host_ns(&self, origin: u64, virtual_s: f64) -> u64 {
-        origin + (virtual_s / self.loc.scale * 1e9) as u64
+    /// The record time of virtual time `virtual_s` (the records play at the scenario's pace).
+    fn record_ns(origin: u64, virtual_s: f64) -> u64 {
+        origin + (virtual_s * 1e9) as u64
     }
 
-    /// Sleeps until host time `until_ns`; false if a stop was requested.
+    /// Sleeps until record time `until_ns`; false if a stop was requested.
     fn sleep_until(until_ns: u64, ctx: &StepContext<'_>) -> bool {
         loop {
             if ctx.stop.load(Ordering::Relaxed) {
@@ -410,7 +456,8 @@ impl SimBackend {
             if now >= until_ns {
                 return true;
             }
-            std::thread::sleep(Duration::from_nanos(until_ns - now).min(MAX_SLEEP));
+            let left = hostd_records::clock::real_duration(Duration::from_nanos(until_ns - now));
+            std::thread::sleep(left.min(MAX_SLEEP));
         }
     }
 }
@@ -426,12 +473,9 @@ impl TargetBackend for SimBackend {
             )),
             capacity_bytes: Some(4_000_000_000_000),
             free_bytes: Some(4_000_000_000_000),
-            engine_note: (self.loc.scale != 1.0).then(|| {
-                format!(
-                    "played {}× faster than real time: rates ×{}",
-                    self.loc.scale, self.loc.scale
-                )
-            }),
+            // The run's summary states it once, with the host time the run took.
+            engine_note: (self.loc.scale != 1.0)
+                .then(|| hostd_records::clock::Playback::note(self.loc.scale)),
             ..TargetInfo::simulated(
                 &self.spec.label,
                 self.spec.mode.as_str(),
@@ -488,7 +532,7 @@ impl TargetBackend for SimBackend {
             // Let the probe simulator's enclosure reach the idle equilibrium this model
             // starts from (the simulator may start at ambient): 5 time constants idle.
             ctx.activity(0.0);
-            let settle_ns = (SETTLE_TAUS * self.device.tau_s / self.loc.scale * 1e9) as u64;
+            let settle_ns = (SETTLE_TAUS * self.device.tau_s * 1e9) as u64;
             if !Self::sleep_until(hostd_workload::unix_ns() + settle_ns, ctx) {
                 return Ok(StepOutput {
                     outcome: JobOutcome {
@@ -507,7 +551,7 @@ impl TargetBackend for SimBackend {
         let origin = *self.shared.origin_ns.get_or_init(|| now);
         let start_s = self
             .cursor_s
-            .max((now.saturating_sub(origin)) as f64 * 1e-9 * self.loc.scale);
+            .max((now.saturating_sub(origin)) as f64 * 1e-9);
         // The time since the last step (a program's pause) was idle.
         // (Gaps of the runner's own few milliseconds between files are not.)
         if std::mem::take(&mut self.idle_pending) {
@@ -516,7 +560,7 @@ impl TargetBackend for SimBackend {
         self.pace_bps = step
             .job
             .pace_ns
-            .map(|ns| step.job.block_size as f64 * 1e9 / ns.max(1) as f64 / self.loc.scale);
+            .map(|ns| step.job.block_size as f64 * 1e9 / ns.max(1) as f64);
         // The scenario's stages play on its phase, and on any step of the same
         // direction with another name (an adaptive program's `fill`, `pace-50%`).
         let plays = step.phase == self.target.phase
@@ -538,11 +582,22 @@ impl TargetBackend for SimBackend {
                 .collect();
             (start_s + d + self.target.overhead_ms * 1e-3, points)
         };
-        // Count bytes as they move, so the 100 ms byte counters see stalls inside a file.
+        // Count bytes as they move, so the 100 ms byte counters see stalls inside a file;
+        // the plan lets them count on time when this thread wakes late.
+        let before = ctx.progress.load(Ordering::Relaxed);
+        ctx.schedule(
+            points
+                .iter()
+                .map(|p| {
+                    let done = (p.done.round() as u64).min(bytes);
+                    (Self::record_ns(origin, p.t), before + done)
+                })
+                .collect(),
+        );
         let mut interrupted = false;
         let mut counted = 0u64;
         for p in points {
-            if !Self::sleep_until(self.host_ns(origin, p.t), ctx) {
+            if !Self::sleep_until(Self::record_ns(origin, p.t), ctx) {
                 interrupted = true;
                 break;
             }
@@ -554,7 +609,8 @@ impl TargetBackend for SimBackend {
                 ctx.activity(load);
             }
         }
-        interrupted |= !Self::sleep_until(self.host_ns(origin, end_s), ctx);
+        interrupted |= !Self::sleep_until(Self::record_ns(origin, end_s), ctx);
+        ctx.schedule(Vec::new());
         if !interrupted && counted < bytes {
             ctx.progress.fetch_add(bytes - counted, Ordering::Relaxed);
         }
@@ -576,7 +632,10 @@ impl TargetBackend for SimBackend {
                 interrupted,
                 ..Default::default()
             },
-            timing: Some((self.host_ns(origin, start_s), self.host_ns(origin, end_s))),
+            timing: Some((
+                Self::record_ns(origin, start_s),
+                Self::record_ns(origin, end_s),
+            )),
             direct_io: true,
         })
     }
@@ -623,5 +682,21 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("scenario-gen plays it"), "{e}");
+    }
+
+    #[test]
+    fn a_run_plays_at_one_factor_and_never_beside_a_real_target() {
+        let f = |targets: &[&str]| {
+            playback_factor(&targets.iter().map(|t| t.to_string()).collect::<Vec<_>>())
+        };
+        assert_eq!(
+            f(&["sim:x5-thermal*5:write", "sim:steady*5:write"]).unwrap(),
+            Some(5.0)
+        );
+        assert_eq!(f(&["/mnt/x:write", "sim:steady:write"]).unwrap(), None);
+        let mixed = f(&["sim:x5-thermal*5", "sim:steady*20"]).unwrap_err();
+        assert!(mixed.to_string().contains("one factor"), "{mixed}");
+        let real = f(&["sim:x5-thermal*5:write", "/mnt/x:write"]).unwrap_err();
+        assert!(real.to_string().contains("real time"), "{real}");
     }
 }

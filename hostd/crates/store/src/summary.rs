@@ -14,6 +14,9 @@ use std::fmt::Write as _;
 /// today (USB4 v2 / TB5 top out near 10 GB/s); such files are flagged.
 pub const IMPLAUSIBLE_MBPS: f64 = 12_000.0;
 
+/// The note of a simulated target played in real time.
+const REAL_TIME: &str = "in real time";
+
 /// Phases whose I/Os are at most this big also get an IOPS line.
 pub const SMALL_IO: usize = 64 << 10;
 
@@ -46,18 +49,27 @@ impl SummaryExt for Summary {
         // One note per time scale, naming the targets played at it.
         let mut scales: Vec<(String, Vec<&str>)> = Vec::new();
         for t in &simulated {
-            let scale = t
-                .engine_note
-                .clone()
-                .unwrap_or_else(|| "in real time".into());
+            let scale = t.engine_note.clone().unwrap_or_else(|| REAL_TIME.into());
             match scales.iter_mut().find(|(s, _)| *s == scale) {
                 Some((_, labels)) => labels.push(&t.label),
                 None => scales.push((scale, vec![&t.label])),
             }
         }
+        // A run played faster states, once, what its modelled time took on the host.
+        let took = hostd_records::clock::playback()
+            .filter(|_| out.end_ns > out.start_ns)
+            .map(|p| format!(": {}", p.took(out.start_ns as i64, out.end_ns as i64)))
+            .unwrap_or_default();
         let notes: Vec<String> = scales
             .iter()
-            .map(|(scale, labels)| format!("{}: simulated, {scale}", labels.join(", ")))
+            .map(|(scale, labels)| {
+                let took = if scale == REAL_TIME {
+                    ""
+                } else {
+                    took.as_str()
+                };
+                format!("{}: simulated, {scale}{took}", labels.join(", "))
+            })
             .collect();
         let warnings: Vec<String> = out
             .warnings
@@ -340,7 +352,7 @@ mod tests {
 
     #[test]
     fn simulated_targets_state_their_time_scale_instead_of_a_page_cache_warning() {
-        let scale = "played 10× faster than real time: rates ×10";
+        let scale = "played 10× faster than real time; times and rates are the modelled drive's";
         let targets = vec![
             target("sim:x5-thermal*10", "sim", Some(scale)),
             target("/mnt/x", "dir", None),

@@ -41,9 +41,24 @@ pub struct TargetProgress {
     pub ended: OnceLock<Instant>,
     /// I/O latencies not yet assigned to an interval.
     pub latency: IntervalLatency,
+    /// A backend's plan of [`TargetProgress::bytes`] at record times of the step under way
+    /// (see [`StepContext::schedule`]).
+    pub scheduled: Mutex<Vec<(u64, u64)>>,
 }
 
 impl TargetProgress {
+    /// The bytes done by record time `now_ns`: [`TargetProgress::bytes`], or the backend's
+    /// plan for then when it is ahead (its thread has not woken to count them yet).
+    pub fn bytes_at(&self, now_ns: u64) -> u64 {
+        let counted = self.bytes.load(Ordering::Relaxed);
+        let plan = self.scheduled.lock().unwrap_or_else(|p| p.into_inner());
+        let due = match plan.partition_point(|&(t, _)| t <= now_ns) {
+            0 => 0,
+            i => plan[i - 1].1,
+        };
+        counted.max(due)
+    }
+
     /// Enters `phase`: the live view and the sampler see it.
     pub fn enter_phase(&self, phase: &str) {
         let _ = self.started.set(Instant::now());
@@ -424,6 +439,7 @@ impl TargetRun<'_> {
         let ctx = StepContext {
             target_index: i,
             progress: &self.prog.bytes,
+            scheduled: &self.prog.scheduled,
             interval_latency: &self.prog.latency,
             stop: &shared.stop_all,
             observer,
@@ -585,7 +601,8 @@ impl TargetRun<'_> {
         backend.idle_started();
         // Idle is idle on every backend (the probe simulator's load follows this).
         self.activity(0.0);
-        let until = Instant::now() + duration;
+        // `duration` is record time (the modelled drive's, for one played faster).
+        let until = Instant::now() + hostd_records::clock::real_duration(duration);
         while Instant::now() < until && !self.shared.stopping() {
             std::thread::sleep((until - Instant::now()).min(Duration::from_millis(20)));
         }
@@ -652,7 +669,6 @@ impl TargetRun<'_> {
         }
         self.enter_phase(step, measured, current);
         let t0 = unix_ns();
-        let clock = Instant::now();
         observer(&RunEvent::FileStart {
             target_index: i,
             phase: step.phase.clone(),
@@ -662,7 +678,7 @@ impl TargetRun<'_> {
         });
         let counted_before = prog.bytes.load(Ordering::Relaxed);
         let result = backend.run_step(step, ctx);
-        let t1 = t0 + clock.elapsed().as_nanos() as u64;
+        let t1 = unix_ns().max(t0);
         let latency = match &result {
             Ok(out) if !out.outcome.latency.is_empty() => Some(out.outcome.latency.clone()),
             _ => None,
@@ -823,11 +839,14 @@ fn sampler(
     intervals: &Mutex<Vec<IntervalRecord>>,
     samples: &Mutex<Vec<Vec<(u64, u64)>>>,
 ) {
-    let tick = Duration::from_millis(100);
+    // 100 ms and the interval are record time (a drive played N× faster is sampled every
+    // 100 ms of its own time); the record clock is monotonic (`hostd_records::clock`).
+    let tick = hostd_records::clock::real_duration(Duration::from_millis(100));
     let n = progress.len();
-    let start = Instant::now();
     let start_ns = unix_ns();
     let mut last_bytes = vec![0u64; n];
+    // Each target's count as sampled: never less than at the sample before.
+    let mut floor = vec![0u64; n];
     let mut last_ns = start_ns;
     let mut last_phase = vec![String::new(); n];
     let mut k: u64 = 1;
@@ -847,13 +866,17 @@ fn sampler(
     loop {
         let done = finished.load(Ordering::Relaxed);
         std::thread::sleep(tick);
-        let now_ns = start_ns + start.elapsed().as_nanos() as u64;
+        let now_ns = unix_ns();
         let bytes: Vec<u64> = progress
             .iter()
-            .map(|p| p.bytes.load(Ordering::Relaxed))
+            .zip(&mut floor)
+            .map(|(p, floor)| {
+                *floor = (*floor).max(p.bytes_at(now_ns));
+                *floor
+            })
             .collect();
         record(now_ns, &bytes);
-        let boundary = start.elapsed() >= cfg.interval * k as u32;
+        let boundary = now_ns - start_ns >= (cfg.interval * k as u32).as_nanos() as u64;
         if boundary || done {
             for i in 0..n {
                 let b = bytes[i] - last_bytes[i];
@@ -946,4 +969,26 @@ pub fn check_space(
         lines.push(format!("{line}: ok"));
     }
     Ok(lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_late_backend_is_counted_on_its_plan() {
+        let p = TargetProgress::default();
+        p.bytes.store(100, Ordering::Relaxed);
+        *p.scheduled.lock().unwrap() = vec![(1_000, 100), (2_000, 300), (3_000, 600)];
+        assert_eq!(p.bytes_at(500), 100, "before the plan: what was counted");
+        assert_eq!(
+            p.bytes_at(2_500),
+            300,
+            "the plan's count when the thread is late"
+        );
+        p.bytes.store(700, Ordering::Relaxed);
+        assert_eq!(p.bytes_at(2_500), 700, "what was counted when it is ahead");
+        p.scheduled.lock().unwrap().clear();
+        assert_eq!(p.bytes_at(9_000), 700);
+    }
 }

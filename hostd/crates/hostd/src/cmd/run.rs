@@ -245,6 +245,11 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             profile.kind
         );
     }
+    // Simulated drives played N× faster: the run's records play N× faster too (one clock,
+    // the modelled drive's), from before the targets open. Refused when it cannot be one.
+    if let Some(factor) = hostd_scenario::backend::playback_factor(&target_args)? {
+        hostd_records::clock::play_faster(factor).map_err(anyhow::Error::msg)?;
+    }
     let seed = match &resume {
         Some(r) => r.seed,
         None => args.seed.unwrap_or_else(random_seed),
@@ -424,6 +429,12 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
                 "steps_planned": planned_steps,
                 "steps_skipped_as_done": resume.as_ref().map_or(0, |r| r.done.len()),
             }),
+        );
+    }
+    if let Some(p) = hostd_records::clock::playback() {
+        manifest.extra.insert(
+            hostd_records::clock::MANIFEST_KEY.into(),
+            serde_json::to_value(p)?,
         );
     }
     if !fault.is_empty() {
@@ -682,6 +693,7 @@ fn run_data(
         // The probe part adds the port's budget and its timeline (Stage::Enrich).
         port_budget: None,
         budget_timeline: Default::default(),
+        playback: hostd_records::clock::playback(),
     };
     run.sort();
     run

@@ -48,6 +48,11 @@ pub fn run_point(manifest: &Manifest, tags: &RunTags) -> Point {
         p = p.field("seed", seed);
     }
     p = p.field("keep", *keep).field("allow_cached", *allow_cached);
+    // A run of simulated drives played faster: its points are on the host's timeline, its
+    // figures the modelled drive's (`WriterConfig::playback`).
+    if let Some(playback) = manifest.playback() {
+        p = p.field("playback_factor", playback.factor);
+    }
     p = text(p, "command_line", &command_line.join(" "));
     p = text(p, "hostname", &host.hostname);
     let labels: Vec<&str> = targets.iter().map(|t| t.label.as_str()).collect();

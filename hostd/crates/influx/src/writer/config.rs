@@ -2,6 +2,7 @@
 
 use crate::client::Target;
 use crate::spool::Limits;
+use hostd_records::clock::Playback;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -38,6 +39,11 @@ pub struct WriterConfig {
     /// dropping new ones (a bulk import, which may wait); `None` drops at once (default: a
     /// live run, which must never stall).
     pub spool_wait: Option<Duration>,
+    /// The run's records played faster (simulated drives, `hostd_records::clock`): every
+    /// point's timestamp goes to InfluxDB on the host's timeline, when it happened, so no
+    /// point lies in the future or in the time of another run; its fields stay the
+    /// modelled drive's (`Manifest::playback`).
+    pub playback: Option<Playback>,
 }
 
 /// Default [`WriterConfig::queue_bytes`].
@@ -58,6 +64,7 @@ impl WriterConfig {
             retry_after_max: Duration::from_secs(60),
             spool_limits: Limits::default(),
             queue_bytes: DEFAULT_QUEUE_BYTES,
+            playback: None,
             spool_wait: None,
         }
     }

@@ -31,6 +31,7 @@ pub use report::{Bounds, Report, Stats};
 use crate::client::WriteClient;
 use crate::spool::Spool;
 use crate::{LineError, Point};
+use hostd_records::clock::Playback;
 use queue::Budget;
 use report::{add, Counters};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -65,6 +66,8 @@ pub struct Writer {
     queue_warned: AtomicBool,
     last_error: Arc<Mutex<Option<String>>>,
     thread: Option<JoinHandle<()>>,
+    /// Timestamps to the host's timeline ([`WriterConfig::playback`]).
+    playback: Option<Playback>,
 }
 
 impl std::fmt::Debug for Writer {
@@ -94,6 +97,7 @@ impl Writer {
         let budget = Arc::new(Budget::new(config.queue_bytes, counters.clone()));
         let last_error = Arc::new(Mutex::new(None));
         let batch_size = config.batch_size;
+        let playback = config.playback;
         let mut worker = Worker {
             backoff: config.backoff_initial,
             config,
@@ -127,6 +131,7 @@ impl Writer {
             queue_warned: AtomicBool::new(false),
             last_error,
             thread: Some(thread),
+            playback,
         })
     }
 
@@ -145,7 +150,7 @@ impl Writer {
         &self,
         points: impl IntoIterator<Item = &'a Point>,
     ) -> Result<(), LineError> {
-        if let Some((body, points)) = encode(points)? {
+        if let Some((body, points)) = encode(points, self.playback.as_ref())? {
             // In batches, so that the queue bound holds for a large push too.
             for (chunk, n) in chunks(&body, points, self.batch_size) {
                 self.queue(chunk.to_owned(), n, true);
@@ -162,7 +167,7 @@ impl Writer {
         &self,
         points: impl IntoIterator<Item = &'a Point>,
     ) -> Result<bool, LineError> {
-        Ok(match encode(points)? {
+        Ok(match encode(points, self.playback.as_ref())? {
             Some((body, points)) => self.queue(body, points, false),
             None => true,
         })
@@ -276,11 +281,12 @@ impl Writer {
 /// Encodes points as newline-terminated line protocol; `None` when there are none.
 fn encode<'a>(
     points: impl IntoIterator<Item = &'a Point>,
+    playback: Option<&Playback>,
 ) -> Result<Option<(String, usize)>, LineError> {
     let mut body = String::new();
     let mut n = 0;
     for p in points {
-        p.write_line(&mut body)?;
+        p.write_line_timed(&mut body, playback)?;
         body.push('\n');
         n += 1;
     }

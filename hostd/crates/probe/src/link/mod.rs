@@ -32,11 +32,18 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// Host Unix time in nanoseconds: the one clock the probe is aligned to (the same
-/// monotonic-advanced timeline, [`hostd_records::clock`], the workload stamps its
-/// file records with).
+/// Host Unix time in nanoseconds on the record timeline (the same monotonic-advanced
+/// timeline, [`hostd_records::clock`], the workload stamps its file records with): the
+/// time of the link's events.
 pub fn host_now_ns() -> i64 {
     hostd_records::clock::now_ns()
+}
+
+/// Host Unix time in nanoseconds on the host's own timeline, never played faster
+/// ([`hostd_records::clock::real_ns`]): what the probe's clock is fitted against, since the
+/// probe's crystal runs in real time. Aligned samples are then put on the record timeline.
+pub fn host_real_ns() -> i64 {
+    hostd_records::clock::real_ns()
 }
 
 /// How to run the link.

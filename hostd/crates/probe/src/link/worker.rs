@@ -129,7 +129,7 @@ impl Worker {
         match port.read(buf) {
             Ok(0) => self.lose_port("end of file on the probe port".into()),
             Ok(n) => {
-                let recv_ns = host_now_ns();
+                let recv_ns = host_real_ns();
                 self.last_rx = Instant::now();
                 self.ingest(&buf[..n], recv_ns);
             }
@@ -359,7 +359,7 @@ impl Worker {
         self.sync_id = self.sync_id.wrapping_add(1);
         let sync = pb::SyncRequest {
             sync_id: self.sync_id,
-            host_time_ns: host_now_ns() as u64,
+            host_time_ns: host_real_ns() as u64,
         };
         self.send(Cmd::Sync(sync));
     }
@@ -392,7 +392,7 @@ impl Worker {
             };
             match port.read(buf) {
                 Ok(n) if n > 0 => {
-                    let recv_ns = host_now_ns();
+                    let recv_ns = host_real_ns();
                     self.ingest(&buf[..n], recv_ns);
                 }
                 Ok(_) => break,

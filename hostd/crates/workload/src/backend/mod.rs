@@ -55,6 +55,8 @@ pub struct StepContext<'a> {
     pub target_index: usize,
     /// Bytes done by this target (live view, intervals).
     pub progress: &'a AtomicU64,
+    /// The backend's plan of `progress` at record times ([`StepContext::schedule`]).
+    pub scheduled: &'a std::sync::Mutex<Vec<(u64, u64)>>,
     /// Latencies of this target's I/Os, for the 1 s intervals.
     pub interval_latency: &'a IntervalLatency,
     /// Stop request (Ctrl-C or a fault elsewhere).
@@ -64,6 +66,14 @@ pub struct StepContext<'a> {
 }
 
 impl StepContext<'_> {
+    /// A backend that moves its bytes on a plan (the simulator) gives it here as (record ns,
+    /// `progress` then), in time order: the 100 ms counters take the plan's count when the
+    /// backend's thread is late to count it, so a host hiccup is no stall of the target (a
+    /// run played N× faster stretches it N×). Empty it when the step ends.
+    pub fn schedule(&self, plan: Vec<(u64, u64)>) {
+        *self.scheduled.lock().unwrap_or_else(|p| p.into_inner()) = plan;
+    }
+
     /// Reports this target's device activity (0..1) — what the probe
     /// simulator's `load` follows. Only backends whose
     /// [`TargetBackend::reports_activity`] is true call this.

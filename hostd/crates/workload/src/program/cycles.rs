@@ -17,7 +17,7 @@ use hostd_records::programs::{DurationFigures, ProgramFigures};
 use hostd_records::units::DurationText;
 use hostd_records::FileRecord;
 use serde::Serialize;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Share of the free space one cycle fills when the profile gives no size.
 pub const FREE_SHARE: f64 = 0.9;
@@ -104,7 +104,9 @@ impl CyclesSpec {
 /// The running program.
 pub struct Cycles {
     spec: CyclesSpec,
-    started: Option<Instant>,
+    /// Record ns of the first write (the record clock: a drive played faster runs for
+    /// its own time).
+    started: Option<u64>,
     cycle: u32,
     /// Files written in this cycle.
     written: usize,
@@ -146,9 +148,9 @@ impl Cycles {
 
     fn time_up(&self) -> bool {
         self.settled
-            || self
-                .started
-                .is_some_and(|s| s.elapsed() >= self.spec.duration)
+            || self.started.is_some_and(|s| {
+                crate::unix_ns().saturating_sub(s) >= self.spec.duration.as_nanos() as u64
+            })
     }
 
     fn delete_cycle(&mut self) -> Action {
@@ -170,7 +172,7 @@ impl Program for Cycles {
             return None;
         }
         // The clock starts with the first write.
-        self.started.get_or_insert_with(Instant::now);
+        self.started.get_or_insert_with(crate::unix_ns);
         if step_failed(last, &mut self.failed) {
             return None;
         }
@@ -221,7 +223,9 @@ impl Program for Cycles {
     }
 
     fn report(&self, target: &str) -> ProgramReport {
-        let elapsed = self.started.map_or(0.0, |s| s.elapsed().as_secs_f64());
+        let elapsed = self
+            .started
+            .map_or(0.0, |s| crate::unix_ns().saturating_sub(s) as f64 / 1e9);
         let mut text = vec![format!(
             "duration run on {target}: {:.0} s of {} — {} full cycle(s), {:.1} MB written, {:.1} MB read back, {} corrupt bytes in {} verified files",
             elapsed,

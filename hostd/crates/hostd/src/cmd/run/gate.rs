@@ -165,7 +165,10 @@ impl StepGate for TemperatureGateHold {
 
     fn wait(&self, target_index: usize, step: &Step, stop: &AtomicBool) {
         let g = &self.0;
-        let (start_ns, t0) = (hostd_workload::unix_ns(), Instant::now());
+        // The wait and its timeout are record time (a drive played N× faster cools in its
+        // own time: `hostd_records::clock`).
+        let start_ns = hostd_workload::unix_ns();
+        let waited = || Duration::from_nanos(hostd_workload::unix_ns().saturating_sub(start_ns));
         let timeout = Duration::from_secs_f64(g.spec.timeout_s);
         let idle = g.idle.lock().unwrap_or_else(|e| e.into_inner())[target_index];
         let start_c = g.reading(target_index);
@@ -192,14 +195,15 @@ impl StepGate for TemperatureGateHold {
                     if stop.load(Ordering::Relaxed) {
                         break WaitOutcome::Stopped;
                     }
-                    if t0.elapsed() >= timeout {
+                    if waited() >= timeout {
                         break if last.is_some() {
                             WaitOutcome::TimedOut
                         } else {
                             WaitOutcome::NoReading
                         };
                     }
-                    std::thread::sleep(g.poll().min(timeout.saturating_sub(t0.elapsed())));
+                    let left = timeout.saturating_sub(waited());
+                    std::thread::sleep(g.poll().min(hostd_records::clock::real_duration(left)));
                     last = g.reading(target_index).or(last);
                 };
                 (outcome, last, Some(idle))
@@ -210,7 +214,7 @@ impl StepGate for TemperatureGateHold {
             phase: step.phase.clone(),
             index: step.index,
             start_ns,
-            waited_s: t0.elapsed().as_secs_f64(),
+            waited_s: waited().as_secs_f64(),
             outcome,
             idle_c: idle,
             start_c,

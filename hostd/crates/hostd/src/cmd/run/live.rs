@@ -10,6 +10,8 @@
 //! paced sweep, "ETA ~" as its steps end on whole chunks), and a cache-recovery run,
 //! whose end depends on the drive, shows bytes and elapsed time but no ETA.
 //! Hidden when stdout is not a terminal or with `--quiet`.
+//! A run of simulated drives played N× faster (`hostd_records::clock`) shows the modelled
+//! drive's rates and the host's times (the ETA is the wait at the screen).
 
 use hostd_records::RunEvent;
 use hostd_workload::runner::TargetProgress;
@@ -74,6 +76,23 @@ fn mean_rate(p: &TargetProgress, bytes: u64) -> f64 {
     }
 }
 
+/// A rate in bytes per host second as the modelled drive's, in MB/s (a drive played N×
+/// faster moves N× its bytes per host second); the rate itself otherwise.
+fn modelled_mbps(bps: f64) -> f64 {
+    bps / hostd_records::clock::playback().map_or(1.0, |p| p.factor) / 1e6
+}
+
+/// A target's goal in host time (a time goal is the modelled drive's time).
+fn host_goal(goal: Goal) -> Goal {
+    match goal {
+        Goal::Time { run, approximate } => Goal::Time {
+            run: hostd_records::clock::real_duration(run),
+            approximate,
+        },
+        other => other,
+    }
+}
+
 /// The message beside one target's bar.
 fn bar_message(p: &TargetProgress, track: &Track, now: Instant, finished: bool) -> String {
     let bytes = p.bytes.load(Ordering::Relaxed);
@@ -88,7 +107,7 @@ fn bar_message(p: &TargetProgress, track: &Track, now: Instant, finished: bool) 
     }
     if done {
         // A time bar does not show the bytes; the others do.
-        let moved = match p.goal {
+        let moved = match host_goal(p.goal) {
             Goal::Time { .. } => format!("{:>10} moved  ", HumanBytes(bytes).to_string()),
             _ => String::new(),
         };
@@ -96,7 +115,7 @@ fn bar_message(p: &TargetProgress, track: &Track, now: Instant, finished: bool) 
             "{:<10} {moved}in {:.1} s  mean {:>6.0} MB/s",
             "done",
             p.active_seconds(),
-            mean_rate(p, bytes) / 1e6
+            modelled_mbps(mean_rate(p, bytes))
         );
     }
     if bytes == 0 {
@@ -104,11 +123,11 @@ fn bar_message(p: &TargetProgress, track: &Track, now: Instant, finished: bool) 
     }
     let rates = format!(
         "now {:>6.0} MB/s  mean {:>6.0} MB/s",
-        track.rate_since(now, 2) / 1e6,
-        mean_rate(p, bytes) / 1e6
+        modelled_mbps(track.rate_since(now, 2)),
+        modelled_mbps(mean_rate(p, bytes))
     );
     let elapsed = p.active_at(now);
-    match p.goal {
+    match host_goal(p.goal) {
         Goal::Bytes(total) => {
             let recent = track.rate_since(now, 30);
             let eta = if recent > 0.0 {
@@ -148,7 +167,7 @@ fn bar_message(p: &TargetProgress, track: &Track, now: Instant, finished: bool) 
 /// Where the bar stands: bytes of a byte goal, milliseconds of a time goal.
 fn bar_position(p: &TargetProgress, now: Instant) -> u64 {
     let bytes = p.bytes.load(Ordering::Relaxed);
-    match p.goal {
+    match host_goal(p.goal) {
         Goal::Bytes(total) => bytes.min(total),
         // A target that ended early (stopped, failed, a sweep's first miss)
         // keeps a partial bar, as a byte goal's would.
@@ -245,7 +264,7 @@ impl LiveView {
             .zip(progress)
             .map(|(label, p)| {
                 let b = ProgressBar::hidden();
-                match p.goal {
+                match host_goal(p.goal) {
                     Goal::Bytes(total) => b.set_length(total),
                     Goal::Time { run, .. } => b.set_length(run.as_millis() as u64),
                     Goal::Open => {}
