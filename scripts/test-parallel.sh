@@ -73,13 +73,14 @@ run_one() { # name pkg_dir exe
 
 # real_device, real_matrix, real_profiles, fill_states_realdev, certify_faults: loop devices whose rate the blkio controller
 #   sets; with other tests writing to the same disk, "wandering by 12 %" measured 19 % once.
-# scenario_pipeline: simulated drives on the wall clock, read through 10 ms byte counters;
+# scenario_pipeline: simulated drives with the probe simulator, which plays in host time;
 #   under parallel CPU load its p50-stalls runs showed no stall at all once.
+# sim_timeline: busies every core on purpose (a simulated drive's records must not change).
 # latency: at QD1 the I/Os' latencies must fill most of the job's wall time.
 # probe_run: its unplug test reopens the probe's pty; under parallel load it was once refused
 #   ("Unable to acquire exclusive lock"), not reproduced in six runs beside other pty tests.
 alone=(hostd/test/real_device hostd/test/real_matrix hostd/test/real_profiles hostd/test/fill_states_realdev hostd/test/real_steady hostd/test/certify_faults
-    hostd/test/scenario_pipeline workload/test/latency hostd/test/probe_run)
+    hostd/test/scenario_pipeline hostd/test/sim_timeline workload/test/latency hostd/test/probe_run)
 is_alone() { local a; for a in "${alone[@]}"; do [[ $1 == "$a" ]] && return 0; done; return 1; }
 
 echo "test-parallel: $(wc -l <"$work/list.tsv") test binaries, $jobs at a time (then ${alone[*]} alone)"

@@ -134,7 +134,9 @@ impl BudgetTimeline {
                 let b: PortBudget =
                     serde_json::from_value(r.nested.get(MANIFEST_KEY)?.clone()).ok()?;
                 // A status while the CC debounce settles (at the start, or after a re-attach)
-                // classifies nothing yet: the budget in force stays.
+                // classifies nothing yet: the budget in force stays (a run played faster
+                // sees those statuses inside its first file, where they would read as a
+                // fall to "unknown" and back).
                 (b.advertisement.as_deref() != Some(NOT_YET_CLASSIFIED))
                     .then_some((r.time_ns, b.budget_w))
             })
@@ -142,7 +144,8 @@ impl BudgetTimeline {
         ports.sort_by_key(|p| p.0);
         // The manifest's budget is the port as it settled after the attach debounce: the
         // statuses up to the first that gives it (open, then classified) are that settling,
-        // not changes (they lie inside the probe's first seconds, which the report charts).
+        // not changes (they lie inside the probe's first seconds, which the report charts;
+        // a run played N× faster sees them inside its first file, N× longer on its clock).
         let settled = start
             .and_then(|b| b.budget_w)
             .and_then(|w| ports.iter().position(|p| p.1 == Some(w)))

@@ -209,8 +209,9 @@ pub struct SimBackend {
     cache_left: f64,
     /// The current step's paced rate, virtual bytes/s.
     pace_bps: Option<f64>,
-    /// The runner said the target idles until the next step.
-    idle_pending: bool,
+    /// The runner said the target idles until the next step: for a planned record time, or
+    /// (None) for as long as the host says.
+    idle_pending: Option<Option<Duration>>,
 }
 
 impl SimBackend {
@@ -266,7 +267,7 @@ impl SimBackend {
             measured_done: 0,
             cache_left: 0.0,
             pace_bps: None,
-            idle_pending: false,
+            idle_pending: None,
         })
         .map(|mut b| {
             b.cache_left = b.cache_size();
@@ -509,8 +510,12 @@ impl TargetBackend for SimBackend {
         true
     }
 
-    fn idle_started(&mut self) {
-        self.idle_pending = true;
+    fn idle_started(&mut self, planned: Option<Duration>) {
+        self.idle_pending = Some(planned);
+    }
+
+    fn counts_on_plan(&self) -> bool {
+        true
     }
 
     fn run_step(&mut self, step: &Step, ctx: &StepContext<'_>) -> Result<StepOutput, StepError> {
@@ -549,14 +554,19 @@ impl TargetBackend for SimBackend {
         }
         let now = hostd_workload::unix_ns();
         let origin = *self.shared.origin_ns.get_or_init(|| now);
-        let start_s = self
-            .cursor_s
-            .max((now.saturating_sub(origin)) as f64 * 1e-9);
-        // The time since the last step (a program's pause) was idle.
-        // (Gaps of the runner's own few milliseconds between files are not.)
-        if std::mem::take(&mut self.idle_pending) {
-            self.idle(start_s - self.cursor_s);
-        }
+        // Files lie on the model's own timeline: each starts where the one before ended,
+        // whenever the host got round to it (a late thread catches up, as `sleep_until`
+        // returns at once), so the host's scheduling leaves no gap in the records. Only a
+        // pause asked for moves the start: a program's by its planned length, a gate's
+        // (of unknown length) to now.
+        let start_s = match self.idle_pending.take() {
+            None => self.cursor_s,
+            Some(Some(pause)) => self.cursor_s + pause.as_secs_f64(),
+            Some(None) => self
+                .cursor_s
+                .max((now.saturating_sub(origin)) as f64 * 1e-9),
+        };
+        self.idle(start_s - self.cursor_s);
         self.pace_bps = step
             .job
             .pace_ns
@@ -583,7 +593,8 @@ impl TargetBackend for SimBackend {
             (start_s + d + self.target.overhead_ms * 1e-3, points)
         };
         // Count bytes as they move, so the 100 ms byte counters see stalls inside a file;
-        // the plan lets them count on time when this thread wakes late.
+        // the plan lets them count on time when this thread wakes late (it stays until the
+        // next step's: the runner's sampler waits for a late thread's next plan).
         let before = ctx.progress.load(Ordering::Relaxed);
         ctx.schedule(
             points
@@ -592,6 +603,7 @@ impl TargetBackend for SimBackend {
                     let done = (p.done.round() as u64).min(bytes);
                     (Self::record_ns(origin, p.t), before + done)
                 })
+                .chain([(Self::record_ns(origin, end_s), before + bytes)])
                 .collect(),
         );
         let mut interrupted = false;
@@ -610,7 +622,10 @@ impl TargetBackend for SimBackend {
             }
         }
         interrupted |= !Self::sleep_until(Self::record_ns(origin, end_s), ctx);
-        ctx.schedule(Vec::new());
+        if interrupted {
+            // What was counted is what moved.
+            ctx.unschedule();
+        }
         if !interrupted && counted < bytes {
             ctx.progress.fetch_add(bytes - counted, Ordering::Relaxed);
         }

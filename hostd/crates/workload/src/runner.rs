@@ -59,6 +59,40 @@ impl TargetProgress {
         counted.max(due)
     }
 
+    /// The bytes done by record time `t_ns` on the backend's plan alone (what was counted
+    /// when there is none): the count the plan gives then, its first when `t_ns` lies before
+    /// it, whatever the backend's thread has counted by now. For a time the plan reaches
+    /// ([`TargetProgress::planned_until`]), asked in time order: the plan's points before
+    /// the one in force at `t_ns` are forgotten.
+    pub fn planned_bytes_at(&self, t_ns: u64) -> u64 {
+        let mut plan = self.scheduled.lock().unwrap_or_else(|p| p.into_inner());
+        match plan.partition_point(|&(t, _)| t <= t_ns) {
+            _ if plan.is_empty() => self.bytes.load(Ordering::Relaxed),
+            0 => plan[0].1,
+            i => {
+                plan.drain(..i - 1);
+                plan[0].1
+            }
+        }
+    }
+
+    /// The record time up to which [`TargetProgress::bytes_at`] is known from the backend's
+    /// plan (None: no plan, the count is what was counted).
+    pub fn planned_until(&self) -> Option<u64> {
+        let plan = self.scheduled.lock().unwrap_or_else(|p| p.into_inner());
+        plan.last().map(|p| p.0)
+    }
+
+    /// The target idles on its plan (nothing moves) for `pause` of record time, or, when
+    /// None, until its next step, whenever the host starts it (a gate).
+    pub fn plan_pause(&self, pause: Option<Duration>) {
+        let mut plan = self.scheduled.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(&(t, bytes)) = plan.last() {
+            let until = pause.map_or(u64::MAX, |d| t.saturating_add(d.as_nanos() as u64));
+            plan.push((until, bytes));
+        }
+    }
+
     /// Enters `phase`: the live view and the sampler see it.
     pub fn enter_phase(&self, phase: &str) {
         let _ = self.started.set(Instant::now());
@@ -200,6 +234,7 @@ pub fn execute(
     let targets: Vec<TargetInfo> = backends.iter().map(|b| b.info()).collect();
     let mut warnings = announce(cfg, &targets, start_ns, observer);
     let shared = Shared::new(backends.len(), cfg.collect_records);
+    let on_plan = backends.iter().all(|b| b.counts_on_plan());
     let mut backends = backends;
 
     std::thread::scope(|scope| {
@@ -209,8 +244,11 @@ pub fn execute(
                 plan,
                 progress,
                 cfg,
-                &shared.finished,
-                &shared.stop_all,
+                Ticks {
+                    on_plan,
+                    finished: &shared.finished,
+                    stop: &shared.stop_all,
+                },
                 observer,
                 &shared.intervals,
                 &shared.samples,
@@ -598,7 +636,8 @@ impl TargetRun<'_> {
     /// A program's pause: the target idles in `phase` for `duration` or until the run stops.
     fn idle(&self, backend: &mut Box<dyn TargetBackend>, phase: &str, duration: Duration) {
         self.prog.enter_phase(phase);
-        backend.idle_started();
+        backend.idle_started(Some(duration));
+        self.prog.plan_pause(Some(duration));
         // Idle is idle on every backend (the probe simulator's load follows this).
         self.activity(0.0);
         // `duration` is record time (the modelled drive's, for one played faster).
@@ -613,7 +652,8 @@ impl TargetRun<'_> {
         let Some(gate) = self.gate.filter(|g| g.holds(self.index, step)) else {
             return;
         };
-        backend.idle_started();
+        backend.idle_started(None);
+        self.prog.plan_pause(None);
         self.activity(0.0);
         gate.wait(self.index, step, &self.shared.stop_all);
         if !backend.reports_activity() {
@@ -828,20 +868,73 @@ fn file_record(
     (rec, ok)
 }
 
-#[allow(clippy::too_many_arguments)]
+/// When the sampler takes its 100 ms samples.
+struct Ticks<'a> {
+    /// Every target counts on its backend's plan ([`TargetBackend::counts_on_plan`]): the
+    /// samples lie on an exact 100 ms grid of record time, each taken once every target's
+    /// plan reaches it, so a late thread (a host hiccup) changes no sample.
+    on_plan: bool,
+    /// Every target thread has ended.
+    finished: &'a AtomicBool,
+    /// The run is stopping.
+    stop: &'a AtomicBool,
+}
+
+/// The sampler's next sample time after `last_ns` (100 ms of record time), and whether the
+/// run has finished: sleeps 100 ms and reads the record clock, or, on the plan, waits for
+/// the grid's next time until every target's plan has reached it. On the plan the samples
+/// end at the last plan's end.
+fn next_tick(ticks: &Ticks<'_>, progress: &[Arc<TargetProgress>], last_ns: u64) -> (u64, bool) {
+    const TICK: Duration = Duration::from_millis(100);
+    let tick = hostd_records::clock::real_duration(TICK);
+    if !ticks.on_plan {
+        let done = ticks.finished.load(Ordering::Relaxed);
+        std::thread::sleep(tick);
+        return (unix_ns(), done);
+    }
+    let t = last_ns + TICK.as_nanos() as u64;
+    loop {
+        if ticks.stop.load(Ordering::Relaxed) && !ticks.finished.load(Ordering::Relaxed) {
+            // Stopping: the targets end at once, on the record clock.
+            std::thread::sleep(tick);
+            return (unix_ns().max(last_ns + 1), false);
+        }
+        if ticks.finished.load(Ordering::Relaxed) {
+            // The plans' tail on the grid, then their end.
+            let end = progress
+                .iter()
+                .filter_map(|p| p.planned_until())
+                .filter(|&u| u != u64::MAX)
+                .max();
+            return match end {
+                Some(end) if end > t => (t, false),
+                Some(end) if end > last_ns => (end, true),
+                _ => (unix_ns().max(last_ns + 1), true),
+            };
+        }
+        let behind = progress
+            .iter()
+            .any(|p| !p.done.load(Ordering::Relaxed) && p.planned_until().is_some_and(|u| u < t));
+        let now = unix_ns();
+        if now >= t && !behind {
+            return (t, false);
+        }
+        let wait = hostd_records::clock::real_duration(Duration::from_nanos(t.saturating_sub(now)));
+        std::thread::sleep(wait.clamp(Duration::from_millis(1), tick));
+    }
+}
+
 fn sampler(
     plan: &Plan,
     progress: &[Arc<TargetProgress>],
     cfg: &RunConfig,
-    finished: &AtomicBool,
-    _stop: &AtomicBool,
+    ticks: Ticks<'_>,
     observer: &OnEvent<'_>,
     intervals: &Mutex<Vec<IntervalRecord>>,
     samples: &Mutex<Vec<Vec<(u64, u64)>>>,
 ) {
     // 100 ms and the interval are record time (a drive played N× faster is sampled every
     // 100 ms of its own time); the record clock is monotonic (`hostd_records::clock`).
-    let tick = hostd_records::clock::real_duration(Duration::from_millis(100));
     let n = progress.len();
     let start_ns = unix_ns();
     let mut last_bytes = vec![0u64; n];
@@ -863,15 +956,20 @@ fn sampler(
         }
     };
     record(start_ns, &last_bytes);
+    let mut sampled_ns = start_ns;
     loop {
-        let done = finished.load(Ordering::Relaxed);
-        std::thread::sleep(tick);
-        let now_ns = unix_ns();
+        let (now_ns, done) = next_tick(&ticks, progress, sampled_ns);
+        sampled_ns = now_ns;
         let bytes: Vec<u64> = progress
             .iter()
             .zip(&mut floor)
             .map(|(p, floor)| {
-                *floor = (*floor).max(p.bytes_at(now_ns));
+                let at = if ticks.on_plan {
+                    p.planned_bytes_at(now_ns)
+                } else {
+                    p.bytes_at(now_ns)
+                };
+                *floor = (*floor).max(at);
                 *floor
             })
             .collect();

@@ -67,11 +67,28 @@ pub struct StepContext<'a> {
 
 impl StepContext<'_> {
     /// A backend that moves its bytes on a plan (the simulator) gives it here as (record ns,
-    /// `progress` then), in time order: the 100 ms counters take the plan's count when the
-    /// backend's thread is late to count it, so a host hiccup is no stall of the target (a
-    /// run played N× faster stretches it N×). Empty it when the step ends.
+    /// `progress` then), in time order, at each step's start: the 100 ms counters take the
+    /// plan's count when the backend's thread is late to count it, so a host hiccup is no
+    /// stall of the target (a run played N× faster stretches it N×). Each step's plan goes
+    /// on from the one before (the sampler forgets what it has passed); the runner extends
+    /// it over a pause ([`TargetBackend::counts_on_plan`]).
     pub fn schedule(&self, plan: Vec<(u64, u64)>) {
-        *self.scheduled.lock().unwrap_or_else(|p| p.into_inner()) = plan;
+        let mut s = self.scheduled.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(first) = plan.first() {
+            // A pause's end (or an open pause) gives way to the step that ends it.
+            while s.last().is_some_and(|l| l.0 >= first.0) {
+                s.pop();
+            }
+        }
+        s.extend(plan);
+    }
+
+    /// Drops the plan: what was counted is what moved (a step interrupted mid-plan).
+    pub fn unschedule(&self) {
+        self.scheduled
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
     }
 
     /// Reports this target's device activity (0..1) — what the probe
@@ -153,9 +170,17 @@ pub trait TargetBackend: Send {
     fn reports_activity(&self) -> bool {
         false
     }
-    /// Says that the target now stays idle for a while (an adaptive
-    /// program's pause), so a simulated device can recover during it.
-    fn idle_started(&mut self) {}
+    /// Says that the target now stays idle until its next step: for `planned` (an adaptive
+    /// program's pause, record time), or for as long as the host says (None: a temperature
+    /// gate), so a simulated device can recover during it.
+    fn idle_started(&mut self, _planned: Option<std::time::Duration>) {}
+    /// True when the backend moves its bytes on a plan of record times it gives with
+    /// [`StepContext::schedule`] (a simulator), its records not the host's timing: a run
+    /// whose every target does is sampled on that plan, so the host's scheduling leaves
+    /// no trace in its records.
+    fn counts_on_plan(&self) -> bool {
+        false
+    }
     /// Removes one test file this backend created (a duration run's cycle
     /// ends so). Backends without files have nothing to remove.
     fn delete_file(&mut self, _file: u32) -> anyhow::Result<()> {
