@@ -439,6 +439,14 @@ impl SimBackend {
                 last_point = t;
             }
         }
+        // The last bytes' point, so the per-file overhead after it moves nothing.
+        if points.last().is_some_and(|p| p.t < t) {
+            points.push(Point {
+                t,
+                done: bytes,
+                load: None,
+            });
+        }
         (t + self.target.overhead_ms * 1e-3, points)
     }
 

@@ -60,8 +60,9 @@ impl TargetProgress {
     }
 
     /// The bytes done by record time `t_ns` on the backend's plan alone (what was counted
-    /// when there is none): the count the plan gives then, its first when `t_ns` lies before
-    /// it, whatever the backend's thread has counted by now. For a time the plan reaches
+    /// when there is none): the plan's count then, linear between its points (a plan gives
+    /// one at every change of rate), its first when `t_ns` lies before it, whatever the
+    /// backend's thread has counted by now. For a time the plan reaches
     /// ([`TargetProgress::planned_until`]), asked in time order: the plan's points before
     /// the one in force at `t_ns` are forgotten.
     pub fn planned_bytes_at(&self, t_ns: u64) -> u64 {
@@ -71,7 +72,14 @@ impl TargetProgress {
             0 => plan[0].1,
             i => {
                 plan.drain(..i - 1);
-                plan[0].1
+                let (t0, b0) = plan[0];
+                match plan.get(1) {
+                    Some(&(t1, b1)) if b1 > b0 && t1 > t0 => {
+                        let share = (t_ns - t0) as f64 / (t1 - t0) as f64;
+                        b0 + ((b1 - b0) as f64 * share) as u64
+                    }
+                    _ => b0,
+                }
             }
         }
     }
@@ -1088,5 +1096,35 @@ mod tests {
         assert_eq!(p.bytes_at(2_500), 700, "what was counted when it is ahead");
         p.scheduled.lock().unwrap().clear();
         assert_eq!(p.bytes_at(9_000), 700);
+    }
+
+    #[test]
+    fn a_plan_is_counted_as_planned_across_steps_and_pauses() {
+        let p = TargetProgress::default();
+        assert_eq!(p.planned_until(), None, "no plan: nothing to wait for");
+        *p.scheduled.lock().unwrap() = vec![(1_000, 0), (2_000, 300)];
+        // The thread has counted ahead of the sample's time: the plan's count, not that.
+        p.bytes.store(300, Ordering::Relaxed);
+        assert_eq!(p.planned_bytes_at(1_500), 150, "linear between the plan's points");
+        // A pause of 1 µs on the plan, then the next step, which replaces the pause's end.
+        p.plan_pause(Some(Duration::from_micros(1)));
+        assert_eq!(p.planned_until(), Some(3_000));
+        let ctx = StepContext {
+            target_index: 0,
+            progress: &p.bytes,
+            scheduled: &p.scheduled,
+            interval_latency: &p.latency,
+            stop: &AtomicBool::new(false),
+            observer: &|_| {},
+        };
+        ctx.schedule(vec![(3_000, 300), (4_000, 500)]);
+        assert_eq!(p.planned_until(), Some(4_000));
+        assert_eq!(p.planned_bytes_at(2_500), 300, "the pause: nothing moved");
+        assert_eq!(p.planned_bytes_at(3_500), 400);
+        assert_eq!(p.planned_bytes_at(4_000), 500);
+        // A gate's pause is open-ended: its count holds whatever the time.
+        p.plan_pause(None);
+        assert_eq!(p.planned_until(), Some(u64::MAX));
+        assert_eq!(p.planned_bytes_at(1 << 40), 500);
     }
 }
