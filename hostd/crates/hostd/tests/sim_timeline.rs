@@ -121,10 +121,11 @@ fn a_played_faster_drive_records_the_same_run_whatever_the_host_does() {
     }
 
     // 100 ms counters: on the same plan. The two runs' samples lie on grids of different
-    // phase (each from its own run's start), and each sample is the plan's count at its
-    // last 10 ms point; so a loaded sample may differ from the quiet run's interpolated
-    // count by the bytes of a few 10 ms steps at the highest rate. A hiccup counted on
-    // the host's clock would be a 3 s stall here: gigabytes.
+    // phase (each from its own run's start); each is the plan's count at its time, so a
+    // loaded sample differs from the quiet run's count interpolated between its samples
+    // only where the rate changed within 100 ms (a file's 2 ms overhead, a stage): allow
+    // 50 ms at the highest rate. A hiccup counted on the host's clock would be a 3 s stall
+    // here: gigabytes.
     let rel = |r: &Recorded, o: u64| -> Vec<(i64, f64)> {
         r.counts
             .iter()
