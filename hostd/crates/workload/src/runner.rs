@@ -1105,7 +1105,11 @@ mod tests {
         *p.scheduled.lock().unwrap() = vec![(1_000, 0), (2_000, 300)];
         // The thread has counted ahead of the sample's time: the plan's count, not that.
         p.bytes.store(300, Ordering::Relaxed);
-        assert_eq!(p.planned_bytes_at(1_500), 150, "linear between the plan's points");
+        assert_eq!(
+            p.planned_bytes_at(1_500),
+            150,
+            "linear between the plan's points"
+        );
         // A pause of 1 µs on the plan, then the next step, which replaces the pause's end.
         p.plan_pause(Some(Duration::from_micros(1)));
         assert_eq!(p.planned_until(), Some(3_000));
