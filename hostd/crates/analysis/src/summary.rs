@@ -280,7 +280,11 @@ pub fn finding_lines(a: &Analysis, window: bool) -> Vec<String> {
         None if a.events.is_empty() => out.push("no throughput changes beyond noise".into()),
         _ => {}
     }
-    out.extend(a.events.iter().flat_map(|e| wrapped(&event_line(e), LINE_WIDTH)));
+    out.extend(
+        a.events
+            .iter()
+            .flat_map(|e| wrapped(&event_line(e), LINE_WIDTH)),
+    );
     out.extend(a.cycles.iter().map(cycle_line));
     if let (true, Some(w), Some(agg)) = (window, &a.overlap.window, a.overlap.aggregate_bps) {
         let per: Vec<String> = a

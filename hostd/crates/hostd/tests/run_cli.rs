@@ -523,7 +523,10 @@ fn a_quick_run_summary_fits_one_screen_and_says_what_and_where() {
     // The logical lines: an event's continuation joined to the line it continues.
     let mut logical: Vec<String> = Vec::new();
     for l in &lines {
-        match (l.strip_prefix(hostd_analysis::summary::CONTINUATION), logical.last_mut()) {
+        match (
+            l.strip_prefix(hostd_analysis::summary::CONTINUATION),
+            logical.last_mut(),
+        ) {
             (Some(rest), Some(last)) if !rest.starts_with(' ') => {
                 last.push(' ');
                 last.push_str(rest);
