@@ -175,33 +175,40 @@ fn is_warm_up(e: &hostd_records::Event, total: u64) -> bool {
         && (e.onset_bytes as f64) <= WARM_UP_FRACTION * total as f64
 }
 
-/// The cycle summary of a series with at least two drops: count, mean period between drop
-/// onsets, time spent slow (each drop to the next recovery or the series' end) and duty.
+/// The cycle summary of a series that throttled at least twice: count, mean period between
+/// the starts of its slow stretches, time spent slow and duty. A slow stretch starts at a drop
+/// from full speed and ends at the next recovery (or the series' end); a further drop inside
+/// it (a stepped decline) deepens that stretch rather than counting again, so stretches never
+/// overlap and the duty never passes 100 %.
 fn cycle_summary(s: &series::Series, changes: &[detect::Change]) -> Option<CycleSummary> {
-    let drops: Vec<usize> = (0..changes.len())
-        .filter(|&k| changes[k].kind == EventKind::Drop)
-        .collect();
-    if drops.len() < 2 {
-        return None;
+    let mut ordered: Vec<&detect::Change> = changes.iter().collect();
+    ordered.sort_by_key(|c| c.onset.ns);
+    let mut stretches: Vec<(i64, i64)> = Vec::new();
+    let mut slow_since: Option<i64> = None;
+    for c in ordered {
+        match (c.kind, slow_since) {
+            (EventKind::Drop, None) => slow_since = Some(c.onset.ns),
+            (EventKind::Recovery, Some(from)) => {
+                stretches.push((from, c.onset.ns.max(from)));
+                slow_since = None;
+            }
+            _ => {}
+        }
     }
-    let mut slow_ns = 0i64;
-    let mut last_end = 0i64;
-    for &k in &drops {
-        let end = changes[k + 1..]
-            .iter()
-            .find(|c| c.kind == EventKind::Recovery)
-            .map_or(s.end_ns(), |c| c.onset.ns);
-        slow_ns += end - changes[k].onset.ns;
-        last_end = end;
+    if let Some(from) = slow_since {
+        stretches.push((from, s.end_ns().max(from)));
     }
-    let first = changes[drops[0]].onset.ns;
-    let last = changes[drops[drops.len() - 1]].onset.ns;
-    let span = (last_end - first).max(1) as f64;
+    let (first, last) = match stretches.as_slice() {
+        [first, .., last] => (*first, *last),
+        _ => return None,
+    };
+    let slow_ns: i64 = stretches.iter().map(|(a, b)| b - a).sum();
+    let span = (last.1 - first.0).max(1) as f64;
     Some(CycleSummary {
         target: s.target.clone(),
         phase: s.phase.clone(),
-        count: drops.len(),
-        period_s: (last - first) as f64 * 1e-9 / (drops.len() - 1) as f64,
+        count: stretches.len(),
+        period_s: (last.0 - first.0) as f64 * 1e-9 / (stretches.len() - 1) as f64,
         duty: slow_ns as f64 / span,
         throttled_s: slow_ns as f64 * 1e-9,
     })
@@ -231,6 +238,63 @@ pub fn write_events(dir: &Path, analysis: &Analysis) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A change of `kind` at second `t` of a series of 1 GB/s.
+    fn change_at(kind: EventKind, t: i64) -> detect::Change {
+        let ns = t * 1_000_000_000;
+        let bytes = (t * 1_000_000_000) as u64;
+        detect::Change {
+            kind,
+            onset: onset::Onset {
+                bytes,
+                ns,
+                bytes_range: (bytes, bytes),
+                ns_range: (ns, ns),
+            },
+            settle_bytes: bytes,
+            settle_ns: ns,
+            gradual: false,
+            p_value: 0.001,
+            permutations: 999,
+            view: hostd_records::events::View::PerFile,
+            rate_before_bps: 1e9,
+            rate_after_bps: 5e8,
+            before_ns: (0, ns),
+            after_ns: (ns, ns),
+        }
+    }
+
+    #[test]
+    fn a_stepped_decline_deepens_one_slow_stretch_and_the_duty_stays_a_share() {
+        // 50 files of 1 GB in 50 s.
+        let files = (0..50u32)
+            .map(|i| {
+                let s = u64::from(i) * 1_000_000_000;
+                FileRecord::new("t", "write", i, s, s + 1_000_000_000, 1_000_000_000)
+            })
+            .collect();
+        let s = series::Series::new("t".into(), "write".into(), files);
+        use EventKind::{Drop, Recovery};
+        // Slow 10–20 s (dropping twice, the second deeper, listed out of order), and 30–40 s.
+        let changes = [
+            change_at(Drop, 12),
+            change_at(Drop, 10),
+            change_at(Recovery, 20),
+            change_at(Drop, 30),
+            change_at(Recovery, 40),
+        ];
+        let c = cycle_summary(&s, &changes).expect("two slow stretches");
+        assert_eq!(c.count, 2);
+        assert!((c.throttled_s - 20.0).abs() < 1e-9, "{c:?}");
+        assert!((c.period_s - 20.0).abs() < 1e-9, "{c:?}");
+        assert!((c.duty - 20.0 / 30.0).abs() < 1e-9, "{c:?}");
+        // Once slow, a further drop and no recovery: one stretch to the end, no cycle.
+        assert!(cycle_summary(&s, &changes[..2]).is_none());
+        // Still slow at the end: the last stretch runs to the series' end (50 s).
+        let c = cycle_summary(&s, &changes[..4]).unwrap();
+        assert!((c.throttled_s - 30.0).abs() < 1e-9, "{c:?}");
+        assert!(c.duty <= 1.0, "{c:?}");
+    }
 
     #[test]
     fn files_that_did_not_complete_are_no_throughput_samples() {

@@ -10,16 +10,17 @@ use crate::series::Series;
 use crate::stall::SeriesStalls;
 use hostd_records::events::{FoundBy, View};
 
-/// Two changes of the views are one when their onset intervals, each widened by this share
-/// of the series' bytes, overlap.
+/// Two changes of the views are one when their onset intervals (a ramp's to where it
+/// settles), each widened by this share of the series' bytes, overlap.
 const SAME_CHANGE_FRACTION: f64 = 0.02;
 
 /// A change and the view(s) that found it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Detected {
     /// The change (when both found a step, the view's whose onset interval is narrower; the
-    /// throughput over time's when the per-file rates see a ramp where it sees a step; the
-    /// per-file view's when both see a ramp).
+    /// ramp when one view sees a ramp and the other a step, except a per-file ramp against
+    /// a step over time (a file straddling the step); the per-file view's when both see a
+    /// ramp).
     pub change: Change,
     /// Which view found it and why the other did not.
     pub found_by: FoundBy,
@@ -62,16 +63,42 @@ pub fn changes(
     if let (Err(e), Err(_)) = (&files.found, &time.found) {
         return Err(e.clone());
     }
-    let total = series.total_bytes() as f64;
-    let tol = (SAME_CHANGE_FRACTION * total) as u64;
-    let same = |a: &Change, b: &Change| {
-        a.kind == b.kind
-            && a.onset.bytes_range.0.saturating_sub(tol) <= b.onset.bytes_range.1 + tol
-            && b.onset.bytes_range.0.saturating_sub(tol) <= a.onset.bytes_range.1 + tol
-    };
+    let tol = (SAME_CHANGE_FRACTION * series.total_bytes() as f64) as u64;
     let none = Vec::new();
     let in_time = time.found.as_ref().map_or(&none, |f| &f.changes);
     let in_files = files.found.as_ref().map_or(&none, |f| &f.changes);
+    Ok(join(in_time, in_files, tol, |c: &Change, view| {
+        let other = match view {
+            View::OverTime => &files,
+            _ => &time,
+        };
+        why_not(other, c.onset.bytes, tol)
+    }))
+}
+
+/// The changes of the two views joined (`tol`: bytes a change's extent is widened by):
+/// each change both found once, the rest with `why_not(change, view that found it)`.
+fn join(
+    in_time: &[Change],
+    in_files: &[Change],
+    tol: u64,
+    why_not: impl Fn(&Change, View) -> String,
+) -> Vec<Detected> {
+    // Where a change lies: its onset interval, and for a ramp on to where it settles (a
+    // step one view finds inside the ramp the other finds is the same change, not a
+    // second one: a real ramp cell gave both views' events for one slowdown).
+    let extent = |c: &Change| {
+        let hi = if c.gradual {
+            c.onset.bytes_range.1.max(c.settle_bytes)
+        } else {
+            c.onset.bytes_range.1
+        };
+        (c.onset.bytes_range.0.saturating_sub(tol), hi + tol)
+    };
+    let same = |a: &Change, b: &Change| {
+        let ((a0, a1), (b0, b1)) = (extent(a), extent(b));
+        a.kind == b.kind && a0 <= b1 && b0 <= a1
+    };
     let mut out: Vec<Detected> = Vec::new();
     let mut matched = vec![false; in_files.len()];
     for t in in_time {
@@ -86,9 +113,15 @@ pub fn changes(
                 // per-file onset loose where the throughput over time holds it to a few
                 // intervals). A ramp both see: the per-file one (over time, the lumps of
                 // 100 ms intervals make a ramp's start interval too narrow: x5-gradual's
-                // truth fell outside it).
+                // truth fell outside it). A ramp over time with a step among the per-file
+                // rates inside it: the ramp (the counters have no straddling file to make
+                // one; blk-throttle's realised ramp on a real device was seen so).
                 let width = |c: &Change| c.onset.bytes_range.1 - c.onset.bytes_range.0;
-                let over_time = !t.gradual && (f.gradual || width(t) < width(f));
+                let over_time = if t.gradual {
+                    !f.gradual
+                } else {
+                    f.gradual || width(t) < width(f)
+                };
                 Detected {
                     change: if over_time { t } else { f }.clone(),
                     found_by: FoundBy {
@@ -101,7 +134,7 @@ pub fn changes(
                 change: t.clone(),
                 found_by: FoundBy {
                     view: View::OverTime,
-                    other_view: why_not(&files, t.onset.bytes, tol),
+                    other_view: why_not(t, View::OverTime),
                 },
             },
         };
@@ -113,13 +146,13 @@ pub fn changes(
                 change: f.clone(),
                 found_by: FoundBy {
                     view: View::PerFile,
-                    other_view: why_not(&time, f.onset.bytes, tol),
+                    other_view: why_not(f, View::PerFile),
                 },
             });
         }
     }
     out.sort_by_key(|d| d.change.onset.bytes);
-    Ok(out)
+    out
 }
 
 /// Why `view` found no change near `bytes`, in words.
@@ -160,5 +193,65 @@ fn why_not(view: &Outcome, bytes: u64, tol: u64) -> String {
         head
     } else {
         format!("{head} ({})", notes.join("; "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::onset::Onset;
+    use hostd_records::cause::EventKind;
+
+    /// A drop found by `view` with its onset interval `[lo, hi]` GB, a ramp settling at
+    /// `settle` GB when given.
+    fn drop_at(view: View, lo: f64, at: f64, hi: f64, settle: Option<f64>) -> Change {
+        let gb = |x: f64| (x * 1e9) as u64;
+        Change {
+            kind: EventKind::Drop,
+            onset: Onset {
+                bytes: gb(at),
+                ns: (at * 4e9) as i64,
+                bytes_range: (gb(lo), gb(hi)),
+                ns_range: ((lo * 4e9) as i64, (hi * 4e9) as i64),
+            },
+            settle_bytes: gb(settle.unwrap_or(at)),
+            settle_ns: (settle.unwrap_or(at) * 4e9) as i64,
+            gradual: settle.is_some(),
+            p_value: 0.002,
+            permutations: 999,
+            view,
+            rate_before_bps: 250e6,
+            rate_after_bps: 125e6,
+            before_ns: (0, 0),
+            after_ns: (0, 0),
+        }
+    }
+
+    #[test]
+    fn a_step_inside_the_other_views_ramp_is_that_ramp_found_by_both() {
+        // The real ramp cell (3 GB of 2–64 MB files): over time a ramp from 1.04 GB settling
+        // at 1.93 GB; among the per-file rates a step at 1.59 GB, 0.55 GB past the ramp's
+        // onset interval but inside the ramp.
+        let ramp = drop_at(View::OverTime, 0.9, 1.04, 1.0, Some(1.93));
+        let step = drop_at(View::PerFile, 1.55, 1.59, 1.62, None);
+        let tol = 60_000_000;
+        let joined = join(std::slice::from_ref(&ramp), &[step], tol, |_, _| "?".into());
+        assert_eq!(joined.len(), 1, "{joined:#?}");
+        assert_eq!(joined[0].found_by.view, View::Both);
+        assert_eq!(joined[0].change, ramp, "the ramp, which the counters saw");
+        // The other way round (a file straddling a step makes a per-file ramp): the step.
+        let joined = join(
+            &[drop_at(View::OverTime, 1.58, 1.59, 1.6, None)],
+            &[drop_at(View::PerFile, 0.9, 1.04, 1.0, Some(1.93))],
+            tol,
+            |_, _| "?".into(),
+        );
+        assert_eq!(joined.len(), 1);
+        assert!(!joined[0].change.gradual);
+        // A step past the ramp's end is another change.
+        let later = drop_at(View::PerFile, 2.3, 2.4, 2.5, None);
+        let joined = join(&[ramp], &[later], tol, |_, v| format!("{v:?}"));
+        assert_eq!(joined.len(), 2);
+        assert_eq!(joined[0].found_by.other_view, "OverTime");
     }
 }
