@@ -2,7 +2,7 @@
 //! loop device → ext4 → mounted in a scratch directory, and a blkio cgroup (v1
 //! `blkio.throttle.write_bps_device`, or v2 `io.max`) holding the `hostd run` process.
 //! A watcher thread reads the cgroup's own per-device byte counters and changes the
-//! limit when they cross a byte mark; the kernel's count and the time at each change
+//! limit (or starts and ends an outside writer, `outside`) when they cross a byte mark; the kernel's count and the time at each change
 //! are the ground truth the tests compare hostd's analysis with.
 //!
 //! Everything created here is removed again by `Drop` (unmount, `losetup -d`, rmdir of
@@ -635,7 +635,8 @@ impl Outcome {
     /// Maps the kernel's count at change `step` to bytes of the target's write phase on
     /// that device: the midpoint and half-width of the range the change lies in.
     ///
-    /// The cgroup's count is what hostd's own tasks wrote to the device: ext4's journal and
+    /// The cgroup's count is what hostd's own tasks wrote to the device (less an outside
+    /// writer's bytes when one shares it: `outside`): ext4's journal and
     /// metadata are written by the jbd2 thread, outside the cgroup, so the final count
     /// equals the bytes of `files.csv` to the byte on these runs (any difference is added
     /// to the half-width). hostd writes one file after another, so the count *is* the
