@@ -45,6 +45,9 @@ pub struct Change {
 
 /// Δ(χ²) of the onset's profile-likelihood interval: 10.83 = χ²₁ at 99.9 %.
 pub(crate) const INTERVAL_CHI2: f64 = 10.83;
+/// Over time, an excursion shorter than this (s) between two opposite changes that comes
+/// back to its level is a transient, not two changes of state.
+pub const TRANSIENT_S: f64 = 1.0;
 /// Fewest files of a ramp (fewer: a step, the odd file straddling it).
 const MIN_RAMP_FILES: usize = 3;
 /// Window of the moving median behind the wander estimate, files.
@@ -400,6 +403,16 @@ impl<'a> Rates<'a> {
                 }
                 continue;
             }
+            if let Some(k) = self.transient(&bounds) {
+                removed.push(self.removal(
+                    bounds[k],
+                    &format!(
+                        "with its neighbour, an excursion of under {TRANSIENT_S:.0} s that comes back to where it left (a burst into a buffer, a hiccup): no change of state"
+                    ),
+                ));
+                bounds.remove(k);
+                continue;
+            }
             if let Some((k, why)) = self.too_small(&bounds) {
                 removed.push(self.removal(bounds[k], &why));
                 bounds.remove(k);
@@ -494,6 +507,32 @@ impl<'a> Rates<'a> {
             }
         }
         worst.map(|(k, _)| k)
+    }
+
+    /// (1b) Over time, two changes in opposite directions less than [`TRANSIENT_S`] apart
+    /// whose outer levels agree within the larger of the two steps' halves: an excursion,
+    /// not two changes of state (a burst file's bytes lift a few 100 ms intervals of a
+    /// throttled device; a real cell gave a false recovery and drop 0.7 s apart so). The
+    /// index of the smaller of the two steps; stalls, the short excursions down, are found
+    /// apart (`stall.rs`).
+    fn transient(&self, bounds: &[usize]) -> Option<usize> {
+        if self.obs.view != View::OverTime {
+            return None;
+        }
+        let (sums, spans) = (&self.sums, &self.obs.spans);
+        (1..bounds.len().saturating_sub(2)).find_map(|k| {
+            let (a, b1, b2, c) = (bounds[k - 1], bounds[k], bounds[k + 1], bounds[k + 2]);
+            let (m0, m1, m2) = (sums.mean(a, b1), sums.mean(b1, b2), sums.mean(b2, c));
+            let middle_s = (spans[b2 - 1].end_ns - spans[b1].start_ns) as f64 * 1e-9;
+            let (up, down) = ((m1 - m0).abs(), (m1 - m2).abs());
+            let opposite = (m1 - m0) * (m1 - m2) > 0.0;
+            let back = (m2 - m0).abs() <= 0.5 * up.max(down);
+            (opposite && back && middle_s < TRANSIENT_S).then_some(if up <= down {
+                k
+            } else {
+                k + 1
+            })
+        })
     }
 
     /// (2) Practical size: beyond the minimum and beyond the series' own wander on either

@@ -260,3 +260,22 @@ fn a_four_times_drop_after_three_files_of_a_mixed_run_is_found() {
         exactly(&run, &[(EventKind::Drop, at)]);
     }
 }
+
+/// A real run (fixtures/realdev/burst-in-throttled-stretch: 2 MB–2 GB files on a loop device
+/// that blk-throttle held at 167 MB/s from 600 MB to 1.8 GB, its 100 ms rate wandering
+/// 115–231 MB/s, with a 23 MB burst file at 1.25 GB): the 0.7 s the burst lifted, coming
+/// back to the slow level, is an excursion, not a recovery and a drop — the kernel's drop
+/// and recovery alone, each within 2 % of the bytes of its count.
+#[test]
+fn a_burst_file_in_a_real_throttled_stretch_is_no_recovery_and_drop() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../fixtures/realdev/burst-in-throttled-stretch");
+    let run = hostd_analysis::input::read_run_dir(&dir).expect("the recorded run reads");
+    let total: f64 = run.files.iter().map(|f| f.bytes as f64).sum();
+    // The kernel's byte count when the limit fell and when it came back (README).
+    let (drop, back) = (600_834_048.0 / total, 1_800_146_944.0 / total);
+    exactly(
+        &run,
+        &[(EventKind::Drop, drop), (EventKind::Recovery, back)],
+    );
+}
