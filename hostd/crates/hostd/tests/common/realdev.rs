@@ -2,7 +2,7 @@
 //! loop device → ext4 → mounted in a scratch directory, and a blkio cgroup (v1
 //! `blkio.throttle.write_bps_device`, or v2 `io.max`) holding the `hostd run` process.
 //! A watcher thread reads the cgroup's own per-device byte counters and changes the
-//! limit when they cross a byte mark; the kernel's count and the time at each change
+//! limit (or starts and ends an outside writer, `outside`) when they cross a byte mark; the kernel's count and the time at each change
 //! are the ground truth the tests compare hostd's analysis with.
 //!
 //! Everything created here is removed again by `Drop` (unmount, `losetup -d`, rmdir of
@@ -10,6 +10,9 @@
 //! touched. When a test fails, the scratch directory (run directory, profile and
 //! `kernel.json`) is kept under /var/tmp and its path printed; the disk images are not.
 
+pub mod outside;
+
+use outside::{Outside, OutsideWriter};
 use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -432,6 +435,10 @@ pub struct Schedule {
     /// while hostd runs: a `write`-only run reads none of them back, and on a device in
     /// memory (`Rig::in_memory`) the memory then holds one or two files, not the run.
     pub prune: bool,
+    /// An outside writer sharing the device's limit between two marks on hostd's bytes;
+    /// its start and end are recorded in `Outcome::applied` (after the steps' changes of
+    /// the same reading), and the device's counts are then hostd's own (see [`outside`]).
+    pub outside: Option<Outside>,
 }
 
 /// A limit change as it happened: the ground truth.
@@ -452,6 +459,10 @@ pub struct Applied {
     /// every slice of 100 ms), so the change lies somewhere in
     /// `kernel_bytes_prev..=kernel_bytes`.
     pub kernel_bytes_prev: u64,
+    /// Not a limit change (`bps` stays): the outside writer started (`Some(true)`) or
+    /// was ended (`Some(false)`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outside: Option<bool>,
 }
 
 /// One reading of every device's counter.
@@ -459,8 +470,13 @@ pub struct Applied {
 pub struct Sample {
     /// Host Unix ns.
     pub t_ns: i64,
-    /// Kernel write count per device.
+    /// Kernel write count per device: hostd's own bytes (the cgroup's count less the
+    /// outside writer's, when one shares the device).
     pub bytes: Vec<u64>,
+    /// The outside writer's bytes through the throttle (0 when there is none), by its
+    /// kernel per-task counts (`outside`'s module doc: within ±2 MiB while it runs).
+    #[serde(default)]
+    pub outside: u64,
 }
 
 /// One written file of `files.csv`.
@@ -619,7 +635,8 @@ impl Outcome {
     /// Maps the kernel's count at change `step` to bytes of the target's write phase on
     /// that device: the midpoint and half-width of the range the change lies in.
     ///
-    /// The cgroup's count is what hostd's own tasks wrote to the device: ext4's journal and
+    /// The cgroup's count is what hostd's own tasks wrote to the device (less an outside
+    /// writer's bytes when one shares it: `outside`): ext4's journal and
     /// metadata are written by the jbd2 thread, outside the cgroup, so the final count
     /// equals the bytes of `files.csv` to the byte on these runs (any difference is added
     /// to the half-width). hostd writes one file after another, so the count *is* the
@@ -872,9 +889,10 @@ impl Rig {
             self.test
         );
         let pulse_changes: usize = schedule.pulses.iter().map(|p| 2 * p.count).sum();
+        let outside_changes = 2 * schedule.outside.iter().count();
         assert_eq!(
             applied.len(),
-            schedule.steps.len() + pulse_changes,
+            schedule.steps.len() + pulse_changes + outside_changes,
             "{}: not every byte mark was reached: {applied:?} of {:?}",
             self.test,
             schedule.steps
@@ -991,6 +1009,37 @@ fn prune(mount: &Path) {
     }
 }
 
+/// Every device's count of hostd's own bytes, and the outside writer's bytes: the cgroup's
+/// count, less on the outsider's device (`outsider`) the outsider's bytes through the
+/// throttle (the midpoint of what completed, read before the cgroup's count, and what it
+/// submitted, read after: `outside`'s module doc), never below `floor` (the last reading:
+/// the estimate's ±2 MiB must not make the count go back).
+fn own_counts(
+    cg: &Cgroup,
+    devs: &[(u64, u64)],
+    outsider: Option<(usize, &OutsideWriter)>,
+    floor: &[u64],
+) -> (Vec<u64>, u64) {
+    let mut theirs = 0;
+    let bytes = devs
+        .iter()
+        .enumerate()
+        .map(|(i, &d)| {
+            let own = match outsider {
+                Some((dev, w)) if dev == i => {
+                    let completed = w.completed();
+                    let all = cg.written(d);
+                    theirs = (completed + w.submitted()) / 2;
+                    all.saturating_sub(theirs)
+                }
+                _ => cg.written(d),
+            };
+            own.max(floor.get(i).copied().unwrap_or(0))
+        })
+        .collect();
+    (bytes, theirs)
+}
+
 fn watch(
     cg: &Cgroup,
     devs: &[(u64, u64)],
@@ -1009,19 +1058,23 @@ fn watch(
     // Per pulse train: when its first stall began (host ns) and how many changes it made.
     let mut trains: Vec<(Option<i64>, usize)> = vec![(None, 0); pulses.len()];
     let (mut applied, mut samples) = (Vec::new(), Vec::new());
+    // The outside writer once started (kept after its end: its bytes stay subtracted).
+    let mut outsider: Option<OutsideWriter> = None;
+    let out_dev = schedule.outside.map(|o| o.dev);
     let started = Instant::now();
     while !stop.load(Ordering::Relaxed) && started.elapsed() < Duration::from_secs(600) {
         if schedule.prune && samples.len() % PRUNE_EVERY == 0 {
             mounts.iter().for_each(|m| prune(m));
         }
         let t_ns = now_ns();
-        let bytes: Vec<u64> = devs.iter().map(|&d| cg.written(d)).collect();
         let prev = samples
             .last()
             .map_or(vec![0; devs.len()], |p: &Sample| p.bytes.clone());
+        let (bytes, outside) = own_counts(cg, devs, out_dev.zip(outsider.as_ref()), &prev);
         samples.push(Sample {
             t_ns,
             bytes: bytes.clone(),
+            outside,
         });
         // The first pending step of each device, when its mark is crossed.
         let mut i = 0;
@@ -1032,7 +1085,8 @@ fn watch(
                 cg.set_write_bps(devs[s.dev], s.bps);
                 limits[s.dev] = s.bps;
                 let t_ns = now_ns();
-                let kernel_bytes = cg.written(devs[s.dev]);
+                let kernel_bytes =
+                    own_counts(cg, devs, out_dev.zip(outsider.as_ref()), &bytes).0[s.dev];
                 applied.push(Applied {
                     dev: s.dev,
                     mark: s.at_bytes,
@@ -1040,6 +1094,7 @@ fn watch(
                     t_ns,
                     kernel_bytes,
                     kernel_bytes_prev: prev[s.dev],
+                    outside: None,
                 });
                 pending.remove(i);
             } else {
@@ -1080,8 +1135,10 @@ fn watch(
                     mark: p.at_bytes,
                     bps,
                     t_ns,
-                    kernel_bytes: cg.written(devs[p.dev]),
+                    kernel_bytes: own_counts(cg, devs, out_dev.zip(outsider.as_ref()), &bytes).0
+                        [p.dev],
                     kernel_bytes_prev: prev[p.dev],
+                    outside: None,
                 });
                 *done += 1;
             }
@@ -1105,8 +1162,36 @@ fn watch(
                     mark: crossed,
                     bps: if *inside { 0 } else { limits[b.dev] },
                     t_ns: now_ns(),
-                    kernel_bytes: cg.written(devs[b.dev]),
+                    kernel_bytes: own_counts(cg, devs, out_dev.zip(outsider.as_ref()), &bytes).0
+                        [b.dev],
                     kernel_bytes_prev: prev[b.dev],
+                    outside: None,
+                });
+            }
+        }
+        if let Some(o) = schedule.outside {
+            // Started at its first mark, ended (by PID) at its second.
+            let (running, ended) = (
+                outsider.is_some(),
+                outsider.as_ref().is_some_and(|w| w.ended()),
+            );
+            let start = !running && bytes[o.dev] >= o.from_bytes;
+            let end = running && !ended && bytes[o.dev] >= o.to_bytes;
+            if start {
+                outsider = Some(OutsideWriter::start(&cg.dir, &mounts[o.dev]));
+            } else if end {
+                outsider.as_mut().expect("running").stop();
+            }
+            if start || end {
+                applied.push(Applied {
+                    dev: o.dev,
+                    mark: if start { o.from_bytes } else { o.to_bytes },
+                    bps: limits[o.dev],
+                    t_ns: now_ns(),
+                    kernel_bytes: own_counts(cg, devs, out_dev.zip(outsider.as_ref()), &bytes).0
+                        [o.dev],
+                    kernel_bytes_prev: prev[o.dev],
+                    outside: Some(start),
                 });
             }
         }
