@@ -1,20 +1,22 @@
 //! `[steady_state]` on a paced sweep, through `hostd run` on a simulated drive that does not
 //! slow down (`sim:steady*20`: 1.6 GB/s ± 10 % per file, played 20× faster): each step ends
 //! once a 3 s window of 1 s samples deviates less than 10 % from its mean — before its 5 s
-//! — and says so; with a criterion no drive meets, each step runs its full time and says
-//! that. A soak (`files` with a duration) ends the same way once a cycle's writes settle.
+//! — and says so; with a criterion tighter than the drive's own spread, a paced step (held
+//! to the byte on the simulated drive's plan) meets it and a step beyond the drive runs its
+//! full time and says that. A soak (`files` with a duration) ends the same way once a cycle's writes settle.
 //! (Steady state against a rate the kernel settles: `real_steady.rs`.)
 
 mod common;
 use serde_json::Value;
 
-/// Runs the sweep with `criteria`; its `paced-sweep` result.
-fn sweep(criteria: &str) -> (Value, String) {
+/// Runs the sweep with `criteria` at `percents` of the drive's rate; its `paced-sweep`
+/// result.
+fn sweep(criteria: &str, percents: &str) -> (Value, String) {
     let dir = tempfile::tempdir().unwrap();
     let prof = dir.path().join("ps.toml");
     std::fs::write(
         &prof,
-        format!("name = \"ps\"\nkind = \"paced-sweep\"\n[paced_sweep]\nchunk = \"1GiB\"\nstep_time = \"5s\"\npercents = [50, 100]\n[io]\nblock_size = \"1MiB\"\nqueue_depth = 8\nphases = [\"write\"]\n[steady_state]\ncriteria = [{criteria}]\nwindow = \"3s\"\n"),
+        format!("name = \"ps\"\nkind = \"paced-sweep\"\n[paced_sweep]\nchunk = \"1GiB\"\nstep_time = \"5s\"\npercents = [{percents}]\n[io]\nblock_size = \"1MiB\"\nqueue_depth = 8\nphases = [\"write\"]\n[steady_state]\ncriteria = [{criteria}]\nwindow = \"3s\"\n"),
     )
     .unwrap();
     let out = dir.path().join("run");
@@ -37,7 +39,7 @@ fn sweep(criteria: &str) -> (Value, String) {
 
 #[test]
 fn sweep_steps_end_at_steady_state_or_run_their_full_time_and_say_which() {
-    let (r, log) = sweep("\"bw_slope:50%\", \"bw:10%\"");
+    let (r, log) = sweep("\"bw_slope:50%\", \"bw:10%\"", "50, 100");
     let steps = r["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 3, "{r}");
     for s in steps {
@@ -51,14 +53,29 @@ fn sweep_steps_end_at_steady_state_or_run_their_full_time_and_say_which() {
     }
     assert!(log.contains("pace-50%: steady after"), "{log}");
 
-    let (r, log) = sweep("\"bw:0.001%\"");
+    // A criterion tighter than the drive's own spread (±10 % per file): a step paced below
+    // the drive's rate is held to the byte (a simulated drive's files lie on its plan) and
+    // meets it at the first full window; a step asked beyond the drive (130 %) shows the
+    // drive's spread, never meets it, and runs its full time.
+    let (r, log) = sweep("\"bw:0.001%\"", "50, 130");
     let steps = r["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 3, "{r}");
-    for s in steps {
-        let ss = &s["steady"];
-        assert!(ss["ended_by"].is_null(), "{s}");
-        assert!(ss["elapsed_s"].as_f64().unwrap() >= 5.0, "{s}");
-    }
+    let step = |pct: f64| {
+        steps
+            .iter()
+            .find(|s| s["percent"].as_f64() == Some(pct))
+            .unwrap_or_else(|| panic!("no {pct} % step: {r}"))
+    };
+    let held = &step(50.0)["steady"];
+    assert_eq!(held["ended_by"], "bw:0.001%", "{r}");
+    assert!(held["elapsed_s"].as_f64().unwrap() < 5.0, "{r}");
+    let beyond = step(130.0);
+    assert_eq!(beyond["held"], false, "{r}");
+    assert!(beyond["steady"]["ended_by"].is_null(), "{r}");
+    assert!(
+        beyond["steady"]["elapsed_s"].as_f64().unwrap() >= 5.0,
+        "{r}"
+    );
     assert!(log.contains("no steady state: ran its full time"), "{log}");
 }
 
