@@ -41,8 +41,9 @@ pub struct TargetProgress {
     pub ended: OnceLock<Instant>,
     /// I/O latencies not yet assigned to an interval.
     pub latency: IntervalLatency,
-    /// A backend's plan of [`TargetProgress::bytes`] at record times of the step under way
-    /// (see [`StepContext::schedule`]).
+    /// A backend's plan of [`TargetProgress::bytes`] at record times, step after step, from
+    /// the point in force at the sampler's last sample on (the sampler forgets the points it
+    /// has passed: [`TargetProgress::planned_bytes_at`]; see [`StepContext::schedule`]).
     pub scheduled: Mutex<Vec<(u64, u64)>>,
 }
 
