@@ -68,10 +68,13 @@ fn a_gate_waits_while_the_enclosure_cools_then_lets_the_step_start() {
     assert!(start_c > X5_IDLE_C + margin + 3.0, "{second}");
     assert!(end_c <= X5_IDLE_C + margin, "{second}");
     // The RC model needs ln((start − idle) / margin) time constants of 20 s to get there.
+    // The gate judges only readings taken since it began, as they reach it: on a loaded
+    // host the probe's stream arrives up to about a host second late (20 s here), so the
+    // wait may run that much past the model's.
     let waited = second["waited_s"].as_f64().unwrap();
     let expected = 20.0 * ((start_c - X5_IDLE_C) / margin).ln();
     assert!(
-        waited > 0.5 * expected && waited < 2.0 * expected + 10.0,
+        waited > 0.5 * expected && waited < 2.0 * expected + 20.0,
         "waited {waited} s, the model needs about {expected:.2} s: {second}"
     );
     // The second file started after the wait ended.

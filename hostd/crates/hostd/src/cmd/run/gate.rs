@@ -49,8 +49,8 @@ struct Inner {
     targets: Vec<(String, Option<String>)>,
     /// The target the probe is on (probe source: the only one gated).
     probed: usize,
-    /// Latest enclosure temperature from the probe.
-    probe_c: Mutex<Option<f64>>,
+    /// Latest enclosure temperature from the probe, with the record time of its sample.
+    probe_c: Mutex<Option<(i64, f64)>>,
     /// Per target: idle temperature, last gated phase.
     idle: Mutex<Vec<Option<f64>>>,
     last_phase: Mutex<Vec<Option<String>>>,
@@ -58,9 +58,15 @@ struct Inner {
 }
 
 impl Inner {
-    fn reading(&self, target: usize) -> Option<f64> {
+    /// The temperature of `target` taken at or after record time `since_ns`: a probe's
+    /// stream can lag the host (USB buffering, a starved reader, the clock fit not yet
+    /// made), and a reading from before the gate began is the step's, not the idle's.
+    fn reading(&self, target: usize, since_ns: i64) -> Option<f64> {
         match self.spec.source {
-            GateSource::Probe => *self.probe_c.lock().unwrap_or_else(|e| e.into_inner()),
+            GateSource::Probe => fresh(
+                *self.probe_c.lock().unwrap_or_else(|e| e.into_inner()),
+                since_ns,
+            ),
             GateSource::Drive => {
                 let (label, device) = &self.targets[target];
                 hostd_drive::smart::read_smart(device.as_deref(), label, "gate", "gate")
@@ -76,11 +82,18 @@ impl Inner {
         }
     }
 
-    /// The first reading within `limit`, polling; `None` when stopped or none came.
-    fn first_reading(&self, target: usize, limit: Duration, stop: &AtomicBool) -> Option<f64> {
+    /// The first reading from `since_ns` on within `limit`, polling; `None` when stopped or
+    /// none came.
+    fn first_reading(
+        &self,
+        target: usize,
+        since_ns: i64,
+        limit: Duration,
+        stop: &AtomicBool,
+    ) -> Option<f64> {
         let t0 = Instant::now();
         loop {
-            if let Some(c) = self.reading(target) {
+            if let Some(c) = self.reading(target, since_ns) {
                 return Some(c);
             }
             if stop.load(Ordering::Relaxed) || t0.elapsed() >= limit {
@@ -89,6 +102,14 @@ impl Inner {
             std::thread::sleep(self.poll().min(limit.saturating_sub(t0.elapsed())));
         }
     }
+}
+
+/// `reading`'s temperature if it was taken at or after record time `since_ns` (a sample not
+/// yet aligned to the host, time 0, never is).
+fn fresh(reading: Option<(i64, f64)>, since_ns: i64) -> Option<f64> {
+    reading
+        .filter(|&(t, _)| t > 0 && t >= since_ns)
+        .map(|(_, c)| c)
 }
 
 /// The gate the runner asks before each measured step.
@@ -168,14 +189,18 @@ impl StepGate for TemperatureGateHold {
         // The wait and its timeout are record time (a drive played N× faster cools in its
         // own time: `hostd_records::clock`).
         let start_ns = hostd_workload::unix_ns();
+        let since = start_ns as i64;
         let waited = || Duration::from_nanos(hostd_workload::unix_ns().saturating_sub(start_ns));
         let timeout = Duration::from_secs_f64(g.spec.timeout_s);
         let idle = g.idle.lock().unwrap_or_else(|e| e.into_inner())[target_index];
-        let start_c = g.reading(target_index);
+        // The first reading taken since the gate began (see `Inner::reading`).
+        let mut start_c = g.reading(target_index, since);
         let (outcome, end_c, idle) = match idle {
             // Before the first measured step: what the drive reads now is its idle.
             None => {
-                let c = start_c.or_else(|| g.first_reading(target_index, FIRST_READING_WAIT, stop));
+                let c = start_c
+                    .or_else(|| g.first_reading(target_index, since, FIRST_READING_WAIT, stop));
+                start_c = c;
                 g.idle.lock().unwrap_or_else(|e| e.into_inner())[target_index] = c;
                 let outcome = if c.is_some() {
                     WaitOutcome::IdleMeasured
@@ -204,7 +229,8 @@ impl StepGate for TemperatureGateHold {
                     }
                     let left = timeout.saturating_sub(waited());
                     std::thread::sleep(g.poll().min(hostd_records::clock::real_duration(left)));
-                    last = g.reading(target_index).or(last);
+                    last = g.reading(target_index, since).or(last);
+                    start_c = start_c.or(last);
                 };
                 (outcome, last, Some(idle))
             }
@@ -302,8 +328,12 @@ impl RunPart for TemperatureGatePart {
         let inner = Arc::clone(&self.0);
         Some(Box::new(move |data: ProbeData<'_>| {
             if let ProbeData::Samples(samples) = data {
-                if let Some(c) = samples.iter().rev().find_map(|s| s.enclosure_temp_c) {
-                    *inner.probe_c.lock().unwrap_or_else(|e| e.into_inner()) = Some(c);
+                if let Some(r) = samples
+                    .iter()
+                    .rev()
+                    .find_map(|s| s.enclosure_temp_c.map(|c| (s.time_ns, c)))
+                {
+                    *inner.probe_c.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
                 }
             }
             Ok(())
@@ -344,5 +374,20 @@ impl RunPart for TemperatureGatePart {
         // For events.json and the report (Stage::Analyse reads them from here).
         records.data.gate_waits = waits;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fresh;
+
+    #[test]
+    fn a_reading_from_before_the_gate_or_not_yet_aligned_is_not_taken() {
+        let since = 1_000_000_000;
+        assert_eq!(fresh(Some((since - 1, 50.0)), since), None);
+        assert_eq!(fresh(Some((0, 50.0)), 0), None);
+        assert_eq!(fresh(None, since), None);
+        assert_eq!(fresh(Some((since, 44.0)), since), Some(44.0));
+        assert_eq!(fresh(Some((since + 5, 43.0)), since), Some(43.0));
     }
 }
