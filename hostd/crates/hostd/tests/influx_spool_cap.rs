@@ -60,8 +60,11 @@ fn the_spool_stops_at_its_cap_and_import_loads_the_rest() {
         .output()
         .unwrap();
     assert_ok(&out);
+    // More than the spool held: the dropped points came from the run directory. (Dropped
+    // points are of every measurement, the 10 ms aggregates too, so they may outnumber the
+    // probe's samples: the test once failed so, 6 648 dropped for 6 645 samples.)
     let probe = common::probe_samples(&run).len() as u64;
-    assert!(probe > n("points_dropped"), "{probe} samples");
+    assert!(probe > n("points_spooled"), "{probe} samples");
     assert_eq!(server.count("probe", "seq").unwrap(), probe);
     assert_eq!(
         server.count("probe_agg", "power_w_mean").unwrap(),
