@@ -78,7 +78,14 @@ impl ProbeOptions {
     }
 }
 
-/// Starts a link and its recorder into `dir`; waits up to 5 s for samples.
+/// How long a real probe has to deliver its first aligned sample.
+const FIRST_SAMPLE_WAIT: Duration = Duration::from_secs(5);
+/// The same for the probe simulator: a process hostd starts itself, on a host that may be
+/// busy with the very run it serves (under two busy loops and a test suite its first
+/// sample took longer than 5 s).
+const FIRST_SAMPLE_WAIT_SIM: Duration = Duration::from_secs(20);
+
+/// Starts a link and its recorder into `dir`; waits for samples (5 s, the simulator 20 s).
 pub fn start_probe(
     opts: &ProbeOptions,
     dir: &Path,
@@ -98,7 +105,11 @@ pub fn start_probe(
     };
     let link = ProbeLink::start(config, tx)?;
     let recorder = ProbeRecorder::spawn(rx, dir, listeners)?;
-    link.wait_for_samples(Duration::from_secs(5))?;
+    link.wait_for_samples(if link.sim().is_some() {
+        FIRST_SAMPLE_WAIT_SIM
+    } else {
+        FIRST_SAMPLE_WAIT
+    })?;
     Ok((link, recorder))
 }
 
