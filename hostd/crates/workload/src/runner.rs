@@ -49,13 +49,18 @@ pub struct TargetProgress {
 
 impl TargetProgress {
     /// The bytes done by record time `now_ns`: [`TargetProgress::bytes`], or the backend's
-    /// plan for then when it is ahead (its thread has not woken to count them yet).
+    /// plan for then when it is ahead (its thread has not woken to count them yet). Asked in
+    /// time order, as [`TargetProgress::planned_bytes_at`] is: the plan's points before the
+    /// one in force are forgotten, so a plan never outgrows the step under way.
     pub fn bytes_at(&self, now_ns: u64) -> u64 {
         let counted = self.bytes.load(Ordering::Relaxed);
-        let plan = self.scheduled.lock().unwrap_or_else(|p| p.into_inner());
+        let mut plan = self.scheduled.lock().unwrap_or_else(|p| p.into_inner());
         let due = match plan.partition_point(|&(t, _)| t <= now_ns) {
             0 => 0,
-            i => plan[i - 1].1,
+            i => {
+                plan.drain(..i - 1);
+                plan[0].1
+            }
         };
         counted.max(due)
     }
@@ -1092,6 +1097,11 @@ mod tests {
             p.bytes_at(2_500),
             300,
             "the plan's count when the thread is late"
+        );
+        assert_eq!(
+            *p.scheduled.lock().unwrap(),
+            [(2_000, 300), (3_000, 600)],
+            "the points passed are forgotten, the one in force kept"
         );
         p.bytes.store(700, Ordering::Relaxed);
         assert_eq!(p.bytes_at(2_500), 700, "what was counted when it is ahead");
