@@ -221,6 +221,9 @@ impl StepGate for TemperatureGateHold {
                         break WaitOutcome::Stopped;
                     }
                     if waited() >= timeout {
+                        // A stream that lagged past the timeout still read: the latest
+                        // reading, however old, is the temperature known at the end.
+                        last = last.or_else(|| g.reading(target_index, 0));
                         break if last.is_some() {
                             WaitOutcome::TimedOut
                         } else {
