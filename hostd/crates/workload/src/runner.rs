@@ -47,6 +47,18 @@ pub struct TargetProgress {
     pub scheduled: Mutex<Vec<(u64, u64)>>,
 }
 
+/// Forgets the points of `plan` (time order) before the one in force at `t_ns`, which is
+/// then its first; false, and nothing forgotten, when `t_ns` lies before the plan.
+fn in_force_first(plan: &mut Vec<(u64, u64)>, t_ns: u64) -> bool {
+    match plan.partition_point(|&(t, _)| t <= t_ns) {
+        0 => false,
+        i => {
+            plan.drain(..i - 1);
+            true
+        }
+    }
+}
+
 impl TargetProgress {
     /// The bytes done by record time `now_ns`: [`TargetProgress::bytes`], or the backend's
     /// plan for then when it is ahead (its thread has not woken to count them yet). Asked in
@@ -55,12 +67,10 @@ impl TargetProgress {
     pub fn bytes_at(&self, now_ns: u64) -> u64 {
         let counted = self.bytes.load(Ordering::Relaxed);
         let mut plan = self.scheduled.lock().unwrap_or_else(|p| p.into_inner());
-        let due = match plan.partition_point(|&(t, _)| t <= now_ns) {
-            0 => 0,
-            i => {
-                plan.drain(..i - 1);
-                plan[0].1
-            }
+        let due = if in_force_first(&mut plan, now_ns) {
+            plan[0].1
+        } else {
+            0
         };
         counted.max(due)
     }
@@ -73,20 +83,19 @@ impl TargetProgress {
     /// the one in force at `t_ns` are forgotten.
     pub fn planned_bytes_at(&self, t_ns: u64) -> u64 {
         let mut plan = self.scheduled.lock().unwrap_or_else(|p| p.into_inner());
-        match plan.partition_point(|&(t, _)| t <= t_ns) {
-            _ if plan.is_empty() => self.bytes.load(Ordering::Relaxed),
-            0 => plan[0].1,
-            i => {
-                plan.drain(..i - 1);
-                let (t0, b0) = plan[0];
-                match plan.get(1) {
-                    Some(&(t1, b1)) if b1 > b0 && t1 > t0 => {
-                        let share = (t_ns - t0) as f64 / (t1 - t0) as f64;
-                        b0 + ((b1 - b0) as f64 * share) as u64
-                    }
-                    _ => b0,
-                }
+        if plan.is_empty() {
+            return self.bytes.load(Ordering::Relaxed);
+        }
+        if !in_force_first(&mut plan, t_ns) {
+            return plan[0].1;
+        }
+        let (t0, b0) = plan[0];
+        match plan.get(1) {
+            Some(&(t1, b1)) if b1 > b0 && t1 > t0 => {
+                let share = (t_ns - t0) as f64 / (t1 - t0) as f64;
+                b0 + ((b1 - b0) as f64 * share) as u64
             }
+            _ => b0,
         }
     }
 
@@ -647,13 +656,19 @@ impl TargetRun<'_> {
             .push(program.report(&self.label));
     }
 
+    /// The target idles until its next step, for `pause` of record time or (None) as long as
+    /// the host says: the backend and its plan are told together, and the device's activity
+    /// goes to 0 on every backend (the probe simulator's load follows it).
+    fn idle_starts(&self, backend: &mut Box<dyn TargetBackend>, pause: Option<Duration>) {
+        backend.idle_started(pause);
+        self.prog.plan_pause(pause);
+        self.activity(0.0);
+    }
+
     /// A program's pause: the target idles in `phase` for `duration` or until the run stops.
     fn idle(&self, backend: &mut Box<dyn TargetBackend>, phase: &str, duration: Duration) {
         self.prog.enter_phase(phase);
-        backend.idle_started(Some(duration));
-        self.prog.plan_pause(Some(duration));
-        // Idle is idle on every backend (the probe simulator's load follows this).
-        self.activity(0.0);
+        self.idle_starts(backend, Some(duration));
         // `duration` is record time (the modelled drive's, for one played faster).
         let until = Instant::now() + hostd_records::clock::real_duration(duration);
         while Instant::now() < until && !self.shared.stopping() {
@@ -666,9 +681,7 @@ impl TargetRun<'_> {
         let Some(gate) = self.gate.filter(|g| g.holds(self.index, step)) else {
             return;
         };
-        backend.idle_started(None);
-        self.prog.plan_pause(None);
-        self.activity(0.0);
+        self.idle_starts(backend, None);
         gate.wait(self.index, step, &self.shared.stop_all);
         if !backend.reports_activity() {
             self.activity(1.0);
