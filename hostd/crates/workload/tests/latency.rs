@@ -15,6 +15,7 @@ use hostd_workload::jobloop::JobOutcome;
 use hostd_workload::step::{IoJob, Rw};
 use hostd_workload::ProfileExt;
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -99,54 +100,63 @@ fn both_engines_time_every_io_once_per_file_and_per_interval() {
     assert!(per_engine.windows(2).all(|w| w[0] == w[1]));
 }
 
-fn job_on_a_real_file(choice: EngineChoice, rw: Rw, qd: usize, verify: bool) -> JobOutcome {
-    let dir = disk_tempdir();
-    let path = dir.path().join("f.dat");
+/// One job of `bytes` at `qd` on `path` (a file written before, or a block device) with
+/// direct I/O, on a fresh engine.
+fn job_on(
+    path: &Path,
+    choice: EngineChoice,
+    rw: Rw,
+    qd: usize,
+    verify: bool,
+    bytes: u64,
+) -> JobOutcome {
     let codec = BlockCodec::new(DataPool::new(5), 0, 0);
     let mut buffers = BufferPool::new();
     let (mut eng, _) = engine::open(choice, qd.max(8)).unwrap();
-    let mut job = IoJob {
-        rw: Rw::Write,
-        file_size: 4 << 20,
-        bytes: 4 << 20,
-        block_size: 1 << 20,
-        queue_depth: 8,
-        verify: false,
-        pace_ns: None,
-        seed: 1,
-    };
-    let mut go = |job: &IoJob, mode: OpenMode, eng: &mut dyn engine::IoEngine| {
-        let (file, status) = direct::open(&path, mode, false).unwrap();
-        assert!(status.is_direct());
-        let out = run_job_on(
-            eng,
-            hostd_workload::engine::raw_file(&file),
-            job,
-            &codec,
-            &mut buffers,
-        )
-        .unwrap();
-        if mode != OpenMode::Read {
-            direct::sync(&file).unwrap();
-        }
-        out
-    };
-    go(&job, OpenMode::CreateNew, eng.as_mut());
-    job = IoJob {
-        rw,
-        bytes: 1 << 20,
-        block_size: 4096,
-        queue_depth: qd,
-        verify,
-        ..job
-    };
-    let (mut eng, _) = engine::open(choice, qd).unwrap();
-    let mode = if rw.is_write() {
+    let mode = if rw == Rw::Write {
+        OpenMode::CreateNew
+    } else if rw.is_write() {
         OpenMode::Write
     } else {
         OpenMode::Read
     };
-    go(&job, mode, eng.as_mut())
+    let (file, status) = direct::open(path, mode, false).unwrap();
+    assert!(status.is_direct());
+    let (block_size, queue_depth) = if rw == Rw::Write {
+        (1 << 20, 8)
+    } else {
+        (4096, qd)
+    };
+    let job = IoJob {
+        rw,
+        file_size: 4 << 20,
+        bytes,
+        block_size,
+        queue_depth,
+        verify,
+        pace_ns: None,
+        seed: 1,
+    };
+    let out = run_job_on(
+        eng.as_mut(),
+        hostd_workload::engine::raw_file(&file),
+        &job,
+        &codec,
+        &mut buffers,
+    )
+    .unwrap();
+    if mode != OpenMode::Read {
+        direct::sync(&file).unwrap();
+    }
+    out
+}
+
+/// A 4 MiB file written, then a 1 MiB job of 4 KiB I/Os at `qd` on it.
+fn job_on_a_real_file(choice: EngineChoice, rw: Rw, qd: usize, verify: bool) -> JobOutcome {
+    let dir = disk_tempdir();
+    let path = dir.path().join("f.dat");
+    job_on(&path, choice, Rw::Write, 8, false, 4 << 20);
+    job_on(&path, choice, rw, qd, verify, 1 << 20)
 }
 
 #[test]
@@ -165,14 +175,77 @@ fn at_qd1_the_latencies_fit_inside_the_job_time() {
                 "{choice:?} {rw:?}: latencies add to {sum_s} s in a {} s job",
                 out.io_seconds
             );
-            assert!(
-                sum_s >= 0.3 * out.io_seconds,
-                "{choice:?} {rw:?}: latencies add to only {sum_s} s of a {} s job",
-                out.io_seconds
-            );
+            // No lower bound here: a latency is fio's `clat`, from the submission's
+            // return to the completion, and a kernel that does the write inside
+            // io_uring_enter leaves it a few µs (one CI machine: 1.4 ms of a 31 ms job).
+            // The test below holds each I/O in the block layer to bound it from below.
             assert!(s.min_ns > 0 && s.min_ns <= s.p50_ns && s.p50_ns <= s.max_ns);
         }
     }
+}
+
+/// On a device the kernel's blkio controller holds to 250 IOPS, each I/O waits in the block
+/// layer after its submission has returned: at QD1 the completion latencies are then nearly
+/// all of the job, on both engines, and there are as many as the kernel counted I/Os.
+#[cfg(target_os = "linux")]
+#[test]
+fn at_qd1_on_a_throttled_device_the_latencies_are_most_of_the_job() {
+    const IOPS: u32 = 250;
+    const IOS: u64 = 128;
+    if !can_mount() {
+        eprintln!("SKIPPED: needs root and loop devices");
+        return;
+    }
+    let dir = disk_tempdir();
+    let img = dir.path().join("dev.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(8 << 20)
+        .unwrap();
+    let Some(lo) = LoopDevice::attach(&img, &[]) else {
+        eprintln!("SKIPPED: no free loop device");
+        return;
+    };
+    let dev = Path::new(&lo.0);
+    let limit = match IopsLimit::hold_this_process(dev, IOPS) {
+        Ok(l) => l,
+        Err(why) => {
+            eprintln!("SKIPPED: {why}");
+            return;
+        }
+    };
+    for choice in engines() {
+        for rw in [Rw::RandRead, Rw::RandWrite] {
+            let before = limit.ios(!rw.is_write());
+            let out = job_on(dev, choice, rw, 1, false, IOS * 4096);
+            let kernel = limit.ios(!rw.is_write()) - before;
+            let l = &out.latency;
+            assert_eq!(l.count(), IOS, "{choice:?} {rw:?}");
+            // A write job ends with an fsync, whose cache flush the kernel counts as a
+            // write where the device has a write cache.
+            let flush = u64::from(rw.is_write());
+            assert!(
+                (IOS..=IOS + flush).contains(&kernel),
+                "{choice:?} {rw:?}: {kernel} I/Os by the kernel's count"
+            );
+            // The limit applied: past the controller's first slice (up to a tenth of a
+            // second's worth passes at once), the I/Os are paced at 1/IOPS.
+            let paced = (IOS - u64::from(IOPS) / 10) as f64 / f64::from(IOPS);
+            assert!(
+                out.io_seconds >= 0.8 * paced,
+                "{choice:?} {rw:?}: {} s for {IOS} I/Os at {IOPS} IOPS",
+                out.io_seconds
+            );
+            let s = l.stats();
+            let sum_s = s.mean_ns * s.count as f64 / 1e9;
+            assert!(
+                sum_s <= out.io_seconds * 1.001 && sum_s >= 0.6 * out.io_seconds,
+                "{choice:?} {rw:?}: latencies add to {sum_s} s of a {} s job",
+                out.io_seconds
+            );
+        }
+    }
+    drop(limit);
 }
 
 #[test]

@@ -230,3 +230,133 @@ pub fn can_mount() -> bool {
         .map(|o| o.status.success())
         .unwrap_or(false)
 }
+
+/// A blkio cgroup that holds this whole test process and limits one block device to a
+/// number of I/Os per second, so that each I/O waits in the kernel's block layer (after its
+/// submission returned) for a time the test knows. The kernel's own per-device I/O counts
+/// are the truth the test checks against. When dropped, the process goes back to the cgroup
+/// it came from and the cgroup is removed. Other tests of the binary move with the process;
+/// the limit touches only the one device.
+#[cfg(target_os = "linux")]
+pub struct IopsLimit {
+    dir: PathBuf,
+    home: PathBuf,
+    v2: bool,
+    dev: String,
+}
+
+#[cfg(target_os = "linux")]
+impl IopsLimit {
+    /// Limits `device` to `iops` reads and writes per second and moves this process into
+    /// the limiting cgroup; Err says why that is not possible here (cgroup v1 `blkio` at
+    /// /sys/fs/cgroup/blkio, or cgroup v2 with `io` at /sys/fs/cgroup, and root, needed).
+    pub fn hold_this_process(device: &Path, iops: u32) -> Result<IopsLimit, String> {
+        use std::os::unix::fs::FileTypeExt;
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(device).map_err(|e| format!("{}: {e}", device.display()))?;
+        if !meta.file_type().is_block_device() {
+            return Err(format!("{} is not a block device", device.display()));
+        }
+        let rdev = meta.rdev();
+        let dev = format!("{}:{}", libc::major(rdev), libc::minor(rdev));
+        let own = std::fs::read_to_string("/proc/self/cgroup").map_err(|e| e.to_string())?;
+        let v1 = Path::new("/sys/fs/cgroup/blkio");
+        let (root, v2, home) = if v1.join("blkio.throttle.read_iops_device").exists() {
+            // "ID:CONTROLLERS:PATH", the line whose controllers include blkio.
+            let home = own.lines().find_map(|l| {
+                let f: Vec<&str> = l.splitn(3, ':').collect();
+                (f.len() == 3 && f[1].split(',').any(|c| c == "blkio")).then(|| f[2].to_string())
+            });
+            (v1.to_path_buf(), false, home)
+        } else {
+            let v2root = Path::new("/sys/fs/cgroup");
+            let ctls = std::fs::read_to_string(v2root.join("cgroup.controllers"))
+                .map_err(|_| "no blkio controller (cgroup v1 blkio or v2 io)".to_string())?;
+            if !ctls.split_whitespace().any(|c| c == "io") {
+                return Err("cgroup v2 without the io controller".into());
+            }
+            let sub = v2root.join("cgroup.subtree_control");
+            std::fs::write(&sub, "+io").map_err(|e| format!("{}: {e}", sub.display()))?;
+            let home = own
+                .lines()
+                .find_map(|l| l.strip_prefix("0::").map(String::from));
+            (v2root.to_path_buf(), true, home)
+        };
+        let home = root.join(
+            home.ok_or("this process's cgroup is not in /proc/self/cgroup")?
+                .trim_start_matches('/'),
+        );
+        let dir = root.join(format!("throttlescope-latency-{}", std::process::id()));
+        std::fs::create_dir(&dir).map_err(|e| format!("mkdir {}: {e}", dir.display()))?;
+        let limit = IopsLimit { dir, home, v2, dev };
+        let lines: Vec<(&str, String)> = if v2 {
+            vec![("io.max", format!("{} riops={iops} wiops={iops}", limit.dev))]
+        } else {
+            vec![
+                (
+                    "blkio.throttle.read_iops_device",
+                    format!("{} {iops}", limit.dev),
+                ),
+                (
+                    "blkio.throttle.write_iops_device",
+                    format!("{} {iops}", limit.dev),
+                ),
+            ]
+        };
+        for (file, line) in lines {
+            std::fs::write(limit.dir.join(file), line).map_err(|e| format!("{file}: {e}"))?;
+        }
+        std::fs::write(
+            limit.dir.join("cgroup.procs"),
+            std::process::id().to_string(),
+        )
+        .map_err(|e| format!("joining {}: {e}", limit.dir.display()))?;
+        Ok(limit)
+    }
+
+    /// The reads (`read`) or writes this cgroup's tasks have issued to the device so far,
+    /// by the kernel's count (`io.stat` rios/wios, or v1 `blkio.throttle.io_serviced`).
+    pub fn ios(&self, read: bool) -> u64 {
+        if self.v2 {
+            let stat = std::fs::read_to_string(self.dir.join("io.stat")).unwrap();
+            let key = if read { "rios=" } else { "wios=" };
+            stat.lines()
+                .filter(|l| l.split_whitespace().next() == Some(self.dev.as_str()))
+                .flat_map(|l| l.split_whitespace().filter_map(|kv| kv.strip_prefix(key)))
+                .find_map(|v| v.parse().ok())
+                .unwrap_or(0)
+        } else {
+            let stat =
+                std::fs::read_to_string(self.dir.join("blkio.throttle.io_serviced")).unwrap();
+            let op = if read { "Read" } else { "Write" };
+            stat.lines()
+                .find_map(|l| {
+                    let w: Vec<&str> = l.split_whitespace().collect();
+                    (w.len() == 3 && w[0] == self.dev && w[1] == op)
+                        .then(|| w[2].parse().ok())
+                        .flatten()
+                })
+                .unwrap_or(0)
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl Drop for IopsLimit {
+    fn drop(&mut self) {
+        let back = std::fs::write(
+            self.home.join("cgroup.procs"),
+            std::process::id().to_string(),
+        );
+        if let Err(e) = back {
+            eprintln!("could not return to {}: {e}", self.home.display());
+        }
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        eprintln!("could not remove {}", self.dir.display());
+    }
+}
