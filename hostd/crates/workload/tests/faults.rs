@@ -51,7 +51,10 @@ fn injected_disk_full_stops_the_run_keeps_records_and_cleans_up() {
 #[test]
 fn real_disk_full_on_a_tiny_loop_ext4() {
     if !can_mount() {
-        eprintln!("skipped: needs root and mount (the injected-ENOSPC test covers the path)");
+        skipped(
+            "real_disk_full_on_a_tiny_loop_ext4",
+            "needs root and mount (the injected-ENOSPC test covers the path)",
+        );
         return;
     }
     let work = disk_tempdir();
@@ -75,7 +78,10 @@ fn real_disk_full_on_a_tiny_loop_ext4() {
         img.display(),
         mnt.display()
     )) {
-        eprintln!("skipped: loop mount not possible here");
+        skipped(
+            "real_disk_full_on_a_tiny_loop_ext4",
+            "loop mount not possible here",
+        );
         return;
     }
     let _guard = Unmount(mnt.clone());
@@ -319,14 +325,20 @@ fn raw_device_needs_both_flags_and_refuses_a_mounted_device() {
 #[test]
 fn raw_device_fill_writes_and_verifies_an_unmounted_loop_device() {
     if !can_mount() {
-        eprintln!("skipped: needs root and losetup");
+        skipped(
+            "raw_device_fill_writes_and_verifies_an_unmounted_loop_device",
+            "needs root and losetup",
+        );
         return;
     }
     let work = disk_tempdir();
     let img = work.path().join("raw.img");
     std::fs::write(&img, vec![0u8; 16 << 20]).unwrap();
     let Some(loop_dev) = LoopDevice::attach(&img, &[]) else {
-        eprintln!("skipped: losetup not possible here");
+        skipped(
+            "raw_device_fill_writes_and_verifies_an_unmounted_loop_device",
+            "losetup not possible here",
+        );
         return;
     };
     let dev = loop_dev.0.clone();
@@ -368,14 +380,20 @@ fn partitioned_image(path: &std::path::Path) {
 #[test]
 fn raw_device_refuses_a_disk_whose_partition_is_mounted() {
     if !can_mount() {
-        eprintln!("skipped: needs root and losetup");
+        skipped(
+            "raw_device_refuses_a_disk_whose_partition_is_mounted",
+            "needs root and losetup",
+        );
         return;
     }
     let work = disk_tempdir();
     let img = work.path().join("disk.img");
     partitioned_image(&img);
     let Some(loop_dev) = LoopDevice::attach(&img, &["-P"]) else {
-        eprintln!("skipped: losetup -P not possible here");
+        skipped(
+            "raw_device_refuses_a_disk_whose_partition_is_mounted",
+            "losetup -P not possible here",
+        );
         return;
     };
     let dev = loop_dev.0.clone();
@@ -384,10 +402,20 @@ fn raw_device_refuses_a_disk_whose_partition_is_mounted() {
     // Dropped before loop_dev: unmounted, then detached.
     let _unmount = Unmount(mnt.clone());
     let part = format!("{dev}p1");
-    let appeared = (0..40).any(|_| {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        std::path::Path::new(&part).exists()
-    });
+    let appears = || {
+        (0..40).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            std::path::Path::new(&part).exists()
+        })
+    };
+    // Some kernels scan the table on `losetup -P` yet add no partition (seen on 6.18 in a
+    // VM); `partx -a` asks for it again.
+    let appeared = appears()
+        || (Command::new("partx")
+            .args(["-a", &dev])
+            .status()
+            .is_ok_and(|s| s.success())
+            && appears());
     let formatted = appeared
         && Command::new("mkfs.ext4")
             .args(["-q", "-F", &part])
@@ -402,7 +430,10 @@ fn raw_device_refuses_a_disk_whose_partition_is_mounted() {
             .map(|s| s.success())
             .unwrap_or(false);
     if !mounted {
-        eprintln!("skipped: could not make and mount a partition on {dev}");
+        skipped(
+            "raw_device_refuses_a_disk_whose_partition_is_mounted",
+            &format!("could not make and mount a partition on {dev}"),
+        );
         return;
     }
     let before = std::fs::read(&img).unwrap();

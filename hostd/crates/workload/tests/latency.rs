@@ -190,10 +190,11 @@ fn at_qd1_the_latencies_fit_inside_the_job_time() {
 #[cfg(target_os = "linux")]
 #[test]
 fn at_qd1_on_a_throttled_device_the_latencies_are_most_of_the_job() {
+    const T: &str = "at_qd1_on_a_throttled_device_the_latencies_are_most_of_the_job";
     const IOPS: u32 = 250;
     const IOS: u64 = 128;
     if !can_mount() {
-        eprintln!("SKIPPED: needs root and loop devices");
+        skipped(T, "needs root and loop devices");
         return;
     }
     let dir = disk_tempdir();
@@ -203,14 +204,14 @@ fn at_qd1_on_a_throttled_device_the_latencies_are_most_of_the_job() {
         .set_len(8 << 20)
         .unwrap();
     let Some(lo) = LoopDevice::attach(&img, &[]) else {
-        eprintln!("SKIPPED: no free loop device");
+        skipped(T, "no free loop device");
         return;
     };
     let dev = Path::new(&lo.0);
     let limit = match IopsLimit::hold_this_process(dev, IOPS) {
         Ok(l) => l,
         Err(why) => {
-            eprintln!("SKIPPED: {why}");
+            skipped(T, &why);
             return;
         }
     };

@@ -217,6 +217,16 @@ impl Drop for Unmount {
     }
 }
 
+/// Says why a real-device test cannot run here, or panics where CI asks for every one to run
+/// (`THROTTLESCOPE_REQUIRE_REAL_DEVICE=1`, as the hostd crate's real-device tests do).
+pub fn skipped(test: &str, why: &str) {
+    const REQUIRE_ENV: &str = "THROTTLESCOPE_REQUIRE_REAL_DEVICE";
+    if std::env::var(REQUIRE_ENV).is_ok_and(|v| v == "1") {
+        panic!("{test}: {why} ({REQUIRE_ENV}=1)");
+    }
+    eprintln!("SKIPPED {test}: {why}");
+}
+
 /// True when running as root and `mount` works here.
 pub fn can_mount() -> bool {
     #[cfg(windows)]
