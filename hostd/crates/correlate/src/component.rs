@@ -17,6 +17,7 @@ use crate::stream::{phase_figures, Correlator};
 use anyhow::Context;
 use hostd_probe::link::{LinkConfig, LinkReport, ProbeLink, ProbeSource};
 use hostd_probe::pb;
+use hostd_records::latency::LatencyHistogram;
 use hostd_records::manifest::extra;
 use hostd_records::port_budget::{self, PortBudget};
 use hostd_records::summary::ProbeHealth;
@@ -426,6 +427,9 @@ impl RunPart for ProbeComponent {
         summary
             .warnings
             .extend(probe_warnings(&report, &correlation));
+        summary
+            .warnings
+            .extend(lag_warning(&recording.delivery_lag));
         summary.extra.insert("probe".into(), section);
         summary.probe_health = Some(probe_health(&report, self.opts.rate_hz));
         run.probe = (!series.is_empty()).then_some(series);
@@ -452,6 +456,7 @@ pub fn probe_section(report: &LinkReport, rec: &Recording, c: &Correlation) -> V
         "energy_balance": c.balance,
         "phases": c.phases,
         "listener_errors": rec.listener_errors,
+        "delivery_lag": rec.delivery_lag.stats(),
         "text": summary_lines(report, c, &[], |_| None),
     })
 }
@@ -556,6 +561,25 @@ pub fn summary_lines(
     lines
 }
 
+/// A delivery lag past which the temperature gate and the steady-state thermometer are said
+/// to have seen the probe late: the thermometer takes one reading a second, so a reading a
+/// second late is one reading behind. Quiet, the lag is the probe's USB batching and the
+/// bin (tens of ms).
+const LATE_NS: u64 = 1_000_000_000;
+
+/// Says when the probe's readings reached the temperature gate, the thermometer and InfluxDB
+/// late (a loaded host): their 99th percentile delivery lag past [`LATE_NS`].
+fn lag_warning(lag: &LatencyHistogram) -> Option<String> {
+    let p99 = lag.quantile_ns(0.99);
+    (!lag.is_empty() && p99 > LATE_NS).then(|| {
+        format!(
+            "probe readings reached the temperature gate and the steady-state thermometer late: {:.1} s at the 99th percentile, {:.1} s at most (the host was busy; the recorded series is not affected)",
+            p99 as f64 / 1e9,
+            lag.max_ns() as f64 / 1e9
+        )
+    })
+}
+
 fn probe_warnings(report: &LinkReport, c: &Correlation) -> Vec<String> {
     let mut w = Vec::new();
     if let Some(u) = alignment_uncertainty_ns(report) {
@@ -648,6 +672,24 @@ fn diag_names(report: &LinkReport) -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_late_stream_is_a_warning_with_its_figures_and_a_quiet_one_is_not() {
+        let mut lag = LatencyHistogram::new();
+        assert_eq!(lag_warning(&lag), None);
+        for _ in 0..98 {
+            lag.record(40_000_000);
+        }
+        lag.record(900_000_000);
+        assert_eq!(lag_warning(&lag), None, "1 % at 0.9 s");
+        lag.record(2_500_000_000);
+        lag.record(2_500_000_000);
+        let w = lag_warning(&lag).expect("2 % at 2.5 s");
+        assert!(
+            w.contains("2.5 s at the 99th percentile, 2.5 s at most"),
+            "{w}"
+        );
+    }
 
     #[test]
     fn the_live_view_shows_the_budget_and_the_headroom() {

@@ -14,7 +14,9 @@ use hostd_probe::link::{LinkEvent, LinkOutput};
 use hostd_probe::stream::StreamEvent;
 use hostd_records::agg::AggRow;
 use hostd_records::binning::Aggregator;
+use hostd_records::clock;
 use hostd_records::files_probe::{self, FigureRow};
+use hostd_records::latency::LatencyHistogram;
 use hostd_records::probe_link::LinkRecord;
 use hostd_records::{probe_levels, probe_store};
 use hostd_store::{ProbeData, ProbeFeed};
@@ -37,6 +39,10 @@ pub struct Recording {
     pub agg_rows: u64,
     /// Feed failures (reported once each; recording went on).
     pub listener_errors: Vec<String>,
+    /// How late each 10 ms bin reached the feeds (the temperature gate, the steady-state
+    /// thermometer, InfluxDB): host ns from the bin's end to its hand-over. The probe's USB batching,
+    /// the alignment and a loaded host all add to it.
+    pub delivery_lag: LatencyHistogram,
     /// `files-probe.csv`, with the rows of every file settled while recording (created
     /// by the first; `None` where the recorder had no directory of its own, in tests). A
     /// row it could not write (a full disk) is counted there, and its figures are lost.
@@ -44,6 +50,19 @@ pub struct Recording {
 }
 
 impl Recording {
+    /// Notes that `rows` are being handed to the feeds now.
+    fn note_delivery(&mut self, rows: &[AggRow]) {
+        let now = clock::real_ns();
+        let width = probe_levels::Level::Ms10.width_ns();
+        for row in rows {
+            // Bin times are on the record timeline; the lag is the host's.
+            let end = row.time_ns + width;
+            let end = clock::playback().map_or(end, |p| p.real_ns(end));
+            self.delivery_lag
+                .record(u64::try_from(now - end).unwrap_or(0));
+        }
+    }
+
     /// Appends the rows of `settled` to `files-probe.csv`.
     pub fn write_figures(&mut self, settled: Vec<FileEnergy>) {
         if let Some(w) = self.figures.as_mut() {
@@ -153,14 +172,17 @@ fn record(
                     c.advance();
                     c.take_settled()
                 };
-                rec.write_figures(settled);
-                files.samples.write(&samples)?;
-                rec.samples += samples.len() as u64;
-                write_levels(&mut files, &mut rec, &rows, &seconds)?;
+                // The feeds first: the temperature gate and the steady-state thermometer
+                // judge the newest readings, and writing Parquet on a loaded host can take long.
                 each(&mut rec, ProbeData::Samples(&samples));
                 for row in &rows {
                     each(&mut rec, ProbeData::Bin(row));
                 }
+                rec.note_delivery(&rows);
+                rec.write_figures(settled);
+                files.samples.write(&samples)?;
+                rec.samples += samples.len() as u64;
+                write_levels(&mut files, &mut rec, &rows, &seconds)?;
             }
             LinkOutput::Event(event) => {
                 if let Some(r) = link_record(&event) {
@@ -185,6 +207,7 @@ fn record(
     if let Some(row) = &last {
         each(&mut rec, ProbeData::Bin(row));
     }
+    rec.note_delivery(&rows);
     files.samples.finish()?;
     files.levels.finish()?;
     files.events.flush()?;

@@ -97,6 +97,13 @@ fn run_with_the_simulated_probe_correlates_every_file() {
     assert_eq!(samples.len() as u64, seq["received"].as_u64().unwrap());
     assert!(common::agg_rows(&run) > 50);
     assert!(probe["phases"].as_array().unwrap().len() == 2);
+    // Every 10 ms bin's hand-over to the feeds was timed from the bin's end: at least the
+    // probe's USB batching later, and not seconds (a second would be a warning).
+    let lag = &probe["delivery_lag"];
+    assert_eq!(lag["count"], probe["agg_rows"], "{lag}");
+    let p50 = lag["p50_ns"].as_u64().unwrap();
+    assert!((1_000_000..1_000_000_000).contains(&p50), "{lag}");
+    assert!(p50 <= lag["max_ns"].as_u64().unwrap(), "{lag}");
     // The summary says how the probe sampled: achieved of converted rate,
     // missed conversions, chip resets, DIAG flags.
     let text: Vec<&str> = probe["text"]
