@@ -40,8 +40,8 @@ pub struct Recording {
     /// Feed failures (reported once each; recording went on).
     pub listener_errors: Vec<String>,
     /// How late each 10 ms bin reached the feeds (the temperature gate, the steady-state
-    /// thermometer, InfluxDB): host ns from the bin's end to its hand-over. The probe's USB batching,
-    /// the alignment and a loaded host all add to it.
+    /// thermometer, InfluxDB): host ns from the bin's end to its hand-over. The probe's USB
+    /// batching, the alignment and a loaded host all add to it.
     pub delivery_lag: LatencyHistogram,
     /// `files-probe.csv`, with the rows of every file settled while recording (created
     /// by the first; `None` where the recorder had no directory of its own, in tests). A
@@ -173,7 +173,8 @@ fn record(
                     c.take_settled()
                 };
                 // The feeds first: the temperature gate and the steady-state thermometer
-                // judge the newest readings, and writing Parquet on a loaded host can take long.
+                // judge the newest readings, and writing Parquet on a loaded host can take
+                // long.
                 each(&mut rec, ProbeData::Samples(&samples));
                 for row in &rows {
                     each(&mut rec, ProbeData::Bin(row));
