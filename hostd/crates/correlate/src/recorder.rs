@@ -54,10 +54,11 @@ impl Recording {
     fn note_delivery(&mut self, rows: &[AggRow]) {
         let now = clock::real_ns();
         let width = probe_levels::Level::Ms10.width_ns();
+        let playback = clock::playback();
         for row in rows {
             // Bin times are on the record timeline; the lag is the host's.
             let end = row.time_ns + width;
-            let end = clock::playback().map_or(end, |p| p.real_ns(end));
+            let end = playback.map_or(end, |p| p.real_ns(end));
             self.delivery_lag
                 .record(u64::try_from(now - end).unwrap_or(0));
         }

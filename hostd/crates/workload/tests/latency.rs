@@ -100,47 +100,18 @@ fn both_engines_time_every_io_once_per_file_and_per_interval() {
     assert!(per_engine.windows(2).all(|w| w[0] == w[1]));
 }
 
-/// One job of `bytes` at `qd` on `path` (a file written before, or a block device) with
-/// direct I/O, on a fresh engine.
-fn job_on(
-    path: &Path,
-    choice: EngineChoice,
-    rw: Rw,
-    qd: usize,
-    verify: bool,
-    bytes: u64,
-) -> JobOutcome {
+/// `job` run on `path` (a file, or a block device) opened in `mode` with direct I/O, on a
+/// fresh engine; what it wrote is synced.
+fn job_on(path: &Path, choice: EngineChoice, mode: OpenMode, job: &IoJob) -> JobOutcome {
     let codec = BlockCodec::new(DataPool::new(5), 0, 0);
     let mut buffers = BufferPool::new();
-    let (mut eng, _) = engine::open(choice, qd.max(8)).unwrap();
-    let mode = if rw == Rw::Write {
-        OpenMode::CreateNew
-    } else if rw.is_write() {
-        OpenMode::Write
-    } else {
-        OpenMode::Read
-    };
+    let (mut eng, _) = engine::open(choice, job.queue_depth.max(8)).unwrap();
     let (file, status) = direct::open(path, mode, false).unwrap();
     assert!(status.is_direct());
-    let (block_size, queue_depth) = if rw == Rw::Write {
-        (1 << 20, 8)
-    } else {
-        (4096, qd)
-    };
-    let job = IoJob {
-        rw,
-        file_size: 4 << 20,
-        bytes,
-        block_size,
-        queue_depth,
-        verify,
-        pace_ns: None,
-        seed: 1,
-    };
     let out = run_job_on(
         eng.as_mut(),
         hostd_workload::engine::raw_file(&file),
-        &job,
+        job,
         &codec,
         &mut buffers,
     )
@@ -151,12 +122,49 @@ fn job_on(
     out
 }
 
+/// `bytes` of 4 KiB I/Os of `rw` at `qd` within the first 4 MiB of an existing file or device.
+fn small_ios(
+    path: &Path,
+    choice: EngineChoice,
+    rw: Rw,
+    qd: usize,
+    verify: bool,
+    bytes: u64,
+) -> JobOutcome {
+    let mode = if rw.is_write() {
+        OpenMode::Write
+    } else {
+        OpenMode::Read
+    };
+    let job = IoJob {
+        rw,
+        file_size: 4 << 20,
+        bytes,
+        block_size: 4096,
+        queue_depth: qd,
+        verify,
+        pace_ns: None,
+        seed: 1,
+    };
+    job_on(path, choice, mode, &job)
+}
+
 /// A 4 MiB file written, then a 1 MiB job of 4 KiB I/Os at `qd` on it.
 fn job_on_a_real_file(choice: EngineChoice, rw: Rw, qd: usize, verify: bool) -> JobOutcome {
     let dir = disk_tempdir();
     let path = dir.path().join("f.dat");
-    job_on(&path, choice, Rw::Write, 8, false, 4 << 20);
-    job_on(&path, choice, rw, qd, verify, 1 << 20)
+    let fill = IoJob {
+        rw: Rw::Write,
+        file_size: 4 << 20,
+        bytes: 4 << 20,
+        block_size: 1 << 20,
+        queue_depth: 8,
+        verify: false,
+        pace_ns: None,
+        seed: 1,
+    };
+    job_on(&path, choice, OpenMode::CreateNew, &fill);
+    small_ios(&path, choice, rw, qd, verify, 1 << 20)
 }
 
 #[test]
@@ -218,7 +226,7 @@ fn at_qd1_on_a_throttled_device_the_latencies_are_most_of_the_job() {
     for choice in engines() {
         for rw in [Rw::RandRead, Rw::RandWrite] {
             let before = limit.ios(!rw.is_write());
-            let out = job_on(dev, choice, rw, 1, false, IOS * 4096);
+            let out = small_ios(dev, choice, rw, 1, false, IOS * 4096);
             let kernel = limit.ios(!rw.is_write()) - before;
             let l = &out.latency;
             assert_eq!(l.count(), IOS, "{choice:?} {rw:?}");
