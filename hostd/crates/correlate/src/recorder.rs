@@ -134,21 +134,21 @@ impl ProbeRecorder {
     }
 }
 
-/// Records `rx`, feeding `correlator` as it goes; takes it flushed into the recording.
-fn record(
-    rx: Receiver<LinkOutput>,
-    mut files: Files,
-    mut listeners: Vec<ProbeFeed>,
-    correlator: Arc<Mutex<Correlator>>,
-) -> anyhow::Result<Recording> {
-    let lock = || correlator.lock().unwrap_or_else(|e| e.into_inner());
-    let mut rec = Recording {
-        figures: files.figures.take(),
-        ..Recording::default()
-    };
-    let mut failed = vec![false; listeners.len()];
-    let mut each = |rec: &mut Recording, data: ProbeData<'_>| {
-        for (feed, failed) in listeners.iter_mut().zip(failed.iter_mut()) {
+/// The run's other parts that take the probe's data, each dropped at its first error.
+struct Feeds {
+    feeds: Vec<ProbeFeed>,
+    failed: Vec<bool>,
+}
+
+impl Feeds {
+    fn new(feeds: Vec<ProbeFeed>) -> Self {
+        let failed = vec![false; feeds.len()];
+        Self { feeds, failed }
+    }
+
+    /// Hands `data` to every feed that has not failed; a failure is noted in `rec` once.
+    fn send(&mut self, rec: &mut Recording, data: ProbeData<'_>) {
+        for (feed, failed) in self.feeds.iter_mut().zip(self.failed.iter_mut()) {
             if *failed {
                 continue;
             }
@@ -157,7 +157,30 @@ fn record(
                 rec.listener_errors.push(format!("{e:#}"));
             }
         }
+    }
+
+    /// Hands on the 10 ms bins `rows` and notes how late they came.
+    fn hand_bins(&mut self, rec: &mut Recording, rows: &[AggRow]) {
+        for row in rows {
+            self.send(rec, ProbeData::Bin(row));
+        }
+        rec.note_delivery(rows);
+    }
+}
+
+/// Records `rx`, feeding `correlator` as it goes; takes it flushed into the recording.
+fn record(
+    rx: Receiver<LinkOutput>,
+    mut files: Files,
+    feeds: Vec<ProbeFeed>,
+    correlator: Arc<Mutex<Correlator>>,
+) -> anyhow::Result<Recording> {
+    let lock = || correlator.lock().unwrap_or_else(|e| e.into_inner());
+    let mut rec = Recording {
+        figures: files.figures.take(),
+        ..Recording::default()
     };
+    let mut feeds = Feeds::new(feeds);
     for out in rx {
         match out {
             LinkOutput::Samples(samples) => {
@@ -176,11 +199,8 @@ fn record(
                 // The feeds first: the temperature gate and the steady-state thermometer
                 // judge the newest readings, and writing Parquet on a loaded host can take
                 // long.
-                each(&mut rec, ProbeData::Samples(&samples));
-                for row in &rows {
-                    each(&mut rec, ProbeData::Bin(row));
-                }
-                rec.note_delivery(&rows);
+                feeds.send(&mut rec, ProbeData::Samples(&samples));
+                feeds.hand_bins(&mut rec, &rows);
                 rec.write_figures(settled);
                 files.samples.write(&samples)?;
                 rec.samples += samples.len() as u64;
@@ -193,7 +213,7 @@ fn record(
                     files.events.flush()?;
                 }
                 if let LinkEvent::Stream(StreamEvent::Info(info)) = &event {
-                    each(&mut rec, ProbeData::Identity(&info.probe_id));
+                    feeds.send(&mut rec, ProbeData::Identity(&info.probe_id));
                 }
             }
         }
@@ -202,18 +222,15 @@ fn record(
         let mut c = lock();
         (c.flush(), c.take_settled())
     };
+    let rows: Vec<_> = last.into_iter().collect();
+    feeds.hand_bins(&mut rec, &rows);
     rec.write_figures(settled);
     let last_second: Vec<_> = files.seconds.flush().into_iter().collect();
-    let rows: Vec<_> = last.into_iter().collect();
     write_levels(&mut files, &mut rec, &rows, &last_second)?;
-    if let Some(row) = &last {
-        each(&mut rec, ProbeData::Bin(row));
-    }
-    rec.note_delivery(&rows);
     files.samples.finish()?;
     files.levels.finish()?;
     files.events.flush()?;
-    each(&mut rec, ProbeData::End);
+    feeds.send(&mut rec, ProbeData::End);
     rec.correlator = std::mem::take(&mut *lock());
     Ok(rec)
 }
