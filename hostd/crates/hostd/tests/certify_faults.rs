@@ -13,7 +13,7 @@
 
 mod common;
 
-use common::realdev::Rig;
+use common::realdev::{hostd_in, Dir, Limit, Rig};
 use serde_json::Value;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -33,8 +33,7 @@ struct Hostd(Option<Child>);
 impl Hostd {
     fn spawn(rig: &Rig, args: &[OsString]) -> Hostd {
         let cg = rig.cgroup.as_ref().expect("cgroup");
-        let child = cg
-            .hostd(None)
+        let child = hostd_in(cg, None)
             .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -128,18 +127,8 @@ fn mount(dev: &Path, mnt: &Path) {
 /// Limits reads or writes of the rig's device `dev` for the cgroup, bytes/s.
 fn limit(rig: &Rig, dev: usize, read: bool, bps: u64) {
     let cg = rig.cgroup.as_ref().unwrap();
-    let (maj, min) = rig.devs[dev].numbers;
-    if cg.dir.join("io.max").exists() {
-        let key = if read { "rbps" } else { "wbps" };
-        std::fs::write(cg.dir.join("io.max"), format!("{maj}:{min} {key}={bps}")).unwrap();
-    } else {
-        let file = if read {
-            "blkio.throttle.read_bps_device"
-        } else {
-            "blkio.throttle.write_bps_device"
-        };
-        std::fs::write(cg.dir.join(file), format!("{maj}:{min} {bps}")).unwrap();
-    }
+    let dir = if read { Dir::Read } else { Dir::Write };
+    cg.limit(rig.devs[dev].numbers, dir, Limit::Bps(bps));
 }
 
 /// The journal's entries.

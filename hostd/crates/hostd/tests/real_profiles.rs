@@ -18,7 +18,7 @@
 
 mod common;
 
-use common::realdev::{Cgroup, Rig, Step};
+use common::realdev::{hostd_in, Cgroup, Count, Dir, Limit, Rig, Step};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Stdio;
@@ -68,7 +68,7 @@ struct CacheTruth {
 fn emulate_cache(cg: &Cgroup, dev: (u64, u64), stop: &AtomicBool) -> CacheTruth {
     let mut level = CACHE;
     let mut fast = true;
-    let mut prev = cg.written(dev);
+    let mut prev = cg.counted(dev, Dir::Write, Count::Bytes);
     let mut last_write = Instant::now();
     let mut idle = true;
     let mut truth = CacheTruth {
@@ -78,7 +78,7 @@ fn emulate_cache(cg: &Cgroup, dev: (u64, u64), stop: &AtomicBool) -> CacheTruth 
     while !stop.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(5));
         let now = Instant::now();
-        let w = cg.written(dev);
+        let w = cg.counted(dev, Dir::Write, Count::Bytes);
         let delta = w.saturating_sub(prev) as f64;
         prev = w;
         if delta > 0.0 {
@@ -91,7 +91,7 @@ fn emulate_cache(cg: &Cgroup, dev: (u64, u64), stop: &AtomicBool) -> CacheTruth 
             level = (level - delta).max(0.0);
             last_write = now;
             if fast && level <= 0.0 {
-                cg.set_write_bps(dev, SLOW);
+                cg.limit(dev, Dir::Write, Limit::Bps(SLOW));
                 fast = false;
             }
         } else if now - last_write >= IDLE_AFTER {
@@ -105,7 +105,7 @@ fn emulate_cache(cg: &Cgroup, dev: (u64, u64), stop: &AtomicBool) -> CacheTruth 
             idle = true;
             level = CACHE - (CACHE - level) * (-dt / TAU_S).exp();
             if !fast && level > 0.0 {
-                cg.set_write_bps(dev, FAST);
+                cg.limit(dev, Dir::Write, Limit::Bps(FAST));
                 fast = true;
             }
         }
@@ -125,8 +125,7 @@ fn run_in_cgroup(rig: &Rig, profile: &str, watch: impl FnOnce(&AtomicBool) + Sen
     let output = Mutex::new(String::new());
     std::thread::scope(|s| {
         s.spawn(|| watch(&stop));
-        let out = cg
-            .hostd(Some(-10))
+        let out = hostd_in(cg, Some(-10))
             .args(["run", "-q", "--seed", "3", "--profile"])
             .arg(&profile_path)
             .arg("--out")
@@ -153,7 +152,7 @@ fn cache_recovery_on_a_real_device_measures_the_kernel_cache_refill() {
     };
     let cg = rig.cgroup.as_ref().unwrap();
     let dev = rig.devs[0].numbers;
-    cg.set_write_bps(dev, FAST);
+    cg.limit(dev, Dir::Write, Limit::Bps(FAST));
     // Slow = below half the fast rate: a 4 MiB chunk at 24 MB/s spans about two of
     // blk-throttle's 100 ms slices, so single chunks read 30 % fast or slow.
     let profile = "name = \"cr-real\"\ndescription = \"cache recovery on blkio\"\nkind = \"cache-recovery\"\n[cache_recovery]\nchunk = \"4MiB\"\nlimit = \"96MiB\"\npauses = [\"1500ms\", \"2500ms\", \"4s\", \"6s\"]\ndrop_fraction = 0.5\n[io]\nblock_size = \"1MiB\"\nqueue_depth = 4\nphases = [\"write\"]\nverify = false\n";
@@ -275,9 +274,15 @@ fn diskmark_mixed_on_a_real_device_agrees_with_the_kernel_counters() {
     let cg = rig.cgroup.as_ref().unwrap();
     let dev = rig.devs[0].numbers;
     let profile = "name = \"mix-real\"\ndescription = \"mixed on a loop device\"\nkind = \"diskmark\"\n[diskmark]\nfile_size = \"32MiB\"\nrepetitions = 2\ntests = [\n{ name = \"RND4K-QD32-70R\", pattern = \"random\", block_size = \"4KiB\", queue_depth = 32, bytes = \"8MiB\", read_percent = 70 },\n{ name = \"SEQ1M-QD8-50R\", pattern = \"sequential\", block_size = \"1MiB\", queue_depth = 8, read_percent = 50 },\n]\n[io]\nblock_size = \"1MiB\"\nqueue_depth = 8\nphases = [\"read\", \"write\"]\nverify = true\n";
-    let (r0, w0) = (cg.counted(dev, true), cg.counted(dev, false));
+    let (r0, w0) = (
+        cg.counted(dev, Dir::Read, Count::Bytes),
+        cg.counted(dev, Dir::Write, Count::Bytes),
+    );
     let output = run_in_cgroup(&rig, profile, |_| {});
-    let (kr, kw) = (cg.counted(dev, true) - r0, cg.counted(dev, false) - w0);
+    let (kr, kw) = (
+        cg.counted(dev, Dir::Read, Count::Bytes) - r0,
+        cg.counted(dev, Dir::Write, Count::Bytes) - w0,
+    );
     let run = rig.dir().join("run");
     let r = result(&run, "mixed");
     let tests = r["tests"].as_array().unwrap();

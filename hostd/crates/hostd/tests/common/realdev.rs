@@ -12,12 +12,14 @@
 
 pub mod outside;
 
+pub use hostd_testkit::blkio::{self, Cgroup, Controller, Count, Dir, Limit};
+
 use outside::{Outside, OutsideWriter};
 use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -51,56 +53,6 @@ fn skip(test: &str, why: &str) -> Option<Rig> {
         "SKIPPED {test}: {why} (real-device tests need root, loop devices and the blkio/io cgroup controller)"
     );
     None
-}
-
-/// Which cgroup interface throttles writes.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Controller {
-    /// cgroup v1 `blkio` hierarchy mounted at this path.
-    V1(PathBuf),
-    /// cgroup v2 hierarchy with the `io` controller, mounted at this path.
-    V2(PathBuf),
-}
-
-/// Finds the blkio controller: a cgroup v1 `blkio` mount with throttling, else a cgroup2
-/// mount whose root offers `io`. Err says what is missing.
-pub fn find_controller() -> Result<Controller, String> {
-    let info = std::fs::read_to_string("/proc/self/mountinfo")
-        .map_err(|e| format!("cannot read /proc/self/mountinfo: {e}"))?;
-    let mut v2 = None;
-    for line in info.lines() {
-        // ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTS
-        let Some((left, right)) = line.split_once(" - ") else {
-            continue;
-        };
-        let mount = PathBuf::from(left.split(' ').nth(4).unwrap_or(""));
-        let mut r = right.split(' ');
-        let (fstype, superopts) = (r.next().unwrap_or(""), r.nth(1).unwrap_or(""));
-        if fstype == "cgroup"
-            && superopts.split(',').any(|o| o == "blkio")
-            && mount.join("blkio.throttle.write_bps_device").exists()
-        {
-            return Ok(Controller::V1(mount));
-        }
-        if fstype == "cgroup2" && v2.is_none() {
-            let controllers =
-                std::fs::read_to_string(mount.join("cgroup.controllers")).unwrap_or_default();
-            if controllers.split_whitespace().any(|c| c == "io") {
-                v2 = Some(mount);
-            }
-        }
-    }
-    v2.map(Controller::V2)
-        .ok_or_else(|| "no blkio controller: neither a cgroup v1 `blkio` mount nor a cgroup2 mount offering `io`".into())
-}
-
-/// `MAJ:MIN` of a block device node.
-pub fn dev_numbers(dev: &Path) -> (u64, u64) {
-    use std::os::unix::fs::MetadataExt;
-    let rdev = std::fs::metadata(dev).unwrap().rdev();
-    let major = ((rdev >> 8) & 0xfff) | ((rdev >> 32) & !0xfff);
-    let minor = (rdev & 0xff) | ((rdev >> 12) & !0xff);
-    (major, minor)
 }
 
 fn run_tool(cmd: &mut Command) -> Result<String, String> {
@@ -161,7 +113,7 @@ impl LoopFs {
         let dev = PathBuf::from(run_tool(losetup.arg(&image))?);
         let mount = mount_dir.join(name);
         let mut fs = LoopFs {
-            numbers: dev_numbers(&dev),
+            numbers: blkio::dev_numbers(&dev)?,
             dev,
             mount,
             image,
@@ -229,146 +181,19 @@ impl Drop for LoopFs {
     }
 }
 
-/// A blkio cgroup this module created.
-pub struct Cgroup {
-    /// Its directory.
-    pub dir: PathBuf,
-    v2: bool,
-    /// This value removes the directory when dropped (the watcher's copy does not).
-    owner: bool,
-}
-
-static CGROUP_SEQ: AtomicUsize = AtomicUsize::new(0);
-
-impl Cgroup {
-    fn create(ctl: &Controller) -> Result<Cgroup, String> {
-        let name = format!(
-            "throttlescope-realdev-{}-{}",
-            std::process::id(),
-            CGROUP_SEQ.fetch_add(1, Ordering::Relaxed)
-        );
-        let (root, v2) = match ctl {
-            Controller::V1(p) => (p.clone(), false),
-            Controller::V2(p) => (p.clone(), true),
-        };
-        if v2 {
-            let sub = root.join("cgroup.subtree_control");
-            let have = std::fs::read_to_string(&sub).unwrap_or_default();
-            if !have.split_whitespace().any(|c| c == "io") {
-                std::fs::write(&sub, "+io")
-                    .map_err(|e| format!("cannot enable io in {}: {e}", sub.display()))?;
-            }
-        }
-        let dir = root.join(name);
-        std::fs::create_dir(&dir).map_err(|e| format!("mkdir {}: {e}", dir.display()))?;
-        Ok(Cgroup {
-            dir,
-            v2,
-            owner: true,
-        })
-    }
-
-    /// A handle on the same cgroup that leaves the directory in place when dropped.
-    fn handle(&self) -> Cgroup {
-        Cgroup {
-            dir: self.dir.clone(),
-            v2: self.v2,
-            owner: false,
-        }
-    }
-
-    /// The built hostd as a command whose process is in this cgroup before it starts: the
-    /// shell joins the cgroup, then becomes hostd (at `nice` when given), so every thread
-    /// hostd starts (io_uring workers too) is in it before the first byte is written.
-    pub fn hostd(&self, nice: Option<i32>) -> Command {
-        let nice = nice.map_or(String::new(), |n| format!("nice -n {n} "));
-        let mut cmd = Command::new("sh");
-        cmd.arg("-c")
-            .arg(format!(
-                "echo $$ > '{}/cgroup.procs' && exec {nice}\"$0\" \"$@\"",
-                self.dir.display()
-            ))
-            .arg(env!("CARGO_BIN_EXE_hostd"));
-        cmd
-    }
-
-    /// Sets the write limit for one device, bytes/s.
-    pub fn set_write_bps(&self, (maj, min): (u64, u64), bps: u64) {
-        let (file, line) = if self.v2 {
-            ("io.max", format!("{maj}:{min} wbps={bps}"))
-        } else {
-            (
-                "blkio.throttle.write_bps_device",
-                format!("{maj}:{min} {bps}"),
-            )
-        };
-        std::fs::write(self.dir.join(file), line).unwrap_or_else(|e| panic!("{file}: {e}"));
-    }
-
-    /// Removes the write limit of one device: it writes as fast as it can.
-    pub fn lift_write_limit(&self, (maj, min): (u64, u64)) {
-        let (file, line) = if self.v2 {
-            ("io.max", format!("{maj}:{min} wbps=max"))
-        } else {
-            ("blkio.throttle.write_bps_device", format!("{maj}:{min} 0"))
-        };
-        std::fs::write(self.dir.join(file), line).unwrap_or_else(|e| panic!("{file}: {e}"));
-    }
-
-    /// Bytes written by the cgroup's tasks to the device so far (dispatched past the
-    /// throttle), from the kernel's own counters.
-    pub fn written(&self, dev: (u64, u64)) -> u64 {
-        self.counted(dev, false)
-    }
-
-    /// Bytes the cgroup's tasks read (`read`) or wrote on the device so far, from the
-    /// kernel's own counters (`io.stat` rbytes/wbytes, or v1's
-    /// `blkio.throttle.io_service_bytes` Read/Write).
-    pub fn counted(&self, (maj, min): (u64, u64), read: bool) -> u64 {
-        let key = format!("{maj}:{min}");
-        let (v2key, v1key) = if read {
-            ("rbytes=", "Read")
-        } else {
-            ("wbytes=", "Write")
-        };
-        if self.v2 {
-            let stat = std::fs::read_to_string(self.dir.join("io.stat")).unwrap();
-            stat.lines()
-                .find(|l| l.split_whitespace().next() == Some(&key))
-                .and_then(|l| {
-                    l.split_whitespace()
-                        .find_map(|kv| kv.strip_prefix(v2key))
-                        .and_then(|v| v.parse().ok())
-                })
-                .unwrap_or(0)
-        } else {
-            let stat =
-                std::fs::read_to_string(self.dir.join("blkio.throttle.io_service_bytes")).unwrap();
-            stat.lines()
-                .find_map(|l| {
-                    let mut w = l.split_whitespace();
-                    (w.next() == Some(&key) && w.next() == Some(v1key))
-                        .then(|| w.next().and_then(|v| v.parse().ok()))
-                        .flatten()
-                })
-                .unwrap_or(0)
-        }
-    }
-}
-
-impl Drop for Cgroup {
-    fn drop(&mut self) {
-        if !self.owner {
-            return;
-        }
-        for _ in 0..50 {
-            if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        eprintln!("realdev cleanup: could not remove {}", self.dir.display());
-    }
+/// The built hostd as a command whose process is in the cgroup `cg` before it starts: the
+/// shell joins the cgroup, then becomes hostd (at `nice` when given), so every thread hostd
+/// starts (io_uring workers too) is in it before the first byte is written.
+pub fn hostd_in(cg: &Cgroup, nice: Option<i32>) -> Command {
+    let nice = nice.map_or(String::new(), |n| format!("nice -n {n} "));
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(format!(
+            "echo $$ > '{}/cgroup.procs' && exec {nice}\"$0\" \"$@\"",
+            cg.dir.display()
+        ))
+        .arg(env!("CARGO_BIN_EXE_hostd"));
+    cmd
 }
 
 /// Change one device's write limit when its kernel byte count reaches `at_bytes`.
@@ -693,7 +518,7 @@ impl Rig {
         if !Path::new("/dev/loop-control").exists() {
             return skip(test, "no loop devices (/dev/loop-control missing)");
         }
-        let ctl = match find_controller() {
+        let ctl = match Controller::find() {
             Ok(c) => c,
             Err(why) => return skip(test, &why),
         };
@@ -734,7 +559,7 @@ impl Rig {
                 Err(e) => panic!("{test}: {e}"),
             }
         }
-        match Cgroup::create(&ctl) {
+        match Cgroup::create(&ctl, "throttlescope-realdev") {
             Ok(cg) => rig.cgroup = Some(cg),
             // e.g. a container whose cgroup file system is mounted read-only
             Err(why) => return skip(test, &format!("cannot create a cgroup: {why}")),
@@ -746,8 +571,8 @@ impl Rig {
     /// watcher's marks count from zero, so each run of a rig that makes several needs its own.
     pub fn renew_cgroup(&mut self) {
         self.cgroup.take();
-        let ctl = find_controller().expect("the controller Rig::new found");
-        self.cgroup = Some(Cgroup::create(&ctl).expect("a new cgroup"));
+        let ctl = Controller::find().expect("the controller Rig::new found");
+        self.cgroup = Some(Cgroup::create(&ctl, "throttlescope-realdev").expect("a new cgroup"));
     }
 
     /// The built hostd as a command inside the rig's cgroup, every device's writes held to
@@ -755,9 +580,9 @@ impl Rig {
     pub fn hostd_limited(&self, bps: u64) -> Command {
         let cg = self.cgroup.as_ref().unwrap();
         for d in &self.devs {
-            cg.set_write_bps(d.numbers, bps);
+            cg.limit(d.numbers, Dir::Write, Limit::Bps(bps));
         }
-        cg.hostd(None)
+        hostd_in(cg, None)
     }
 
     /// The scratch directory.
@@ -819,14 +644,14 @@ impl Rig {
     ) -> Outcome {
         let cg = self.cgroup.as_ref().unwrap();
         for (d, &bps) in self.devs.iter().zip(initial_bps) {
-            cg.set_write_bps(d.numbers, bps);
+            cg.limit(d.numbers, Dir::Write, Limit::Bps(bps));
         }
         let profile_path = self.dir().join(format!("{name}.toml"));
         std::fs::write(&profile_path, profile).unwrap();
         let run = self.dir().join(name);
         // hostd runs at nice -10: what is measured is the device the kernel throttles,
         // not how long hostd waits for a CPU on a machine busy compiling (CI, shared VMs).
-        let mut cmd = cg.hostd(Some(-10));
+        let mut cmd = hostd_in(cg, Some(-10));
         cmd.args(["run", "-q", "--profile"])
             .arg(&profile_path)
             .args(["--seed", &seed.to_string(), "--out"])
@@ -1028,11 +853,11 @@ fn own_counts(
             let own = match outsider {
                 Some((dev, w)) if dev == i => {
                     let completed = w.completed();
-                    let all = cg.written(d);
+                    let all = cg.counted(d, Dir::Write, Count::Bytes);
                     theirs = (completed + w.submitted()) / 2;
                     all.saturating_sub(theirs)
                 }
-                _ => cg.written(d),
+                _ => cg.counted(d, Dir::Write, Count::Bytes),
             };
             own.max(floor.get(i).copied().unwrap_or(0))
         })
@@ -1082,7 +907,7 @@ fn watch(
             let s = pending[i];
             let first_of_dev = pending[..i].iter().all(|p| p.dev != s.dev);
             if first_of_dev && bytes[s.dev] >= s.at_bytes {
-                cg.set_write_bps(devs[s.dev], s.bps);
+                cg.limit(devs[s.dev], Dir::Write, Limit::Bps(s.bps));
                 limits[s.dev] = s.bps;
                 let t_ns = now_ns();
                 let kernel_bytes =
@@ -1120,7 +945,7 @@ fn watch(
                 } else {
                     p.high_bps
                 };
-                cg.set_write_bps(devs[p.dev], bps);
+                cg.limit(devs[p.dev], Dir::Write, Limit::Bps(bps));
                 limits[p.dev] = bps;
                 let t_ns = now_ns();
                 if let (Some(line), 0) = (kmsg, *done % 2) {
@@ -1151,10 +976,10 @@ fn watch(
                     break;
                 }
                 if *inside {
-                    cg.set_write_bps(devs[b.dev], limits[b.dev]);
+                    cg.limit(devs[b.dev], Dir::Write, Limit::Bps(limits[b.dev]));
                     *next += 1;
                 } else {
-                    cg.lift_write_limit(devs[b.dev]);
+                    cg.limit(devs[b.dev], Dir::Write, Limit::NoBps);
                 }
                 *inside = !*inside;
                 burst_log.push(Applied {
