@@ -1,5 +1,6 @@
-//! Steady-state ends (`[steady_state]`, fio's `ss=`) on a real block device (loop device,
-//! ext4, direct I/O) whose write rate the kernel's blkio controller sets
+//! Steady-state ends (`[steady_state]`, fio's `ss=`) on a real block device (a loop device
+//! over a file in memory, so that this machine's disk and its stalls do not pace it; ext4,
+//! direct I/O) whose write rate the kernel's blkio controller sets
 //! (`common::realdev`): a `fill` that may end at steady state writes while the limit
 //! alternates between 5 and 30 MB/s (1 s low in every 3 s, three times), then stays at
 //! 30 MB/s from a moment the watcher records. The fill must not end while the rate still
@@ -23,7 +24,7 @@ const WINDOW_S: f64 = 4.0;
 
 #[test]
 fn a_fill_ends_at_steady_state_after_the_kernel_settles_the_rate_and_not_before() {
-    let Some(rig) = Rig::new("steady_state_fill", 1, 768 << 20) else {
+    let Some(rig) = Rig::in_memory("steady_state_fill", 768 << 20) else {
         return;
     };
     let t = rig.target(0);

@@ -170,8 +170,9 @@ fn a_gate_below_the_idle_equilibrium_times_out_and_the_step_runs_anyway() {
     let wait = &w[1];
     assert_eq!(wait["outcome"], "timed_out", "{wait}");
     let waited = wait["waited_s"].as_f64().unwrap();
+    // Record seconds: 20 of them are one host second at ×20, room for a late thread.
     assert!(
-        (timeout..timeout + 10.0).contains(&waited),
+        (timeout..timeout + 20.0).contains(&waited),
         "waited {waited} s, timeout {timeout} s"
     );
     assert!(wait["end_c"].as_f64().unwrap() > X5_IDLE_C - 1.0, "{wait}");

@@ -194,15 +194,16 @@ fn at_qd1_the_latencies_fit_inside_the_job_time() {
     }
 }
 
-/// On a device the kernel's blkio controller holds to 250 IOPS, each I/O waits in the block
+/// On a device the kernel's blkio controller holds to 100 IOPS, each I/O waits in the block
 /// layer after its submission has returned: at QD1 the completion latencies are then nearly
 /// all of the job, on both engines, and there are as many as the kernel counted I/Os.
 #[cfg(target_os = "linux")]
 #[test]
 fn at_qd1_on_a_throttled_device_the_latencies_are_most_of_the_job() {
     const T: &str = "at_qd1_on_a_throttled_device_the_latencies_are_most_of_the_job";
-    const IOPS: u32 = 250;
-    const IOS: u64 = 128;
+    // 10 ms an I/O: a late resubmission (a busy machine) costs a small share of it.
+    const IOPS: u32 = 100;
+    const IOS: u64 = 64;
     if !can_mount() {
         skipped(T, "needs root and loop devices");
         return;
