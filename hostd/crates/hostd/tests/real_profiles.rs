@@ -1,5 +1,6 @@
-//! Cache recovery and the paced sweep on real block devices (loop device, ext4, direct
-//! I/O) whose write rate the kernel's blkio controller sets (`common::realdev`):
+//! Cache recovery and the paced sweep on real block devices (loop devices over files in
+//! memory, so that this machine's disk and its stalls do not pace them; ext4, direct I/O)
+//! whose write rate the kernel's blkio controller sets (`common::realdev`):
 //!
 //! - cache recovery: a watcher emulates an SLC cache on the cgroup's own byte counter —
 //!   C bytes at a fast limit, then a slow one; once the device has been idle (no byte
@@ -27,7 +28,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// One real-device test at a time: each measures rates the kernel sets, and two of them
-/// sharing the disk and 2 cores skewed a paced step's first chunk (14 of 22 MB/s).
+/// sharing the disk and 2 cores skewed a paced step's first chunk (14 of 22 MB/s, when
+/// their devices were on this machine's disk).
 static SERIAL: Mutex<()> = Mutex::new(());
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
@@ -47,8 +49,8 @@ fn result(run: &Path, kind: &str) -> Value {
         .clone()
 }
 
-/// Well below what the loop device on this disk sustains with an fsync per chunk, so the
-/// fast stage is the limit and not the disk; 3× the slow one.
+/// Far below what the loop device in memory sustains, so the fast stage is the limit;
+/// 3× the slow one.
 const FAST: u64 = 24_000_000;
 const SLOW: u64 = 8_000_000;
 const CACHE: f64 = 24e6;
@@ -147,7 +149,7 @@ fn run_in_cgroup(rig: &Rig, profile: &str, watch: impl FnOnce(&AtomicBool) + Sen
 #[test]
 fn cache_recovery_on_a_real_device_measures_the_kernel_cache_refill() {
     let _serial = serial();
-    let Some(rig) = Rig::new("cache_recovery_real", 1, 1 << 30) else {
+    let Some(rig) = Rig::in_memory("cache_recovery_real", 1 << 30) else {
         return;
     };
     let cg = rig.cgroup.as_ref().unwrap();
@@ -218,7 +220,7 @@ const CEILING: u64 = 22_000_000;
 #[test]
 fn paced_sweep_on_a_throttled_real_device_finds_the_ceiling() {
     let _serial = serial();
-    let Some(rig) = Rig::new("paced_sweep_real", 1, 1 << 30) else {
+    let Some(rig) = Rig::in_memory("paced_sweep_real", 1 << 30) else {
         return;
     };
     let profile = "name = \"ps-real\"\ndescription = \"paced sweep on blkio\"\nkind = \"paced-sweep\"\n[paced_sweep]\nchunk = \"8MiB\"\nstep_time = \"2s\"\npercents = [25, 50, 75, 100]\n[io]\nblock_size = \"1MiB\"\nqueue_depth = 4\nphases = [\"write\"]\nverify = false\n";
@@ -268,7 +270,7 @@ fn paced_sweep_on_a_throttled_real_device_finds_the_ceiling() {
 #[test]
 fn diskmark_mixed_on_a_real_device_agrees_with_the_kernel_counters() {
     let _serial = serial();
-    let Some(rig) = Rig::new("diskmark_mixed_real", 1, 256 << 20) else {
+    let Some(rig) = Rig::in_memory("diskmark_mixed_real", 256 << 20) else {
         return;
     };
     let cg = rig.cgroup.as_ref().unwrap();
@@ -340,7 +342,7 @@ fn diskmark_mixed_on_a_real_device_agrees_with_the_kernel_counters() {
 #[test]
 fn a_duration_run_on_a_real_device_stops_in_time_verifies_and_cleans_up() {
     let _serial = serial();
-    let Some(rig) = Rig::new("duration_real", 1, 256 << 20) else {
+    let Some(rig) = Rig::in_memory("duration_real", 256 << 20) else {
         return;
     };
     let profile = "name = \"soak-real\"\ndescription = \"short soak on a loop device\"\nkind = \"files\"\n[files]\nduration = \"3s\"\ntotal = \"24MB\"\nmin_size = \"4MB\"\nmax_size = \"8MB\"\n[io]\nblock_size = \"1MiB\"\nqueue_depth = 4\nphases = [\"write\", \"read\"]\nverify = true\n";
