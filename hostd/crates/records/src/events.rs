@@ -640,7 +640,8 @@ pub enum View {
 pub struct FoundBy {
     /// The view that found it.
     pub view: View,
-    /// Why the other view found no such event (empty when both did).
+    /// Why the other view found no such event; empty when both found it in one place, where
+    /// the other view put it when both found it apart.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub other_view: String,
 }
