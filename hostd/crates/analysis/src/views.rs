@@ -165,8 +165,8 @@ fn join(
 /// within [`SAME_LEVEL_FRACTION`]. A few burst files right after a drop (a buffer taking
 /// them at the old rate) keep the per-file rates at the old level until they are past: the
 /// per-file view then finds the drop after them, while the counters' 100 ms intervals show
-/// it where it happened (a real-device matrix cell: over time at 988 MB, truth 50 % of
-/// 1.98 GB; per file at 1.17 GB, two burst files later; both to 92–93 MB/s). The event
+/// it where it happened (`fixtures/realdev/burst-after-drop`: over time at 988 MB, the
+/// kernel's 1.00 GB; per file at 1.17 GB, past a burst file; both to 92–93 MB/s). The event
 /// keeps the change whose onset interval is narrower and says where the other view put it.
 fn join_placed_apart(sorted: Vec<Detected>) -> Vec<Detected> {
     let single = |d: &Detected| matches!(d.found_by.view, View::OverTime | View::PerFile);
@@ -320,8 +320,8 @@ mod tests {
 
     #[test]
     fn a_drop_the_views_place_apart_at_one_level_is_one_drop() {
-        // The real matrix cell: over time at 0.988 GB to 93.3 MB/s; per file, past two
-        // burst files, at 1.167 GB to 91.7 MB/s. Apart by more than the 2 % tolerance.
+        // The real matrix cell: over time at 0.988 GB to 93.3 MB/s; per file, past a
+        // burst file, at 1.167 GB to 91.7 MB/s. Apart by more than the 2 % tolerance.
         let tol = 40_000_000;
         let time = drop_to(View::OverTime, 0.980, 0.988, 0.995, 93.3);
         let file = drop_to(View::PerFile, 1.10, 1.167, 1.30, 91.7);

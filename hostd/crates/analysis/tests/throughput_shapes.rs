@@ -279,3 +279,19 @@ fn a_burst_file_in_a_real_throttled_stretch_is_no_recovery_and_drop() {
         &[(EventKind::Drop, drop), (EventKind::Recovery, back)],
     );
 }
+
+/// A real run (fixtures/realdev/burst-after-drop: 2–64 MB files on a loop device that
+/// blk-throttle dropped from 250 to 83 MB/s at 1.0 GB, with a 41 MB burst file 120 MB after
+/// it): one drop, where the kernel counted it. Per file, the burst keeps the rates at the
+/// old level until it is past, and that view alone finds the drop at 1.17 GB; over time
+/// it is at 988 MB. The two are one event that both views found.
+#[test]
+fn a_burst_file_just_after_a_real_drop_makes_no_second_drop() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../fixtures/realdev/burst-after-drop");
+    let run = hostd_analysis::input::read_run_dir(&dir).expect("the recorded run reads");
+    let total: f64 = run.files.iter().map(|f| f.bytes as f64).sum();
+    // The kernel's byte count when the limit fell (README).
+    let views = exactly(&run, &[(EventKind::Drop, 1_002_352_640.0 / total)]);
+    assert_eq!(views, [View::Both]);
+}
