@@ -48,13 +48,13 @@ pub fn changes(
 ) -> Result<Vec<Detected>, TooLittle> {
     let per_file = Observations::per_file(series, stalls, settings.min_side_files);
     let files = Outcome {
-        name: "per-file rates",
+        name: view_name(View::PerFile),
         found: detect::changes(&per_file, settings),
         obs: Some(per_file),
     };
     let over = counter.and_then(|c| Observations::over_time(series, c, stalls));
     let time = Outcome {
-        name: "throughput over time",
+        name: view_name(View::OverTime),
         found: over.as_ref().map_or_else(
             || {
                 Err(TooLittle {
@@ -121,11 +121,10 @@ fn join(
                 // truth fell outside it). A ramp over time with a step among the per-file
                 // rates inside it: the ramp (the counters have no straddling file to make
                 // one; blk-throttle's realised ramp on a real device was seen so).
-                let width = |c: &Change| c.onset.bytes_range.1 - c.onset.bytes_range.0;
                 let over_time = if t.gradual {
                     !f.gradual
                 } else {
-                    f.gradual || width(t) < width(f)
+                    f.gradual || onset_width(t) < onset_width(f)
                 };
                 Detected {
                     change: if over_time { t } else { f }.clone(),
@@ -182,14 +181,14 @@ fn join_placed_apart(sorted: Vec<Detected>) -> Vec<Detected> {
                 && a.kind == b.kind
                 && levels < SAME_LEVEL_FRACTION
             {
-                let width = |c: &Change| c.onset.bytes_range.1 - c.onset.bytes_range.0;
-                let (kept, other) = if width(b) < width(a) { (b, a) } else { (a, b) };
+                let (kept, other) = if onset_width(b) < onset_width(a) {
+                    (b, a)
+                } else {
+                    (a, b)
+                };
                 let other_view = format!(
                     "{} placed it at {:.2} GB [{:.2}–{:.2}], to {:.1} MB/s",
-                    match other.view {
-                        View::OverTime => "throughput over time",
-                        _ => "per-file rates",
-                    },
+                    view_name(other.view),
                     other.onset.bytes as f64 / 1e9,
                     other.onset.bytes_range.0 as f64 / 1e9,
                     other.onset.bytes_range.1 as f64 / 1e9,
@@ -208,6 +207,19 @@ fn join_placed_apart(sorted: Vec<Detected>) -> Vec<Detected> {
         out.push(d);
     }
     out
+}
+
+/// Bytes between the ends of a change's onset interval.
+fn onset_width(c: &Change) -> u64 {
+    c.onset.bytes_range.1 - c.onset.bytes_range.0
+}
+
+/// A view's name in words (`other_view` reasons).
+fn view_name(view: View) -> &'static str {
+    match view {
+        View::OverTime => "throughput over time",
+        _ => "per-file rates",
+    }
 }
 
 /// Why `view` found no change near `bytes`, in words.

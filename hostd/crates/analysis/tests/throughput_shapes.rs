@@ -261,6 +261,16 @@ fn a_four_times_drop_after_three_files_of_a_mixed_run_is_found() {
     }
 }
 
+/// The recorded real run `fixtures/realdev/NAME`, and its bytes written.
+fn recorded(name: &str) -> (RunData, f64) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../fixtures/realdev")
+        .join(name);
+    let run = hostd_analysis::input::read_run_dir(&dir).expect("the recorded run reads");
+    let total: f64 = run.files.iter().map(|f| f.bytes as f64).sum();
+    (run, total)
+}
+
 /// A real run (fixtures/realdev/burst-in-throttled-stretch: 2 MB–2 GB files on a loop device
 /// that blk-throttle held at 167 MB/s from 600 MB to 1.8 GB, its 100 ms rate wandering
 /// 115–231 MB/s, with a 23 MB burst file at 1.25 GB): the 0.7 s the burst lifted, coming
@@ -268,10 +278,7 @@ fn a_four_times_drop_after_three_files_of_a_mixed_run_is_found() {
 /// and recovery alone, each within 2 % of the bytes of its count.
 #[test]
 fn a_burst_file_in_a_real_throttled_stretch_is_no_recovery_and_drop() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../fixtures/realdev/burst-in-throttled-stretch");
-    let run = hostd_analysis::input::read_run_dir(&dir).expect("the recorded run reads");
-    let total: f64 = run.files.iter().map(|f| f.bytes as f64).sum();
+    let (run, total) = recorded("burst-in-throttled-stretch");
     // The kernel's byte count when the limit fell and when it came back (README).
     let (drop, back) = (600_834_048.0 / total, 1_800_146_944.0 / total);
     exactly(
@@ -287,10 +294,7 @@ fn a_burst_file_in_a_real_throttled_stretch_is_no_recovery_and_drop() {
 /// it is at 988 MB. The two are one event that both views found.
 #[test]
 fn a_burst_file_just_after_a_real_drop_makes_no_second_drop() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../fixtures/realdev/burst-after-drop");
-    let run = hostd_analysis::input::read_run_dir(&dir).expect("the recorded run reads");
-    let total: f64 = run.files.iter().map(|f| f.bytes as f64).sum();
+    let (run, total) = recorded("burst-after-drop");
     // The kernel's byte count when the limit fell (README).
     let views = exactly(&run, &[(EventKind::Drop, 1_002_352_640.0 / total)]);
     assert_eq!(views, [View::Both]);
