@@ -7,7 +7,7 @@ void ts_dut_init(ts_dut *d, const ts_dut_params *p, uint64_t seed)
 {
     d->p = *p;
     d->load = 0.0;
-    d->temp_c = p->ambient_c;
+    d->temp_c = p->initial_c;
     d->rng = seed != 0u ? seed : 0x9E3779B97F4A7C15ull;
 }
 
@@ -21,10 +21,10 @@ double ts_dut_power_w(const ts_dut *d)
     return d->p.idle_w + (d->p.active_w - d->p.idle_w) * d->load;
 }
 
-void ts_dut_advance(ts_dut *d, double dt_s)
+void ts_dut_advance(ts_dut *d, double dt_s, double power_w)
 {
     double dt = dt_s * d->p.time_scale;
-    double target = d->p.ambient_c + d->p.rth_c_per_w * ts_dut_power_w(d);
+    double target = d->p.ambient_c + d->p.rth_c_per_w * power_w;
     if (d->p.tau_s <= 0.0) {
         d->temp_c = target;
         return;

@@ -4,7 +4,7 @@
  * and the team preamble (contract 2).
  *
  *   throttlescope-probe-sim [--link PATH] [--vbus-v V] [--idle-w W]
- *     [--active-w W] [--ambient-c C] [--rth-c-per-w K] [--tau-s S]
+ *     [--active-w W] [--ambient-c C] [--initial-c C] [--rth-c-per-w K] [--tau-s S]
  *     [--time-scale X] [--drift-ppm P] [--probe-id ID] [--seed N]
  *     [--max-rate-hz R] [--default-rate-hz R] [--i2c-hz HZ]
  *     [--txq-bytes N] [--link-buffer N]
@@ -51,6 +51,7 @@
 typedef struct sim_options {
     const char *link;
     double vbus_v, idle_w, active_w, ambient_c, rth, tau_s, time_scale, drift_ppm;
+    double initial_c;      /* enclosure at the start; NAN: its idle equilibrium */
     const char *probe_id;
     uint64_t seed;
     uint32_t max_rate_hz, default_rate_hz, i2c_hz;
@@ -67,6 +68,7 @@ typedef struct sim {
     ts_ina228_model ina;
     ts_dut dut;
     ts_port_model port;
+    double delivered_w;    /* what the port gave the drive at the last step */
     ts_probe probe;
     int master_fd;
     int slave_fd;
@@ -268,10 +270,13 @@ static void advance_models(uint64_t t_ns)
     }
     double dt = (double)(t_ns - S.model_ns) * 1e-9;
     S.model_ns = t_ns;
-    ts_dut_advance(&S.dut, dt);
+    /* The enclosure heats from what the port delivered over the step (the
+     * draw in force during it), not from what a held drive asks for. */
+    ts_dut_advance(&S.dut, dt, S.delivered_w);
     double need = ts_dut_power_w(&S.dut) * (1.0 + ts_dut_noise(&S.dut, 0.002));
     ts_port_draw draw;
     ts_port_model_draw(&S.port, need, &draw); /* a drive over budget is held at it */
+    S.delivered_w = draw.power_w;
     double v = draw.vbus_v + ts_dut_noise(&S.dut, 0.001);
     double i = draw.current_a;
     double die = S.opt.ambient_c + 3.0 + 0.2 * (S.dut.temp_c - S.opt.ambient_c);
@@ -424,7 +429,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: throttlescope-probe-sim [--link PATH] [--vbus-v V] [--idle-w W] "
             "[--active-w W]\n"
-            "         [--ambient-c C] [--rth-c-per-w K] [--tau-s S] [--time-scale X]\n"
+            "         [--ambient-c C] [--initial-c C] [--rth-c-per-w K] [--tau-s S] [--time-scale X]\n"
             "         [--drift-ppm P] [--probe-id ID] [--seed N] [--max-rate-hz R]\n"
             "         [--default-rate-hz R] [--i2c-hz HZ] [--txq-bytes N] [--link-buffer N]\n"
             "         [--port-current-a A] [--pd-contract-v V] [--cable-mohm R] [--port-cc 1|2]\n"
@@ -466,6 +471,7 @@ static int parse_args(int argc, char **argv, sim_options *o)
     o->idle_w = 0.8;
     o->active_w = 6.9;
     o->ambient_c = 25.0;
+    o->initial_c = NAN;
     o->rth = 5.0;
     o->tau_s = 300.0;
     o->time_scale = 1.0;
@@ -505,6 +511,8 @@ static int parse_args(int argc, char **argv, sim_options *o)
             ok = parse_double(a, v, &o->active_w) && o->active_w >= 0.0;
         } else if (strcmp(a, "--ambient-c") == 0) {
             ok = parse_double(a, v, &o->ambient_c);
+        } else if (strcmp(a, "--initial-c") == 0) {
+            ok = parse_double(a, v, &o->initial_c);
         } else if (strcmp(a, "--rth-c-per-w") == 0) {
             ok = parse_double(a, v, &o->rth) && o->rth >= 0.0;
         } else if (strcmp(a, "--tau-s") == 0) {
@@ -583,9 +591,14 @@ int main(int argc, char **argv)
     signal(SIGTERM, on_signal);
     signal(SIGHUP, on_signal);
 
-    ts_dut_params dp = {S.opt.vbus_v, S.opt.idle_w, S.opt.active_w, S.opt.ambient_c,
-                        S.opt.rth, S.opt.tau_s, S.opt.time_scale};
+    if (isnan(S.opt.initial_c)) { /* at rest on the bench: idle's equilibrium */
+        S.opt.initial_c = S.opt.ambient_c + S.opt.rth * S.opt.idle_w;
+    }
+    ts_dut_params dp = {S.opt.vbus_v,     S.opt.idle_w, S.opt.active_w,
+                        S.opt.ambient_c,  S.opt.initial_c, S.opt.rth,
+                        S.opt.tau_s,      S.opt.time_scale};
     ts_dut_init(&S.dut, &dp, S.opt.seed);
+    S.delivered_w = S.opt.idle_w;
     S.port.source_v = S.opt.vbus_v;
     S.port.current_a = S.opt.port_current_a;
     S.port.cable_ohm = S.opt.cable_mohm * 1e-3;

@@ -25,6 +25,15 @@ const MIN_SUSTAINED_FILES: usize = 6;
 const MIN_FIT_STEPS: usize = 20;
 /// Ambient shift the thermal fit predicts the time to throttle at, °C.
 pub const PREDICT_AMBIENT_DELTA_C: f64 = 10.0;
+/// The coldest and hottest rooms a bench can stand in, °C: a fitted ambient outside them is
+/// a fit that failed, not a room (an enclosure on a desk, not in a freezer or an oven).
+pub const PLAUSIBLE_AMBIENT_C: (f64, f64) = (5.0, 45.0);
+/// How far the model's throttle time at the run's own ambient may lie from the observed one
+/// (a share of it) before its predictions are refused: the model must reproduce the run it
+/// was fitted to.
+pub const PREDICTION_CHECK_SHARE: f64 = 0.25;
+/// ... or this many seconds, whichever is more (the onset's own 1 s resolution and more).
+pub const PREDICTION_CHECK_S: f64 = 2.0;
 
 /// Rate Σbytes/Σtime of `files` with a 95 % interval from the ratio estimator's standard
 /// error (files as the sampling units).
@@ -506,6 +515,20 @@ pub fn thermal_fit(
             (Figure::absent(why.clone()), Figure::absent(why))
         }
     };
+    // Only a fit that separates the two is judged by them (otherwise neither is printed).
+    let coolest = temps.iter().copied().fold(f64::INFINITY, f64::min);
+    if let Some(why) = ambient_c
+        .interval()
+        .and_then(|_| implausible_fit(rth, amb, coolest))
+    {
+        return Err(why);
+    }
+    let observed = throttle.map(|(s, e)| (e.onset_ns - s.start_ns()) as f64 / NS);
+    let at_run_ambient = prediction(&pred_0, 0.0);
+    let throttle_s_at_delta = match prediction_fails(&at_run_ambient, observed) {
+        Some(why) => Figure::absent(why),
+        None => prediction(&pred_d, PREDICT_AMBIENT_DELTA_C),
+    };
     Ok(ThermalFit {
         target: target.to_string(),
         rth_c_per_w,
@@ -513,10 +536,51 @@ pub fn thermal_fit(
         ambient_c,
         steps: n,
         residual_c_per_s: residual,
-        throttle_s_at_delta: prediction(&pred_d, PREDICT_AMBIENT_DELTA_C),
+        throttle_s_at_delta,
         ambient_delta_c: PREDICT_AMBIENT_DELTA_C,
-        throttle_s_at_run_ambient: prediction(&pred_0, 0.0),
+        throttle_s_at_run_ambient: at_run_ambient,
     })
+}
+
+/// Why a fit of thermal resistance `rth` (°C/W) and ambient `amb` (°C) cannot describe an
+/// enclosure whose coolest 1 s mean was `coolest` °C, or None when it can. An ambient
+/// outside [`PLAUSIBLE_AMBIENT_C`] is no room; one above every reading of an enclosure that
+/// dissipates power would have it heated by the room, not by the drive; a thermal
+/// resistance at or below zero makes heat flow from cold to warm. Each says the enclosure
+/// did not behave as one RC at the measured power, so none of the fit is printed.
+pub fn implausible_fit(rth: f64, amb: f64, coolest: f64) -> Option<String> {
+    let (lo, hi) = PLAUSIBLE_AMBIENT_C;
+    if rth.is_nan() || rth <= 0.0 {
+        return Some(format!(
+            "no thermal fit: it gives a thermal resistance of {rth:.2} °C/W, which would move heat from the cooler body to the warmer"
+        ));
+    }
+    if !(lo..=hi).contains(&amb) {
+        return Some(format!(
+            "no thermal fit: it puts the ambient at {amb:.1} °C, outside any room ({lo:.0}–{hi:.0} °C); the enclosure did not follow one RC at the power measured (it kept heating at constant power, or was heated by more than the power at the probe)"
+        ));
+    }
+    if amb > coolest + 1.0 {
+        return Some(format!(
+            "no thermal fit: it puts the ambient at {amb:.1} °C, above the enclosure's coolest reading ({coolest:.1} °C) while the drive dissipated power"
+        ));
+    }
+    None
+}
+
+/// Why the model's throttle time at the run's own ambient (`at_run`) does not reproduce the
+/// `observed` one (s from the series start), or None when it does: the point within
+/// [`PREDICTION_CHECK_SHARE`] of it (or [`PREDICTION_CHECK_S`], whichever is more). A model
+/// that fails its own run predicts nothing at another ambient.
+pub fn prediction_fails(at_run: &Figure, observed: Option<f64>) -> Option<String> {
+    let ((v, l, h), obs) = (at_run.interval()?, observed?);
+    let slack = (PREDICTION_CHECK_SHARE * obs).max(PREDICTION_CHECK_S);
+    if (v - obs).abs() <= slack {
+        return None;
+    }
+    Some(format!(
+        "not predicted: the model puts this run's own throttle at {v:.1} s [{l:.1}–{h:.1}] where it came at {obs:.1} s, so it cannot say when another ambient would"
+    ))
 }
 
 /// Headlines of every series plus the thermal fit of the probed target.
@@ -634,6 +698,72 @@ mod tests {
                 .push(temp + rng.gen_range(-noise_c..=noise_c));
         }
         p
+    }
+
+    #[test]
+    fn an_enclosure_heated_by_more_than_the_probe_measured_has_no_fit() {
+        // A drive held at a 4.5 W budget that heats as if it drew the 8.2 W it asks for
+        // (the probe simulator's old model): one RC cannot fit it at a room's ambient.
+        let mut p = ProbeSeries::default();
+        let (dt, tau, rth, amb) = (0.01, 20.0, 6.0, 25.0);
+        let mut temp = amb + rth * 3.0;
+        for i in 0..20_000 {
+            let t = i as f64 * dt;
+            let (asked, measured) = if t < 40.0 { (3.0, 3.0) } else { (8.2, 4.5) };
+            temp += (amb + rth * asked - temp) * (1.0 - (-dt / tau).exp());
+            p.time_ns.push((t * NS) as i64);
+            p.power_w.push(measured);
+            p.enclosure_temp_c.push(temp);
+        }
+        let why = thermal_fit("t", &p, None).unwrap_err();
+        assert!(
+            why.starts_with("no thermal fit: it puts the ambient at"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn fits_outside_physics_are_refused_with_their_reason() {
+        // tb-ssd-4w5-port before the simulator's fix: 78.75 °C/W, ambient −279.5 °C.
+        let why = implausible_fit(78.75, -279.5, 40.0).unwrap();
+        assert!(why.contains("-279.5 °C, outside any room"), "{why}");
+        assert!(implausible_fit(-0.5, 25.0, 30.0)
+            .unwrap()
+            .contains("from the cooler body to the warmer"));
+        assert!(implausible_fit(6.0, 38.0, 30.0)
+            .unwrap()
+            .contains("above the enclosure's coolest reading"));
+        assert!(implausible_fit(6.0, 55.0, 60.0).is_some());
+        assert_eq!(implausible_fit(6.0, 25.1, 31.0), None);
+        assert_eq!(
+            implausible_fit(6.0, 25.8, 25.0),
+            None,
+            "within a reading's 1 °C"
+        );
+    }
+
+    #[test]
+    fn a_model_that_misses_its_own_run_predicts_nothing() {
+        // x5-thermal: the model put the run's own throttle at 20.3 s; it came at 10.4 s.
+        let at_run = Figure::value(20.3, 10.0, 51.0);
+        let why = prediction_fails(&at_run, Some(10.4)).unwrap();
+        assert!(
+            why.contains("20.3 s [10.0–51.0] where it came at 10.4 s"),
+            "{why}"
+        );
+        // Within a quarter (or 2 s) it reproduces the run.
+        assert_eq!(
+            prediction_fails(&Figure::value(8.0, 7.9, 8.0), Some(7.8)),
+            None
+        );
+        assert_eq!(
+            prediction_fails(&Figure::value(24.0, 20.0, 30.0), Some(20.0)),
+            None
+        );
+        assert!(prediction_fails(&Figure::value(26.0, 20.0, 30.0), Some(20.0)).is_some());
+        // Nothing observed or nothing predicted: nothing to check.
+        assert_eq!(prediction_fails(&at_run, None), None);
+        assert_eq!(prediction_fails(&Figure::absent("x"), Some(3.0)), None);
     }
 
     #[test]

@@ -175,9 +175,7 @@ impl Observations {
         stalls: Option<&SeriesStalls>,
     ) -> Option<Observations> {
         let (start, end) = (series.start_ns(), series.end_ns());
-        let first = counter.partition_point(|&(t, _)| t < start);
-        let last = counter.partition_point(|&(t, _)| t <= end);
-        let inside = counter.get(first.saturating_sub(1)..last.min(counter.len()))?;
+        let inside = phase_counter(series, counter)?;
         if inside.len() < 2 * MIN_SIDE_INTERVALS + 1 {
             return None;
         }
@@ -311,6 +309,89 @@ pub fn file_overhead_s(series: &Series) -> f64 {
     stats::theil_sen(&sizes, &times).map_or(0.0, |l| l.intercept.max(0.0))
 }
 
+/// The target's counter over the series alone: the samples strictly inside its span, between
+/// two points made at its first start and last end ([`phase_base`], and that plus the series'
+/// bytes). A sample interval that straddles a phase boundary also holds the other phase's
+/// bytes (a fast read just before a write fills most of it); cut at the boundary, the
+/// series' cumulative bytes match the per-file view's at every file end to within one
+/// interval of the series' own rate. None without samples or files.
+pub fn phase_counter(series: &Series, counter: &[(i64, u64)]) -> Option<Vec<(i64, u64)>> {
+    let (start, end) = (series.start_ns(), series.end_ns());
+    let first = counter.partition_point(|&(t, _)| t <= start);
+    let last = counter.partition_point(|&(t, _)| t < end).max(first);
+    if counter.is_empty() || end <= start {
+        return None;
+    }
+    let base = phase_base(series, counter);
+    let before = counter[..last].last().map_or(base, |s| s.1.max(base));
+    let after = (base + series.total_bytes()).max(before);
+    let end_bytes = counter
+        .get(last)
+        .map_or(after, |s| after.min(s.1.max(before)));
+    let mut out = Vec::with_capacity(last.saturating_sub(first) + 2);
+    out.push((start, base));
+    out.extend(counter[first..last].iter().map(|&(t, b)| (t, b.max(base))));
+    out.push((end, end_bytes));
+    Some(out)
+}
+
+/// The target's counter at the series' first start: the median, over the series' file
+/// starts and ends whose counter interval lies wholly inside the series' span, of the
+/// counter there (linear within the interval) less the series' bytes the files give there.
+/// Each estimate is off by less than that interval's bytes of this series alone. Without
+/// such a point (a series shorter than two intervals, or one large file), the counter at
+/// the first sample after the start less the files' bytes there (linear within the file in
+/// flight). Held between the samples either side of the start.
+fn phase_base(series: &Series, counter: &[(i64, u64)]) -> u64 {
+    let (start, end) = (series.start_ns(), series.end_ns());
+    let first = counter.partition_point(|&(t, _)| t <= start);
+    let lo = first.checked_sub(1).map_or(0, |i| counter[i].1);
+    let Some(&(t1, hi)) = counter.get(first) else {
+        return lo;
+    };
+    let mut estimates: Vec<f64> = Vec::new();
+    for (i, f) in series.files.iter().enumerate() {
+        for (t, bytes) in [
+            (f.start_ns as i64, series.cum_bytes[i]),
+            (f.end_ns as i64, series.cum_bytes[i + 1]),
+        ] {
+            let b = counter.partition_point(|&(ts, _)| ts < t);
+            let (Some(&(t0, c0)), Some(&(t1, c1))) = (
+                b.checked_sub(1).and_then(|a| counter.get(a)),
+                counter.get(b),
+            ) else {
+                continue;
+            };
+            if t0 < start || t1 > end || t1 <= t0 {
+                continue;
+            }
+            let at = c0 as f64 + (c1 - c0) as f64 * (t - t0) as f64 / (t1 - t0) as f64;
+            estimates.push(at - bytes as f64);
+        }
+    }
+    let base = if estimates.is_empty() {
+        hi as f64 - series_bytes_at(series, t1) as f64
+    } else {
+        stats::median_in_place(&mut estimates)
+    };
+    (base.round().max(0.0) as u64).clamp(lo, hi.max(lo))
+}
+
+/// The series' bytes at host ns `t` as its files give them: whole files ended by then, and
+/// the file in flight pro rata of its time.
+fn series_bytes_at(series: &Series, t: i64) -> u64 {
+    let files = &series.files;
+    let i = files.partition_point(|f| (f.end_ns as i64) <= t);
+    let done = series.cum_bytes[i.min(files.len())];
+    match files.get(i) {
+        Some(f) if (f.start_ns as i64) < t && f.end_ns > f.start_ns => {
+            let share = (t - f.start_ns as i64) as f64 / (f.end_ns - f.start_ns) as f64;
+            done + (f.bytes as f64 * share) as u64
+        }
+        _ => done,
+    }
+}
+
 /// Seconds of `[a, b)` covered by the series' files.
 pub fn covered_s(series: &Series, a: i64, b: i64) -> f64 {
     let files = &series.files;
@@ -320,4 +401,114 @@ pub fn covered_s(series: &Series, a: i64, b: i64) -> f64 {
         .take_while(|f| (f.start_ns as i64) < b)
         .map(|f| ((f.end_ns as i64).min(b) - (f.start_ns as i64).max(a)).max(0) as f64 * 1e-9)
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hostd_records::FileRecord;
+    use rand::{Rng, SeedableRng};
+
+    const MS: i64 = 1_000_000;
+
+    /// A write phase of 2–16 MB files at `rate` bytes/s from `start` (host ns), with its
+    /// target's 100 ms counter: `before` bytes of an earlier phase, the last `tail` of them
+    /// moved in the `tail_ns` just before the write began.
+    fn write_after_fast_read(
+        start: i64,
+        rate: f64,
+        before: u64,
+        tail: u64,
+        tail_ns: i64,
+    ) -> (Series, Vec<(i64, u64)>) {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(44);
+        let mut files = Vec::new();
+        let mut t = start;
+        for i in 0..80u32 {
+            let bytes: u64 = rng.gen_range(2_000_000..16_000_000);
+            let end = t + (bytes as f64 / rate * 1e9) as i64;
+            files.push(FileRecord::new(
+                "t",
+                "write-25%",
+                i,
+                t as u64,
+                end as u64,
+                bytes,
+            ));
+            t = end;
+        }
+        let series = crate::series::group(&files).remove(0);
+        let phase_bytes = |at: i64| super::series_bytes_at(&series, at);
+        let earlier = |at: i64| {
+            let from = start - tail_ns;
+            let share = ((at - from) as f64 / tail_ns as f64).clamp(0.0, 1.0);
+            before - tail + (tail as f64 * share) as u64
+        };
+        let counter = (0..=(t / (100 * MS) + 2))
+            .map(|k| {
+                let at = k * 100 * MS;
+                (at, earlier(at) + phase_bytes(at))
+            })
+            .collect();
+        (series, counter)
+    }
+
+    #[test]
+    fn the_over_time_view_counts_only_its_phase_bytes() {
+        // issue 44: a verify phase read 27.3 MB in the 80 ms before the write began, in the
+        // write's first 100 ms interval; given to the write, it put every later byte of the
+        // write 27.3 MB (here 0.27 s at 100 MB/s) late.
+        let rate = 100e6;
+        let (series, counter) =
+            write_after_fast_read(1080 * MS, rate, 500_000_000, 27_300_000, 80 * MS);
+        let obs = Observations::over_time(&series, &counter, None).expect("a view over time");
+        let bin_bytes = (rate * 0.1) as i64;
+        for (i, f) in series.files.iter().enumerate() {
+            let at = obs.time_at(series.cum_bytes[i + 1]);
+            let off_bytes = ((at - f.end_ns as i64) as f64 * 1e-9 * rate) as i64;
+            assert!(
+                off_bytes.abs() <= bin_bytes,
+                "file {i}: the over-time view reaches its end bytes {off_bytes} B away from the file's end"
+            );
+        }
+        // The spans hold the phase's bytes and no more, and start at its first byte.
+        let moved: u64 = obs.spans.iter().map(|s| s.bytes).sum();
+        assert!(
+            moved <= series.total_bytes(),
+            "{moved} > {}",
+            series.total_bytes()
+        );
+        assert_eq!(obs.spans[0].start_ns, series.start_ns());
+        assert_eq!(obs.spans[0].bytes_before, 0);
+        let first_rate = obs.rates[0];
+        assert!(
+            (first_rate - rate).abs() < 0.1 * rate,
+            "first interval {first_rate:.3e} B/s"
+        );
+    }
+
+    #[test]
+    fn the_phase_base_holds_without_an_earlier_phase_and_with_one_large_file() {
+        // No earlier phase: the base is the counter's own zero.
+        let (series, counter) = write_after_fast_read(1000 * MS, 200e6, 0, 0, 1);
+        assert_eq!(phase_base(&series, &counter), 0);
+        // One 1 GB file: no file end with an interval inside the series; the base comes from
+        // the file's own progress at the first sample.
+        let f = FileRecord::new(
+            "t",
+            "write",
+            0,
+            (1050 * MS) as u64,
+            (6050 * MS) as u64,
+            1_000_000_000,
+        );
+        let series = crate::series::group(&[f]).remove(0);
+        let counter: Vec<(i64, u64)> = (0..70)
+            .map(|k| {
+                let at = k * 100 * MS;
+                (at, 7_000_000 + series_bytes_at(&series, at))
+            })
+            .collect();
+        assert_eq!(phase_base(&series, &counter), 7_000_000);
+    }
 }

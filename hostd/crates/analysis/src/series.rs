@@ -137,9 +137,11 @@ pub fn phase_stats(s: &Series, probe: Option<&ProbeSeries>, latency: &RunLatency
         max_bps: rates.iter().copied().reduce(f64::max).unwrap_or(0.0),
         trimmed_mean_bps: stats::trimmed_mean(&rates, 0.2).unwrap_or(0.0),
         theil_sen_bps: ts.map(|t| t.0),
-        theil_sen_overhead_s: ts.map(|t| t.1),
+        // A fixed cost below zero is no cost: the fit's line is not what the files did (their
+        // rate changed within the phase), so it has no overhead to give.
+        theil_sen_overhead_s: ts.map(|t| t.1).filter(|&o| o >= 0.0),
         least_squares_bps: ls.map(|t| t.0),
-        least_squares_overhead_s: ls.map(|t| t.1),
+        least_squares_overhead_s: ls.map(|t| t.1).filter(|&o| o >= 0.0),
         bimodal: bim.is_some_and(|b| b.bimodal),
         bimodality: bim,
         bimodality_coefficient: stats::bimodality_coefficient(&rates),

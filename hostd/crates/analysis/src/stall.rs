@@ -2,7 +2,7 @@
 //! byte counters (`counters.csv`), not in per-file rates — a 2 GB file hides a 4 s stall.
 //! See docs/methodology.md, "Stalls".
 
-use crate::observation::covered_s;
+use crate::observation::{covered_s, phase_counter};
 use crate::onset::Onset;
 use crate::series::Series;
 use crate::significance::{ALPHA, PERMUTATIONS};
@@ -168,16 +168,13 @@ fn steady_test(below: &[bool], edge: &[bool], min_len: usize, observed: usize) -
 /// Finds the stalls of `series` in its target's counter samples; None when there are too
 /// few samples, none, or they are not significant.
 pub fn find(series: &Series, counter: &[(i64, u64)]) -> Option<SeriesStalls> {
-    let (start, end) = (series.start_ns(), series.end_ns());
-    let inside: Vec<(i64, u64)> = counter
-        .iter()
-        .copied()
-        .filter(|&(t, _)| t >= start && t <= end)
-        .collect();
+    // The series' own bytes: an interval that straddles a phase boundary is cut there.
+    let inside = phase_counter(series, counter)?;
     if inside.len() < MIN_INTERVALS + 1 {
         return None;
     }
-    let base = bytes_at(counter, start);
+    let counter = inside.as_slice();
+    let base = inside[0].1 as f64;
     let rates: Vec<f64> = inside
         .windows(2)
         .map(|w| (w[1].1 - w[0].1) as f64 / ((w[1].0 - w[0].0).max(1) as f64 * 1e-9))

@@ -169,14 +169,20 @@ impl ThermalFit {
     pub fn prediction_text(&self) -> Option<String> {
         let no_drop =
             |f: &Figure| matches!(f, Figure::Absent { absent } if absent.starts_with("no drop"));
-        (!no_drop(&self.throttle_s_at_delta)).then(|| {
-            format!(
+        (!no_drop(&self.throttle_s_at_delta)).then(|| match &self.throttle_s_at_delta {
+            Figure::Absent { absent } => {
+                format!(
+                    "{} first throttle at {:+.0} °C ambient: {absent}",
+                    self.target, self.ambient_delta_c
+                )
+            }
+            at_delta => format!(
                 "{} first throttle predicted after {} at {:+.0} °C ambient (the model at this run's ambient: {})",
                 self.target,
-                self.throttle_s_at_delta.text(1.0, 1, "s"),
+                at_delta.text(1.0, 1, "s"),
                 self.ambient_delta_c,
                 self.throttle_s_at_run_ambient.text(1.0, 1, "s")
-            )
+            ),
         })
     }
 }

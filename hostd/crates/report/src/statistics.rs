@@ -23,6 +23,7 @@ pub(crate) fn section(a: &Analysis, targets: &Targets, probed: Option<&str>) -> 
         u = u.name
     );
     let mut bimodal_notes = Vec::new();
+    let mut no_overhead = false;
     for p in &a.phases {
         let short = targets.short(&p.target);
         let _ = write!(
@@ -39,7 +40,13 @@ pub(crate) fn section(a: &Analysis, targets: &Targets, probed: Option<&str>) -> 
             rate(p.trimmed_mean_bps),
             p.theil_sen_bps.map_or("–".into(), rate),
             p.least_squares_bps.map_or("–".into(), rate),
-            opt(p.theil_sen_overhead_s.map(|s| s * 1e3), 1),
+            match (p.theil_sen_bps, p.theil_sen_overhead_s) {
+                (Some(_), None) => {
+                    no_overhead = true;
+                    "none*".into()
+                }
+                (_, o) => opt(o.map(|s| s * 1e3), 1),
+            },
             match (p.j_per_gb, probed) {
                 (None, Some(t)) if t != p.target => "no probe".into(),
                 (j, _) => opt(j, 2),
@@ -63,6 +70,9 @@ pub(crate) fn section(a: &Analysis, targets: &Targets, probed: Option<&str>) -> 
     h.push_str("</table></div>");
     for n in bimodal_notes {
         let _ = write!(h, r#"<p class="note">{n}</p>"#);
+    }
+    if no_overhead {
+        h.push_str(r#"<p class="note">none*: the fit of file time against size crosses zero below no size (a negative fixed cost), so the files' times are not one rate plus a fixed cost: the rate changed within the phase (read the events).</p>"#);
     }
     let _ = write!(
         h,

@@ -106,6 +106,7 @@ impl DeviceModel {
             ("--idle-w", Some(self.idle_w)),
             ("--active-w", Some(self.active_w)),
             ("--ambient-c", Some(self.ambient_c)),
+            ("--initial-c", Some(self.start_temp_c())),
             ("--rth-c-per-w", Some(self.rth_c_per_w)),
             ("--tau-s", Some(self.tau_s)),
         ]

@@ -37,6 +37,9 @@ fn a_drive_over_the_budget_is_held_at_it_and_vbus_sags_by_i_r() {
     assert!(args.contains("--port-current-a 0.9"), "{args}");
     assert!(args.contains("--cable-mohm 200"), "{args}");
     assert!(!args.contains("--pd-contract-v"), "{args}");
+    // ... and starts its enclosure where the scenario's model starts it.
+    let initial = format!("--initial-c {}", dev.start_temp_c());
+    assert!(args.contains(&initial), "{args}");
 }
 
 #[test]
