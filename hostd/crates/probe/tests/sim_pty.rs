@@ -18,6 +18,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 fn start_sim(args: &[&str]) -> (ProbeLink, mpsc::Receiver<LinkOutput>) {
+    // Built into the repository's firmware tree when not set, where the link looks.
+    hostd_testkit::probe_sim::path();
     if let Err(err) = sim_program() {
         panic!("{err:#}");
     }

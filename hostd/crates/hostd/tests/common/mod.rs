@@ -20,6 +20,9 @@ pub fn hostd_run<T: AsRef<OsStr>>(
     out: &Path,
 ) -> Command {
     let mut cmd = hostd();
+    // `--probe sim` finds the simulator, built when a plain `cargo test` runs (a caller's
+    // own `.env` overrides it).
+    cmd.env(hostd_testkit::probe_sim::ENV, sim_path());
     cmd.args(["run", "-q", "--profile"]).arg(profile);
     for t in targets {
         cmd.arg("--target").arg(t);
@@ -151,20 +154,10 @@ pub fn read_json(path: &Path) -> serde_json::Value {
     .unwrap()
 }
 
-/// The probe simulator `just firmware-build` builds (the justfile exports
-/// its path as `THROTTLESCOPE_PROBE_SIM`); panics with the fix when absent.
+/// The probe simulator: `$THROTTLESCOPE_PROBE_SIM` (the justfile's), else the repository's
+/// firmware build, built first when needed (`hostd_testkit::probe_sim`).
 pub fn sim_path() -> PathBuf {
-    let path = std::env::var_os("THROTTLESCOPE_PROBE_SIM")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            panic!("THROTTLESCOPE_PROBE_SIM is not set; build the simulator with `just firmware-build` (the justfile exports it)")
-        });
-    assert!(
-        path.is_file(),
-        "{} missing; run `just firmware-build`",
-        path.display()
-    );
-    path
+    hostd_testkit::probe_sim::path()
 }
 
 /// Writes `dir/paced.toml`: a paced video profile, about 6 s of writes whatever the disk.
