@@ -104,15 +104,25 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
         let counter = input::counter_points(run, &s.target);
         // Over time, a target sharing the link sees every start and end of the others' files:
         // only its per-file view is searched while others ran beside it.
-        let shared = all.iter().any(|o| {
-            o.target != s.target
-                && (o.end_ns().min(s.end_ns()) - o.start_ns().max(s.start_ns())) as f64
-                    > SHARED_FRACTION * (s.end_ns() - s.start_ns()) as f64
-        });
+        let beside = all
+            .iter()
+            .filter(|o| o.target != s.target)
+            .map(|o| (o.end_ns().min(s.end_ns()) - o.start_ns().max(s.start_ns())).max(0))
+            .max()
+            .unwrap_or(0) as f64;
+        let share = beside / (s.end_ns() - s.start_ns()).max(1) as f64;
         let stalls = counter.as_ref().and_then(|c| stall::find(s, c));
+        let over_time = match counter.as_deref() {
+            None => Err("no byte counters for this target (counters.csv)".to_string()),
+            Some(_) if share > SHARED_FRACTION => Err(format!(
+                "not searched: another target shared the link for {:.0} % of this phase, and each of its file starts and ends moves this target's rate over time",
+                100.0 * share
+            )),
+            Some(c) => Ok(c),
+        };
         let detected = match views::changes(
             s,
-            counter.as_deref().filter(|_| !shared),
+            over_time,
             stalls.as_ref(),
             &options.changepoint,
         ) {

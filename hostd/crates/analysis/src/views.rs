@@ -38,11 +38,12 @@ struct Outcome {
     found: Result<Found, TooLittle>,
 }
 
-/// The changes of `series` in both views (`counter`: the target's byte counter, when the
-/// run recorded one). `Err` when neither view has enough data (the per-file view's reason).
+/// The changes of `series` in both views (`counter`: the target's byte counter, or why the
+/// view over time is not searched). `Err` when neither view has enough data (the per-file
+/// view's reason).
 pub fn changes(
     series: &Series,
-    counter: Option<&[(i64, u64)]>,
+    counter: Result<&[(i64, u64)], String>,
     stalls: Option<&SeriesStalls>,
     settings: &Settings,
 ) -> Result<Vec<Detected>, TooLittle> {
@@ -52,18 +53,19 @@ pub fn changes(
         found: detect::changes(&per_file, settings),
         obs: Some(per_file),
     };
-    let over = counter.and_then(|c| Observations::over_time(series, c, stalls));
+    let over = counter.map(|c| Observations::over_time(series, c, stalls));
     let time = Outcome {
         name: view_name(View::OverTime),
-        found: over.as_ref().map_or_else(
-            || {
-                Err(TooLittle {
-                    reason: "no byte counters for this target (counters.csv)".into(),
-                })
-            },
-            |o| detect::changes(o, settings),
-        ),
-        obs: over,
+        found: match &over {
+            Ok(Some(o)) => detect::changes(o, settings),
+            Ok(None) => Err(TooLittle {
+                reason: "too few byte-counter samples inside this phase (counters.csv)".into(),
+            }),
+            Err(reason) => Err(TooLittle {
+                reason: reason.clone(),
+            }),
+        },
+        obs: over.ok().flatten(),
     };
     if let (Err(e), Err(_)) = (&files.found, &time.found) {
         return Err(e.clone());
