@@ -93,6 +93,27 @@ ZTEST(cc_sense, test_flipped_plug_at_1a5_reads_on_cc2)
 	zassert_equal(st.active, TS_ACTIVE_CC2);
 }
 
+ZTEST(cc_sense, test_the_cables_ra_and_its_vconn_beside_rd_are_no_advertisement)
+{
+	ts_port_state st;
+
+	/* 3.0 A (330 uA) over the sink's Rd on CC1, the e-marked cable's 1 kOhm Ra on CC2
+	 * (330 mV: Default USB if it were read alone). */
+	set_cc(1683, 330);
+	run_ms(180);
+	zassert_true(ts_port_take_change(&port, &st));
+	zassert_equal(st.advertisement, TS_CC_3A0);
+	zassert_equal(st.active, TS_ACTIVE_CC1);
+	zassert_equal(st.cc2, TS_CC_OPEN);
+	/* VCONN on: above the 3.000 V reference the ADC gives its top count. */
+	set_cc(1683, 3300);
+	run_ms(40);
+	zassert_false(ts_port_take_change(&port, &st), "VCONN changed the port");
+	ts_port_snapshot(&port, &st);
+	zassert_within(st.cc2_mv, 2999, 1, "CC2 %u mV", st.cc2_mv);
+	zassert_equal(st.cc2, TS_CC_OPEN);
+}
+
 /* BMC: the emulated input toggles between ~0 and vSwing on every read. */
 static int bmc(const struct device *dev, unsigned int chan, void *data, uint32_t *result)
 {
