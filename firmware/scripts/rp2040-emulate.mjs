@@ -74,7 +74,13 @@ if (!opt.firmware || !opt.bootrom) {
 const FLASH_START = 0x10000000;
 const SHUNT_OHM = 0.005; // rpi_pico.overlay: shunt-micro-ohms = <5000>
 const ALERT_GPIO = 22;
-const ADC_FULL_SCALE_MV = 3300; // rp2040js: 12 bits over ADC_VREF
+// The board's analog side (rpi_pico.overlay, docs/hardware.md "The board's analog values"):
+// ADC_VREF is an LM4040A30 (vref-mv = <3000>), the NTC divider hangs from 3V3
+// (pullup-uv = <3300000>) through 10 kOhm (pullup-ohm) to the NTC to ground.
+// firmware/tests/test_board.c checks these constants against the overlay and the doc.
+const ADC_VREF_MV = 3000;
+const NTC_SUPPLY_MV = 3300;
+const NTC_PULLUP_OHM = 10000;
 
 const sim = new Simulator();
 const mcu = sim.rp2040;
@@ -388,9 +394,14 @@ i2c.onStop = () => {
   i2c.completeStop();
 };
 
-// ---- ADC: NTC on ADC0 (25 degC: half of 3.3 V), CC1 on ADC1, CC2 on ADC2 ----
-const code = (mv) => Math.max(0, Math.min(4095, Math.round((mv / ADC_FULL_SCALE_MV) * 4095)));
-mcu.adc.channelValues[0] = code(1650);
+// ---- ADC: NTC on ADC0, CC1 on ADC1, CC2 on ADC2 ----
+// The RP2040's 12-bit code of an input voltage: one LSB is ADC_VREF / 4096 (datasheet 4.9),
+// the inverse of Zephyr's adc_raw_to_millivolts (code x vref-mv >> 12); inputs at or above
+// ADC_VREF read 4095 (VCONN on a CC pin, a cold NTC).
+const code = (mv) => Math.max(0, Math.min(4095, Math.round((mv * 4096) / ADC_VREF_MV)));
+// The NTC at 25 degC (10 kOhm, as its pull-up): half of the divider's 3V3 supply, 1650 mV.
+const NTC_25C_OHM = 10000;
+mcu.adc.channelValues[0] = code((NTC_SUPPLY_MV * NTC_25C_OHM) / (NTC_25C_OHM + NTC_PULLUP_OHM));
 mcu.adc.channelValues[1] = code(Number(opt['cc1-mv']));
 mcu.adc.channelValues[2] = code(Number(opt['cc2-mv']));
 

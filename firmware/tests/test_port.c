@@ -110,6 +110,264 @@ TS_CASE(every_compliant_rp_rd_corner_lands_in_its_own_class)
     }
 }
 
+/* What a pin reads (mV) with the source's Rp over a termination of r_ohm: a pull-up of
+ * rp_ohm to pull_v, or (rp_ohm 0) a current source of src_ua. */
+static uint16_t cc_mv(double rp_ohm, double pull_v, double src_ua, double r_ohm)
+{
+    double v = rp_ohm > 0 ? pull_v * r_ohm / (rp_ohm + r_ohm) : src_ua * 1e-6 * r_ohm;
+    return (uint16_t)(v * 1000.0 + 0.5);
+}
+
+/* VCONN on the cable's pin, as the probe reads it: at or above the ADC's 3.000 V
+ * reference, the top count. */
+#define VCONN_MV 2999u
+
+/* A fresh port attached with cc1/cc2 held past tCCDebounce; its report in *st. */
+static void attach(ts_port *p, uint16_t cc1, uint16_t cc2, uint64_t *t, ts_port_state *st)
+{
+    ts_port_init(p, ~0u);
+    hold(p, cc1, cc2, t, 200);
+    CHECK(ts_port_take_change(p, st));
+}
+
+TS_CASE(the_cables_ra_beside_rd_is_not_an_advertisement_whether_vconn_is_on_or_off)
+{
+    ts_port p;
+    ts_port_state st;
+    uint64_t t = 0;
+    /* A 3.0 A current source (330 uA): the sink's 5.1 kOhm Rd on CC1 reads 1683 mV, the
+     * e-marked cable's 1 kOhm Ra on CC2 330 mV, which read alone is Default USB. */
+    uint16_t rd = cc_mv(0, 0, 330, 5100), ra = cc_mv(0, 0, 330, 1000);
+    CHECK_EQ_U(ra, 330u);
+    CHECK_EQ_I(ts_port_classify_mv(ra, TS_PORT_GUARD_MV), TS_CC_USB_DEFAULT);
+    attach(&p, rd, ra, &t, &st);
+    CHECK_EQ_I(st.advertisement, TS_CC_3A0);
+    CHECK_EQ_I(st.active, TS_ACTIVE_CC1);
+    CHECK_EQ_I(st.cc1, TS_CC_3A0);
+    CHECK_EQ_I(st.cc2, TS_CC_OPEN);
+    CHECK_EQ_U(st.cc2_mv, 330u);
+    /* 15 W, not the 4.5 W that "Rp on both pins, the lower offer" made of it. */
+    CHECK_EQ_I(st.budget, TS_BUDGET_TYPE_C);
+    CHECK_EQ_U(st.budget_mv, 5000u);
+    CHECK_EQ_U(st.budget_ma, 3000u);
+    CHECK(!st.pd_contract);
+    /* The source turns VCONN on, then off again: nothing changes, nothing flaps. */
+    hold(&p, rd, VCONN_MV, &t, 100);
+    CHECK(!ts_port_take_change(&p, &st));
+    ts_port_snapshot(&p, &st);
+    CHECK_EQ_I(st.cc2, TS_CC_OPEN);
+    CHECK_EQ_U(st.cc2_mv, VCONN_MV);
+    hold(&p, rd, ra, &t, 100);
+    CHECK(!ts_port_take_change(&p, &st));
+    CHECK_EQ_U(p.counters.flaps, 0u);
+    /* Flipped, with the plug's VCONN already on at the attach. */
+    attach(&p, VCONN_MV, rd, &t, &st);
+    CHECK_EQ_I(st.advertisement, TS_CC_3A0);
+    CHECK_EQ_I(st.active, TS_ACTIVE_CC2);
+    CHECK_EQ_I(st.cc1, TS_CC_OPEN);
+    /* The highest Ra reading a compliant 3.0 A source gives (4.7 kOhm -5 % to 3.3 V +5 %
+     * over 1.2 kOhm: 734 mV, inside vRd-1.5 once guarded) is still the cable's. */
+    ra = cc_mv(4700 * 0.95, 3.465, 0, 1200);
+    CHECK_EQ_U(ra, 734u);
+    CHECK_EQ_I(ts_port_classify_mv(ra, TS_PORT_GUARD_MV), TS_CC_1A5);
+    attach(&p, ra, cc_mv(4700 * 0.95, 3.465, 0, 5100), &t, &st);
+    CHECK_EQ_I(st.advertisement, TS_CC_3A0);
+    CHECK_EQ_I(st.active, TS_ACTIVE_CC2);
+    CHECK_EQ_I(st.cc1, TS_CC_OPEN);
+}
+
+/* Every source the spec allows, at its tolerance corners, over the sink's Rd (+-10 %) on
+ * one pin and the cable's Ra (800 Ohm .. 1.2 kOhm) on the other, VCONN off or on, either
+ * orientation: the Rd pin is chosen and its class is the advertisement. */
+TS_CASE(every_compliant_source_with_the_cables_ra_gives_the_rd_pins_class)
+{
+    static const struct {
+        double rp_ohm, rp_tol, pull_lo, pull_hi, src_ua, src_tol;
+        ts_cc_class c;
+        uint32_t ma;
+    } s[] = {
+        {56000, 0.20, 4.75, 5.5, 0, 0, TS_CC_USB_DEFAULT, 0},
+        {22000, 0.05, 4.75, 5.5, 0, 0, TS_CC_1A5, 1500},
+        {10000, 0.05, 4.75, 5.5, 0, 0, TS_CC_3A0, 3000},
+        {36000, 0.20, 3.135, 3.465, 0, 0, TS_CC_USB_DEFAULT, 0},
+        {12000, 0.05, 3.135, 3.465, 0, 0, TS_CC_1A5, 1500},
+        {4700, 0.05, 3.135, 3.465, 0, 0, TS_CC_3A0, 3000},
+        {0, 0, 0, 0, 80, 0.20, TS_CC_USB_DEFAULT, 0},
+        {0, 0, 0, 0, 180, 0.08, TS_CC_1A5, 1500},
+        {0, 0, 0, 0, 330, 0.08, TS_CC_3A0, 3000},
+    };
+    uint64_t t = 0;
+    for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
+        for (int corner = 0; corner < 64; corner++) {
+            double rd = 5100.0 * ((corner & 1) ? 1.10 : 0.90);
+            double ra = (corner & 8) ? 1200.0 : 800.0;
+            double rp = s[i].rp_ohm * ((corner & 2) ? 1.0 + s[i].rp_tol : 1.0 - s[i].rp_tol);
+            double pull = (corner & 4) ? s[i].pull_hi : s[i].pull_lo;
+            double ua = s[i].src_ua * ((corner & 2) ? 1.0 + s[i].src_tol : 1.0 - s[i].src_tol);
+            uint16_t on_rd = cc_mv(rp, pull, ua, rd);
+            uint16_t on_ra = (corner & 16) ? (uint16_t)VCONN_MV : cc_mv(rp, pull, ua, ra);
+            bool flipped = (corner & 32) != 0;
+            ts_port p;
+            ts_port_state st;
+            attach(&p, flipped ? on_ra : on_rd, flipped ? on_rd : on_ra, &t, &st);
+            CHECK_EQ_I(st.advertisement, s[i].c);
+            CHECK_EQ_I(st.active, flipped ? TS_ACTIVE_CC2 : TS_ACTIVE_CC1);
+            CHECK_EQ_I(flipped ? st.cc1 : st.cc2, TS_CC_OPEN);
+            CHECK_EQ_I(st.budget, TS_BUDGET_TYPE_C);
+            CHECK_EQ_U(st.budget_ma, s[i].ma);
+        }
+    }
+}
+
+TS_CASE(rd_on_both_pins_is_both_with_the_lower_offer)
+{
+    ts_port p;
+    ts_port_state st;
+    uint64_t t = 0;
+    /* A debug accessory: Rd on both pins under one 3.0 A Rp. */
+    attach(&p, 1689, 1689, &t, &st);
+    CHECK_EQ_I(st.active, TS_ACTIVE_BOTH);
+    CHECK_EQ_I(st.advertisement, TS_CC_3A0);
+    /* Rd under 3.0 A on one pin and a reading inside vRd-1.5 above any Ra on the other:
+     * no orientation, and the lower offer binds. */
+    attach(&p, 1689, 941, &t, &st);
+    CHECK_EQ_I(st.active, TS_ACTIVE_BOTH);
+    CHECK_EQ_I(st.advertisement, TS_CC_1A5);
+    CHECK_EQ_U(st.budget_ma, 1500u);
+    /* Under a 1.5 A Rp, Ra reads at most 0.35 V: the pin is the cable's. */
+    attach(&p, 941, 330, &t, &st);
+    CHECK_EQ_I(st.active, TS_ACTIVE_CC1);
+    CHECK_EQ_I(st.advertisement, TS_CC_1A5);
+    CHECK_EQ_I(st.cc2, TS_CC_OPEN);
+    /* ... and 0.40 V beside it fits neither Ra nor an Rd under that Rp: Default USB is
+     * the lower offer of the two. */
+    attach(&p, 941, 400, &t, &st);
+    CHECK_EQ_I(st.active, TS_ACTIVE_BOTH);
+    CHECK_EQ_I(st.advertisement, TS_CC_USB_DEFAULT);
+}
+
+/* SinkTxNG / SinkTxOK: a PD 3.0 source sets Rp to 1.5 A before each exchange it starts
+ * (then waits tSinkTx, 16..20 ms, longer than tPDDebounce) and back to 3.0 A after it. */
+static void sinktx_exchange(ts_port *p, uint64_t *t)
+{
+    hold(p, cc_mv(0, 0, 180, 5100), cc_mv(0, 0, 180, 1000), t, 40); /* SinkTxNG */
+    hold(p, cc_mv(0, 0, 330, 5100), cc_mv(0, 0, 330, 1000), t, 40); /* SinkTxOK */
+}
+
+TS_CASE(under_a_pd_contract_rp_moves_are_not_budget_changes)
+{
+    ts_port p;
+    ts_port_state st;
+    uint64_t t = 0;
+    attach(&p, cc_mv(0, 0, 330, 5100), cc_mv(0, 0, 330, 1000), &t, &st);
+    CHECK_EQ_U(st.budget_ma, 3000u);
+    /* Without a contract a move to 1.5 A that lasts is the port's new budget. */
+    hold(&p, cc_mv(0, 0, 180, 5100), cc_mv(0, 0, 180, 1000), &t, 40);
+    CHECK(ts_port_take_change(&p, &st));
+    CHECK_EQ_I(st.advertisement, TS_CC_1A5);
+    CHECK_EQ_U(st.budget_ma, 1500u);
+    hold(&p, cc_mv(0, 0, 330, 5100), cc_mv(0, 0, 330, 1000), &t, 40);
+    CHECK(ts_port_take_change(&p, &st));
+    CHECK_EQ_U(st.budget_ma, 3000u);
+    /* The decoder reports a 9 V 3 A contract: reported once, the budget is its. */
+    ts_port_set_pd_contract(&p, 9000u, 3000u);
+    CHECK(ts_port_take_change(&p, &st));
+    CHECK(st.pd_contract);
+    CHECK_EQ_I(st.budget, TS_BUDGET_PD);
+    CHECK_EQ_U(st.budget_mv, 9000u);
+    CHECK_EQ_U(st.budget_ma, 3000u);
+    CHECK_EQ_U(st.contract_mv, 9000u);
+    ts_port_set_pd_contract(&p, 9000u, 3000u); /* the same again: nothing new */
+    CHECK(!ts_port_take_change(&p, &st));
+    /* Five exchanges the source starts: Rp to SinkTxNG and back, each past tPDDebounce. */
+    uint32_t flaps = p.counters.flaps;
+    for (int k = 0; k < 5; k++) {
+        hold(&p, cc_mv(0, 0, 180, 5100), cc_mv(0, 0, 180, 1000), &t, 40);
+        CHECK(!ts_port_take_change(&p, &st));
+        ts_port_snapshot(&p, &st);
+        CHECK_EQ_I(st.advertisement, TS_CC_1A5); /* the pin says what it reads ... */
+        CHECK_EQ_I(st.budget, TS_BUDGET_PD);     /* ... and the budget stays the contract's */
+        CHECK_EQ_U(st.budget_mv * st.budget_ma, 27000000u);
+        hold(&p, cc_mv(0, 0, 330, 5100), cc_mv(0, 0, 330, 1000), &t, 40);
+        CHECK(!ts_port_take_change(&p, &st));
+    }
+    CHECK_EQ_U(p.counters.flaps, flaps); /* they lasted: moves, not flaps */
+    /* A new contract (15 V) is a change; the end of the contract is one, and from there
+     * the advertisement is the budget again. */
+    ts_port_set_pd_contract(&p, 15000u, 3000u);
+    CHECK(ts_port_take_change(&p, &st));
+    CHECK_EQ_U(st.budget_mv, 15000u);
+    sinktx_exchange(&p, &t);
+    CHECK(!ts_port_take_change(&p, &st));
+    ts_port_clear_pd_contract(&p);
+    CHECK(ts_port_take_change(&p, &st));
+    CHECK(!st.pd_contract);
+    CHECK_EQ_I(st.budget, TS_BUDGET_TYPE_C);
+    CHECK_EQ_U(st.budget_ma, 3000u);
+    CHECK_EQ_U(st.contract_mv, 0u);
+    ts_port_clear_pd_contract(&p);
+    CHECK(!ts_port_take_change(&p, &st));
+}
+
+TS_CASE(a_source_that_advertised_default_usb_moves_to_sinktxok_under_its_contract)
+{
+    ts_port p;
+    ts_port_state st;
+    uint64_t t = 0;
+    attach(&p, cc_mv(0, 0, 80, 5100), 20, &t, &st);
+    CHECK_EQ_I(st.advertisement, TS_CC_USB_DEFAULT);
+    ts_port_set_pd_contract(&p, 5000u, 3000u); /* e.g. a USB4 drive's 5 V contract */
+    CHECK(ts_port_take_change(&p, &st));
+    CHECK_EQ_U(st.budget_ma, 3000u);
+    hold(&p, cc_mv(0, 0, 330, 5100), 20, &t, 40); /* SinkTxOK */
+    CHECK(!ts_port_take_change(&p, &st));
+    sinktx_exchange(&p, &t);
+    CHECK(!ts_port_take_change(&p, &st));
+}
+
+TS_CASE(vbus_above_vsafe5v_is_a_contract_whose_terms_are_unknown)
+{
+    ts_port p;
+    ts_port_state st;
+    uint64_t t = 0;
+    attach(&p, cc_mv(0, 0, 330, 5100), 20, &t, &st);
+    for (int i = 0; i < 20; i++, t += 1000u) {
+        ts_port_vbus(&p, 9000u, t);
+    }
+    CHECK(ts_port_take_change(&p, &st));
+    CHECK(st.pd_contract);
+    CHECK_EQ_I(st.budget, TS_BUDGET_PD_UNKNOWN);
+    CHECK_EQ_U(st.budget_ma, 0u);
+    CHECK_EQ_U(st.contract_mv, 0u);
+    sinktx_exchange(&p, &t);
+    CHECK(!ts_port_take_change(&p, &st));
+    /* The decoder knows more: its terms are the budget. */
+    ts_port_set_pd_contract(&p, 9000u, 2000u);
+    CHECK(ts_port_take_change(&p, &st));
+    CHECK_EQ_I(st.budget, TS_BUDGET_PD);
+    CHECK_EQ_U(st.budget_ma, 2000u);
+}
+
+TS_CASE(a_detach_ends_the_contract)
+{
+    ts_port p;
+    ts_port_state st;
+    uint64_t t = 0;
+    attach(&p, cc_mv(0, 0, 330, 5100), cc_mv(0, 0, 330, 1000), &t, &st);
+    ts_port_set_pd_contract(&p, 20000u, 5000u);
+    CHECK(ts_port_take_change(&p, &st));
+    hold(&p, 20, 20, &t, 16); /* unplugged: both pins open for tPDDebounce */
+    CHECK(ts_port_take_change(&p, &st));
+    CHECK_EQ_I(st.advertisement, TS_CC_OPEN);
+    CHECK(!st.pd_contract);
+    CHECK_EQ_I(st.budget, TS_BUDGET_NONE);
+    /* Plugged again without a contract: the advertisement is the budget. */
+    hold(&p, cc_mv(0, 0, 180, 5100), 20, &t, 151);
+    CHECK(ts_port_take_change(&p, &st));
+    CHECK_EQ_I(st.budget, TS_BUDGET_TYPE_C);
+    CHECK_EQ_U(st.budget_ma, 1500u);
+}
+
 TS_CASE(attach_waits_for_tccdebounce_and_gives_the_orientation)
 {
     ts_port p;
@@ -208,12 +466,13 @@ TS_CASE(a_reading_that_fits_no_range_is_reported_with_its_millivolts)
     CHECK_EQ_I(st.advertisement, TS_CC_OUT_OF_RANGE);
     CHECK_EQ_I(st.active, TS_ACTIVE_CC1);
     CHECK_EQ_U(st.cc1_mv, 650u);
-    /* VCONN on the other pin (an e-marked cable) does not hide a valid Rp. */
+    /* VCONN on the other pin (an e-marked cable) does not hide a valid Rp: that pin
+     * is the cable's, open as the sink sees it, with its millivolts kept. */
     hold(&p, 941, 3300, &t, 151);
     CHECK(ts_port_take_change(&p, &st));
     CHECK_EQ_I(st.advertisement, TS_CC_1A5);
     CHECK_EQ_I(st.active, TS_ACTIVE_CC1);
-    CHECK_EQ_I(st.cc2, TS_CC_OUT_OF_RANGE);
+    CHECK_EQ_I(st.cc2, TS_CC_OPEN);
     CHECK_EQ_U(st.cc2_mv, 3300u);
 }
 
@@ -329,6 +588,39 @@ TS_CASE(probe_sends_port_status_on_change_and_on_request)
     CHECK_EQ_U(ps->changes, 2u);
 }
 
+TS_CASE(probe_reports_the_decoders_contract_and_no_rp_move_under_it)
+{
+    rig_with_cc();
+    probe_cc(1683, 330, 140); /* 3.0 A on CC1, the cable's Ra on CC2 */
+    CHECK(rig_next(&g, &msg)); /* open while CC1's attach debounces */
+    CHECK_EQ_I(msg.msg.port.advertisement, throttlescope_v1_CcAdvertisement_CC_ADVERTISEMENT_OPEN);
+    probe_cc(1683, 330, 20);
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_I(msg.which_msg, TAG(port));
+    CHECK_EQ_I(msg.msg.port.advertisement, throttlescope_v1_CcAdvertisement_CC_ADVERTISEMENT_3A0);
+    CHECK_EQ_I(msg.msg.port.active_cc, throttlescope_v1_ActiveCc_ACTIVE_CC_CC1);
+    CHECK_EQ_I(msg.msg.port.cc2, throttlescope_v1_CcAdvertisement_CC_ADVERTISEMENT_OPEN);
+    CHECK(!msg.msg.port.pd_contract);
+    CHECK(!rig_next(&g, &msg));
+    ts_probe_port_pd_contract(&g.probe, 5000u, 3000u);
+    ts_probe_service(&g.probe);
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_I(msg.which_msg, TAG(port));
+    CHECK(msg.msg.port.pd_contract);
+    CHECK(!rig_next(&g, &msg));
+    for (int k = 0; k < 3; k++) {
+        probe_cc(941, 180, 40); /* SinkTxNG */
+        probe_cc(1683, 330, 40); /* SinkTxOK */
+    }
+    CHECK(!rig_next(&g, &msg));
+    ts_probe_port_pd_contract_clear(&g.probe);
+    ts_probe_service(&g.probe);
+    CHECK(rig_next(&g, &msg));
+    CHECK_EQ_I(msg.which_msg, TAG(port));
+    CHECK(!msg.msg.port.pd_contract);
+    CHECK_EQ_I(msg.msg.port.advertisement, throttlescope_v1_CcAdvertisement_CC_ADVERTISEMENT_3A0);
+}
+
 TS_CASE(a_refused_port_status_is_sent_when_the_link_has_room)
 {
     rig_with_cc();
@@ -359,12 +651,20 @@ TS_CASE(a_probe_without_cc_sensing_never_volunteers_port_status)
 static const ts_test_case cases[] = {
     TS_ENTRY(classification_at_and_around_every_specification_edge),
     TS_ENTRY(every_compliant_rp_rd_corner_lands_in_its_own_class),
+    TS_ENTRY(the_cables_ra_beside_rd_is_not_an_advertisement_whether_vconn_is_on_or_off),
+    TS_ENTRY(every_compliant_source_with_the_cables_ra_gives_the_rd_pins_class),
+    TS_ENTRY(rd_on_both_pins_is_both_with_the_lower_offer),
+    TS_ENTRY(under_a_pd_contract_rp_moves_are_not_budget_changes),
+    TS_ENTRY(a_source_that_advertised_default_usb_moves_to_sinktxok_under_its_contract),
+    TS_ENTRY(vbus_above_vsafe5v_is_a_contract_whose_terms_are_unknown),
+    TS_ENTRY(a_detach_ends_the_contract),
     TS_ENTRY(attach_waits_for_tccdebounce_and_gives_the_orientation),
     TS_ENTRY(an_advertisement_change_holds_tpddebounce_and_a_short_one_is_a_counted_flap),
     TS_ENTRY(a_bmc_burst_on_cc_changes_nothing_and_is_counted),
     TS_ENTRY(a_reading_that_fits_no_range_is_reported_with_its_millivolts),
     TS_ENTRY(vbus_above_vsafe5v_is_a_pd_contract_and_its_minimum_is_kept),
     TS_ENTRY(probe_sends_port_status_on_change_and_on_request),
+    TS_ENTRY(probe_reports_the_decoders_contract_and_no_rp_move_under_it),
     TS_ENTRY(a_refused_port_status_is_sent_when_the_link_has_room),
     TS_ENTRY(a_probe_without_cc_sensing_never_volunteers_port_status),
 };

@@ -134,9 +134,11 @@ static void log_counters(void)
 		const ts_port_state *ps = &probe.port.reported;
 
 		LOG_INF("port: advertisement %d on CC%d (CC1 %u mV, CC2 %u mV) | vbus level %d | "
+			"pd contract %d, budget %d: %u mV %u mA | "
 			"windows %u, noisy %u, flaps %u, changes %u, adc errors %u",
 			(int)ps->advertisement, (int)ps->active, ps->cc1_mv, ps->cc2_mv,
-			(int)ps->vbus, probe.port.counters.windows, probe.port.counters.noisy_windows,
+			(int)ps->vbus, (int)ps->pd_contract, (int)ps->budget, ps->budget_mv,
+			ps->budget_ma, probe.port.counters.windows, probe.port.counters.noisy_windows,
 			probe.port.counters.flaps, probe.port.counters.changes, cc_sense_errors());
 	}
 }

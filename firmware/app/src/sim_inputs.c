@@ -38,11 +38,23 @@ static void update_load(struct k_timer *t)
 static K_TIMER_DEFINE(load_timer, update_load, NULL);
 
 #if DT_NODE_HAS_STATUS(NTC_NODE, okay)
-/* B57861S0103A039: 10 kOhm at 25 degC, beta 3988 K; 10 k pull-up to 3.3 V. */
+/* B57861S0103A039: 10 kOhm at 25 degC, beta 3988 K, to ground under the
+ * devicetree's pull-up from the divider's own supply (pullup-uv: 3V3 on the
+ * Pico board). The emulated ADC turns these millivolts into codes with its
+ * reference (3.000 V, as the board's ADC_VREF), so the driver's conversion is
+ * exercised as on the board: code -> mV by the reference, mV -> ohm by the
+ * supply. */
 static int ntc_millivolts(const struct device *dev, unsigned int chan, void *data,
 			  uint32_t *result)
 {
 	static const ts_ntc_beta model = {.r0_ohm = 10000.0, .t0_c = 25.0, .beta_k = 3988.0};
+	/* Without pullup-uv the driver reads the divider against the ADC's full
+	 * scale, i.e. as fed from the reference itself. */
+	const double supply_mv =
+		DT_PROP_OR(NTC_NODE, pullup_uv,
+			   DT_PROP(DT_IO_CHANNELS_CTLR(NTC_NODE), ref_internal_mv) * 1000) /
+		1000.0;
+	const double pullup_ohm = DT_PROP(NTC_NODE, pullup_ohm);
 	double t_s = (double)k_uptime_get() / 1000.0;
 	double celsius = 45.0 - 20.0 * exp(-t_s / 30.0);
 	double ohm = ts_ntc_beta_ohm(&model, celsius);
@@ -50,7 +62,7 @@ static int ntc_millivolts(const struct device *dev, unsigned int chan, void *dat
 	ARG_UNUSED(dev);
 	ARG_UNUSED(chan);
 	ARG_UNUSED(data);
-	*result = (uint32_t)(3300.0 * ohm / (ohm + 10000.0));
+	*result = (uint32_t)(supply_mv * ohm / (ohm + pullup_ohm));
 	return 0;
 }
 #endif

@@ -44,16 +44,62 @@ static bool has_rp(ts_cc_class c)
     return c != TS_CC_UNKNOWN && c != TS_CC_OPEN;
 }
 
+/* A class that is an Rd reading under some Rp. */
+static bool advertises(ts_cc_class c)
+{
+    return c == TS_CC_USB_DEFAULT || c == TS_CC_1A5 || c == TS_CC_3A0;
+}
+
+/* The most the cable's Ra reads under the Rp that makes an Rd read `rp`. */
+static uint32_t vra_max_mv(ts_cc_class rp)
+{
+    switch (rp) {
+    case TS_CC_USB_DEFAULT:
+        return TS_PORT_VRA_USB_MAX_MV;
+    case TS_CC_1A5:
+        return TS_PORT_VRA_1A5_MAX_MV;
+    case TS_CC_3A0:
+        return TS_PORT_VRA_3A0_MAX_MV;
+    default:
+        return 0u;
+    }
+}
+
+/* The class of a pin reading `mv` beside a pin reading `other_mv`, as the sink
+ * behind the cable sees it. A source puts the same Rp on both pins; the sink's
+ * Rd is on one of them, and the other carries the cable's Ra (VCONN off or on)
+ * or nothing. Beside a pin in an Rd range, this pin is that other pin, and
+ * reads OPEN (no Rp for the sink), when
+ *   - it reads at most vRa under the Rp the Rd pin gives (Ra with VCONN off: a
+ *     3.0 A Rp puts 0.24..0.73 V on 0.8..1.2 kOhm, inside vRd-USB and up to
+ *     vRd-1.5, which read alone would be an advertisement), unless it is the
+ *     higher of the two, or
+ *   - it reads above every Rd range: VCONN is on (the ADC saturates at its
+ *     reference), or an Rp with no termination under it.
+ * Anything else keeps its own class: Rd on both pins (a debug accessory, or a
+ * port that is not a plain source) is reported as both by active_of(). */
+static ts_cc_class pair_class(uint32_t mv, uint32_t other_mv, uint32_t guard)
+{
+    ts_cc_class c = ts_port_classify_mv(mv, guard);
+    ts_cc_class other = ts_port_classify_mv(other_mv, guard);
+    if (!advertises(other) || (advertises(c) && mv >= other_mv)) {
+        return c;
+    }
+    if (mv <= vra_max_mv(other) + guard || mv > TS_PORT_VRD_3A0_MAX_MV + guard) {
+        return TS_CC_OPEN;
+    }
+    return c;
+}
+
 /* tCCDebounce for an attach (no Rp -> Rp), tPDDebounce for anything else. */
 static uint32_t debounce_us(ts_cc_class from, ts_cc_class to)
 {
     return !has_rp(from) && has_rp(to) ? TS_PORT_CC_DEBOUNCE_US : TS_PORT_PD_DEBOUNCE_US;
 }
 
-/* Feed one valid mean to a pin; returns true when its stable class changed. */
-static bool pin_update(ts_port *p, ts_cc_pin *pin, uint32_t mv, uint64_t now_us)
+/* Feed one valid mean and its class to a pin; true when its stable class changed. */
+static bool pin_update(ts_port *p, ts_cc_pin *pin, uint32_t mv, ts_cc_class c, uint64_t now_us)
 {
-    ts_cc_class c = ts_port_classify_mv(mv, p->guard_mv);
     pin->mv = mv;
     if (c != pin->candidate) {
         if (pin->candidate != pin->stable) {
@@ -95,19 +141,33 @@ void ts_port_cc_window(ts_port *p, const uint16_t *cc1_mv, const uint16_t *cc2_m
     }
     p->counters.windows++;
     const uint16_t *in[2] = {cc1_mv, cc2_mv};
-    bool noisy = false;
+    uint32_t mean[2] = {0, 0};
+    bool valid[2];
     for (unsigned k = 0; k < 2u; k++) {
-        uint32_t mean = 0;
-        if (!window_mean(in[k], n, &mean)) {
-            noisy = true;
+        valid[k] = window_mean(in[k], n, &mean[k]);
+    }
+    bool changed = false;
+    for (unsigned k = 0; k < 2u; k++) {
+        if (!valid[k]) {
             continue;
         }
-        if (pin_update(p, &p->pin[k], mean, now_us)) {
-            p->change_pending = true;
-        }
+        /* The partner's mean from this window, or its latest (BMC traffic runs
+         * on the CC pin, so that is the one a burst hides). */
+        uint32_t other = valid[1u - k] ? mean[1u - k] : p->pin[1u - k].mv;
+        ts_cc_class c = pair_class(mean[k], other, p->guard_mv);
+        changed |= pin_update(p, &p->pin[k], mean[k], c, now_us);
     }
-    if (noisy) {
+    if (!valid[0] || !valid[1]) {
         p->counters.noisy_windows++;
+    }
+    if (changed) {
+        p->change_pending = true;
+        /* A detach (no Rp on either pin for its debounce) ends any contract. */
+        if (p->contract && p->pin[0].stable == TS_CC_OPEN && p->pin[1].stable == TS_CC_OPEN) {
+            p->contract = false;
+            p->contract_mv = 0u;
+            p->contract_ma = 0u;
+        }
     }
 }
 
@@ -131,13 +191,28 @@ void ts_port_vbus(ts_port *p, uint32_t mv, uint64_t now_us)
     }
 }
 
-static bool advertises(ts_cc_class c)
+void ts_port_set_pd_contract(ts_port *p, uint32_t mv, uint32_t ma)
 {
-    return c == TS_CC_USB_DEFAULT || c == TS_CC_1A5 || c == TS_CC_3A0;
+    if (!p->contract || p->contract_mv != mv || p->contract_ma != ma) {
+        p->contract = true;
+        p->contract_mv = mv;
+        p->contract_ma = ma;
+        p->change_pending = true;
+    }
 }
 
-/* The pin with a valid advertisement is the active one (the other may be
- * open, or VCONN for an e-marked cable: out of range high); failing that, a
+void ts_port_clear_pd_contract(ts_port *p)
+{
+    if (p->contract) {
+        p->contract = false;
+        p->contract_mv = 0u;
+        p->contract_ma = 0u;
+        p->change_pending = true;
+    }
+}
+
+/* The pin with a valid advertisement is the active one (the other reads OPEN
+ * when it is the cable's Ra, VCONN or nothing: pair_class); failing that, a
  * pin with some Rp-like voltage that fits no range. */
 static ts_active_cc active_of(ts_cc_class cc1, ts_cc_class cc2)
 {
@@ -177,6 +252,40 @@ static void fill(const ts_port *p, ts_port_state *out)
     out->vbus = p->vbus_stable;
     out->vbus_mv = p->vbus_mv;
     out->vbus_min_mv = p->vbus_seen ? p->vbus_min_mv : 0u;
+    out->pd_contract = p->contract || p->vbus_stable == TS_VBUS_ABOVE;
+    out->contract_mv = p->contract ? p->contract_mv : 0u;
+    out->contract_ma = p->contract ? p->contract_ma : 0u;
+    if (p->contract) {
+        out->budget = TS_BUDGET_PD;
+        out->budget_mv = p->contract_mv;
+        out->budget_ma = p->contract_ma;
+    } else if (out->pd_contract) {
+        out->budget = TS_BUDGET_PD_UNKNOWN;
+    } else if (advertises(out->advertisement)) {
+        out->budget = TS_BUDGET_TYPE_C;
+        out->budget_mv = 5000u;
+        out->budget_ma = out->advertisement == TS_CC_3A0   ? 3000u
+                         : out->advertisement == TS_CC_1A5 ? 1500u
+                                                           : 0u;
+    }
+}
+
+/* A class as a report compares it: under a contract Rp is collision avoidance
+ * (PD 3.0: SinkTxOK = 3.0 A, SinkTxNG = 1.5 A, and a source that advertised
+ * Default USB before the contract moves to them), so the Rp classes are one. */
+static ts_cc_class as_reported(ts_cc_class c, bool contract)
+{
+    return contract && advertises(c) ? TS_CC_3A0 : c;
+}
+
+static bool same_report(const ts_port_state *a, const ts_port_state *b)
+{
+    bool k = a->pd_contract && b->pd_contract;
+    return as_reported(a->advertisement, k) == as_reported(b->advertisement, k) &&
+           a->active == b->active && as_reported(a->cc1, k) == as_reported(b->cc1, k) &&
+           as_reported(a->cc2, k) == as_reported(b->cc2, k) && a->vbus == b->vbus &&
+           a->pd_contract == b->pd_contract && a->contract_mv == b->contract_mv &&
+           a->contract_ma == b->contract_ma;
 }
 
 void ts_port_snapshot(ts_port *p, ts_port_state *out)
@@ -193,9 +302,7 @@ bool ts_port_take_change(ts_port *p, ts_port_state *out)
     p->change_pending = false;
     ts_port_state now;
     fill(p, &now);
-    if (now.advertisement == p->reported.advertisement && now.active == p->reported.active &&
-        now.cc1 == p->reported.cc1 && now.cc2 == p->reported.cc2 &&
-        now.vbus == p->reported.vbus) {
+    if (same_report(&now, &p->reported)) {
         return false; /* the pins moved but the port's status did not */
     }
     ts_port_snapshot(p, out);

@@ -146,7 +146,7 @@ static bool send_port(ts_probe *p, const ts_port_state *st, bool requested)
     m->vbus_level = (throttlescope_v1_VbusLevel)st->vbus;
     m->vbus_mv = st->vbus_mv;
     m->vbus_min_mv = st->vbus_min_mv;
-    m->pd_contract = st->vbus == TS_VBUS_ABOVE;
+    m->pd_contract = st->pd_contract; /* decoded, or VBUS above vSafe5V; terms not on the wire */
     m->windows = p->port.counters.windows;
     m->noisy_windows = p->port.counters.noisy_windows;
     m->flaps = p->port.counters.flaps;
@@ -675,6 +675,16 @@ static bool send_pending(ts_probe *p)
 void ts_probe_port_cc(ts_probe *p, const uint16_t *cc1_mv, const uint16_t *cc2_mv, uint32_t n)
 {
     ts_port_cc_window(&p->port, cc1_mv, cc2_mv, n, now_us(p));
+}
+
+void ts_probe_port_pd_contract(ts_probe *p, uint32_t mv, uint32_t ma)
+{
+    ts_port_set_pd_contract(&p->port, mv, ma);
+}
+
+void ts_probe_port_pd_contract_clear(ts_probe *p)
+{
+    ts_port_clear_pd_contract(&p->port);
 }
 
 /* A changed port status goes out once; a refused one is retried with the

@@ -14,13 +14,32 @@
  * Each range is widened by the front end's measurement uncertainty (guard_mv)
  * so that a compliant source is never called out of range by our own error.
  *
+ * The two pins are read as a pair, as the sink behind the cable sees them: a
+ * sink sees only the pin its Rd sits on. The other pin, when a pin reads in an
+ * Rd range, is the e-marked cable's Ra (800 Ohm .. 1.2 kOhm on its VCONN pin)
+ * or nothing, and is reported OPEN whether VCONN is off (Ra under the same Rp
+ * reads at most vRa: 0.15 / 0.35 / 0.75 V under a Default / 1.5 A / 3.0 A Rp,
+ * the spec's "CC Voltages on Source Side" tables) or on (the pin then
+ * reads above every Rd range; the ADC saturates at its reference). Rd on both
+ * pins (a debug accessory) is reported as both, with the lower offer.
+ *
  * Robust to USB PD's BMC traffic on CC: a window whose readings spread more
  * than TS_PORT_NOISY_SPREAD_MV is discarded and counted (a burst in flight),
  * and a class must hold for tCCDebounce (attach: open -> Rp) or tPDDebounce
  * (any other change) before it is reported; a change that does not last is a
- * flap, counted. The active CC (which pin carries Rp) gives the plug's
- * orientation. VBUS above vSafe5V's maximum says a PD contract raised it: the
- * RP2040 has no PD PHY, so its wattage stays unknown.
+ * flap, counted. The active CC (which pin carries Rd under Rp) gives the plug's
+ * orientation.
+ *
+ * The advertisement is the port's budget only while no USB PD contract is in
+ * force. A contract is known from the PD decoder (ts_port_set_pd_contract:
+ * its terms become the budget) or from VBUS above vSafe5V's maximum (terms
+ * unknown). Under a contract Rp is not a budget: a PD 3.0 source moves it
+ * between SinkTxOK (the 3.0 A Rp) and SinkTxNG (the 1.5 A Rp) around every
+ * exchange it starts (USB PD R3.0 5.7 "Collision Avoidance"; Linux's tcpm.h
+ * has SINK_TX_NG = TYPEC_CC_RP_1_5, SINK_TX_OK = TYPEC_CC_RP_3_0), holding
+ * SinkTxNG tSinkTx (16..20 ms) before it transmits, longer than tPDDebounce;
+ * so a move of the active pin between the Rp classes is not reported as a
+ * change then. Without the decoder, a contract at 5 V is not seen.
  *
  * Portable C99, no allocation; one context owns a ts_port. */
 #ifndef THROTTLESCOPE_PORT_H
@@ -38,6 +57,17 @@
 #define TS_PORT_VRD_1A5_MAX_MV 1160u
 #define TS_PORT_VRD_3A0_MIN_MV 1310u
 #define TS_PORT_VRD_3A0_MAX_MV 2040u
+/** vRa maximum under each Rp: the highest the cable's Ra (800 Ohm .. 1.2 kOhm)
+ *  reads under that advertisement (USB Type-C specification, "CC Voltages on
+ *  Source Side - Default USB / 1.5 A @ 5 V / 3.0 A @ 5 V", Tables 4-23..4-25 in
+ *  revision 1.x: vRa 0 .. 0.15 / 0.35 / 0.75 V, vRd from 0.25 / 0.45 / 0.85 V; a
+ *  source tells Ra from Rd between the two, as Chromium EC's
+ *  PD_SRC_*_RD_THRESH_MV 200 / 400 / 800 do). Each is below the same
+ *  advertisement's lowest Rd reading at the sink (vRd-USB, vRd-1.5, vRd-3.0
+ *  minimum), so beside an Rd pin the two cannot be confused. */
+#define TS_PORT_VRA_USB_MAX_MV 150u
+#define TS_PORT_VRA_1A5_MAX_MV 350u
+#define TS_PORT_VRA_3A0_MAX_MV 750u
 /** vSafe5V: 4.75 .. 5.5 V at the sink. */
 #define TS_PORT_VSAFE5V_MIN_MV 4750u
 #define TS_PORT_VSAFE5V_MAX_MV 5500u
@@ -70,20 +100,28 @@ typedef enum ts_cc_class {
     TS_CC_OUT_OF_RANGE = 5, /**< fits no range: see the millivolts */
 } ts_cc_class;
 
-/** Which CC pin carries the source's Rp (wire values of ActiveCc). */
+/** Which CC pin the source's Rp meets the sink's Rd on (wire values of ActiveCc). */
 typedef enum ts_active_cc {
     TS_ACTIVE_NONE = 0,
     TS_ACTIVE_CC1 = 1, /**< plug unflipped */
     TS_ACTIVE_CC2 = 2, /**< plug flipped */
-    TS_ACTIVE_BOTH = 3, /**< Rp on both: a debug accessory or a miswired port */
+    TS_ACTIVE_BOTH = 3, /**< Rd under Rp on both: a debug accessory or a miswired port */
 } ts_active_cc;
+
+/** Where the port's budget comes from. */
+typedef enum ts_budget_source {
+    TS_BUDGET_NONE = 0,        /**< no source attached, or not classified yet */
+    TS_BUDGET_TYPE_C = 1,      /**< no PD contract: the Type-C advertisement at 5 V */
+    TS_BUDGET_PD = 2,          /**< the PD contract's terms, from the decoder */
+    TS_BUDGET_PD_UNKNOWN = 3,  /**< a PD contract (VBUS above vSafe5V), terms unknown */
+} ts_budget_source;
 
 /** VBUS against vSafe5V (wire values of VbusLevel). */
 typedef enum ts_vbus_level {
     TS_VBUS_UNKNOWN = 0, /**< no VBUS reading yet (not sampling) */
     TS_VBUS_LOW = 1,     /**< below vSafe5V's 4.75 V minimum */
     TS_VBUS_SAFE5V = 2,  /**< 4.75 .. 5.5 V */
-    TS_VBUS_ABOVE = 3,   /**< above 5.5 V: a PD contract raised it, W unknown */
+    TS_VBUS_ABOVE = 3,   /**< above 5.5 V: a PD contract raised it */
 } ts_vbus_level;
 
 /** Debounce state of one pin. */
@@ -107,11 +145,20 @@ typedef struct ts_port_counters {
 typedef struct ts_port_state {
     ts_cc_class advertisement; /**< the active pin's class (OPEN when none) */
     ts_active_cc active;
-    ts_cc_class cc1, cc2;      /**< debounced per pin */
+    ts_cc_class cc1, cc2;      /**< debounced per pin; the pin beside the active one
+                                    (Ra, VCONN or nothing) is OPEN */
     uint32_t cc1_mv, cc2_mv;   /**< latest window means */
     ts_vbus_level vbus;        /**< debounced */
     uint32_t vbus_mv;          /**< latest VBUS */
     uint32_t vbus_min_mv;      /**< lowest VBUS since the last report (0: none) */
+    bool pd_contract;          /**< a PD contract is in force (decoded, or VBUS above) */
+    uint32_t contract_mv;      /**< its voltage from the decoder (0: unknown) */
+    uint32_t contract_ma;      /**< its current from the decoder (0: unknown) */
+    ts_budget_source budget;   /**< what budget_mv/budget_ma come from */
+    uint32_t budget_mv;        /**< 5000 for the Type-C advertisement; the contract's */
+    uint32_t budget_ma;        /**< 1500 / 3000; 0 for Default USB power (500 mA for a
+                                    USB 2 device, 900 mA for USB 3: the device's) and
+                                    when unknown */
 } ts_port_state;
 
 typedef struct ts_port {
@@ -121,6 +168,8 @@ typedef struct ts_port {
     uint64_t vbus_since_us;
     uint32_t vbus_mv, vbus_min_mv;
     bool vbus_seen;
+    bool contract;             /**< set by the PD decoder's caller */
+    uint32_t contract_mv, contract_ma;
     ts_port_state reported;
     bool change_pending;
     ts_port_counters counters;
@@ -141,6 +190,17 @@ void ts_port_cc_window(ts_port *p, const uint16_t *cc1_mv, const uint16_t *cc2_m
                        uint64_t now_us);
 /** A VBUS reading (mV) at probe time now_us: level debounced, minimum kept. */
 void ts_port_vbus(ts_port *p, uint32_t mv, uint64_t now_us);
+/**
+ * For the PD decoder's caller: a contract is in force at mv / ma (the source's
+ * PS_RDY after its Accept of a Request; 0 for a term not known). From here the
+ * budget is the contract's and Rp moves are not changes, until
+ * ts_port_clear_pd_contract (a Hard Reset, a rejected or failed negotiation)
+ * or a detach (both pins without Rp for tPDDebounce), which ends it by itself.
+ * A new or different contract is reported as a change.
+ */
+void ts_port_set_pd_contract(ts_port *p, uint32_t mv, uint32_t ma);
+/** For the PD decoder's caller: no contract any more (reported when there was one). */
+void ts_port_clear_pd_contract(ts_port *p);
 /**
  * True once when the debounced status changed since the last call (then
  * *out is the new status and the VBUS minimum restarts).

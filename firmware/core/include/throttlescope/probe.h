@@ -14,11 +14,13 @@
  *                       hands frames to platform.tx_frame; never blocks
  *   ts_probe_port_cc()  with cc_sensing: a window of CC1/CC2 readings (mV),
  *                       every few ms (docs/hardware.md, "CC front end")
+ *   ts_probe_port_pd_contract(), ts_probe_port_pd_contract_clear()
+ *                       from the PD decoder's caller: a contract in force, none
  *
  * ts_probe_alert(), ts_probe_poll_ready(), ts_probe_watchdog() and
  * ts_probe_temp() run in one context (the sampling thread, highest
  * priority) and ts_probe_rx()/ts_probe_service() in another (the link
- * thread, which also owns ts_probe_port_cc()): they share only the SPSC
+ * thread, which also owns ts_probe_port_cc() and the contract calls): they share only the SPSC
  * rings and counters. */
 #ifndef THROTTLESCOPE_PROBE_H
 #define THROTTLESCOPE_PROBE_H
@@ -188,6 +190,15 @@ void ts_probe_temp_error(ts_probe *p);
  * and a changed port status is sent by the next ts_probe_service().
  */
 void ts_probe_port_cc(ts_probe *p, const uint16_t *cc1_mv, const uint16_t *cc2_mv, uint32_t n);
+/**
+ * A USB PD contract is in force at mv / ma (0: a term not known), from the PD
+ * decoder's caller (link context): the port's budget is the contract's and Rp
+ * moves under it are not changes (ts_port_set_pd_contract). PortStatus says
+ * `pd_contract`; its terms are not on the wire (v3).
+ */
+void ts_probe_port_pd_contract(ts_probe *p, uint32_t mv, uint32_t ma);
+/** No PD contract any more (link context; ts_port_clear_pd_contract). */
+void ts_probe_port_pd_contract_clear(ts_probe *p);
 /** Send what is due: full or aged batches, a changed port status. Never blocks. */
 void ts_probe_service(ts_probe *p);
 /** Sampling active (between Start and Stop). */

@@ -59,7 +59,8 @@ ZTEST(cc_sense, test_reads_millivolts_through_the_emulated_adc)
 	set_cc(1689, 12);
 	zassert_equal(cc_sense_window(a, b, 4), 4u);
 	for (int i = 0; i < 4; i++) {
-		/* 12 bits over 3.3 V: 0.8 mV per code, truncated. */
+		/* 12 bits over the board's 3.000 V reference: 0.73 mV per code,
+		 * truncated twice (emulated ADC, then adc_raw_to_millivolts). */
 		zassert_within(a[i], 1689, 2, "CC1 %u mV", a[i]);
 		zassert_within(b[i], 12, 2, "CC2 %u mV", b[i]);
 	}
@@ -90,6 +91,27 @@ ZTEST(cc_sense, test_flipped_plug_at_1a5_reads_on_cc2)
 	zassert_true(ts_port_take_change(&port, &st));
 	zassert_equal(st.advertisement, TS_CC_1A5);
 	zassert_equal(st.active, TS_ACTIVE_CC2);
+}
+
+ZTEST(cc_sense, test_the_cables_ra_and_its_vconn_beside_rd_are_no_advertisement)
+{
+	ts_port_state st;
+
+	/* 3.0 A (330 uA) over the sink's Rd on CC1, the e-marked cable's 1 kOhm Ra on CC2
+	 * (330 mV: Default USB if it were read alone). */
+	set_cc(1683, 330);
+	run_ms(180);
+	zassert_true(ts_port_take_change(&port, &st));
+	zassert_equal(st.advertisement, TS_CC_3A0);
+	zassert_equal(st.active, TS_ACTIVE_CC1);
+	zassert_equal(st.cc2, TS_CC_OPEN);
+	/* VCONN on: above the 3.000 V reference the ADC gives its top count. */
+	set_cc(1683, 3300);
+	run_ms(40);
+	zassert_false(ts_port_take_change(&port, &st), "VCONN changed the port");
+	ts_port_snapshot(&port, &st);
+	zassert_within(st.cc2_mv, 2999, 1, "CC2 %u mV", st.cc2_mv);
+	zassert_equal(st.cc2, TS_CC_OPEN);
 }
 
 /* BMC: the emulated input toggles between ~0 and vSwing on every read. */
