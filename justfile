@@ -44,8 +44,31 @@ demo: build
 # often on one core) starts first in the background and runs beside the firmware and Rust
 # builds; the InfluxDB tests wait for it (scripts/build-influxd.sh's lock). docs/benchmarks.md
 # "CI time" has the figures.
+# Each recipe in turn, past a failure, then a table of recipe, seconds and tests
+# (scripts/test-all.sh).
 # The whole test suite (what CI runs).
-test: setup influx-build-background test-firmware check-macos test-hostd test-dashboards test-report test-windows
+test: setup influx-build-background
+    {{root}}/scripts/test-all.sh test-firmware check-macos lint-deps test-hostd test-dashboards test-report test-windows
+
+# The firmware core's tests and every crate's unit tests plus the integration tests that need
+# no real device, browser, influxd or Wine (the list in scripts/test-parallel.sh). Not a
+# substitute for `just test`.
+# The edit loop: the fast tests, warm in under a minute.
+test-quick: firmware-build
+    ctest --test-dir {{fw_build}} --output-on-failure --progress | tail -3
+    TEST_QUICK=1 {{root}}/scripts/test-parallel.sh
+
+# Unused dependencies in the hostd workspace (cargo-machete, installed once with cargo).
+lint-deps:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    command -v cargo-machete >/dev/null || cargo install --locked --quiet cargo-machete
+    cd {{root}}/hostd && cargo machete
+
+# `just test` plays two; the offline truth test holds the analysis to ten.
+# Every scenario through the real-time pipeline with ten profile seeds (about 7 minutes).
+test-pipeline: firmware-build
+    cd {{root}}/hostd && THROTTLESCOPE_PIPELINE_SEEDS=10 cargo test --locked -p hostd --test scenario_pipeline
 
 # Start `influx-build` in the background; a built influxd is reused at once (log: influxd/build.log in the cache).
 influx-build-background:

@@ -9,7 +9,9 @@
 # wall time run one at a time after the others (`alone` below): other tests' disk and CPU
 # load would change what they measure.
 #
-# Usage: test-parallel.sh [-- TEST-ARGS...]    (from anywhere; TEST_JOBS=N, default 4)
+# Usage: test-parallel.sh [-- TEST-ARGS...]    (from anywhere; TEST_JOBS=N, default 4;
+#        TEST_QUICK=1: only the crates' unit tests (lib and bin targets) and the integration
+#        tests listed in `quick` below, for `just test-quick`)
 # Exit status: 0 when every binary and the doc tests passed, 1 otherwise.
 set -euo pipefail
 
@@ -82,9 +84,24 @@ run_one() { # name pkg_dir exe
 alone=(hostd/test/real_device hostd/test/real_matrix hostd/test/real_profiles hostd/test/fill_states_realdev hostd/test/real_steady hostd/test/certify_faults
     hostd/test/scenario_pipeline hostd/test/sim_timeline workload/test/latency hostd/test/probe_run)
 is_alone() { local a; for a in "${alone[@]}"; do [[ $1 == "$a" ]] && return 0; done; return 1; }
+# `just test-quick`: integration tests that run in seconds and need no real device, browser,
+# influxd or Wine (the unit tests of every crate run too).
+quick=(hostd/test/architecture_map hostd/test/analyze_cli hostd/test/one_definition
+    probe/test/vectors probe/test/corruption probe/test/port_versions records/test/exact_bytes
+    scenario/test/port scenario/test/drive_log scenario/test/probe_store oslog/test/fixtures
+    influx/test/point_bytes)
+is_quick() {
+    [[ ${TEST_QUICK:-0} == 1 ]] || return 0
+    [[ $1 == influx/lib/* ]] && return 1 # its writer tests start a private influxd
+    [[ $1 == */lib/* || $1 == */bin/* ]] && return 0
+    local a; for a in "${quick[@]}"; do [[ $1 == "$a" ]] && return 0; done; return 1
+}
 
 echo "test-parallel: $(wc -l <"$work/list.tsv") test binaries, $jobs at a time (then ${alone[*]} alone)"
 t_start=$(date +%s)
+grep_quick() { while IFS=$'\t' read -r name dir exe; do is_quick "$name" && printf '%s\t%s\t%s\n' "$name" "$dir" "$exe"; done; }
+grep_quick <"$work/list.tsv" >"$work/run.tsv"
+mv "$work/run.tsv" "$work/list.tsv"
 while IFS=$'\t' read -r name dir exe; do
     is_alone "$name" && continue
     while (($(jobs -rp | wc -l) >= jobs)); do wait -n || true; done

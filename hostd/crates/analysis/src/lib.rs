@@ -120,12 +120,7 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
             )),
             Some(c) => Ok(c),
         };
-        let detected = match views::changes(
-            s,
-            over_time,
-            stalls.as_ref(),
-            &options.changepoint,
-        ) {
+        let detected = match views::changes(s, over_time, stalls.as_ref(), &options.changepoint) {
             Ok(c) => c,
             Err(too_little) => {
                 insufficient.push(Insufficient {
