@@ -128,11 +128,17 @@ fn join(
                 } else {
                     f.gradual || onset_width(t) < onset_width(f)
                 };
+                let (mut kept, other) = if over_time {
+                    (t.clone(), f)
+                } else {
+                    (f.clone(), t)
+                };
+                let other_view = cover_both(&mut kept, other).unwrap_or_default();
                 Detected {
-                    change: if over_time { t } else { f }.clone(),
+                    change: kept,
                     found_by: FoundBy {
                         view: View::Both,
-                        other_view: String::new(),
+                        other_view,
                     },
                 }
             }
@@ -188,16 +194,19 @@ fn join_placed_apart(sorted: Vec<Detected>) -> Vec<Detected> {
                 } else {
                     (a, b)
                 };
-                let other_view = format!(
-                    "{} placed it at {:.2} GB [{:.2}–{:.2}], to {:.1} MB/s",
-                    view_name(other.view),
-                    other.onset.bytes as f64 / 1e9,
-                    other.onset.bytes_range.0 as f64 / 1e9,
-                    other.onset.bytes_range.1 as f64 / 1e9,
-                    other.rate_after_bps / 1e6
-                );
+                let mut kept = kept.clone();
+                let other_view = cover_both(&mut kept, other).unwrap_or_else(|| {
+                    format!(
+                        "{} placed it at {:.2} GB [{:.2}–{:.2}], to {:.1} MB/s",
+                        view_name(other.view),
+                        other.onset.bytes as f64 / 1e9,
+                        other.onset.bytes_range.0 as f64 / 1e9,
+                        other.onset.bytes_range.1 as f64 / 1e9,
+                        other.rate_after_bps / 1e6
+                    )
+                });
                 *prev = Detected {
-                    change: kept.clone(),
+                    change: kept,
                     found_by: FoundBy {
                         view: View::Both,
                         other_view,
@@ -209,6 +218,41 @@ fn join_placed_apart(sorted: Vec<Detected>) -> Vec<Detected> {
         out.push(d);
     }
     out
+}
+
+/// Where the two views placed one change apart (their extents disjoint: the onset interval,
+/// and for a ramp on to where it settles): `kept`'s interval widened to cover `other`'s
+/// onset, in bytes and in time, and the words that say the views disagreed and where the
+/// other put it. None when they meet: an event never claims an interval that excludes the
+/// other view's placement.
+fn cover_both(kept: &mut Change, other: &Change) -> Option<String> {
+    let extent = |c: &Change| {
+        let r = c.onset.bytes_range;
+        (
+            r.0,
+            if c.gradual {
+                r.1.max(c.settle_bytes)
+            } else {
+                r.1
+            },
+        )
+    };
+    let ((k0, k1), (o0, o1)) = (extent(kept), extent(other));
+    if k0 <= o1 && o0 <= k1 {
+        return None;
+    }
+    let (k, o) = (kept.onset, other.onset);
+    let said = format!(
+        "the views disagreed: {} placed it at {:.2} GB [{:.2}–{:.2}], to {:.1} MB/s; the interval covers both",
+        view_name(other.view),
+        o.bytes as f64 / 1e9,
+        o.bytes_range.0 as f64 / 1e9,
+        o.bytes_range.1 as f64 / 1e9,
+        other.rate_after_bps / 1e6
+    );
+    kept.onset.bytes_range = (k.bytes_range.0.min(o.bytes), k.bytes_range.1.max(o.bytes));
+    kept.onset.ns_range = (k.ns_range.0.min(o.ns), k.ns_range.1.max(o.ns));
+    Some(said)
 }
 
 /// Bytes between the ends of a change's onset interval.
@@ -297,6 +341,40 @@ mod tests {
     }
 
     #[test]
+    fn views_that_place_one_change_apart_say_so_and_cover_both_placements() {
+        // fill_states_realdev before the counters were cut at the phase: per file at 0.11 GB
+        // [0.10–0.12], over time at 136 MB [134–137], the narrower interval kept alone.
+        let over = drop_at(View::OverTime, 0.134, 0.136, 0.137, None);
+        let files = drop_at(View::PerFile, 0.10, 0.11, 0.12, None);
+        let tol = 20_000_000;
+        let joined = join(&[over], &[files], tol, |_, _| "?".into());
+        assert_eq!(joined.len(), 1, "{joined:#?}");
+        let d = &joined[0];
+        assert_eq!(d.found_by.view, View::Both);
+        assert_eq!(d.change.onset.bytes, 136_000_000, "the narrower placement");
+        assert_eq!(d.change.onset.bytes_range, (110_000_000, 137_000_000));
+        let (t0, t1) = d.change.onset.ns_range;
+        assert!(t0 <= (0.11 * 4e9) as i64 && t1 >= (0.137 * 4e9) as i64);
+        assert!(
+            d.found_by.other_view.starts_with(
+                "the views disagreed: per-file rates placed it at 0.11 GB [0.10–0.12]"
+            ),
+            "{}",
+            d.found_by.other_view
+        );
+        // Views whose intervals meet agree: nothing widened, nothing said.
+        let a = drop_at(View::OverTime, 0.105, 0.108, 0.111, None);
+        let joined = join(
+            std::slice::from_ref(&a),
+            &[drop_at(View::PerFile, 0.10, 0.11, 0.12, None)],
+            tol,
+            |_, _| "?".into(),
+        );
+        assert_eq!(joined[0].change, a);
+        assert_eq!(joined[0].found_by.other_view, "");
+    }
+
+    #[test]
     fn a_step_inside_the_other_views_ramp_is_that_ramp_found_by_both() {
         // The real ramp cell (3 GB of 2–64 MB files): over time a ramp from 1.04 GB settling
         // at 1.93 GB; among the per-file rates a step at 1.59 GB, 0.55 GB past the ramp's
@@ -347,12 +425,18 @@ mod tests {
         );
         assert_eq!(joined.len(), 1, "{joined:#?}");
         assert_eq!(joined[0].found_by.view, View::Both);
-        assert_eq!(joined[0].change, time, "the narrower onset");
+        let kept = &joined[0].change;
+        assert_eq!(kept.onset.bytes, time.onset.bytes, "the narrower onset");
+        assert_eq!(
+            kept.onset.bytes_range,
+            (time.onset.bytes_range.0, file.onset.bytes),
+            "an interval that covers both placements"
+        );
         assert!(
             joined[0]
                 .found_by
                 .other_view
-                .starts_with("per-file rates placed it at 1.17 GB"),
+                .starts_with("the views disagreed: per-file rates placed it at 1.17 GB"),
             "{}",
             joined[0].found_by.other_view
         );
