@@ -70,15 +70,18 @@ pub fn parse_smartctl(json: &Value) -> (Option<String>, Option<f64>, Option<Nvme
     let model = json["model_name"].as_str().map(str::to_string);
     let temperature = json["temperature"]["current"].as_f64();
     let log = &json["nvme_smart_health_information_log"];
-    let nvme = log.is_object().then(|| NvmeThermal {
-        warning_temp_time_min: log["warning_temp_time"].as_u64(),
-        critical_comp_time_min: log["critical_comp_time"].as_u64(),
-        // smartmontools' keys (src/nvmeprint.cpp; in its JSON after release 7.5).
-        thermal_temp1_transition_count: log["thermal_mgmt_temperature_1_transition_count"].as_u64(),
-        thermal_temp2_transition_count: log["thermal_mgmt_temperature_2_transition_count"].as_u64(),
-        thermal_temp1_total_time_s: log["thermal_mgmt_temperature_1_total_time"].as_u64(),
-        thermal_temp2_total_time_s: log["thermal_mgmt_temperature_2_total_time"].as_u64(),
-    });
+    // One parser of the health log's thermal keys, with its rule for a missing one
+    // (`thermal_log`: a newer smartctl leaves zero counters out).
+    let nvme = crate::thermal_log::thermal_log_of(json)
+        .filter(|l| l.kind == "nvme")
+        .map(|l| NvmeThermal {
+            warning_temp_time_min: l.record.warning_temp_time_min,
+            critical_comp_time_min: l.record.critical_comp_time_min,
+            thermal_temp1_transition_count: l.record.tmt1_transitions,
+            thermal_temp2_transition_count: l.record.tmt2_transitions,
+            thermal_temp1_total_time_s: l.record.tmt1_time_s,
+            thermal_temp2_total_time_s: l.record.tmt2_time_s,
+        });
     let temperature = temperature.or_else(|| log["temperature"].as_f64());
     let temperature = temperature.or_else(|| ata_temperature(json));
     (model, temperature, nvme)
@@ -695,6 +698,36 @@ fn poll(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_phase_readings_and_the_thermal_log_read_a_missing_counter_alike() {
+        // smartctl 7.6 leaves the four TMT counters out when they are zero.
+        let json: Value = serde_json::from_str(
+            r#"{"smartctl":{"version":[7,6]},"nvme_smart_health_information_log":
+                {"temperature":48,"warning_temp_time":0,"critical_comp_time":0}}"#,
+        )
+        .unwrap();
+        let (_, t, nvme) = parse_smartctl(&json);
+        assert_eq!(t, Some(48.0));
+        let nvme = nvme.unwrap();
+        let log = crate::thermal_log::thermal_log_of(&json).unwrap().record;
+        assert_eq!(nvme.thermal_temp1_transition_count, Some(0));
+        assert_eq!(nvme.thermal_temp1_transition_count, log.tmt1_transitions);
+        assert_eq!(nvme.thermal_temp2_total_time_s, log.tmt2_time_s);
+        // An older one that never printed them: unknown in both.
+        let old: Value = serde_json::from_str(
+            r#"{"smartctl":{"version":[7,3]},"nvme_smart_health_information_log":
+                {"temperature":48,"warning_temp_time":0,"critical_comp_time":0}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            parse_smartctl(&old)
+                .2
+                .unwrap()
+                .thermal_temp1_transition_count,
+            None
+        );
+    }
 
     #[test]
     fn parses_nvme_thermal_counters() {
