@@ -4,7 +4,8 @@
 //! "depends on" column is each crate's `hostd-*` dependencies in its Cargo.toml, no more and
 //! no fewer; every type that implements `RunPart` is named in the pipeline table, and every
 //! type named there implements it; every run-directory file the code names is on the page,
-//! and every file the page names is one the code names.
+//! and every file the page names is one the code names; every source path the page names
+//! exists.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -257,4 +258,79 @@ fn the_map_checks_see_what_they_parse() {
         .iter()
         .any(|(n, d)| n == "hostd" && d.contains("records")));
     assert!(files_in_code().contains("files.csv"));
+}
+
+/// Every file of the repository (outside build output and VCS), as paths relative to it.
+fn repository_files() -> Vec<String> {
+    fn walk(dir: &Path, rel: &str, out: &mut Vec<String>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if matches!(name.as_str(), ".git" | "target" | "build" | "node_modules") {
+                continue;
+            }
+            let path = if rel.is_empty() {
+                name.clone()
+            } else {
+                format!("{rel}/{name}")
+            };
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                out.push(format!("{path}/"));
+                walk(&e.path(), &path, out);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&root(), "", &mut out);
+    out
+}
+
+/// A code span that names a source file or directory of the repository: a path with a
+/// source extension, or one ending in `/` (`engine/`, `attribution/`). Run-directory files
+/// (checked above) and code (`cmd/run.rs::parts`: the file part is taken) are told apart.
+fn source_path(span: &str) -> Option<&str> {
+    const EXTENSIONS: [&str; 10] = [
+        ".rs", ".c", ".h", ".md", ".toml", ".sh", ".mjs", ".py", ".proto", ".yaml",
+    ];
+    let path = span.split("::").next()?;
+    let plain = !path.is_empty()
+        && !path.contains(' ')
+        && path
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/_-.".contains(c));
+    (plain && (EXTENSIONS.iter().any(|e| path.ends_with(e)) || path.ends_with('/'))).then_some(path)
+}
+
+#[test]
+fn every_source_path_the_page_names_exists() {
+    let files = repository_files();
+    let page = page();
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for span in code_spans(&page) {
+        // Directories of a run directory, not of the repository.
+        const RUN_DIRS: [&str; 2] = ["spool/", "probe/"];
+        let Some(path) = source_path(span).filter(|p| !RUN_DIRS.contains(p)) else {
+            continue;
+        };
+        checked += 1;
+        // A path on the page is named from where its section stands (`cmd/run.rs` inside
+        // the hostd crate, `attribution/` inside analysis): some file of the repository ends
+        // with it, at a path boundary.
+        let found = files
+            .iter()
+            .any(|f| f == path || f.ends_with(&format!("/{path}")));
+        if !found {
+            missing.push(path.to_string());
+        }
+    }
+    assert!(checked > 30, "only {checked} paths parsed from the page");
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md names paths that do not exist: {missing:?}"
+    );
 }
