@@ -59,7 +59,7 @@ typedef struct sim_options {
     uint32_t link_buffer; /* bytes the host side may hold unread; 0: the kernel's */
     double port_current_a; /* advertised current; 0: no port model, no CC sensing */
     double pd_contract_v;  /* VBUS of a PD contract; 0: none (--vbus-v) */
-    double cable_mohm;     /* cable resistance, VBUS + GND */
+    double cable_mohm;     /* cable resistance beyond the probe, VBUS + GND */
     uint32_t port_cc;      /* the CC pin carrying Rp: 1 or 2 */
 } sim_options;
 
@@ -276,7 +276,7 @@ static void advance_models(uint64_t t_ns)
     double need = ts_dut_power_w(&S.dut) * (1.0 + ts_dut_noise(&S.dut, 0.002));
     ts_port_draw draw;
     ts_port_model_draw(&S.port, need, &draw); /* a drive over budget is held at it */
-    S.delivered_w = draw.power_w;
+    S.delivered_w = draw.drive_w; /* the enclosure heats from what reaches the drive */
     double v = draw.vbus_v + ts_dut_noise(&S.dut, 0.001);
     double i = draw.current_a;
     double die = S.opt.ambient_c + 3.0 + 0.2 * (S.dut.temp_c - S.opt.ambient_c);

@@ -23,11 +23,14 @@ void ts_port_model_draw(const ts_port_model *m, double need_w, ts_port_draw *out
         i = m->current_a;
         held = true;
     }
+    /* The probe plugs into the port: it sees the port's VBUS and the power with
+     * the cable's loss; the drive, beyond the cable, gets (v - i r) i. */
     out->current_a = i;
-    out->vbus_v = v - i * r;
-    out->power_w = out->vbus_v * i;
+    out->vbus_v = v;
+    out->power_w = v * i;
+    out->drive_w = (v - i * r) * i;
     out->held = held;
-    out->rate_factor = held && need_w > 0.0 ? out->power_w / need_w : 1.0;
+    out->rate_factor = held && need_w > 0.0 ? out->drive_w / need_w : 1.0;
 }
 
 uint16_t ts_port_model_cc_mv(double current_a)

@@ -333,7 +333,15 @@ pub struct Evidence {
     /// The host port's power budget, W, when known (the `power` rules).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub port_budget_w: Option<f64>,
-    /// Bus power after the onset as a share of the budget.
+    /// The current the budget allows, A (the advertised or contracted current; a user's
+    /// watts at 5 V), in force 1 s after the onset interval.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub port_budget_a: Option<f64>,
+    /// The drive's current before the onset as a share of the current the budget then in
+    /// force allowed (the name is older than the rule's amps).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub power_share_before: Option<f64>,
+    /// The drive's current after the onset as a share of the current the budget allows.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub power_share_after: Option<f64>,
     /// The lowest VBUS around the onset, V.

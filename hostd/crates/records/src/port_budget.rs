@@ -12,6 +12,8 @@ pub const VSAFE5V_MIN_V: f64 = 4.75;
 /// The advertisement a probe reports before its CC debounce has classified the port
 /// (the wire's `CC_ADVERTISEMENT_UNKNOWN`; `hostd_probe::port` names it with this).
 pub const NOT_YET_CLASSIFIED: &str = "unknown";
+/// The voltage a Type-C current advertisement (and a user's `--port-budget` watts) is at, V.
+pub const TYPE_C_V: f64 = 5.0;
 /// `--port-budget` takes watts in this range (a USB 2 port's 0.5 W… USB PD EPR's 240 W).
 pub const USER_RANGE_W: std::ops::RangeInclusive<f64> = 0.5..=240.0;
 
@@ -23,6 +25,9 @@ pub enum BudgetSource {
     Cc,
     /// VBUS above vSafe5V: a PD contract exists; its wattage is unknown.
     VbusLevel,
+    /// A USB PD contract whose terms (voltage, current) the probe's PD decoder read: the
+    /// budget is the contracted current at the contracted voltage.
+    PdContract,
     /// `--port-budget WATTS`, given by the user.
     User,
     /// The probe senses no CC (an older probe, or one built without it) or the port
@@ -36,6 +41,7 @@ impl BudgetSource {
         match self {
             BudgetSource::Cc => "cc",
             BudgetSource::VbusLevel => "vbus_level",
+            BudgetSource::PdContract => "pd_contract",
             BudgetSource::User => "user",
             BudgetSource::Unknown => "unknown",
         }
@@ -62,6 +68,12 @@ pub struct PortBudget {
     /// VBUS above vSafe5V: a PD contract exists.
     #[serde(default)]
     pub pd_contract: bool,
+    /// The PD contract's voltage, V, when its terms are known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contract_v: Option<f64>,
+    /// The PD contract's current, A, when its terms are known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contract_a: Option<f64>,
 }
 
 impl PortBudget {
@@ -74,6 +86,8 @@ impl PortBudget {
             advertised_a: None,
             vbus_v: None,
             pd_contract: false,
+            contract_v: None,
+            contract_a: None,
         }
     }
 
@@ -86,10 +100,28 @@ impl PortBudget {
         }
     }
 
+    /// The current the budget allows, A: the advertised current of a Type-C advertisement,
+    /// the contracted current of a PD contract whose terms are known, a user's watts at
+    /// [`TYPE_C_V`]. The drive's draw is judged in amps against it (the port limits current;
+    /// the watts at the probe also carry VBUS).
+    pub fn current_a(&self) -> Option<f64> {
+        match self.source {
+            BudgetSource::Cc => self.advertised_a.or(self.budget_w.map(|w| w / TYPE_C_V)),
+            BudgetSource::PdContract => self.contract_a,
+            BudgetSource::User => self.budget_w.map(|w| w / TYPE_C_V),
+            BudgetSource::VbusLevel | BudgetSource::Unknown => None,
+        }
+    }
+
     /// One line for the run's text: "budget 4.5 W (CC: default)", "budget unknown".
     pub fn describe(&self) -> String {
         let from = match (self.source, &self.advertisement) {
             (BudgetSource::Cc, Some(a)) => format!("CC: {a}"),
+            (BudgetSource::PdContract, _) => format!(
+                "PD contract: {:.1} V {:.2} A",
+                self.contract_v.unwrap_or(f64::NAN),
+                self.contract_a.unwrap_or(f64::NAN)
+            ),
             (BudgetSource::VbusLevel, _) => "PD contract, W unknown".to_string(),
             (BudgetSource::User, _) => "--port-budget".to_string(),
             (s, _) => s.as_str().to_string(),
@@ -105,29 +137,60 @@ impl PortBudget {
 /// The budget in force over a run: the one the run started with (the manifest's
 /// `power_budget`) until the probe reported another (the timeline's `port` records of
 /// `probe-link.jsonl`). A user's `--port-budget` holds throughout. Empty: no budget known.
+/// Each budget is kept in watts (the figures against bus power) and in amps (the current
+/// the port allows, [`PortBudget::current_a`], which the `power` cause judges the draw by).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct BudgetTimeline {
-    /// (from host Unix ns, budget W), in time order; the first holds from the start.
-    steps: Vec<(i64, Option<f64>)>,
+    /// The budgets, in time order; the first holds from the start.
+    steps: Vec<Step>,
+}
+
+/// One budget of a [`BudgetTimeline`] and the time it holds from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Step {
+    /// From host Unix ns.
+    from_ns: i64,
+    /// Budget, W.
+    w: Option<f64>,
+    /// The current it allows, A.
+    a: Option<f64>,
+}
+
+impl Step {
+    /// The budget `b` from `from_ns`; watts whose current nothing says are taken at
+    /// [`TYPE_C_V`].
+    fn of(from_ns: i64, b: &PortBudget) -> Step {
+        Step {
+            from_ns,
+            w: b.budget_w,
+            a: b.current_a().or(b.budget_w.map(|w| w / TYPE_C_V)),
+        }
+    }
 }
 
 impl BudgetTimeline {
-    /// One budget for the whole run.
+    /// One budget for the whole run, in watts at [`TYPE_C_V`] (a user's `--port-budget`).
     pub fn constant(budget_w: Option<f64>) -> BudgetTimeline {
         BudgetTimeline {
-            steps: vec![(i64::MIN, budget_w)],
+            steps: vec![Step {
+                from_ns: i64::MIN,
+                w: budget_w,
+                a: budget_w.map(|w| w / TYPE_C_V),
+            }],
         }
     }
 
     /// The run's timeline: `start` (the manifest's budget), then each budget the probe's
     /// `port` records in `link` gave after the start's own that differs from the one before. A user's budget, or
-    /// no start and no record, gives [`BudgetTimeline::constant`].
+    /// no start and no record, gives one budget throughout.
     pub fn of_run(start: Option<&PortBudget>, link: &[crate::probe_link::LinkRecord]) -> Self {
-        let mut t = BudgetTimeline::constant(start.and_then(|b| b.budget_w));
+        let mut t = BudgetTimeline {
+            steps: vec![Step::of(i64::MIN, start.unwrap_or(&PortBudget::unknown()))],
+        };
         if start.is_some_and(|b| b.source == BudgetSource::User) {
             return t;
         }
-        let mut ports: Vec<(i64, Option<f64>)> = link
+        let mut ports: Vec<Step> = link
             .iter()
             .filter(|r| r.event == "port")
             .filter_map(|r| {
@@ -138,21 +201,24 @@ impl BudgetTimeline {
                 // sees those statuses inside its first file, where they would read as a
                 // fall to "unknown" and back).
                 (b.advertisement.as_deref() != Some(NOT_YET_CLASSIFIED))
-                    .then_some((r.time_ns, b.budget_w))
+                    .then(|| Step::of(r.time_ns, &b))
             })
             .collect();
-        ports.sort_by_key(|p| p.0);
+        ports.sort_by_key(|p| p.from_ns);
         // The manifest's budget is the port as it settled after the attach debounce: the
         // statuses up to the first that gives it (open, then classified) are that settling,
         // not changes (they lie inside the probe's first seconds, which the report charts;
         // a run played N× faster sees them inside its first file, N× longer on its clock).
         let settled = start
             .and_then(|b| b.budget_w)
-            .and_then(|w| ports.iter().position(|p| p.1 == Some(w)))
+            .and_then(|w| ports.iter().position(|p| p.w == Some(w)))
             .unwrap_or(0);
-        for &(time_ns, w) in &ports[settled..] {
-            if t.steps.last().is_some_and(|l| l.1 != w) {
-                t.steps.push((time_ns, w));
+        for &step in &ports[settled..] {
+            if t.steps
+                .last()
+                .is_some_and(|l| (l.w, l.a) != (step.w, step.a))
+            {
+                t.steps.push(step);
             }
         }
         t
@@ -171,18 +237,28 @@ impl BudgetTimeline {
         out
     }
 
-    /// The budget in force at host time `t_ns`, W.
-    pub fn at(&self, t_ns: i64) -> Option<f64> {
-        let i = self.steps.partition_point(|s| s.0 <= t_ns);
-        self.steps.get(i.checked_sub(1)?)?.1
+    /// The step in force at host time `t_ns`.
+    fn step_at(&self, t_ns: i64) -> Option<&Step> {
+        let i = self.steps.partition_point(|s| s.from_ns <= t_ns);
+        self.steps.get(i.checked_sub(1)?)
     }
 
-    /// The changes in `(from_ns, to_ns]`: (host Unix ns, budget before, budget after).
+    /// The budget in force at host time `t_ns`, W.
+    pub fn at(&self, t_ns: i64) -> Option<f64> {
+        self.step_at(t_ns)?.w
+    }
+
+    /// The current the budget in force at host time `t_ns` allows, A.
+    pub fn current_at(&self, t_ns: i64) -> Option<f64> {
+        self.step_at(t_ns)?.a
+    }
+
+    /// The changes in `(from_ns, to_ns]`: (host Unix ns, budget before, budget after), W.
     pub fn changes_in(&self, from_ns: i64, to_ns: i64) -> Vec<(i64, Option<f64>, Option<f64>)> {
         self.steps
             .windows(2)
-            .filter(|w| w[1].0 > from_ns && w[1].0 <= to_ns)
-            .map(|w| (w[1].0, w[0].1, w[1].1))
+            .filter(|w| w[1].from_ns > from_ns && w[1].from_ns <= to_ns)
+            .map(|w| (w[1].from_ns, w[0].w, w[1].w))
             .collect()
     }
 
@@ -190,10 +266,13 @@ impl BudgetTimeline {
     pub fn at_each<'a>(&'a self, times_ns: &'a [i64]) -> impl Iterator<Item = Option<f64>> + 'a {
         let mut k = 0usize;
         times_ns.iter().map(move |&t| {
-            while k + 1 < self.steps.len() && self.steps[k + 1].0 <= t {
+            while k + 1 < self.steps.len() && self.steps[k + 1].from_ns <= t {
                 k += 1;
             }
-            self.steps.get(k).filter(|s| s.0 <= t).and_then(|s| s.1)
+            self.steps
+                .get(k)
+                .filter(|s| s.from_ns <= t)
+                .and_then(|s| s.w)
         })
     }
 }
@@ -266,6 +345,8 @@ mod tests {
             advertised_a: Some(0.9),
             vbus_v: Some(5.02),
             pd_contract: false,
+            contract_v: None,
+            contract_a: None,
         };
         let back: PortBudget = serde_json::from_str(&serde_json::to_string(&b).unwrap()).unwrap();
         assert_eq!(back, b);
@@ -275,6 +356,61 @@ mod tests {
             PortBudget::user(7.5).describe(),
             "budget 7.5 W (--port-budget)"
         );
+        // In amps: the advertised current, a user's watts at 5 V, none for a contract
+        // whose terms are unknown.
+        assert_eq!(b.current_a(), Some(0.9));
+        assert_eq!(PortBudget::user(7.5).current_a(), Some(1.5));
+        let vbus_level = PortBudget {
+            source: BudgetSource::VbusLevel,
+            pd_contract: true,
+            ..PortBudget::unknown()
+        };
+        assert_eq!(vbus_level.current_a(), None);
+    }
+
+    #[test]
+    fn a_pd_contracts_terms_are_its_budget_in_amps_and_a_new_contract_a_change() {
+        use crate::probe_link::LinkRecord;
+        let contract = |v: f64, a: f64| PortBudget {
+            budget_w: Some(v * a),
+            source: BudgetSource::PdContract,
+            pd_contract: true,
+            contract_v: Some(v),
+            contract_a: Some(a),
+            ..PortBudget::unknown()
+        };
+        let start = contract(5.0, 3.0);
+        assert_eq!(start.current_a(), Some(3.0));
+        assert_eq!(
+            start.describe(),
+            "budget 15.0 W (PD contract: 5.0 V 3.00 A)"
+        );
+        let back: PortBudget =
+            serde_json::from_str(&serde_json::to_string(&start).unwrap()).unwrap();
+        assert_eq!(back, start);
+        // The source renegotiates 5 V 1.5 A at 100; a contract of the same watts at another
+        // voltage (9 V 1.67 A against 15 W) is a change too: its current differs.
+        let at = |t: i64, b: PortBudget| {
+            let mut r = LinkRecord::new("port", t);
+            r.nested
+                .insert(MANIFEST_KEY.into(), serde_json::to_value(b).unwrap());
+            r
+        };
+        let same_w = PortBudget {
+            budget_w: Some(7.5),
+            ..contract(9.0, 7.5 / 9.0)
+        };
+        let t = BudgetTimeline::of_run(
+            Some(&start),
+            &[at(100, contract(5.0, 1.5)), at(200, same_w)],
+        );
+        assert_eq!((t.at(0), t.current_at(0)), (Some(15.0), Some(3.0)));
+        assert_eq!((t.at(100), t.current_at(100)), (Some(7.5), Some(1.5)));
+        assert_eq!(t.at(200), Some(7.5));
+        assert!((t.current_at(200).unwrap() - 7.5 / 9.0).abs() < 1e-12);
+        assert_eq!(t.changes_in(0, 300).len(), 2);
+        // A user's watts: at 5 V.
+        assert_eq!(BudgetTimeline::constant(Some(4.5)).current_at(0), Some(0.9));
     }
 
     #[test]

@@ -156,17 +156,17 @@ pub fn probe_sim_args(target_texts: &[String]) -> anyhow::Result<Option<Vec<Stri
     Ok(Some(args))
 }
 
-/// Scenario `name` if a `sim:` target can play it: one whose port's advertisement changes
-/// mid-run (a stage's `port_current_a`) is `scenario-gen`'s alone, since the probe simulator
-/// models one port for the whole run.
+/// Scenario `name` if a `sim:` target can play it: one whose port's budget changes mid-run,
+/// whose VBUS collapses or that logs a line of the OS's log is `scenario-gen`'s alone
+/// ([`Scenario::scenario_gen_only`]).
 fn playable(name: &str) -> anyhow::Result<Scenario> {
     let sc = crate::load(name)?;
-    anyhow::ensure!(
-        !sc.port_changes(),
-        "sim:{name}: scenario {} changes its port's advertisement mid-run (a stage's \
-         port_current_a): scenario-gen plays it; the probe simulator models one port",
-        sc.name
-    );
+    if let Some(why) = sc.scenario_gen_only() {
+        anyhow::bail!(
+            "sim:{name}: scenario {} {why}: scenario-gen plays it",
+            sc.name
+        );
+    }
     Ok(sc)
 }
 
@@ -700,11 +700,19 @@ mod tests {
     }
 
     #[test]
-    fn a_scenario_whose_port_changes_mid_run_is_refused_as_a_sim_target() {
-        let e = probe_sim_args(&["sim:tb-ssd-port-change*10:write".into()])
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("scenario-gen plays it"), "{e}");
+    fn a_scenario_whose_port_changes_or_collapses_mid_run_is_refused_as_a_sim_target() {
+        for (name, why) in [
+            ("tb-ssd-port-change", "port_current_a"),
+            ("tb-ssd-long-cable", "vbus_collapse"),
+        ] {
+            let e = probe_sim_args(&[format!("sim:{name}*10:write")])
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("scenario-gen plays it") && e.contains(why),
+                "{e}"
+            );
+        }
     }
 
     #[test]

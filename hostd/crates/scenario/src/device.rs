@@ -51,15 +51,24 @@ pub fn samples(
         let load = if t_ns < 0 { 0.0 } else { trace.load[li].load };
         // The port in force now (a stage may have changed its advertisement).
         let dev = &dev.with_port_current(trace.port_current_at(t_ns));
-        let p_true = dev.delivered_w(load);
-        temp += (dev.equilibrium_c(p_true) - temp) * k;
-        energy += p_true * dt;
-        let power = p_true * (1.0 + rng.gen_range(-0.015..=0.015));
-        let v_true = if dev.has_port() {
+        // The enclosure heats from what reaches the drive; the probe, at the port, measures
+        // that and the loss of a cable beyond it.
+        let p_drive = dev.delivered_w(load);
+        let mut p_true = dev.probe_w(load);
+        let mut v_true = if dev.has_port() {
             dev.port_draw(dev.power_w(load)).vbus_v
         } else {
             dev.vbus_v * (1.0 - 0.004 * load)
         };
+        // The port's VBUS collapsing (a stage's `vbus_collapse`), seen at the probe: the
+        // same current at the lower voltage for its few milliseconds.
+        if let Some(v) = trace.vbus_collapse_at(t_ns) {
+            p_true *= v / v_true;
+            v_true = v;
+        }
+        temp += (dev.equilibrium_c(p_drive) - temp) * k;
+        energy += p_true * dt;
+        let power = p_true * (1.0 + rng.gen_range(-0.015..=0.015));
         let vbus = v_true + rng.gen_range(-0.002..=0.002);
         emit(&Sample {
             t_ns,

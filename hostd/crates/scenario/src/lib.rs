@@ -10,8 +10,8 @@ pub mod model;
 pub mod sim;
 pub mod write;
 
-pub use model::{DeviceModel, Scenario, Stage, TargetSpec};
-pub use sim::{simulate, LoadStep, PortStep, Trace, TruthEvent, BASE_UNIX_NS};
+pub use model::{DeviceModel, LoggedLine, Scenario, Stage, TargetSpec, VbusCollapse};
+pub use sim::{simulate, Collapse, LoadStep, Logged, PortStep, Trace, TruthEvent, BASE_UNIX_NS};
 
 /// The built-in scenarios (the files in fixtures/scenarios/, compiled in).
 pub const BUILT_IN: &[(&str, &str)] = &[
@@ -82,6 +82,14 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     (
         "tb-ssd-port-change",
         include_str!("../../../../fixtures/scenarios/tb-ssd-port-change.toml"),
+    ),
+    (
+        "slc-4w5-port",
+        include_str!("../../../../fixtures/scenarios/slc-4w5-port.toml"),
+    ),
+    (
+        "tb-ssd-contract-change",
+        include_str!("../../../../fixtures/scenarios/tb-ssd-contract-change.toml"),
     ),
 ];
 

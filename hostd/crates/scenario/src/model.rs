@@ -40,14 +40,17 @@ pub struct DeviceModel {
     /// Starting enclosure temperature, °C (default: idle equilibrium).
     #[serde(default)]
     pub initial_temp_c: Option<f64>,
-    /// Current the host port advertises on CC, A: its budget (`--port-current-a`).
-    /// None: no port model, no limit, and a probe without CC sensing.
+    /// Current the host port allows, A: its budget (`--port-current-a`). The current it
+    /// advertises on CC, or with `pd_contract_v` the contract's current. None: no port model,
+    /// no limit, and a probe without CC sensing.
     #[serde(default)]
     pub port_current_a: Option<f64>,
     /// VBUS of a USB PD contract at the source, V (`--pd-contract-v`); else `vbus_v`.
     #[serde(default)]
     pub pd_contract_v: Option<f64>,
-    /// Cable resistance between port and probe, VBUS + GND, mΩ (`--cable-mohm`).
+    /// Cable resistance between the probe and the drive, VBUS + GND, mΩ (`--cable-mohm`).
+    /// The probe plugs into the host port, so the cable's drop lies beyond it: VBUS at the
+    /// probe is the port's, and the probe measures the cable's loss with the drive's power.
     #[serde(default)]
     pub cable_mohm: f64,
 }
@@ -57,13 +60,15 @@ pub struct DeviceModel {
 pub struct PortDraw {
     /// Current drawn, A.
     pub current_a: f64,
-    /// VBUS at the probe (source minus I·R), V.
+    /// VBUS at the probe: the port's own (the cable's drop lies beyond the probe), V.
     pub vbus_v: f64,
-    /// Power delivered at the probe, W.
+    /// Power through the probe: VBUS × I, the cable's loss included, W.
     pub power_w: f64,
+    /// Power reaching the drive at the cable's far end: (VBUS − I·R) × I, W.
+    pub drive_w: f64,
     /// The drive asked for more than the port gives.
     pub held: bool,
-    /// Delivered / asked: the drive's rate falls in proportion (1 when not held).
+    /// Reaching the drive / asked: the drive's rate falls in proportion (1 when not held).
     pub rate_factor: f64,
 }
 
@@ -134,9 +139,10 @@ impl DeviceModel {
         self.port_current_a.is_some() || self.pd_contract_v.is_some() || self.cable_mohm > 0.0
     }
 
-    /// What the port delivers to a drive asking for `need_w` at the probe: the
-    /// drive is a constant-power load, VBUS sags by I·R, and the current stops at
-    /// the advertised one (the probe simulator's `ts_port_model_draw`, same equations).
+    /// What the port delivers to a drive asking for `need_w` at its own end of the cable:
+    /// the drive is a constant-power load behind the cable's I·R, and the current stops at
+    /// the port's (the probe simulator's `ts_port_model_draw`, same equations). The probe,
+    /// at the port, sees the port's VBUS and the power with the cable's loss.
     pub fn port_draw(&self, need_w: f64) -> PortDraw {
         let v = self.pd_contract_v.unwrap_or(self.vbus_v);
         let r = self.cable_mohm * 1e-3;
@@ -155,15 +161,15 @@ impl DeviceModel {
             i = max;
             held = true;
         }
-        let vbus_v = v - i * r;
-        let power_w = vbus_v * i;
+        let drive_w = (v - i * r) * i;
         PortDraw {
             current_a: i,
-            vbus_v,
-            power_w,
+            vbus_v: v,
+            power_w: v * i,
+            drive_w,
             held,
             rate_factor: if held && need_w > 0.0 {
-                power_w / need_w
+                drive_w / need_w
             } else {
                 1.0
             },
@@ -179,8 +185,19 @@ impl DeviceModel {
         }
     }
 
-    /// Power the drive really draws at activity `load`, W (held at the port's budget).
+    /// Power reaching the drive at activity `load`, W (held at the port's budget, less the
+    /// cable's loss): what heats the enclosure.
     pub fn delivered_w(&self, load: f64) -> f64 {
+        if self.has_port() {
+            self.port_draw(self.power_w(load)).drive_w
+        } else {
+            self.power_w(load)
+        }
+    }
+
+    /// Power through the probe at activity `load`, W: what the drive gets and the cable's
+    /// loss beyond the probe.
+    pub fn probe_w(&self, load: f64) -> f64 {
         if self.has_port() {
             self.port_draw(self.power_w(load)).power_w
         } else {
@@ -277,6 +294,41 @@ pub struct Stage {
     /// one port.
     #[serde(default)]
     pub port_current_a: Option<f64>,
+    /// On entering this stage the host port's VBUS collapses, as the probe sees it (the
+    /// probed target's stages). Played by `scenario-gen` alone; the probe simulator models
+    /// no collapse.
+    #[serde(default)]
+    pub vbus_collapse: Option<VbusCollapse>,
+    /// A line the operating system logs about this target's link on entering this stage.
+    /// Written by `scenario-gen` alone (`os-log.jsonl`): a simulated drive has no kernel.
+    #[serde(default)]
+    pub os_log: Option<LoggedLine>,
+}
+
+/// The host port's VBUS collapsing for a moment (a stage's `vbus_collapse`).
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VbusCollapse {
+    /// VBUS at the probe while it lasts, V.
+    pub vbus_v: f64,
+    /// How long it lasts, ms.
+    pub ms: f64,
+    /// When it begins, s from the stage's start (negative: before it).
+    #[serde(default)]
+    pub offset_s: f64,
+}
+
+/// A line of the operating system's log about a target's link (a stage's `os_log`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoggedLine {
+    /// What it says happened.
+    pub kind: hostd_records::os_log::OsLogKind,
+    /// The line as the kernel wrote it.
+    pub line: String,
+    /// When it is logged, s from the stage's start (negative: before it).
+    #[serde(default)]
+    pub offset_s: f64,
 }
 
 /// Plays a target's stages: which stage it is in, and its rate at a point of its bytes and
@@ -465,6 +517,30 @@ impl Scenario {
                     self.name,
                     t.name
                 );
+                if let Some(c) = st.vbus_collapse {
+                    anyhow::ensure!(
+                        t.name == self.probe_target
+                            && i > 0
+                            && c.vbus_v > 0.0
+                            && c.vbus_v < d.pd_contract_v.unwrap_or(d.vbus_v)
+                            && c.ms > 0.0
+                            && c.ms <= 10_000.0
+                            && c.offset_s.abs() <= 5.0,
+                        "scenario {}: target {} stage {i}: vbus_collapse is the probed target's, on a \
+                         stage after the first, below the port's VBUS, 0 < ms ≤ 10000, |offset_s| ≤ 5",
+                        self.name,
+                        t.name
+                    );
+                }
+                if let Some(l) = &st.os_log {
+                    anyhow::ensure!(
+                        i > 0 && l.offset_s.abs() <= 5.0 && !l.line.is_empty(),
+                        "scenario {}: target {} stage {i}: os_log is logged on a stage after the \
+                         first, with a line, |offset_s| ≤ 5",
+                        self.name,
+                        t.name
+                    );
+                }
                 if let Some(other) = &st.after_target_done {
                     anyhow::ensure!(
                         self.targets.iter().any(|o| &o.name == other && o.name != t.name),
@@ -488,11 +564,20 @@ impl Scenario {
         self.device.with_port_current(port)
     }
 
-    /// True when a stage changes the port's advertisement mid-run.
-    pub fn port_changes(&self) -> bool {
-        self.targets
-            .iter()
-            .any(|t| t.stages.iter().any(|st| st.port_current_a.is_some()))
+    /// What of this scenario only `scenario-gen` plays, when anything: a stage that changes
+    /// the port's budget mid-run (the probe simulator models one port), collapses VBUS (it
+    /// models no collapse) or logs a line (a simulated drive has no kernel).
+    pub fn scenario_gen_only(&self) -> Option<&'static str> {
+        let stages = || self.targets.iter().flat_map(|t| &t.stages);
+        if stages().any(|st| st.port_current_a.is_some()) {
+            Some("changes its port's budget mid-run (a stage's port_current_a); the probe simulator models one port")
+        } else if stages().any(|st| st.vbus_collapse.is_some()) {
+            Some("collapses its port's VBUS (a stage's vbus_collapse); the probe simulator models none")
+        } else if stages().any(|st| st.os_log.is_some()) {
+            Some("logs a line of the OS's log (a stage's os_log); a simulated drive has no kernel")
+        } else {
+            None
+        }
     }
 
     /// The probed target's spec.

@@ -56,6 +56,39 @@ pub struct PortStep {
     pub current_a: f64,
 }
 
+/// The host port's VBUS collapsed at the probe from `t_ns` to `until_ns` (since run start)
+/// to `vbus_v` (a stage's `vbus_collapse`).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Collapse {
+    /// ns since run start.
+    pub t_ns: i64,
+    /// End, ns since run start.
+    pub until_ns: i64,
+    /// VBUS at the probe meanwhile, V.
+    pub vbus_v: f64,
+}
+
+/// A line the OS logged about a target's link (a stage's `os_log`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Logged {
+    /// ns since run start.
+    pub t_ns: i64,
+    /// The target whose link it names.
+    pub target: String,
+    /// What it says happened.
+    pub kind: hostd_records::os_log::OsLogKind,
+    /// The line.
+    pub line: String,
+}
+
+/// What entering stages did at the port and in the OS's log, in time order.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Marks {
+    port: Vec<PortStep>,
+    collapses: Vec<Collapse>,
+    os_log: Vec<Logged>,
+}
+
 /// Everything a scenario produced.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Trace {
@@ -71,6 +104,10 @@ pub struct Trace {
     pub counters: Vec<(String, Vec<(i64, u64)>)>,
     /// The port's advertisement changes, in time order (empty: the device's port throughout).
     pub port: Vec<PortStep>,
+    /// The port's VBUS collapses, in time order.
+    pub collapses: Vec<Collapse>,
+    /// The lines the OS logged, in time order.
+    pub os_log: Vec<Logged>,
 }
 
 struct Current {
@@ -167,7 +204,7 @@ pub fn simulate(sc: &Scenario) -> Trace {
     let mut files = Vec::new();
     let mut truth = Vec::new();
     let mut load = vec![LoadStep { t_ns: 0, load: 0.0 }];
-    let mut port: Vec<PortStep> = Vec::new();
+    let mut marks = Marks::default();
     let dt_s = STEP_NS as f64 * 1e-9;
     let mut t: i64 = 0;
     let mut counters: Vec<(String, Vec<(i64, u64)>)> = sc
@@ -192,7 +229,7 @@ pub fn simulate(sc: &Scenario) -> Trace {
             let advance = |s: &mut TargetState,
                            at_ns: i64,
                            truth: &mut Vec<TruthEvent>,
-                           port: &mut Vec<PortStep>,
+                           marks: &mut Marks,
                            temp: f64| {
                 // The rate the drive gets: the stage's, held by the port's budget on
                 // the probed target (a drive that asks for more than it is held at it).
@@ -213,9 +250,25 @@ pub fn simulate(sc: &Scenario) -> Trace {
                     s.hold_load = Some(dev.load_holding(temp));
                 }
                 if let Some(current_a) = new.port_current_a.filter(|_| k == probe_idx) {
-                    port.push(PortStep {
+                    marks.port.push(PortStep {
                         t_ns: at_ns,
                         current_a,
+                    });
+                }
+                let from = |offset_s: f64| at_ns + (offset_s * 1e9) as i64;
+                if let Some(c) = new.vbus_collapse.filter(|_| k == probe_idx) {
+                    marks.collapses.push(Collapse {
+                        t_ns: from(c.offset_s),
+                        until_ns: from(c.offset_s) + (c.ms * 1e6) as i64,
+                        vbus_v: c.vbus_v,
+                    });
+                }
+                if let Some(l) = &new.os_log {
+                    marks.os_log.push(Logged {
+                        t_ns: from(l.offset_s),
+                        target: spec.name.clone(),
+                        kind: l.kind,
+                        line: l.line.clone(),
                     });
                 }
                 let new_rate = effective(s.stage, s.hold_load);
@@ -251,7 +304,7 @@ pub fn simulate(sc: &Scenario) -> Trace {
                     if s.stage + 1 < spec.stages.len()
                         && t as f64 >= end as f64 + spec.stages[s.stage].lag_s * 1e9
                     {
-                        advance(s, t, &mut truth, &mut port, temp);
+                        advance(s, t, &mut truth, &mut marks, temp);
                     }
                 }
             }
@@ -311,7 +364,7 @@ pub fn simulate(sc: &Scenario) -> Trace {
                     }
                     if to_boundary.is_finite() && take >= to_boundary - 0.5 {
                         let at = t + (STEP_NS as f64 - avail) as i64;
-                        advance(s, at, &mut truth, &mut port, temp);
+                        advance(s, at, &mut truth, &mut marks, temp);
                     }
                 } else {
                     let used = cur.overhead_left_ns.min(avail);
@@ -365,13 +418,17 @@ pub fn simulate(sc: &Scenario) -> Trace {
         }
     }
     truth.sort_by_key(|e| e.onset_ns);
+    marks.collapses.sort_by_key(|c| c.t_ns);
+    marks.os_log.sort_by_key(|l| l.t_ns);
     Trace {
         files,
         truth,
         load,
         end_ns,
         counters,
-        port,
+        port: marks.port,
+        collapses: marks.collapses,
+        os_log: marks.os_log,
     }
 }
 
@@ -381,6 +438,14 @@ impl Trace {
     pub fn port_current_at(&self, t_ns: i64) -> Option<f64> {
         let i = self.port.partition_point(|p| p.t_ns <= t_ns);
         i.checked_sub(1).map(|i| self.port[i].current_a)
+    }
+
+    /// VBUS at the probe at `t_ns` (since run start) while the port's VBUS is collapsed.
+    pub fn vbus_collapse_at(&self, t_ns: i64) -> Option<f64> {
+        self.collapses
+            .iter()
+            .find(|c| c.t_ns <= t_ns && t_ns < c.until_ns)
+            .map(|c| c.vbus_v)
     }
 
     /// The probed device's activity at `t_ns` (since run start).

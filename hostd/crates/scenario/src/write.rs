@@ -81,6 +81,7 @@ pub fn write_run(
     if probe.is_some() {
         write_port_timeline(dir, sc, trace)?;
     }
+    write_os_log(dir, trace)?;
     let truth: Vec<serde_json::Value> = trace
         .truth
         .iter()
@@ -257,8 +258,31 @@ fn write_port_timeline(dir: &Path, sc: &Scenario, trace: &Trace) -> anyhow::Resu
     Ok(())
 }
 
-/// The budget a probe that reads CC would record for the device's port: the advertised
-/// current at 5 V; with a PD contract, watts unknown. None without a port model.
+/// The lines the scenario's stages logged (`os-log.jsonl`, as `hostd run`'s OS-log part
+/// writes them), when any.
+fn write_os_log(dir: &Path, trace: &Trace) -> anyhow::Result<()> {
+    if trace.os_log.is_empty() {
+        return Ok(());
+    }
+    let lines: Vec<records::os_log::OsLogRecord> = trace
+        .os_log
+        .iter()
+        .map(|l| records::os_log::OsLogRecord {
+            time_ns: BASE_UNIX_NS + l.t_ns,
+            kind: l.kind,
+            target: Some(l.target.clone()),
+            device: None,
+            source: "kernel".into(),
+            line: l.line.clone(),
+        })
+        .collect();
+    records::os_log::write(dir, &lines)?;
+    Ok(())
+}
+
+/// The budget a probe would record for the device's port: the advertised current at 5 V;
+/// with a PD contract, its terms (`pd_contract_v`, and `port_current_a` as its current), as
+/// a probe that decodes PD reads them. None without a port model.
 fn port_budget(d: &crate::DeviceModel) -> Option<records::port_budget::PortBudget> {
     use records::port_budget::{BudgetSource, PortBudget};
     let a = d.port_current_a?;
@@ -274,10 +298,17 @@ fn port_budget(d: &crate::DeviceModel) -> Option<records::port_budget::PortBudge
         advertised_a: Some(a),
         vbus_v: Some(d.pd_contract_v.unwrap_or(d.vbus_v)),
         pd_contract: d.pd_contract_v.is_some(),
+        contract_v: None,
+        contract_a: None,
     };
-    if b.pd_contract {
-        b.budget_w = None;
-        b.source = BudgetSource::VbusLevel;
+    if let Some(v) = d.pd_contract_v {
+        // Under a contract the Rp on CC is no budget: the contract's terms are.
+        b.budget_w = Some(v * a);
+        b.source = BudgetSource::PdContract;
+        b.advertisement = None;
+        b.advertised_a = None;
+        b.contract_v = Some(v);
+        b.contract_a = Some(a);
     }
     Some(b)
 }

@@ -1,7 +1,8 @@
-//! The scenario model's host port: an advertised current (the budget), an
-//! optional PD contract voltage and a cable resistance. VBUS sags by I·R, a
-//! drive that needs more than the budget is held at it and its rate falls in
-//! proportion; without a port model nothing changes.
+//! The scenario model's host port: a current it allows (the budget), an optional PD
+//! contract voltage and a cable between the probe and the drive. The probe plugs into the
+//! host port: it sees the port's VBUS and the cable's loss, the drive at the cable's far end
+//! gets VBUS − I·R; a drive that needs more than the budget is held at it and its rate falls
+//! in proportion; without a port model nothing changes.
 
 use hostd_scenario::device::samples;
 use hostd_scenario::{load, simulate, Scenario};
@@ -17,21 +18,28 @@ fn steady_with(port: &str) -> Scenario {
 }
 
 #[test]
-fn a_drive_over_the_budget_is_held_at_it_and_vbus_sags_by_i_r() {
+fn a_drive_over_the_budget_is_held_at_it_and_a_cable_beyond_the_probe_drops_where_it_cannot_see() {
     let sc = steady_with("port_current_a = 0.9\ncable_mohm = 200.0\n");
     let dev = sc.device;
-    // 6.5 W asked: 0.9 A through 200 mΩ leaves 4.82 V, 4.338 W delivered.
+    // 6.5 W asked at the drive: 0.9 A. The probe, at the port, sees 5.0 V and 4.5 W; the
+    // drive, beyond 200 mΩ, gets 4.82 V and 4.338 W.
     let d = dev.port_draw(dev.power_w(1.0));
     assert!(d.held);
     assert!((d.current_a - 0.9).abs() < 1e-12);
-    assert!((d.vbus_v - 4.82).abs() < 1e-12);
-    assert!((d.power_w - 4.338).abs() < 1e-9);
+    assert!((d.vbus_v - 5.0).abs() < 1e-12);
+    assert!((d.power_w - 4.5).abs() < 1e-9);
+    assert!((d.drive_w - 4.338).abs() < 1e-9);
     assert!((d.rate_factor - 4.338 / 6.5).abs() < 1e-9);
-    // Idle (2.5 W) fits: I solves P = (5 - I·R)·I, below the budget.
+    assert!((dev.probe_w(1.0) - 4.5).abs() < 1e-9);
+    assert!((dev.delivered_w(1.0) - 4.338).abs() < 1e-9);
+    // Idle (2.5 W) fits: I solves 2.5 = (5 − I·R)·I at the drive, below the budget; the
+    // probe sees 5 V × I, the cable's loss included.
     let idle = dev.port_draw(dev.power_w(0.0));
     assert!(!idle.held);
-    assert!((idle.vbus_v * idle.current_a - 2.5).abs() < 1e-9);
-    assert!((idle.vbus_v - (5.0 - 0.2 * idle.current_a)).abs() < 1e-12);
+    assert!(((5.0 - 0.2 * idle.current_a) * idle.current_a - 2.5).abs() < 1e-9);
+    assert!((idle.drive_w - 2.5).abs() < 1e-9);
+    assert!((idle.vbus_v - 5.0).abs() < 1e-12);
+    assert!((idle.power_w - 5.0 * idle.current_a).abs() < 1e-12);
     // The probe simulator gets the same port.
     let args = dev.probe_sim_args().join(" ");
     assert!(args.contains("--port-current-a 0.9"), "{args}");

@@ -1,9 +1,12 @@
-//! The evidence every cause's rules read: the onset's place in the run, the other targets
-//! active during the slow part, and what the probe and the drive's own temperature measured
-//! around the onset, with the notes that say which rules could not be checked.
+//! The evidence every cause's rules read, gathered once per event: the onset's place in the
+//! run, the other targets active during the slow part, what the probe and the drive's own
+//! temperature measured around the onset, the OS log's window (`log_window.rs`) and the host
+//! port at the onset (`port_facts.rs`), with the notes that say which rules could not be
+//! checked.
 
+use super::log_window::LogWindow;
 use super::signal::{largest_rise, nearest, rate_in_window, sensor_noise, slope, smoothed_min_max};
-use super::{Context, Facts, NS};
+use super::{port_facts, Context, Facts, NS};
 use crate::detect::Change;
 use crate::series::Series;
 use crate::stats;
@@ -100,8 +103,9 @@ pub(super) fn gather<'a>(
         .collect();
     let alone = other_targets(&others, change, slow, &mut ev);
     let mut reasons = Vec::new();
+    let windows = Windows::of(change);
     let power_falls = match ctx.probe {
-        Some(p) => probe_evidence(p, series, change, drop, rate_ratio, &mut ev),
+        Some(p) => probe_evidence(p, series, change, &windows, rate_ratio, &mut ev),
         None => {
             reasons.push(
                 "no probe samples for this target: thermal and SLC rules cannot be checked"
@@ -129,6 +133,16 @@ pub(super) fn gather<'a>(
             ev.temp_noise_c.map_or("unknown".into(), |n| format!("{n:.3} °C")),
         ));
     }
+    // The OS log's window and the port are read for drops only: neither explains a recovery.
+    let log = ctx
+        .os_log
+        .filter(|_| drop)
+        .map(|log| LogWindow::around(log, &series.target, change));
+    let port = ctx.probe.filter(|_| drop).map(|p| {
+        let port = port_facts::gather(p, ctx, change, &windows, log.as_ref());
+        port_figures(&port, &mut ev);
+        port
+    });
     let facts = Facts {
         series,
         change,
@@ -142,8 +156,55 @@ pub(super) fn gather<'a>(
         power_falls,
         warmed,
         stalls: None,
+        log,
+        port,
     };
     (facts, ev, reasons)
+}
+
+/// The port's figures in the evidence: the budget after the onset (W and A), the drive's
+/// current as a share of the budget before and after, and VBUS's lowest at the onset.
+fn port_figures(port: &port_facts::PortFacts, ev: &mut Evidence) {
+    ev.port_budget_w = port.after.w;
+    ev.port_budget_a = port.after.a;
+    ev.power_share_before = port.share_before();
+    ev.power_share_after = port.share_after();
+    ev.vbus_min_at_onset_v = port.vbus_low_v;
+}
+
+/// The probe's windows around an onset, host ns: before = up to [`WINDOW_S`] before it (to
+/// half the settling margin before it), after = from the settling margin to [`WINDOW_S`]
+/// after it, the margin [`SETTLE_S`] or a tenth of the shorter segment, whichever is less.
+pub(super) struct Windows {
+    /// The window before the onset.
+    pub before: (i64, i64),
+    /// The window after the onset.
+    pub after: (i64, i64),
+    /// The settling margin, ns.
+    pub settle: i64,
+}
+
+impl Windows {
+    /// The windows of `change`.
+    fn of(change: &Change) -> Windows {
+        let w = (WINDOW_S * NS) as i64;
+        // Short segments (accelerated simulations, quick runs) get a proportionally short
+        // settling margin so both windows keep samples.
+        let shorter =
+            (change.before_ns.1 - change.before_ns.0).min(change.after_ns.1 - change.after_ns.0);
+        let settle = ((SETTLE_S * NS) as i64).min(shorter / 10);
+        Windows {
+            before: (
+                change.before_ns.0.max(change.onset.ns - w),
+                change.onset.ns - settle / 2,
+            ),
+            after: (
+                change.onset.ns + settle,
+                change.after_ns.1.min(change.onset.ns + w),
+            ),
+            settle,
+        }
+    }
 }
 
 /// The evidence's onset, its interval (GB and s from the run's start), the event's duration
@@ -197,24 +258,12 @@ fn probe_evidence(
     p: &ProbeSeries,
     series: &Series,
     change: &Change,
-    drop: bool,
+    windows: &Windows,
     rate_ratio: f64,
     ev: &mut Evidence,
 ) -> Option<bool> {
-    let w = (WINDOW_S * NS) as i64;
-    // Short segments (accelerated simulations, quick runs) get a proportionally short
-    // settling margin so both windows keep samples.
-    let shorter =
-        (change.before_ns.1 - change.before_ns.0).min(change.after_ns.1 - change.after_ns.0);
-    let settle = ((SETTLE_S * NS) as i64).min(shorter / 10);
-    let before = (
-        change.before_ns.0.max(change.onset.ns - w),
-        change.onset.ns - settle / 2,
-    );
-    let after = (
-        change.onset.ns + settle,
-        change.after_ns.1.min(change.onset.ns + w),
-    );
+    let drop = change.kind == EventKind::Drop;
+    let (before, after, settle) = (windows.before, windows.after, windows.settle);
     let half = settle / 2;
     ev.temp_at_onset_c = p
         .mean_in(

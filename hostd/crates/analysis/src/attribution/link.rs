@@ -1,22 +1,17 @@
 //! The link to the drive failed: the operating system logged a reset of the USB device or
 //! the storage link, a UAS error, a fallback to usb-storage, a slower re-enumeration, a
 //! disconnect or an I/O error on this target's device around the onset (`os-log.jsonl`).
-//! A drop counts when such a line lies within [`DROP_BEFORE_S`] before to [`DROP_AFTER_S`]
-//! after its onset interval; a stall when one lies within [`STALL_BEFORE_S`] before it
-//! began to [`STALL_AFTER_S`] after it ended (a command that hangs is aborted and the
+//! A drop counts when such a line lies within the event's log window (`log_window.rs`: 5 s
+//! before to 2 s after its onset interval); a stall when one lies within [`STALL_BEFORE_S`]
+//! before it began to [`STALL_AFTER_S`] after it ended (a command that hangs is aborted and the
 //! device reset only when its timeout runs out, inside the stall). Lines about other or
 //! unknown devices are listed as context and weigh nothing. See docs/methodology.md, "Link".
 
+use super::log_window::{evidence_line, lines_in, secs, DROP_AFTER_S, DROP_BEFORE_S};
 use super::{CauseRule, Checks, Facts, NS};
 use hostd_records::cause::Cause;
 use hostd_records::events::Evidence;
 use hostd_records::os_log::OsLogRecord;
-
-/// A line counts for a drop from this long before its onset interval, s (a re-enumeration
-/// at a lower speed takes a few seconds from the disconnect to the slower transfers).
-pub const DROP_BEFORE_S: f64 = 5.0;
-/// …to this long after it, s.
-pub const DROP_AFTER_S: f64 = 2.0;
 /// A line counts for a stall from this long before it began, s.
 pub const STALL_BEFORE_S: f64 = 2.0;
 /// …to this long after it ended, s.
@@ -48,18 +43,14 @@ impl CauseRule for Link {
             r.check(WEIGHT * share, share >= 0.5, words);
             return;
         }
-        if !facts.drop {
+        let Some(window) = facts.log.as_ref().filter(|_| facts.drop) else {
             r.cannot("a recovery: a logged link event explains only a drop or a stall".into());
             return;
-        }
-        let c = facts.change;
-        let window = (
-            c.onset.ns_range.0 - secs(DROP_BEFORE_S),
-            c.onset.ns_range.1 + secs(DROP_AFTER_S),
-        );
-        let (ours, context) = lines_in(log, &facts.series.target, window);
-        ev.os_log = ours.iter().map(|r| evidence_line(r, c.onset.ns)).collect();
-        context_lines(&context, c.onset.ns, r);
+        };
+        let at = facts.change.onset.ns;
+        let ours = &window.ours;
+        ev.os_log = ours.iter().map(|r| evidence_line(r, at)).collect();
+        context_lines(&window.context, at, r);
         r.check(
             WEIGHT,
             !ours.is_empty(),
@@ -67,7 +58,7 @@ impl CauseRule for Link {
                 Some(first) => format!(
                     "the OS logged {} on this drive's link {:+.1} s from the onset ({} line{} within −{DROP_BEFORE_S:.0}/+{DROP_AFTER_S:.0} s)",
                     first.kind.as_str(),
-                    (first.time_ns - c.onset.ns) as f64 / NS,
+                    (first.time_ns - at) as f64 / NS,
                     ours.len(),
                     if ours.len() == 1 { "" } else { "s" }
                 ),
@@ -76,46 +67,7 @@ impl CauseRule for Link {
                 ),
             },
         );
-        if let Some(v) = super::power::sag_at_onset(facts).filter(|_| !ours.is_empty()) {
-            r.against(
-                super::power::EXPLAINS_AWAY,
-                format!("VBUS sagged to {v:.2} V at the onset: the port's power failed first (see power)"),
-            );
-        }
     }
-}
-
-/// `s` seconds in ns.
-fn secs(s: f64) -> i64 {
-    (s * NS) as i64
-}
-
-/// The records inside `window` (host ns, inclusive): those of `target`, and those of no
-/// known target (context).
-pub(super) fn lines_in<'a>(
-    log: &'a [OsLogRecord],
-    target: &str,
-    window: (i64, i64),
-) -> (Vec<&'a OsLogRecord>, Vec<&'a OsLogRecord>) {
-    let inside = log
-        .iter()
-        .filter(move |r| r.time_ns >= window.0 && r.time_ns <= window.1);
-    let ours = inside
-        .clone()
-        .filter(|r| r.target.as_deref() == Some(target))
-        .collect();
-    let context = inside.filter(|r| r.target.is_none()).collect();
-    (ours, context)
-}
-
-/// A record as the event's evidence lists it: seconds from `at`, its kind, its line.
-pub(super) fn evidence_line(r: &OsLogRecord, at: i64) -> String {
-    format!(
-        "{:+.3} s {}: {}",
-        (r.time_ns - at) as f64 / NS,
-        r.kind.as_str(),
-        r.line
-    )
 }
 
 /// Lines about other or unknown devices near the onset: listed, weighing nothing.

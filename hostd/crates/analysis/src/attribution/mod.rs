@@ -7,10 +7,20 @@
 //! tokio-console keeps one struct per warning); [`RULES`] lists them. A new cause is one
 //! file here, one line in [`RULES`], and its `Cause` variant in `hostd-records`; its score
 //! goes into the event's `Scores` under that variant.
+//!
+//! The rules read one set of facts per event ([`Facts`], gathered in `evidence.rs`: the
+//! probe's figures, the OS log's window in `log_window.rs`, the host port in
+//! `port_facts.rs`) and never call each other. Where one cause explains another's signs
+//! (the port holding a drive explains the SLC cache's held power), its rule declares it
+//! beside itself ([`CauseRule::explains_away`]) and [`weigh`] applies it, after every rule
+//! has scored.
 
 mod contention;
 mod evidence;
+mod facts;
 mod link;
+mod log_window;
+mod port_facts;
 mod power;
 mod signal;
 mod slc_cache;
@@ -20,9 +30,10 @@ mod thermal;
 pub use signal::rate_in_window;
 pub use stall_event::stall_event;
 
+pub use facts::Facts;
+
 use crate::detect::Change;
 use crate::series::Series;
-use crate::stall::SeriesStalls;
 use hostd_records::cause::Cause;
 use hostd_records::events::{Event, Evidence};
 use hostd_records::ProbeSeries;
@@ -63,43 +74,6 @@ impl Context<'_> {
     }
 }
 
-/// What every cause's rules read besides the evidence: the change, its series, the run, and
-/// the judgements drawn from the evidence once for all causes.
-pub struct Facts<'a> {
-    /// The series the change happened in.
-    pub series: &'a Series,
-    /// The change being attributed.
-    pub change: &'a Change,
-    /// The run around it.
-    pub ctx: &'a Context<'a>,
-    /// The series' later changes (a recovery later argues against a full cache).
-    pub later: &'a [Change],
-    /// A drop (else a recovery).
-    pub drop: bool,
-    /// Rate after / rate before the onset.
-    pub rate_ratio: f64,
-    /// The slow part, host ns: after a drop, before a recovery.
-    pub slow: (i64, i64),
-    /// The run's other series (other targets).
-    pub others: Vec<&'a Series>,
-    /// No other target was active during the slow part or at the onset.
-    pub alone: bool,
-    /// Bus power followed throughput, when power was measured on both sides.
-    pub power_falls: Option<bool>,
-    /// The enclosure rose beyond its sensor's noise before the onset.
-    pub warmed: bool,
-    /// The stalls, when the event is the series' `stall` event.
-    pub stalls: Option<&'a SeriesStalls>,
-}
-
-impl Facts<'_> {
-    /// The probe measured this target and its enclosure warmed: the thermal rules can be
-    /// checked (the SLC rules need the probe only).
-    pub fn thermal_evidence(&self) -> bool {
-        self.ctx.probe.is_some() && self.warmed
-    }
-}
-
 /// One cause's rules: each checks the facts and evidence, adds its weight when met, and says
 /// why in a ✓/✗ line.
 pub trait CauseRule: Sync {
@@ -111,6 +85,23 @@ pub trait CauseRule: Sync {
     fn weighs_stalls(&self) -> bool {
         false
     }
+    /// The other causes whose signs this cause explains when its facts show it, applied in
+    /// [`weigh`] after every rule has scored.
+    fn explains_away(&self) -> &'static [ExplainsAway] {
+        &[]
+    }
+}
+
+/// One cause explaining another's signs away: when [`ExplainsAway::when`] gives a reason,
+/// [`ExplainsAway::weight`] comes off [`ExplainsAway::cause`]'s score (which stays ≥ 0),
+/// with a ✗ line under that cause saying why.
+pub struct ExplainsAway {
+    /// The cause whose signs are explained.
+    pub cause: Cause,
+    /// What comes off its score.
+    pub weight: f64,
+    /// Why, when the event's facts show it; `None`: it does not apply.
+    pub when: fn(&Facts) -> Option<String>,
 }
 
 /// The causes weighed, in the order their reasons are listed and ties are broken.
@@ -169,10 +160,11 @@ pub fn attribute(
     with_text(weigh(facts, ev, reasons))
 }
 
-/// Scores every cause's rules on `facts` and builds the event (without its text).
+/// Scores every cause's rules on `facts`, applies what each cause explains away, and builds
+/// the event (without its text).
 fn weigh(facts: Facts, mut ev: Evidence, mut reasons: Vec<String>) -> Event {
     let stall = facts.stalls.is_some();
-    let scored: Vec<(Cause, f64)> = RULES
+    let mut scored: Vec<(Cause, f64)> = RULES
         .iter()
         .map(|rule| {
             let mut checks = Checks {
@@ -188,11 +180,32 @@ fn weigh(facts: Facts, mut ev: Evidence, mut reasons: Vec<String>) -> Event {
             (rule.cause(), checks.score)
         })
         .collect();
+    explain_away(&facts, &mut scored, &mut reasons);
     ev.scores = scored.iter().copied().collect();
     // A stall's rules (link at half of its stalls or more) carry their own bar.
     let (cause, confidence) = choose(&scored, if stall { f64::MIN_POSITIVE } else { MIN_SCORE });
     ev.reasons = reasons;
     change_event(facts.series, facts.change, cause, confidence, ev)
+}
+
+/// Takes off each cause's score what another cause explains of it ([`CauseRule::explains_away`]),
+/// where the explained cause scored at all, with a ✗ line under it.
+fn explain_away(facts: &Facts, scored: &mut [(Cause, f64)], reasons: &mut Vec<String>) {
+    for rule in RULES {
+        for e in rule.explains_away() {
+            let Some(s) = scored.iter_mut().find(|s| s.0 == e.cause && s.1 > 0.0) else {
+                continue;
+            };
+            if let Some(why) = (e.when)(facts) {
+                s.1 = (s.1 - e.weight).max(0.0);
+                reasons.push(format!(
+                    "✗ {}: {why} (explained by {})",
+                    e.cause.as_str(),
+                    rule.cause().as_str()
+                ));
+            }
+        }
+    }
 }
 
 /// The cause and confidence: the best score if at least `min_score`, less half the

@@ -2,7 +2,8 @@
 //! for the rest of the phase. Where the enclosure warmed, it is still below its plateau and
 //! rising; where it did not (a well-cooled drive), the cache's own signs stand in: energy
 //! per byte rising after the drop, and a sudden drop at a volume of data. A later full
-//! recovery while writing goes on counts against the cause.
+//! recovery while writing goes on counts against the cause. A drive its port held at the
+//! onset shows the same held power; `power` declares that it explains it away.
 
 use super::evidence::drive_at_plateau;
 use super::{CauseRule, Checks, Facts};
@@ -80,10 +81,6 @@ impl CauseRule for SlcCache {
             );
         }
         r.check(0.2, facts.alone, "no other target active".to_string());
-        // Last, so that it takes off what the other rules gave.
-        if let Some(why) = super::power::held_at_budget(facts, ev) {
-            r.against(super::power::EXPLAINS_AWAY, why);
-        }
     }
 }
 

@@ -66,6 +66,8 @@ pub fn stall_event(series: &Series, st: &SeriesStalls, ctx: &Context) -> Event {
         power_falls: None,
         warmed: false,
         stalls: Some(st),
+        log: None,
+        port: None,
     };
     let reasons = vec![format!(
         "stall: 100 ms intervals under {:.0} MB/s (a tenth of the typical {:.2} GB/s) for at least {} s",
