@@ -573,7 +573,7 @@ fn lag_warning(lag: &LatencyHistogram) -> Option<String> {
     let p99 = lag.quantile_ns(0.99);
     (!lag.is_empty() && p99 > LATE_NS).then(|| {
         format!(
-            "probe readings reached the temperature gate and the steady-state thermometer late: {:.1} s at the 99th percentile, {:.1} s at most (the host was busy; the recorded series is not affected)",
+            "probe readings reached the gate and thermometer late: {:.1} s at p99, {:.1} s at most (host busy; the recorded series is intact)",
             p99 as f64 / 1e9,
             lag.max_ns() as f64 / 1e9
         )
@@ -685,10 +685,7 @@ mod tests {
         lag.record(2_500_000_000);
         lag.record(2_500_000_000);
         let w = lag_warning(&lag).expect("2 % at 2.5 s");
-        assert!(
-            w.contains("2.5 s at the 99th percentile, 2.5 s at most"),
-            "{w}"
-        );
+        assert!(w.contains("2.5 s at p99, 2.5 s at most"), "{w}");
     }
 
     #[test]
