@@ -120,12 +120,7 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
             )),
             Some(c) => Ok(c),
         };
-        let detected = match views::changes(
-            s,
-            over_time,
-            stalls.as_ref(),
-            &options.changepoint,
-        ) {
+        let detected = match views::changes(s, over_time, stalls.as_ref(), &options.changepoint) {
             Ok(c) => c,
             Err(too_little) => {
                 insufficient.push(Insufficient {
@@ -157,8 +152,20 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
         }
     }
     events.sort_by_key(|e| e.onset_ns);
+    for p in &mut phases {
+        p.levels_explained_by = series::levels_explained_by(p, &events);
+    }
     let overlap = overlap::overlap(&all, &events);
-    let headlines = headline::headlines(&all, &events, run.probe.as_ref(), probe_target.as_deref());
+    let headlines = headline::headlines(
+        &all,
+        &events,
+        headline::Context {
+            probe: run.probe.as_ref(),
+            probe_target: probe_target.as_deref(),
+            phases: &phases,
+            insufficient: &insufficient,
+        },
+    );
     Analysis {
         events,
         phases,
