@@ -31,11 +31,12 @@ pub(crate) fn figure_cell(key: &str, f: &Figure, kind: Kind) -> String {
     }
 }
 
-/// The first drop's cause and its confidence, or "none" and why there is no drop.
+/// The first drop's cause and its confidence (the column names it), or "none" and why
+/// there is no drop.
 fn cause_cell(s: &SeriesHeadline) -> String {
     match (s.drop_cause, s.drop_confidence) {
         (Some(c), Some(conf)) => format!(
-            r#"<td data-figure="drop_cause" class="l"><span class="cause">{}</span><br><span class="note">(confidence {conf:.2})</span></td>"#,
+            r#"<td data-figure="drop_cause" class="l"><span class="cause">{}</span><br><span class="note">({conf:.2})</span></td>"#,
             esc(c.as_str())
         ),
         _ => format!(
@@ -53,7 +54,7 @@ pub(crate) fn section(a: &Analysis, targets: &Targets) -> String {
         return String::new();
     }
     let mut out = String::from(
-        r#"<section id="headlines"><h2>Headline figures</h2><div class="scroll"><table id="headline-table"><tr><th class="l">target</th><th class="l">phase</th><th>average</th><th>sustained (last third)</th><th>first drop after</th><th>… at time</th><th>rate after it</th><th class="l">cause</th><th>SLC cache</th><th>after the cache</th></tr>"#,
+        r#"<section id="headlines"><h2>Headline figures</h2><div class="scroll"><table id="headline-table"><tr><th class="l">target</th><th class="l">phase</th><th>average</th><th>sustained (last third)</th><th>first drop at</th><th>time</th><th>rate after</th><th class="l">cause</th><th>SLC cache</th><th>after the cache</th></tr>"#,
     );
     for s in &h.series {
         let _ = write!(
@@ -111,7 +112,7 @@ pub(crate) fn section(a: &Analysis, targets: &Targets) -> String {
             }
         }
     }
-    out.push_str(r#"<p class="note">Brackets: 95 % intervals (onsets: the onset's 99.9 % interval); the first drop is the first of any cause, with that cause; docs/methodology.md, "Headline figures".</p></section>"#);
+    out.push_str(r#"<p class="note">Brackets: 95 % intervals (onsets: the onset's 99.9 % interval); the first drop is the first of any cause, with that cause and its confidence; docs/methodology.md, "Headline figures".</p></section>"#);
     out
 }
 

@@ -15,9 +15,13 @@ pub(crate) fn section(a: &Analysis, targets: &Targets, probed: Option<&str>) -> 
     // row: a unit in every cell made the table wider than a narrow window.
     let u: Unit = Kind::Rate.common_unit(a.phases.iter().map(|p| p.throughput_bps));
     let rate = |bps: f64| Kind::Rate.cell(bps, u);
+    let data = Kind::Data.common_unit(a.phases.iter().map(|p| p.bytes as f64));
+    let secs = Kind::Seconds.unit(1.0);
+    let jgb = Kind::JPerGb.unit(1.0);
     let mut h = format!(
-        r#"<section id="statistics"><h2>Statistics per target and phase</h2><div class="scroll"><table id="stats-table"><tr><th class="l">target</th><th class="l">phase</th><th>files</th><th>data</th><th>time</th><th>average, {u}</th><th>mean of files</th><th>median</th><th>20 % trimmed</th><th>Theil–Sen</th><th>least squares</th><th>overhead per file, ms</th><th>J/GB</th><th>bimodal</th></tr>"#,
-        u = u.name
+        r#"<section id="statistics"><h2>Statistics per target and phase</h2><div class="scroll"><table id="stats-table"><tr><th class="l">target</th><th class="l">phase</th><th>files</th><th>data, {d}</th><th>time, s</th><th>average, {u}</th><th>mean of files</th><th>median</th><th>20 % trimmed</th><th>Theil–Sen</th><th>least squares</th><th>overhead per file, ms</th><th>J/GB</th><th>bimodal</th></tr>"#,
+        u = u.name,
+        d = data.name
     );
     let mut bimodal_notes = Vec::new();
     let mut no_overhead = false;
@@ -29,8 +33,8 @@ pub(crate) fn section(a: &Analysis, targets: &Targets, probed: Option<&str>) -> 
             esc(short),
             esc(&p.phase),
             p.files,
-            esc(&Kind::Data.text(p.bytes as f64)),
-            esc(&Kind::Seconds.text(p.seconds)),
+            esc(&Kind::Data.cell(p.bytes as f64, data)),
+            esc(&Kind::Seconds.cell(p.seconds, secs)),
             esc(&rate(p.throughput_bps)),
             esc(&rate(p.mean_bps)),
             esc(&rate(p.median_bps)),
@@ -46,7 +50,7 @@ pub(crate) fn section(a: &Analysis, targets: &Targets, probed: Option<&str>) -> 
             },
             match (p.j_per_gb, probed) {
                 (None, Some(t)) if t != p.target => "no probe".into(),
-                (j, _) => j.map_or("–".into(), |j| esc(&Kind::JPerGb.text(j))),
+                (j, _) => j.map_or("–".into(), |j| esc(&Kind::JPerGb.cell(j, jgb))),
             },
             match (p.bimodal, &p.levels_explained_by) {
                 (false, _) => "no",

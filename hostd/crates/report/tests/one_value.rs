@@ -365,11 +365,15 @@ fn every_figure_reads_the_same_in_every_output() {
         }
         // report.html's statistics table: the same average and J/GB.
         let stats = cells(section("statistics"), &short);
-        let unit = Kind::Rate.unit(p.throughput_bps).name;
-        for (key, v) in [
-            ("average_bps", avg.clone()),
-            ("j_per_gb", Kind::JPerGb.text(p.j_per_gb.unwrap())),
+        for (key, v, unit) in [
+            (
+                "average_bps",
+                avg.clone(),
+                Kind::Rate.unit(p.throughput_bps).name,
+            ),
+            ("j_per_gb", Kind::JPerGb.text(p.j_per_gb.unwrap()), "J/GB"),
         ] {
+            // A cell in its column's unit (named in the header) or naming its own.
             let cell = &stats[key];
             let read = if cell.contains(' ') {
                 cell.clone()
