@@ -234,7 +234,15 @@ fn levels_note(p: &PhaseStats) -> String {
 pub fn finding_lines(a: &Analysis, window: bool) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(line) = too_little_line(a) {
+        // Nothing to say about drops; what the probe measured still holds.
         out.push(line);
+        for s in &a.headlines.series {
+            out.extend(
+                probe_lines(a, s)
+                    .iter()
+                    .flat_map(|l| wrapped(l, LINE_WIDTH)),
+            );
+        }
         return out;
     }
     for i in &a.insufficient {
@@ -307,24 +315,7 @@ pub fn headline_lines(a: &Analysis) -> Vec<String> {
         if examined || s.drop_cause.is_some() {
             lines.push(format!("{} {}: {}", s.target, s.phase, drop_text(s)));
         }
-        let port = a
-            .phases
-            .iter()
-            .find(|p| p.target == s.target && p.phase == s.phase)
-            .and_then(|p| p.port.as_ref())
-            .and_then(hostd_records::port_figures::text);
-        if s.j_per_gb.get().is_some() || s.peak_power_w.get().is_some() {
-            lines.push(format!(
-                "{} {} energy {}, bus power mean {}, peak {} (highest 1 s mean), enclosure max {} (1 s mean)",
-                s.target,
-                s.phase,
-                s.j_per_gb.text(Kind::JPerGb),
-                s.mean_power_w.text(Kind::Power),
-                s.peak_power_w.text(Kind::Power),
-                s.enclosure_max_c.text(Kind::Temperature),
-            ));
-        }
-        lines.extend(port.map(|t| format!("{} {}: {t}", s.target, s.phase)));
+        lines.extend(probe_lines(a, s));
         for e in &s.energy {
             lines.push(format!(
                 "{} {} energy around the {} at {} ({}): {} → {}",
@@ -352,6 +343,32 @@ pub fn headline_lines(a: &Analysis) -> Vec<String> {
         }
     }
     out
+}
+
+/// The probed phase's energy, power and enclosure figures in one line, and its bus power
+/// against the port's budget in another (where a budget is known or VBUS sagged); none for
+/// a phase the probe did not measure.
+fn probe_lines(a: &Analysis, s: &SeriesHeadline) -> Vec<String> {
+    let mut lines = Vec::new();
+    if s.j_per_gb.get().is_some() || s.peak_power_w.get().is_some() {
+        lines.push(format!(
+            "{} {} energy {}, bus power mean {}, peak {} (highest 1 s mean), enclosure max {} (1 s mean)",
+            s.target,
+            s.phase,
+            s.j_per_gb.text(Kind::JPerGb),
+            s.mean_power_w.text(Kind::Power),
+            s.peak_power_w.text(Kind::Power),
+            s.enclosure_max_c.text(Kind::Temperature),
+        ));
+    }
+    let port = a
+        .phases
+        .iter()
+        .find(|p| p.target == s.target && p.phase == s.phase)
+        .and_then(|p| p.port.as_ref())
+        .and_then(hostd_records::port_figures::text);
+    lines.extend(port.map(|t| format!("{} {}: {t}", s.target, s.phase)));
+    lines
 }
 
 /// What writes (reads) of a phase are called in a headline: "writes", "reads", else "the
