@@ -524,7 +524,7 @@ fn the_ports_budget_through_the_pipeline() {
                 format!("port budget {budget_w:.1} W"),
                 "id=\"chart-vbus\"".to_string(),
                 "vSafe5V minimum 4.75 V".to_string(),
-                format!("% of {budget_w:.1} W)"),
+                format!("% of {budget_w:.1} W</td>"),
             ] {
                 if !report.contains(&want) {
                     f.push(format!("report.html lacks {want}"));
