@@ -7,8 +7,10 @@
 use crate::series::Series;
 use crate::stats;
 use hostd_records::cause::{Cause, EventKind};
-use hostd_records::events::Event;
+use hostd_records::events::{Event, Insufficient, PhaseStats};
 use hostd_records::headline::{EventEnergy, Figure, Headlines, SeriesHeadline, ThermalFit};
+use hostd_records::peak_second::highest_second;
+use hostd_records::published::Kind;
 use hostd_records::{FileRecord, ProbeSeries};
 use rand::{Rng, SeedableRng};
 
@@ -44,20 +46,38 @@ pub fn rate_figure<'a>(files: impl Iterator<Item = &'a FileRecord>, what: &str) 
 
 /// Ratio Σy/Σx with a 95 % interval: SE² = Σ(yᵢ − R·xᵢ)² / (n (n − 1) x̄²).
 fn ratio_figure(pairs: &[(f64, f64)], what: &str) -> Figure {
+    match ratio_interval(pairs, what) {
+        Ok((r, half)) => Figure::value(r, (r - half).max(0.0), r + half),
+        Err(why) => Figure::absent(why),
+    }
+}
+
+/// (Σy/Σx, half the width of its 95 % interval) of `pairs`, or why there is none.
+fn ratio_interval(pairs: &[(f64, f64)], what: &str) -> Result<(f64, f64), String> {
     let n = pairs.len();
     if n < MIN_FILES {
-        return Figure::absent(format!("{what}: {n} files, at least {MIN_FILES} needed"));
+        return Err(format!("{what}: {n} files, at least {MIN_FILES} needed"));
     }
     let sy: f64 = pairs.iter().map(|p| p.0).sum();
     let sx: f64 = pairs.iter().map(|p| p.1).sum();
     if sx <= 0.0 {
-        return Figure::absent(format!("{what}: no time measured"));
+        return Err(format!("{what}: no time measured"));
     }
     let r = sy / sx;
     let xbar = sx / n as f64;
     let ss: f64 = pairs.iter().map(|&(y, x)| (y - r * x).powi(2)).sum();
     let se = (ss / (n as f64 * (n as f64 - 1.0))).sqrt() / xbar;
-    Figure::value(r, (r - Z95 * se).max(0.0), r + Z95 * se)
+    Ok((r, Z95 * se))
+}
+
+/// The phase's own figure `value` (computed once, in `phases[]`) with the ratio estimator's
+/// interval of the same files' `pairs` around it; the reason when either is missing.
+fn phase_ratio_figure(value: Option<f64>, pairs: &[(f64, f64)], what: &str) -> Figure {
+    match (value, ratio_interval(pairs, what)) {
+        (Some(v), Ok((_, half))) => Figure::value(v, (v - half).max(0.0), v + half),
+        (None, _) => Figure::absent(format!("{what}: no energy measured")),
+        (_, Err(why)) => Figure::absent(why),
+    }
 }
 
 /// Median with its distribution-free 95 % interval (order statistics of Bin(n, ½)).
@@ -147,12 +167,88 @@ fn j_per_gb(s: &Series, probe: &ProbeSeries, a: i64, b: i64) -> Figure {
     ratio_figure(&pairs, "J/GB")
 }
 
-/// The headline figures of one series; `events` are all events of the run, `probe` is given
-/// only when the probe is on this series' target.
+/// What the headline of a series reads besides its files and the events: the probe (and
+/// the target it is on), the phases' statistics and the series too short to search.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    /// The probe's series of the run.
+    pub probe: Option<&'a ProbeSeries>,
+    /// The target it is on.
+    pub probe_target: Option<&'a str>,
+    /// The per-phase statistics (`phases[]`), whose energy figures the headline gives
+    /// with their intervals.
+    pub phases: &'a [PhaseStats],
+    /// The series with too little data to look for events in.
+    pub insufficient: &'a [Insufficient],
+}
+
+/// The onset of `e` as figures: (bytes, seconds since `s` started), each with its interval.
+fn onset_figures(s: &Series, events: &[&Event], k: usize) -> (Figure, Figure) {
+    let e = events[k];
+    let sec = |ns: i64| (ns - s.start_ns()) as f64 / NS;
+    let (lo, hi) = onset_time_bounds(s, events, k);
+    (
+        Figure::value(
+            e.onset_bytes as f64,
+            e.onset_bytes_low as f64,
+            e.onset_bytes_high as f64,
+        ),
+        Figure::value(sec(e.onset_ns), sec(lo), sec(hi)),
+    )
+}
+
+/// The phase's energy per GB and mean bus power (the values of `phases[]`, with the ratio
+/// estimator's interval over its files), its peak bus power and the enclosure's maximum
+/// (each the highest 1 s mean, [`hostd_records::peak_second`]); the reason for each where
+/// the probe is not on this target.
+fn probe_figures(
+    s: &Series,
+    stats: Option<&PhaseStats>,
+    probe: Result<&ProbeSeries, &str>,
+) -> [Figure; 4] {
+    let p = match probe {
+        Ok(p) => p,
+        Err(why) => return std::array::from_fn(|_| Figure::absent(why)),
+    };
+    // Each file's energy through the function the phase totals use.
+    let energies: Vec<(f64, &FileRecord)> = s
+        .files
+        .iter()
+        .filter_map(|f| Some((p.energy_between(f.start_ns as i64, f.end_ns as i64)?, f)))
+        .collect();
+    let per_gb: Vec<(f64, f64)> = energies
+        .iter()
+        .map(|(e, f)| (*e, f.bytes as f64 / 1e9))
+        .collect();
+    let per_s: Vec<(f64, f64)> = energies.iter().map(|(e, f)| (*e, f.seconds())).collect();
+    let span = (s.start_ns(), s.end_ns());
+    let peak = |values: &[f64], what: &str| {
+        highest_second(&p.time_ns, values, span).map_or_else(
+            || {
+                Figure::absent(format!(
+                    "{what}: no second of the phase with two or more probe samples"
+                ))
+            },
+            |x| Figure::value(x.mean, x.mean - x.half_width, x.mean + x.half_width),
+        )
+    };
+    [
+        phase_ratio_figure(stats.and_then(|p| p.j_per_gb), &per_gb, "J/GB"),
+        phase_ratio_figure(stats.and_then(|p| p.mean_power_w), &per_s, "mean power"),
+        peak(&p.power_w, "peak power"),
+        peak(&p.enclosure_temp_c, "enclosure maximum"),
+    ]
+}
+
+/// The headline figures of one series; `events` are all events of the run, `probe` is the
+/// probe's series when it is on this series' target, else why there is none; `stats` the
+/// series' statistics; `not_searched` why events were not looked for, when they were not.
 pub fn series_headline(
     s: &Series,
     events: &[Event],
-    probe: Option<&ProbeSeries>,
+    probe: Result<&ProbeSeries, &str>,
+    stats: Option<&PhaseStats>,
+    not_searched: Option<&str>,
 ) -> SeriesHeadline {
     let mine: Vec<&Event> = events
         .iter()
@@ -169,60 +265,79 @@ pub fn series_headline(
         .collect();
     let sustained_bps = median_figure(last_third, "last third");
 
-    let is_write = s.phase.contains("write");
-    let first = |cause: Cause| {
+    let first = |cause: Option<Cause>| {
         mine.iter()
-            .position(|e| e.kind == EventKind::Drop && e.cause == cause)
+            .position(|e| e.kind == EventKind::Drop && cause.is_none_or(|c| e.cause == c))
     };
-    let (slc_cache_bytes, post_cache_bps) = match (is_write, first(Cause::SlcCache)) {
+    let first_drop = first(None);
+    // Why a figure of a drop (of any cause, or of `cause`) is missing.
+    let no_drop = |cause: &str| match (not_searched, first_drop) {
+        (Some(_), _) => "too little data to look for a drop".to_string(),
+        (None, None) => format!("no drop in {}", Kind::Data.text(total as f64)),
+        (None, Some(k)) => format!(
+            "no drop attributed to {cause}; the drop at {} is attributed to {}",
+            Kind::Data.text(mine[k].onset_bytes as f64),
+            mine[k].cause.as_str()
+        ),
+    };
+    let (drop_bytes, drop_s, after_drop_bps) = match first_drop {
+        None => {
+            let why = no_drop("");
+            (
+                Figure::absent(&why),
+                Figure::absent(&why),
+                Figure::absent(why),
+            )
+        }
+        Some(k) => {
+            let (bytes, secs) = onset_figures(s, &mine, k);
+            let (a, b) = after(s, &mine, k);
+            (
+                bytes,
+                secs,
+                rate_figure(files_in(s, a, b), "after the drop"),
+            )
+        }
+    };
+    let is_write = s.phase.contains("write");
+    let (slc_cache_bytes, post_cache_bps) = match (is_write, first(Some(Cause::SlcCache))) {
         (false, _) => {
             let why = "not a write phase";
             (Figure::absent(why), Figure::absent(why))
         }
         (true, None) => {
-            let why = "no drop attributed to the SLC cache";
-            (Figure::absent(why), Figure::absent(why))
+            let why = no_drop("the SLC cache");
+            (Figure::absent(&why), Figure::absent(why))
         }
         (true, Some(k)) => {
-            let e = mine[k];
             let (a, b) = after(s, &mine, k);
             (
-                Figure::value(
-                    e.onset_bytes as f64,
-                    e.onset_bytes_low as f64,
-                    e.onset_bytes_high as f64,
-                ),
+                onset_figures(s, &mine, k).0,
                 rate_figure(files_in(s, a, b), "after the SLC drop"),
             )
         }
     };
-    let (throttle_s, throttle_bytes, throttled_bps) = match first(Cause::Thermal) {
+    let (throttle_s, throttle_bytes, throttled_bps) = match first(Some(Cause::Thermal)) {
         None => {
-            let why = "no drop attributed to heat";
+            let why = no_drop("heat");
             (
-                Figure::absent(why),
-                Figure::absent(why),
+                Figure::absent(&why),
+                Figure::absent(&why),
                 Figure::absent(why),
             )
         }
         Some(k) => {
-            let e = mine[k];
-            let t0 = s.start_ns();
-            let sec = |ns: i64| (ns - t0) as f64 / NS;
             let (a, b) = after(s, &mine, k);
-            let (lo, hi) = onset_time_bounds(s, &mine, k);
+            let (bytes, secs) = onset_figures(s, &mine, k);
             (
-                Figure::value(sec(e.onset_ns), sec(lo), sec(hi)),
-                Figure::value(
-                    e.onset_bytes as f64,
-                    e.onset_bytes_low as f64,
-                    e.onset_bytes_high as f64,
-                ),
+                secs,
+                bytes,
                 rate_figure(files_in(s, a, b), "after the throttle"),
             )
         }
     };
     let energy = probe
+        .ok()
         .map(|p| {
             (0..mine.len())
                 .map(|k| {
@@ -239,16 +354,26 @@ pub fn series_headline(
                 .collect()
         })
         .unwrap_or_default();
+    let [j_per_gb, mean_power_w, peak_power_w, enclosure_max_c] = probe_figures(s, stats, probe);
     SeriesHeadline {
         target: s.target.clone(),
         phase: s.phase.clone(),
         average_bps,
         sustained_bps,
+        drop_bytes,
+        drop_s,
+        after_drop_bps,
+        drop_cause: first_drop.map(|k| mine[k].cause),
+        drop_confidence: first_drop.map(|k| mine[k].confidence),
         slc_cache_bytes,
         post_cache_bps,
         throttle_s,
         throttle_bytes,
         throttled_bps,
+        j_per_gb,
+        mean_power_w,
+        peak_power_w,
+        enclosure_max_c,
         energy,
     }
 }
@@ -584,17 +709,30 @@ pub fn prediction_fails(at_run: &Figure, observed: Option<f64>) -> Option<String
 }
 
 /// Headlines of every series plus the thermal fit of the probed target.
-pub fn headlines(
-    all: &[Series],
-    events: &[Event],
-    probe: Option<&ProbeSeries>,
-    probe_target: Option<&str>,
-) -> Headlines {
+pub fn headlines(all: &[Series], events: &[Event], cx: Context<'_>) -> Headlines {
+    let Context {
+        probe,
+        probe_target,
+        phases,
+        insufficient,
+    } = cx;
     let series = all
         .iter()
         .map(|s| {
-            let p = probe.filter(|_| probe_target == Some(s.target.as_str()));
-            series_headline(s, events, p)
+            let p = match (probe, probe_target) {
+                (None, _) => Err("no probe in this run"),
+                (Some(_), None) => Err("the probe's target is not known"),
+                (Some(p), Some(t)) if t == s.target => Ok(p),
+                (Some(_), Some(_)) => Err("the probe is on another target"),
+            };
+            let stats = phases
+                .iter()
+                .find(|p| p.target == s.target && p.phase == s.phase);
+            let not_searched = insufficient
+                .iter()
+                .find(|i| i.target == s.target && i.phase == s.phase)
+                .map(|i| i.reason.as_str());
+            series_headline(s, events, p, stats, not_searched)
         })
         .collect();
     let thermal_fit = match (probe, probe_target) {

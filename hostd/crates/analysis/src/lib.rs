@@ -152,8 +152,20 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
         }
     }
     events.sort_by_key(|e| e.onset_ns);
+    for p in &mut phases {
+        p.levels_explained_by = series::levels_explained_by(p, &events);
+    }
     let overlap = overlap::overlap(&all, &events);
-    let headlines = headline::headlines(&all, &events, run.probe.as_ref(), probe_target.as_deref());
+    let headlines = headline::headlines(
+        &all,
+        &events,
+        headline::Context {
+            probe: run.probe.as_ref(),
+            probe_target: probe_target.as_deref(),
+            phases: &phases,
+            insufficient: &insufficient,
+        },
+    );
     Analysis {
         events,
         phases,

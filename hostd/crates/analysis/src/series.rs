@@ -1,9 +1,11 @@
 //! Grouping files into one ordered series per target and phase, and their statistics.
 
 use crate::stats;
+use hostd_records::cause::EventKind;
 use hostd_records::energy::{phase_energy, PhaseEnergy};
-use hostd_records::events::PhaseStats;
+use hostd_records::events::{Event, PhaseStats};
 use hostd_records::latency::{file_tag, LatencyHistogram, LoggedLatency, RunLatency};
+use hostd_records::published::Kind;
 use hostd_records::LatencyStats;
 use hostd_records::{FileRecord, ProbeSeries};
 
@@ -144,6 +146,7 @@ pub fn phase_stats(s: &Series, probe: Option<&ProbeSeries>, latency: &RunLatency
         least_squares_overhead_s: ls.map(|t| t.1).filter(|&o| o >= 0.0),
         bimodal: bim.is_some_and(|b| b.bimodal),
         bimodality: bim,
+        levels_explained_by: None,
         bimodality_coefficient: stats::bimodality_coefficient(&rates),
         energy_j: energy.energy_j,
         j_per_gb: energy.j_per_gb,
@@ -163,6 +166,31 @@ pub fn phase_stats(s: &Series, probe: Option<&ProbeSeries>, latency: &RunLatency
             .map(|_| s.files.iter().map(FileRecord::ios).sum::<u64>() as f64 / seconds),
         latency: phase_latency(s, latency),
     }
+}
+
+/// The event of `events` (any of the run's) that explains the two groups of `stats`'
+/// per-file rates when they are bimodal: a drop, recovery or warm-up of its series with
+/// its rate before on one side of the split and its rate after on the other. In words,
+/// e.g. "the drop at 23.9 GB (thermal)"; None when the rates are not bimodal or no event
+/// splits them.
+pub fn levels_explained_by(stats: &PhaseStats, events: &[Event]) -> Option<String> {
+    let split = stats.bimodality.filter(|b| b.bimodal)?.split_at;
+    let e = events.iter().find(|e| {
+        e.target == stats.target
+            && e.phase == stats.phase
+            && e.kind != EventKind::Stall
+            && (e.rate_before_bps - split) * (e.rate_after_bps - split) < 0.0
+    })?;
+    let what = match e.kind {
+        EventKind::Drop => "drop",
+        EventKind::Recovery => "recovery",
+        _ => "warm-up",
+    };
+    Some(format!(
+        "the {what} at {} ({})",
+        Kind::Data.text(e.onset_bytes as f64),
+        e.cause.as_str()
+    ))
 }
 
 /// The latency of a series' I/Os: its files' histograms merged (None when none of its

@@ -1,73 +1,33 @@
 //! Human-readable lines: one per event, and the terminal summary of a whole analysis.
 
 use hostd_records::cause::EventKind;
-use hostd_records::events::{Analysis, Event};
-use hostd_records::headline::{Figure, Headlines};
+use hostd_records::events::{Analysis, Event, PhaseStats};
+use hostd_records::headline::SeriesHeadline;
+use hostd_records::published::Kind;
 use std::fmt::Write;
 
-/// A rate in the unit that keeps its digits: "2.31 GB/s" from 0.1 GB/s up, "23.8 MB/s" below
-/// (a slow device's 24 → 12 MB/s would otherwise read "0.02 → 0.01 GB/s"). The terminal
-/// summary and the report both write rates with it.
-pub fn rate(bps: f64) -> String {
-    let u = RateUnit::of(bps);
-    format!("{} {}", u.num(bps), u.name)
+/// A rate as every output writes it ([`Kind::Rate`]): "2.31 GB/s", "23.8 MB/s".
+fn rate(bps: f64) -> String {
+    Kind::Rate.text(bps)
 }
 
-/// The unit [`rate`] writes a rate in, for a table or an interval that shares one unit.
-#[derive(Debug, Clone, Copy)]
-pub struct RateUnit {
-    /// "GB/s" or "MB/s".
-    pub name: &'static str,
-    per: f64,
-    decimals: usize,
-}
-
-impl RateUnit {
-    /// GB/s from 0.1 GB/s up, MB/s below.
-    pub fn of(bps: f64) -> RateUnit {
-        if bps.abs() >= 1e8 {
-            RateUnit {
-                name: "GB/s",
-                per: 1e9,
-                decimals: 2,
-            }
-        } else {
-            RateUnit {
-                name: "MB/s",
-                per: 1e6,
-                decimals: 1,
-            }
-        }
-    }
-
-    /// `bps` in this unit, without the unit's name.
-    pub fn num(self, bps: f64) -> String {
-        format!("{:.*}", self.decimals, bps / self.per)
-    }
-}
-
-/// A position in the data written, in GB from 1 GB up and in MB below it.
+/// A position in the data written as every output writes it ([`Kind::Data`]), from GB.
 fn position(gb: f64) -> String {
-    if gb.abs() >= 1.0 {
-        format!("{gb:.1} GB")
-    } else {
-        format!("{:.0} MB", gb * 1e3)
-    }
+    Kind::Data.text(gb * 1e9)
 }
 
-/// The onset interval "[23.8–24.0 GB, 10.3–10.5 s]", in MB when it lies below 1 GB.
+/// The onset interval "[23.8–24.0 GB, 10.3–10.5 s]", in the unit of its upper end.
 fn onset_interval(gb: [f64; 2], s: [f64; 2]) -> String {
-    let (scale, digits, unit) = if gb[1].abs() >= 1.0 {
-        (1.0, 1, "GB")
-    } else {
-        (1e3, 0, "MB")
-    };
+    let u = Kind::Data.unit(gb[1] * 1e9);
+    let t = Kind::Seconds.unit(s[1]);
     format!(
-        "[{:.digits$}–{:.digits$} {unit}, {:.1}–{:.1} s]",
-        gb[0] * scale,
-        gb[1] * scale,
-        s[0],
-        s[1]
+        "[{}–{} {}, {}–{} {}]",
+        u.num(gb[0] * 1e9),
+        u.num(gb[1] * 1e9),
+        u.name,
+        t.num(s[0]),
+        t.num(s[1]),
+        t.name
     )
 }
 
@@ -82,8 +42,8 @@ pub fn strength(e: &Event) -> String {
 }
 
 /// One event in one line, with its onset interval and strength, e.g. "x5 write dropped at
-/// 23.9 GB (10.4 s) [23.8–24.0 GB, 10.3–10.5 s], 2.31 → 0.66 GB/s, p < 0.001, enclosure
-/// 61 °C, bus power 6.9 → 4.1 W: thermal (confidence 0.90)".
+/// 23.9 GB (10.4 s) [23.8–24.0 GB, 10.3–10.5 s], 2.31 GB/s → 0.66 GB/s, p < 0.001,
+/// enclosure 61.2 °C, bus power 6.93 → 4.12 W: thermal (confidence 0.90)".
 pub fn event_line(e: &Event) -> String {
     let ev = &e.evidence;
     let interval = onset_interval(ev.onset_interval_gb, ev.onset_interval_s);
@@ -93,16 +53,16 @@ pub fn event_line(e: &Event) -> String {
             .iter()
             .fold((f64::INFINITY, 0.0f64), |(a, b), &d| (a.min(d), b.max(d)));
         format!(
-            "{} {} stalled {} time{} from {} ({:.1} s) {interval}: {:.1}–{:.1} s each{}, {} while stalled against {} typical, {}",
+            "{} {} stalled {} time{} from {} ({}) {interval}: {}–{} each{}, {} while stalled against {} typical, {}",
             e.target,
             e.phase,
             st.count,
             if st.count == 1 { "" } else { "s" },
             position(ev.onset_gb),
-            ev.onset_s,
-            lo,
-            hi,
-            st.period_s.map_or(String::new(), |p| format!(", every {p:.1} s")),
+            Kind::Seconds.text(ev.onset_s),
+            Kind::Seconds.num(lo),
+            Kind::Seconds.text(hi),
+            st.period_s.map_or(String::new(), |p| format!(", every {}", Kind::Seconds.text(p))),
             rate(e.rate_after_bps),
             rate(e.rate_before_bps),
             strength(e)
@@ -124,21 +84,26 @@ pub fn event_line(e: &Event) -> String {
             ),
         };
         format!(
-            "{} {} {verb} {} ({:.1} s) {interval}{settle}, {} → {}, {}",
+            "{} {} {verb} {} ({}) {interval}{settle}, {} → {}, {}",
             e.target,
             e.phase,
             position(ev.onset_gb),
-            ev.onset_s,
+            Kind::Seconds.text(ev.onset_s),
             rate(e.rate_before_bps),
             rate(e.rate_after_bps),
             strength(e)
         )
     };
     if let Some(t) = ev.temp_at_onset_c {
-        let _ = write!(s, ", enclosure {t:.0} °C");
+        let _ = write!(s, ", enclosure {}", Kind::Temperature.text(t));
     }
     if let (Some(a), Some(b)) = (ev.power_before_w, ev.power_after_w) {
-        let _ = write!(s, ", bus power {a:.1} → {b:.1} W");
+        let _ = write!(
+            s,
+            ", bus power {} → {}",
+            Kind::Power.num(a),
+            Kind::Power.text(b)
+        );
     }
     if let (Some(t), Some(lag)) = (&ev.other_target, ev.lag_after_other_end_s) {
         let _ = write!(s, ", {lag:.1} s after {t} finished");
@@ -227,34 +192,40 @@ pub fn text(a: &Analysis) -> String {
     s
 }
 
-/// One line per target and phase: files, bytes, time and the rate statistics; for the
-/// probed phase with the port's budget known (or VBUS under vSafe5V) a second line, its bus
-/// power as shares of the budget and its lowest VBUS.
+/// One line per target and phase: files, data, time and the rate statistics, led by the
+/// average (bytes / time, the headline's), with a bimodality warning only where no event
+/// explains the two groups of rates (broken over lines as [`wrapped`]).
 pub fn phase_lines(a: &Analysis) -> Vec<String> {
     a.phases
         .iter()
         .flat_map(|p| {
-            let port = p
-                .port
-                .as_ref()
-                .and_then(hostd_records::port_figures::text)
-                .map(|t| format!("{} {}: {t}", p.target, p.phase));
-            let rates = format!(
-                "{} {}: {} files, {:.1} GB in {:.1} s — overall {}, median {}, 20% trimmed {}, Theil–Sen {}{}",
+            let line = format!(
+                "{} {}: {} files, {} in {} — average {}, mean of files {}, median {}, 20% trimmed {}, Theil–Sen {}{}",
                 p.target,
                 p.phase,
                 p.files,
-                p.bytes as f64 / 1e9,
-                p.seconds,
+                Kind::Data.text(p.bytes as f64),
+                Kind::Seconds.text(p.seconds),
                 rate(p.throughput_bps),
+                rate(p.mean_bps),
                 rate(p.median_bps),
                 rate(p.trimmed_mean_bps),
                 p.theil_sen_bps.map_or("–".into(), rate),
-                if p.bimodal { " — BIMODAL: averages mislead" } else { "" }
+                levels_note(p)
             );
-            std::iter::once(rates).chain(port)
+            wrapped(&line, LINE_WIDTH)
         })
         .collect()
+}
+
+/// What a phase's line adds about two groups of per-file rates: a warning where they are
+/// two modes, the event that splits them where they are two levels in time.
+fn levels_note(p: &PhaseStats) -> String {
+    match (p.bimodal, &p.levels_explained_by) {
+        (false, _) => String::new(),
+        (true, None) => " — BIMODAL: averages mislead".into(),
+        (true, Some(by)) => format!(" — two levels in time, before and after {by}"),
+    }
 }
 
 /// What the analysis found: the events (or why none could be looked for), the cycles, the
@@ -263,7 +234,15 @@ pub fn phase_lines(a: &Analysis) -> Vec<String> {
 pub fn finding_lines(a: &Analysis, window: bool) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(line) = too_little_line(a) {
+        // Nothing to say about drops; what the probe measured still holds.
         out.push(line);
+        for s in &a.headlines.series {
+            out.extend(
+                probe_lines(a, s)
+                    .iter()
+                    .flat_map(|l| wrapped(l, LINE_WIDTH)),
+            );
+        }
         return out;
     }
     for i in &a.insufficient {
@@ -307,80 +286,38 @@ pub fn finding_lines(a: &Analysis, window: bool) -> Vec<String> {
             l.recovered_target, l.lag_s, l.ended_target
         ));
     }
-    // A series too short to look at claims no drop and no throttle: its "what happened"
-    // line is left out.
-    let examined = |t: &str, p: &str| !a.insufficient.iter().any(|i| i.target == t && i.phase == p);
-    out.extend(headline_lines(&a.headlines, examined));
+    out.extend(headline_lines(a));
     out
 }
 
-/// A rate figure with its interval in the unit [`gbps`] picks: "0.65 GB/s [0.64–0.66]".
-fn rate_figure(f: &Figure) -> String {
-    match f.interval() {
-        Some((v, lo, hi)) if v.abs() >= 1e8 => {
-            format!("{:.2} GB/s [{:.2}–{:.2}]", v / 1e9, lo / 1e9, hi / 1e9)
-        }
-        Some((v, lo, hi)) => format!("{:.1} MB/s [{:.1}–{:.1}]", v / 1e6, lo / 1e6, hi / 1e6),
-        None => f.text(1.0, 0, ""),
-    }
-}
-
-/// A byte position with its interval, in GB from 1 GB up, in MB below.
-fn bytes_figure(f: &Figure) -> String {
-    match f.interval() {
-        Some((v, ..)) if v.abs() >= 1e9 => f.text(1e-9, 1, "GB"),
-        Some(_) => f.text(1e-6, 0, "MB"),
-        None => f.text(1.0, 0, ""),
-    }
-}
-
-/// The headline lines of the summary: per target and phase the reviewers' figures, the
-/// J/GB around each event, and the enclosure's thermal fit (docs/methodology.md).
-/// `examined(target, phase)` is false for a series too short to look at: its "what
-/// happened" line is left out when that line would only claim that nothing happened.
-pub fn headline_lines(h: &Headlines, examined: impl Fn(&str, &str) -> bool) -> Vec<String> {
+/// The headline lines of the summary: per target and phase the reviewers' figures — the
+/// average and sustained rate; the data and time before the first drop, the rate after it
+/// and its cause (the SLC cache's size and the rate after it where the cause is the
+/// cache, the first thermal throttle where it came later); the phase's energy, power and
+/// enclosure figures; the J/GB around each event — and the enclosure's thermal fit
+/// (docs/methodology.md). A series too short to look at gets no line that would only
+/// claim that nothing happened.
+pub fn headline_lines(a: &Analysis) -> Vec<String> {
+    let h = &a.headlines;
     let mut out = Vec::new();
     for s in &h.series {
-        out.push(format!(
+        let examined = !a
+            .insufficient
+            .iter()
+            .any(|i| i.target == s.target && i.phase == s.phase);
+        let mut lines = vec![format!(
             "{} {} headline: average {}, sustained (median of the last third) {}",
             s.target,
             s.phase,
-            rate_figure(&s.average_bps),
-            rate_figure(&s.sustained_bps)
-        ));
-        // Second line: what happened, each with its interval; "none" where no such event
-        // was found (other reasons, e.g. too few files, are given in full).
-        let none = |f: &Figure, what: &str| match f {
-            Figure::Absent { absent } if absent.starts_with("no drop") => format!("no {what}"),
-            Figure::Absent { absent } => format!("{what}: — ({absent})"),
-            _ => String::new(),
-        };
-        let mut parts = Vec::new();
-        if s.phase.contains("write") {
-            parts.push(match s.slc_cache_bytes.get() {
-                None => none(&s.slc_cache_bytes, "SLC-cache drop"),
-                Some(_) => format!(
-                    "SLC cache {}, then {}",
-                    bytes_figure(&s.slc_cache_bytes),
-                    rate_figure(&s.post_cache_bps)
-                ),
-            });
+            s.average_bps.text(Kind::Rate),
+            s.sustained_bps.text(Kind::Rate)
+        )];
+        if examined || s.drop_cause.is_some() {
+            lines.push(format!("{} {}: {}", s.target, s.phase, drop_text(s)));
         }
-        parts.push(match s.throttle_s.get() {
-            None => none(&s.throttle_s, "thermal throttle"),
-            Some(_) => format!(
-                "thermal throttle after {} at {}, then {}",
-                s.throttle_s.text(1.0, 1, "s"),
-                bytes_figure(&s.throttle_bytes),
-                rate_figure(&s.throttled_bps)
-            ),
-        });
-        let claims_nothing = parts.first().is_some_and(|p| p.starts_with("no "));
-        if !claims_nothing || examined(&s.target, &s.phase) {
-            out.push(format!("{} {}: {}", s.target, s.phase, parts.join("; ")));
-        }
+        lines.extend(probe_lines(a, s));
         for e in &s.energy {
-            out.push(format!(
+            lines.push(format!(
                 "{} {} energy around the {} at {} ({}): {} → {}",
                 s.target,
                 s.phase,
@@ -391,10 +328,11 @@ pub fn headline_lines(h: &Headlines, examined: impl Fn(&str, &str) -> bool) -> V
                 },
                 position(e.onset_bytes as f64 / 1e9),
                 e.cause.as_str(),
-                e.j_per_gb_before.text(1.0, 2, "J/GB"),
-                e.j_per_gb_after.text(1.0, 2, "J/GB"),
+                e.j_per_gb_before.text(Kind::JPerGb),
+                e.j_per_gb_after.text(Kind::JPerGb),
             ));
         }
+        out.extend(lines.iter().flat_map(|l| wrapped(l, LINE_WIDTH)));
     }
     match &h.thermal_fit {
         None => {}
@@ -407,8 +345,89 @@ pub fn headline_lines(h: &Headlines, examined: impl Fn(&str, &str) -> bool) -> V
     out
 }
 
-fn gbps_opt(v: Option<f64>) -> String {
-    v.map_or("–".into(), |b| format!("{:.2}", b / 1e9))
+/// The probed phase's energy, power and enclosure figures in one line, and its bus power
+/// against the port's budget in another (where a budget is known or VBUS sagged); none for
+/// a phase the probe did not measure.
+fn probe_lines(a: &Analysis, s: &SeriesHeadline) -> Vec<String> {
+    let mut lines = Vec::new();
+    if s.j_per_gb.get().is_some() || s.peak_power_w.get().is_some() {
+        lines.push(format!(
+            "{} {} energy {}, bus power mean {}, peak {} (highest 1 s mean), enclosure max {} (1 s mean)",
+            s.target,
+            s.phase,
+            s.j_per_gb.text(Kind::JPerGb),
+            s.mean_power_w.text(Kind::Power),
+            s.peak_power_w.text(Kind::Power),
+            s.enclosure_max_c.text(Kind::Temperature),
+        ));
+    }
+    let port = a
+        .phases
+        .iter()
+        .find(|p| p.target == s.target && p.phase == s.phase)
+        .and_then(|p| p.port.as_ref())
+        .and_then(hostd_records::port_figures::text);
+    lines.extend(port.map(|t| format!("{} {}: {t}", s.target, s.phase)));
+    lines
+}
+
+/// What writes (reads) of a phase are called in a headline: "writes", "reads", else "the
+/// rate".
+pub fn what_falls(phase: &str) -> &'static str {
+    if phase.contains("write") {
+        "writes"
+    } else if phase.contains("read") {
+        "reads"
+    } else {
+        "the rate"
+    }
+}
+
+/// The first drop as reviews print it, whatever its cause: "writes fall after 23.9 GB
+/// [23.8–24.0] (10.4 s [10.3–10.5]) to 0.66 GB/s [0.65–0.67]: thermal (confidence 0.90)";
+/// then the SLC cache's size and the rate after it where the cache is a cause, and the
+/// first thermal throttle where it is not the first drop. "no drop in 100.0 GB" (or the
+/// reason) without one.
+pub fn drop_text(s: &SeriesHeadline) -> String {
+    let (Some(cause), Some(_)) = (s.drop_cause, s.drop_bytes.get()) else {
+        return s
+            .drop_bytes
+            .absent_reason()
+            .unwrap_or("no drop")
+            .to_string();
+    };
+    let mut t = format!(
+        "{} fall after {} ({}) to {}: {} (confidence {:.2})",
+        what_falls(&s.phase),
+        s.drop_bytes.text(Kind::Data),
+        s.drop_s.text(Kind::Seconds),
+        s.after_drop_bps.text(Kind::Rate),
+        cause.as_str(),
+        s.drop_confidence.unwrap_or(0.0)
+    );
+    if s.slc_cache_bytes.get().is_some() {
+        let _ = write!(
+            t,
+            "; SLC cache {}, then {}",
+            s.slc_cache_bytes.text(Kind::Data),
+            s.post_cache_bps.text(Kind::Rate)
+        );
+    }
+    if s.throttle_bytes.get().is_some() && s.throttle_bytes != s.drop_bytes {
+        let _ = write!(
+            t,
+            "; thermal throttle after {} at {}, then {}",
+            s.throttle_s.text(Kind::Seconds),
+            s.throttle_bytes.text(Kind::Data),
+            s.throttled_bps.text(Kind::Rate)
+        );
+    }
+    t
+}
+
+/// A figure as its kind writes it, or "–" where the phase has none.
+fn opt(v: Option<f64>, kind: Kind) -> String {
+    v.map_or("–".into(), |v| kind.text(v))
 }
 
 /// `hostd compare`: one column per run, one block of rows per target/phase, then each
@@ -438,27 +457,26 @@ pub fn compare_table(names: &[String], analyses: &[Analysis]) -> String {
         &'static str,
         fn(&hostd_records::events::PhaseStats) -> String,
     );
-    let rows: [Row; 11] = [
+    let rows: [Row; 12] = [
         ("files", |p| p.files.to_string()),
-        ("GB", |p| format!("{:.2}", p.bytes as f64 / 1e9)),
-        ("overall GB/s", |p| gbps_opt(Some(p.throughput_bps))),
-        ("mean GB/s", |p| gbps_opt(Some(p.mean_bps))),
-        ("median GB/s", |p| gbps_opt(Some(p.median_bps))),
-        ("20% trimmed GB/s", |p| gbps_opt(Some(p.trimmed_mean_bps))),
-        ("Theil–Sen GB/s", |p| gbps_opt(p.theil_sen_bps)),
-        ("least squares GB/s", |p| gbps_opt(p.least_squares_bps)),
-        ("bimodal", |p| {
-            if p.bimodal {
-                "yes".into()
-            } else {
-                "no".into()
-            }
+        ("data", |p| Kind::Data.text(p.bytes as f64)),
+        ("average", |p| rate(p.throughput_bps)),
+        ("mean of files", |p| rate(p.mean_bps)),
+        ("median", |p| rate(p.median_bps)),
+        ("20% trimmed", |p| rate(p.trimmed_mean_bps)),
+        ("Theil–Sen", |p| p.theil_sen_bps.map_or("–".into(), rate)),
+        ("least squares", |p| {
+            p.least_squares_bps.map_or("–".into(), rate)
         }),
-        ("J/GB", |p| {
-            p.j_per_gb.map_or("–".into(), |j| format!("{j:.2}"))
+        ("bimodal", |p| match (p.bimodal, &p.levels_explained_by) {
+            (false, _) => "no".into(),
+            (true, None) => "yes".into(),
+            (true, Some(_)) => "two levels".into(),
         }),
-        ("mean power W", |p| {
-            p.mean_power_w.map_or("–".into(), |w| format!("{w:.2}"))
+        ("J/GB", |p| opt(p.j_per_gb, Kind::JPerGb)),
+        ("mean power", |p| opt(p.mean_power_w, Kind::Power)),
+        ("peak power", |p| {
+            opt(p.port.as_ref().map(|q| q.peak_w), Kind::Power)
         }),
     ];
     for (target, phase) in &keys {
@@ -499,9 +517,9 @@ pub fn compare_table(names: &[String], analyses: &[Analysis]) -> String {
         if let (Some(w), Some(agg)) = (&a.overlap.window, a.overlap.aggregate_bps) {
             let _ = writeln!(
                 s,
-                "  all targets active {:.1} s, aggregate {:.2} GB/s",
-                w.duration_s,
-                agg / 1e9
+                "  all targets active {}, aggregate {}",
+                Kind::Seconds.text(w.duration_s),
+                rate(agg)
             );
         }
     }

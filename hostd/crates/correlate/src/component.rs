@@ -413,14 +413,10 @@ impl RunPart for ProbeComponent {
         *probe_link = hostd_records::probe_link::read(dir)
             .context("cannot read the probe's link events back from probe-link.jsonl")?;
         let timeline = port_budget::BudgetTimeline::of_run(self.budget.as_ref(), probe_link);
-        // Each phase's bus power against the budget, on its line of the summary.
-        let port = |p: &crate::correlate::PhasePower| {
-            hostd_records::port_figures::phase_power(&series, (p.start_ns, p.end_ns), &timeline)
-                .as_ref()
-                .and_then(hostd_records::port_figures::text)
-        };
+        // Each phase's energy, power and enclosure figures are the analysis' headline
+        // figures, printed with them; the probe's lines say how it measured.
         let mut section = probe_section(&report, &recording, &correlation);
-        section["text"] = json!(summary_lines(&report, &correlation, &unprobed, port));
+        section["text"] = json!(summary_lines(&report, &correlation, &unprobed));
         section["no_probe"] = json!(unprobed);
         // For the manifest's probe section once the run can merge it there.
         section["manifest"] = final_manifest_section(&report);
@@ -457,7 +453,7 @@ pub fn probe_section(report: &LinkReport, rec: &Recording, c: &Correlation) -> V
         "phases": c.phases,
         "listener_errors": rec.listener_errors,
         "delivery_lag": rec.delivery_lag.stats(),
-        "text": summary_lines(report, c, &[], |_| None),
+        "text": summary_lines(report, c, &[]),
     })
 }
 
@@ -486,31 +482,12 @@ pub fn probe_health(report: &LinkReport, rate_hz: u32) -> ProbeHealth {
     }
 }
 
-/// Human summary lines (also printed by `hostd run`); `unprobed` are the
-/// targets the probe was not on, which get one "no probe" line; `port` gives what a
-/// phase's line adds of its bus power against the port's budget and its VBUS.
-pub fn summary_lines(
-    report: &LinkReport,
-    c: &Correlation,
-    unprobed: &[String],
-    port: impl Fn(&crate::correlate::PhasePower) -> Option<String>,
-) -> Vec<String> {
+/// Human summary lines (also printed by `hostd run`): how the probe measured (link,
+/// sampling, energy balance); `unprobed` are the targets the probe was not on, which get
+/// one "no probe" line. Each phase's energy, power and enclosure figures are the analysis'
+/// (`hostd_analysis::summary::headline_lines`), not repeated here.
+pub fn summary_lines(report: &LinkReport, c: &Correlation, unprobed: &[String]) -> Vec<String> {
     let mut lines = Vec::new();
-    for p in &c.phases {
-        let f = |v: Option<f64>, prec: usize| v.map_or("–".into(), |v| format!("{v:.prec$}"));
-        lines.push(format!(
-            "probe {} {}: {} J, {} J/GB, power mean {} W (min {} W, peak {} W), enclosure max {} °C{}",
-            p.target,
-            p.phase,
-            f(p.energy_j, 1),
-            f(p.j_per_gb, 2),
-            f(p.mean_power_w, 2),
-            f(p.min_power_w, 2),
-            f(p.peak_power_w, 2),
-            f(p.temp_max_c, 1),
-            port(p).map(|t| format!("; {t}")).unwrap_or_default()
-        ));
-    }
     if !unprobed.is_empty() {
         lines.push(format!(
             "probe {}: no probe (it is on another target)",

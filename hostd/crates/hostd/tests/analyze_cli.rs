@@ -208,7 +208,11 @@ fn compare_puts_runs_side_by_side() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert_ok(&out);
     assert!(
-        text.contains("Theil–Sen GB/s")
+        text.lines()
+            .any(|l| l.trim_start().starts_with("Theil–Sen ") && l.contains(" GB/s"))
+            && text
+                .lines()
+                .any(|l| l.trim_start().starts_with("average ") && l.contains(" GB/s"))
             && text.contains("x5 write")
             && text.contains("steady write"),
         "{text}"

@@ -173,8 +173,10 @@ fn a_comparison_of_drives_and_ports_renders_every_chart_with_the_json_figures() 
         );
     }
 
-    // Bars: every figure a run has is a bar with its value as the JSON gives it; the CSV
-    // beside the SVG holds the same numbers.
+    // Bars: every figure a run has is a bar with its value as the JSON gives it, written as
+    // every output writes it (in the chart's unit, or its own where it differs), a figure
+    // of the first drop with the drop's cause; a run without it has "none" and why in its
+    // slot. The CSV beside the SVG holds the same numbers as written.
     let mut bar_charts = 0;
     for m in &METRICS {
         let id = bars_id("write", m.key);
@@ -197,21 +199,40 @@ fn a_comparison_of_drives_and_ports_renders_every_chart_with_the_json_figures() 
             continue;
         }
         bar_charts += 1;
+        let unit = m.kind.common_unit(values.iter().flatten().map(|v| v.2));
         let svg = svg_element(&dom, &id);
         let texts: Vec<String> = svg
             .split(r#"class="label bar-value""#)
             .skip(1)
             .map(|s| s[s.find('>').unwrap() + 1..s.find("</text>").unwrap()].to_string())
             .collect();
-        let want: Vec<String> = values
+        let want: Vec<String> = jruns
             .iter()
-            .flatten()
-            .map(|(v, _, _)| format!("{:.d$}", v * m.scale, d = m.decimals))
+            .zip(&values)
+            .filter_map(|(r, v)| {
+                let (v, _, _) = (*v)?;
+                let cause = r["figures"][0]["drop_cause"][0]
+                    .as_str()
+                    .filter(|_| m.of_drop)
+                    .map(|c| format!(" ({c})"))
+                    .unwrap_or_default();
+                Some(format!("{}{cause}", m.kind.cell(v, unit)))
+            })
             .collect();
         assert_eq!(texts, want, "{id}");
+        let nones = values.iter().filter(|v| v.is_none()).count();
+        assert_eq!(
+            count(svg, r#"class="label none""#),
+            nones,
+            "{id}: a none per empty slot"
+        );
         let csv = std::fs::read_to_string(charts.join(format!("{id}.csv"))).unwrap();
         let mut rdr = csv::Reader::from_reader(csv.as_bytes());
-        let rows: Vec<csv::StringRecord> = rdr.records().map(Result::unwrap).collect();
+        let rows: Vec<csv::StringRecord> = rdr
+            .records()
+            .map(Result::unwrap)
+            .filter(|r| &r[1] == "bar")
+            .collect();
         let with: Vec<(&str, (f64, f64, f64))> = labels
             .iter()
             .zip(&values)
@@ -220,10 +241,12 @@ fn a_comparison_of_drives_and_ports_renders_every_chart_with_the_json_figures() 
         assert_eq!(rows.len(), with.len(), "{id}");
         for (row, (label, (v, lo, hi))) in rows.iter().zip(with) {
             assert_eq!(&row[0], label);
+            let own = m.kind.unit(v);
             let num = |k: usize| row[k].parse::<f64>().unwrap();
             for (got, want) in [(num(4), v), (num(5), lo), (num(6), hi)] {
+                let want = own.rounded_in(want, unit);
                 assert!(
-                    (got - want * m.scale).abs() <= 1e-9 * want.abs().max(1.0),
+                    (got - want).abs() <= 1e-9 * want.abs().max(1.0),
                     "{id}: {got} vs {want}"
                 );
             }

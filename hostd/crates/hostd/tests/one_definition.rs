@@ -31,7 +31,7 @@ fn summary_and_events_agree_on_rates_energy_and_the_window() {
     // Printed once: the run's table has one row per phase; the analysis' own phase lines
     // (GB/s) and its window line are not printed again.
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(!stdout.contains("— overall"), "{stdout}");
+    assert!(!stdout.contains(" — average "), "{stdout}");
     let window_lines = stdout
         .lines()
         .filter(|l| l.starts_with("all 2 targets active for"))

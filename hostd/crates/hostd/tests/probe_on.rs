@@ -38,8 +38,9 @@ fn only_the_probed_target_gets_probe_figures() {
     assert!(probed > 0 && other > 0);
 
     // The summary: probe figures for the probed target only, "no probe" for the other.
-    assert!(text.contains("probe sim:x5-thermal*20 write:"), "{text}");
-    assert!(!text.contains("probe sim:steady*20 write:"), "{text}");
+    // Its energy and power are the analysis' headline line of the phase.
+    assert!(text.contains("sim:x5-thermal*20 write energy "), "{text}");
+    assert!(!text.contains("sim:steady*20 write energy "), "{text}");
     assert!(text.contains("probe sim:steady*20: no probe"), "{text}");
     let summary = read_json(&out.join("summary.json"));
     let phases = summary["extra"]["probe"]["phases"].as_array().unwrap();

@@ -526,18 +526,18 @@ fn the_ports_budget_through_the_pipeline() {
                 format!("port budget {budget_w:.1} W"),
                 "id=\"chart-vbus\"".to_string(),
                 "vSafe5V minimum 4.75 V".to_string(),
-                format!("W of {budget_w:.1} W"),
+                format!("% of {budget_w:.1} W</td>"),
             ] {
                 if !report.contains(&want) {
                     f.push(format!("report.html lacks {want}"));
                 }
             }
-            // What `hostd run` printed: the phase's power against the budget on its probe
-            // line.
+            // What `hostd run` printed: the phase's power against the budget on a line of
+            // the analysis' headline figures.
             let summary = common::read_json(&d.join("summary.json"));
-            let text = summary["extra"]["probe"]["text"].to_string();
+            let text = summary["extra"]["analysis"]["text"].to_string();
             let want = format!("% of the port's {budget_w:.1} W; VBUS min ");
-            if !text.contains("; bus power peak ") || !text.contains(&want) {
+            if !text.contains(" write: bus power peak ") || !text.contains(&want) {
                 f.push(format!(
                     "the probe's summary lines lack the port's shares: {text}"
                 ));

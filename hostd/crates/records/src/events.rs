@@ -394,6 +394,11 @@ pub struct PhaseStats {
     pub bimodal: bool,
     /// Gap test details (None below 6 files).
     pub bimodality: Option<Bimodality>,
+    /// When `bimodal`: the event whose two sides are the two groups of per-file rates, in
+    /// words ("the drop at 23.9 GB (thermal)"). The rates are then two levels in time, not
+    /// two modes of one population, and no bimodality warning is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub levels_explained_by: Option<String>,
     /// Sarle's bimodality coefficient, for reference.
     pub bimodality_coefficient: Option<f64>,
     /// Energy over this phase's files from the probe, J.

@@ -4,6 +4,7 @@
 //! figures".
 
 use crate::cause::{Cause, EventKind};
+use crate::published::Kind;
 use serde::{Deserialize, Serialize};
 
 /// A figure with its 95 % interval, or the reason it could not be measured.
@@ -59,18 +60,26 @@ impl Figure {
         }
     }
 
-    /// Formats with `scale` (value × scale), `decimals` and `unit`; the reason when absent.
-    pub fn text(&self, scale: f64, decimals: usize, unit: &str) -> String {
+    /// The figure as every output writes it, through its [`Kind`]: "0.77 GB/s [0.71–0.83]",
+    /// or "none (why)" when absent.
+    pub fn text(&self, kind: Kind) -> String {
         match self {
-            Figure::Value { value, low, high } => format!(
-                "{:.d$} {unit} [{:.d$}–{:.d$}]",
-                value * scale,
-                low * scale,
-                high * scale,
-                d = decimals
-            ),
-            Figure::Absent { absent } => format!("— ({absent})"),
+            Figure::Value { value, low, high } => kind.interval(*value, *low, *high),
+            Figure::Absent { absent } => format!("none ({absent})"),
         }
+    }
+
+    /// The reason it is absent, if it is.
+    pub fn absent_reason(&self) -> Option<&str> {
+        match self {
+            Figure::Value { .. } => None,
+            Figure::Absent { absent } => Some(absent),
+        }
+    }
+
+    /// What a figure of an `events.json` written before it existed reads as.
+    pub fn unrecorded() -> Figure {
+        Figure::absent("not in this analysis (written by an older hostd)")
     }
 }
 
@@ -100,6 +109,21 @@ pub struct SeriesHeadline {
     pub average_bps: Figure,
     /// Median per-file rate of the files starting in the last third of the bytes, bytes/s.
     pub sustained_bps: Figure,
+    /// Bytes written before the first drop, whatever its cause (its onset interval).
+    #[serde(default = "Figure::unrecorded")]
+    pub drop_bytes: Figure,
+    /// Seconds from the phase's first file to the first drop (its onset interval).
+    #[serde(default = "Figure::unrecorded")]
+    pub drop_s: Figure,
+    /// Rate from the first drop to the next event or the end, bytes/s.
+    #[serde(default = "Figure::unrecorded")]
+    pub after_drop_bps: Figure,
+    /// The first drop's cause, when there is a drop.
+    #[serde(default)]
+    pub drop_cause: Option<Cause>,
+    /// The confidence of that cause, 0–1.
+    #[serde(default)]
+    pub drop_confidence: Option<f64>,
     /// Bytes written before the first drop attributed to the SLC cache (its onset interval).
     pub slc_cache_bytes: Figure,
     /// Rate from that drop to the next event or the end, bytes/s.
@@ -110,6 +134,20 @@ pub struct SeriesHeadline {
     pub throttle_bytes: Figure,
     /// Rate from the first thermal drop to the next event or the end, bytes/s.
     pub throttled_bps: Figure,
+    /// Energy per GB of the phase: Σ of its files' energies / Σ their bytes, J/GB (probed
+    /// target only; = `phases[].j_per_gb`).
+    #[serde(default = "Figure::unrecorded")]
+    pub j_per_gb: Figure,
+    /// Mean bus power over the files' time: Σ energies / Σ durations, W (= `phases[].mean_power_w`).
+    #[serde(default = "Figure::unrecorded")]
+    pub mean_power_w: Figure,
+    /// Peak bus power: the highest 1 s mean of the phase (seconds from its first file), W
+    /// (= `phases[].port.peak_w`).
+    #[serde(default = "Figure::unrecorded")]
+    pub peak_power_w: Figure,
+    /// The enclosure's highest 1 s mean temperature of the phase, °C.
+    #[serde(default = "Figure::unrecorded")]
+    pub enclosure_max_c: Figure,
     /// J/GB before and after each drop and recovery (probed target only).
     #[serde(default)]
     pub energy: Vec<EventEnergy>,
@@ -147,7 +185,7 @@ impl ThermalFit {
             "{} enclosure as a first-order RC over {} s: time constant {}",
             self.target,
             self.steps,
-            self.tau_s.text(1.0, 1, "s")
+            self.tau_s.text(Kind::Seconds)
         );
         match (&self.rth_c_per_w, &self.ambient_c) {
             (Figure::Absent { absent }, Figure::Absent { .. }) => {
@@ -157,8 +195,8 @@ impl ThermalFit {
             }
             (r, a) => s.push_str(&format!(
                 ", thermal resistance {}, ambient {}",
-                r.text(1.0, 2, "°C/W"),
-                a.text(1.0, 1, "°C")
+                r.text(Kind::ThermalResistance),
+                a.text(Kind::Temperature)
             )),
         }
         s
@@ -179,9 +217,9 @@ impl ThermalFit {
             at_delta => format!(
                 "{} first throttle predicted after {} at {:+.0} °C ambient (the model at this run's ambient: {})",
                 self.target,
-                at_delta.text(1.0, 1, "s"),
+                at_delta.text(Kind::Seconds),
                 self.ambient_delta_c,
-                self.throttle_s_at_run_ambient.text(1.0, 1, "s")
+                self.throttle_s_at_run_ambient.text(Kind::Seconds)
             ),
         })
     }

@@ -288,12 +288,13 @@ pub struct PhasePower {
     /// port's budget changed during the phase).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_from_w: Option<f64>,
-    /// Highest bus power of the phase's points, W (a summary level's bin mean on a long run).
+    /// Peak bus power: the highest 1 s mean of the phase's points
+    /// ([`crate::peak_second`]), W; the highest point where no second holds two.
     pub peak_w: f64,
-    /// Mean bus power, W.
+    /// Mean bus power of the phase's points, W (the base of `mean_share`).
     pub mean_w: f64,
-    /// The highest share of the budget in force at a point (`peak_w` / budget when the
-    /// budget held over the phase).
+    /// The highest 1 s mean of the shares of the budget in force at each point (`peak_w` /
+    /// budget when the budget held over the phase).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_share: Option<f64>,
     /// The mean share of the budget in force at each point (`mean_w` / budget when the

@@ -1,6 +1,6 @@
-//! Each phase's bus power against the host port's budget, and its VBUS: peak and mean as
-//! shares of the budget in force at each point, the lowest VBUS and its 1st percentile
-//! (docs/methodology.md, "Power").
+//! Each phase's bus power against the host port's budget, and its VBUS: peak (the highest
+//! 1 s mean, [`crate::peak_second`]) and mean as shares of the budget in force at each
+//! point, the lowest VBUS and its 1st percentile (docs/methodology.md, "Power").
 
 use crate::port_budget::{BudgetTimeline, PhasePower, VSAFE5V_MIN_V};
 use crate::ProbeSeries;
@@ -25,30 +25,51 @@ pub fn phase_power(
     if power.is_empty() {
         return None;
     }
-    let peak_w = power.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    // The peak is the highest 1 s mean (`peak_second`), as every output publishes it; a
+    // series of one point a second (a very long run's summary level) has only its points.
+    let times = &p.time_ns[r.clone()];
+    let peak_of = |values: &[f64]| {
+        crate::peak_second::highest_second(times, values, (start_ns, end_ns))
+            .map(|s| s.mean)
+            .or_else(|| {
+                values
+                    .iter()
+                    .copied()
+                    .filter(|v| v.is_finite())
+                    .reduce(f64::max)
+            })
+    };
+    let peak_w = peak_of(&p.power_w[r.clone()]).unwrap_or(f64::NAN);
     let mean_w = power.iter().sum::<f64>() / power.len() as f64;
     let mut vbus = finite(&p.vbus_v);
     vbus.sort_by(f64::total_cmp);
     let vbus_min_v = finite(&p.vbus_min_v).into_iter().reduce(f64::min);
-    // Each point's share of the budget in force at it (points without one are left out).
-    let shares: Vec<f64> = budget
-        .at_each(&p.time_ns[r.clone()])
+    // Each point's share (NaN where no budget is known, left out of both figures).
+    let share_at: Vec<f64> = budget
+        .at_each(times)
         .zip(&p.power_w[r.clone()])
-        .filter_map(|(b, &w)| b.filter(|b| *b > 0.0 && w.is_finite()).map(|b| w / b))
+        .map(|(b, &w)| b.filter(|b| *b > 0.0).map_or(f64::NAN, |b| w / b))
         .collect();
+    let shares: Vec<f64> = share_at.iter().copied().filter(|s| s.is_finite()).collect();
     let (budget_w, from) = (budget.at(end_ns - 1), budget.at(start_ns));
     Some(PhasePower {
         budget_w,
         budget_from_w: from.filter(|_| from != budget_w),
         peak_w,
         mean_w,
-        peak_share: shares.iter().copied().reduce(f64::max),
+        peak_share: (!shares.is_empty()).then(|| peak_of(&share_at)).flatten(),
         mean_share: (!shares.is_empty()).then(|| shares.iter().sum::<f64>() / shares.len() as f64),
         vbus_min_v,
         // Nearest rank: the smallest value with at least 1 % of the points at or below it.
         vbus_p1_v: (!vbus.is_empty())
             .then(|| vbus[(vbus.len() as f64 * 0.01).ceil().max(1.0) as usize - 1]),
     })
+}
+
+/// A port's budget as every output writes it: "4.5 W" (a setting of the port, in the
+/// tenths of a watt the Type-C and PD levels are given in).
+pub fn budget_text(watts: f64) -> String {
+    format!("{watts:.1} W")
 }
 
 /// The terminal's words for a phase's figures: "bus power peak 100 %, mean 93 % of the
@@ -67,8 +88,8 @@ pub fn text(p: &PhasePower) -> Option<String> {
     match (p.budget_w, p.peak_share, p.mean_share) {
         (Some(b), Some(peak), Some(mean)) => {
             let budget = match p.budget_from_w {
-                Some(from) => format!("{from:.1}→{b:.1} W"),
-                None => format!("{b:.1} W"),
+                Some(from) => format!("{from:.1}→{}", budget_text(b)),
+                None => budget_text(b),
             };
             Some(format!(
                 "bus power peak {:.0} %, mean {:.0} % of the port's {budget}{}",
@@ -105,8 +126,9 @@ mod tests {
             .collect();
         let p = ProbeSeries::from_samples(&samples);
         let f = phase_power(&p, (0, 1_000_000_000), &BudgetTimeline::constant(Some(4.5))).unwrap();
-        assert_eq!(f.peak_w, 4.5);
-        assert_eq!(f.peak_share, Some(1.0));
+        // The peak is the second's mean, not its highest sample.
+        assert!((f.peak_w - 4.005).abs() < 1e-9, "{}", f.peak_w);
+        assert!((f.peak_share.unwrap() - 4.005 / 4.5).abs() < 1e-9);
         assert!((f.mean_w - 4.005).abs() < 1e-9, "{}", f.mean_w);
         assert_eq!(
             f.vbus_min_v,

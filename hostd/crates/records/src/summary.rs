@@ -306,6 +306,7 @@ impl PhaseStatsV1 {
             least_squares_overhead_s: None,
             bimodal: self.bimodal,
             bimodality: None,
+            levels_explained_by: None,
             bimodality_coefficient: self.bimodality_coefficient,
             energy_j: None,
             j_per_gb: None,

@@ -45,6 +45,8 @@ pub(crate) struct DataRow {
     y: Option<f64>,
     y_low: Option<f64>,
     y_high: Option<f64>,
+    /// Decimals the y values are written with (None: every digit).
+    decimals: Option<usize>,
     note: String,
 }
 
@@ -63,6 +65,7 @@ impl DataRow {
             y: Some(y),
             y_low: None,
             y_high: None,
+            decimals: None,
             note: note.into(),
         }
     }
@@ -77,6 +80,7 @@ impl DataRow {
             y: None,
             y_low: Some(lo),
             y_high: Some(hi),
+            decimals: None,
             note: String::new(),
         }
     }
@@ -91,6 +95,7 @@ impl DataRow {
             y: None,
             y_low: None,
             y_high: None,
+            decimals: None,
             note: note.into(),
         }
     }
@@ -116,6 +121,7 @@ impl DataRow {
             y: Some(y),
             y_low: None,
             y_high: None,
+            decimals: None,
             note: note.into(),
         }
     }
@@ -130,7 +136,23 @@ impl DataRow {
             y: Some(b.value),
             y_low: b.low,
             y_high: b.high,
+            decimals: b.decimals,
             note: b.tip.clone(),
+        }
+    }
+
+    /// An empty slot of a bar chart: "none" and why.
+    pub(crate) fn none(slot: &crate::svg::EmptySlot) -> DataRow {
+        DataRow {
+            series: slot.name.clone(),
+            mark: "none",
+            x: slot.x,
+            x_end: None,
+            y: None,
+            y_low: None,
+            y_high: None,
+            decimals: None,
+            note: slot.reason.clone(),
         }
     }
 
@@ -144,6 +166,7 @@ impl DataRow {
             y: None,
             y_low: m.band.map(|b| b.0),
             y_high: m.band.map(|b| b.1),
+            decimals: None,
             note: m.title.clone(),
         }
     }
@@ -227,14 +250,18 @@ impl ChartFile {
             "note",
         ]);
         for r in rows {
+            let y = |v: Option<f64>| match (v, r.decimals) {
+                (Some(v), Some(d)) => format!("{v:.d$}"),
+                (v, _) => num(v),
+            };
             let _ = w.write_record([
                 name_of(&r.series),
                 r.mark.to_string(),
                 format!("{}", r.x),
                 num(r.x_end),
-                num(r.y),
-                num(r.y_low),
-                num(r.y_high),
+                y(r.y),
+                y(r.y_low),
+                y(r.y_high),
                 r.note,
             ]);
         }

@@ -30,7 +30,7 @@ svg.chart{{display:block;width:100%;height:auto;max-width:960px}}
 .scroll{{overflow-x:auto;max-width:100%}}
 table{{border-collapse:collapse;font-size:12px}} td,th{{border:1px solid #ccc;padding:3px 6px;text-align:right}} td{{white-space:nowrap}}
 @media (max-width:900px){{table{{font-size:11px}} td,th{{padding:2px 4px}}}}
-th{{background:#f4f4f4}} td.l,th.l{{text-align:left}} td.path{{white-space:normal;overflow-wrap:anywhere;font-family:ui-monospace,monospace}}
+th{{background:#f4f4f4}} td.l,th.l{{text-align:left}} td.path{{white-space:normal;overflow-wrap:anywhere;font-family:ui-monospace,monospace}} td.none{{white-space:normal;min-width:6em;max-width:11em;color:#555}}
 .event{{margin:10px 0;padding:8px 12px;border-left:4px solid #888;background:#fafafa}}
 .event ul{{margin:4px 0;font-size:12px}} .cause{{font-weight:bold}} .bimodal{{color:#b00;font-weight:bold}}
 ol.events{{list-style:none;padding:0}} ol.events li{{margin:6px 0;padding-left:28px;text-indent:-28px}} ol.events ul li{{margin:1px 0;padding-left:0;text-indent:0}}

@@ -4,9 +4,14 @@
 use crate::svg::esc;
 use crate::view::Targets;
 use crate::NS;
-use hostd_analysis::summary::rate;
 use hostd_records::events::Analysis;
+use hostd_records::published::Kind;
 use std::fmt::Write;
+
+/// A rate as every output writes it.
+fn rate(bps: f64) -> String {
+    Kind::Rate.text(bps)
+}
 
 /// The overlap of the targets, times from `t0`.
 pub(crate) fn section(a: &Analysis, t0: i64, targets: &Targets) -> String {

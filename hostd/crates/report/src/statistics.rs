@@ -1,26 +1,27 @@
-//! The statistics section: per target and phase, the rate by every estimator, the per-file
-//! overhead, energy per GB and bimodality.
+//! The statistics section: per target and phase, the average (bytes / time) and the rate
+//! by every other estimator, the per-file overhead, energy per GB and bimodality.
 
 use crate::svg::esc;
 use crate::view::Targets;
-use hostd_analysis::summary::RateUnit;
 use hostd_records::events::Analysis;
+use hostd_records::published::{Kind, Unit};
 use std::fmt::Write;
 
-/// The statistics table of every phase, in one rate unit; `probed` is the probed target.
+/// The statistics table of every phase, its rates in one unit named in the header (a cell
+/// in another unit names its own), each figure written through its [`Kind`] as everywhere
+/// else; `probed` is the probed target.
 pub(crate) fn section(a: &Analysis, targets: &Targets, probed: Option<&str>) -> String {
-    // One rate unit for the whole table (MB/s when every phase is slow), named once in the
-    // header row: a unit in every cell made the table wider than a narrow window.
-    let u = RateUnit::of(
-        a.phases
-            .iter()
-            .map(|p| p.throughput_bps)
-            .fold(0.0, f64::max),
-    );
-    let rate = |bps: f64| u.num(bps);
+    // One rate unit for the table (MB/s when every phase is slow), named once in the header
+    // row: a unit in every cell made the table wider than a narrow window.
+    let u: Unit = Kind::Rate.common_unit(a.phases.iter().map(|p| p.throughput_bps));
+    let rate = |bps: f64| Kind::Rate.cell(bps, u);
+    let data = Kind::Data.common_unit(a.phases.iter().map(|p| p.bytes as f64));
+    let secs = Kind::Seconds.unit(1.0);
+    let jgb = Kind::JPerGb.unit(1.0);
     let mut h = format!(
-        r#"<section id="statistics"><h2>Statistics per target and phase</h2><div class="scroll"><table id="stats-table"><tr><th class="l">target</th><th class="l">phase</th><th>files</th><th>GB</th><th>s</th><th>overall, {u}</th><th>mean</th><th>median</th><th>20 % trimmed</th><th>Theil–Sen</th><th>least squares</th><th>overhead per file, ms</th><th>J/GB</th><th>bimodal</th></tr>"#,
-        u = u.name
+        r#"<section id="statistics"><h2>Statistics per target and phase</h2><div class="scroll"><table id="stats-table"><tr><th class="l">target</th><th class="l">phase</th><th>files</th><th>data, {d}</th><th>time, s</th><th>average, {u}</th><th>mean of files</th><th>median</th><th>20 % trimmed</th><th>Theil–Sen</th><th>least squares</th><th>overhead per file, ms</th><th>J/GB</th><th>bimodal</th></tr>"#,
+        u = u.name,
+        d = data.name
     );
     let mut bimodal_notes = Vec::new();
     let mut no_overhead = false;
@@ -28,18 +29,18 @@ pub(crate) fn section(a: &Analysis, targets: &Targets, probed: Option<&str>) -> 
         let short = targets.short(&p.target);
         let _ = write!(
             h,
-            r#"<tr><td class="l">{}</td><td class="l">{}</td><td>{}</td><td>{:.2}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"#,
+            r#"<tr><td class="l">{}</td><td class="l">{}</td><td>{}</td><td>{}</td><td>{}</td><td data-figure="average_bps">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td data-figure="j_per_gb">{}</td><td>{}</td></tr>"#,
             esc(short),
             esc(&p.phase),
             p.files,
-            p.bytes as f64 / 1e9,
-            p.seconds,
-            rate(p.throughput_bps),
-            rate(p.mean_bps),
-            rate(p.median_bps),
-            rate(p.trimmed_mean_bps),
-            p.theil_sen_bps.map_or("–".into(), rate),
-            p.least_squares_bps.map_or("–".into(), rate),
+            esc(&Kind::Data.cell(p.bytes as f64, data)),
+            esc(&Kind::Seconds.cell(p.seconds, secs)),
+            esc(&rate(p.throughput_bps)),
+            esc(&rate(p.mean_bps)),
+            esc(&rate(p.median_bps)),
+            esc(&rate(p.trimmed_mean_bps)),
+            p.theil_sen_bps.map_or("–".into(), |v| esc(&rate(v))),
+            p.least_squares_bps.map_or("–".into(), |v| esc(&rate(v))),
             match (p.theil_sen_bps, p.theil_sen_overhead_s) {
                 (Some(_), None) => {
                     no_overhead = true;
@@ -49,22 +50,30 @@ pub(crate) fn section(a: &Analysis, targets: &Targets, probed: Option<&str>) -> 
             },
             match (p.j_per_gb, probed) {
                 (None, Some(t)) if t != p.target => "no probe".into(),
-                (j, _) => opt(j, 2),
+                (j, _) => j.map_or("–".into(), |j| esc(&Kind::JPerGb.cell(j, jgb))),
             },
-            if p.bimodal {
-                r#"<span class="bimodal">yes</span>"#
-            } else {
-                "no"
+            match (p.bimodal, &p.levels_explained_by) {
+                (false, _) => "no",
+                (true, None) => r#"<span class="bimodal">yes</span>"#,
+                (true, Some(_)) => "two levels",
             }
         );
-        if let (true, Some(b)) = (p.bimodal, p.bimodality) {
-            bimodal_notes.push(format!(
-                r#"<span class="bimodal">{} {}</span>: two groups of per-file rates, split at {}, {:.1} spreads apart."#,
+        match (p.bimodal, p.bimodality, &p.levels_explained_by) {
+            (true, Some(b), None) => bimodal_notes.push(format!(
+                r#"<span class="bimodal">{} {}</span>: two groups of per-file rates, split at {}, {:.1} spreads apart, and no event between them: averages mislead."#,
                 esc(short),
                 esc(&p.phase),
-                hostd_analysis::summary::rate(b.split_at),
+                esc(&Kind::Rate.text(b.split_at)),
                 b.separation
-            ));
+            )),
+            (true, Some(b), Some(by)) => bimodal_notes.push(format!(
+                "{} {}: per-file rates at two levels in time, split at {}, before and after {}: the events say what happened, not an average.",
+                esc(short),
+                esc(&p.phase),
+                esc(&Kind::Rate.text(b.split_at)),
+                esc(by)
+            )),
+            _ => {}
         }
     }
     h.push_str("</table></div>");
@@ -76,7 +85,7 @@ pub(crate) fn section(a: &Analysis, targets: &Targets, probed: Option<&str>) -> 
     }
     let _ = write!(
         h,
-        r#"<p class="note">Rates in {} (10⁹ or 10⁶ bytes/s); overall = bytes / file time. Theil–Sen and least squares fit file time against file size; their slope is the drive's rate without the fixed per-file cost (overhead, from Theil–Sen). When the rates are bimodal, averages mislead: read the events.</p></section>"#,
+        r#"<p class="note">Rates in {} (10⁹ or 10⁶ bytes/s) where a cell names no other unit; average = bytes / file time (the headline's); mean of files = the mean of the per-file rates. Theil–Sen and least squares fit file time against file size; their slope is the drive's rate without the fixed per-file cost (overhead, from Theil–Sen). When the rates are bimodal, averages mislead: read the events.</p></section>"#,
         u.name
     );
     h

@@ -210,10 +210,49 @@ pub struct IntervalBar {
     pub color: String,
     /// What the bar is (its category), for the data file.
     pub name: String,
+    /// Decimals of its value and interval in the chart's data file (those it is written
+    /// with; None: every digit).
+    pub decimals: Option<usize>,
     /// Text written above the bar.
     pub text: String,
     /// Tooltip.
     pub tip: String,
+}
+
+/// A slot of a bar chart whose category has no value: "none" and why, written where its
+/// bar would stand.
+#[derive(Debug, Clone)]
+pub struct EmptySlot {
+    /// The slot's middle, data x.
+    pub x: f64,
+    /// Its width, data x.
+    pub width: f64,
+    /// What the slot is (its category), for the data file.
+    pub name: String,
+    /// Why it has no value.
+    pub reason: String,
+}
+
+/// `text` broken at spaces into lines of at most `width` characters, at most `max` lines
+/// (the last ending in "…" when cut).
+pub(crate) fn wrap_words(text: &str, width: usize, max: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split(' ') {
+        match lines.last_mut() {
+            Some(l) if l.chars().count() + 1 + word.chars().count() <= width => {
+                l.push(' ');
+                l.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    if lines.len() > max {
+        lines.truncate(max);
+        if let Some(l) = lines.last_mut() {
+            l.push('…');
+        }
+    }
+    lines
 }
 
 /// One chart being drawn.
@@ -472,6 +511,40 @@ impl Chart {
                 label_y - 4.0,
                 esc(&b.text)
             );
+        }
+        self.body.push_str("</g>");
+    }
+
+    /// Writes "none" and the reason, wrapped to the slot's width (at most three lines, the
+    /// whole reason in its tooltip), in each empty slot of a bar chart.
+    pub fn empty_slots(&mut self, slots: &[EmptySlot]) {
+        self.body.push_str(r#"<g class="none">"#);
+        for slot in slots {
+            self.record(|| DataRow::none(slot));
+            let mid = self.px(slot.x);
+            let px =
+                (self.px(slot.x + slot.width / 2.0) - self.px(slot.x - slot.width / 2.0)).abs();
+            let lines = wrap_words(
+                &format!("({})", slot.reason),
+                ((px / 5.4) as usize).max(8),
+                3,
+            );
+            let base = self.py(self.y.0.max(0.0));
+            let top = base - 6.0 - 12.0 * lines.len() as f64;
+            let _ = write!(
+                self.body,
+                r##"<text class="label none" x="{mid:.1}" y="{:.1}" text-anchor="middle" font-size="11" fill="#555"><title>{}</title>none</text>"##,
+                top - 2.0,
+                esc(&slot.reason)
+            );
+            for (k, line) in lines.iter().enumerate() {
+                let _ = write!(
+                    self.body,
+                    r##"<text class="label none-why" x="{mid:.1}" y="{:.1}" text-anchor="middle" font-size="10" fill="#555">{}</text>"##,
+                    top + 12.0 * (k + 1) as f64,
+                    esc(line)
+                );
+            }
         }
         self.body.push_str("</g>");
     }

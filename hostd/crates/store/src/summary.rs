@@ -6,7 +6,8 @@
 //! hands to [`SummaryExt::set_figures`]), shown here in MB/s.
 
 use hostd_records::events::PhaseStats;
-use hostd_records::units::{human_bytes, ByteSize};
+use hostd_records::published::Kind;
+use hostd_records::units::ByteSize;
 use hostd_records::{RunOutcome, TargetInfo};
 use std::fmt::Write as _;
 
@@ -109,10 +110,12 @@ impl SummaryExt for Summary {
         targets: &[TargetInfo],
     ) {
         for s in &phases {
-            if s.bimodal {
+            // Rates at two levels in time, before and after an event, are what the events
+            // say, not two modes that an average would hide.
+            if let (true, None, Some(b)) = (s.bimodal, &s.levels_explained_by, s.bimodality) {
                 self.warnings.push(format!(
-                    "{} {}: per-file rates look bimodal (coefficient {:.2}); the mean {:.0} MB/s describes neither group — see files.csv",
-                    s.target, s.phase, s.bimodality_coefficient.unwrap_or(0.0), mbps(s.mean_bps)
+                    "{} {}: per-file rates look bimodal (two groups split at {}, {:.1} spreads apart, and no event between them); the mean of files {} describes neither group — see files.csv",
+                    s.target, s.phase, Kind::Rate.text(b.split_at), b.separation, Kind::Rate.text(s.mean_bps)
                 ));
             }
             if s.corrupt_blocks > 0 {
@@ -135,36 +138,39 @@ impl SummaryExt for Summary {
     fn render(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "run {}: {}", self.run_id, self.status);
+        // The average (bytes / time) first: the headline's figure; then the per-file
+        // statistics, each rate written as everywhere else.
         let _ = writeln!(
             s,
-            "{:<24} {:<16} {:>5} {:>9} {:>8} {:>8} {:>8} {:>9} {:>8} {:>8}",
+            "{:<24} {:<16} {:>5} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
             "target",
             "phase",
             "files",
-            "bytes",
-            "mean",
+            "data",
+            "average",
+            "mean/file",
             "median",
             "trim20",
             "theil-sen",
             "min",
             "max"
         );
+        let rate = |bps: f64| Kind::Rate.text(bps);
         for p in &self.phases {
             let _ = writeln!(
                 s,
-                "{:<24} {:<16} {:>5} {:>9} {:>8.0} {:>8.0} {:>8.0} {:>9} {:>8.0} {:>8.0}{}",
+                "{:<24} {:<16} {:>5} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}{}",
                 truncate(&p.target, 24),
                 truncate(&p.phase, 16),
                 p.files,
-                human_bytes(p.bytes),
-                mbps(p.mean_bps),
-                mbps(p.median_bps),
-                mbps(p.trimmed_mean_bps),
-                p.theil_sen_bps
-                    .map(|v| format!("{:.0}", mbps(v)))
-                    .unwrap_or_else(|| "-".into()),
-                mbps(p.min_bps),
-                mbps(p.max_bps),
+                Kind::Data.text(p.bytes as f64),
+                rate(p.throughput_bps),
+                rate(p.mean_bps),
+                rate(p.median_bps),
+                rate(p.trimmed_mean_bps),
+                p.theil_sen_bps.map_or_else(|| "-".into(), rate),
+                rate(p.min_bps),
+                rate(p.max_bps),
                 if p.corrupt_blocks > 0 {
                     format!("  CORRUPT {} blocks", p.corrupt_blocks)
                 } else {
@@ -174,7 +180,7 @@ impl SummaryExt for Summary {
         }
         let _ = writeln!(
             s,
-            "(rates in MB/s = 10^6 bytes/s; theil-sen = robust rate from time against file size)"
+            "(average = bytes / time, the headline's; mean/file = mean of the per-file rates; theil-sen = robust rate from time against file size)"
         );
         // Small-block phases (diskmark's RND4K) are judged in I/Os per second.
         for p in &self.phases {
@@ -223,19 +229,19 @@ impl SummaryExt for Summary {
             if w.targets.len() > 1 {
                 let _ = writeln!(
                     s,
-                    "all {} targets active for {:.1} s: aggregate {:.0} MB/s ({})",
+                    "all {} targets active for {}: aggregate {} ({})",
                     w.targets.len(),
-                    w.seconds,
-                    w.aggregate_mbps,
-                    human_bytes(w.aggregate_bytes)
+                    Kind::Seconds.text(w.seconds),
+                    Kind::Rate.text(w.aggregate_mbps * 1e6),
+                    Kind::Data.text(w.aggregate_bytes as f64)
                 );
                 for t in &w.targets {
                     let _ = writeln!(
                         s,
-                        "  {:<24} {:>8.0} MB/s  {}",
+                        "  {:<24} {:>10}  {}",
                         t.target,
-                        t.mbps,
-                        human_bytes(t.bytes)
+                        Kind::Rate.text(t.mbps * 1e6),
+                        Kind::Data.text(t.bytes as f64)
                     );
                 }
             }

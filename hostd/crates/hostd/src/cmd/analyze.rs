@@ -136,6 +136,32 @@ fn what_run_printed(dir: &Path, run: &RunData, analysis: &Analysis) -> Option<St
             );
         }
     }
+    // A run of an older hostd printed each phase's probe figures on the probe's lines:
+    // they are the analysis' headline figures now, printed once, with them.
+    if let Some(text) = summary
+        .extra
+        .get_mut("probe")
+        .and_then(|p| p.get_mut("text"))
+        .and_then(|t| t.as_array_mut())
+    {
+        text.retain(|l| {
+            let l = l.as_str().unwrap_or("");
+            !analysis
+                .phases
+                .iter()
+                .any(|p| l.starts_with(&format!("probe {} {}: ", p.target, p.phase)))
+        });
+    }
+    // Nor did it know which bimodal rates an event explains.
+    summary.warnings.retain(|w| {
+        !analysis.phases.iter().any(|p| {
+            p.levels_explained_by.is_some()
+                && w.starts_with(&format!(
+                    "{} {}: per-file rates look bimodal",
+                    p.target, p.phase
+                ))
+        })
+    });
     summary
         .programs
         .retain(|p| !matches!(p.figures, ProgramFigures::FillStates(_)));

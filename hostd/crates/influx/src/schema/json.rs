@@ -362,13 +362,25 @@ pub fn headline_points(analysis: &Analysis, tags: &RunTags) -> Vec<Point> {
         for (name, fig, unit) in [
             ("average_mbps", &s.average_bps, 1e6),
             ("sustained_mbps", &s.sustained_bps, 1e6),
+            ("drop_gb", &s.drop_bytes, 1e9),
+            ("drop_s", &s.drop_s, 1.0),
+            ("after_drop_mbps", &s.after_drop_bps, 1e6),
             ("slc_cache_gb", &s.slc_cache_bytes, 1e9),
             ("post_cache_mbps", &s.post_cache_bps, 1e6),
             ("throttle_s", &s.throttle_s, 1.0),
             ("throttle_gb", &s.throttle_bytes, 1e9),
             ("throttled_mbps", &s.throttled_bps, 1e6),
+            ("j_per_gb", &s.j_per_gb, 1.0),
+            ("mean_power_w", &s.mean_power_w, 1.0),
+            ("peak_power_w", &s.peak_power_w, 1.0),
+            ("enclosure_max_c", &s.enclosure_max_c, 1.0),
         ] {
             p = figure_fields(p, name, fig, unit);
+        }
+        if let (Some(cause), Some(conf)) = (s.drop_cause, s.drop_confidence) {
+            p = p
+                .field("drop_cause", cause.as_str())
+                .field("drop_confidence", conf);
         }
         out.push(p);
     }

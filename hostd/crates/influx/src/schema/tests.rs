@@ -606,6 +606,11 @@ fn headline_figures_map_with_their_intervals_or_the_reason_they_are_absent() {
                 "target": "x5", "phase": "write",
                 "average_bps": {"value": 7.8e8, "low": 7.2e8, "high": 8.4e8},
                 "sustained_bps": {"value": 6.5e8, "low": 6.3e8, "high": 6.7e8},
+                "drop_bytes": {"value": 2.39e10, "low": 2.35e10, "high": 2.42e10},
+                "drop_s": {"value": 10.5, "low": 10.3, "high": 10.9},
+                "after_drop_bps": {"value": 6.47e8, "low": 6.39e8, "high": 6.56e8},
+                "drop_cause": "thermal", "drop_confidence": 0.8,
+                "peak_power_w": {"value": 8.2, "low": 8.1, "high": 8.3},
                 "slc_cache_bytes": {"absent": "no drop attributed to the SLC cache"},
                 "post_cache_bps": {"absent": "no drop attributed to the SLC cache"},
                 "throttle_s": {"value": 10.5, "low": 10.3, "high": 10.9},
@@ -641,6 +646,10 @@ fn headline_figures_map_with_their_intervals_or_the_reason_they_are_absent() {
         "slc_cache_gb_absent=\"no drop attributed to the SLC cache\"",
         "throttle_gb=23.9,throttle_gb_low=23.5,throttle_gb_high=24.2",
         "throttle_s=10.5",
+        "drop_gb=23.9,drop_gb_low=23.5,drop_gb_high=24.2",
+        "drop_cause=\"thermal\",drop_confidence=0.8",
+        "peak_power_w=8.2,peak_power_w_low=8.1,peak_power_w_high=8.3",
+        "j_per_gb_absent=\"not in this analysis (written by an older hostd)\"",
     ] {
         assert!(h.contains(want), "{want} not in {h}");
     }

@@ -6,7 +6,7 @@
 use super::figures::METRICS;
 use super::{CompareRun, Comparison};
 use crate::envelope;
-use crate::svg::{esc, Chart, IntervalBar, Marker};
+use crate::svg::{esc, Chart, EmptySlot, IntervalBar, Marker};
 use crate::{NS, WIDTH};
 use hostd_records::binning::MinMeanMax;
 use hostd_records::headline::Figure;
@@ -294,11 +294,13 @@ pub(crate) fn time_section(runs: &[CompareRun], c: &Comparison, numbers: &[Vec<u
 }
 
 /// A bar chart per headline figure and compared phase: one bar per run with its 95 %
-/// interval; a figure no run has is named instead of drawn, and a run without it is named
-/// under its chart with the reason.
+/// interval, each written as every output writes it (its [`Kind`], in the chart's unit or
+/// its own), a figure of the first drop with the drop's cause; a run without the figure
+/// gets "none" and why in its slot. A figure no run has is named with each run's reason
+/// instead of drawn.
 pub(crate) fn bars_section(c: &Comparison) -> String {
     let mut h = String::from(
-        r#"<section id="compare-bars"><h2>Headline figures</h2><p class="note">One bar per run; whiskers are 95 % intervals (onsets: the onset's 99.9 % interval).</p>"#,
+        r#"<section id="compare-bars"><h2>Headline figures</h2><p class="note">One bar per run; whiskers are 95 % intervals (onsets: the onset's 99.9 % interval); the first drop is the first of any cause, its cause beside its value.</p>"#,
     );
     let slot = (WIDTH - 80.0) / c.runs.len().max(1) as f64;
     let chars = ((slot / 6.5) as usize).max(4);
@@ -306,48 +308,53 @@ pub(crate) fn bars_section(c: &Comparison) -> String {
         let _ = write!(h, "<h3>{}</h3>", esc(phase));
         let mut none = Vec::new();
         for m in &METRICS {
-            let mut bars = Vec::new();
-            let mut reasons = Vec::new();
-            for (k, r) in c.runs.iter().enumerate() {
-                let Some(f) = r
-                    .figures
+            let of_run = |r| of_run(r, phase, m.key);
+            let unit = m.kind.common_unit(
+                c.runs
                     .iter()
-                    .find(|f| &f.phase == phase)
-                    .and_then(|f| f.figures.get(m.key))
-                else {
+                    .filter_map(|r| of_run(r).and_then(|(_, f)| f.interval()))
+                    .map(|(_, _, hi)| hi),
+            );
+            let mut bars = Vec::new();
+            let mut empty = Vec::new();
+            for (k, r) in c.runs.iter().enumerate() {
+                let Some((pf, f)) = of_run(r) else {
                     continue;
                 };
-                match f.interval() {
-                    Some((v, lo, hi)) => {
-                        let d = m.decimals;
-                        let (v, lo, hi) = (v * m.scale, lo * m.scale, hi * m.scale);
+                match f {
+                    Figure::Value { value, low, high } => {
+                        let own = m.kind.unit(*value);
+                        let cause = match (&pf.drop_cause, m.of_drop) {
+                            (Some((c, _)), true) => format!(" ({c})"),
+                            _ => String::new(),
+                        };
                         bars.push(IntervalBar {
                             x0: k as f64 - 0.35,
                             x1: k as f64 + 0.35,
-                            value: v,
-                            low: Some(lo),
-                            high: Some(hi),
+                            value: own.rounded_in(*value, unit),
+                            low: Some(own.rounded_in(*low, unit)),
+                            high: Some(own.rounded_in(*high, unit)),
                             color: r.color.clone(),
                             name: r.label.clone(),
-                            text: format!("{v:.d$}"),
-                            tip: format!(
-                                "{}: {} {v:.d$} {} [{lo:.d$}–{hi:.d$}]",
-                                r.label, m.title, m.unit
-                            ),
+                            decimals: Some(own.decimals_in(unit)),
+                            text: format!("{}{cause}", m.kind.cell(*value, unit)),
+                            tip: format!("{}: {} {}{cause}", r.label, m.title, f.text(m.kind)),
                         });
                     }
-                    None => reasons.push(format!(
-                        "{}: {}",
-                        r.label,
-                        match f {
-                            Figure::Absent { absent } => absent.as_str(),
-                            Figure::Value { .. } => "",
-                        }
-                    )),
+                    Figure::Absent { absent } => empty.push(EmptySlot {
+                        x: k as f64,
+                        width: 0.9,
+                        name: r.label.clone(),
+                        reason: absent.clone(),
+                    }),
                 }
             }
             if bars.is_empty() {
-                none.push(m.title);
+                let why: Vec<String> = empty
+                    .iter()
+                    .map(|e| format!("{}: {}", e.name, e.reason))
+                    .collect();
+                none.push(format!("{} ({})", m.title, why.join("; ")));
                 continue;
             }
             let top = bars
@@ -378,19 +385,24 @@ pub(crate) fn bars_section(c: &Comparison) -> String {
             .without_marker_strip()
             .with_categories(names);
             chart.interval_bars(&bars, "series bars");
+            chart.empty_slots(&empty);
             if !fits {
                 for (k, r) in c.runs.iter().enumerate() {
                     chart.legend(&format!("{}: {}", k + 1, r.label), &r.color);
                 }
             }
-            let _ = write!(h, "<h4>{} ({})</h4>", esc(m.title), esc(m.unit));
+            let _ = write!(h, "<h4>{} ({})</h4>", esc(m.title), esc(unit.name));
             // The figure under the axis (room for its name), its unit beside it.
-            h.push_str(&chart.finish(&format!("{} of each run ({phase})", m.title), m.unit));
-            if !reasons.is_empty() {
+            h.push_str(&chart.finish(&format!("{} of each run ({phase})", m.title), unit.name));
+            if !empty.is_empty() {
+                let why: Vec<String> = empty
+                    .iter()
+                    .map(|e| format!("{}: none ({})", e.name, e.reason))
+                    .collect();
                 let _ = write!(
                     h,
                     r#"<p class="note">No bar: {}.</p>"#,
-                    esc(&reasons.join("; "))
+                    esc(&why.join("; "))
                 );
             }
         }
@@ -405,4 +417,16 @@ pub(crate) fn bars_section(c: &Comparison) -> String {
     }
     h.push_str("</section>");
     h
+}
+
+/// Run `r`'s figure `key` in `phase`, with the phase's figures it is one of.
+fn of_run<'a>(
+    r: &'a super::ComparedRun,
+    phase: &str,
+    key: &str,
+) -> Option<(&'a super::figures::PhaseFigures, &'a Figure)> {
+    r.figures
+        .iter()
+        .find(|f| f.phase == phase)
+        .and_then(|f| f.figures.get(key).map(|g| (f, g)))
 }
