@@ -55,6 +55,8 @@ enum Command {
     Clean(cmd::clean::CleanArgs),
     /// Re-read the files a run kept (--keep) and locate every corrupt byte (exit 3 if any).
     Verify(cmd::verify::VerifyArgs),
+    /// Decode the USB PD messages of a sigrok capture (.sr) with the probe's own decoder.
+    PdDecode(cmd::pd_decode::PdDecodeArgs),
 }
 
 fn main() -> ExitCode {
@@ -75,6 +77,7 @@ fn main() -> ExitCode {
         Command::Monitor(args) => cmd::monitor::execute(args),
         Command::Verify(args) => cmd::verify::execute(args),
         Command::Clean(args) => cmd::clean::execute(args),
+        Command::PdDecode(args) => cmd::pd_decode::execute(args),
     };
     match result {
         Ok(code) => code,

@@ -9,6 +9,7 @@ pub mod export;
 pub mod import;
 pub mod influx;
 pub mod monitor;
+pub mod pd_decode;
 pub mod profiles;
 pub mod run;
 pub mod verify;
