@@ -698,13 +698,22 @@ pub fn implausible_fit(rth: f64, amb: f64, coolest: f64) -> Option<String> {
 /// [`PREDICTION_CHECK_SHARE`] of it (or [`PREDICTION_CHECK_S`], whichever is more). A model
 /// that fails its own run predicts nothing at another ambient.
 pub fn prediction_fails(at_run: &Figure, observed: Option<f64>) -> Option<String> {
-    let ((v, l, h), obs) = (at_run.interval()?, observed?);
+    let obs = observed?;
+    let Some((v, l, h)) = at_run.interval() else {
+        let why = match at_run {
+            Figure::Absent { absent } => absent.as_str(),
+            Figure::Value { .. } => "",
+        };
+        return Some(format!(
+            "not predicted: the model does not reproduce this run's throttle at {obs:.1} s ({why})"
+        ));
+    };
     let slack = (PREDICTION_CHECK_SHARE * obs).max(PREDICTION_CHECK_S);
     if (v - obs).abs() <= slack {
         return None;
     }
     Some(format!(
-        "not predicted: the model puts this run's own throttle at {v:.1} s [{l:.1}–{h:.1}] where it came at {obs:.1} s, so it cannot say when another ambient would"
+        "not predicted: the model puts this run's throttle at {v:.1} s [{l:.1}–{h:.1}], not at the observed {obs:.1} s"
     ))
 }
 
@@ -886,7 +895,7 @@ mod tests {
         let at_run = Figure::value(20.3, 10.0, 51.0);
         let why = prediction_fails(&at_run, Some(10.4)).unwrap();
         assert!(
-            why.contains("20.3 s [10.0–51.0] where it came at 10.4 s"),
+            why.contains("20.3 s [10.0–51.0], not at the observed 10.4 s"),
             "{why}"
         );
         // Within a quarter (or 2 s) it reproduces the run.
@@ -899,9 +908,18 @@ mod tests {
             None
         );
         assert!(prediction_fails(&Figure::value(26.0, 20.0, 30.0), Some(20.0)).is_some());
-        // Nothing observed or nothing predicted: nothing to check.
+        // Nothing observed: nothing to check. A model with no throttle time of its own at
+        // this run's ambient reproduces nothing.
         assert_eq!(prediction_fails(&at_run, None), None);
-        assert_eq!(prediction_fails(&Figure::absent("x"), Some(3.0)), None);
+        let why = prediction_fails(
+            &Figure::absent("970 of 2997 bootstrap fits never get there"),
+            Some(13.5),
+        )
+        .unwrap();
+        assert!(
+            why.contains("does not reproduce this run's throttle at 13.5 s (970 of 2997"),
+            "{why}"
+        );
     }
 
     #[test]

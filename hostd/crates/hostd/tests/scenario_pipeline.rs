@@ -628,8 +628,25 @@ fn the_demos_simulated_drive_reports_its_own_rates_and_times() {
         series["throttle_s"]["value"].as_f64().unwrap() >= 10.0,
         "{log}"
     );
-    let fit = &analysis["headlines"]["thermal_fit"]["Ok"];
-    within(&fit["tau_s"], sc.device.tau_s, "enclosure time constant, s");
+    // The enclosure's fit: the model's time constant, or a refusal that says why. The
+    // simulator now starts where the scenario's model does and heats as it does, so the
+    // enclosure sits at the temperature the throttle holds for most of the run, and only its
+    // first ~14 s of heating carry τ: the steps' bootstrap may find it unbounded (30–60 of
+    // 999 replicates here). Before, a simulator that started at ambient kept relaxing
+    // towards an equilibrium the model did not have, which made τ look well identified.
+    let thermal_fit = &analysis["headlines"]["thermal_fit"];
+    match (thermal_fit.get("Ok"), thermal_fit.get("Err")) {
+        (Some(fit), _) => within(&fit["tau_s"], sc.device.tau_s, "enclosure time constant, s"),
+        (None, Some(why)) => assert!(
+            why.as_str().is_some_and(|w| w.contains("time constant")),
+            "{why}
+{log}"
+        ),
+        _ => panic!(
+            "no thermal fit and no reason: {thermal_fit}
+{log}"
+        ),
+    }
     let j_per_gb = sc.device.active_w / stage.rate_gbps;
     within(
         &series["energy"][0]["j_per_gb_before"],

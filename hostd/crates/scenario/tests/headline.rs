@@ -72,7 +72,14 @@ fn check(name: &str, seed_offset: u64, failures: &mut Vec<String>) {
                 "{text}"
             );
             assert!(text.lines().all(|l| l.chars().count() <= 200), "{text}");
-            assert!(text.contains("first throttle predicted after "), "{text}");
+            // A prediction, or the model's own check refusing it: a model that does not
+            // reproduce this run's throttle (its point too far from the observed time, or
+            // no throttle time at all) predicts nothing at another ambient.
+            assert!(
+                text.contains("first throttle predicted after ")
+                    || text.contains("first throttle at +10 °C ambient: not predicted: the model"),
+                "{text}"
+            );
         }
     }
     for h in &a.headlines.series {
