@@ -20,7 +20,7 @@ count() {
             for (i = 1; i <= NF; i++) if ($(i + 1) == "tests" && $(i + 2) == "failed") f = $i
             ct_p += tot - f; ct_f += f; ct = 1 }
         /^test binaries: [0-9]+ passed, [0-9]+ failed/ { tb_p += $3; tb_f += $5; tb = 1 }
-        /^test result:/ && !tb_seen_total {
+        /(^|: )test result:/ {
             for (i = 1; i <= NF; i++) {
                 if ($(i + 1) ~ /^passed/) tr_p += $i
                 if ($(i + 1) ~ /^failed/) tr_f += $i } }
