@@ -94,16 +94,12 @@ fn join(
     // Where a change lies: its onset interval, and for a ramp on to where it settles (a
     // step one view finds inside the ramp the other finds is the same change, not a
     // second one: a real ramp cell gave both views' events for one slowdown).
-    let extent = |c: &Change| {
-        let hi = if c.gradual {
-            c.onset.bytes_range.1.max(c.settle_bytes)
-        } else {
-            c.onset.bytes_range.1
-        };
-        (c.onset.bytes_range.0.saturating_sub(tol), hi + tol)
+    let widened = |c: &Change| {
+        let (lo, hi) = extent(c);
+        (lo.saturating_sub(tol), hi + tol)
     };
     let same = |a: &Change, b: &Change| {
-        let ((a0, a1), (b0, b1)) = (extent(a), extent(b));
+        let ((a0, a1), (b0, b1)) = (widened(a), widened(b));
         a.kind == b.kind && a0 <= b1 && b0 <= a1
     };
     let mut out: Vec<Detected> = Vec::new();
@@ -226,17 +222,6 @@ fn join_placed_apart(sorted: Vec<Detected>) -> Vec<Detected> {
 /// other put it. None when they meet: an event never claims an interval that excludes the
 /// other view's placement.
 fn cover_both(kept: &mut Change, other: &Change) -> Option<String> {
-    let extent = |c: &Change| {
-        let r = c.onset.bytes_range;
-        (
-            r.0,
-            if c.gradual {
-                r.1.max(c.settle_bytes)
-            } else {
-                r.1
-            },
-        )
-    };
     let ((k0, k1), (o0, o1)) = (extent(kept), extent(other));
     if k0 <= o1 && o0 <= k1 {
         return None;
@@ -253,6 +238,17 @@ fn cover_both(kept: &mut Change, other: &Change) -> Option<String> {
     kept.onset.bytes_range = (k.bytes_range.0.min(o.bytes), k.bytes_range.1.max(o.bytes));
     kept.onset.ns_range = (k.ns_range.0.min(o.ns), k.ns_range.1.max(o.ns));
     Some(said)
+}
+
+/// Where a change lies, bytes: its onset interval, and for a ramp on to where it settles.
+fn extent(c: &Change) -> (u64, u64) {
+    let r = c.onset.bytes_range;
+    let hi = if c.gradual {
+        r.1.max(c.settle_bytes)
+    } else {
+        r.1
+    };
+    (r.0, hi)
 }
 
 /// Bytes between the ends of a change's onset interval.
