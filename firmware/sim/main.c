@@ -667,7 +667,7 @@ int main(int argc, char **argv)
     S.port.current_a = S.opt.port_current_a;
     S.rp_a = S.opt.pd_contract_v > 0.0 ? 3.0 : S.opt.port_current_a; /* SinkTxOK under PD */
     S.pd_contract = S.opt.pd_contract_v > 0.0;
-    ts_pd_line_init(&S.pd_line);
+    ts_pd_line_init(&S.pd_line, (uint32_t)(S.opt.vbus_v * 1000.0 + 0.5));
     ts_pd_config pd_cfg;
     memset(&pd_cfg, 0, sizeof pd_cfg);
     pd_cfg.tick_hz = TS_PD_LINE_TICKS_PER_US * 1000000u;
@@ -713,10 +713,10 @@ int main(int argc, char **argv)
         return 1;
     }
     if (S.pd_contract && S.opt.port_current_a > 0.0) {
-        /* The contract the port starts under, negotiated once the source has seen the
-         * sink attach (its first Source_Capabilities after tTypeCSendSourceCap, 100..200
-         * ms, past the probe's own tCCDebounce). */
-        ts_pd_line_negotiate(&S.pd_line, plat_now_us(NULL) + 250000u,
+        /* The contract the port is under when the probe starts (plugged in long before):
+         * its negotiation again, at the voltage the source already holds, so the first
+         * PortStatus a host asks for already has its terms. */
+        ts_pd_line_negotiate(&S.pd_line, plat_now_us(NULL),
                              (uint32_t)(S.opt.pd_contract_v * 1000.0 + 0.5),
                              (uint32_t)(S.opt.port_current_a * 1000.0 + 0.5));
     }

@@ -10,8 +10,8 @@
 /* tTransmit (GoodCRC within 195 us), then a reply a little later. */
 #define GOODCRC_GAP_US 150u
 #define REPLY_GAP_US 1000u
-/* PS_RDY after Accept: tSrcTransition (25..35 ms) at 5 V; a new voltage
- * settles first (tSrcReady up to 285 ms). */
+/* PS_RDY after Accept: tSrcTransition (25..35 ms) at the same voltage; a new
+ * voltage settles first (tSrcReady up to 285 ms). */
 #define PS_RDY_SAME_V_US 30000u
 #define PS_RDY_NEW_V_US 150000u
 
@@ -54,9 +54,10 @@ static void put_preamble(bits *w)
     }
 }
 
-void ts_pd_line_init(ts_pd_line *l)
+void ts_pd_line_init(ts_pd_line *l, uint32_t mv)
 {
     memset(l, 0, sizeof *l);
+    l->mv = mv;
 }
 
 bool ts_pd_line_idle(const ts_pd_line *l)
@@ -160,7 +161,8 @@ bool ts_pd_line_negotiate(ts_pd_line *l, uint64_t at_us, uint32_t mv, uint32_t m
     bool ok = exchange(l, 0, true, SOURCE_CAPS, caps, ncaps) &&
               exchange(l, REPLY_GAP_US, false, REQUEST, &rdo, 1) &&
               exchange(l, REPLY_GAP_US, true, ACCEPT, NULL, 0);
-    uint32_t wait = mv == 5000u ? PS_RDY_SAME_V_US : PS_RDY_NEW_V_US;
+    uint32_t wait = mv == l->mv ? PS_RDY_SAME_V_US : PS_RDY_NEW_V_US;
+    l->mv = mv;
     l->ps_rdy_us = l->cursor_tick / TS_PD_LINE_TICKS_PER_US + wait;
     ok = ok && exchange(l, wait, true, PS_RDY, NULL, 0);
     if (!ok) {
@@ -184,6 +186,7 @@ bool ts_pd_line_hard_reset(ts_pd_line *l, uint64_t at_us)
     put(&w, RST2, 5);
     l->ps_rdy_us = l->cursor_tick / TS_PD_LINE_TICKS_PER_US;
     l->src_id = l->snk_id = 0; /* a Hard Reset restarts the MessageIDs */
+    l->mv = 5000u;             /* and the source returns to vSafe5V */
     return emit(l, &w);
 }
 

@@ -27,15 +27,16 @@ typedef struct ts_pd_line {
     uint64_t cursor_tick;                /**< where the next message may start */
     uint64_t ps_rdy_us;                  /**< probe time of the last exchange's PS_RDY (or
                                               Hard Reset): when its terms hold at the port */
+    uint32_t mv;                         /**< VBUS the source holds (its last contract's) */
 } ts_pd_line;
 
-/** An idle line. */
-void ts_pd_line_init(ts_pd_line *l);
+/** An idle line whose source holds VBUS at mv. */
+void ts_pd_line_init(ts_pd_line *l, uint32_t mv);
 /**
  * Queue a negotiation starting at probe time at_us: the source offers Fixed
  * 5 V (at ma, or 3 A beside another voltage) and, when mv is not 5 V, Fixed mv
  * at ma; the sink requests mv at ma; the source accepts and, tSrcTransition
- * later (longer for a voltage change), sends PS_RDY. False when an exchange is
+ * later (longer when VBUS moves to a new voltage), sends PS_RDY. False when an exchange is
  * still being handed over or it does not fit.
  */
 bool ts_pd_line_negotiate(ts_pd_line *l, uint64_t at_us, uint32_t mv, uint32_t ma);

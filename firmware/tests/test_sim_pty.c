@@ -605,8 +605,17 @@ TS_CASE(sim_contract_command_renegotiates_and_the_port_follows_at_ps_rdy)
     CHECK(until_contract(5000u, 3000u, 10000u, &p, &port));
     CHECK(port.pd_contract);
     CHECK_EQ_U(port.contract.object_position, 1u);
-    /* Rp under the contract is SinkTxOK, no budget. */
+    /* Once CC has settled (tCCDebounce) Rp reads SinkTxOK, and the contract stays. */
+    uint64_t t_end = mono_us() + 10000000u;
+    while (port.advertisement != throttlescope_v1_CcAdvertisement_CC_ADVERTISEMENT_3A0 &&
+           mono_us() < t_end && next_msg(&msg, 500)) {
+        if (msg.which_msg == TAG(port)) {
+            port = msg.msg.port;
+        }
+    }
     CHECK_EQ_I(port.advertisement, throttlescope_v1_CcAdvertisement_CC_ADVERTISEMENT_3A0);
+    CHECK(port.has_contract);
+    CHECK_EQ_U(port.contract.ma, 3000u);
     sim_cmd("load 1\n");
     CHECK_NEAR(settled_power(11.0, 10000u), 11.0, 0.1);
     /* The source renegotiates 5 V 1.5 A: the new contract is on the wire, stamped with its
