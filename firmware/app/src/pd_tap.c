@@ -1,6 +1,6 @@
 /* The USB PD tap on the RP2040 (pd_tap.h).
  *
- * PIO: one state machine per CC line runs cc_edges below. X counts down once
+ * PIO: one state machine per CC line runs cc_edges (cc_edges_pio.h). X counts down once
  * every two clock cycles, whatever the line does (every second instruction is
  * a `jmp x--`, including on the paths that record an edge), so X is a clock
  * at clk_sys / 2 (62.5 MHz: 16 ns). When the line changes, the machine pushes
@@ -34,6 +34,7 @@
 
 #include "throttlescope/pd_decode.h"
 
+#include "cc_edges_pio.h"
 #include "pd_tap.h"
 #include "sampling.h"
 
@@ -48,38 +49,11 @@ BUILD_ASSERT((RING_WORDS & (RING_WORDS - 1)) == 0 && RING_WORDS >= 64 && RING_WO
 #define RING_BITS (__builtin_ctz(RING_WORDS * 4u))
 /** Transfers a DMA channel is armed for: about 150 days of 320 edges/s. */
 #define DMA_COUNT 0xFFFFFFFFu
-/** Bits of X a stamp carries. */
-#define STAMP_MASK 0x7FFFFFFFu
+#define STAMP_MASK CC_EDGES_STAMP_MASK
 #define STAMP_SPAN (1ull << 31)
 
-/* cc_edges (see the file comment; addresses from 0, relocated by pio_add_program):
- *  0 rise: jmp x-- 1        c2    ; an edge up was seen at c1
- *  1       in x, 31         c1
- *  2       jmp x-- 3        c2
- *  3       in osr, 1        c1    ; OSR holds ones: the level, 1
- *  4       jmp x-- 5        c2
- *  5       push noblock     c1    ; a full FIFO drops it and sets FDEBUG.RXSTALL
- *  6       jmp x-- 7        c2
- *  7 hi:   jmp pin 17       c1    ; still high
- *  8 fall: jmp x-- 9        c2
- *  9       in x, 31         c1
- * 10       jmp x-- 11       c2
- * 11       in null, 1       c1    ; the level, 0
- * 12       jmp x-- 13       c2
- * 13       push noblock     c1
- * 14       jmp x-- 15       c2
- * 15 lo:   jmp pin 0        c1    ; .wrap_target: the line went high
- * 16       jmp x-- 15       c2    ; .wrap (X was 0: falls through to the wrap, the same)
- * 17       jmp x-- 7        c2    ; from hi: X was 0 falls through to 18, a copy of hi
- * 18       jmp pin 17       c1
- * 19       jmp x-- 9        c2    ; a copy of fall (X is not 0 here: always jumps)
- * Each `jmp x-- N` whose target is the next instruction decrements and goes on
- * either way, so every even cycle decrements X exactly once. */
-RPI_PICO_PIO_DEFINE_PROGRAM(cc_edges, 15, 16,
-	0x0041, 0x403f, 0x0043, 0x40e1, 0x0045, 0x8000, 0x0047, 0x00d1,
-	0x0049, 0x403f, 0x004b, 0x4061, 0x004d, 0x8000, 0x004f, 0x00c0,
-	0x004f, 0x0047, 0x00d1, 0x0049);
-#define CC_EDGES_START 15u
+/* The program: cc_edges_pio.h (the instructions and how they keep time). */
+RPI_PICO_PIO_DEFINE_PROGRAM(cc_edges, CC_EDGES_WRAP_TARGET, CC_EDGES_WRAP, CC_EDGES_WORDS);
 
 PINCTRL_DT_DEFINE(TAP_NODE);
 
@@ -174,7 +148,7 @@ int pd_tap_init(void)
 		LOG_ERR("PD tap setup failed (program %d, pins %d)", offset, err);
 		return -EIO;
 	}
-	tick_hz = clock_get_hz(clk_sys) / 2u;
+	tick_hz = clock_get_hz(clk_sys) / CC_EDGES_CYCLES_PER_TICK;
 	ts_pd_config cfg = {
 		.tick_hz = tick_hz,
 		.glitch_ns = CONFIG_THROTTLESCOPE_PD_TAP_GLITCH_NS,
