@@ -183,16 +183,18 @@ fn port_snapshot(link: &ProbeLink) -> hostd_probe::link::LinkSnapshot {
     }
 }
 
-/// The live view's budget: "budget 4.5 W, headroom 0.4 W (9 %)", or "budget unknown".
+/// The live view's budget and where it comes from ([`PortBudget::describe`]) with the
+/// headroom: "budget 15.0 W (PD contract 5 V 3 A), headroom 4.00 W (27 %)", or "budget
+/// unknown".
 pub fn budget_part(budget: &PortBudget, power_w: Option<f64>) -> String {
+    let said = budget.describe();
     match (budget.budget_w, power_w) {
         (Some(b), Some(p)) => format!(
-            "budget {b:.1} W, headroom {:.2} W ({:.0} %)",
+            "{said}, headroom {:.2} W ({:.0} %)",
             b - p,
             100.0 * (b - p) / b
         ),
-        (Some(b), None) => format!("budget {b:.1} W"),
-        (None, _) => "budget unknown".to_string(),
+        _ => said,
     }
 }
 
@@ -666,19 +668,39 @@ mod tests {
     }
 
     #[test]
-    fn the_live_view_shows_the_budget_and_the_headroom() {
-        let mut b = PortBudget::user(4.5);
+    fn the_live_view_shows_the_budget_its_source_and_the_headroom() {
+        let b = PortBudget::user(4.5);
         assert_eq!(
             budget_part(&b, Some(4.05)),
-            "budget 4.5 W, headroom 0.45 W (10 %)"
+            "budget 4.5 W (--port-budget), headroom 0.45 W (10 %)"
         );
         // Held at the budget and a little over it (the meter's tolerance): no headroom.
         assert_eq!(
             budget_part(&b, Some(4.6)),
-            "budget 4.5 W, headroom -0.10 W (-2 %)"
+            "budget 4.5 W (--port-budget), headroom -0.10 W (-2 %)"
         );
-        assert_eq!(budget_part(&b, None), "budget 4.5 W");
-        b.budget_w = None;
-        assert_eq!(budget_part(&b, Some(3.0)), "budget unknown");
+        assert_eq!(budget_part(&b, None), "budget 4.5 W (--port-budget)");
+        assert_eq!(
+            budget_part(&PortBudget::unknown(), Some(3.0)),
+            "budget unknown"
+        );
+        // The probe's PD decoder read the contract: its terms are the budget.
+        let status = hostd_probe::pb::PortStatus {
+            pd_contract: true,
+            vbus_mv: 5010,
+            contract: Some(hostd_probe::pb::PdContract {
+                mv: 5000,
+                ma: 3000,
+                mw: 15000,
+                supply: hostd_probe::pb::PdSupply::Fixed as i32,
+                object_position: 1,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert_eq!(
+            budget_part(&hostd_probe::port::budget(Some(&status), None), Some(11.0)),
+            "budget 15.0 W (PD contract 5 V 3 A), headroom 4.00 W (27 %)"
+        );
     }
 }
