@@ -113,9 +113,12 @@ fn superscript(n: usize) -> String {
         .collect()
 }
 
-/// The rows of one phase: (label, one cell per run).
-fn phase_rows(p: &PhaseColumns, notes: &mut Footnotes) -> Vec<(String, Vec<String>)> {
-    let mut rows: Vec<(String, Vec<String>)> = Vec::new();
+/// A row of the table: its label and one cell per run.
+type Row = (String, Vec<String>);
+
+/// The rows of one phase.
+fn phase_rows(p: &PhaseColumns, notes: &mut Footnotes) -> Vec<Row> {
+    let mut rows: Vec<Row> = Vec::new();
     let last_of_drop = METRICS.iter().rposition(|m| m.of_drop);
     for (k, m) in METRICS.iter().enumerate() {
         let cells = p
@@ -164,7 +167,7 @@ const GAP: &str = "   ";
 pub fn text(runs: &[CompareRun], c: &Comparison) -> String {
     let mut notes = Footnotes::default();
     let phases = columns(c);
-    let blocks: Vec<(String, Vec<(String, Vec<String>)>)> = phases
+    let blocks: Vec<(String, Vec<Row>)> = phases
         .iter()
         .map(|p| (p.phase.clone(), phase_rows(p, &mut notes)))
         .collect();
