@@ -183,14 +183,26 @@ fn port_snapshot(link: &ProbeLink) -> hostd_probe::link::LinkSnapshot {
     }
 }
 
-/// The live view's budget: "budget 4.5 W, headroom 0.4 W (9 %)", or "budget unknown".
+/// The live view's budget: "budget 4.5 W, headroom 0.45 W (10 %)", "budget 4.5 W, over it
+/// by 0.10 W (2 %)", "budget 4.5 W, at it" (within 0.005 W: never "−0.00 W"), or "budget
+/// unknown".
 pub fn budget_part(budget: &PortBudget, power_w: Option<f64>) -> String {
     match (budget.budget_w, power_w) {
-        (Some(b), Some(p)) => format!(
-            "budget {b:.1} W, headroom {:.2} W ({:.0} %)",
-            b - p,
-            100.0 * (b - p) / b
-        ),
+        (Some(b), Some(p)) => {
+            // Rounded as written, so that the words and the figure agree.
+            let headroom = ((b - p) * 100.0).round() / 100.0;
+            let share = (100.0 * headroom / b).round().abs();
+            if headroom > 0.0 {
+                format!("budget {b:.1} W, headroom {headroom:.2} W ({share:.0} %)")
+            } else if headroom < 0.0 {
+                format!(
+                    "budget {b:.1} W, over it by {:.2} W ({share:.0} %)",
+                    -headroom
+                )
+            } else {
+                format!("budget {b:.1} W, at it")
+            }
+        }
         (Some(b), None) => format!("budget {b:.1} W"),
         (None, _) => "budget unknown".to_string(),
     }
@@ -305,9 +317,9 @@ impl RunPart for ProbeComponent {
         self.probed = probed.clone().map(|t| (t, probe_name));
         let budget = hostd_probe::port::budget(snap.port_status.as_ref(), self.opts.port_budget_w);
         if budget.budget_w.is_none() {
-            // Said once for the run, not per sample.
-            tracing::warn!(
-                "the host port's {}: bus power is not judged against a budget (--port-budget WATTS gives one)",
+            // The run's summary warns of it once, at the end; here only for `-v`.
+            tracing::info!(
+                "the host port's {}: bus power is not judged against a budget",
                 budget.describe()
             );
         }
@@ -434,7 +446,7 @@ impl RunPart for ProbeComponent {
         run.budget_timeline = timeline;
         if let Some(b) = self.budget.as_ref().filter(|b| b.budget_w.is_none()) {
             summary.warnings.push(format!(
-                "the host port's {}: power is judged by VBUS only",
+                "the host port's {}: power is judged by VBUS only (--port-budget WATTS gives one)",
                 b.describe()
             ));
         }
@@ -675,7 +687,15 @@ mod tests {
         // Held at the budget and a little over it (the meter's tolerance): no headroom.
         assert_eq!(
             budget_part(&b, Some(4.6)),
-            "budget 4.5 W, headroom -0.10 W (-2 %)"
+            "budget 4.5 W, over it by 0.10 W (2 %)"
+        );
+        // At the budget to the last digit written: no "−0.00 W (−0 %)" (issue 40).
+        for p in [4.5, 4.501, 4.4999, 4.504] {
+            assert_eq!(budget_part(&b, Some(p)), "budget 4.5 W, at it", "{p} W");
+        }
+        assert_eq!(
+            budget_part(&PortBudget::user(15.0), Some(14.98)),
+            "budget 15.0 W, headroom 0.02 W (0 %)"
         );
         assert_eq!(budget_part(&b, None), "budget 4.5 W");
         b.budget_w = None;

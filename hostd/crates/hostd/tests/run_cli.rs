@@ -515,6 +515,9 @@ fn a_quick_run_summary_fits_one_screen_and_says_what_and_where() {
         .output()
         .unwrap();
     assert_ok(&o);
+    // The simulated probe reads its port (the simulator's): no word of an unknown budget,
+    // on stdout or stderr (issue 40).
+    assert!(!text(&o).contains("budget unknown"), "{}", text(&o));
     let t = String::from_utf8_lossy(&o.stdout).to_string();
     let lines: Vec<&str> = t.lines().collect();
     // Physical lines are at most 160 columns: a longer event goes on over indented lines.
