@@ -14,7 +14,7 @@ pub(crate) const WIDTH: f64 = 420.0;
 /// Height of a row, px.
 const ROW: f64 = 20.0;
 /// Each further line of a reason, px.
-const WRAP: f64 = 11.0;
+const WRAP: f64 = 13.0;
 /// Above the first row, px.
 const TOP: f64 = 6.0;
 /// Below the last row: the ticks and the unit, px.
