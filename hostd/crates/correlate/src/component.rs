@@ -208,19 +208,22 @@ pub fn budget_part(budget: &PortBudget, power_w: Option<f64>) -> String {
     }
 }
 
-/// The live-view line for a link snapshot.
-pub fn live_line(snap: &hostd_probe::link::LinkSnapshot) -> String {
+/// The live-view line for a link snapshot, its fields most telling first (a narrow
+/// terminal cuts the last): a lost probe, the power with `budget` (the port's, when the run
+/// knows one: [`budget_part`]), VBUS, the temperatures, then the link's gaps and reconnects.
+pub fn live_line(snap: &hostd_probe::link::LinkSnapshot, budget: Option<&str>) -> String {
     let fmt = |v: Option<f64>, unit: &str, prec: usize| {
         v.map_or("–".to_string(), |v| format!("{v:.prec$} {unit}"))
     };
     let latest = snap.latest;
     let state = if snap.connected {
-        String::new()
+        ""
     } else {
-        "  PROBE DISCONNECTED (reconnecting)".to_string()
+        "PROBE DISCONNECTED (reconnecting)  "
     };
+    let budget = budget.map(|b| format!("  {b}")).unwrap_or_default();
     format!(
-        "probe: {}  {}  enclosure {}  die {}  gaps {}  reconnects {}{state}",
+        "probe: {state}{}{budget}  {}  enclosure {}  die {}  gaps {}  reconnects {}",
         fmt(latest.and_then(|s| s.power_w), "W", 2),
         fmt(latest.and_then(|s| s.vbus_v), "V", 2),
         fmt(latest.and_then(|s| s.enclosure_temp_c), "°C", 1),
@@ -282,11 +285,8 @@ impl RunPart for ProbeComponent {
     fn live_status(&self) -> Option<String> {
         let snap = self.link.as_ref()?.snapshot();
         let budget = hostd_probe::port::budget(snap.port_status.as_ref(), self.opts.port_budget_w);
-        Some(format!(
-            "{}  {}",
-            live_line(&snap),
-            budget_part(&budget, snap.latest.and_then(|s| s.power_w))
-        ))
+        let budget = budget_part(&budget, snap.latest.and_then(|s| s.power_w));
+        Some(live_line(&snap, Some(&budget)))
     }
 
     fn start(&mut self, run: &mut RunStart<'_>) -> anyhow::Result<Option<Value>> {
@@ -698,6 +698,20 @@ mod tests {
             "budget 15.0 W, headroom 0.02 W (0 %)"
         );
         assert_eq!(budget_part(&b, None), "budget 4.5 W");
+        // In the live line the budget stands beside the power, a lost probe before both.
+        let mut snap = hostd_probe::link::LinkSnapshot {
+            connected: true,
+            ..Default::default()
+        };
+        let line = live_line(&snap, Some("budget 4.5 W, at it"));
+        assert!(
+            line.starts_with("probe: –  budget 4.5 W, at it  –  enclosure"),
+            "{line}"
+        );
+        snap.connected = false;
+        assert!(
+            live_line(&snap, None).starts_with("probe: PROBE DISCONNECTED (reconnecting)  –  –")
+        );
         b.budget_w = None;
         assert_eq!(budget_part(&b, Some(3.0)), "budget unknown");
     }

@@ -114,6 +114,48 @@ fn host_goal(goal: Goal) -> Goal {
     }
 }
 
+/// A bar's message: its fields, written two spaces apart.
+#[derive(Debug, Clone, PartialEq)]
+struct Message(Vec<String>);
+
+impl Message {
+    fn of(fields: &[&str]) -> Message {
+        Message(fields.iter().map(|f| f.to_string()).collect())
+    }
+
+    /// The message in `n` characters: whole, or its first fields that fit and " …" (the
+    /// first field cut where it must).
+    fn fit(&self, n: usize) -> String {
+        let whole = self.to_string();
+        if whole.chars().count() <= n {
+            return whole;
+        }
+        let mut out = String::new();
+        for f in &self.0 {
+            let next = if out.is_empty() {
+                f.clone()
+            } else {
+                format!("{out}  {f}")
+            };
+            if next.chars().count() + 2 > n {
+                break;
+            }
+            out = next;
+        }
+        if out.is_empty() {
+            fit(&whole, n)
+        } else {
+            format!("{} …", out.trim_end())
+        }
+    }
+}
+
+impl std::fmt::Display for Message {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.join("  "))
+    }
+}
+
 /// The message beside one target's bar, for a drive played `factor`× faster: its rates and
 /// times the modelled drive's.
 fn bar_message(
@@ -122,37 +164,35 @@ fn bar_message(
     now: Instant,
     finished: bool,
     factor: f64,
-) -> String {
+) -> Message {
     let bytes = p.bytes.load(Ordering::Relaxed);
     let phase = p.phase.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let done = finished || p.done.load(Ordering::Relaxed);
     if phase.is_empty() && bytes == 0 {
-        return if done {
-            "did not start".into()
+        return Message::of(&[if done {
+            "did not start"
         } else {
-            "waiting to start".into()
-        };
+            "waiting to start"
+        }]);
     }
+    // The phase in a column of its own.
+    let phase = format!("{phase:<9}");
+    let moved = format!("{:>DATA_WIDTH$} moved", data(bytes));
+    let mean = format!("mean {:>10}", modelled_rate(mean_rate(p, bytes), factor));
     if done {
+        let took = format!("in {:.1} s", p.active_seconds() * factor);
         // A time bar does not show the bytes; the others do.
-        let moved = match host_goal(p.goal) {
-            Goal::Time { .. } => format!("{:>DATA_WIDTH$} moved  ", data(bytes)),
-            _ => String::new(),
+        return match host_goal(p.goal) {
+            Goal::Time { .. } => Message::of(&["done     ", &moved, &took, &mean]),
+            _ => Message::of(&["done     ", &took, &mean]),
         };
-        return format!(
-            "{:<10} {moved}in {:.1} s  mean {:>10}",
-            "done",
-            p.active_seconds() * factor,
-            modelled_rate(mean_rate(p, bytes), factor)
-        );
     }
     if bytes == 0 {
-        return format!("{phase:<10} first file under way");
+        return Message::of(&[&phase, "first file under way"]);
     }
-    let rates = format!(
-        "now {:>10}  mean {:>10}",
-        modelled_rate(track.rate_since(now, 2), factor),
-        modelled_rate(mean_rate(p, bytes), factor)
+    let now_rate = format!(
+        "now {:>10}",
+        modelled_rate(track.rate_since(now, 2), factor)
     );
     let elapsed = p.active_at(now);
     match host_goal(p.goal) {
@@ -163,7 +203,7 @@ fn bar_message(
             } else {
                 "--:--:--".into()
             };
-            format!("{phase:<10} {rates}  ETA {eta}")
+            Message::of(&[&phase, &now_rate, &mean, &format!("ETA {eta}")])
         }
         Goal::Time { run, approximate } => {
             let left = if elapsed < run {
@@ -180,15 +220,17 @@ fn bar_message(
             } else {
                 "time is up: finishing the last cycle".into()
             };
-            format!(
-                "{phase:<10} {:>DATA_WIDTH$} moved  {rates}  {left}",
-                data(bytes)
-            )
+            Message::of(&[&phase, &moved, &now_rate, &mean, &left])
         }
-        Goal::Open => format!(
-            "{phase:<10} {rates}  {} elapsed, ends when it has measured enough",
-            format_eta(elapsed.as_secs_f64() * factor)
-        ),
+        Goal::Open => Message::of(&[
+            &phase,
+            &now_rate,
+            &mean,
+            &format!(
+                "{} elapsed, ends when it has measured enough",
+                format_eta(elapsed.as_secs_f64() * factor)
+            ),
+        ]),
     }
 }
 
@@ -276,14 +318,22 @@ fn bar_style(goal: Goal, layout: Layout) -> ProgressStyle {
         .progress_chars("=> ")
 }
 
-/// The last `n` characters of `label` (the end of a path says most).
+/// `label` in `n` characters: a path keeps its end (which says most), another label (a
+/// `sim:` scenario, a device) its start and its end, "…" between.
 fn label_tail(label: &str, n: usize) -> String {
     let count = label.chars().count();
     if count <= n {
         return label.to_string();
     }
-    let tail: String = label.chars().skip(count - (n - 1)).collect();
-    format!("…{tail}")
+    let keep = n.saturating_sub(1);
+    let head = if label.contains(['/', '\\']) {
+        0
+    } else {
+        keep.div_ceil(2)
+    };
+    let start: String = label.chars().take(head).collect();
+    let end: String = label.chars().skip(count - (keep - head)).collect();
+    format!("{start}…{end}")
 }
 
 /// `text` in `n` characters: whole, or cut after its last field that fits (fields are
@@ -416,10 +466,10 @@ impl LiveView {
                     {
                         track.observe(now, p.bytes.load(Ordering::Relaxed));
                         bar.set_position(bar_position(p, now));
-                        bar.set_message(fit(
-                            &bar_message(p, track, now, false, playback_factor()),
-                            layout.message,
-                        ));
+                        bar.set_message(
+                            bar_message(p, track, now, false, playback_factor())
+                                .fit(layout.message),
+                        );
                     }
                     std::thread::sleep(TICK);
                 }
@@ -466,10 +516,9 @@ impl LiveView {
         {
             bar.set_position(bar_position(p, now));
             // Abandoned, not finished: a bar stays where its target stopped.
-            bar.abandon_with_message(fit(
-                &bar_message(p, track, now, true, playback_factor()),
-                layout.message,
-            ));
+            bar.abandon_with_message(
+                bar_message(p, track, now, true, playback_factor()).fit(layout.message),
+            );
         }
         if let Some(bar) = &self.status {
             bar.finish();
@@ -668,7 +717,7 @@ mod tests {
     fn a_drive_played_faster_reads_in_its_own_time_and_rate() {
         let (p, track, now) = started(Goal::Bytes(100_000_000_000), 20, 50_000_000_000);
         p.mark_done();
-        let m = bar_message(&p, &track, now, true, 5.0);
+        let m = bar_message(&p, &track, now, true, 5.0).to_string();
         let secs: f64 = m
             .split("in ")
             .nth(1)
@@ -727,6 +776,30 @@ mod tests {
         let t = label_tail("/var/tmp/throttlescope-demo.AbC123/target", 20);
         assert_eq!(t.chars().count(), 20);
         assert!(t.starts_with('…') && t.ends_with("AbC123/target"), "{t}");
+        // A simulated drive keeps its scheme and its factor.
+        assert_eq!(label_tail("sim:tb-ssd-4w5-port*5", 16), "sim:tb-s…-port*5");
+    }
+
+    /// A message too long for its room keeps its first whole fields: a rate is never cut
+    /// from its unit or its name.
+    #[test]
+    fn a_long_message_keeps_its_first_whole_fields() {
+        let m = Message::of(&[
+            "write    ",
+            "now  0.97 GB/s",
+            "mean  0.97 GB/s",
+            "ETA 00:00:20",
+        ]);
+        assert_eq!(
+            m.fit(80),
+            "write      now  0.97 GB/s  mean  0.97 GB/s  ETA 00:00:20"
+        );
+        assert_eq!(m.fit(45), "write      now  0.97 GB/s  mean  0.97 GB/s …");
+        assert_eq!(m.fit(40), "write      now  0.97 GB/s …");
+        assert_eq!(
+            Message::of(&["a-very-long-phase-name"]).fit(10),
+            "a-very-lo…"
+        );
     }
 
     /// A target that started `secs` ago with `bytes` moved.
@@ -754,7 +827,7 @@ mod tests {
             approximate: false,
         };
         let (p, track, now) = started(goal, 2 * 3600, 3_000_000_000_000);
-        let m = bar_message(&p, &track, now, false, 1.0);
+        let m = bar_message(&p, &track, now, false, 1.0).to_string();
         assert!(m.contains("ETA 06:00:00"), "{m}");
         assert!(m.contains("3000.0 GB moved"), "{m}");
         assert_eq!(bar_position(&p, now), 2 * 3600 * 1000);
@@ -763,30 +836,30 @@ mod tests {
             approximate: true,
         };
         let (p, track, now) = started(sweep, 20, 1_000_000_000);
-        let m = bar_message(&p, &track, now, false, 1.0);
+        let m = bar_message(&p, &track, now, false, 1.0).to_string();
         assert!(m.contains("ETA ~00:00:30"), "{m}");
         p.mark_done();
-        let m = bar_message(&p, &track, now, true, 1.0);
+        let m = bar_message(&p, &track, now, true, 1.0).to_string();
         assert!(m.contains("1.0 GB moved  in "), "{m}");
         // Stopped after 20 s of 50: the bar stays where it was.
         let at = bar_position(&p, Instant::now());
         assert!((20_000..21_000).contains(&at), "{at}");
         // Past the time: no ETA of zero for the rest of the run.
         let (p, track, now) = started(goal, 9 * 3600, 1);
-        let m = bar_message(&p, &track, now, false, 1.0);
+        let m = bar_message(&p, &track, now, false, 1.0).to_string();
         assert!(
             m.contains("time is up: finishing the last cycle") && !m.contains("ETA"),
             "{m}"
         );
         let (p, track, now) = started(sweep, 65, 1);
-        let m = bar_message(&p, &track, now, false, 1.0);
+        let m = bar_message(&p, &track, now, false, 1.0).to_string();
         assert!(m.contains("00:00:15 past its planned time"), "{m}");
     }
 
     #[test]
     fn a_cache_recovery_run_has_no_eta_and_no_byte_total() {
         let (p, track, now) = started(Goal::Open, 75, 40_000_000_000);
-        let m = bar_message(&p, &track, now, false, 1.0);
+        let m = bar_message(&p, &track, now, false, 1.0).to_string();
         assert!(!m.contains("ETA"), "its end depends on the drive: {m}");
         assert!(m.contains("00:01:15 elapsed"), "{m}");
         assert_eq!(bar_position(&p, now), 40_000_000_000);
