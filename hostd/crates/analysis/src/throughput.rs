@@ -28,7 +28,8 @@ pub struct Second {
 /// The series' throughput in steps of [`STEP_S`]: from its first start, each step takes the
 /// counter's samples until it is at least that long (the counter's own 100 ms samples, so
 /// each step is 1 s to within one sample), the last step what is left up to the series' last
-/// end. Empty without counter samples or files.
+/// end (less than half a step left goes to the step before). Empty without counter samples
+/// or files.
 pub fn per_second(series: &Series, counter: &[(i64, u64)]) -> Vec<Second> {
     let Some(points) = phase_counter(series, counter) else {
         return Vec::new();
@@ -42,6 +43,12 @@ pub fn per_second(series: &Series, counter: &[(i64, u64)]) -> Vec<Second> {
         // 0.1 % short of a second still counts: sample times jitter by a few µs.
         while k + 1 < points.len() && points[k].0 - points[j].0 < step_ns - step_ns / 1000 {
             k += 1;
+        }
+        // Less than half a step left: the last step takes it (a sliver of a second at the
+        // phase's end, its last file's close, would read as a drop).
+        let last = points.len() - 1;
+        if points[last].0 - points[k].0 < step_ns / 2 {
+            k = last;
         }
         let ((t0, b0), (t1, b1)) = (points[j], points[k]);
         j = k;
@@ -140,6 +147,14 @@ mod tests {
         assert_eq!(mb_s, want);
         let last = secs.last().unwrap();
         assert_eq!((last.end_ns, last.bytes), (s.end_ns(), s.total_bytes()));
+        // Cut 0.3 s short of a whole second, the write's last step takes the sliver.
+        let mut short = s.clone();
+        let f = short.files.last_mut().unwrap();
+        f.end_ns -= 200 * MS as u64;
+        let secs = per_second(&short, &counter);
+        let last = secs.last().unwrap();
+        assert_eq!(last.end_ns - last.start_ns, 1_300 * MS, "{last:?}");
+        assert_eq!(last.end_ns, short.end_ns());
     }
 
     /// No counter, or no files: no series.
