@@ -48,11 +48,10 @@ fn gate_spans(run: &RunData, t0: i64) -> Vec<(f64, f64, String)> {
     run.gate_waits
         .iter()
         .filter(|w| w.waited_s > 0.0)
-        .filter(|w| (w.start_ns as i64 - t0) as f64 / NS + w.waited_s > 0.0)
         .map(|w| {
             let s = (w.start_ns as i64 - t0) as f64 / NS;
             (
-                s.max(0.0),
+                s,
                 s + w.waited_s,
                 format!(
                     "{} waited {:.1} s before {} #{} (temperature gate: {})",
@@ -83,13 +82,20 @@ pub(crate) fn charts(
         .map(|f| f.end_ns as i64)
         .max()
         .unwrap_or(t0);
-    // The axis starts at the first file (the run's first byte): the probe's idle lead-in
-    // before it is left out, so that it squeezes nothing.
-    let (lo_ns, mut hi_ns) = (t0, end);
+    // The axis starts at the first file (the run's first byte), or at a temperature gate's
+    // wait before it (the profile's own pause): the probe's idle lead-in before that is left
+    // out, so that it squeezes nothing.
+    let lo_ns = run
+        .gate_waits
+        .iter()
+        .filter(|w| w.waited_s > 0.0)
+        .map(|w| w.start_ns as i64)
+        .fold(t0, i64::min);
+    let mut hi_ns = end;
     if let Some(p) = &run.probe {
         hi_ns = hi_ns.max(*p.time_ns.last().unwrap_or(&end));
     }
-    let xr = (0.0, (hi_ns - t0) as f64 / NS);
+    let xr = ((lo_ns - t0) as f64 / NS, (hi_ns - t0) as f64 / NS);
     let lines: Vec<Vec<(f64, f64)>> = views
         .iter()
         .map(|v| seconds::by_time(&throughput::of_phase(run, &v.target, &v.phase), t0))
@@ -105,12 +111,12 @@ pub(crate) fn charts(
         .probe
         .as_ref()
         .and_then(|p| p.time_ns.first())
-        .map(|first| (t0 - first) as f64 / NS)
+        .map(|first| (lo_ns - first) as f64 / NS)
         .filter(|s| *s >= 1.0)
     {
         let _ = write!(
             out,
-            r#"<p class="note" id="lead-in">The probe's {lead:.0} s before the first file (the drive idle) are left out of these charts; the thermal fit reads them.</p>"#
+            r#"<p class="note" id="lead-in">The probe's {lead:.0} s before the run's first step (the drive idle) are left out of these charts; the thermal fit reads them.</p>"#
         );
     }
     let mut c = Chart::new("chart-throughput-time", WIDTH, 240.0, xr, (0.0, ymax * 1.1));

@@ -156,7 +156,7 @@ fn time_axes_start_at_the_first_file() {
     }
     let note = &html[html.find(r#"id="lead-in""#).expect("the lead-in is named")..];
     assert!(
-        note.contains("s before the first file (the drive idle) are left out"),
+        note.contains("s before the run's first step (the drive idle) are left out"),
         "{}",
         &note[..200]
     );
