@@ -86,7 +86,8 @@ alone=(hostd/test/real_device hostd/test/real_matrix hostd/test/real_profiles ho
 is_alone() { local a; for a in "${alone[@]}"; do [[ $1 == "$a" ]] && return 0; done; return 1; }
 # `just test-quick`: integration tests that run in seconds and need no real device, browser,
 # influxd or Wine (the unit tests of every crate run too).
-quick=(hostd/test/architecture_map hostd/test/analyze_cli hostd/test/one_definition
+quick=(hostd/test/architecture_map hostd/test/analyze_cli hostd/test/compare_cli
+    hostd/test/one_definition report/test/one_value
     probe/test/vectors probe/test/corruption probe/test/port_versions records/test/exact_bytes
     scenario/test/port scenario/test/drive_log scenario/test/probe_store oslog/test/fixtures
     influx/test/point_bytes)

@@ -10,7 +10,9 @@
  *     [--txq-bytes N] [--link-buffer N]
  *     [--port-current-a A] [--pd-contract-v V] [--cable-mohm R] [--port-cc 1|2]
  *
- * stdout: `pty <slave-path>` lines only. stdin: `load F`, `port A`, `unplug MS`,
+ * stdout: `pty <slave-path>` lines only. stdin: `load F`, `port A`, `contract V A`
+ * (the source renegotiates: USB PD traffic on CC that the core's decoder reads,
+ * then VBUS and the current limit follow at its PS_RDY), `unplug MS`,
  * `reset` (power-on reset of the simulated INA228), `stall MS` (the sampling
  * context does not answer ALERT for MS ms: slots are missed), `quit`.
  *
@@ -36,6 +38,7 @@
 
 #include "dut_model.h"
 #include "ina228_model.h"
+#include "pd_line.h"
 #include "port_model.h"
 #include "throttlescope/probe.h"
 #include "throttlescope/temp.h"
@@ -57,8 +60,9 @@ typedef struct sim_options {
     uint32_t max_rate_hz, default_rate_hz, i2c_hz;
     uint32_t txq_bytes;   /* the probe's USB TX queue (<= SIM_TXQ_BYTES) */
     uint32_t link_buffer; /* bytes the host side may hold unread; 0: the kernel's */
-    double port_current_a; /* advertised current; 0: no port model, no CC sensing */
-    double pd_contract_v;  /* VBUS of a PD contract; 0: none (--vbus-v) */
+    double port_current_a; /* advertised current, or with pd_contract_v the contract's;
+                              0: no port model, no CC sensing */
+    double pd_contract_v;  /* voltage of a PD contract; 0: none (VBUS is --vbus-v) */
     double cable_mohm;     /* cable resistance beyond the probe, VBUS + GND */
     uint32_t port_cc;      /* the CC pin carrying Rp: 1 or 2 */
 } sim_options;
@@ -68,7 +72,16 @@ typedef struct sim {
     ts_ina228_model ina;
     ts_dut dut;
     ts_port_model port;
+    double rp_a;           /* the current the source's Rp advertises on CC */
     double delivered_w;    /* what the port gave the drive at the last step */
+    /* USB PD on CC: the traffic (pd_line.c) and the core's decoder reading it, as
+     * the probe's tap and link thread do. */
+    ts_pd_line pd_line;
+    ts_pd_decoder pd_dec;
+    uint32_t pd_seen;      /* the decoder's contract generation passed on */
+    bool pd_contract;      /* the port is under a PD contract (the model's truth) */
+    bool pd_pending;       /* a negotiation's terms reach the port at its PS_RDY */
+    double pd_next_v, pd_next_a;
     ts_probe probe;
     int master_fd;
     int slave_fd;
@@ -341,7 +354,7 @@ static void read_cc(void)
         return;
     }
     uint16_t active[SIM_CC_WINDOW], open[SIM_CC_WINDOW];
-    uint16_t mv = ts_port_model_cc_mv(S.port.current_a);
+    uint16_t mv = ts_port_model_cc_mv(S.rp_a);
     for (uint32_t k = 0; k < SIM_CC_WINDOW; k++) {
         active[k] = (uint16_t)((double)mv + ts_dut_noise(&S.dut, 3.0));
         open[k] = (uint16_t)(10.0 + fabs(ts_dut_noise(&S.dut, 3.0)));
@@ -350,6 +363,39 @@ static void read_cc(void)
         ts_probe_port_cc(&S.probe, open, active, SIM_CC_WINDOW);
     } else {
         ts_probe_port_cc(&S.probe, active, open, SIM_CC_WINDOW);
+    }
+}
+
+/* The CC line's PD traffic up to now, through the core's decoder as the
+ * probe's link thread feeds it; a changed contract goes to the probe's port.
+ * The port model takes a negotiation's terms at its PS_RDY. */
+static void service_pd(void)
+{
+    if (S.opt.port_current_a <= 0.0) {
+        return;
+    }
+    uint64_t now_us = plat_now_us(NULL);
+    if (S.pd_pending && now_us >= S.pd_line.ps_rdy_us) {
+        run_chip(mono_ns());
+        S.port.source_v = S.pd_next_v;
+        S.port.current_a = S.pd_next_a;
+        S.rp_a = 3.0; /* a PD 3.0 source at SinkTxOK */
+        S.pd_contract = true;
+        S.pd_pending = false;
+    }
+    uint64_t until = now_us * TS_PD_LINE_TICKS_PER_US, tick = 0;
+    uint8_t level = 0;
+    while (ts_pd_line_next_edge(&S.pd_line, until, &tick, &level)) {
+        ts_pd_feed_edge(&S.pd_dec, tick, level);
+    }
+    ts_pd_idle(&S.pd_dec, until);
+    ts_pd_msg m;
+    while (ts_pd_take(&S.pd_dec, &m)) {
+        /* The app logs them; here only the contract matters. */
+    }
+    ts_pd_contract c;
+    if (ts_pd_contract_changed(&S.pd_dec, &S.pd_seen, &c)) {
+        ts_probe_pd_contract(&S.probe, &c, c.t / TS_PD_LINE_TICKS_PER_US);
     }
 }
 
@@ -397,7 +443,25 @@ static bool command(char *line)
             return true;
         }
         run_chip(mono_ns());
-        S.port.current_a = f;
+        S.rp_a = f;
+        if (!S.pd_contract) {
+            S.port.current_a = f; /* without a contract the advertisement is the limit */
+        }
+        return true;
+    }
+    double v = 0.0;
+    if (sscanf(line, "contract %lf %lf %c", &v, &f, &extra) == 2) {
+        if (!(v >= 5.0 && v <= 48.0 && f > 0.0 && f <= 5.0) || S.opt.port_current_a <= 0.0 ||
+            !ts_pd_line_negotiate(&S.pd_line, plat_now_us(NULL), (uint32_t)(v * 1000.0 + 0.5),
+                                  (uint32_t)(f * 1000.0 + 0.5))) {
+            fprintf(stderr, "throttlescope-probe-sim: contract %s ignored (needs "
+                            "--port-current-a, 5 <= V <= 48, 0 < A <= 5, and no negotiation "
+                            "under way)\n", line + 9);
+            return true;
+        }
+        S.pd_pending = true;
+        S.pd_next_v = v;
+        S.pd_next_a = f;
         return true;
     }
     if (strcmp(line, "reset") == 0) {
@@ -419,7 +483,7 @@ static bool command(char *line)
     }
     fprintf(stderr,
             "throttlescope-probe-sim: unknown command '%s' (expected: load F | port A | "
-            "unplug MS | reset | stall MS | quit)\n",
+            "contract V A | unplug MS | reset | stall MS | quit)\n",
             line);
     return true;
 }
@@ -601,6 +665,16 @@ int main(int argc, char **argv)
     S.delivered_w = S.opt.idle_w;
     S.port.source_v = S.opt.vbus_v;
     S.port.current_a = S.opt.port_current_a;
+    S.rp_a = S.opt.pd_contract_v > 0.0 ? 3.0 : S.opt.port_current_a; /* SinkTxOK under PD */
+    S.pd_contract = S.opt.pd_contract_v > 0.0;
+    ts_pd_line_init(&S.pd_line, (uint32_t)(S.opt.vbus_v * 1000.0 + 0.5));
+    ts_pd_config pd_cfg;
+    memset(&pd_cfg, 0, sizeof pd_cfg);
+    pd_cfg.tick_hz = TS_PD_LINE_TICKS_PER_US * 1000000u;
+    if (ts_pd_init(&S.pd_dec, &pd_cfg) != 0) {
+        fprintf(stderr, "throttlescope-probe-sim: PD decoder failed to start\n");
+        return 1;
+    }
     S.port.cable_ohm = S.opt.cable_mohm * 1e-3;
     /* 10k B3950 NTC to ground with a 10k pull-up on a 12-bit ADC. */
     S.divider.adc_full_scale = 4095u;
@@ -629,6 +703,7 @@ int main(int argc, char **argv)
     cfg.i2c_bus_hz = S.opt.i2c_hz;
     cfg.alert_pin = true;
     cfg.cc_sensing = S.opt.port_current_a > 0.0; /* no port model: a probe without CC */
+    cfg.pd_decoding = cfg.cc_sensing;           /* the tap beside the CC front end */
     if (ts_probe_init(&S.probe, &cfg, &plat, &bus) != TS_OK) {
         fprintf(stderr, "throttlescope-probe-sim: probe core failed to start\n");
         return 1;
@@ -636,6 +711,14 @@ int main(int argc, char **argv)
     if (plug() != 0) {
         close_pty();
         return 1;
+    }
+    if (S.pd_contract && S.opt.port_current_a > 0.0) {
+        /* The contract the port is under when the probe starts (plugged in long before):
+         * its negotiation again, at the voltage the source already holds, so the first
+         * PortStatus a host asks for already has its terms. */
+        ts_pd_line_negotiate(&S.pd_line, plat_now_us(NULL),
+                             (uint32_t)(S.opt.pd_contract_v * 1000.0 + 0.5),
+                             (uint32_t)(S.opt.port_current_a * 1000.0 + 0.5));
     }
 
     char line[256];
@@ -711,6 +794,7 @@ int main(int argc, char **argv)
         }
         run_chip(now);
         read_cc();
+        service_pd();
         if (now >= S.next_temp_ns) {
             read_enclosure();
             S.next_temp_ns = now + SIM_TEMP_PERIOD_NS;

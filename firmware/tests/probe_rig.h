@@ -25,12 +25,12 @@ typedef struct probe_rig {
     uint32_t sampling_rate;
 } probe_rig;
 
-static uint64_t rig_now(void *ctx)
+static inline uint64_t rig_now(void *ctx)
 {
     return ((probe_rig *)ctx)->clock_us;
 }
 
-static bool rig_tx(void *ctx, const uint8_t *frame, size_t len)
+static inline bool rig_tx(void *ctx, const uint8_t *frame, size_t len)
 {
     probe_rig *r = (probe_rig *)ctx;
     if (r->link_full || r->tx_len + len > RIG_TX_CAP) {
@@ -42,7 +42,7 @@ static bool rig_tx(void *ctx, const uint8_t *frame, size_t len)
     return true;
 }
 
-static void rig_sampling(void *ctx, bool running, uint32_t rate)
+static inline void rig_sampling(void *ctx, bool running, uint32_t rate)
 {
     probe_rig *r = (probe_rig *)ctx;
     r->sampling_calls++;
@@ -54,7 +54,7 @@ static const ts_temp_sensor_info rig_sensors[] = {
     {throttlescope_v1_SensorKind_SENSOR_KIND_NTC, "enclosure"},
 };
 
-static int rig_init_with(probe_rig *r, uint32_t shunt_uohm, uint32_t max_ma)
+static inline int rig_init_with(probe_rig *r, uint32_t shunt_uohm, uint32_t max_ma)
 {
     memset(r, 0, sizeof *r);
     ts_ina228_model_init(&r->model, (double)shunt_uohm * 1e-6);
@@ -75,13 +75,13 @@ static int rig_init_with(probe_rig *r, uint32_t shunt_uohm, uint32_t max_ma)
     return ts_probe_init(&r->probe, &cfg, &plat, &bus);
 }
 
-static void rig_init(probe_rig *r)
+static inline void rig_init(probe_rig *r)
 {
     CHECK_EQ_I(rig_init_with(r, 5000u, 5000u), TS_OK);
 }
 
 /* Host side: frame and send a command. */
-static void rig_send(probe_rig *r, const throttlescope_v1_HostToProbe *m)
+static inline void rig_send(probe_rig *r, const throttlescope_v1_HostToProbe *m)
 {
     uint8_t frame[TS_HOST_FRAME_MAX];
     size_t n = 0;
@@ -90,7 +90,7 @@ static void rig_send(probe_rig *r, const throttlescope_v1_HostToProbe *m)
 }
 
 /* Host side: next message the probe sent; false when none is left. */
-static bool rig_next(probe_rig *r, throttlescope_v1_ProbeToHost *out)
+static inline bool rig_next(probe_rig *r, throttlescope_v1_ProbeToHost *out)
 {
     size_t start = r->rx_pos;
     while (r->rx_pos < r->tx_len) {
@@ -108,7 +108,7 @@ static bool rig_next(probe_rig *r, throttlescope_v1_ProbeToHost *out)
     return false;
 }
 
-static throttlescope_v1_HostToProbe rig_cmd(pb_size_t which, uint32_t request_id)
+static inline throttlescope_v1_HostToProbe rig_cmd(pb_size_t which, uint32_t request_id)
 {
     throttlescope_v1_HostToProbe m = throttlescope_v1_HostToProbe_init_zero;
     m.request_id = request_id;
@@ -116,7 +116,7 @@ static throttlescope_v1_HostToProbe rig_cmd(pb_size_t which, uint32_t request_id
     return m;
 }
 
-static throttlescope_v1_HostToProbe rig_start(uint32_t rate, uint32_t batch, uint32_t acc_every)
+static inline throttlescope_v1_HostToProbe rig_start(uint32_t rate, uint32_t batch, uint32_t acc_every)
 {
     throttlescope_v1_HostToProbe m = rig_cmd(throttlescope_v1_HostToProbe_start_tag, 7);
     m.cmd.start.rate_hz = rate;
@@ -126,14 +126,14 @@ static throttlescope_v1_HostToProbe rig_start(uint32_t rate, uint32_t batch, uin
 }
 
 /* Probe clock at model time t (the model starts at probe time 1 s). */
-static uint64_t rig_us(double t_s)
+static inline uint64_t rig_us(double t_s)
 {
     return 1000000u + (uint64_t)(t_s * 1e6 + 0.5);
 }
 
 /* The chip converts n times; each latched ALERT edge is answered at once
  * with its edge time, as the sampling thread does. */
-static void rig_run(probe_rig *r, uint32_t n)
+static inline void rig_run(probe_rig *r, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++) {
         if (ts_ina228_model_period_s(&r->model) <= 0.0) {

@@ -250,6 +250,7 @@ static void json_p2h(jw *w, const throttlescope_v1_ProbeToHost *m)
         kv_u(w, "i2c_bus_hz", i->i2c_bus_hz);
         kv_u(w, "sample_bus_us", i->sample_bus_us);
         kv_b(w, "cc_sensing", i->cc_sensing);
+        kv_b(w, "pd_decoding", i->pd_decoding);
         close_obj(w);
         break;
     }
@@ -321,6 +322,24 @@ static void json_p2h(jw *w, const throttlescope_v1_ProbeToHost *m)
         kv_u(w, "flaps", ps->flaps);
         kv_u(w, "changes", ps->changes);
         kv_b(w, "requested", ps->requested);
+        if (ps->has_contract) {
+            const throttlescope_v1_PdContract *c = &ps->contract;
+            open_obj(w, "contract");
+            kv_u(w, "mv", c->mv);
+            kv_u(w, "ma", c->ma);
+            kv_u(w, "mw", c->mw);
+            kv_i(w, "supply", c->supply);
+            kv_u(w, "object_position", c->object_position);
+            kv_u(w, "agreed_us", c->agreed_us);
+            kv_b(w, "capability_mismatch", c->capability_mismatch);
+            kv_u(w, "mv_min", c->mv_min);
+            kv_u(w, "mv_max", c->mv_max);
+            kv_u(w, "ma_max", c->ma_max);
+            close_obj(w);
+        } else {
+            key(w, "contract");
+            put(w, "null");
+        }
         close_obj(w);
         break;
     }
@@ -502,6 +521,9 @@ static const char *const names[] = {
     "port_v3_requested_out_of_range_pd_contract",
     "batch_v3_vbus_min",
     "get_port_status",
+    "info_v3_pd_decoding",
+    "port_v3_pd_contract_20v",
+    "port_v3_pd_contract_pps_mismatch",
 };
 
 void ts_vector_limits_json(char *out, size_t cap)
@@ -923,6 +945,77 @@ void ts_vector_build(size_t i, ts_vector *v)
         H2P(v, get_port_status, 12);
         v->description = "v3 GetPortStatus (a v2 probe answers Error BAD_MESSAGE)";
         break;
+    case 30: {
+        v->description = "v3 DeviceInfo of a probe that decodes USB PD (pd_decoding)";
+        throttlescope_v1_DeviceInfo *d = sim_info(v, 3, "0.4.0-sim");
+        d->max_rate_hz = 1443;
+        d->max_batch_samples = 64;
+        d->i2c_bus_hz = 400000;
+        d->sample_bus_us = 693;
+        d->cc_sensing = true;
+        d->pd_decoding = true;
+        break;
+    }
+    case 31: {
+        P2H(v, port);
+        v->description = "v3 PortStatus with the decoded PD contract: Fixed 20 V 3 A (60 W), "
+                         "object 3, agreed at 2446964 us; VBUS 20 V";
+        throttlescope_v1_PortStatus *ps = &v->p2h.msg.port;
+        ps->probe_time_us = 2447100;
+        ps->advertisement = throttlescope_v1_CcAdvertisement_CC_ADVERTISEMENT_3A0;
+        ps->active_cc = throttlescope_v1_ActiveCc_ACTIVE_CC_CC1;
+        ps->cc1_mv = 1683;
+        ps->cc2_mv = 330;
+        ps->cc1 = throttlescope_v1_CcAdvertisement_CC_ADVERTISEMENT_3A0;
+        ps->cc2 = throttlescope_v1_CcAdvertisement_CC_ADVERTISEMENT_OPEN;
+        ps->vbus_level = throttlescope_v1_VbusLevel_VBUS_LEVEL_ABOVE;
+        ps->vbus_mv = 20010;
+        ps->vbus_min_mv = 19980;
+        ps->pd_contract = true;
+        ps->windows = 1200;
+        ps->noisy_windows = 40;
+        ps->changes = 3;
+        ps->has_contract = true;
+        ps->contract.mv = 20000;
+        ps->contract.ma = 3000;
+        ps->contract.mw = 60000;
+        ps->contract.supply = throttlescope_v1_PdSupply_PD_SUPPLY_FIXED;
+        ps->contract.object_position = 3;
+        ps->contract.agreed_us = 2446964;
+        ps->contract.mv_min = 20000;
+        ps->contract.mv_max = 20000;
+        ps->contract.ma_max = 3000;
+        break;
+    }
+    case 32: {
+        P2H(v, port);
+        v->description = "v3 PortStatus on request with a PPS contract: 9.02 V 2.1 A (18.942 W) "
+                         "of a 3.3..11 V APDO, Capability Mismatch, agreed after 2^32 us";
+        throttlescope_v1_PortStatus *ps = &v->p2h.msg.port;
+        ps->probe_time_us = 5000000000ull;
+        ps->advertisement = throttlescope_v1_CcAdvertisement_CC_ADVERTISEMENT_1A5;
+        ps->active_cc = throttlescope_v1_ActiveCc_ACTIVE_CC_CC2;
+        ps->cc1 = throttlescope_v1_CcAdvertisement_CC_ADVERTISEMENT_OPEN;
+        ps->cc2 = throttlescope_v1_CcAdvertisement_CC_ADVERTISEMENT_1A5;
+        ps->cc2_mv = 941;
+        ps->vbus_level = throttlescope_v1_VbusLevel_VBUS_LEVEL_ABOVE;
+        ps->vbus_mv = 9020;
+        ps->vbus_min_mv = 9000;
+        ps->pd_contract = true;
+        ps->requested = true;
+        ps->has_contract = true;
+        ps->contract.mv = 9020;
+        ps->contract.ma = 2100;
+        ps->contract.mw = 18942;
+        ps->contract.supply = throttlescope_v1_PdSupply_PD_SUPPLY_PPS;
+        ps->contract.object_position = 6;
+        ps->contract.agreed_us = 4294967396ull;
+        ps->contract.capability_mismatch = true;
+        ps->contract.mv_min = 3300;
+        ps->contract.mv_max = 11000;
+        ps->contract.ma_max = 2100;
+        break;
+    }
     default:
         break;
     }

@@ -29,6 +29,19 @@ static void hold(ts_port *p, uint16_t cc1, uint16_t cc2, uint64_t *t, uint32_t m
     }
 }
 
+/* The decoder's caller reports a Fixed contract at mv / ma (object 1). */
+static void set_fixed(ts_port *p, uint32_t mv, uint32_t ma)
+{
+    ts_port_contract c;
+    memset(&c, 0, sizeof c);
+    c.mv = c.mv_min = c.mv_max = mv;
+    c.ma = c.ma_max = ma;
+    c.mw = mv * ma / 1000u;
+    c.supply = TS_SUPPLY_FIXED;
+    c.position = 1;
+    ts_port_set_pd_contract(p, &c);
+}
+
 /* A port that has reported cc1/cc2 held for 200 ms (past tCCDebounce). */
 static void attached(ts_port *p, uint16_t cc1, uint16_t cc2, uint64_t *t)
 {
@@ -270,14 +283,14 @@ TS_CASE(under_a_pd_contract_rp_moves_are_not_budget_changes)
     CHECK(ts_port_take_change(&p, &st));
     CHECK_EQ_U(st.budget_ma, 3000u);
     /* The decoder reports a 9 V 3 A contract: reported once, the budget is its. */
-    ts_port_set_pd_contract(&p, 9000u, 3000u);
+    set_fixed(&p, 9000u, 3000u);
     CHECK(ts_port_take_change(&p, &st));
     CHECK(st.pd_contract);
     CHECK_EQ_I(st.budget, TS_BUDGET_PD);
     CHECK_EQ_U(st.budget_mv, 9000u);
     CHECK_EQ_U(st.budget_ma, 3000u);
-    CHECK_EQ_U(st.contract_mv, 9000u);
-    ts_port_set_pd_contract(&p, 9000u, 3000u); /* the same again: nothing new */
+    CHECK_EQ_U(st.contract.mv, 9000u);
+    set_fixed(&p, 9000u, 3000u); /* the same again: nothing new */
     CHECK(!ts_port_take_change(&p, &st));
     /* Five exchanges the source starts: Rp to SinkTxNG and back, each past tPDDebounce. */
     uint32_t flaps = p.counters.flaps;
@@ -294,7 +307,7 @@ TS_CASE(under_a_pd_contract_rp_moves_are_not_budget_changes)
     CHECK_EQ_U(p.counters.flaps, flaps); /* they lasted: moves, not flaps */
     /* A new contract (15 V) is a change; the end of the contract is one, and from there
      * the advertisement is the budget again. */
-    ts_port_set_pd_contract(&p, 15000u, 3000u);
+    set_fixed(&p, 15000u, 3000u);
     CHECK(ts_port_take_change(&p, &st));
     CHECK_EQ_U(st.budget_mv, 15000u);
     sinktx_exchange(&p, &t);
@@ -304,7 +317,7 @@ TS_CASE(under_a_pd_contract_rp_moves_are_not_budget_changes)
     CHECK(!st.pd_contract);
     CHECK_EQ_I(st.budget, TS_BUDGET_TYPE_C);
     CHECK_EQ_U(st.budget_ma, 3000u);
-    CHECK_EQ_U(st.contract_mv, 0u);
+    CHECK_EQ_U(st.contract.mv, 0u);
     ts_port_clear_pd_contract(&p);
     CHECK(!ts_port_take_change(&p, &st));
 }
@@ -316,7 +329,7 @@ TS_CASE(a_source_that_advertised_default_usb_moves_to_sinktxok_under_its_contrac
     uint64_t t = 0;
     attach(&p, cc_mv(0, 0, 80, 5100), 20, &t, &st);
     CHECK_EQ_I(st.advertisement, TS_CC_USB_DEFAULT);
-    ts_port_set_pd_contract(&p, 5000u, 3000u); /* e.g. a USB4 drive's 5 V contract */
+    set_fixed(&p, 5000u, 3000u); /* e.g. a USB4 drive's 5 V contract */
     CHECK(ts_port_take_change(&p, &st));
     CHECK_EQ_U(st.budget_ma, 3000u);
     hold(&p, cc_mv(0, 0, 330, 5100), 20, &t, 40); /* SinkTxOK */
@@ -338,14 +351,105 @@ TS_CASE(vbus_above_vsafe5v_is_a_contract_whose_terms_are_unknown)
     CHECK(st.pd_contract);
     CHECK_EQ_I(st.budget, TS_BUDGET_PD_UNKNOWN);
     CHECK_EQ_U(st.budget_ma, 0u);
-    CHECK_EQ_U(st.contract_mv, 0u);
+    CHECK_EQ_U(st.contract.mv, 0u);
     sinktx_exchange(&p, &t);
     CHECK(!ts_port_take_change(&p, &st));
     /* The decoder knows more: its terms are the budget. */
-    ts_port_set_pd_contract(&p, 9000u, 2000u);
+    set_fixed(&p, 9000u, 2000u);
     CHECK(ts_port_take_change(&p, &st));
     CHECK_EQ_I(st.budget, TS_BUDGET_PD);
     CHECK_EQ_U(st.budget_ma, 2000u);
+}
+
+/* USB PD R3.x 6.8.1 / 7.1.1: a Soft_Reset leaves the supply as it was and sends both
+ * policy engines back to the capabilities; no explicit contract until the next PS_RDY. */
+TS_CASE(a_soft_reset_keeps_pd_in_force_with_its_terms_unknown_until_renegotiated)
+{
+    ts_port p;
+    ts_port_state st;
+    uint64_t t = 0;
+    attach(&p, cc_mv(0, 0, 330, 5100), cc_mv(0, 0, 330, 1000), &t, &st);
+    set_fixed(&p, 5000u, 3000u);
+    CHECK(ts_port_take_change(&p, &st));
+    CHECK(st.has_contract);
+    CHECK_EQ_U(st.contract.mw, 15000u);
+    ts_port_pd_renegotiating(&p);
+    CHECK(ts_port_take_change(&p, &st));
+    CHECK(st.pd_contract);
+    CHECK(!st.has_contract);
+    CHECK_EQ_U(st.contract.mv, 0u);
+    CHECK_EQ_I(st.budget, TS_BUDGET_PD_UNKNOWN);
+    CHECK_EQ_U(st.budget_ma, 0u);
+    /* Rp moves while it renegotiates are collision avoidance, as under the contract. */
+    sinktx_exchange(&p, &t);
+    CHECK(!ts_port_take_change(&p, &st));
+    ts_port_pd_renegotiating(&p); /* again: nothing new */
+    CHECK(!ts_port_take_change(&p, &st));
+    set_fixed(&p, 5000u, 3000u);
+    CHECK(ts_port_take_change(&p, &st));
+    CHECK(st.has_contract);
+    CHECK_EQ_I(st.budget, TS_BUDGET_PD);
+    CHECK_EQ_U(st.budget_ma, 3000u);
+}
+
+TS_CASE(the_same_terms_agreed_again_are_no_change_and_keep_their_time)
+{
+    ts_port p;
+    ts_port_state st;
+    uint64_t t = 0;
+    attach(&p, cc_mv(0, 0, 330, 5100), 20, &t, &st);
+    ts_port_contract c;
+    memset(&c, 0, sizeof c);
+    c.mv = 9000u; /* a PPS sink asks for 9.00 V 2 A, then again every few seconds */
+    c.mv_min = 3300u;
+    c.mv_max = 11000u;
+    c.ma = c.ma_max = 2000u;
+    c.mw = 18000u;
+    c.supply = TS_SUPPLY_PPS;
+    c.position = 4;
+    c.agreed_us = 1000000u;
+    ts_port_set_pd_contract(&p, &c);
+    CHECK(ts_port_take_change(&p, &st));
+    CHECK_EQ_U(st.contract.agreed_us, 1000000u);
+    c.agreed_us = 11000000u;
+    ts_port_set_pd_contract(&p, &c);
+    CHECK(!ts_port_take_change(&p, &st));
+    ts_port_snapshot(&p, &st);
+    CHECK_EQ_U(st.contract.agreed_us, 1000000u);
+    c.mv = 8800u; /* a new voltage is a new contract */
+    c.mw = 17600u;
+    c.agreed_us = 21000000u;
+    ts_port_set_pd_contract(&p, &c);
+    CHECK(ts_port_take_change(&p, &st));
+    CHECK_EQ_U(st.contract.mv, 8800u);
+    CHECK_EQ_U(st.budget_mv, 8800u);
+    CHECK_EQ_U(st.contract.agreed_us, 21000000u);
+}
+
+TS_CASE(a_variable_or_battery_contract_is_budgeted_at_its_range)
+{
+    ts_port p;
+    ts_port_state st;
+    uint64_t t = 0;
+    attach(&p, cc_mv(0, 0, 330, 5100), 20, &t, &st);
+    ts_port_contract c;
+    memset(&c, 0, sizeof c);
+    c.mv_min = 5000u;
+    c.mv_max = 20000u;
+    c.ma = 1500u;
+    c.mw = 30000u;
+    c.supply = TS_SUPPLY_VARIABLE;
+    ts_port_set_pd_contract(&p, &c);
+    CHECK(ts_port_take_change(&p, &st));
+    CHECK_EQ_U(st.budget_mv, 20000u);
+    CHECK_EQ_U(st.budget_ma, 1500u);
+    c.supply = TS_SUPPLY_BATTERY;
+    c.ma = 8000u;
+    c.mw = 40000u;
+    ts_port_set_pd_contract(&p, &c);
+    CHECK(ts_port_take_change(&p, &st));
+    CHECK_EQ_U(st.budget_mv, 5000u);
+    CHECK_EQ_U(st.budget_ma, 8000u);
 }
 
 TS_CASE(a_detach_ends_the_contract)
@@ -354,7 +458,7 @@ TS_CASE(a_detach_ends_the_contract)
     ts_port_state st;
     uint64_t t = 0;
     attach(&p, cc_mv(0, 0, 330, 5100), cc_mv(0, 0, 330, 1000), &t, &st);
-    ts_port_set_pd_contract(&p, 20000u, 5000u);
+    set_fixed(&p, 20000u, 5000u);
     CHECK(ts_port_take_change(&p, &st));
     hold(&p, 20, 20, &t, 16); /* unplugged: both pins open for tPDDebounce */
     CHECK(ts_port_take_change(&p, &st));
@@ -602,22 +706,51 @@ TS_CASE(probe_reports_the_decoders_contract_and_no_rp_move_under_it)
     CHECK_EQ_I(msg.msg.port.cc2, throttlescope_v1_CcAdvertisement_CC_ADVERTISEMENT_OPEN);
     CHECK(!msg.msg.port.pd_contract);
     CHECK(!rig_next(&g, &msg));
-    ts_probe_port_pd_contract(&g.probe, 5000u, 3000u);
+    ts_pd_contract c;
+    memset(&c, 0, sizeof c);
+    c.valid = true;
+    c.kind = TS_PD_FIXED;
+    c.position = 1;
+    c.mv = c.mv_min = c.mv_max = 5000u;
+    c.ma = c.ma_max = 3000u;
+    c.mw = 15000u;
+    c.generation = 1;
+    ts_probe_pd_contract(&g.probe, &c, 1234567u);
     ts_probe_service(&g.probe);
     CHECK(rig_next(&g, &msg));
     CHECK_EQ_I(msg.which_msg, TAG(port));
     CHECK(msg.msg.port.pd_contract);
+    CHECK(msg.msg.port.has_contract);
+    CHECK_EQ_U(msg.msg.port.contract.mv, 5000u);
+    CHECK_EQ_U(msg.msg.port.contract.ma, 3000u);
+    CHECK_EQ_U(msg.msg.port.contract.mw, 15000u);
+    CHECK_EQ_I(msg.msg.port.contract.supply, throttlescope_v1_PdSupply_PD_SUPPLY_FIXED);
+    CHECK_EQ_U(msg.msg.port.contract.object_position, 1u);
+    CHECK_EQ_U(msg.msg.port.contract.agreed_us, 1234567u);
     CHECK(!rig_next(&g, &msg));
     for (int k = 0; k < 3; k++) {
         probe_cc(941, 180, 40); /* SinkTxNG */
         probe_cc(1683, 330, 40); /* SinkTxOK */
     }
     CHECK(!rig_next(&g, &msg));
-    ts_probe_port_pd_contract_clear(&g.probe);
+    /* A Soft_Reset: PD in force, its terms unknown until renegotiated. */
+    memset(&c, 0, sizeof c);
+    c.end = TS_PD_END_SOFT_RESET;
+    c.generation = 2;
+    ts_probe_pd_contract(&g.probe, &c, 2000000u);
+    ts_probe_service(&g.probe);
+    CHECK(rig_next(&g, &msg));
+    CHECK(msg.msg.port.pd_contract);
+    CHECK(!msg.msg.port.has_contract);
+    /* A Hard Reset ends it. */
+    c.end = TS_PD_END_HARD_RESET;
+    c.generation = 3;
+    ts_probe_pd_contract(&g.probe, &c, 2100000u);
     ts_probe_service(&g.probe);
     CHECK(rig_next(&g, &msg));
     CHECK_EQ_I(msg.which_msg, TAG(port));
     CHECK(!msg.msg.port.pd_contract);
+    CHECK(!msg.msg.port.has_contract);
     CHECK_EQ_I(msg.msg.port.advertisement, throttlescope_v1_CcAdvertisement_CC_ADVERTISEMENT_3A0);
 }
 
@@ -657,6 +790,9 @@ static const ts_test_case cases[] = {
     TS_ENTRY(under_a_pd_contract_rp_moves_are_not_budget_changes),
     TS_ENTRY(a_source_that_advertised_default_usb_moves_to_sinktxok_under_its_contract),
     TS_ENTRY(vbus_above_vsafe5v_is_a_contract_whose_terms_are_unknown),
+    TS_ENTRY(a_soft_reset_keeps_pd_in_force_with_its_terms_unknown_until_renegotiated),
+    TS_ENTRY(the_same_terms_agreed_again_are_no_change_and_keep_their_time),
+    TS_ENTRY(a_variable_or_battery_contract_is_budgeted_at_its_range),
     TS_ENTRY(a_detach_ends_the_contract),
     TS_ENTRY(attach_waits_for_tccdebounce_and_gives_the_orientation),
     TS_ENTRY(an_advertisement_change_holds_tpddebounce_and_a_short_one_is_a_counted_flap),

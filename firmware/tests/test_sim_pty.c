@@ -530,6 +530,45 @@ TS_CASE(sim_port_holds_a_drive_at_its_budget_and_a_cable_beyond_the_probe_is_uns
     finish();
 }
 
+/* Messages until a PortStatus whose contract is mv / ma (or timeout_ms passes), keeping
+ * the last sample's power; true when it came (or *port, the latest, already says it). */
+static bool until_contract(uint32_t mv, uint32_t ma, uint32_t timeout_ms, double *p_w,
+                           throttlescope_v1_PortStatus *port)
+{
+    if (port->has_contract && port->contract.mv == mv && port->contract.ma == ma) {
+        return true;
+    }
+    uint64_t t_end = mono_us() + (uint64_t)timeout_ms * 1000u;
+    while (mono_us() < t_end && next_msg(&msg, 500)) {
+        if (msg.which_msg == TAG(batch) && msg.msg.batch.count > 0u) {
+            unpack();
+            *p_w = power_w(U.count - 1u);
+        } else if (msg.which_msg == TAG(port) && msg.msg.port.has_contract &&
+                   msg.msg.port.contract.mv == mv && msg.msg.port.contract.ma == ma) {
+            *port = msg.msg.port;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Power through the probe once it settles near want_w (or timeout_ms passes). */
+static double settled_power(double want_w, uint32_t timeout_ms)
+{
+    double p = 0.0;
+    uint64_t t_end = mono_us() + (uint64_t)timeout_ms * 1000u;
+    while (mono_us() < t_end && next_msg(&msg, 500)) {
+        if (msg.which_msg == TAG(batch) && msg.msg.batch.count > 0u) {
+            unpack();
+            p = power_w(U.count - 1u);
+            if (fabs(p - want_w) < 0.1) {
+                break;
+            }
+        }
+    }
+    return p;
+}
+
 TS_CASE(sim_pd_contract_raises_vbus_above_vsafe5v)
 {
     const char *args[] = {"--pd-contract-v", "9", "--port-current-a", "3", "--idle-w", "2",
@@ -544,6 +583,57 @@ TS_CASE(sim_pd_contract_raises_vbus_above_vsafe5v)
     CHECK(ports >= 1);
     CHECK_EQ_I(port.vbus_level, throttlescope_v1_VbusLevel_VBUS_LEVEL_ABOVE);
     CHECK(port.pd_contract);
+    /* The negotiation on CC went through the core's decoder: its terms are on the wire. */
+    CHECK(until_contract(9000u, 3000u, 10000u, &p, &port));
+    CHECK_EQ_U(port.contract.mv, 9000u);
+    CHECK_EQ_U(port.contract.ma, 3000u);
+    CHECK_EQ_U(port.contract.mw, 27000u);
+    CHECK_EQ_I(port.contract.supply, throttlescope_v1_PdSupply_PD_SUPPLY_FIXED);
+    CHECK_EQ_U(port.contract.object_position, 2u);
+    finish();
+}
+
+TS_CASE(sim_contract_command_renegotiates_and_the_port_follows_at_ps_rdy)
+{
+    /* A Thunderbolt drive's 5 V 3 A contract; flat out it draws 11 W (2.2 A). */
+    const char *args[] = {"--pd-contract-v", "5", "--port-current-a", "3", "--idle-w", "3",
+                          "--active-w", "11", NULL};
+    spawn(args);
+    start(500);
+    double p = 0.0;
+    throttlescope_v1_PortStatus port = throttlescope_v1_PortStatus_init_zero;
+    CHECK(until_contract(5000u, 3000u, 10000u, &p, &port));
+    CHECK(port.pd_contract);
+    CHECK_EQ_U(port.contract.object_position, 1u);
+    /* Once CC has settled (tCCDebounce) Rp reads SinkTxOK, and the contract stays. */
+    uint64_t t_end = mono_us() + 10000000u;
+    while (port.advertisement != throttlescope_v1_CcAdvertisement_CC_ADVERTISEMENT_3A0 &&
+           mono_us() < t_end && next_msg(&msg, 500)) {
+        if (msg.which_msg == TAG(port)) {
+            port = msg.msg.port;
+        }
+    }
+    CHECK_EQ_I(port.advertisement, throttlescope_v1_CcAdvertisement_CC_ADVERTISEMENT_3A0);
+    CHECK(port.has_contract);
+    CHECK_EQ_U(port.contract.ma, 3000u);
+    sim_cmd("load 1\n");
+    CHECK_NEAR(settled_power(11.0, 10000u), 11.0, 0.1);
+    /* The source renegotiates 5 V 1.5 A: the new contract is on the wire, stamped with its
+     * PS_RDY, and from then the port holds the drive at 7.5 W. */
+    uint64_t asked_us = 0;
+    sim_cmd("contract 5 1.5\n");
+    CHECK(until_contract(5000u, 1500u, 10000u, &p, &port));
+    asked_us = port.probe_time_us;
+    CHECK(port.contract.agreed_us <= asked_us);
+    CHECK(port.contract.agreed_us + 1000000u > asked_us);
+    CHECK_EQ_U(port.contract.mw, 7500u);
+    CHECK_EQ_U(port.changes >= 2u, 1u);
+    CHECK_NEAR(settled_power(7.5, 10000u), 7.5, 0.1);
+    /* A higher voltage: 9 V 3 A, VBUS follows. */
+    sim_cmd("contract 9 3\n");
+    CHECK(until_contract(9000u, 3000u, 10000u, &p, &port));
+    CHECK_EQ_U(port.contract.object_position, 2u);
+    CHECK_NEAR(settled_power(11.0, 10000u), 11.0, 0.1);
     finish();
 }
 
@@ -662,6 +752,7 @@ static const ts_test_case cases[] = {
     TS_ENTRY(sim_load_command_raises_bus_power),
     TS_ENTRY(sim_port_holds_a_drive_at_its_budget_and_a_cable_beyond_the_probe_is_unseen),
     TS_ENTRY(sim_pd_contract_raises_vbus_above_vsafe5v),
+    TS_ENTRY(sim_contract_command_renegotiates_and_the_port_follows_at_ps_rdy),
     TS_ENTRY(sim_without_a_port_model_has_no_cc_sensing),
     TS_ENTRY(sim_unplug_reopens_a_new_pty_and_keeps_counting),
     TS_ENTRY(sim_probe_clock_runs_fast_by_the_drift),

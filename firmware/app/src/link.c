@@ -17,6 +17,7 @@
 
 #include "cc_sense.h"
 #include "link.h"
+#include "pd_tap.h"
 #include "sampling.h"
 
 LOG_MODULE_REGISTER(link, CONFIG_LOG_DEFAULT_LEVEL);
@@ -174,6 +175,7 @@ static void link_thread(void *a, void *b, void *c)
 		atomic_inc(&heartbeat);
 		poll_device();
 		drain_rx();
+		pd_tap_poll(probe);   /* the contract before the CC window it governs */
 		cc_sense_poll(probe); /* the core owns the port state in this thread */
 		ts_probe_service(probe);
 		poll_device();

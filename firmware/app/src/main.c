@@ -27,6 +27,7 @@
 #include "cc_sense.h"
 #include "enclosure_temp.h"
 #include "link.h"
+#include "pd_tap.h"
 #include "sampling.h"
 #include "status_led.h"
 
@@ -141,6 +142,18 @@ static void log_counters(void)
 			ps->budget_ma, probe.port.counters.windows, probe.port.counters.noisy_windows,
 			probe.port.counters.flaps, probe.port.counters.changes, cc_sense_errors());
 	}
+	if (probe.config.pd_decoding) {
+		for (unsigned k = 0; k < 2u; k++) {
+			struct pd_tap_counters t;
+
+			pd_tap_counters_get(k, &t);
+			LOG_INF("pd tap CC%u: edges %u, ring dropped %u, fifo overflows %u, "
+				"rearms %u | messages %u, crc failures %u",
+				k + 1u, (unsigned)t.edges, (unsigned)t.ring_dropped,
+				(unsigned)t.fifo_overflows, (unsigned)t.rearms, (unsigned)t.messages,
+				(unsigned)t.crc_failures);
+		}
+	}
 }
 
 int main(void)
@@ -173,6 +186,8 @@ int main(void)
 	config.sensor_count = enclosure_temp_sensors(&config.sensors);
 	config.cc_sensing = cc_sense_init() == 0 && cc_sense_present();
 	config.cc_guard_mv = cc_sense_uncertainty_mv();
+	/* The contract reaches the host in PortStatus, which needs CC sensing. */
+	config.pd_decoding = config.cc_sensing && pd_tap_init() == 0;
 	status_led_init();
 	LOG_INF("throttlescope probe %s, id %s", APP_VERSION_STRING, config.probe_id);
 

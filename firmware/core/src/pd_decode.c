@@ -82,15 +82,19 @@ int ts_pd_init(ts_pd_decoder *d, const ts_pd_config *cfg)
 
 enum { PEND_NONE = 0, PEND_REQUEST, PEND_ACCEPTED, PEND_PR_SWAP };
 
-static void contract_end(ts_pd_decoder *d, uint64_t t)
+static void contract_end(ts_pd_decoder *d, uint64_t t, ts_pd_contract_end why)
 {
     d->ncaps = 0;
     d->pending = PEND_NONE;
-    if (d->contract.valid) {
+    /* A contract ends; so does the wait after a Soft_Reset when a Hard Reset or a
+     * swap comes before the renegotiation. */
+    if (d->contract.valid ||
+        (d->contract.end == TS_PD_END_SOFT_RESET && why != TS_PD_END_SOFT_RESET)) {
         uint32_t gen = d->contract.generation + 1u;
         memset(&d->contract, 0, sizeof(d->contract));
         d->contract.generation = gen;
         d->contract.t = t;
+        d->contract.end = (uint8_t)why;
     }
 }
 
@@ -141,7 +145,7 @@ static void contract_make(ts_pd_decoder *d, uint64_t t, uint8_t spec_rev)
 static void contract_track(ts_pd_decoder *d, const ts_pd_msg *m)
 {
     if (m->sop == TS_PD_HARD_RESET) {
-        contract_end(d, m->t);
+        contract_end(d, m->t, TS_PD_END_HARD_RESET);
         return;
     }
     if (m->sop != TS_PD_SOP || !(m->flags & TS_PD_F_CRC_OK)) {
@@ -175,7 +179,7 @@ static void contract_track(ts_pd_decoder *d, const ts_pd_msg *m)
         if (d->pending == PEND_REQUEST && h.power_role) {
             d->pending = PEND_ACCEPTED;
         } else if (d->pending == PEND_PR_SWAP) {
-            contract_end(d, m->t); /* the roles swap: the new source offers anew */
+            contract_end(d, m->t, TS_PD_END_PR_SWAP); /* the new source offers anew */
         }
         break;
     case TS_PD_K_PS_RDY:
@@ -186,8 +190,12 @@ static void contract_track(ts_pd_decoder *d, const ts_pd_msg *m)
         break;
     case TS_PD_K_REJECT:
     case TS_PD_K_WAIT:
-    case TS_PD_K_SOFT_RESET:
         d->pending = PEND_NONE;
+        break;
+    case TS_PD_K_SOFT_RESET:
+        /* Either side: both policy engines go back to the capabilities (PE_SNK_
+         * Wait_for_Capabilities); the supply keeps its output meanwhile. */
+        contract_end(d, m->t, TS_PD_END_SOFT_RESET);
         break;
     case TS_PD_K_PR_SWAP:
         d->pending = PEND_PR_SWAP;
@@ -466,6 +474,16 @@ void ts_pd_idle(ts_pd_decoder *d, uint64_t now)
     if (d->in_burst && !d->pend && now - d->last_t > d->idle_ticks) {
         burst_end(d);
     }
+}
+
+bool ts_pd_contract_changed(const ts_pd_decoder *d, uint32_t *seen, ts_pd_contract *out)
+{
+    if (d->contract.generation == *seen) {
+        return false;
+    }
+    *seen = d->contract.generation;
+    *out = d->contract;
+    return true;
 }
 
 void ts_pd_contract_get(const ts_pd_decoder *d, ts_pd_contract *out)

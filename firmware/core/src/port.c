@@ -163,10 +163,10 @@ void ts_port_cc_window(ts_port *p, const uint16_t *cc1_mv, const uint16_t *cc2_m
     if (changed) {
         p->change_pending = true;
         /* A detach (no Rp on either pin for its debounce) ends any contract. */
-        if (p->contract && p->pin[0].stable == TS_CC_OPEN && p->pin[1].stable == TS_CC_OPEN) {
-            p->contract = false;
-            p->contract_mv = 0u;
-            p->contract_ma = 0u;
+        if (p->pd != TS_PORT_PD_NONE && p->pin[0].stable == TS_CC_OPEN &&
+            p->pin[1].stable == TS_CC_OPEN) {
+            p->pd = TS_PORT_PD_NONE;
+            memset(&p->terms, 0, sizeof p->terms);
         }
     }
 }
@@ -191,22 +191,38 @@ void ts_port_vbus(ts_port *p, uint32_t mv, uint64_t now_us)
     }
 }
 
-void ts_port_set_pd_contract(ts_port *p, uint32_t mv, uint32_t ma)
+/* The same terms, whenever they were agreed. */
+static bool same_terms(const ts_port_contract *a, const ts_port_contract *b)
 {
-    if (!p->contract || p->contract_mv != mv || p->contract_ma != ma) {
-        p->contract = true;
-        p->contract_mv = mv;
-        p->contract_ma = ma;
+    return a->mv == b->mv && a->mv_min == b->mv_min && a->mv_max == b->mv_max &&
+           a->ma == b->ma && a->ma_max == b->ma_max && a->mw == b->mw &&
+           a->supply == b->supply && a->position == b->position &&
+           a->capability_mismatch == b->capability_mismatch;
+}
+
+void ts_port_set_pd_contract(ts_port *p, const ts_port_contract *terms)
+{
+    if (p->pd != TS_PORT_PD_EXPLICIT || !same_terms(&p->terms, terms)) {
+        p->pd = TS_PORT_PD_EXPLICIT;
+        p->terms = *terms;
+        p->change_pending = true;
+    }
+}
+
+void ts_port_pd_renegotiating(ts_port *p)
+{
+    if (p->pd != TS_PORT_PD_RENEGOTIATING) {
+        p->pd = TS_PORT_PD_RENEGOTIATING;
+        memset(&p->terms, 0, sizeof p->terms);
         p->change_pending = true;
     }
 }
 
 void ts_port_clear_pd_contract(ts_port *p)
 {
-    if (p->contract) {
-        p->contract = false;
-        p->contract_mv = 0u;
-        p->contract_ma = 0u;
+    if (p->pd != TS_PORT_PD_NONE) {
+        p->pd = TS_PORT_PD_NONE;
+        memset(&p->terms, 0, sizeof p->terms);
         p->change_pending = true;
     }
 }
@@ -252,13 +268,15 @@ static void fill(const ts_port *p, ts_port_state *out)
     out->vbus = p->vbus_stable;
     out->vbus_mv = p->vbus_mv;
     out->vbus_min_mv = p->vbus_seen ? p->vbus_min_mv : 0u;
-    out->pd_contract = p->contract || p->vbus_stable == TS_VBUS_ABOVE;
-    out->contract_mv = p->contract ? p->contract_mv : 0u;
-    out->contract_ma = p->contract ? p->contract_ma : 0u;
-    if (p->contract) {
+    out->pd_contract = p->pd != TS_PORT_PD_NONE || p->vbus_stable == TS_VBUS_ABOVE;
+    out->has_contract = p->pd == TS_PORT_PD_EXPLICIT;
+    if (out->has_contract) {
+        out->contract = p->terms;
         out->budget = TS_BUDGET_PD;
-        out->budget_mv = p->contract_mv;
-        out->budget_ma = p->contract_ma;
+        out->budget_mv = p->terms.mv != 0u                         ? p->terms.mv
+                         : p->terms.supply == TS_SUPPLY_BATTERY ? p->terms.mv_min
+                                                                 : p->terms.mv_max;
+        out->budget_ma = p->terms.ma;
     } else if (out->pd_contract) {
         out->budget = TS_BUDGET_PD_UNKNOWN;
     } else if (advertises(out->advertisement)) {
@@ -284,8 +302,9 @@ static bool same_report(const ts_port_state *a, const ts_port_state *b)
     return as_reported(a->advertisement, k) == as_reported(b->advertisement, k) &&
            a->active == b->active && as_reported(a->cc1, k) == as_reported(b->cc1, k) &&
            as_reported(a->cc2, k) == as_reported(b->cc2, k) && a->vbus == b->vbus &&
-           a->pd_contract == b->pd_contract && a->contract_mv == b->contract_mv &&
-           a->contract_ma == b->contract_ma;
+           a->pd_contract == b->pd_contract && a->has_contract == b->has_contract &&
+           same_terms(&a->contract, &b->contract) &&
+           a->contract.agreed_us == b->contract.agreed_us;
 }
 
 void ts_port_snapshot(ts_port *p, ts_port_state *out)

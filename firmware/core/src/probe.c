@@ -89,6 +89,7 @@ static void send_info(ts_probe *p)
     info->max_batch_samples = TS_MAX_BATCH_SAMPLES;
     info->i2c_bus_hz = p->config.i2c_bus_hz;
     info->cc_sensing = p->config.cc_sensing;
+    info->pd_decoding = p->config.pd_decoding;
     info->sample_bus_us = ts_ina228_sample_bus_us(
         p->running ? p->channels : DEFAULT_CHANNELS, p->config.i2c_bus_hz,
         p->config.i2c_txn_overhead_us);
@@ -146,7 +147,22 @@ static bool send_port(ts_probe *p, const ts_port_state *st, bool requested)
     m->vbus_level = (throttlescope_v1_VbusLevel)st->vbus;
     m->vbus_mv = st->vbus_mv;
     m->vbus_min_mv = st->vbus_min_mv;
-    m->pd_contract = st->pd_contract; /* decoded, or VBUS above vSafe5V; terms not on the wire */
+    m->pd_contract = st->pd_contract; /* decoded, renegotiating, or VBUS above vSafe5V */
+    m->has_contract = st->has_contract;
+    if (st->has_contract) {
+        const ts_port_contract *c = &st->contract;
+        throttlescope_v1_PdContract *w = &m->contract;
+        w->mv = c->mv;
+        w->ma = c->ma;
+        w->mw = c->mw;
+        w->supply = (throttlescope_v1_PdSupply)c->supply;
+        w->object_position = c->position;
+        w->agreed_us = c->agreed_us;
+        w->capability_mismatch = c->capability_mismatch;
+        w->mv_min = c->mv_min;
+        w->mv_max = c->mv_max;
+        w->ma_max = c->ma_max;
+    }
     m->windows = p->port.counters.windows;
     m->noisy_windows = p->port.counters.noisy_windows;
     m->flaps = p->port.counters.flaps;
@@ -677,14 +693,28 @@ void ts_probe_port_cc(ts_probe *p, const uint16_t *cc1_mv, const uint16_t *cc2_m
     ts_port_cc_window(&p->port, cc1_mv, cc2_mv, n, now_us(p));
 }
 
-void ts_probe_port_pd_contract(ts_probe *p, uint32_t mv, uint32_t ma)
+void ts_probe_pd_contract(ts_probe *p, const ts_pd_contract *c, uint64_t agreed_us)
 {
-    ts_port_set_pd_contract(&p->port, mv, ma);
-}
-
-void ts_probe_port_pd_contract_clear(ts_probe *p)
-{
-    ts_port_clear_pd_contract(&p->port);
+    if (c->valid) {
+        ts_port_contract t;
+        memset(&t, 0, sizeof t);
+        t.mv = c->mv;
+        t.mv_min = c->mv_min;
+        t.mv_max = c->mv_max;
+        t.ma = c->ma;
+        t.ma_max = c->ma_max;
+        t.mw = c->mw;
+        t.agreed_us = agreed_us;
+        /* ts_pd_supply counts from Fixed = 0; the wire keeps 0 for "unspecified". */
+        t.supply = c->kind <= TS_PD_SPR_AVS ? (uint8_t)(c->kind + 1) : TS_SUPPLY_UNSPECIFIED;
+        t.position = c->position;
+        t.capability_mismatch = c->capability_mismatch;
+        ts_port_set_pd_contract(&p->port, &t);
+    } else if (c->end == TS_PD_END_SOFT_RESET) {
+        ts_port_pd_renegotiating(&p->port);
+    } else {
+        ts_port_clear_pd_contract(&p->port);
+    }
 }
 
 /* A changed port status goes out once; a refused one is retried with the

@@ -31,8 +31,13 @@
  *
  * The contract: Source_Capabilities (from the source), then Request or
  * EPR_Request (from the sink), Accept, and PS_RDY (from the source) make the
- * requested PDO and RDO the explicit contract (V, A, W). Hard Reset, and an
- * accepted PR_Swap, end it. Only SOP messages with a good CRC count.
+ * requested PDO and RDO the explicit contract (V, A, W), as the sink's policy
+ * engine enters PE_SNK_Ready. Hard Reset, an accepted PR_Swap, and a
+ * Soft_Reset end it: after a Soft_Reset both policy engines wait for new
+ * capabilities, so no explicit contract is in force until the next PS_RDY,
+ * though the supply keeps its output (USB PD R3.x 6.8.1, 7.1.1: a Soft Reset
+ * has no impact on power supply operation); `end` says which. Reject and Wait
+ * keep the contract there was. Only SOP messages with a good CRC count.
  *
  * Portable C99, no allocation, no platform headers; one context owns a
  * decoder (feed it from the thread that drains the PIO FIFO, not an ISR that
@@ -191,12 +196,21 @@ typedef struct ts_pd_vdm {
 #define TS_PD_VDM_EXIT_MODE 5u
 #define TS_PD_VDM_ATTENTION 6u
 
+/** What ended the last contract (ts_pd_contract.end, while none is valid). */
+typedef enum ts_pd_contract_end {
+    TS_PD_END_NONE = 0,       /**< none was ended (never made, or one is in force) */
+    TS_PD_END_HARD_RESET = 1, /**< the source returns to vSafe5V: the Type-C current rules */
+    TS_PD_END_SOFT_RESET = 2, /**< the supply is untouched; terms unknown until renegotiated */
+    TS_PD_END_PR_SWAP = 3,    /**< the power roles swap: the new source offers anew */
+} ts_pd_contract_end;
+
 /** The explicit power contract. */
 typedef struct ts_pd_contract {
     bool valid;
     ts_pd_supply kind;   /**< of the requested PDO */
     uint8_t position;    /**< requested object position, 1-based */
     bool capability_mismatch;
+    uint8_t end;         /**< while not valid: ts_pd_contract_end of the last one */
     uint32_t mv;         /**< Fixed: its voltage; PPS/AVS: the requested voltage; else 0 */
     uint32_t mv_min, mv_max; /**< the PDO's range (equal for Fixed) */
     uint32_t ma;         /**< operating current (Battery: mW / mv_min) */
@@ -280,6 +294,12 @@ void ts_pd_idle(ts_pd_decoder *d, uint64_t now);
 bool ts_pd_take(ts_pd_decoder *d, ts_pd_msg *out);
 /** The contract now. */
 void ts_pd_contract_get(const ts_pd_decoder *d, ts_pd_contract *out);
+/**
+ * The contract into *out and true when it changed (made, replaced or ended)
+ * since the generation in *seen, which is then updated; false otherwise. For
+ * a caller that passes each change on (e.g. to the port, ts_probe_pd_contract).
+ */
+bool ts_pd_contract_changed(const ts_pd_decoder *d, uint32_t *seen, ts_pd_contract *out);
 /** Counters so far. */
 const ts_pd_counters *ts_pd_counters_get(const ts_pd_decoder *d);
 

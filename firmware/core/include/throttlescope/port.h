@@ -32,8 +32,9 @@
  *
  * The advertisement is the port's budget only while no USB PD contract is in
  * force. A contract is known from the PD decoder (ts_port_set_pd_contract:
- * its terms become the budget) or from VBUS above vSafe5V's maximum (terms
- * unknown). Under a contract Rp is not a budget: a PD 3.0 source moves it
+ * its terms become the budget; ts_port_pd_renegotiating: a Soft_Reset, PD
+ * still in force with its terms unknown until the next PS_RDY) or from VBUS
+ * above vSafe5V's maximum (terms unknown). Under a contract Rp is not a budget: a PD 3.0 source moves it
  * between SinkTxOK (the 3.0 A Rp) and SinkTxNG (the 1.5 A Rp) around every
  * exchange it starts (USB PD R3.0 5.7 "Collision Avoidance"; Linux's tcpm.h
  * has SINK_TX_NG = TYPEC_CC_RP_1_5, SINK_TX_OK = TYPEC_CC_RP_3_0), holding
@@ -116,6 +117,30 @@ typedef enum ts_budget_source {
     TS_BUDGET_PD_UNKNOWN = 3,  /**< a PD contract (VBUS above vSafe5V), terms unknown */
 } ts_budget_source;
 
+/** The kind of supply a PD contract is drawn from (wire values of PdSupply). */
+typedef enum ts_port_supply {
+    TS_SUPPLY_UNSPECIFIED = 0,
+    TS_SUPPLY_FIXED = 1,
+    TS_SUPPLY_BATTERY = 2,
+    TS_SUPPLY_VARIABLE = 3,
+    TS_SUPPLY_PPS = 4,     /**< SPR Programmable Power Supply */
+    TS_SUPPLY_EPR_AVS = 5, /**< EPR Adjustable Voltage Supply */
+    TS_SUPPLY_SPR_AVS = 6, /**< SPR Adjustable Voltage Supply */
+} ts_port_supply;
+
+/** The terms of an explicit PD contract, as the decoder read them (wire PdContract). */
+typedef struct ts_port_contract {
+    uint32_t mv;             /**< Fixed: its voltage; PPS/AVS: the requested; else 0 */
+    uint32_t mv_min, mv_max; /**< the requested PDO's range (equal for Fixed) */
+    uint32_t ma;             /**< operating current (Battery: mW over mv_min) */
+    uint32_t ma_max;         /**< maximum operating current asked for */
+    uint32_t mw;             /**< power the contract allows */
+    uint64_t agreed_us;      /**< probe time of the PS_RDY that put it in force */
+    uint8_t supply;          /**< ts_port_supply */
+    uint8_t position;        /**< requested object position, 1-based */
+    bool capability_mismatch;
+} ts_port_contract;
+
 /** VBUS against vSafe5V (wire values of VbusLevel). */
 typedef enum ts_vbus_level {
     TS_VBUS_UNKNOWN = 0, /**< no VBUS reading yet (not sampling) */
@@ -151,15 +176,24 @@ typedef struct ts_port_state {
     ts_vbus_level vbus;        /**< debounced */
     uint32_t vbus_mv;          /**< latest VBUS */
     uint32_t vbus_min_mv;      /**< lowest VBUS since the last report (0: none) */
-    bool pd_contract;          /**< a PD contract is in force (decoded, or VBUS above) */
-    uint32_t contract_mv;      /**< its voltage from the decoder (0: unknown) */
-    uint32_t contract_ma;      /**< its current from the decoder (0: unknown) */
+    bool pd_contract;          /**< a PD contract is in force (decoded, renegotiating after
+                                    a Soft_Reset, or VBUS above) */
+    bool has_contract;         /**< its terms are known: `contract` */
+    ts_port_contract contract; /**< the decoder's terms (all 0 unless has_contract) */
     ts_budget_source budget;   /**< what budget_mv/budget_ma come from */
-    uint32_t budget_mv;        /**< 5000 for the Type-C advertisement; the contract's */
+    uint32_t budget_mv;        /**< 5000 for the Type-C advertisement; the contract's
+                                    (a Variable supply: its highest, Battery: its lowest) */
     uint32_t budget_ma;        /**< 1500 / 3000; 0 for Default USB power (500 mA for a
                                     USB 2 device, 900 mA for USB 3: the device's) and
                                     when unknown */
 } ts_port_state;
+
+/** What the PD decoder's caller said of the contract (ts_port.pd). */
+enum {
+    TS_PORT_PD_NONE = 0,          /**< none decoded (VBUS above vSafe5V may still say one) */
+    TS_PORT_PD_EXPLICIT = 1,      /**< in force, its terms known */
+    TS_PORT_PD_RENEGOTIATING = 2, /**< after a Soft_Reset: PD in force, terms unknown */
+};
 
 typedef struct ts_port {
     uint32_t guard_mv;
@@ -168,8 +202,8 @@ typedef struct ts_port {
     uint64_t vbus_since_us;
     uint32_t vbus_mv, vbus_min_mv;
     bool vbus_seen;
-    bool contract;             /**< set by the PD decoder's caller */
-    uint32_t contract_mv, contract_ma;
+    uint8_t pd;                /**< TS_PORT_PD_*: set by the PD decoder's caller */
+    ts_port_contract terms;    /**< with TS_PORT_PD_EXPLICIT */
     ts_port_state reported;
     bool change_pending;
     ts_port_counters counters;
@@ -191,14 +225,21 @@ void ts_port_cc_window(ts_port *p, const uint16_t *cc1_mv, const uint16_t *cc2_m
 /** A VBUS reading (mV) at probe time now_us: level debounced, minimum kept. */
 void ts_port_vbus(ts_port *p, uint32_t mv, uint64_t now_us);
 /**
- * For the PD decoder's caller: a contract is in force at mv / ma (the source's
- * PS_RDY after its Accept of a Request; 0 for a term not known). From here the
- * budget is the contract's and Rp moves are not changes, until
- * ts_port_clear_pd_contract (a Hard Reset, a rejected or failed negotiation)
- * or a detach (both pins without Rp for tPDDebounce), which ends it by itself.
- * A new or different contract is reported as a change.
+ * For the PD decoder's caller: a contract is in force on these terms (the
+ * source's PS_RDY after its Accept of a Request). From here the budget is the
+ * contract's and Rp moves are not changes, until ts_port_pd_renegotiating (a
+ * Soft_Reset), ts_port_clear_pd_contract (a Hard Reset, a power role swap) or
+ * a detach (both pins without Rp for tPDDebounce), which ends it by itself.
+ * A new contract or different terms are reported as a change; the same terms
+ * agreed again (a PPS sink's periodic Request) are not, and keep their time.
  */
-void ts_port_set_pd_contract(ts_port *p, uint32_t mv, uint32_t ma);
+void ts_port_set_pd_contract(ts_port *p, const ts_port_contract *terms);
+/**
+ * For the PD decoder's caller: a Soft_Reset. No explicit contract is in force
+ * until the next PS_RDY, but PD is (the supply keeps its output): the budget's
+ * terms are unknown and Rp moves are still not changes. Reported as a change.
+ */
+void ts_port_pd_renegotiating(ts_port *p);
 /** For the PD decoder's caller: no contract any more (reported when there was one). */
 void ts_port_clear_pd_contract(ts_port *p);
 /**

@@ -14,8 +14,8 @@
  *                       hands frames to platform.tx_frame; never blocks
  *   ts_probe_port_cc()  with cc_sensing: a window of CC1/CC2 readings (mV),
  *                       every few ms (docs/hardware.md, "CC front end")
- *   ts_probe_port_pd_contract(), ts_probe_port_pd_contract_clear()
- *                       from the PD decoder's caller: a contract in force, none
+ *   ts_probe_pd_contract()
+ *                       from the PD decoder's caller: its contract changed
  *
  * ts_probe_alert(), ts_probe_poll_ready(), ts_probe_watchdog() and
  * ts_probe_temp() run in one context (the sampling thread, highest
@@ -31,6 +31,7 @@
 #include "throttlescope.pb.h"
 #include "throttlescope/frame.h"
 #include "throttlescope/ina228.h"
+#include "throttlescope/pd_decode.h"
 #include "throttlescope/platform.h"
 #include "throttlescope/port.h"
 #include "throttlescope/protocol.h"
@@ -91,6 +92,7 @@ typedef struct ts_probe_config {
     uint32_t i2c_bus_hz;                /**< SCL in Hz; 0: TS_DEFAULT_I2C_BUS_HZ */
     uint32_t i2c_txn_overhead_us;       /**< per transaction; 0: TS_DEFAULT_I2C_TXN_OVERHEAD_US */
     bool cc_sensing;                    /**< CC1/CC2 on the ADC: PortStatus is sent */
+    bool pd_decoding;                   /**< a PD decoder on CC calls ts_probe_pd_contract */
     uint32_t cc_guard_mv;               /**< CC front-end uncertainty; 0: TS_PORT_GUARD_MV */
 } ts_probe_config;
 
@@ -191,14 +193,14 @@ void ts_probe_temp_error(ts_probe *p);
  */
 void ts_probe_port_cc(ts_probe *p, const uint16_t *cc1_mv, const uint16_t *cc2_mv, uint32_t n);
 /**
- * A USB PD contract is in force at mv / ma (0: a term not known), from the PD
- * decoder's caller (link context): the port's budget is the contract's and Rp
- * moves under it are not changes (ts_port_set_pd_contract). PortStatus says
- * `pd_contract`; its terms are not on the wire (v3).
+ * The PD decoder's contract after a change (ts_pd_contract_changed), from the
+ * decoder's caller (link context); agreed_us is its time (c->t) on the probe
+ * clock. In force: the port's budget is its terms, Rp moves under it are not
+ * changes, and PortStatus carries them in `contract`. Ended by a Soft_Reset: PD
+ * stays in force with its terms unknown until the next PS_RDY. Ended otherwise
+ * (Hard Reset, power role swap): none (ts_port_*_pd_contract).
  */
-void ts_probe_port_pd_contract(ts_probe *p, uint32_t mv, uint32_t ma);
-/** No PD contract any more (link context; ts_port_clear_pd_contract). */
-void ts_probe_port_pd_contract_clear(ts_probe *p);
+void ts_probe_pd_contract(ts_probe *p, const ts_pd_contract *c, uint64_t agreed_us);
 /** Send what is due: full or aged batches, a changed port status. Never blocks. */
 void ts_probe_service(ts_probe *p);
 /** Sampling active (between Start and Stop). */

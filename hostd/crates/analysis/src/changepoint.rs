@@ -21,8 +21,11 @@ pub struct Settings {
     pub min_side_files: usize,
     /// Fewest seconds (first start to last end) on each side of an event.
     pub min_side_seconds: f64,
-    /// Fewest bytes on each side of an event, as a fraction of the series' bytes.
+    /// Fewest bytes on each side of an event, as a fraction of the series' bytes …
     pub min_side_bytes_fraction: f64,
+    /// … but never more than this many bytes: evidence is seconds and bytes, so a change
+    /// with a few hundred MB on each side is found however long the run.
+    pub max_side_bytes: f64,
 }
 
 impl Default for Settings {
@@ -35,6 +38,7 @@ impl Default for Settings {
             min_side_files: 8,
             min_side_seconds: 0.25,
             min_side_bytes_fraction: 0.02,
+            max_side_bytes: 256e6,
         }
     }
 }

@@ -480,7 +480,7 @@ impl<'a> Rates<'a> {
     }
 
     /// True when spans `[a, b)` are enough for one side of a change: spans, seconds and
-    /// share of the series' bytes.
+    /// bytes (a share of the series', at most `max_side_bytes`).
     fn side_ok(&self, a: usize, b: usize) -> bool {
         let settings = self.settings;
         if b - a < self.obs.min_side {
@@ -491,7 +491,8 @@ impl<'a> Rates<'a> {
         let secs = (fb.end_ns - fa.start_ns) as f64 * 1e-9;
         let bytes = (fb.bytes_after() - fa.bytes_before) as f64;
         let total = self.obs.total_bytes as f64;
-        secs >= settings.min_side_seconds && bytes >= settings.min_side_bytes_fraction * total
+        let need = (settings.min_side_bytes_fraction * total).min(settings.max_side_bytes);
+        secs >= settings.min_side_seconds && bytes >= need
     }
 
     /// (1) Both sides long enough: the boundary with the shortest failing side.
@@ -683,7 +684,13 @@ impl<'a> Rates<'a> {
             let r1 = self.level(a, fit.s, None).unwrap_or(1.0);
             let r2 = self.level(fit.e, c, None).unwrap_or(1.0);
             let noise = relative_noise(&rates[a..fit.s]).max(relative_noise(&rates[fit.e..c]));
-            let r = refine_ramp(obs, (a, fit.s, fit.e, c), (r1, r2), noise);
+            let r = refine_ramp(
+                obs,
+                (a, fit.s, fit.e, c),
+                (r1, r2),
+                noise,
+                self.settings.min_relative_change,
+            );
             (r.onset, r.settle, obs.time_at(r.settle))
         } else {
             let r1 = self.level(a, fit.s, None).unwrap_or(1.0);
@@ -922,7 +929,7 @@ mod tests {
             .collect();
         let s = crate::series::group(&files).remove(0);
         let settings = Settings::default();
-        let obs = Observations::over_time(&s, &counter, None).expect("enough counter samples");
+        let obs = Observations::over_time(&s, &counter, None, &[]).expect("enough counter samples");
         let found = changes(&obs, &settings).expect("enough data");
         // The writer's start: the bytes before interval 29.
         let truth = counter[29].1 as f64;

@@ -104,7 +104,7 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
         };
         let counter = input::counter_points(run, &s.target);
         // Over time, a target sharing the link sees every start and end of the others' files:
-        // only its per-file view is searched while others ran beside it.
+        // its view over time searches the stretches it had the link alone.
         let beside = all
             .iter()
             .filter(|o| o.target != s.target)
@@ -112,14 +112,26 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
             .max()
             .unwrap_or(0) as f64;
         let share = beside / (s.end_ns() - s.start_ns()).max(1) as f64;
+        let busy = if share > SHARED_FRACTION {
+            observation::busy_stretches(
+                all.iter()
+                    .filter(|o| o.target != s.target)
+                    .flat_map(|o| &o.files),
+            )
+        } else {
+            Vec::new()
+        };
         let stalls = counter.as_ref().and_then(|c| stall::find(s, c));
         let over_time = match counter.as_deref() {
             None => Err("no byte counters for this target (counters.csv)".to_string()),
-            Some(_) if share > SHARED_FRACTION => Err(format!(
-                "not searched: another target shared the link for {:.0} % of this phase, and each of its file starts and ends moves this target's rate over time",
-                100.0 * share
-            )),
-            Some(c) => Ok(c),
+            Some(points) => Ok(views::Counter {
+                points,
+                busy: &busy,
+                shared: format!(
+                    "another target shared the link for {:.0} % of this phase",
+                    100.0 * share
+                ),
+            }),
         };
         let detected = match views::changes(s, over_time, stalls.as_ref(), &options.changepoint) {
             Ok(c) => c,

@@ -8,6 +8,7 @@ use crate::series::Series;
 use crate::stall::SeriesStalls;
 use crate::stats;
 use hostd_records::events::View;
+use hostd_records::FileRecord;
 
 /// One span of throughput: a file or an interval of the byte counters.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -67,13 +68,16 @@ pub const CLIP_SIGMAS: f64 = 4.0;
 /// Neighbours (with the span) of the moving median the clipping is measured from.
 const CLIP_WINDOW: usize = 7;
 /// Most intervals in the throughput-over-time view: longer runs get coarser intervals.
-pub const MAX_INTERVALS: usize = 1000;
+pub const MAX_INTERVALS: usize = 20_000;
 /// Files smaller than this fraction of the series' median size are left out of the per-file
 /// view: their rate is mostly per-file cost (open, fsync), and the onset search, counting
 /// files, would lose reach over them. (The throughput over time needs no such cut.)
 pub const SMALL_FILE_FRACTION: f64 = 0.1;
 /// An interval needs files of the series in flight for at least this share of it.
 const MIN_COVER: f64 = 0.5;
+/// An interval of a series that shares the link is searched only when another target's
+/// files were in flight for at most this share of it.
+pub const MAX_SHARED: f64 = 0.1;
 /// Fewest seconds on each side of a change in the throughput over time.
 const MIN_SIDE_S: f64 = 0.5;
 /// Fewest intervals on each side of a change in the throughput over time.
@@ -168,11 +172,15 @@ impl Observations {
     /// its phases) cut to the series' span, in intervals of at least the counter's own step
     /// and at most [`MAX_INTERVALS`] of them. Intervals in which the series' files were in
     /// flight less than half the time (between phases) or that are mostly stalled are left
-    /// out. None without enough samples.
+    /// out, and so are those more than [`MAX_SHARED`] inside `beside` (the merged stretches
+    /// in which another target's files were in flight, when others shared the link: each
+    /// start and end of another's file moves this target's rate, so the view searches the
+    /// stretches it had the link alone). None without enough samples.
     pub fn over_time(
         series: &Series,
         counter: &[(i64, u64)],
         stalls: Option<&SeriesStalls>,
+        beside: &[(i64, i64)],
     ) -> Option<Observations> {
         let (start, end) = (series.start_ns(), series.end_ns());
         let inside = phase_counter(series, counter)?;
@@ -191,7 +199,7 @@ impl Observations {
             .map(|&(t, b)| (b.saturating_sub(base), t))
             .collect();
         track.dedup_by_key(|p| p.0);
-        let (mut spans, mut between, mut stalled) = (Vec::new(), 0, 0);
+        let (mut spans, mut between, mut stalled, mut shared) = (Vec::new(), 0, 0, 0);
         let mut j = 0;
         while j + 1 < inside.len() {
             let mut k = j + 1;
@@ -207,6 +215,8 @@ impl Observations {
             let in_stalls = stalls.map_or(0.0, |s| s.overlap_span_s(t0, t1));
             if covered_s(series, t0, t1) < MIN_COVER * len_s {
                 between += 1;
+            } else if overlap_s(beside, t0, t1) > MAX_SHARED * len_s {
+                shared += 1;
             } else if in_stalls > 0.5 * len_s {
                 stalled += 1;
             } else {
@@ -228,8 +238,13 @@ impl Observations {
         if stalled > 0 {
             left_out.push(format!("{stalled} intervals left out as mostly stalled"));
         }
+        if shared > 0 {
+            left_out.push(format!(
+                "{shared} intervals left out while another target's files were in flight"
+            ));
+        }
         let min_side = MIN_SIDE_INTERVALS.max((MIN_SIDE_S * 1e9 / width).ceil() as usize);
-        let all = spans.len() + between + stalled;
+        let all = spans.len() + between + stalled + shared;
         let mut obs = Observations::new(
             View::OverTime,
             spans,
@@ -403,6 +418,34 @@ pub fn covered_s(series: &Series, a: i64, b: i64) -> f64 {
         .sum()
 }
 
+/// Seconds of `[a, b)` inside the sorted, disjoint stretches `busy` (host ns).
+pub fn overlap_s(busy: &[(i64, i64)], a: i64, b: i64) -> f64 {
+    let first = busy.partition_point(|&(_, e)| e <= a);
+    busy[first..]
+        .iter()
+        .take_while(|&&(s, _)| s < b)
+        .map(|&(s, e)| (e.min(b) - s.max(a)).max(0) as f64 * 1e-9)
+        .sum()
+}
+
+/// The stretches in which any of `files` were in flight (host ns), sorted and merged.
+pub fn busy_stretches<'a>(files: impl IntoIterator<Item = &'a FileRecord>) -> Vec<(i64, i64)> {
+    let mut v: Vec<(i64, i64)> = files
+        .into_iter()
+        .map(|f| (f.start_ns as i64, f.end_ns as i64))
+        .filter(|(s, e)| e > s)
+        .collect();
+    v.sort_unstable();
+    let mut out: Vec<(i64, i64)> = Vec::with_capacity(v.len());
+    for (s, e) in v {
+        match out.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => out.push((s, e)),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -410,6 +453,16 @@ mod tests {
     use rand::{Rng, SeedableRng};
 
     const MS: i64 = 1_000_000;
+
+    #[test]
+    fn busy_stretches_merge_and_overlap_counts_only_inside_them() {
+        let f = |s: i64, e: i64| FileRecord::new("b", "write", 0, s as u64, e as u64, 1);
+        let busy = busy_stretches(&[f(500, 700), f(0, 100), f(50, 200), f(900, 900)]);
+        assert_eq!(busy, [(0, 200), (500, 700)]);
+        assert!((overlap_s(&busy, 100, 600) - 200e-9).abs() < 1e-15);
+        assert_eq!(overlap_s(&busy, 200, 500), 0.0);
+        assert_eq!(overlap_s(&[], 0, 1000), 0.0);
+    }
 
     /// A write phase of 2–16 MB files at `rate` bytes/s from `start` (host ns), with its
     /// target's 100 ms counter: `before` bytes of an earlier phase, the last `tail` of them
@@ -461,7 +514,7 @@ mod tests {
         let rate = 100e6;
         let (series, counter) =
             write_after_fast_read(1080 * MS, rate, 500_000_000, 27_300_000, 80 * MS);
-        let obs = Observations::over_time(&series, &counter, None).expect("a view over time");
+        let obs = Observations::over_time(&series, &counter, None, &[]).expect("a view over time");
         let bin_bytes = (rate * 0.1) as i64;
         for (i, f) in series.files.iter().enumerate() {
             let at = obs.time_at(series.cum_bytes[i + 1]);

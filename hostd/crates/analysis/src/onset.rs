@@ -59,11 +59,17 @@ const RAMP_GRID: usize = 80;
 /// squared relative time errors; the onset's interval is every a whose best b keeps the
 /// cost within Δχ² = 10.83 of the minimum. The search spans four spans before the index
 /// fit's start to two after it (and three before to two after its end).
+///
+/// A line also fits a staircase of steps too small to be changes of their own (each under
+/// `min_step`, the practical minimum, of the rate before), and it starts half a step before
+/// the staircase's first step: the interval reaches on by that half step (at most half the
+/// ramp), so that it holds the first step of any such staircase.
 pub fn refine_ramp(
     obs: &Observations,
     (a, s, e, c): (usize, usize, usize, usize),
     (r1, r2): (f64, f64),
     noise: f64,
+    min_step: f64,
 ) -> Ramp {
     let spans = &obs.spans;
     let a_lo = spans[s.saturating_sub(4).max(a)].bytes_before as f64;
@@ -112,6 +118,8 @@ pub fn refine_ramp(
         .collect();
     let lo = inside.iter().copied().fold(best.1, f64::min) - step;
     let hi = inside.iter().copied().fold(best.1, f64::max) + step;
+    let half_step = staircase_half_step(best.2 - best.1, r1, r2, min_step);
+    let hi = hi.max(best.1 + half_step);
     let bytes = best.1.round() as u64;
     let range = (lo.max(0.0).round() as u64, hi.round() as u64);
     let ns = obs.time_at(bytes);
@@ -124,6 +132,17 @@ pub fn refine_ramp(
         },
         settle: best.2.round() as u64,
     }
+}
+
+/// Bytes from a line's start to the first step of the steepest staircase it may stand for:
+/// half a step of `min_step` × `r1` at the line's slope over `length` bytes from `r1` to
+/// `r2`, at most half the line.
+fn staircase_half_step(length: f64, r1: f64, r2: f64, min_step: f64) -> f64 {
+    let fall = (r2 - r1).abs();
+    if fall <= 0.0 || length <= 0.0 {
+        return 0.0;
+    }
+    (0.5 * min_step * r1 / fall * length).min(0.5 * length)
 }
 
 /// Relative noise of rates for the onset's interval: the larger of the robust (MAD) and the
@@ -238,5 +257,20 @@ pub fn locate_onset(
         ns,
         bytes_range: (range.0.min(bytes), range.1.max(bytes)),
         ns_range: (obs.time_at(range.0).min(ns), obs.time_at(range.1).max(ns)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::staircase_half_step;
+
+    #[test]
+    fn a_lines_start_reaches_half_a_practical_step_on_at_most_half_the_ramp() {
+        // 700 → 250 over 2.43 GB: a 15 % step of 700 is 105, at 450 per 2.43 GB.
+        let h = staircase_half_step(2.43e9, 700.0, 250.0, 0.15);
+        assert!((h - 0.5 * 105.0 / 450.0 * 2.43e9).abs() < 1.0, "{h}");
+        // A fall no larger than one practical step: at most half the ramp.
+        assert_eq!(staircase_half_step(1e9, 700.0, 650.0, 0.15), 0.5e9);
+        assert_eq!(staircase_half_step(1e9, 700.0, 700.0, 0.15), 0.0);
     }
 }

@@ -108,8 +108,41 @@ pub fn event_line(e: &Event) -> String {
     if let (Some(t), Some(lag)) = (&ev.other_target, ev.lag_after_other_end_s) {
         let _ = write!(s, ", {lag:.1} s after {t} finished");
     }
-    let _ = write!(s, ": {} (confidence {:.2})", e.cause.as_str(), e.confidence);
+    let _ = write!(s, ": {}", e.cause.with_confidence(e.confidence));
     s
+}
+
+/// The indent of an event's deciding signs under its line.
+pub const SIGN_INDENT: &str = "  ";
+
+/// An event as the terminal shows it: its line, then its deciding signs
+/// (`evidence.deciding`, at most four), each broken over lines as [`wrapped`]; the full
+/// list stays in `--json` and the report's fold.
+pub fn event_lines(e: &Event) -> Vec<String> {
+    let mut out = wrapped(&event_line(e), LINE_WIDTH);
+    for sign in &e.evidence.deciding {
+        out.extend(wrapped(&format!("{SIGN_INDENT}{sign}"), LINE_WIDTH));
+    }
+    out
+}
+
+/// One line for the run per source of evidence some event could not read (the OS log, the
+/// probe, the port's budget), naming the targets when not all events are theirs.
+pub fn unread_lines(a: &Analysis) -> Vec<String> {
+    let mut targets: Vec<&str> = a.events.iter().map(|e| e.target.as_str()).collect();
+    targets.sort_unstable();
+    targets.dedup();
+    hostd_records::events::unread_sources(&a.events)
+        .into_iter()
+        .map(|(source, of)| {
+            let words = source.words();
+            if of.len() < targets.len() {
+                format!("{words} (events of {})", of.join(", "))
+            } else {
+                words.to_string()
+            }
+        })
+        .collect()
 }
 
 /// The widest terminal line the summary writes; an event's line longer than this goes on
@@ -259,11 +292,10 @@ pub fn finding_lines(a: &Analysis, window: bool) -> Vec<String> {
         None if a.events.is_empty() => out.push("no throughput changes beyond noise".into()),
         _ => {}
     }
-    out.extend(
-        a.events
-            .iter()
-            .flat_map(|e| wrapped(&event_line(e), LINE_WIDTH)),
-    );
+    for e in &a.events {
+        out.extend(event_lines(e));
+    }
+    out.extend(unread_lines(a));
     out.extend(a.cycles.iter().map(cycle_line));
     if let (true, Some(w), Some(agg)) = (window, &a.overlap.window, a.overlap.aggregate_bps) {
         let per: Vec<String> = a
@@ -397,13 +429,12 @@ pub fn drop_text(s: &SeriesHeadline) -> String {
             .to_string();
     };
     let mut t = format!(
-        "{} fall after {} ({}) to {}: {} (confidence {:.2})",
+        "{} fall after {} ({}) to {}: {}",
         what_falls(&s.phase),
         s.drop_bytes.text(Kind::Data),
         s.drop_s.text(Kind::Seconds),
         s.after_drop_bps.text(Kind::Rate),
-        cause.as_str(),
-        s.drop_confidence.unwrap_or(0.0)
+        cause.with_confidence(s.drop_confidence.unwrap_or(0.0))
     );
     if s.slc_cache_bytes.get().is_some() {
         let _ = write!(
@@ -423,107 +454,6 @@ pub fn drop_text(s: &SeriesHeadline) -> String {
         );
     }
     t
-}
-
-/// A figure as its kind writes it, or "–" where the phase has none.
-fn opt(v: Option<f64>, kind: Kind) -> String {
-    v.map_or("–".into(), |v| kind.text(v))
-}
-
-/// `hostd compare`: one column per run, one block of rows per target/phase, then each
-/// run's events.
-pub fn compare_table(names: &[String], analyses: &[Analysis]) -> String {
-    let mut keys: Vec<(String, String)> = Vec::new();
-    for a in analyses {
-        for p in &a.phases {
-            if !keys.contains(&(p.target.clone(), p.phase.clone())) {
-                keys.push((p.target.clone(), p.phase.clone()));
-            }
-        }
-    }
-    let width = names
-        .iter()
-        .map(|n| n.chars().count())
-        .max()
-        .unwrap_or(8)
-        .clamp(12, 40);
-    let mut s = String::new();
-    let _ = write!(s, "{:<28}", "");
-    for n in names {
-        let _ = write!(s, " {n:>width$}");
-    }
-    s.push('\n');
-    type Row = (
-        &'static str,
-        fn(&hostd_records::events::PhaseStats) -> String,
-    );
-    let rows: [Row; 12] = [
-        ("files", |p| p.files.to_string()),
-        ("data", |p| Kind::Data.text(p.bytes as f64)),
-        ("average", |p| rate(p.throughput_bps)),
-        ("mean of files", |p| rate(p.mean_bps)),
-        ("median", |p| rate(p.median_bps)),
-        ("20% trimmed", |p| rate(p.trimmed_mean_bps)),
-        ("Theil–Sen", |p| p.theil_sen_bps.map_or("–".into(), rate)),
-        ("least squares", |p| {
-            p.least_squares_bps.map_or("–".into(), rate)
-        }),
-        ("bimodal", |p| match (p.bimodal, &p.levels_explained_by) {
-            (false, _) => "no".into(),
-            (true, None) => "yes".into(),
-            (true, Some(_)) => "two levels".into(),
-        }),
-        ("J/GB", |p| opt(p.j_per_gb, Kind::JPerGb)),
-        ("mean power", |p| opt(p.mean_power_w, Kind::Power)),
-        ("peak power", |p| {
-            opt(p.port.as_ref().map(|q| q.peak_w), Kind::Power)
-        }),
-    ];
-    for (target, phase) in &keys {
-        let _ = writeln!(s, "{target} {phase}");
-        for (label, f) in rows {
-            let _ = write!(s, "  {label:<26}");
-            for a in analyses {
-                let cell = a
-                    .phases
-                    .iter()
-                    .find(|p| &p.target == target && &p.phase == phase)
-                    .map_or("–".into(), f);
-                let _ = write!(s, " {cell:>width$}");
-            }
-            s.push('\n');
-        }
-        let _ = write!(s, "  {:<26}", "events");
-        for a in analyses {
-            let n = a
-                .events
-                .iter()
-                .filter(|e| &e.target == target && &e.phase == phase)
-                .count();
-            let _ = write!(s, " {n:>width$}");
-        }
-        s.push('\n');
-    }
-    for (name, a) in names.iter().zip(analyses) {
-        let _ = writeln!(s, "\n{name}:");
-        if let Some(line) = too_little_line(a) {
-            let _ = writeln!(s, "  {line}");
-        } else if a.events.is_empty() {
-            let _ = writeln!(s, "  no throughput changes beyond noise");
-        }
-        for e in &a.events {
-            let _ = writeln!(s, "  {}", e.evidence.text);
-        }
-        if let (Some(w), Some(agg)) = (&a.overlap.window, a.overlap.aggregate_bps) {
-            let _ = writeln!(
-                s,
-                "  all targets active {}, aggregate {}",
-                Kind::Seconds.text(w.duration_s),
-                rate(agg)
-            );
-        }
-    }
-    s
 }
 
 #[cfg(test)]

@@ -38,12 +38,23 @@ struct Outcome {
     found: Result<Found, TooLittle>,
 }
 
+/// The target's byte counter, for the view over time.
+pub struct Counter<'a> {
+    /// (host ns, cumulative bytes) samples.
+    pub points: &'a [(i64, u64)],
+    /// Stretches in which another target's files were in flight (empty when none shared the
+    /// link for long): the view searches the rest.
+    pub busy: &'a [(i64, i64)],
+    /// How much of the phase others shared the link, in words.
+    pub shared: String,
+}
+
 /// The changes of `series` in both views (`counter`: the target's byte counter, or why the
 /// view over time is not searched). `Err` when neither view has enough data (the per-file
 /// view's reason).
 pub fn changes(
     series: &Series,
-    counter: Result<&[(i64, u64)], String>,
+    counter: Result<Counter<'_>, String>,
     stalls: Option<&SeriesStalls>,
     settings: &Settings,
 ) -> Result<Vec<Detected>, TooLittle> {
@@ -53,16 +64,24 @@ pub fn changes(
         found: detect::changes(&per_file, settings),
         obs: Some(per_file),
     };
-    let over = counter.map(|c| Observations::over_time(series, c, stalls));
+    let over = counter
+        .as_ref()
+        .map(|c| Observations::over_time(series, c.points, stalls, c.busy));
     let time = Outcome {
         name: view_name(View::OverTime),
-        found: match &over {
-            Ok(Some(o)) => detect::changes(o, settings),
-            Ok(None) => Err(TooLittle {
+        found: match (&over, &counter) {
+            (Ok(Some(o)), _) => detect::changes(o, settings),
+            (Ok(None), Ok(c)) if !c.busy.is_empty() => Err(TooLittle {
+                reason: format!(
+                    "not searched: {}, and it had the link alone too briefly (each start and end of another's file moves its rate over time)",
+                    c.shared
+                ),
+            }),
+            (Ok(None), _) => Err(TooLittle {
                 reason: "too few byte-counter samples inside this phase (counters.csv)".into(),
             }),
-            Err(reason) => Err(TooLittle {
-                reason: reason.clone(),
+            (Err(reason), _) => Err(TooLittle {
+                reason: reason.to_string(),
             }),
         },
         obs: over.ok().flatten(),

@@ -3,7 +3,9 @@
 //! (`stall::tests::false_alarms_on_steady_lumpy_devices_…`): 1 000 steady 60 s runs at each
 //! of three lumpiness levels of a device throttled in 100 ms slices (2.0 or 3.1 MB per
 //! interval, an empty interval with probability q), now with the files (8–12 MB) cut from
-//! that byte stream. Any event on any of them is a false event.
+//! that byte stream. Any event on any of them is a false event. The same at 300 s (3 000
+//! intervals, where the view over time kept 100 ms intervals only up to 1 000 before issue
+//! 44), 50 runs per level, none with an event.
 
 use hostd_analysis::{analyze, Options};
 use hostd_records::counters::CounterRecord;
@@ -13,7 +15,7 @@ use rand_chacha::ChaCha8Rng;
 
 const TICK: i64 = 100_000_000;
 
-/// 600 intervals of 2.0 or 3.1 MB, 0 with probability `q` (as the stall test draws them).
+/// `n` intervals of 2.0 or 3.1 MB, 0 with probability `q` (as the stall test draws them).
 fn lumpy(n: usize, q: f64, rng: &mut ChaCha8Rng) -> Vec<f64> {
     (0..n)
         .map(|_| {
@@ -115,4 +117,26 @@ fn steady_lumpy_devices_give_no_event_of_any_kind() {
     // The stall finder alone allows 1 % per level (its test's bound); the whole analysis
     // no more.
     assert!(runs_with.iter().all(|&r| r * 100 <= n), "{runs_with:?}");
+}
+
+/// Long steady runs (issue 44): 300 s of lumpy intervals, 3 000 of them, in full 100 ms
+/// intervals (the view over time coarsened past 1 000 before): 50 runs per level, none
+/// with an event.
+#[test]
+fn long_steady_lumpy_runs_give_no_event() {
+    let mut rng = ChaCha8Rng::seed_from_u64(21);
+    let mut sizes = ChaCha8Rng::seed_from_u64(22);
+    let mut found = Vec::new();
+    for q in [0.05, 0.15, 0.25] {
+        for _ in 0..50 {
+            let run = run_of(&lumpy(3000, q, &mut rng), &mut sizes);
+            let a = analyze(&run, &Options::default());
+            found.extend(
+                a.events
+                    .iter()
+                    .map(|e| format!("q={q}: {}", e.evidence.text)),
+            );
+        }
+    }
+    assert!(found.is_empty(), "{found:#?}");
 }

@@ -299,3 +299,214 @@ fn a_burst_file_just_after_a_real_drop_makes_no_second_drop() {
     let views = exactly(&run, &[(EventKind::Drop, 1_002_352_640.0 / total)]);
     assert_eq!(views, [View::Both]);
 }
+
+/// Evidence in seconds and bytes, not shares of the run (issue 44): 800 → 200 MB/s after
+/// 0.62 GB (0.8 s) of 30 and 60 GB runs of 2–16 MB files (2 % and 1 % of the bytes), and of
+/// a 60 GB run of two files then 2 MB–2 GB files (which only the view over time can place),
+/// is found within 0.1 GB of the truth; the same runs without the change give no event.
+#[test]
+fn an_early_drop_in_a_long_run_is_found_however_long_the_run() {
+    let small = |seed: u64, total: f64| {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut sizes = Vec::new();
+        while sizes.iter().sum::<f64>() < total {
+            sizes.push(rng.gen_range(2.0..16.0) * MB);
+        }
+        sizes
+    };
+    let mixed = |seed: u64, total: f64| {
+        let mut sizes = vec![300.0 * MB, 320.0 * MB];
+        let mut rest = log_uniform(90, 2.0, 2000.0, seed);
+        let scale = (total - 620.0 * MB) / rest.iter().sum::<f64>();
+        rest.iter_mut()
+            .for_each(|s| *s = (*s * scale).min(2000.0 * MB));
+        sizes.extend(rest);
+        sizes
+    };
+    for (label, sizes) in [
+        ("30 GB of 2-16 MB", small(40, 30e9)),
+        ("60 GB of 2-16 MB", small(41, 60e9)),
+        ("60 GB of 2 MB-2 GB", mixed(42, 60e9)),
+    ] {
+        let total: f64 = sizes.iter().sum();
+        let at = 0.62e9 / total;
+        let device = throttled(total, at, 2.0, 800.0 * MB, 200.0 * MB);
+        let run = play(&sizes, &device, &none, 0.04, 0.002, 7);
+        let a = analyze(&run, &Options::default());
+        assert_eq!(a.events.len(), 1, "{label}: {:#?}", lines(&a));
+        let e = &a.events[0];
+        assert_eq!(e.kind, EventKind::Drop, "{label}: {:#?}", lines(&a));
+        assert!(
+            (e.onset_bytes as f64 - 0.62e9).abs() <= 0.1e9,
+            "{label}: onset {:.3} GB, truth 0.62 GB: {:#?}",
+            e.onset_bytes as f64 / 1e9,
+            lines(&a)
+        );
+        let steady = play(&sizes, &|_| 800.0 * MB, &none, 0.04, 0.002, 7);
+        exactly(&steady, &[]);
+    }
+}
+
+/// A ramp's onset interval contains its first step (issue 44): ten steps from 700 to
+/// 250 MB/s between 30 % and 57 % of 9 GB of 2–16 MB files.
+#[test]
+fn a_ramps_onset_interval_contains_its_first_step() {
+    for seed in 0..3u64 {
+        let sizes: Vec<f64> = {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed + 50);
+            let mut sizes = Vec::new();
+            let mut sum = 0.0;
+            while sum < 9e9 {
+                let s = rng.gen_range(2.0..16.0) * MB;
+                sizes.push(s);
+                sum += s;
+            }
+            sizes
+        };
+        let total: f64 = sizes.iter().sum();
+        let (from, to) = (0.30 * total, 0.57 * total);
+        let device = move |x: f64| {
+            if x < from {
+                700.0 * MB
+            } else if x >= to {
+                250.0 * MB
+            } else {
+                // Ten equal steps, the first at `from`.
+                let k = ((x - from) / ((to - from) / 10.0)).floor() + 1.0;
+                (700.0 - 45.0 * k) * MB
+            }
+        };
+        let run = play(&sizes, &device, &none, 0.04, 0.002, seed);
+        let a = analyze(&run, &Options::default());
+        let first = a
+            .events
+            .iter()
+            .find(|e| e.kind == EventKind::Drop)
+            .unwrap_or_else(|| panic!("no slowdown: {:#?}", lines(&a)));
+        let (lo, hi) = (first.onset_bytes_low, first.onset_bytes_high);
+        assert!(
+            lo as f64 <= from && from <= hi as f64,
+            "seed {seed}: first step at {:.2} GB outside [{:.2}–{:.2} GB]: {:#?}",
+            from / 1e9,
+            lo as f64 / 1e9,
+            hi as f64 / 1e9,
+            lines(&a)
+        );
+    }
+}
+
+/// Files of `sizes` for `target`, back to back from t = 0.05 s, each moved at `rate(t)`
+/// bytes/s (in 4 MB pieces, jittered by ±4 % per file), with its 100 ms byte counter.
+fn play_in_time(
+    target: &str,
+    sizes: &[f64],
+    rate: &dyn Fn(f64) -> f64,
+    seed: u64,
+) -> (Vec<FileRecord>, Vec<CounterRecord>) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut track = vec![(0.0, 0.0)];
+    let (mut t, mut x) = (0.05, 0.0);
+    let mut files = Vec::new();
+    for (i, &size) in sizes.iter().enumerate() {
+        let start = t;
+        track.push((t, x));
+        let j = 1.0 + rng.gen_range(-0.04..=0.04);
+        let mut left = size;
+        while left > 0.0 {
+            let piece = left.min(4.0 * MB);
+            t += piece / (rate(t) * j);
+            x += piece;
+            left -= piece;
+            track.push((t, x));
+        }
+        files.push(FileRecord::new(
+            target,
+            "write",
+            i as u32,
+            (T0 + (start * 1e9) as i64) as u64,
+            (T0 + (t * 1e9) as i64) as u64,
+            size as u64,
+        ));
+        t += 0.002;
+    }
+    let mut counter = Vec::new();
+    let mut k = 0;
+    for tick in 0.. {
+        let ts = tick as f64 * 0.1;
+        while k + 1 < track.len() && track[k + 1].0 <= ts {
+            k += 1;
+        }
+        let bytes = match track.get(k + 1) {
+            Some(&(t1, x1)) => {
+                let (t0, x0) = track[k];
+                x0 + (x1 - x0) * ((ts - t0) / (t1 - t0).max(1e-12)).clamp(0.0, 1.0)
+            }
+            None => x,
+        };
+        counter.push(CounterRecord {
+            time_ns: (T0 + tick * TICK) as u64,
+            bytes: bytes as u64,
+        });
+        if ts > t + 0.2 {
+            break;
+        }
+    }
+    (files, counter)
+}
+
+/// A hub of three drives written together with 2–16 MB files (issue 44): A is held at
+/// 220 MB/s while B and C write (each at 300 MB/s, their own rates swinging with each file),
+/// and rises to 800 MB/s 1.5 s after they finish. A's recovery is found by the view over
+/// time in the stretch it had the link alone, within 2 % of its bytes of the truth, and no
+/// other event of A's is claimed.
+#[test]
+fn a_hub_drive_that_recovers_after_the_others_end_is_placed_over_time() {
+    let sizes = |seed: u64, total: f64| {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut v = Vec::new();
+        while v.iter().sum::<f64>() < total {
+            v.push(rng.gen_range(2.0..16.0) * MB);
+        }
+        v
+    };
+    for seed in 0..3u64 {
+        let (b, b_counter) = play_in_time("B", &sizes(seed + 60, 2.4e9), &|_| 300.0 * MB, seed);
+        let (c, c_counter) = play_in_time("C", &sizes(seed + 70, 2.4e9), &|_| 300.0 * MB, seed);
+        let end_s = |f: &[FileRecord]| (f.last().map_or(0, |f| f.end_ns) as i64 - T0) as f64 * 1e-9;
+        let rise = end_s(&b).max(end_s(&c)) + 1.5;
+        // A's truth: the bytes it moved by `rise`, at 220 MB/s from 0.05 s.
+        let a_rate = move |t: f64| if t < rise { 220.0 * MB } else { 800.0 * MB };
+        let (a, a_counter) = play_in_time("A", &sizes(seed + 80, 6e9), &a_rate, seed);
+        let truth = (rise - 0.05) * 220.0 * MB;
+        let mut files = a;
+        files.extend(b);
+        files.extend(c);
+        let run = RunData {
+            files,
+            counters: Some(
+                [
+                    ("A".to_string(), a_counter),
+                    ("B".to_string(), b_counter),
+                    ("C".to_string(), c_counter),
+                ]
+                .into_iter()
+                .collect(),
+            ),
+            ..Default::default()
+        };
+        let analysis = analyze(&run, &Options::default());
+        let of_a: Vec<_> = analysis.events.iter().filter(|e| e.target == "A").collect();
+        assert_eq!(of_a.len(), 1, "seed {seed}: {:#?}", lines(&analysis));
+        let e = of_a[0];
+        assert_eq!(e.kind, EventKind::Recovery, "{:#?}", lines(&analysis));
+        let a_total = 6e9;
+        assert!(
+            (e.onset_bytes as f64 - truth).abs() <= 0.02 * a_total,
+            "seed {seed}: onset {:.2} GB, truth {:.2} GB: {:#?}",
+            e.onset_bytes as f64 / 1e9,
+            truth / 1e9,
+            lines(&analysis)
+        );
+        assert_ne!(e.found_by.view, View::PerFile, "{:#?}", lines(&analysis));
+    }
+}

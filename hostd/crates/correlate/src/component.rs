@@ -183,28 +183,26 @@ fn port_snapshot(link: &ProbeLink) -> hostd_probe::link::LinkSnapshot {
     }
 }
 
-/// The live view's budget: "budget 4.5 W, headroom 0.45 W (10 %)", "budget 4.5 W, over it
-/// by 0.10 W (2 %)", "budget 4.5 W, at it" (within 0.005 W: never "−0.00 W"), or "budget
+/// The live view's budget and where it comes from ([`PortBudget::describe`]) with the
+/// headroom: "budget 15.0 W (PD contract 5 V 3 A), headroom 4.00 W (27 %)", "…, over it by
+/// 0.10 W (2 %)", "…, at it" (within 0.005 W: never "−0.00 W"), or "budget
 /// unknown".
 pub fn budget_part(budget: &PortBudget, power_w: Option<f64>) -> String {
+    let said = budget.describe();
     match (budget.budget_w, power_w) {
         (Some(b), Some(p)) => {
             // Rounded as written, so that the words and the figure agree.
             let headroom = ((b - p) * 100.0).round() / 100.0;
             let share = (100.0 * headroom / b).round().abs();
             if headroom > 0.0 {
-                format!("budget {b:.1} W, headroom {headroom:.2} W ({share:.0} %)")
+                format!("{said}, headroom {headroom:.2} W ({share:.0} %)")
             } else if headroom < 0.0 {
-                format!(
-                    "budget {b:.1} W, over it by {:.2} W ({share:.0} %)",
-                    -headroom
-                )
+                format!("{said}, over it by {:.2} W ({share:.0} %)", -headroom)
             } else {
-                format!("budget {b:.1} W, at it")
+                format!("{said}, at it")
             }
         }
-        (Some(b), None) => format!("budget {b:.1} W"),
-        (None, _) => "budget unknown".to_string(),
+        _ => said,
     }
 }
 
@@ -678,26 +676,34 @@ mod tests {
     }
 
     #[test]
-    fn the_live_view_shows_the_budget_and_the_headroom() {
-        let mut b = PortBudget::user(4.5);
+    fn the_live_view_shows_the_budget_its_source_and_the_headroom() {
+        let b = PortBudget::user(4.5);
         assert_eq!(
             budget_part(&b, Some(4.05)),
-            "budget 4.5 W, headroom 0.45 W (10 %)"
+            "budget 4.5 W (--port-budget), headroom 0.45 W (10 %)"
         );
         // Held at the budget and a little over it (the meter's tolerance): no headroom.
         assert_eq!(
             budget_part(&b, Some(4.6)),
-            "budget 4.5 W, over it by 0.10 W (2 %)"
+            "budget 4.5 W (--port-budget), over it by 0.10 W (2 %)"
         );
         // At the budget to the last digit written: no "−0.00 W (−0 %)" (issue 40).
         for p in [4.5, 4.501, 4.4999, 4.504] {
-            assert_eq!(budget_part(&b, Some(p)), "budget 4.5 W, at it", "{p} W");
+            assert_eq!(
+                budget_part(&b, Some(p)),
+                "budget 4.5 W (--port-budget), at it",
+                "{p} W"
+            );
         }
         assert_eq!(
             budget_part(&PortBudget::user(15.0), Some(14.98)),
-            "budget 15.0 W, headroom 0.02 W (0 %)"
+            "budget 15.0 W (--port-budget), headroom 0.02 W (0 %)"
         );
-        assert_eq!(budget_part(&b, None), "budget 4.5 W");
+        assert_eq!(budget_part(&b, None), "budget 4.5 W (--port-budget)");
+        assert_eq!(
+            budget_part(&PortBudget::unknown(), Some(3.0)),
+            "budget unknown"
+        );
         // In the live line the budget stands beside the power, a lost probe before both.
         let mut snap = hostd_probe::link::LinkSnapshot {
             connected: true,
@@ -712,7 +718,23 @@ mod tests {
         assert!(
             live_line(&snap, None).starts_with("probe: PROBE DISCONNECTED (reconnecting)  –  –")
         );
-        b.budget_w = None;
-        assert_eq!(budget_part(&b, Some(3.0)), "budget unknown");
+        // The probe's PD decoder read the contract: its terms are the budget.
+        let status = hostd_probe::pb::PortStatus {
+            pd_contract: true,
+            vbus_mv: 5010,
+            contract: Some(hostd_probe::pb::PdContract {
+                mv: 5000,
+                ma: 3000,
+                mw: 15000,
+                supply: hostd_probe::pb::PdSupply::Fixed as i32,
+                object_position: 1,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert_eq!(
+            budget_part(&hostd_probe::port::budget(Some(&status), None), Some(11.0)),
+            "budget 15.0 W (PD contract 5 V 3 A), headroom 4.00 W (27 %)"
+        );
     }
 }

@@ -98,28 +98,30 @@ fn a_comparison_of_drives_and_ports_renders_every_chart_with_the_json_figures() 
     let jruns = json["runs"].as_array().unwrap();
     assert_eq!(jruns.len(), 4);
     assert_eq!(json["skipped"].as_array().unwrap().len(), 2);
-    // Grouped by setup: the labels are the tag's values, in order.
+    // Headed by setup: the labels are the tag's values, in the order given.
     let labels: Vec<&str> = jruns.iter().map(|r| r["label"].as_str().unwrap()).collect();
     assert_eq!(
         labels,
         [
-            "setup=a-direct",
-            "setup=a-hub",
+            "setup=x5-direct",
             "setup=p50-direct",
-            "setup=x5-direct"
+            "setup=a-direct",
+            "setup=a-hub"
         ]
     );
     assert_eq!(
-        jruns[1]["target"], "A",
+        jruns[3]["target"], "A",
         "the hub run follows its probed drive"
     );
     let phases: Vec<&str> = json["phases"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|p| p.as_str().unwrap())
+        .map(|p| p["phase"].as_str().unwrap())
         .collect();
     assert_eq!(phases, ["write"]);
+    // Each run's column of the phase, in the runs' order.
+    let columns = json["phases"][0]["runs"].as_array().unwrap();
     let left_out = json["left_out"].to_string();
     assert!(
         left_out.contains("targets C, B left out") || left_out.contains("targets B, C left out"),
@@ -197,10 +199,10 @@ fn a_comparison_of_drives_and_ports_renders_every_chart_with_the_json_figures() 
     let mut bar_charts = 0;
     for m in &METRICS {
         let id = bars_id("write", m.key);
-        let values: Vec<Option<(f64, f64, f64)>> = jruns
+        let values: Vec<Option<(f64, f64, f64)>> = columns
             .iter()
             .map(|r| {
-                let f = &r["figures"][0]["figures"][m.key];
+                let f = &r["figures"][m.key];
                 Some((
                     f["value"].as_f64()?,
                     f["low"].as_f64()?,
@@ -224,12 +226,12 @@ fn a_comparison_of_drives_and_ports_renders_every_chart_with_the_json_figures() 
             .map(|s| s[s.find('>').unwrap() + 1..s.find("</text>").unwrap()].to_string())
             .collect();
         // Highest first (the values as the bars hold them; ties in the runs' order).
-        let mut want: Vec<(f64, String)> = jruns
+        let mut want: Vec<(f64, String)> = columns
             .iter()
             .zip(&values)
             .filter_map(|(r, v)| {
                 let (v, _, _) = (*v)?;
-                let cause = r["figures"][0]["drop_cause"][0]
+                let cause = r["drop_cause"]["cause"]
                     .as_str()
                     .filter(|_| m.of_drop)
                     .map(|c| format!(" ({c})"))

@@ -226,11 +226,44 @@ pub struct Contract {
     pub t: u64,
 }
 
+/// What ended the last contract (`ts_pd_contract_end`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ContractEnd {
+    /// A Hard Reset: the source went back to vSafe5V.
+    HardReset,
+    /// A Soft_Reset: the supply kept its output; no terms until renegotiated.
+    SoftReset,
+    /// An accepted PR_Swap: the new source offers anew.
+    PowerRoleSwap,
+}
+
+impl ContractEnd {
+    fn from_c(end: u8) -> Option<ContractEnd> {
+        match end {
+            1 => Some(ContractEnd::HardReset),
+            2 => Some(ContractEnd::SoftReset),
+            3 => Some(ContractEnd::PowerRoleSwap),
+            _ => None,
+        }
+    }
+
+    /// The message that ended it, as the spec names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ContractEnd::HardReset => "Hard Reset",
+            ContractEnd::SoftReset => "Soft_Reset",
+            ContractEnd::PowerRoleSwap => "PR_Swap",
+        }
+    }
+}
+
 /// The contract as the decoder tracks it: the one in force, if any, and its changes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ContractState {
     /// The contract in force.
     pub current: Option<Contract>,
+    /// While none is in force: what ended the last one (None: none was ever made).
+    pub ended_by: Option<ContractEnd>,
     /// +1 on every change (made, replaced, ended): 0 means none was ever made.
     pub generation: u32,
     /// When it last changed, in ticks (a reset's time when one ended it).
@@ -379,6 +412,7 @@ impl Decoder {
         });
         ContractState {
             current,
+            ended_by: ContractEnd::from_c(c.end),
             generation: c.generation,
             changed_at: c.t,
         }

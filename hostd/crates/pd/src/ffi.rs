@@ -86,6 +86,7 @@ pub struct RawContract {
     pub kind: u32,
     pub position: u8,
     pub capability_mismatch: bool,
+    pub end: u8,
     pub mv: u32,
     pub mv_min: u32,
     pub mv_max: u32,

@@ -32,7 +32,9 @@ pub mod fixture;
 pub mod reading;
 pub mod session;
 
-pub use decoder::{Config, Contract, ContractState, Counters, Decoder, Kind, Message, Sop};
+pub use decoder::{
+    Config, Contract, ContractEnd, ContractState, Counters, Decoder, Kind, Message, Sop,
+};
 pub use error::Error;
 pub use fields::{Header, Pdo, Rdo, Supply, Vdm};
 pub use reading::{Payload, Reader};

@@ -58,9 +58,33 @@ pub fn advertisement_name(adv: pb::CcAdvertisement) -> &'static str {
     }
 }
 
+/// Short name of a PD contract's supply kind for records (`fixed`, `pps`, …).
+pub fn supply_name(supply: pb::PdSupply) -> &'static str {
+    match supply {
+        pb::PdSupply::Unspecified => "unspecified",
+        pb::PdSupply::Fixed => "fixed",
+        pb::PdSupply::Battery => "battery",
+        pb::PdSupply::Variable => "variable",
+        pb::PdSupply::Pps => "pps",
+        pb::PdSupply::EprAvs => "epr_avs",
+        pb::PdSupply::SprAvs => "spr_avs",
+    }
+}
+
+/// The voltage a contract's budget is at, mV: its own (Fixed, PPS, AVS), else the top of a
+/// Variable supply's range or the bottom of a Battery's (the probe's `budget_mv`).
+fn contract_mv(c: &pb::PdContract) -> u32 {
+    match pb::PdSupply::try_from(c.supply) {
+        _ if c.mv != 0 => c.mv,
+        Ok(pb::PdSupply::Battery) => c.mv_min,
+        _ => c.mv_max,
+    }
+}
+
 /// The port's budget: the user's `--port-budget` if given, else what the probe's latest
-/// status says (a current advertisement at 5 V; a PD contract: watts unknown), else unknown.
-/// A storage drive is a SuperSpeed device: default USB power is 900 mA.
+/// status says (the PD contract's terms its decoder read; a PD contract whose terms it has
+/// not: watts unknown; a current advertisement at 5 V), else unknown. A storage drive is a
+/// SuperSpeed device: default USB power is 900 mA.
 pub fn budget(status: Option<&pb::PortStatus>, user_w: Option<f64>) -> PortBudget {
     let mut b = PortBudget::unknown();
     if let Some(st) = status {
@@ -70,7 +94,21 @@ pub fn budget(status: Option<&pb::PortStatus>, user_w: Option<f64>) -> PortBudge
         b.advertised_a = advertised_current_a(adv, true);
         b.vbus_v = (st.vbus_mv > 0).then(|| f64::from(st.vbus_mv) / 1000.0);
         b.pd_contract = st.pd_contract;
-        if st.pd_contract {
+        let above = st.vbus_level == pb::VbusLevel::Above as i32;
+        if let Some(c) = st.contract.as_ref().filter(|_| st.pd_contract) {
+            let supply = pb::PdSupply::try_from(c.supply).unwrap_or(pb::PdSupply::Unspecified);
+            b.source = BudgetSource::PdContract;
+            b.contract_v = Some(f64::from(contract_mv(c)) / 1000.0);
+            b.contract_a = Some(f64::from(c.ma) / 1000.0);
+            b.contract_w = Some(f64::from(c.mw) / 1000.0);
+            b.contract_supply = Some(supply_name(supply).to_string());
+            b.contract_object = Some(c.object_position);
+            b.contract_agreed_us = Some(c.agreed_us);
+            b.budget_w = b.contract_w;
+        } else if st.pd_contract && !above {
+            // Only the decoder says PD without VBUS above vSafe5V: a Soft_Reset's wait.
+            b.source = BudgetSource::PdRenegotiating;
+        } else if st.pd_contract {
             b.source = BudgetSource::VbusLevel;
         } else if let Some(a) = b.advertised_a {
             b.source = BudgetSource::Cc;
@@ -126,7 +164,12 @@ mod tests {
         assert_eq!(b.vbus_v, Some(5.02));
         let b = budget(Some(&st(A::CcAdvertisement1a5, false)), None);
         assert_eq!(b.budget_w, Some(7.5));
-        let b = budget(Some(&st(A::CcAdvertisement3a0, true)), None);
+        let above = |adv: A| pb::PortStatus {
+            vbus_level: pb::VbusLevel::Above as i32,
+            vbus_mv: 9010,
+            ..st(adv, true)
+        };
+        let b = budget(Some(&above(A::CcAdvertisement3a0)), None);
         assert_eq!((b.budget_w, b.source), (None, BudgetSource::VbusLevel));
         assert_eq!(b.describe(), "budget unknown (PD contract, W unknown)");
         let b = budget(Some(&st(A::OutOfRange, false)), None);
@@ -138,6 +181,67 @@ mod tests {
             "what the probe read is kept beside the user's figure"
         );
         assert_eq!(budget(None, None), PortBudget::unknown());
+    }
+
+    #[test]
+    fn a_decoded_contract_is_the_budget_and_a_soft_reset_leaves_it_unknown() {
+        let contract = |mv, ma, mw, supply: pb::PdSupply| pb::PortStatus {
+            advertisement: pb::CcAdvertisement::CcAdvertisement3a0 as i32,
+            vbus_level: pb::VbusLevel::Safe5v as i32,
+            vbus_mv: 5010,
+            pd_contract: true,
+            contract: Some(pb::PdContract {
+                mv,
+                ma,
+                mw,
+                supply: supply as i32,
+                object_position: 1,
+                agreed_us: 1_234_567,
+                mv_min: mv,
+                mv_max: mv,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let b = budget(
+            Some(&contract(5000, 3000, 15000, pb::PdSupply::Fixed)),
+            None,
+        );
+        assert_eq!(
+            (b.budget_w, b.source),
+            (Some(15.0), BudgetSource::PdContract)
+        );
+        assert_eq!((b.contract_v, b.contract_a), (Some(5.0), Some(3.0)));
+        assert_eq!(b.current_a(), Some(3.0), "the contract's current, not Rp's");
+        assert_eq!(b.contract_supply.as_deref(), Some("fixed"));
+        assert_eq!(
+            (b.contract_object, b.contract_agreed_us),
+            (Some(1), Some(1_234_567))
+        );
+        assert_eq!(b.describe(), "budget 15.0 W (PD contract 5 V 3 A)");
+        // A Variable supply's budget is at the top of its range.
+        let mut var = contract(0, 1500, 30000, pb::PdSupply::Variable);
+        if let Some(c) = var.contract.as_mut() {
+            (c.mv_min, c.mv_max) = (5000, 20000);
+        }
+        let b = budget(Some(&var), None);
+        assert_eq!((b.contract_v, b.budget_w), (Some(20.0), Some(30.0)));
+        // After a Soft_Reset: PD, no terms, VBUS still at 5 V.
+        let soft = pb::PortStatus {
+            contract: None,
+            ..contract(5000, 3000, 15000, pb::PdSupply::Fixed)
+        };
+        let b = budget(Some(&soft), None);
+        assert_eq!(
+            (b.budget_w, b.source),
+            (None, BudgetSource::PdRenegotiating)
+        );
+        // An older probe (no `contract`): a contract known only from VBUS, as before.
+        let old = pb::PortStatus {
+            vbus_level: pb::VbusLevel::Above as i32,
+            ..soft
+        };
+        assert_eq!(budget(Some(&old), None).source, BudgetSource::VbusLevel);
     }
 
     #[test]

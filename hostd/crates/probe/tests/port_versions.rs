@@ -153,3 +153,76 @@ fn a_v3_batch_carries_the_vbus_minimum_of_its_samples() {
     };
     assert_eq!(b.vbus_min, None);
 }
+
+/// `PortStatus` as a v3 host compiled it before the PD contract's terms (fields 1-16).
+#[derive(Clone, PartialEq, Message)]
+struct EarlyV3PortStatus {
+    #[prost(uint64, tag = "1")]
+    probe_time_us: u64,
+    #[prost(int32, tag = "2")]
+    advertisement: i32,
+    #[prost(uint32, tag = "9")]
+    vbus_mv: u32,
+    #[prost(bool, tag = "11")]
+    pd_contract: bool,
+    #[prost(uint32, tag = "15")]
+    changes: u32,
+    #[prost(bool, tag = "16")]
+    requested: bool,
+}
+
+/// `ProbeToHost` of that host: `port` without the contract.
+#[derive(Clone, PartialEq, Message)]
+struct EarlyV3ProbeToHost {
+    #[prost(oneof = "EarlyV3Msg", tags = "1, 7")]
+    msg: Option<EarlyV3Msg>,
+}
+
+#[derive(Clone, PartialEq, prost::Oneof)]
+enum EarlyV3Msg {
+    #[prost(message, tag = "1")]
+    Info(pb::DeviceInfo),
+    #[prost(message, tag = "7")]
+    Port(EarlyV3PortStatus),
+}
+
+#[test]
+fn a_host_from_before_the_contract_reads_a_probe_that_sends_it() {
+    // The new fields are skipped; what that host knew reads as before.
+    let m = EarlyV3ProbeToHost::decode(&payload(&vector("port_v3_pd_contract_20v"))[..]).unwrap();
+    let Some(EarlyV3Msg::Port(p)) = m.msg else {
+        panic!("not a PortStatus")
+    };
+    assert!(p.pd_contract);
+    assert_eq!((p.vbus_mv, p.changes), (20_010, 3));
+}
+
+#[test]
+fn this_host_reads_a_probe_without_the_contract_as_terms_unknown() {
+    // An earlier v3 probe: VBUS above vSafe5V, no `contract`, no `pd_decoding`.
+    let (stream, _) = feed(&[
+        "info_v3_cc_sensing",
+        "port_v3_requested_out_of_range_pd_contract",
+    ]);
+    assert!(!stream.info().unwrap().pd_decoding);
+    let st = stream.port_status().unwrap();
+    assert!(st.contract.is_none());
+    let b = hostd_probe::port::budget(Some(st), None);
+    assert_eq!(
+        (b.source, b.budget_w),
+        (hostd_records::port_budget::BudgetSource::VbusLevel, None)
+    );
+    // A probe that decodes PD says so, and its contract is the budget.
+    let (stream, _) = feed(&["info_v3_pd_decoding", "port_v3_pd_contract_20v"]);
+    assert!(stream.info().unwrap().pd_decoding);
+    let b = hostd_probe::port::budget(stream.port_status(), None);
+    assert_eq!(b.budget_w, Some(60.0));
+    assert_eq!((b.contract_v, b.contract_a), (Some(20.0), Some(3.0)));
+    assert_eq!(b.contract_object, Some(3));
+    assert_eq!(b.contract_agreed_us, Some(2_446_964));
+    // A PPS contract with a Capability Mismatch: 9.02 V 2.1 A.
+    let (stream, _) = feed(&["port_v3_pd_contract_pps_mismatch"]);
+    let b = hostd_probe::port::budget(stream.port_status(), None);
+    assert_eq!(b.contract_terms().as_deref(), Some("9.02 V 2.1 A, PPS"));
+    assert_eq!(b.budget_w, Some(18.942));
+}

@@ -65,6 +65,11 @@ impl Cause {
         }
     }
 
+    /// The cause with its confidence as every line writes it: "thermal (confidence 0.80)".
+    pub fn with_confidence(self, confidence: f64) -> String {
+        format!("{} (confidence {confidence:.2})", self.as_str())
+    }
+
     /// The name a reader is shown (the report's scores): "SLC cache" for `slc_cache`.
     pub fn label(self) -> &'static str {
         match self {

@@ -233,6 +233,58 @@ impl<'de> Deserialize<'de> for Scores {
     }
 }
 
+/// The most signs an event shows before its full list ([`Evidence::deciding`]).
+pub const DECIDING_MAX: usize = 4;
+
+/// A source of evidence the attribution could not read for an event: one line for the
+/// run says so, not one per event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// The operating system's log (`os-log.jsonl`): the link rules, and a reset at a VBUS
+    /// collapse, are not checked.
+    OsLog,
+    /// The probe's samples of the event's target: the thermal, SLC-cache and power rules
+    /// are not checked.
+    Probe,
+    /// The host port's budget (no CC sensed, no PD contract decoded, no `--port-budget`):
+    /// the drive's draw is not judged against it.
+    PortBudget,
+}
+
+impl Source {
+    /// What was not read and what that leaves unchecked, in words.
+    pub fn words(self) -> &'static str {
+        match self {
+            Source::OsLog => "the operating system's log was not read: no drop was checked for a reset or error of its link",
+            Source::Probe => "no probe samples: the thermal, SLC-cache and power rules were not checked",
+            Source::PortBudget => "the host port's budget is unknown (the probe sensed no CC and decoded no contract, no --port-budget): the drive's draw was not judged against a budget",
+        }
+    }
+}
+
+/// Each source some event could not read, once, with the targets of those events (in the
+/// order of their first event): the run's lines instead of one per event.
+pub fn unread_sources(events: &[Event]) -> Vec<(Source, Vec<&str>)> {
+    let mut out: Vec<(Source, Vec<&str>)> = Vec::new();
+    for e in events {
+        for &s in &e.evidence.unread {
+            let at = match out.iter().position(|(o, _)| *o == s) {
+                Some(k) => k,
+                None => {
+                    out.push((s, Vec::new()));
+                    out.len() - 1
+                }
+            };
+            if !out[at].1.contains(&e.target.as_str()) {
+                out[at].1.push(&e.target);
+            }
+        }
+    }
+    out.sort_by_key(|(s, _)| *s);
+    out
+}
+
 /// Evidence behind an event; absent numbers were not measurable (e.g. no probe).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Evidence {
@@ -240,6 +292,16 @@ pub struct Evidence {
     pub text: String,
     /// Each rule checked, in words, with its outcome.
     pub reasons: Vec<String>,
+    /// The signs that decided the cause, strongest first, at most [`DECIDING_MAX`]: the
+    /// rules that carried the cause's score (for `unknown`, the best-scoring cause's), by
+    /// weight, and the strongest sign against it. Chosen by the attribution from the
+    /// weights; the terminal and the report show these first, `reasons` holds every rule.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub deciding: Vec<String>,
+    /// The sources this event's rules could not read: said once for the run
+    /// ([`unread_sources`]), not among `reasons`.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub unread: Vec<Source>,
     /// Score per cause.
     pub scores: Scores,
     /// Onset in GB (10⁹ bytes).

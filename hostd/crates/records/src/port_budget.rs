@@ -28,6 +28,9 @@ pub enum BudgetSource {
     /// A USB PD contract whose terms (voltage, current) the probe's PD decoder read: the
     /// budget is the contracted current at the contracted voltage.
     PdContract,
+    /// PD is in force but no explicit contract: a Soft_Reset, until the source's next
+    /// PS_RDY (the supply keeps its output meanwhile); the terms are unknown.
+    PdRenegotiating,
     /// `--port-budget WATTS`, given by the user.
     User,
     /// The probe senses no CC (an older probe, or one built without it) or the port
@@ -42,6 +45,7 @@ impl BudgetSource {
             BudgetSource::Cc => "cc",
             BudgetSource::VbusLevel => "vbus_level",
             BudgetSource::PdContract => "pd_contract",
+            BudgetSource::PdRenegotiating => "pd_renegotiating",
             BudgetSource::User => "user",
             BudgetSource::Unknown => "unknown",
         }
@@ -74,6 +78,20 @@ pub struct PortBudget {
     /// The PD contract's current, A, when its terms are known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contract_a: Option<f64>,
+    /// The power the PD contract allows, W (the budget when its terms are known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contract_w: Option<f64>,
+    /// The kind of supply the contract is drawn from: `fixed`, `battery`, `variable`,
+    /// `pps`, `epr_avs` or `spr_avs` (the PDO the sink requested).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contract_supply: Option<String>,
+    /// That PDO's object position in the source's capabilities, 1-based.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contract_object: Option<u32>,
+    /// Probe time of the PS_RDY that put the contract in force, µs (the probe's clock; the
+    /// record's own time is when the host heard of it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contract_agreed_us: Option<u64>,
 }
 
 impl PortBudget {
@@ -88,6 +106,10 @@ impl PortBudget {
             pd_contract: false,
             contract_v: None,
             contract_a: None,
+            contract_w: None,
+            contract_supply: None,
+            contract_object: None,
+            contract_agreed_us: None,
         }
     }
 
@@ -109,20 +131,36 @@ impl PortBudget {
             BudgetSource::Cc => self.advertised_a.or(self.budget_w.map(|w| w / TYPE_C_V)),
             BudgetSource::PdContract => self.contract_a,
             BudgetSource::User => self.budget_w.map(|w| w / TYPE_C_V),
-            BudgetSource::VbusLevel | BudgetSource::Unknown => None,
+            BudgetSource::VbusLevel | BudgetSource::PdRenegotiating | BudgetSource::Unknown => None,
         }
     }
 
-    /// One line for the run's text: "budget 4.5 W (CC: default)", "budget unknown".
+    /// A PD contract's terms as the contract states them: "5 V 3 A", "9.02 V 2.1 A, PPS"
+    /// (volts and amps in the specification's steps, the supply named when not Fixed).
+    pub fn contract_terms(&self) -> Option<String> {
+        let (v, a) = (self.contract_v?, self.contract_a?);
+        let kind = match self.contract_supply.as_deref() {
+            None | Some("fixed") => String::new(),
+            Some("pps") => ", PPS".to_string(),
+            Some("epr_avs") => ", EPR AVS".to_string(),
+            Some("spr_avs") => ", SPR AVS".to_string(),
+            Some(other) => format!(", {other}"),
+        };
+        Some(format!("{} V {} A{kind}", spec_number(v), spec_number(a)))
+    }
+
+    /// One line for the run's text: "budget 4.5 W (CC: default)", "budget 15.0 W (PD
+    /// contract 5 V 3 A)", "budget unknown".
     pub fn describe(&self) -> String {
         let from = match (self.source, &self.advertisement) {
             (BudgetSource::Cc, Some(a)) => format!("CC: {a}"),
             (BudgetSource::PdContract, _) => format!(
-                "PD contract: {:.1} V {:.2} A",
-                self.contract_v.unwrap_or(f64::NAN),
-                self.contract_a.unwrap_or(f64::NAN)
+                "PD contract {}",
+                self.contract_terms()
+                    .unwrap_or_else(|| "terms unknown".into())
             ),
             (BudgetSource::VbusLevel, _) => "PD contract, W unknown".to_string(),
+            (BudgetSource::PdRenegotiating, _) => "PD contract renegotiating".to_string(),
             (BudgetSource::User, _) => "--port-budget".to_string(),
             (s, _) => s.as_str().to_string(),
         };
@@ -132,6 +170,13 @@ impl PortBudget {
             (None, _) => format!("budget unknown ({from})"),
         }
     }
+}
+
+/// A figure the PD specification sets in steps of 10 mV or 10 mA (or finer), as it is
+/// stated: up to three decimals, no trailing zeros ("5", "14.8", "2.25", "9.02").
+fn spec_number(x: f64) -> String {
+    let s = format!("{x:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// The budget in force over a run: the one the run started with (the manifest's
@@ -346,8 +391,7 @@ mod tests {
             advertised_a: Some(0.9),
             vbus_v: Some(5.02),
             pd_contract: false,
-            contract_v: None,
-            contract_a: None,
+            ..PortBudget::unknown()
         };
         let back: PortBudget = serde_json::from_str(&serde_json::to_string(&b).unwrap()).unwrap();
         assert_eq!(back, b);
@@ -378,13 +422,34 @@ mod tests {
             pd_contract: true,
             contract_v: Some(v),
             contract_a: Some(a),
+            contract_w: Some(v * a),
+            contract_supply: Some("fixed".into()),
+            contract_object: Some(1),
+            contract_agreed_us: Some(2_446_964),
             ..PortBudget::unknown()
         };
         let start = contract(5.0, 3.0);
         assert_eq!(start.current_a(), Some(3.0));
+        assert_eq!(start.describe(), "budget 15.0 W (PD contract 5 V 3 A)");
+        let pps = PortBudget {
+            contract_supply: Some("pps".into()),
+            ..contract(9.02, 2.1)
+        };
+        assert_eq!(pps.contract_terms().unwrap(), "9.02 V 2.1 A, PPS");
         assert_eq!(
-            start.describe(),
-            "budget 15.0 W (PD contract: 5.0 V 3.00 A)"
+            contract(14.8, 2.25).contract_terms().unwrap(),
+            "14.8 V 2.25 A"
+        );
+        // A Soft_Reset: PD in force, no terms, no current to judge a draw by.
+        let renegotiating = PortBudget {
+            source: BudgetSource::PdRenegotiating,
+            pd_contract: true,
+            ..PortBudget::unknown()
+        };
+        assert_eq!(renegotiating.current_a(), None);
+        assert_eq!(
+            renegotiating.describe(),
+            "budget unknown (PD contract renegotiating)"
         );
         let back: PortBudget =
             serde_json::from_str(&serde_json::to_string(&start).unwrap()).unwrap();

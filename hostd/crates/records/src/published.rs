@@ -143,6 +143,17 @@ impl Kind {
     }
 }
 
+/// A change or a slope with its sign, to `decimals`: "+1.264", "-0.001"; one that rounds to
+/// zero reads "0.000", without a sign that would claim a direction it does not have.
+pub fn signed(value: f64, decimals: usize) -> String {
+    let text = format!("{value:+.decimals$}");
+    if text[1..].chars().all(|c| c == '0' || c == '.') {
+        text[1..].to_string()
+    } else {
+        text
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,6 +185,16 @@ mod tests {
         assert_eq!(gbps.rounded_in(1.4417e9, gbps), 1.44);
         assert_eq!(gbps.rounded_in(1.4417e9, mbps), 1440.0);
         assert_eq!((mbps.decimals_in(gbps), gbps.decimals_in(mbps)), (4, 0));
+    }
+
+    #[test]
+    fn a_signed_value_that_rounds_to_zero_has_no_sign() {
+        assert_eq!(signed(1.2644, 3), "+1.264");
+        assert_eq!(signed(-0.0012, 3), "-0.001");
+        assert_eq!(signed(0.0004, 3), "0.000");
+        assert_eq!(signed(-0.0004, 3), "0.000");
+        assert_eq!(signed(-0.0, 1), "0.0");
+        assert_eq!(signed(3.0, 0), "+3");
     }
 
     #[test]

@@ -1,10 +1,11 @@
-//! The events section: each event's line, onset interval and strength, its cause's
-//! reasons and scores, and the cycle summaries.
+//! The events section: each event's line, onset interval and strength, the signs that
+//! decided its cause (every rule checked behind a fold), its scores, the sources the run's
+//! events could not read (once), and the cycle summaries.
 
 use crate::svg::esc;
 use crate::view::EventView;
 use hostd_records::cause::EventKind;
-use hostd_records::events::Analysis;
+use hostd_records::events::{Analysis, Event};
 use std::fmt::Write;
 
 /// The events and their causes, each beside its view's number and colour.
@@ -15,6 +16,7 @@ pub(crate) fn section(a: &Analysis, events: &[EventView]) -> String {
     } else if a.events.is_empty() {
         h.push_str("<p>No events.</p>");
     }
+    h.push_str(&unread_html(a));
     for c in &a.cycles {
         let _ = write!(h, "<p>{}</p>", esc(&hostd_analysis::summary::cycle_line(c)));
     }
@@ -51,9 +53,7 @@ pub(crate) fn section(a: &Analysis, events: &[EventView]) -> String {
                 String::new()
             }
         );
-        for r in &e.evidence.reasons {
-            let _ = write!(h, "<li>{}</li>", esc(r));
-        }
+        h.push_str(&signs_html(e));
         for l in &e.evidence.os_log {
             let _ = write!(h, "<li>OS log: {}</li>", esc(l));
         }
@@ -66,5 +66,42 @@ pub(crate) fn section(a: &Analysis, events: &[EventView]) -> String {
         let _ = write!(h, "<li>scores: {}</li></ul></div>", scores.join(", "));
     }
     h.push_str("</section>");
+    h
+}
+
+/// The run's sources its events could not read, once each (`hostd_analysis::summary::
+/// unread_lines`); empty when every source was read.
+pub(crate) fn unread_html(a: &Analysis) -> String {
+    let lines = hostd_analysis::summary::unread_lines(a);
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut h = String::from(r#"<ul class="note unread">"#);
+    for l in &lines {
+        let _ = write!(h, "<li>{}</li>", esc(l));
+    }
+    h.push_str("</ul>");
+    h
+}
+
+/// An event's signs as list items: the deciding ones (`evidence.deciding`), then every rule
+/// checked behind a fold.
+pub(crate) fn signs_html(e: &Event) -> String {
+    let mut h = String::new();
+    for d in &e.evidence.deciding {
+        let _ = write!(h, r#"<li class="deciding">{}</li>"#, esc(d));
+    }
+    let reasons = &e.evidence.reasons;
+    if !reasons.is_empty() {
+        let _ = write!(
+            h,
+            r#"<li><details><summary>every rule checked ({})</summary><ul>"#,
+            reasons.len()
+        );
+        for r in reasons {
+            let _ = write!(h, "<li>{}</li>", esc(r));
+        }
+        h.push_str("</ul></details></li>");
+    }
     h
 }

@@ -1,7 +1,8 @@
 //! One value per figure (issue 40): three simulated runs — a thermal throttle (x5), an SLC
 //! cache (p50) and a drive held by its port's budget (tb) — through every output: the
-//! terminal of `hostd analyze` and of `hostd run`, the table of `hostd compare`, the JSON
-//! (`hostd analyze --json`), `report.html`, the comparison page and its charts' CSV files.
+//! terminal of `hostd analyze` and of `hostd run`, the table of `hostd compare` and its
+//! `--json`, the JSON (`hostd analyze --json`), `report.html`, the comparison page and its
+//! charts' CSV files.
 //! Each published figure is read back out of each output by its label and must read the
 //! same everywhere: the JSON's value written through its kind (`hostd_records::published`),
 //! or "none" and the same reason where the run has no such figure.
@@ -139,6 +140,55 @@ fn cells(html: &str, target: &str) -> BTreeMap<String, String> {
     out
 }
 
+/// The cells of the row `row` of `hostd compare`'s table, one per run: the text under each
+/// of the header's `labels`, from its column's start to the next one's.
+fn table_row(table: &str, labels: &[String], row: &str) -> Vec<String> {
+    let chars = |l: &str| l.chars().collect::<Vec<char>>();
+    let header = chars(table.lines().next().unwrap());
+    let mut starts: Vec<usize> = Vec::new();
+    for label in labels {
+        let l = chars(label);
+        let from = starts.last().map_or(0, |s| s + 1);
+        let at = (from..header.len())
+            .find(|&i| header[i..].starts_with(&l))
+            .unwrap_or_else(|| panic!("{label} not in the header {header:?}"));
+        starts.push(at);
+    }
+    let line = table
+        .lines()
+        .find(|l| l.starts_with(&format!("  {row}  ")))
+        .unwrap_or_else(|| panic!("no row {row} in\n{table}"));
+    let line = chars(line);
+    (0..starts.len())
+        .map(|k| {
+            let end = starts
+                .get(k + 1)
+                .copied()
+                .unwrap_or(line.len())
+                .min(line.len());
+            line[starts[k].min(end)..end]
+                .iter()
+                .collect::<String>()
+                .trim()
+                .to_string()
+        })
+        .collect()
+}
+
+/// The footnote of a cell `word` marked with a superscript number: the text of the
+/// table's line that starts with that number.
+fn footnote(table: &str, cell: &str, word: &str) -> String {
+    let mark = cell
+        .strip_prefix(word)
+        .filter(|m| !m.is_empty())
+        .unwrap_or_else(|| panic!("{cell:?} is not {word:?} with a footnote mark"));
+    table
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{mark} ")))
+        .unwrap_or_else(|| panic!("no footnote {mark} in\n{table}"))
+        .to_string()
+}
+
 /// The tooltip of each bar and each empty slot of the SVG element `id` in `html`.
 fn chart_titles(html: &str, id: &str) -> Vec<String> {
     let start = html
@@ -162,11 +212,12 @@ fn every_figure_reads_the_same_in_every_output() {
         .iter()
         .map(|c| (c.id.as_str(), c.csv.as_str()))
         .collect();
-    let names: Vec<String> = runs.iter().map(|r| r.dir.clone()).collect();
-    let analyses: Vec<Analysis> = runs.iter().map(|r| r.analysis.clone()).collect();
-    let compare_table = hostd_analysis::summary::compare_table(&names, &analyses);
+    let compare_table = compare::side_by_side::text(&runs, &plan);
+    let compare_json = serde_json::to_value(compare::side_by_side::columns(&plan)).unwrap();
+    let labels: Vec<String> = plan.runs.iter().map(|r| r.label.clone()).collect();
 
-    for ((r, (scenario, cause)), compared) in runs.iter().zip(RUNS).zip(&plan.runs) {
+    for (k, ((r, (scenario, cause)), compared)) in runs.iter().zip(RUNS).zip(&plan.runs).enumerate()
+    {
         let a = &r.analysis;
         let probed = r.run.probe_target.as_deref().or(r.subject());
         let report = hostd_report::render_with(&r.run, a, scenario, probed);
@@ -262,7 +313,39 @@ fn every_figure_reads_the_same_in_every_output() {
                     assert_eq!((row[1].as_str(), &row[7]), ("none", absent), "{}", tag(key))
                 }
             }
+            // `hostd compare`: its column's cell in the figure's row, or "none" with a
+            // footnote that gives the reason; its `--json`: the figure itself.
+            let title = compare::figures::METRICS
+                .iter()
+                .find(|m| m.key == key)
+                .unwrap()
+                .title;
+            let cell = &table_row(&compare_table, &labels, title)[k];
+            match f {
+                Figure::Value { .. } => assert_eq!(cell, &want, "{}: compare", tag(key)),
+                Figure::Absent { absent } => {
+                    assert_eq!(
+                        footnote(&compare_table, cell, "none"),
+                        *absent,
+                        "{}",
+                        tag(key)
+                    )
+                }
+            }
+            let column = &compare_json[0]["runs"][k];
+            assert_eq!(column["label"], compared.label.as_str());
+            let from_json: Figure = serde_json::from_value(column["figures"][key].clone()).unwrap();
+            assert_eq!(&from_json, f, "{}: compare --json", tag(key));
         }
+        assert_eq!(
+            table_row(&compare_table, &labels, "cause of the first drop")[k],
+            format!("{cause} (confidence {:.2})", h.drop_confidence.unwrap()),
+            "{scenario}"
+        );
+        assert_eq!(
+            compare_json[0]["runs"][k]["drop_cause"],
+            serde_json::json!({"cause": cause, "confidence": h.drop_confidence.unwrap()})
+        );
 
         // The terminals: `hostd analyze` and `hostd run` print the same headline lines,
         // each figure under its label.
@@ -306,6 +389,27 @@ fn every_figure_reads_the_same_in_every_output() {
                 );
             }
         }
+        // Under each event, the signs that decided its cause and no other rule: the full
+        // list is the JSON's (and the report's fold).
+        let indent = hostd_analysis::summary::SIGN_INDENT;
+        for e in &a.events {
+            let ev = &e.evidence;
+            assert!((1..=4).contains(&ev.deciding.len()), "{scenario}: {ev:#?}");
+            for (name, text) in [("hostd analyze", &analyze), ("hostd run", &run_term)] {
+                for d in &ev.deciding {
+                    assert!(
+                        text.contains(&format!("\n{indent}{d}\n")),
+                        "{scenario} {name}: {d:?} not in\n{text}"
+                    );
+                }
+                for r in ev.reasons.iter().filter(|r| !ev.deciding.contains(r)) {
+                    assert!(
+                        !text.contains(&format!("{indent}{r}")),
+                        "{scenario} {name}: {r:?} is not a deciding sign"
+                    );
+                }
+            }
+        }
         // The per-phase lines lead with the average, the headline's: `hostd analyze`'s …
         let avg = Kind::Rate.text(p.throughput_bps);
         assert!(
@@ -339,30 +443,6 @@ fn every_figure_reads_the_same_in_every_output() {
         }
         assert!(!run_term.contains("bimodal"), "{scenario}: {run_term}");
         assert!(!analyze.contains("BIMODAL"), "{scenario}: {analyze}");
-        // `hostd compare`'s table: the same average, J/GB and power.
-        let block: Vec<&str> = compare_table
-            .lines()
-            .skip_while(|l| *l != format!("{target} {phase}"))
-            .take(14)
-            .collect();
-        for (label, v) in [
-            ("average", avg.clone()),
-            ("J/GB", Kind::JPerGb.text(p.j_per_gb.unwrap())),
-            ("mean power", Kind::Power.text(p.mean_power_w.unwrap())),
-            (
-                "peak power",
-                Kind::Power.text(p.port.as_ref().unwrap().peak_w),
-            ),
-        ] {
-            let line = block
-                .iter()
-                .find(|l| l.trim_start().starts_with(&format!("{label}  ")))
-                .unwrap_or_else(|| panic!("{scenario}: no row {label} in {block:#?}"));
-            assert!(
-                line.contains(&format!(" {v}")),
-                "{scenario}: {line} against {v}"
-            );
-        }
         // report.html's statistics table: the same average and J/GB.
         let stats = cells(section("statistics"), &short);
         for (key, v, unit) in [

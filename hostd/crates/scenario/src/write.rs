@@ -298,17 +298,21 @@ fn port_budget(d: &crate::DeviceModel) -> Option<records::port_budget::PortBudge
         advertised_a: Some(a),
         vbus_v: Some(d.pd_contract_v.unwrap_or(d.vbus_v)),
         pd_contract: d.pd_contract_v.is_some(),
-        contract_v: None,
-        contract_a: None,
+        ..PortBudget::unknown()
     };
     if let Some(v) = d.pd_contract_v {
-        // Under a contract the Rp on CC is no budget: the contract's terms are.
+        // Under a contract the Rp on CC is no budget: the contract's terms are. The source
+        // offers Fixed 5 V first and the contract's voltage second, as the probe
+        // simulator's does (firmware/sim/pd_line.c).
         b.budget_w = Some(v * a);
         b.source = BudgetSource::PdContract;
         b.advertisement = None;
         b.advertised_a = None;
         b.contract_v = Some(v);
         b.contract_a = Some(a);
+        b.contract_w = Some(v * a);
+        b.contract_supply = Some("fixed".into());
+        b.contract_object = Some(if v == 5.0 { 1 } else { 2 });
     }
     Some(b)
 }

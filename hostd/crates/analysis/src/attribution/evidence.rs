@@ -6,12 +6,14 @@
 
 use super::log_window::LogWindow;
 use super::signal::{largest_rise, nearest, rate_in_window, sensor_noise, slope, smoothed_min_max};
+use super::signs::Signs;
 use super::{port_facts, Context, Facts, NS};
 use crate::detect::Change;
 use crate::series::Series;
 use crate::stats;
-use hostd_records::cause::EventKind;
-use hostd_records::events::Evidence;
+use hostd_records::cause::{Cause, EventKind};
+use hostd_records::events::{Evidence, Source};
+use hostd_records::published::signed;
 use hostd_records::ProbeSeries;
 
 /// Probe windows around an onset are at most this long, s.
@@ -78,15 +80,15 @@ const MIN_RISE_C: f64 = 0.5;
 /// The rise must exceed this many times the sensor's noise σ.
 const RISE_NOISE_FACTOR: f64 = 6.0;
 
-/// The facts and evidence of one change, and the notes on what could not be checked, in the
-/// order the event lists them.
+/// The facts and evidence of one change, and its first signs: the notes on what could not
+/// be checked, in the order the event lists them.
 pub(super) fn gather<'a>(
     series: &'a Series,
     change: &'a Change,
     ctx: &'a Context<'a>,
     next_onset_ns: Option<i64>,
     later: &'a [Change],
-) -> (Facts<'a>, Evidence, Vec<String>) {
+) -> (Facts<'a>, Evidence, Signs) {
     let mut ev = onset(series, change, ctx, next_onset_ns);
     let drop = change.kind == EventKind::Drop;
     let rate_ratio = change.rate_after_bps / change.rate_before_bps.max(1.0);
@@ -102,15 +104,12 @@ pub(super) fn gather<'a>(
         .filter(|s| s.target != series.target)
         .collect();
     let alone = other_targets(&others, change, slow, &mut ev);
-    let mut reasons = Vec::new();
+    let mut signs = Signs::default();
     let windows = Windows::of(change);
     let power_falls = match ctx.probe {
         Some(p) => probe_evidence(p, series, change, &windows, rate_ratio, &mut ev),
         None => {
-            reasons.push(
-                "no probe samples for this target: thermal and SLC rules cannot be checked"
-                    .to_string(),
-            );
+            signs.unread(Source::Probe);
             None
         }
     };
@@ -121,14 +120,14 @@ pub(super) fn gather<'a>(
             .min(change.onset.ns + (WINDOW_S * NS) as i64);
         drive_evidence(temps, series, change.onset.ns, after_end, &mut ev);
         if let Some(line) = drive_line(&ev) {
-            reasons.push(line);
+            signs.note(line);
         }
     }
     let rise_needed = rise_needed(&ev);
     let warmed = ev.temp_rise_c.is_some_and(|r| r > rise_needed);
     if ctx.probe.is_some() && !warmed {
-        reasons.push(format!(
-            "✗ thermal: the enclosure rose {} before the onset, not more than {rise_needed:.2} °C (6 × the sensor's noise σ {}, at least {MIN_RISE_C} °C): no thermal evidence",
+        signs.rule(Cause::Thermal, 0.0, false, &format!(
+            "the enclosure rose {} before the onset, not more than {rise_needed:.2} °C (6 × the sensor's noise σ {}, at least {MIN_RISE_C} °C): no thermal evidence",
             ev.temp_rise_c.map_or("by an unknown amount".into(), |r| format!("{r:.2} °C")),
             ev.temp_noise_c.map_or("unknown".into(), |n| format!("{n:.3} °C")),
         ));
@@ -159,7 +158,7 @@ pub(super) fn gather<'a>(
         log,
         port,
     };
-    (facts, ev, reasons)
+    (facts, ev, signs)
 }
 
 /// The port's figures in the evidence: the budget after the onset (W and A), the drive's
@@ -319,7 +318,8 @@ fn drive_line(ev: &Evidence) -> Option<String> {
     Some(format!(
         "drive (SMART) {t:.0} °C at onset{}{}{}",
         ev.drive_temp_rise_c.map_or(String::new(), |r| format!(
-            ", {r:+.0} °C since the phase began"
+            ", {} °C since the phase began",
+            signed(r, 0)
         )),
         ev.drive_temp_plateau_fraction
             .map_or(String::new(), |f| format!(
@@ -327,7 +327,7 @@ fn drive_line(ev: &Evidence) -> Option<String> {
                 f * 100.0
             )),
         ev.drive_temp_slope_after_c_per_s
-            .map_or(String::new(), |a| format!(", {a:+.3} °C/s after")),
+            .map_or(String::new(), |a| format!(", {} °C/s after", signed(a, 3))),
     ))
 }
 

@@ -10,8 +10,9 @@
 use super::log_window::{evidence_line, lines_in, secs, DROP_AFTER_S, DROP_BEFORE_S};
 use super::{CauseRule, Checks, Facts, NS};
 use hostd_records::cause::Cause;
-use hostd_records::events::Evidence;
+use hostd_records::events::{Evidence, Source};
 use hostd_records::os_log::OsLogRecord;
+use hostd_records::published::signed;
 /// A line counts for a stall from this long before it began, s.
 pub const STALL_BEFORE_S: f64 = 2.0;
 /// …to this long after it ended, s.
@@ -33,7 +34,7 @@ impl CauseRule for Link {
 
     fn score(&self, facts: &Facts, ev: &mut Evidence, r: &mut Checks) {
         let Some(log) = facts.ctx.os_log else {
-            r.cannot("the operating system's log was not read".into());
+            r.unread(Source::OsLog);
             return;
         };
         if let Some(st) = facts.stalls {
@@ -56,9 +57,9 @@ impl CauseRule for Link {
             !ours.is_empty(),
             match ours.first() {
                 Some(first) => format!(
-                    "the OS logged {} on this drive's link {:+.1} s from the onset ({} line{} within −{DROP_BEFORE_S:.0}/+{DROP_AFTER_S:.0} s)",
+                    "the OS logged {} on this drive's link {} s from the onset ({} line{} within −{DROP_BEFORE_S:.0}/+{DROP_AFTER_S:.0} s)",
                     first.kind.as_str(),
-                    (first.time_ns - at) as f64 / NS,
+                    signed((first.time_ns - at) as f64 / NS, 1),
                     ours.len(),
                     if ours.len() == 1 { "" } else { "s" }
                 ),

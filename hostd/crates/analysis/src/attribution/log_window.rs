@@ -60,8 +60,8 @@ pub fn lines_in<'a>(
 /// A record as the event's evidence lists it: seconds from `at`, its kind, its line.
 pub fn evidence_line(r: &OsLogRecord, at: i64) -> String {
     format!(
-        "{:+.3} s {}: {}",
-        (r.time_ns - at) as f64 / NS,
+        "{} s {}: {}",
+        hostd_records::published::signed((r.time_ns - at) as f64 / NS, 3),
         r.kind.as_str(),
         r.line
     )

@@ -23,6 +23,7 @@ mod log_window;
 mod port_facts;
 mod power;
 mod signal;
+mod signs;
 mod slc_cache;
 mod stall_event;
 mod thermal;
@@ -35,8 +36,9 @@ pub use facts::Facts;
 use crate::detect::Change;
 use crate::series::Series;
 use hostd_records::cause::Cause;
-use hostd_records::events::{Event, Evidence};
+use hostd_records::events::{Event, Evidence, Source};
 use hostd_records::ProbeSeries;
+use signs::Signs;
 
 const NS: f64 = 1e9;
 /// A cause needs at least this score; below it the event is `unknown`.
@@ -113,11 +115,11 @@ pub const RULES: &[&dyn CauseRule] = &[
     &power::Power,
 ];
 
-/// The running score of one cause and the event's reasons its rules write to.
+/// The running score of one cause and the event's signs its rules write to.
 pub struct Checks<'a> {
     score: f64,
-    reasons: &'a mut Vec<String>,
-    label: &'static str,
+    signs: &'a mut Signs,
+    cause: Cause,
 }
 
 impl Checks<'_> {
@@ -126,24 +128,25 @@ impl Checks<'_> {
         if met {
             self.score += weight;
         }
-        self.reasons.push(format!(
-            "{} {}: {}",
-            if met { "✓" } else { "✗" },
-            self.label,
-            words
-        ));
+        self.signs.rule(self.cause, weight, met, &words);
     }
 
     /// A sign against the cause: takes `weight` off (the score stays ≥ 0), with a ✗ line
     /// with `words`.
     pub fn against(&mut self, weight: f64, words: String) {
         self.score = (self.score - weight).max(0.0);
-        self.reasons.push(format!("✗ {}: {}", self.label, words));
+        self.signs.against(self.cause, weight, &words);
     }
 
     /// A rule that could not be checked: a ✗ line with `words`, no weight.
     pub fn cannot(&mut self, words: String) {
-        self.reasons.push(format!("✗ {}: {}", self.label, words));
+        self.signs.rule(self.cause, 0.0, false, &words);
+    }
+
+    /// A rule that could not be checked because `source` was not read: said once for the
+    /// run ([`hostd_records::events::unread_sources`]), not as a line of this event.
+    pub fn unread(&mut self, source: Source) {
+        self.signs.unread(source);
     }
 }
 
@@ -156,21 +159,21 @@ pub fn attribute(
     next_onset_ns: Option<i64>,
     later: &[Change],
 ) -> Event {
-    let (facts, ev, reasons) = evidence::gather(series, change, ctx, next_onset_ns, later);
-    with_text(weigh(facts, ev, reasons))
+    let (facts, ev, signs) = evidence::gather(series, change, ctx, next_onset_ns, later);
+    with_text(weigh(facts, ev, signs))
 }
 
-/// Scores every cause's rules on `facts`, applies what each cause explains away, and builds
-/// the event (without its text).
-fn weigh(facts: Facts, mut ev: Evidence, mut reasons: Vec<String>) -> Event {
+/// Scores every cause's rules on `facts`, applies what each cause explains away, chooses
+/// the cause and its deciding signs, and builds the event (without its text).
+fn weigh(facts: Facts, mut ev: Evidence, mut signs: Signs) -> Event {
     let stall = facts.stalls.is_some();
     let mut scored: Vec<(Cause, f64)> = RULES
         .iter()
         .map(|rule| {
             let mut checks = Checks {
                 score: 0.0,
-                reasons: &mut reasons,
-                label: rule.cause().as_str(),
+                signs: &mut signs,
+                cause: rule.cause(),
             };
             if stall && !rule.weighs_stalls() {
                 checks.cannot("not weighed for stalls".into());
@@ -180,17 +183,18 @@ fn weigh(facts: Facts, mut ev: Evidence, mut reasons: Vec<String>) -> Event {
             (rule.cause(), checks.score)
         })
         .collect();
-    explain_away(&facts, &mut scored, &mut reasons);
+    explain_away(&facts, &mut scored, &mut signs);
     ev.scores = scored.iter().copied().collect();
     // A stall's rules (link at half of its stalls or more) carry their own bar.
-    let (cause, confidence) = choose(&scored, if stall { f64::MIN_POSITIVE } else { MIN_SCORE });
-    ev.reasons = reasons;
+    let bar = if stall { f64::MIN_POSITIVE } else { MIN_SCORE };
+    let (cause, confidence) = choose(&scored, bar);
+    signs.into_evidence(&mut ev, cause, ranked(&scored).first().copied(), bar);
     change_event(facts.series, facts.change, cause, confidence, ev)
 }
 
 /// Takes off each cause's score what another cause explains of it ([`CauseRule::explains_away`]),
 /// where the explained cause scored at all, with a ✗ line under it.
-fn explain_away(facts: &Facts, scored: &mut [(Cause, f64)], reasons: &mut Vec<String>) {
+fn explain_away(facts: &Facts, scored: &mut [(Cause, f64)], signs: &mut Signs) {
     for rule in RULES {
         for e in rule.explains_away() {
             let Some(s) = scored.iter_mut().find(|s| s.0 == e.cause && s.1 > 0.0) else {
@@ -198,22 +202,27 @@ fn explain_away(facts: &Facts, scored: &mut [(Cause, f64)], reasons: &mut Vec<St
             };
             if let Some(why) = (e.when)(facts) {
                 s.1 = (s.1 - e.weight).max(0.0);
-                reasons.push(format!(
-                    "✗ {}: {why} (explained by {})",
-                    e.cause.as_str(),
-                    rule.cause().as_str()
-                ));
+                signs.against(
+                    e.cause,
+                    e.weight,
+                    &format!("{why} (explained by {})", rule.cause().as_str()),
+                );
             }
         }
     }
 }
 
+/// The causes by score, best first (ties in the order of [`RULES`]).
+fn ranked(scored: &[(Cause, f64)]) -> Vec<(Cause, f64)> {
+    let mut ranked = scored.to_vec();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+    ranked
+}
+
 /// The cause and confidence: the best score if at least `min_score`, less half the
 /// runner-up's; else `unknown`.
 fn choose(scored: &[(Cause, f64)], min_score: f64) -> (Cause, f64) {
-    let mut ranked = scored.to_vec();
-    ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
-    match ranked.as_slice() {
+    match ranked(scored).as_slice() {
         [(cause, best), rest @ ..] if *best >= min_score => {
             let second = rest.first().map_or(0.0, |r| r.1);
             (*cause, (best - 0.5 * second).clamp(0.0, 1.0))
@@ -265,10 +274,9 @@ pub fn as_warm_up(mut event: Event) -> Event {
     event.kind = hostd_records::cause::EventKind::WarmUp;
     event.cause = Cause::Unknown;
     event.confidence = 0.0;
-    event
-        .evidence
-        .reasons
-        .push("warm-up: the series' first change, a rise in its first tenth of the bytes, with no cause: the drive came up to speed".into());
+    let why = "warm-up: the series' first change, a rise in its first tenth of the bytes, with no cause: the drive came up to speed";
+    event.evidence.reasons.push(why.into());
+    event.evidence.deciding = vec![why.into()];
     with_text(event)
 }
 
@@ -582,13 +590,15 @@ mod tests {
             );
             assert_eq!(e.cause, Cause::Unknown, "{dt}: {:#?}", e.evidence.reasons);
         }
-        // No log read: said so.
+        // No log read: said once for the run (the event names the source), not as a line
+        // of its own.
         let e = attribute(&s, &c, &ctx(&all, None), None, &[]);
-        assert!(e
-            .evidence
-            .reasons
-            .iter()
-            .any(|r| r == "✗ link: the operating system's log was not read"));
+        assert_eq!(e.evidence.unread, [Source::OsLog, Source::Probe]);
+        assert!(
+            !e.evidence.reasons.iter().any(|r| r.contains("not read")),
+            "{:#?}",
+            e.evidence.reasons
+        );
     }
 
     #[test]

@@ -17,8 +17,9 @@ use super::port_facts::{
 };
 use super::{CauseRule, Checks, ExplainsAway, Facts, NS};
 use hostd_records::cause::Cause;
-use hostd_records::events::Evidence;
+use hostd_records::events::{Evidence, Source};
 use hostd_records::port_budget::VSAFE5V_MIN_V;
+use hostd_records::published::signed;
 
 // Weights (docs/methodology.md, "Power").
 
@@ -72,14 +73,10 @@ impl CauseRule for Power {
             r.cannot("a recovery: the port's budget explains only a drop".into());
             return;
         };
-        let collapsed = port.collapsed();
         vbus_rules(facts, port, ev, r);
         match port.after.a {
             Some(budget) => budget_rules(facts, port, budget, r),
-            None if !collapsed => r.cannot(
-                "no port budget known (the probe senses no CC and decoded no contract, no --port-budget) and VBUS did not collapse: no power evidence".into(),
-            ),
-            None => {}
+            None => r.unread(Source::PortBudget),
         }
         if r.score > 0.0 {
             r.check(W_ALONE, facts.alone, "no other target active".to_string());
@@ -107,10 +104,7 @@ fn vbus_rules(facts: &Facts, port: &PortFacts, ev: &mut Evidence, r: &mut Checks
         return;
     }
     if facts.log.is_none() {
-        r.cannot(
-            "the operating system's log was not read: a reset at the collapse cannot be checked"
-                .into(),
-        );
+        r.unread(Source::OsLog);
         return;
     }
     let at = facts.change.onset.ns;
@@ -125,9 +119,9 @@ fn vbus_rules(facts: &Facts, port: &PortFacts, ev: &mut Evidence, r: &mut Checks
         !port.resets_at_dip.is_empty(),
         match port.resets_at_dip.first() {
             Some(l) => format!(
-                "the OS logged {} on this drive's link {:+.1} s from the onset, with VBUS collapsed within {DIP_S} s of it",
+                "the OS logged {} on this drive's link {} s from the onset, with VBUS collapsed within {DIP_S} s of it",
                 l.kind.as_str(),
-                (l.time_ns - at) as f64 / NS
+                signed((l.time_ns - at) as f64 / NS, 1)
             ),
             None => "no link reset, disconnect or re-enumeration logged at the VBUS collapse".into(),
         },
@@ -192,10 +186,10 @@ fn budget_rules(facts: &Facts, port: &PortFacts, budget: f64, r: &mut Checks) {
             W_FELL,
             true,
             format!(
-                "the port's budget fell from {from:.2} A{} to {budget:.2} A{} {:+.1} s from the onset, and {words_after}: at the new one (±{tol:.0} %)",
+                "the port's budget fell from {from:.2} A{} to {budget:.2} A{} {} s from the onset, and {words_after}: at the new one (±{tol:.0} %)",
                 watts(port.before.w),
                 watts(port.after.w),
-                (t - facts.change.onset.ns) as f64 / NS
+                signed((t - facts.change.onset.ns) as f64 / NS, 1)
             ),
         );
     } else {
@@ -386,7 +380,11 @@ mod tests {
         let e = judged((&s, &c), &p, None, None);
         assert_eq!(e.cause, Cause::SlcCache, "{:#?}", e.evidence.reasons);
         assert!(e.evidence.scores.get(Cause::Power) < 0.5);
-        assert!(says(&e, "✗ power: no port budget known"));
+        assert!(e
+            .evidence
+            .unread
+            .contains(&hostd_records::events::Source::PortBudget));
+        assert!(!says(&e, "✗ power: no port budget known"));
     }
 
     #[test]

@@ -9,6 +9,7 @@ use super::evidence::drive_at_plateau;
 use super::{CauseRule, Checks, Facts};
 use hostd_records::cause::{Cause, EventKind};
 use hostd_records::events::Evidence;
+use hostd_records::published::signed;
 
 /// A later recovery to at least this share of the rate before the drop is full.
 const FULL_RECOVERY: f64 = 0.9;
@@ -97,9 +98,9 @@ fn temperature_rule(ev: &Evidence, r: &mut Checks) {
     if let Some(f) = ev.temp_plateau_fraction {
         let rising = sa.is_some_and(|a| a > 0.005);
         if drive_held {
-            r.check(0.3, false, format!("enclosure {:.0} % of the way to its plateau and rising ({:+.3} °C/s), but the drive (SMART) is at its plateau and flat after onset: a thermal limit is not ruled out", f * 100.0, sa.unwrap_or(f64::NAN)));
+            r.check(0.3, false, format!("enclosure {:.0} % of the way to its plateau and rising ({} °C/s), but the drive (SMART) is at its plateau and flat after onset: a thermal limit is not ruled out", f * 100.0, signed(sa.unwrap_or(f64::NAN), 3)));
         } else {
-            r.check(0.3, f < 0.7 && rising, format!("temperature {:.0} % of the way to its plateau at onset and still rising ({:+.3} °C/s): not a thermal limit", f * 100.0, sa.unwrap_or(f64::NAN)));
+            r.check(0.3, f < 0.7 && rising, format!("temperature {:.0} % of the way to its plateau at onset and still rising ({} °C/s): not a thermal limit", f * 100.0, signed(sa.unwrap_or(f64::NAN), 3)));
         }
     }
 }

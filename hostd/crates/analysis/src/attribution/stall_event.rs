@@ -3,6 +3,7 @@
 //! event on the target's device at at least half of them, `link.rs`), the other causes say
 //! they do not.
 
+use super::signs::Signs;
 use super::{evidence, weigh, with_text, Context, Facts, NS};
 use crate::detect::Change;
 use crate::series::Series;
@@ -69,13 +70,14 @@ pub fn stall_event(series: &Series, st: &SeriesStalls, ctx: &Context) -> Event {
         log: None,
         port: None,
     };
-    let reasons = vec![format!(
+    let mut signs = Signs::default();
+    signs.note(format!(
         "stall: 100 ms intervals under {:.0} MB/s (a tenth of the typical {:.2} GB/s) for at least {} s",
         st.threshold_bps / 1e6,
         st.typical_bps / 1e9,
         crate::stall::MIN_STALL_S
-    )];
-    let mut event = weigh(facts, ev, reasons);
+    ));
+    let mut event = weigh(facts, ev, signs);
     event.stall = Some(summary);
     event.found_by = FoundBy {
         view: View::OverTime,
@@ -203,8 +205,7 @@ mod tests {
         assert_eq!(e.cause, Cause::Unknown);
         assert!(e
             .evidence
-            .reasons
-            .iter()
-            .any(|r| r.contains("log was not read")));
+            .unread
+            .contains(&hostd_records::events::Source::OsLog));
     }
 }

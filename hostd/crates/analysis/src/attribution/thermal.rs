@@ -8,6 +8,7 @@ use super::{CauseRule, Checks, Facts};
 use hostd_records::cause::Cause;
 use hostd_records::drive_log::{DriveLogDelta, DriveLogRecord};
 use hostd_records::events::Evidence;
+use hostd_records::published::signed;
 
 /// A drive that logged throttling or heat in the window adds this much to thermal.
 const DRIVE_LOG_CONFIRMS: f64 = 0.3;
@@ -103,7 +104,7 @@ impl CauseRule for Thermal {
             }
             if let (Some(b), Some(a)) = (sb, sa) {
                 let flat = a <= 0.25 * b.max(0.0) + 0.005;
-                r.check(0.2, flat, format!("temperature slope {b:+.3} °C/s before, {a:+.3} °C/s after (flat or falling after onset means held at a limit)"));
+                r.check(0.2, flat, format!("temperature slope {} °C/s before, {} °C/s after (flat or falling after onset means held at a limit)", signed(b, 3), signed(a, 3)));
             }
         } else {
             let peak_before = facts
@@ -120,7 +121,7 @@ impl CauseRule for Thermal {
                 .map(|m| m.1);
             if let (Some(b), Some(t), Some(hi)) = (sb, ev.temp_at_onset_c, peak_before) {
                 let cooled = b < -0.005 || t < hi - 2.0;
-                r.check(0.5, cooled, format!("enclosure {t:.1} °C at recovery, peak before it {hi:.1} °C, slope before {b:+.3} °C/s (cooling means a thermal limit released)"));
+                r.check(0.5, cooled, format!("enclosure {t:.1} °C at recovery, peak before it {hi:.1} °C, slope before {} °C/s (cooling means a thermal limit released)", signed(b, 3)));
             }
         }
         // Bus power that follows throughput (falls with a drop, rises with a recovery).

@@ -1,9 +1,10 @@
-//! `hostd compare RUN_A RUN_B …`: the same statistics and events of several runs side by
-//! side (e.g. a drive on a direct port against the same drive on a hub); `--group-by KEY`
-//! orders and heads the runs by one of their `--tag KEY=VALUE`s; `--report FILE.html`
-//! draws them on one page (`hostd_report::compare`), `--highlight RUN` marks the drive under
-//! review on its bar charts, and `--charts DIR` writes its charts as SVG and CSV. A directory that cannot be read is named with the reason and the others are
-//! still compared.
+//! `hostd compare RUN_A RUN_B …`: the headline figures of several runs side by side, one
+//! column per run in the order given and one row per figure, the runs matched by phase
+//! (e.g. a drive on a direct port against the same drive on a hub); `--group-by KEY` heads
+//! each column by one of its run's `--tag KEY=VALUE`s; `--report FILE.html` draws them on
+//! one page (`hostd_report::compare`), `--highlight RUN` marks the drive under review on its
+//! bar charts, and `--charts DIR` writes its charts as SVG and CSV. A directory that cannot
+//! be read is named with the reason and the others are still compared.
 
 use anyhow::Context;
 use hostd_analysis::Options;
@@ -18,12 +19,14 @@ pub struct CompareArgs {
     /// Two or more run directories.
     #[arg(required = true, num_args = 2..)]
     pub runs: Vec<PathBuf>,
-    /// Print JSON: {"runs": [{"run": DIR, "tags", "group", "label", "color", "target",
-    /// "profile", "figures", "analysis"}, …], "phases", "left_out", "skipped"}.
+    /// Print JSON of the table's shape: {"runs": [{"run": DIR, "tags", "group", "label",
+    /// "color", "target", "profile", "analysis"}, …] in the order given, "phases": [{"phase",
+    /// "runs": [{"label", "figures", "drop_cause"} or {"label", "absent"}, …]}, …],
+    /// "left_out", "skipped"}.
     #[arg(long)]
     pub json: bool,
-    /// Group the runs by the value of their tag KEY (`hostd run --tag KEY=VALUE`): the runs
-    /// of one value side by side, each column headed KEY=VALUE (`(none)` without the tag).
+    /// Head each run's column by the value of its tag KEY (`hostd run --tag KEY=VALUE`):
+    /// KEY=VALUE (`(none)` without the tag); the runs keep the order given.
     #[arg(long, value_name = "KEY")]
     pub group_by: Option<String>,
     /// Write the comparison as one self-contained HTML page (charts, bars with 95 %
@@ -100,8 +103,6 @@ pub fn execute(args: CompareArgs) -> anyhow::Result<ExitCode> {
                 runs.len()
             );
         }
-        // Stable: the runs of one group keep the order given.
-        runs.sort_by_key(|r| group_of(&r.run.conditions));
         for r in &mut runs {
             r.group = group_of(&r.run.conditions).map(|v| format!("{key}={v}"));
         }
@@ -142,7 +143,7 @@ pub fn execute(args: CompareArgs) -> anyhow::Result<ExitCode> {
                 serde_json::json!({
                     "run": r.dir, "tags": r.run.conditions.tags, "group": group_of(&r.run.conditions),
                     "label": c.label, "color": c.color, "target": c.target, "profile": c.profile,
-                    "figures": c.figures, "analysis": r.analysis,
+                    "analysis": r.analysis,
                 })
             })
             .collect();
@@ -151,25 +152,12 @@ pub fn execute(args: CompareArgs) -> anyhow::Result<ExitCode> {
             .map(|(d, w)| serde_json::json!({ "run": d, "reason": w }))
             .collect();
         let doc = serde_json::json!({
-            "runs": v, "phases": plan.phases, "left_out": plan.left_out, "skipped": skipped,
+            "runs": v, "phases": compare::side_by_side::columns(&plan),
+            "left_out": plan.left_out, "skipped": skipped,
         });
         outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        let names: Vec<String> = runs
-            .iter()
-            .map(|r| match &r.group {
-                Some(g) => format!("{g} {}", r.dir),
-                None => r.dir.clone(),
-            })
-            .collect();
-        let analyses: Vec<_> = runs.into_iter().map(|r| r.analysis).collect();
-        out!(
-            "{}",
-            hostd_analysis::summary::compare_table(&names, &analyses)
-        );
-        for line in &plan.left_out {
-            outln!("{line}");
-        }
+        out!("{}", compare::side_by_side::text(&runs, &plan));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -219,8 +219,11 @@ fn contract_line(d: &Decoded) -> String {
             "contract: none (no explicit contract made in the capture)".into()
         } else {
             format!(
-                "contract: none (the last ended at {:.2} µs)",
-                d.us(state.changed_at)
+                "contract: none (the last ended at {:.2} µs{})",
+                d.us(state.changed_at),
+                state
+                    .ended_by
+                    .map_or(String::new(), |e| format!(", by {}", e.name()))
             )
         };
     };

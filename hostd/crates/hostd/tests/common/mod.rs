@@ -193,9 +193,16 @@ pub struct SimOnLink {
 impl SimOnLink {
     /// Starts the simulator and waits until it has made its pty.
     pub fn start(link: &Path) -> SimOnLink {
+        SimOnLink::start_with(link, &[])
+    }
+
+    /// Starts the simulator with device-model `args` (`--port-current-a 3`, …) and waits
+    /// until it has made its pty.
+    pub fn start_with(link: &Path, args: &[&str]) -> SimOnLink {
         let mut sim = Command::new(sim_path())
             .arg("--link")
             .arg(link)
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()

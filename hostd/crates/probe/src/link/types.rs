@@ -162,6 +162,10 @@ pub struct ProbeIdentity {
     pub i2c_bus_hz: u32,
     /// Worst-case I²C time of one sample (v2), µs.
     pub sample_bus_us: u32,
+    /// The probe reads the host port's CC and sends its status (v3).
+    pub cc_sensing: bool,
+    /// The probe decodes USB PD on CC: the port's status carries the contract's terms (v3).
+    pub pd_decoding: bool,
 }
 
 impl From<&pb::DeviceInfo> for ProbeIdentity {
@@ -178,6 +182,8 @@ impl From<&pb::DeviceInfo> for ProbeIdentity {
             channels: crate::packed::channel_names(i.channels),
             i2c_bus_hz: i.i2c_bus_hz,
             sample_bus_us: i.sample_bus_us,
+            cc_sensing: i.cc_sensing,
+            pd_decoding: i.pd_decoding,
         }
     }
 }

@@ -372,7 +372,7 @@ pub(crate) fn bars_section(c: &Comparison) -> String {
                     Figure::Value { value, low, high } => {
                         let own = m.kind.unit(*value);
                         let cause = match (&pf.drop_cause, m.of_drop) {
-                            (Some((c, _)), true) => format!(" ({c})"),
+                            (Some(d), true) => format!(" ({})", d.cause.as_str()),
                             _ => String::new(),
                         };
                         bars.push(IntervalBar {

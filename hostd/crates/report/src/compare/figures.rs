@@ -5,6 +5,7 @@
 //! runs").
 
 use super::CompareRun;
+use hostd_records::cause::Cause;
 use hostd_records::headline::{Figure, SeriesHeadline};
 use hostd_records::published::Kind;
 use serde::Serialize;
@@ -77,7 +78,23 @@ pub struct PhaseFigures {
     /// Figure by key.
     pub figures: BTreeMap<String, Figure>,
     /// The first drop's cause and its confidence, when there is a drop.
-    pub drop_cause: Option<(String, f64)>,
+    pub drop_cause: Option<DropCause>,
+}
+
+/// The cause of a phase's first drop, as the analysis' headline gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct DropCause {
+    /// The cause.
+    pub cause: Cause,
+    /// Its confidence, 0–1.
+    pub confidence: f64,
+}
+
+impl DropCause {
+    /// "thermal (confidence 0.80)", as the headline's line writes it.
+    pub fn text(&self) -> String {
+        self.cause.with_confidence(self.confidence)
+    }
 }
 
 /// The figures of `r`'s subject in `phase`.
@@ -103,8 +120,10 @@ pub fn of(r: &CompareRun, phase: &str) -> PhaseFigures {
         phase: phase.to_string(),
         figures,
         drop_cause: headline.and_then(|h| {
-            h.drop_cause
-                .map(|c| (c.as_str().to_string(), h.drop_confidence.unwrap_or(0.0)))
+            h.drop_cause.map(|cause| DropCause {
+                cause,
+                confidence: h.drop_confidence.unwrap_or(0.0),
+            })
         }),
     }
 }

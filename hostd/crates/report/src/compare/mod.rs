@@ -6,10 +6,12 @@
 //!
 //! What is compared ([`plan`]): each run's *subject* — the target the probe was on, else its
 //! first target — in the phases at least two runs share; everything else is named with the
-//! reason it was left out. [`figures`] computes the bars, `charts` draws, `tables` lists.
+//! reason it was left out. [`figures`] computes the bars, `charts` draws, `tables` lists,
+//! and [`side_by_side`] puts the same figures in columns for the terminal and `--json`.
 
 mod charts;
 pub mod figures;
+pub mod side_by_side;
 mod tables;
 
 pub use charts::{bars_id, by_data_id};
@@ -92,14 +94,15 @@ impl CompareRun {
     }
 }
 
-/// What the page compares, with every figure it draws: `hostd compare --json` prints it.
+/// What the page compares, with every figure it draws ([`side_by_side`] arranges them for
+/// the terminal and `hostd compare --json`).
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
     /// The phases compared (each shared by at least two runs).
     pub phases: Vec<String>,
     /// What was left out, each with its reason.
     pub left_out: Vec<String>,
-    /// One entry per run, in the page's order.
+    /// One entry per run, in the order given.
     pub runs: Vec<ComparedRun>,
 }
 

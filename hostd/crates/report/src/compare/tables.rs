@@ -233,6 +233,7 @@ pub(crate) fn events_section(
             let _ = write!(h, r#"<p class="note">{}.</p>"#, esc(&line));
             continue;
         }
+        h.push_str(&crate::attribution::unread_html(&r.analysis));
         h.push_str(r#"<ol class="events">"#);
         for (e, n) in r.analysis.events.iter().zip(nums) {
             let _ = write!(
@@ -243,9 +244,7 @@ pub(crate) fn events_section(
                 e.confidence,
                 c = cr.color
             );
-            for reason in &e.evidence.reasons {
-                let _ = write!(h, "<li>{}</li>", esc(reason));
-            }
+            h.push_str(&crate::attribution::signs_html(e));
             h.push_str("</ul></li>");
         }
         h.push_str("</ol>");
