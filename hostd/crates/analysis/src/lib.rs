@@ -19,6 +19,7 @@ pub mod significance;
 pub mod stall;
 pub mod stats;
 pub mod summary;
+pub mod throughput;
 pub mod views;
 
 pub use input::read_run_dir;

@@ -184,33 +184,44 @@ fn port_snapshot(link: &ProbeLink) -> hostd_probe::link::LinkSnapshot {
 }
 
 /// The live view's budget and where it comes from ([`PortBudget::describe`]) with the
-/// headroom: "budget 15.0 W (PD contract 5 V 3 A), headroom 4.00 W (27 %)", or "budget
+/// headroom: "budget 15.0 W (PD contract 5 V 3 A), headroom 4.00 W (27 %)", "…, over it by
+/// 0.10 W (2 %)", "…, at it" (within 0.005 W: never "−0.00 W"), or "budget
 /// unknown".
 pub fn budget_part(budget: &PortBudget, power_w: Option<f64>) -> String {
     let said = budget.describe();
     match (budget.budget_w, power_w) {
-        (Some(b), Some(p)) => format!(
-            "{said}, headroom {:.2} W ({:.0} %)",
-            b - p,
-            100.0 * (b - p) / b
-        ),
+        (Some(b), Some(p)) => {
+            // Rounded as written, so that the words and the figure agree.
+            let headroom = ((b - p) * 100.0).round() / 100.0;
+            let share = (100.0 * headroom / b).round().abs();
+            if headroom > 0.0 {
+                format!("{said}, headroom {headroom:.2} W ({share:.0} %)")
+            } else if headroom < 0.0 {
+                format!("{said}, over it by {:.2} W ({share:.0} %)", -headroom)
+            } else {
+                format!("{said}, at it")
+            }
+        }
         _ => said,
     }
 }
 
-/// The live-view line for a link snapshot.
-pub fn live_line(snap: &hostd_probe::link::LinkSnapshot) -> String {
+/// The live-view line for a link snapshot, its fields most telling first (a narrow
+/// terminal cuts the last): a lost probe, the power with `budget` (the port's, when the run
+/// knows one: [`budget_part`]), VBUS, the temperatures, then the link's gaps and reconnects.
+pub fn live_line(snap: &hostd_probe::link::LinkSnapshot, budget: Option<&str>) -> String {
     let fmt = |v: Option<f64>, unit: &str, prec: usize| {
         v.map_or("–".to_string(), |v| format!("{v:.prec$} {unit}"))
     };
     let latest = snap.latest;
     let state = if snap.connected {
-        String::new()
+        ""
     } else {
-        "  PROBE DISCONNECTED (reconnecting)".to_string()
+        "PROBE DISCONNECTED (reconnecting)  "
     };
+    let budget = budget.map(|b| format!("  {b}")).unwrap_or_default();
     format!(
-        "probe: {}  {}  enclosure {}  die {}  gaps {}  reconnects {}{state}",
+        "probe: {state}{}{budget}  {}  enclosure {}  die {}  gaps {}  reconnects {}",
         fmt(latest.and_then(|s| s.power_w), "W", 2),
         fmt(latest.and_then(|s| s.vbus_v), "V", 2),
         fmt(latest.and_then(|s| s.enclosure_temp_c), "°C", 1),
@@ -272,11 +283,8 @@ impl RunPart for ProbeComponent {
     fn live_status(&self) -> Option<String> {
         let snap = self.link.as_ref()?.snapshot();
         let budget = hostd_probe::port::budget(snap.port_status.as_ref(), self.opts.port_budget_w);
-        Some(format!(
-            "{}  {}",
-            live_line(&snap),
-            budget_part(&budget, snap.latest.and_then(|s| s.power_w))
-        ))
+        let budget = budget_part(&budget, snap.latest.and_then(|s| s.power_w));
+        Some(live_line(&snap, Some(&budget)))
     }
 
     fn start(&mut self, run: &mut RunStart<'_>) -> anyhow::Result<Option<Value>> {
@@ -307,9 +315,9 @@ impl RunPart for ProbeComponent {
         self.probed = probed.clone().map(|t| (t, probe_name));
         let budget = hostd_probe::port::budget(snap.port_status.as_ref(), self.opts.port_budget_w);
         if budget.budget_w.is_none() {
-            // Said once for the run, not per sample.
-            tracing::warn!(
-                "the host port's {}: bus power is not judged against a budget (--port-budget WATTS gives one)",
+            // The run's summary warns of it once, at the end; here only for `-v`.
+            tracing::info!(
+                "the host port's {}: bus power is not judged against a budget",
                 budget.describe()
             );
         }
@@ -436,7 +444,7 @@ impl RunPart for ProbeComponent {
         run.budget_timeline = timeline;
         if let Some(b) = self.budget.as_ref().filter(|b| b.budget_w.is_none()) {
             summary.warnings.push(format!(
-                "the host port's {}: power is judged by VBUS only",
+                "the host port's {}: power is judged by VBUS only (--port-budget WATTS gives one)",
                 b.describe()
             ));
         }
@@ -677,12 +685,38 @@ mod tests {
         // Held at the budget and a little over it (the meter's tolerance): no headroom.
         assert_eq!(
             budget_part(&b, Some(4.6)),
-            "budget 4.5 W (--port-budget), headroom -0.10 W (-2 %)"
+            "budget 4.5 W (--port-budget), over it by 0.10 W (2 %)"
+        );
+        // At the budget to the last digit written: no "−0.00 W (−0 %)" (issue 40).
+        for p in [4.5, 4.501, 4.4999, 4.504] {
+            assert_eq!(
+                budget_part(&b, Some(p)),
+                "budget 4.5 W (--port-budget), at it",
+                "{p} W"
+            );
+        }
+        assert_eq!(
+            budget_part(&PortBudget::user(15.0), Some(14.98)),
+            "budget 15.0 W (--port-budget), headroom 0.02 W (0 %)"
         );
         assert_eq!(budget_part(&b, None), "budget 4.5 W (--port-budget)");
         assert_eq!(
             budget_part(&PortBudget::unknown(), Some(3.0)),
             "budget unknown"
+        );
+        // In the live line the budget stands beside the power, a lost probe before both.
+        let mut snap = hostd_probe::link::LinkSnapshot {
+            connected: true,
+            ..Default::default()
+        };
+        let line = live_line(&snap, Some("budget 4.5 W, at it"));
+        assert!(
+            line.starts_with("probe: –  budget 4.5 W, at it  –  enclosure"),
+            "{line}"
+        );
+        snap.connected = false;
+        assert!(
+            live_line(&snap, None).starts_with("probe: PROBE DISCONNECTED (reconnecting)  –  –")
         );
         // The probe's PD decoder read the contract: its terms are the budget.
         let status = hostd_probe::pb::PortStatus {

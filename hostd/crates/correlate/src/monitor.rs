@@ -95,7 +95,7 @@ pub fn run_monitor(
         if let Some(every) = status_every {
             if Instant::now() >= next_status {
                 next_status += every;
-                status(&live_line(&link.snapshot()));
+                status(&live_line(&link.snapshot(), None));
             }
         }
         std::thread::sleep(Duration::from_millis(50));

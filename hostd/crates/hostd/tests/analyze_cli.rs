@@ -351,7 +351,8 @@ fn the_latency_report_from_memory_and_from_the_hlog_files_is_the_same() {
 }
 
 /// `--charts DIR`: every chart of report.html as DIR/ID.svg (the page's chart, standalone)
-/// with its data as DIR/ID.csv, one row per file on the throughput chart.
+/// with its data as DIR/ID.csv: on the throughput chart, a row per file (its series `LABEL
+/// per file`) under the 1 s throughput's points.
 #[test]
 fn analyze_writes_every_chart_of_the_report_as_svg_and_csv() {
     let d = tempfile::tempdir().unwrap();
@@ -378,7 +379,13 @@ fn analyze_writes_every_chart_of_the_report_as_svg_and_csv() {
     }
     let files = common::csv_rows(&d.path().join("files.csv")).len() - 1;
     let csv = std::fs::read_to_string(charts.join("chart-throughput-gb.csv")).unwrap();
-    assert_eq!(csv.lines().filter(|l| l.contains(",point,")).count(), files);
+    let rows = |series: &str| {
+        csv.lines()
+            .filter(|l| l.starts_with(&format!("{series},point,")))
+            .count()
+    };
+    assert_eq!(rows("x5 write per file"), files);
+    assert!(rows("x5 write") > 50, "the 1 s throughput:\n{csv}");
     assert!(String::from_utf8_lossy(&out.stdout)
         .contains(&format!("wrote {} charts as SVG and CSV", ids.len())));
 }

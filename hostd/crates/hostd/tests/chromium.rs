@@ -142,21 +142,13 @@ fn a_comparison_of_drives_and_ports_renders_every_chart_with_the_json_figures() 
         );
     }
 
-    // Throughput against data: one point per file of each run's followed target.
+    // Throughput against data: each run's 1 s throughput (its byte counter) as a line, the
+    // CSV beside it with its points, from the first second to the phase's last byte.
     let by_data = svg_element(&dom, &by_data_id("write"));
-    let files: usize = jruns
-        .iter()
-        .map(|r| {
-            r["analysis"]["phases"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|p| p["target"] == r["target"] && p["phase"] == "write")
-                .map(|p| p["files"].as_u64().unwrap() as usize)
-                .sum::<usize>()
-        })
-        .sum();
-    assert_eq!(count(by_data, "<circle"), files);
+    assert_eq!(
+        count(by_data, r#"<path class="series seconds""#),
+        jruns.len()
+    );
     let events: usize = jruns
         .iter()
         .map(|r| r["analysis"]["events"].as_array().unwrap().len())
@@ -164,7 +156,32 @@ fn a_comparison_of_drives_and_ports_renders_every_chart_with_the_json_figures() 
     assert!(count(by_data, "event-marker") >= 1, "events marked");
     assert_eq!(count(&dom, "<li data-event="), events, "every event listed");
     let csv = std::fs::read_to_string(charts.join(format!("{}.csv", by_data_id("write")))).unwrap();
-    assert_eq!(csv.lines().filter(|l| l.contains(",point,")).count(), files);
+    for r in jruns {
+        let label = r["label"].as_str().unwrap();
+        let xs: Vec<f64> = csv
+            .lines()
+            .filter(|l| l.starts_with(&format!("{label},point,")))
+            .map(|l| l.split(',').nth(2).unwrap().parse().unwrap())
+            .collect();
+        assert!(xs.len() > 20, "{label}: {} seconds", xs.len());
+        assert!(
+            xs.windows(2).all(|w| w[0] <= w[1]),
+            "{label}: data written grows"
+        );
+        let bytes: f64 = r["analysis"]["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["target"] == r["target"] && p["phase"] == "write")
+            .map(|p| p["bytes"].as_f64().unwrap())
+            .sum();
+        let last = xs[xs.len() - 1];
+        assert!(
+            (last - bytes / 1e9).abs() <= 0.01 * bytes / 1e9,
+            "{label}: the line ends at {last} GB of {} GB",
+            bytes / 1e9
+        );
+    }
 
     // Power and temperatures: a line per run on one time axis.
     for id in ["chart-compare-power", "chart-compare-enclosure"] {
@@ -208,7 +225,8 @@ fn a_comparison_of_drives_and_ports_renders_every_chart_with_the_json_figures() 
             .skip(1)
             .map(|s| s[s.find('>').unwrap() + 1..s.find("</text>").unwrap()].to_string())
             .collect();
-        let want: Vec<String> = columns
+        // Highest first (the values as the bars hold them; ties in the runs' order).
+        let mut want: Vec<(f64, String)> = columns
             .iter()
             .zip(&values)
             .filter_map(|(r, v)| {
@@ -218,9 +236,12 @@ fn a_comparison_of_drives_and_ports_renders_every_chart_with_the_json_figures() 
                     .filter(|_| m.of_drop)
                     .map(|c| format!(" ({c})"))
                     .unwrap_or_default();
-                Some(format!("{}{cause}", m.kind.cell(v, unit)))
+                let drawn = m.kind.unit(v).rounded_in(v, unit);
+                Some((drawn, format!("{}{cause}", m.kind.cell(v, unit))))
             })
             .collect();
+        want.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let want: Vec<String> = want.into_iter().map(|w| w.1).collect();
         assert_eq!(texts, want, "{id}");
         let nones = values.iter().filter(|v| v.is_none()).count();
         assert_eq!(
@@ -235,11 +256,13 @@ fn a_comparison_of_drives_and_ports_renders_every_chart_with_the_json_figures() 
             .map(Result::unwrap)
             .filter(|r| &r[1] == "bar")
             .collect();
-        let with: Vec<(&str, (f64, f64, f64))> = labels
+        let mut with: Vec<(&str, (f64, f64, f64))> = labels
             .iter()
             .zip(&values)
             .filter_map(|(l, v)| Some((*l, (*v)?)))
             .collect();
+        let drawn = |v: f64| m.kind.unit(v).rounded_in(v, unit);
+        with.sort_by(|a, b| drawn(b.1 .0).total_cmp(&drawn(a.1 .0)));
         assert_eq!(rows.len(), with.len(), "{id}");
         for (row, (label, (v, lo, hi))) in rows.iter().zip(with) {
             assert_eq!(&row[0], label);

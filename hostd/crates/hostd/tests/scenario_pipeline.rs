@@ -558,15 +558,39 @@ fn the_ports_budget_through_the_pipeline() {
     }
 }
 
+/// A probe that senses no CC (an older probe): the run says once, at its end, that the
+/// port's budget is unknown and what gives one. The probe simulator models a port whenever
+/// `hostd run` starts it, so here it is started through a script that drops that flag.
 #[test]
+#[cfg(unix)]
 fn a_probe_without_cc_sensing_says_budget_unknown_once() {
-    // `steady` has no port model: the probe simulator senses no CC.
+    use std::os::unix::fs::PermissionsExt;
     let root = tempfile::tempdir().unwrap();
+    let without_cc = root.path().join("probe-sim-without-cc");
+    std::fs::write(
+        &without_cc,
+        format!(
+            "#!/bin/sh\nskip=0\nfor a do\n  shift\n  if [ $skip = 1 ]; then skip=0; continue; fi\n  if [ \"$a\" = --port-current-a ]; then skip=1; continue; fi\n  set -- \"$@\" \"$a\"\ndone\nexec '{}' \"$@\"\n",
+            sim_path().display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&without_cc, std::fs::Permissions::from_mode(0o755)).unwrap();
     let target = format!("sim:steady*{SCALE}:write");
     let out = root.path().join("run");
-    let log = run_probed(&[target], &out, "sustained-100GB", 1);
-    // Once in the run's log and once among the summary's warnings, however many samples.
-    assert_eq!(log.matches("budget unknown").count(), 2, "{log}");
+    let res = hostd_run("sustained-100GB", &[target], &out)
+        .args(["--probe", "sim", "--seed", "1"])
+        .env("THROTTLESCOPE_PROBE_SIM", &without_cc)
+        .output()
+        .expect("hostd runs");
+    let log = common::text(&res);
+    assert!(res.status.success(), "hostd run failed:\n{log}");
+    // Once, among the summary's warnings, however many samples; with what gives a budget.
+    assert_eq!(log.matches("budget unknown").count(), 1, "{log}");
+    assert!(
+        log.contains("warning: the host port's budget unknown: power is judged by VBUS only (--port-budget WATTS gives one)"),
+        "{log}"
+    );
     let summary = common::read_json(&out.join("summary.json"));
     let warned: Vec<_> = summary["warnings"]
         .as_array()
@@ -669,4 +693,14 @@ fn the_demos_simulated_drive_reports_its_own_rates_and_times() {
     assert_eq!(report.matches(&stated).count(), 1, "report.html");
     let manifest = common::read_json(&out.join("manifest.json"));
     assert_eq!(manifest["extra"]["playback"]["factor"], FACTOR);
+
+    // Nothing to act on, so no warning (issue 40): the simulated probe reads its port (the
+    // simulator's 3.0 A Type-C port, as the scenario models none), so the budget is known.
+    assert!(
+        !log.contains("warning") && !log.contains("WARN"),
+        "the demo warns:\n{log}"
+    );
+    let budget = &manifest["extra"]["probe"]["power_budget"];
+    assert_eq!(budget["source"], "cc", "{budget}");
+    assert_eq!(budget["budget_w"], 15.0, "{budget}");
 }

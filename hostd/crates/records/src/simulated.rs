@@ -26,4 +26,9 @@ impl TargetInfo {
             link: None,
         }
     }
+
+    /// A simulated target (scheme `sim`).
+    pub fn is_simulated(&self) -> bool {
+        self.scheme == "sim"
+    }
 }

@@ -229,12 +229,13 @@ impl ChartFile {
 "##,
             th = h + top
         );
+        // A colour is named by its legend; a series drawn under a name keeps it.
         let name_of = |series: &str| -> String {
-            let color = series.split('|').next().unwrap_or(series);
+            let key = series.split('|').next().unwrap_or(series);
             legend
                 .iter()
-                .find(|(_, c)| c == color)
-                .map_or(series.to_string(), |(l, _)| l.clone())
+                .find(|(_, c)| c == key)
+                .map_or(key.to_string(), |(l, _)| l.clone())
         };
         let mut w = csv::Writer::from_writer(Vec::new());
         let num = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v}"));

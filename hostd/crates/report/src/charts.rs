@@ -4,7 +4,8 @@
 use crate::envelope;
 use crate::svg::Chart;
 use crate::view::{markers_by, EventView, SeriesView};
-use crate::{time_charts, WIDTH};
+use crate::{seconds, time_charts, WIDTH};
+use hostd_analysis::throughput;
 use hostd_records::{FileRecord, RunData};
 
 /// The whole charts section; `probed` is the probed target's short label.
@@ -34,7 +35,9 @@ pub(crate) fn section(
     h
 }
 
-/// Per-file throughput against the cumulative data of its target and phase, with the events' markers.
+/// Throughput against the cumulative data of its target and phase: each view's 1 s
+/// throughput from its byte counter as a line over its per-file rates (faint dots), with the
+/// events' markers. A view without counters (an older run) has its per-file rates alone.
 fn chart_by_bytes(run: &RunData, events: &[EventView], views: &[SeriesView]) -> String {
     let mut pts_by: Vec<Vec<(f64, f64, String)>> = vec![Vec::new(); views.len()];
     let mut cum = vec![0u64; views.len()];
@@ -63,6 +66,13 @@ fn chart_by_bytes(run: &RunData, events: &[EventView], views: &[SeriesView]) -> 
             ),
         ));
     }
+    let lines: Vec<Vec<(f64, f64)>> = views
+        .iter()
+        .map(|v| seconds::by_data(&throughput::of_phase(run, &v.target, &v.phase)))
+        .collect();
+    for &(x, y) in lines.iter().flatten() {
+        (xmax, ymax) = (xmax.max(x), ymax.max(y));
+    }
     let mut c = Chart::new(
         "chart-throughput-gb",
         WIDTH,
@@ -73,29 +83,46 @@ fn chart_by_bytes(run: &RunData, events: &[EventView], views: &[SeriesView]) -> 
     if events.is_empty() {
         c = c.without_marker_strip();
     }
-    let mut summarised = false;
+    let (mut summarised, mut long, mut per_file_only) = (false, false, false);
     for (k, v) in views.iter().enumerate() {
+        let files = format!("{} per file", v.label);
         if envelope::summarised(pts_by[k].len()) {
-            let xy: Vec<(f64, f64)> = pts_by[k].iter().map(|p| (p.0, p.1)).collect();
-            envelope::draw(&mut c, &xy, 0.0, xmax, v.color);
-            summarised = true;
-        } else {
+            if lines[k].is_empty() {
+                let xy: Vec<(f64, f64)> = pts_by[k].iter().map(|p| (p.0, p.1)).collect();
+                envelope::draw(&mut c, &xy, 0.0, xmax, v.color);
+                summarised = true;
+            }
+        } else if lines[k].is_empty() {
             c.points(&pts_by[k], v.color, "series");
+        } else {
+            c.file_points(&pts_by[k], v.color, &files);
+        }
+        if lines[k].is_empty() {
+            per_file_only = true;
+        } else {
+            long |= seconds::draw(&mut c, &lines[k], 0.0, xmax, v.color);
         }
         c.legend(&v.label, v.color);
     }
     for m in markers_by(events, false) {
         c.marker(m);
     }
-    let chart = c.finish(
+    let mut chart = c.finish(
         "cumulative data of the target and phase, GB",
-        "per-file throughput, GB/s",
+        "throughput, GB/s",
     );
-    if summarised {
-        chart + &envelope::note(run.files.len())
+    chart.push_str(if per_file_only {
+        r#"<p class="note">Lines: the throughput of each second, from the target's byte counter; dots: each file's rate. A series without byte counters (counters.csv) has its files' rates alone.</p>"#
     } else {
-        chart
+        r#"<p class="note">Lines: the throughput of each second, from the target's byte counter; faint dots: each file's rate.</p>"#
+    });
+    if summarised {
+        chart.push_str(&envelope::note(run.files.len()));
     }
+    if long {
+        chart.push_str(&seconds::envelope_note());
+    }
+    chart
 }
 
 /// How many files ran at each rate, per target and phase (40 bins).

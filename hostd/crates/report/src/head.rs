@@ -35,6 +35,7 @@ th{{background:#f4f4f4}} td.l,th.l{{text-align:left}} td.path{{white-space:norma
 .event ul{{margin:4px 0;font-size:12px}} .cause{{font-weight:bold}} .bimodal{{color:#b00;font-weight:bold}} details>summary{{cursor:pointer;color:#555}}
 ol.events{{list-style:none;padding:0}} ol.events li{{margin:6px 0;padding-left:28px;text-indent:-28px}} ol.events ul li{{margin:1px 0;padding-left:0;text-indent:0}}
 span.badge{{display:inline-block;box-sizing:border-box;min-width:20px;height:20px;padding:0 3px;border:1.5px solid;border-radius:10px;text-align:center;font-size:11px;font-weight:bold;line-height:17px;margin-right:8px;text-indent:0}}
+.bar-grid{{display:grid;grid-template-columns:repeat(auto-fill,minmax(350px,1fr));gap:2px 28px}} .bar-grid h4{{font-size:13px;margin:12px 0 2px}} svg.hbars{{max-width:none}}
 .note{{font-size:12px;color:#555}} tr.differs td{{background:#fff3cd}} tr.differs td.l:first-child{{font-weight:bold}}
 </style></head><body>
 <h1>{kind} — {t}</h1>

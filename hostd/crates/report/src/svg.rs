@@ -337,15 +337,34 @@ impl Chart {
 
     /// Points with a tooltip each.
     pub fn points(&mut self, pts: &[(f64, f64, String)], color: &str, class: &str) {
+        self.dots(pts, color, class, color, (2.6, 0.75));
+    }
+
+    /// Per-file points under a series' 1 s line: small and faint, named `name` in the data
+    /// file.
+    pub fn file_points(&mut self, pts: &[(f64, f64, String)], color: &str, name: &str) {
+        self.dots(pts, color, "files", name, (1.8, 0.35));
+    }
+
+    /// Points of radius and opacity `look`, recorded as series `series`.
+    fn dots(
+        &mut self,
+        pts: &[(f64, f64, String)],
+        color: &str,
+        class: &str,
+        series: &str,
+        look: (f64, f64),
+    ) {
+        let (r, opacity) = look;
         let _ = write!(
             self.body,
-            r#"<g class="{class}" fill="{color}" fill-opacity="0.75">"#
+            r#"<g class="{class}" fill="{color}" fill-opacity="{opacity}">"#
         );
         for (x, y, tip) in pts {
-            self.record(|| DataRow::point(color, class, *x, *y, tip));
+            self.record(|| DataRow::point(series, class, *x, *y, tip));
             let _ = write!(
                 self.body,
-                r#"<circle cx="{:.1}" cy="{:.1}" r="2.6"><title>{}</title></circle>"#,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="{r}"><title>{}</title></circle>"#,
                 self.px(*x),
                 self.py(*y),
                 esc(tip)
@@ -434,12 +453,29 @@ impl Chart {
 
     /// Horizontal segments (x0, x1, y) with tooltips: one per file on a time axis.
     pub fn segments(&mut self, segs: &[(f64, f64, f64, String)], color: &str, class: &str) {
+        self.strokes(segs, color, class, color, 1.0);
+    }
+
+    /// Per-file segments under a series' 1 s line: faint, named `name` in the data file.
+    pub fn file_segments(&mut self, segs: &[(f64, f64, f64, String)], color: &str, name: &str) {
+        self.strokes(segs, color, "files", name, 0.35);
+    }
+
+    /// Segments of stroke opacity `opacity`, recorded as series `series`.
+    fn strokes(
+        &mut self,
+        segs: &[(f64, f64, f64, String)],
+        color: &str,
+        class: &str,
+        series: &str,
+        opacity: f64,
+    ) {
         let _ = write!(
             self.body,
-            r#"<g class="{class}" stroke="{color}" stroke-width="2.2">"#
+            r#"<g class="{class}" stroke="{color}" stroke-width="2.2" stroke-opacity="{opacity}">"#
         );
         for (x0, x1, y, tip) in segs {
-            self.record(|| DataRow::segment(color, class, *x0, *x1, *y, tip));
+            self.record(|| DataRow::segment(series, class, *x0, *x1, *y, tip));
             let (a, b) = (self.px(*x0), self.px(*x1).max(self.px(*x0) + 1.0));
             let _ = write!(
                 self.body,

@@ -1,12 +1,15 @@
-//! The charts against time: per-file throughput, the probe's bus power and enclosure
-//! temperature, and the drive's own (SMART) temperature, on one time axis.
+//! The charts against time: throughput (each second's from the byte counter, over each
+//! file's), the probe's bus power and enclosure temperature, and the drive's own (SMART)
+//! temperature, on one time axis from the run's first file.
 
-use crate::envelope;
 use crate::svg::{Chart, PALETTE};
 use crate::view::{mark_events, EventView, SeriesView};
+use crate::{envelope, seconds};
 use crate::{NS, WIDTH};
+use hostd_analysis::throughput;
 use hostd_records::binning::MinMeanMax;
 use hostd_records::RunData;
+use std::fmt::Write;
 
 /// Probe points per chart line (min/max kept per bucket).
 const PROBE_BUCKETS: usize = 900;
@@ -79,66 +82,104 @@ pub(crate) fn charts(
         .map(|f| f.end_ns as i64)
         .max()
         .unwrap_or(t0);
-    let (mut lo_ns, mut hi_ns) = (t0, end);
+    // The axis starts at the first file (the run's first byte), or at a temperature gate's
+    // wait before it (the profile's own pause): the probe's idle lead-in before that is left
+    // out, so that it squeezes nothing.
+    let lo_ns = run
+        .gate_waits
+        .iter()
+        .filter(|w| w.waited_s > 0.0)
+        .map(|w| w.start_ns as i64)
+        .fold(t0, i64::min);
+    let mut hi_ns = end;
     if let Some(p) = &run.probe {
-        lo_ns = lo_ns.min(*p.time_ns.first().unwrap_or(&t0));
         hi_ns = hi_ns.max(*p.time_ns.last().unwrap_or(&end));
     }
     let xr = ((lo_ns - t0) as f64 / NS, (hi_ns - t0) as f64 / NS);
-    let ymax = run.files.iter().map(|f| f.rate_bps()).fold(0.0, f64::max) / 1e9;
+    let lines: Vec<Vec<(f64, f64)>> = views
+        .iter()
+        .map(|v| seconds::by_time(&throughput::of_phase(run, &v.target, &v.phase), t0))
+        .collect();
+    let ymax = run
+        .files
+        .iter()
+        .map(|f| f.rate_bps() / 1e9)
+        .chain(lines.iter().flatten().map(|p| p.1))
+        .fold(0.0, f64::max);
     let mut out = String::new();
+    if let Some(lead) = run
+        .probe
+        .as_ref()
+        .and_then(|p| p.time_ns.first())
+        .map(|first| (lo_ns - first) as f64 / NS)
+        .filter(|s| *s >= 1.0)
+    {
+        let _ = write!(
+            out,
+            r#"<p class="note" id="lead-in">The probe's {lead:.0} s before the run's first step (the drive idle) are left out of these charts; the thermal fit reads them.</p>"#
+        );
+    }
     let mut c = Chart::new("chart-throughput-time", WIDTH, 240.0, xr, (0.0, ymax * 1.1));
     if events.is_empty() {
         c = c.without_marker_strip();
     }
-    for v in views {
+    let mut long = false;
+    for (v, line) in views.iter().zip(&lines) {
         let of_view = || {
             run.files
                 .iter()
                 .filter(|f| f.target == v.target && f.phase == v.phase)
         };
         if envelope::summarised(of_view().count()) {
-            // Each file at its middle: the envelope of the files' rates over time.
-            let pts: Vec<(f64, f64)> = of_view()
+            if line.is_empty() {
+                // Each file at its middle: the envelope of the files' rates over time.
+                let pts: Vec<(f64, f64)> = of_view()
+                    .map(|f| {
+                        let mid = (f.start_ns / 2 + f.end_ns / 2) as i64;
+                        ((mid - t0) as f64 / NS, f.rate_bps() / 1e9)
+                    })
+                    .collect();
+                envelope::draw(&mut c, &pts, xr.0, xr.1, v.color);
+            }
+        } else {
+            let segs: Vec<(f64, f64, f64, String)> = of_view()
                 .map(|f| {
-                    let mid = (f.start_ns / 2 + f.end_ns / 2) as i64;
-                    ((mid - t0) as f64 / NS, f.rate_bps() / 1e9)
+                    let (s, e) = (
+                        (f.start_ns as i64 - t0) as f64 / NS,
+                        (f.end_ns as i64 - t0) as f64 / NS,
+                    );
+                    (
+                        s,
+                        e,
+                        f.rate_bps() / 1e9,
+                        format!(
+                            "{} file {}: {:.2} GB/s, {:.1}–{:.1} s",
+                            v.label,
+                            f.index,
+                            f.rate_bps() / 1e9,
+                            s,
+                            e
+                        ),
+                    )
                 })
                 .collect();
-            envelope::draw(&mut c, &pts, xr.0, xr.1, v.color);
-            c.legend(&v.label, v.color);
-            continue;
+            if line.is_empty() {
+                c.segments(&segs, v.color, "series");
+            } else {
+                c.file_segments(&segs, v.color, &format!("{} per file", v.label));
+            }
         }
-        let segs: Vec<(f64, f64, f64, String)> = run
-            .files
-            .iter()
-            .filter(|f| f.target == v.target && f.phase == v.phase)
-            .map(|f| {
-                let (s, e) = (
-                    (f.start_ns as i64 - t0) as f64 / NS,
-                    (f.end_ns as i64 - t0) as f64 / NS,
-                );
-                (
-                    s,
-                    e,
-                    f.rate_bps() / 1e9,
-                    format!(
-                        "{} file {}: {:.2} GB/s, {:.1}–{:.1} s",
-                        v.label,
-                        f.index,
-                        f.rate_bps() / 1e9,
-                        s,
-                        e
-                    ),
-                )
-            })
-            .collect();
-        c.segments(&segs, v.color, "series");
+        if !line.is_empty() {
+            long |= seconds::draw(&mut c, line, xr.0, xr.1, v.color);
+        }
         c.legend(&v.label, v.color);
     }
     c.spans(&gate_spans(run, t0), "gate-wait");
     mark_events(&mut c, events);
     out.push_str(&c.finish("time since the first file started, s", "throughput, GB/s"));
+    if long {
+        out.push_str(&seconds::envelope_note());
+    }
     match &run.probe {
         None => out.push_str(r#"<p class="note" id="no-probe">No probe samples in this run: power and temperature charts omitted.</p>"#),
         Some(p) => {
@@ -233,7 +274,11 @@ fn chart_drive_temp(
     else {
         return r#"<p class="note" id="no-drive-temp">No drive (SMART) temperature in this run (drive_temp.csv absent: the drive answered none, or an older run).</p>"#.into();
     };
-    let all = temps.values().flatten().map(|r| r.1);
+    let all = temps
+        .values()
+        .flatten()
+        .filter(|r| (r.0 - t0) as f64 / NS >= xr.0)
+        .map(|r| r.1);
     let (ymin, ymax) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
         (l.min(v), h.max(v))
     });
@@ -258,6 +303,7 @@ fn chart_drive_temp(
         let pts: Vec<(f64, f64)> = temps[target]
             .iter()
             .map(|&(t, v)| ((t - t0) as f64 / NS, v))
+            .filter(|p| p.0 >= xr.0)
             .collect();
         c.line(&pts, color, "series");
         let short = views

@@ -56,15 +56,24 @@ fn report_renders_in_chromium_without_console_messages_and_with_all_charts() {
             count(by_gb, "<circle") >= files,
             "{scenario}: one point per file"
         );
+        assert_eq!(
+            count(by_gb, r#"<path class="series seconds""#),
+            series,
+            "{scenario}: the 1 s throughput of each target"
+        );
         assert!(
             count(by_gb, "event-marker") >= 1,
             "{scenario}: events marked"
         );
         let by_time = svg_element(&dom, "chart-throughput-time");
         assert_eq!(
-            count(by_time, r#"class="series""#),
+            count(by_time, r#"<path class="series seconds""#),
             series,
-            "{scenario}: one series per target"
+            "{scenario}: one 1 s line per target"
+        );
+        assert!(
+            count(by_time, r#"<g class="files""#) == series,
+            "{scenario}: each target's files under its line"
         );
         for id in ["chart-power", "chart-temperature"] {
             let c = svg_element(&dom, id);

@@ -137,23 +137,39 @@ pub fn register(registry: &mut BackendRegistry) {
     );
 }
 
+/// The host port the probe simulator models where the scenario gives none (or no target is
+/// simulated): a Type-C port advertising 3.0 A, 15 W at 5 V, more than any drive of the
+/// scenarios draws, so it holds nothing back. The simulated probe then reads its port as a
+/// probe that senses CC does, and the run knows its budget.
+pub const SIM_PORT_CURRENT_A: f64 = 3.0;
+
 /// The probe simulator's flags for a run whose targets are `target_texts` (as on the
-/// command line): the first `sim:` target's device model, its time scale and seed.
-/// None when no target is simulated.
-pub fn probe_sim_args(target_texts: &[String]) -> anyhow::Result<Option<Vec<String>>> {
+/// command line): the first `sim:` target's device model, its time scale and seed; the host
+/// port [`SIM_PORT_CURRENT_A`] where the scenario models none, or alone when no target is
+/// simulated.
+pub fn probe_sim_args(target_texts: &[String]) -> anyhow::Result<Vec<String>> {
+    let default_port = || {
+        vec![
+            "--port-current-a".to_string(),
+            SIM_PORT_CURRENT_A.to_string(),
+        ]
+    };
     let Some(text) = target_texts.iter().find(|t| t.starts_with("sim:")) else {
-        return Ok(None);
+        return Ok(default_port());
     };
     let loc = SimLocation::parse(strip_mode(text.trim_start_matches("sim:")))?;
     let sc = playable(&loc.scenario)?;
     let mut args = sc.device.probe_sim_args();
+    if sc.device.port_current_a.is_none() {
+        args.extend(default_port());
+    }
     args.extend([
         "--time-scale".to_string(),
         loc.scale.to_string(),
         "--seed".to_string(),
         sc.seed.to_string(),
     ]);
-    Ok(Some(args))
+    Ok(args)
 }
 
 /// Scenario `name` if a `sim:` target can play it: one whose port's budget changes mid-run,
@@ -688,15 +704,24 @@ mod tests {
 
     #[test]
     fn probe_sim_args_carry_the_device_model_and_scale() {
-        let a = probe_sim_args(&["/mnt/x".into(), "sim:x5-thermal*10:write".into()])
-            .unwrap()
-            .unwrap();
+        let a = probe_sim_args(&["/mnt/x".into(), "sim:x5-thermal*10:write".into()]).unwrap();
         let s = a.join(" ");
         assert!(
             s.contains("--idle-w 2.9") && s.contains("--tau-s 20") && s.contains("--time-scale 10"),
             "{s}"
         );
-        assert!(probe_sim_args(&["/mnt/x".into()]).unwrap().is_none());
+        // A scenario without a port, or no simulated target: the simulator's 3.0 A port.
+        assert!(s.contains("--port-current-a 3"), "{s}");
+        assert_eq!(
+            probe_sim_args(&["/mnt/x".into()]).unwrap(),
+            ["--port-current-a", "3"]
+        );
+        // A scenario's own port is kept.
+        let own = probe_sim_args(&["sim:tb-ssd-4w5-port*5".into()])
+            .unwrap()
+            .join(" ");
+        assert_eq!(own.matches("--port-current-a").count(), 1, "{own}");
+        assert!(own.contains("--port-current-a 0.9"), "{own}");
     }
 
     #[test]

@@ -333,7 +333,8 @@ pub fn execute(
 }
 
 /// Sends `RunStart` and a warning for each target without direct I/O or with an engine
-/// note; returns those warnings.
+/// note (a simulated target's, its time scale, is no warning: the summary states it once as
+/// a note); returns those warnings.
 fn announce(
     cfg: &RunConfig,
     targets: &[TargetInfo],
@@ -347,7 +348,7 @@ fn announce(
     });
     let mut warnings = Vec::new();
     for (i, t) in targets.iter().enumerate() {
-        if let Some(note) = &t.engine_note {
+        if let Some(note) = t.engine_note.as_ref().filter(|_| !t.is_simulated()) {
             warnings.push(format!("target {}: {note}", t.label));
             observer(&RunEvent::Warning {
                 target_index: Some(i),

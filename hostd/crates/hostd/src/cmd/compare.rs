@@ -2,9 +2,9 @@
 //! column per run in the order given and one row per figure, the runs matched by phase
 //! (e.g. a drive on a direct port against the same drive on a hub); `--group-by KEY` heads
 //! each column by one of its run's `--tag KEY=VALUE`s; `--report FILE.html` draws them on
-//! one page (`hostd_report::compare`) and `--charts DIR` writes its charts as SVG and CSV.
-//! A directory that cannot be read is named with the reason and the others are still
-//! compared.
+//! one page (`hostd_report::compare`), `--highlight RUN` marks the drive under review on its
+//! bar charts, and `--charts DIR` writes its charts as SVG and CSV. A directory that cannot
+//! be read is named with the reason and the others are still compared.
 
 use anyhow::Context;
 use hostd_analysis::Options;
@@ -36,6 +36,10 @@ pub struct CompareArgs {
     /// Write every chart of the comparison page into DIR as ID.svg with its data as ID.csv.
     #[arg(long, value_name = "DIR")]
     pub charts: Option<PathBuf>,
+    /// Mark the drive under review on every bar chart: a run directory, a run's label or its
+    /// group's value (`x5` with `--group-by drive`).
+    #[arg(long, value_name = "RUN")]
+    pub highlight: Option<String>,
 }
 
 /// The `(none)` group: a run without the tag.
@@ -103,7 +107,10 @@ pub fn execute(args: CompareArgs) -> anyhow::Result<ExitCode> {
             r.group = group_of(&r.run.conditions).map(|v| format!("{key}={v}"));
         }
     }
-    let plan = compare::plan(&runs);
+    let mut plan = compare::plan(&runs);
+    if let Some(run) = &args.highlight {
+        compare::highlight(&runs, &mut plan, run).map_err(anyhow::Error::msg)?;
+    }
     if args.report.is_some() || args.charts.is_some() {
         let title = runs
             .iter()

@@ -165,7 +165,7 @@ pub fn parts(args: &RunArgs) -> anyhow::Result<Vec<Box<dyn RunPart>>> {
         let defaults = hostd_correlate::ProbeOptions::default();
         let opts = hostd_correlate::ProbeOptions {
             source: probe,
-            sim_args: hostd_scenario::backend::probe_sim_args(&args.targets)?.unwrap_or_default(),
+            sim_args: hostd_scenario::backend::probe_sim_args(&args.targets)?,
             target_index: usize::from(args.probe_on) - 1,
             rate_hz: args.probe_rate.unwrap_or(defaults.rate_hz),
             channels: args.probe_channels.unwrap_or(defaults.channels),

@@ -1,13 +1,14 @@
-//! The comparison's charts: throughput against data written per compared phase (a point
-//! cloud per run, or its band past [`envelope::MAX_FILE_MARKS`] files on one chart), bus
-//! power and temperatures against time from each run's first file, and a bar chart per
-//! headline figure and phase.
+//! The comparison's charts: throughput against data written per compared phase (each run's
+//! 1 s throughput as a line; per-file rates for a run without byte counters), bus power and
+//! temperatures against time from each run's first file, and a grid of bar charts, one per
+//! headline figure and phase, each sorted by value.
 
 use super::figures::METRICS;
 use super::{CompareRun, Comparison};
-use crate::envelope;
 use crate::svg::{esc, Chart, EmptySlot, IntervalBar, Marker};
+use crate::{envelope, hbars, seconds};
 use crate::{NS, WIDTH};
+use hostd_analysis::throughput;
 use hostd_records::binning::MinMeanMax;
 use hostd_records::headline::Figure;
 use std::fmt::Write;
@@ -85,22 +86,31 @@ fn markers(
         .collect()
 }
 
-/// Throughput against the data written, one chart per compared phase.
+/// Throughput against the data written, one chart per compared phase: each run's 1 s
+/// throughput from its byte counter as a line; a run without counters (an older run) as its
+/// per-file rates, a point cloud (or its band past [`envelope::MAX_FILE_MARKS`] files, or
+/// [`MAX_CLOUDS`] runs).
 pub(crate) fn by_data_section(
     runs: &[CompareRun],
     c: &Comparison,
     numbers: &[Vec<usize>],
 ) -> String {
     let mut h = String::from(
-        r#"<section id="compare-by-data"><h2>Throughput against data written</h2><p class="note">One colour per run; numbered markers are the events listed below, a shaded band the onset's interval.</p>"#,
+        r#"<section id="compare-by-data"><h2>Throughput against data written</h2><p class="note">One colour per run: the throughput of each second, from the run's byte counter; numbered markers are the events listed below, a shaded band the onset's interval.</p>"#,
     );
     for phase in &c.phases {
+        let mut lines: Vec<(usize, Vec<(f64, f64)>)> = Vec::new();
         let mut clouds: Vec<(usize, Vec<Point>)> = Vec::new();
         for (k, (r, cr)) in runs.iter().zip(&c.runs).enumerate() {
             if !cr.figures.iter().any(|f| &f.phase == phase) {
                 continue;
             }
             let subject = r.subject().unwrap_or("");
+            let secs = throughput::of_phase(&r.run, subject, phase);
+            if !secs.is_empty() {
+                lines.push((k, seconds::by_data(&secs)));
+                continue;
+            }
             let mut files: Vec<_> = r
                 .run
                 .files
@@ -125,16 +135,14 @@ pub(crate) fn by_data_section(
         }
         let total: usize = clouds.iter().map(|c| c.1.len()).sum();
         let banded = envelope::summarised(total) || clouds.len() > MAX_CLOUDS;
-        let xmax = clouds
-            .iter()
-            .flat_map(|c| &c.1)
-            .map(|p| p.0)
-            .fold(0.0, f64::max);
-        let ymax = clouds
-            .iter()
-            .flat_map(|c| &c.1)
-            .map(|p| p.1)
-            .fold(0.0, f64::max);
+        let all = || {
+            lines
+                .iter()
+                .flat_map(|l| l.1.iter().copied())
+                .chain(clouds.iter().flat_map(|c| c.1.iter().map(|p| (p.0, p.1))))
+        };
+        let xmax = all().map(|p| p.0).fold(0.0, f64::max);
+        let ymax = all().map(|p| p.1).fold(0.0, f64::max);
         let _ = write!(h, "<h3>{}</h3>", esc(phase));
         let mut chart = Chart::new(
             &by_data_id(phase),
@@ -143,25 +151,47 @@ pub(crate) fn by_data_section(
             (0.0, xmax * 1.02),
             (0.0, ymax * 1.1),
         );
-        for (k, pts) in &clouds {
-            let cr = &c.runs[*k];
-            if banded {
-                let xy: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.1)).collect();
-                let bins = (xy.len() / FILES_PER_BIN).clamp(1, envelope::FILE_BINS);
-                envelope::draw_bins(&mut chart, &xy, 0.0, xmax, &cr.color, bins);
+        let mut long = false;
+        for k in 0..runs.len() {
+            let cr = &c.runs[k];
+            if let Some((_, line)) = lines.iter().find(|l| l.0 == k) {
+                long |= seconds::draw(&mut chart, line, 0.0, xmax, &cr.color);
+            } else if let Some((_, pts)) = clouds.iter().find(|c| c.0 == k) {
+                if banded {
+                    let xy: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.1)).collect();
+                    let bins = (xy.len() / FILES_PER_BIN).clamp(1, envelope::FILE_BINS);
+                    envelope::draw_bins(&mut chart, &xy, 0.0, xmax, &cr.color, bins);
+                } else {
+                    chart.points(pts, &cr.color, "series");
+                }
             } else {
-                chart.points(pts, &cr.color, "series");
+                continue;
             }
             chart.legend(&cr.label, &cr.color);
-            for m in markers(&runs[*k], &cr.color, &numbers[*k], Some(phase), false) {
+            for m in markers(&runs[k], &cr.color, &numbers[k], Some(phase), false) {
                 chart.marker(m);
             }
         }
         h.push_str(&chart.finish(
             &format!("data of the phase written, GB ({phase})"),
-            "per-file throughput, GB/s",
+            "throughput, GB/s",
         ));
-        if banded {
+        if long {
+            h.push_str(&seconds::envelope_note());
+        }
+        if !clouds.is_empty() {
+            let named: Vec<&str> = clouds
+                .iter()
+                .map(|c| c.0)
+                .map(|k| c.runs[k].label.as_str())
+                .collect();
+            let _ = write!(
+                h,
+                r#"<p class="note">No byte counters (counters.csv) in {}: each file's rate instead (dots).</p>"#,
+                esc(&named.join(", "))
+            );
+        }
+        if banded && !clouds.is_empty() {
             let _ = write!(
                 h,
                 r#"<p class="note envelope">{total} files of {} runs on this chart: each run is drawn as the min–max band and mean of its files in bins of about {FILES_PER_BIN} files (at most {}), not file by file (files.csv has every file).</p>"#,
@@ -174,9 +204,12 @@ pub(crate) fn by_data_section(
     h
 }
 
-/// Mean of `values` in [`TIME_BUCKETS`] equal buckets from `t0` over the samples' span,
-/// as (s since t0, mean); empty buckets break the line.
+/// Mean of `values` in [`TIME_BUCKETS`] equal buckets over the span of the samples from `t0`
+/// on, as (s since t0, mean); empty buckets break the line.
 fn bucket_means(time_ns: &[i64], values: &[f64], t0: i64) -> Vec<(f64, f64)> {
+    // From the run's first file on: an idle lead-in would squeeze the other runs.
+    let from = time_ns.partition_point(|&t| t < t0);
+    let (time_ns, values) = (&time_ns[from..], &values[from.min(values.len())..]);
     let (Some(&first), Some(&last)) = (time_ns.first(), time_ns.last()) else {
         return Vec::new();
     };
@@ -199,7 +232,7 @@ fn bucket_means(time_ns: &[i64], values: &[f64], t0: i64) -> Vec<(f64, f64)> {
 /// Bus power, enclosure and drive temperature against time since each run's first file.
 pub(crate) fn time_section(runs: &[CompareRun], c: &Comparison, numbers: &[Vec<usize>]) -> String {
     let mut h = String::from(
-        r#"<section id="compare-time"><h2>Bus power and temperature against time</h2><p class="note">Time from each run's first file; one line per run (the mean of its samples in each of up to 600 steps); dashed lines are its events.</p>"#,
+        r#"<section id="compare-time"><h2>Bus power and temperature against time</h2><p class="note">Time from each run's first file (an idle lead-in before it is left out); one line per run (the mean of its samples in each of up to 600 steps); dashed lines are its events.</p>"#,
     );
     type Lines = Vec<(usize, Vec<(f64, f64)>)>;
     let probe_lines = |pick: fn(&hostd_records::ProbeSeries) -> &Vec<f64>| -> Lines {
@@ -228,6 +261,7 @@ pub(crate) fn time_section(runs: &[CompareRun], c: &Comparison, numbers: &[Vec<u
                     temps
                         .iter()
                         .map(|&(t, v)| ((t - r.t0()) as f64 / NS, v))
+                        .filter(|p| p.0 >= 0.0)
                         .collect(),
                 )
             })
@@ -262,7 +296,7 @@ pub(crate) fn time_section(runs: &[CompareRun], c: &Comparison, numbers: &[Vec<u
             continue;
         }
         let xmax = pts().map(|p| p.0).fold(0.0, f64::max);
-        let xmin = pts().map(|p| p.0).fold(0.0, f64::min);
+        let xmin = 0.0;
         let (ymin, ymax) = pts().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
             (a.min(p.1), b.max(p.1))
         });
@@ -293,19 +327,32 @@ pub(crate) fn time_section(runs: &[CompareRun], c: &Comparison, numbers: &[Vec<u
     h
 }
 
-/// A bar chart per headline figure and compared phase: one bar per run with its 95 %
-/// interval, each written as every output writes it (its [`Kind`], in the chart's unit or
-/// its own), a figure of the first drop with the drop's cause; a run without the figure
-/// gets "none" and why in its slot. A figure no run has is named with each run's reason
+/// A bar chart per headline figure and compared phase, side by side in a grid: one bar per
+/// run with its 95 % interval, sorted by value ([`hbars`]), each written as every output
+/// writes it (its [`Kind`], in the chart's unit or its own), a figure of the first drop with
+/// the drop's cause; a run without the figure gets "none" and why in its row; the runs under
+/// review (`--highlight`) stand out. A figure no run has is named with each run's reason
 /// instead of drawn.
 pub(crate) fn bars_section(c: &Comparison) -> String {
     let mut h = String::from(
-        r#"<section id="compare-bars"><h2>Headline figures</h2><p class="note">One bar per run; whiskers are 95 % intervals (onsets: the onset's 99.9 % interval); the first drop is the first of any cause, its cause beside its value.</p>"#,
+        r#"<section id="compare-bars"><h2>Headline figures</h2><p class="note">Each chart: one bar per run, highest first; whiskers are 95 % intervals (onsets: the onset's 99.9 % interval); the first drop is the first of any cause, its cause beside its value."#,
     );
-    let slot = (WIDTH - 80.0) / c.runs.len().max(1) as f64;
-    let chars = ((slot / 6.5) as usize).max(4);
+    let highlight: Vec<String> = c
+        .runs
+        .iter()
+        .filter(|r| r.under_review)
+        .map(|r| r.label.clone())
+        .collect();
+    if !highlight.is_empty() {
+        let _ = write!(
+            h,
+            " In bold, strong: the drive under review ({}).",
+            esc(&highlight.join(", "))
+        );
+    }
+    h.push_str("</p>");
     for phase in &c.phases {
-        let _ = write!(h, "<h3>{}</h3>", esc(phase));
+        let _ = write!(h, r#"<h3>{}</h3><div class="bar-grid">"#, esc(phase));
         let mut none = Vec::new();
         for m in &METRICS {
             let of_run = |r| of_run(r, phase, m.key);
@@ -357,55 +404,23 @@ pub(crate) fn bars_section(c: &Comparison) -> String {
                 none.push(format!("{} ({})", m.title, why.join("; ")));
                 continue;
             }
-            let top = bars
-                .iter()
-                .map(|b| b.high.unwrap_or(b.value))
-                .fold(0.0, f64::max);
-            // Labels that do not fit under their bar: numbered, and named in a legend.
-            let fits = c.runs.iter().all(|r| r.label.chars().count() <= chars);
-            let names: Vec<String> = c
-                .runs
-                .iter()
-                .enumerate()
-                .map(|(k, r)| {
-                    if fits {
-                        r.label.clone()
-                    } else {
-                        (k + 1).to_string()
-                    }
-                })
-                .collect();
-            let mut chart = Chart::new(
+            let _ = write!(
+                h,
+                r#"<div class="bars"><h4>{} ({})</h4>"#,
+                esc(m.title),
+                esc(unit.name)
+            );
+            h.push_str(&hbars::chart(
                 &bars_id(phase, m.key),
-                WIDTH,
-                220.0,
-                (-0.5, c.runs.len() as f64 - 0.5),
-                (0.0, top * 1.15),
-            )
-            .without_marker_strip()
-            .with_categories(names);
-            chart.interval_bars(&bars, "series bars");
-            chart.empty_slots(&empty);
-            if !fits {
-                for (k, r) in c.runs.iter().enumerate() {
-                    chart.legend(&format!("{}: {}", k + 1, r.label), &r.color);
-                }
-            }
-            let _ = write!(h, "<h4>{} ({})</h4>", esc(m.title), esc(unit.name));
-            // The figure under the axis (room for its name), its unit beside it.
-            h.push_str(&chart.finish(&format!("{} of each run ({phase})", m.title), unit.name));
-            if !empty.is_empty() {
-                let why: Vec<String> = empty
-                    .iter()
-                    .map(|e| format!("{}: none ({})", e.name, e.reason))
-                    .collect();
-                let _ = write!(
-                    h,
-                    r#"<p class="note">No bar: {}.</p>"#,
-                    esc(&why.join("; "))
-                );
-            }
+                bars,
+                &empty,
+                &highlight,
+                unit.name,
+                &format!("{} of each run ({phase}), row from the top", m.title),
+            ));
+            h.push_str("</div>");
         }
+        h.push_str("</div>");
         if !none.is_empty() {
             let _ = write!(
                 h,

@@ -121,6 +121,9 @@ pub struct ComparedRun {
     pub profile: Option<String>,
     /// The bar charts' figures of each compared phase this run has.
     pub figures: Vec<figures::PhaseFigures>,
+    /// The drive under review (`hostd compare --highlight`): strong on every bar chart.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub under_review: bool,
 }
 
 /// Decides what is compared and computes the figures.
@@ -206,6 +209,7 @@ pub fn plan(runs: &[CompareRun]) -> Comparison {
                 .filter(|p| phases.contains(p))
                 .map(|p| figures::of(r, &p))
                 .collect(),
+            under_review: false,
         })
         .collect();
     Comparison {
@@ -213,6 +217,45 @@ pub fn plan(runs: &[CompareRun]) -> Comparison {
         left_out,
         runs: compared,
     }
+}
+
+/// Marks the runs `run` names as under review (`hostd compare --highlight RUN`): a run
+/// directory as given (or the same directory by another path), a run's label, or the value
+/// of its group (`x5` for `drive=x5`); every run of a group that matches. An error names the
+/// runs when none matches.
+pub fn highlight(runs: &[CompareRun], c: &mut Comparison, run: &str) -> Result<(), String> {
+    let same_dir = |dir: &str| {
+        let canon = |p: &str| std::fs::canonicalize(p).ok();
+        dir == run || canon(dir).is_some_and(|d| Some(d) == canon(run))
+    };
+    let mut found = false;
+    for (r, cr) in runs.iter().zip(&mut c.runs) {
+        let value = r
+            .group
+            .as_deref()
+            .and_then(|g| g.split_once('='))
+            .map(|g| g.1);
+        if same_dir(&r.dir)
+            || cr.label == run
+            || r.group.as_deref() == Some(run)
+            || value == Some(run)
+        {
+            cr.under_review = true;
+            found = true;
+        }
+    }
+    if found {
+        return Ok(());
+    }
+    let named: Vec<String> = runs
+        .iter()
+        .zip(&c.runs)
+        .map(|(r, cr)| format!("{} ({})", cr.label, r.dir))
+        .collect();
+    Err(format!(
+        "--highlight {run}: no run is that directory, label or group value (the runs: {})",
+        named.join(", ")
+    ))
 }
 
 /// Each run's label: its group (`KEY=VALUE`) or its subject target's label, with its

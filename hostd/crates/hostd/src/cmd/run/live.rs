@@ -10,14 +10,18 @@
 //! paced sweep, "ETA ~" as its steps end on whole chunks), and a cache-recovery run,
 //! whose end depends on the drive, shows bytes and elapsed time but no ETA.
 //! Hidden when stdout is not a terminal or with `--quiet`.
-//! A run of simulated drives played N× faster (`hostd_records::clock`) shows the modelled
-//! drive's rates and the host's times (the ETA is the wait at the screen).
+//! Data and rates are written as the run's summary writes them (decimal GB and MB,
+//! `hostd_records::published::Kind`). A run of simulated drives played N× faster
+//! (`hostd_records::clock`) shows the modelled drive's rates and times; only the ETA is the
+//! host's (the wait at the screen). Every line fits the terminal's width: a long label keeps
+//! its end behind "…", a long message or status line is cut with "…".
 
+use hostd_records::published::Kind;
 use hostd_records::RunEvent;
 use hostd_workload::runner::TargetProgress;
 use hostd_workload::step::Goal;
 use hostd_workload::Plan;
-use indicatif::{HumanBytes, MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use std::collections::VecDeque;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,8 +29,14 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// Width of the target label column.
+/// Width of the target label column, at most (wider terminals give a quarter of their width).
 const LABEL_WIDTH: usize = 20;
+/// Width of a bar on a terminal wide enough.
+const BAR_WIDTH: usize = 30;
+/// Columns of a byte count ("100.0 GB").
+const DATA_WIDTH: usize = 9;
+/// The terminal's width in columns, asked at each refresh (it may be resized).
+pub type Columns = Arc<dyn Fn() -> usize + Send + Sync>;
 /// How often the bars are refreshed.
 const TICK: Duration = Duration::from_millis(200);
 
@@ -76,10 +86,21 @@ fn mean_rate(p: &TargetProgress, bytes: u64) -> f64 {
     }
 }
 
-/// A rate in bytes per host second as the modelled drive's, in MB/s (a drive played N×
-/// faster moves N× its bytes per host second); the rate itself otherwise.
-fn modelled_mbps(bps: f64) -> f64 {
-    bps / hostd_records::clock::playback().map_or(1.0, |p| p.factor) / 1e6
+/// A rate in bytes per host second as the modelled drive's, for a drive played `factor`×
+/// faster (it moves `factor`× its bytes per host second), written as the summary writes
+/// rates.
+fn modelled_rate(bps: f64, factor: f64) -> String {
+    Kind::Rate.text(bps / factor)
+}
+
+/// The playback factor of the run's clock (1: real time; `hostd_records::clock`).
+fn playback_factor() -> f64 {
+    hostd_records::clock::playback().map_or(1.0, |p| p.factor)
+}
+
+/// Bytes as the summary writes them ("437 MB", "100.0 GB").
+fn data(bytes: u64) -> String {
+    Kind::Data.text(bytes as f64)
 }
 
 /// A target's goal in host time (a time goal is the modelled drive's time).
@@ -93,38 +114,85 @@ fn host_goal(goal: Goal) -> Goal {
     }
 }
 
-/// The message beside one target's bar.
-fn bar_message(p: &TargetProgress, track: &Track, now: Instant, finished: bool) -> String {
+/// A bar's message: its fields, written two spaces apart.
+#[derive(Debug, Clone, PartialEq)]
+struct Message(Vec<String>);
+
+impl Message {
+    fn of(fields: &[&str]) -> Message {
+        Message(fields.iter().map(|f| f.to_string()).collect())
+    }
+
+    /// The message in `n` characters: whole, or its first fields that fit and " …" (the
+    /// first field cut where it must).
+    fn fit(&self, n: usize) -> String {
+        let whole = self.to_string();
+        if whole.chars().count() <= n {
+            return whole;
+        }
+        let mut out = String::new();
+        for f in &self.0 {
+            let next = if out.is_empty() {
+                f.clone()
+            } else {
+                format!("{out}  {f}")
+            };
+            if next.chars().count() + 2 > n {
+                break;
+            }
+            out = next;
+        }
+        if out.is_empty() {
+            fit(&whole, n)
+        } else {
+            format!("{} …", out.trim_end())
+        }
+    }
+}
+
+impl std::fmt::Display for Message {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.join("  "))
+    }
+}
+
+/// The message beside one target's bar, for a drive played `factor`× faster: its rates and
+/// times the modelled drive's.
+fn bar_message(
+    p: &TargetProgress,
+    track: &Track,
+    now: Instant,
+    finished: bool,
+    factor: f64,
+) -> Message {
     let bytes = p.bytes.load(Ordering::Relaxed);
     let phase = p.phase.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let done = finished || p.done.load(Ordering::Relaxed);
     if phase.is_empty() && bytes == 0 {
-        return if done {
-            "did not start".into()
+        return Message::of(&[if done {
+            "did not start"
         } else {
-            "waiting to start".into()
-        };
+            "waiting to start"
+        }]);
     }
+    // The phase in a column of its own.
+    let phase = format!("{phase:<9}");
+    let moved = format!("{:>DATA_WIDTH$} moved", data(bytes));
+    let mean = format!("mean {:>10}", modelled_rate(mean_rate(p, bytes), factor));
     if done {
+        let took = format!("in {:.1} s", p.active_seconds() * factor);
         // A time bar does not show the bytes; the others do.
-        let moved = match host_goal(p.goal) {
-            Goal::Time { .. } => format!("{:>10} moved  ", HumanBytes(bytes).to_string()),
-            _ => String::new(),
+        return match host_goal(p.goal) {
+            Goal::Time { .. } => Message::of(&["done     ", &moved, &took, &mean]),
+            _ => Message::of(&["done     ", &took, &mean]),
         };
-        return format!(
-            "{:<10} {moved}in {:.1} s  mean {:>6.0} MB/s",
-            "done",
-            p.active_seconds(),
-            modelled_mbps(mean_rate(p, bytes))
-        );
     }
     if bytes == 0 {
-        return format!("{phase:<10} first file under way");
+        return Message::of(&[&phase, "first file under way"]);
     }
-    let rates = format!(
-        "now {:>6.0} MB/s  mean {:>6.0} MB/s",
-        modelled_mbps(track.rate_since(now, 2)),
-        modelled_mbps(mean_rate(p, bytes))
+    let now_rate = format!(
+        "now {:>10}",
+        modelled_rate(track.rate_since(now, 2), factor)
     );
     let elapsed = p.active_at(now);
     match host_goal(p.goal) {
@@ -135,7 +203,7 @@ fn bar_message(p: &TargetProgress, track: &Track, now: Instant, finished: bool) 
             } else {
                 "--:--:--".into()
             };
-            format!("{phase:<10} {rates}  ETA {eta}")
+            Message::of(&[&phase, &now_rate, &mean, &format!("ETA {eta}")])
         }
         Goal::Time { run, approximate } => {
             let left = if elapsed < run {
@@ -147,20 +215,22 @@ fn bar_message(p: &TargetProgress, track: &Track, now: Instant, finished: bool) 
             } else if approximate {
                 format!(
                     "{} past its planned time",
-                    format_eta((elapsed - run).as_secs_f64())
+                    format_eta((elapsed - run).as_secs_f64() * factor)
                 )
             } else {
                 "time is up: finishing the last cycle".into()
             };
-            format!(
-                "{phase:<10} {:>10} moved  {rates}  {left}",
-                HumanBytes(bytes).to_string()
-            )
+            Message::of(&[&phase, &moved, &now_rate, &mean, &left])
         }
-        Goal::Open => format!(
-            "{phase:<10} {rates}  {} elapsed, ends when it has measured enough",
-            format_eta(elapsed.as_secs_f64())
-        ),
+        Goal::Open => Message::of(&[
+            &phase,
+            &now_rate,
+            &mean,
+            &format!(
+                "{} elapsed, ends when it has measured enough",
+                format_eta(elapsed.as_secs_f64() * factor)
+            ),
+        ]),
     }
 }
 
@@ -176,36 +246,134 @@ fn bar_position(p: &TargetProgress, now: Instant) -> u64 {
     }
 }
 
-/// The bar's look: bytes of total for a byte goal, a time bar for a time
-/// goal, bytes alone (no bar) for an open one.
-fn bar_style(goal: Goal) -> ProgressStyle {
-    let template = match goal {
-        Goal::Bytes(_) => {
-            format!(
-                "{{prefix:<{LABEL_WIDTH}}} {{bar:30}} {{bytes:>10}}/{{total_bytes:<10}} {{msg}}"
-            )
+/// How a target's line is laid out on a terminal `cols` wide whose longest label is
+/// `longest` characters: the label column, the bar and the room left for the message.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Layout {
+    label: usize,
+    bar: usize,
+    message: usize,
+}
+
+/// Columns the message of a target in progress takes ("write      now  2.19 GB/s  mean
+/// 1.17 GB/s  ETA 00:00:33"): the bar gives way to it on a narrow terminal.
+const MESSAGE_WIDTH: usize = 58;
+
+impl Layout {
+    fn of(cols: usize, longest: usize, goal: Goal) -> Layout {
+        let widest = if cols >= 120 {
+            LABEL_WIDTH.max(cols / 4)
+        } else {
+            16
+        };
+        let label = longest.clamp(1, widest);
+        let data = match goal {
+            Goal::Bytes(_) => 2 * DATA_WIDTH + 2,
+            Goal::Time { .. } => 0,
+            Goal::Open => DATA_WIDTH + 7,
+        };
+        // The bar takes what the label, the data and the message leave, at most
+        // BAR_WIDTH; under 10 columns, none. The last column stays empty.
+        let bar = match cols
+            .saturating_sub(label + data + 4 + MESSAGE_WIDTH)
+            .min(BAR_WIDTH)
+        {
+            _ if matches!(goal, Goal::Open) => 0,
+            b if b < 10 => 0,
+            b => b,
+        };
+        let used = label + 1 + if bar > 0 { bar + 1 } else { 0 } + data + 1;
+        Layout {
+            label,
+            bar,
+            message: cols.saturating_sub(used + 1).max(10),
         }
-        Goal::Time { .. } => format!("{{prefix:<{LABEL_WIDTH}}} {{bar:30}} {{msg}}"),
-        Goal::Open => format!("{{prefix:<{LABEL_WIDTH}}} {{bytes:>10}} moved  {{msg}}"),
+    }
+}
+
+/// The bar's look: bytes of total for a byte goal, a time bar for a time goal, bytes alone
+/// (no bar) for an open one; bytes as the summary writes them.
+fn bar_style(goal: Goal, layout: Layout) -> ProgressStyle {
+    let (label, bar) = (layout.label, layout.bar);
+    let bar = if bar > 0 {
+        format!("{{bar:{bar}}} ")
+    } else {
+        String::new()
+    };
+    let template = match goal {
+        Goal::Bytes(_) => format!(
+            "{{prefix:<{label}}} {bar}{{data:>{DATA_WIDTH}}}/{{total:<{DATA_WIDTH}}} {{msg}}"
+        ),
+        Goal::Time { .. } => format!("{{prefix:<{label}}} {bar}{{msg}}"),
+        Goal::Open => format!("{{prefix:<{label}}} {{data:>{DATA_WIDTH}}} moved  {{msg}}"),
     };
     ProgressStyle::with_template(&template)
         .expect("valid template")
+        .with_key("data", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+            let _ = w.write_str(&data(s.pos()));
+        })
+        .with_key("total", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+            let _ = w.write_str(&data(s.len().unwrap_or(0)));
+        })
         .progress_chars("=> ")
 }
 
-/// The last `n` characters of `label` (the end of a path says most).
+/// `label` in `n` characters: a path keeps its end (which says most), another label (a
+/// `sim:` scenario, a device) its start and its end, "…" between.
 fn label_tail(label: &str, n: usize) -> String {
     let count = label.chars().count();
     if count <= n {
         return label.to_string();
     }
-    let tail: String = label.chars().skip(count - (n - 1)).collect();
-    format!("…{tail}")
+    let keep = n.saturating_sub(1);
+    let head = if label.contains(['/', '\\']) {
+        0
+    } else {
+        keep.div_ceil(2)
+    };
+    let start: String = label.chars().take(head).collect();
+    let end: String = label.chars().skip(count - (keep - head)).collect();
+    format!("{start}…{end}")
+}
+
+/// `text` in `n` characters: whole, or cut after its last field that fits (fields are
+/// apart by two spaces or more) and ended with "…"; a first field longer than `n` is cut
+/// where it must.
+fn fit(text: &str, n: usize) -> String {
+    if text.chars().count() <= n {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(n.saturating_sub(1)).collect();
+    match head.trim_end().rfind("  ") {
+        Some(at) if at > 0 => format!("{} …", head[..at].trim_end()),
+        _ => format!("{head}…"),
+    }
+}
+
+/// Lays the bars out for a terminal `cols` wide: their style and label.
+fn lay_out(
+    bars: &[ProgressBar],
+    labels: &[String],
+    progress: &[Arc<TargetProgress>],
+    cols: usize,
+) -> Vec<Layout> {
+    let longest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(1);
+    bars.iter()
+        .zip(labels)
+        .zip(progress)
+        .map(|((b, label), p)| {
+            let layout = Layout::of(cols, longest, p.goal);
+            b.set_style(bar_style(p.goal, layout));
+            b.set_prefix(label_tail(label, layout.label));
+            layout
+        })
+        .collect()
 }
 
 /// Running live view.
 pub struct LiveView {
     multi: Option<MultiProgress>,
+    cols: Columns,
     bars: Vec<ProgressBar>,
     labels: Vec<String>,
     status: Option<ProgressBar>,
@@ -230,6 +398,7 @@ impl LiveView {
         }
         LiveView::start_on(
             ProgressDrawTarget::stdout_with_hz(5),
+            Arc::new(|| usize::from(console::Term::stdout().size().1)),
             labels,
             progress,
             header,
@@ -239,6 +408,7 @@ impl LiveView {
     fn hidden(labels: Vec<String>, progress: &[Arc<TargetProgress>]) -> LiveView {
         LiveView {
             multi: None,
+            cols: Arc::new(|| 80),
             bars: Vec::new(),
             labels,
             status: None,
@@ -248,9 +418,10 @@ impl LiveView {
         }
     }
 
-    /// The view drawn on `target`, one bar per label.
+    /// The view drawn on `target`, `cols` columns wide, one bar per label.
     pub fn start_on(
         target: ProgressDrawTarget,
+        cols: Columns,
         labels: Vec<String>,
         progress: &[Arc<TargetProgress>],
         header: &str,
@@ -259,22 +430,21 @@ impl LiveView {
         // Before any bar exists: a line printed beside drawn bars would be
         // overdrawn and the first frame repeated.
         let _ = multi.println(header);
-        let bars: Vec<ProgressBar> = labels
+        let bars: Vec<ProgressBar> = progress
             .iter()
-            .zip(progress)
-            .map(|(label, p)| {
+            .map(|p| {
                 let b = ProgressBar::hidden();
                 match host_goal(p.goal) {
                     Goal::Bytes(total) => b.set_length(total),
                     Goal::Time { run, .. } => b.set_length(run.as_millis() as u64),
                     Goal::Open => {}
                 }
-                b.set_style(bar_style(p.goal));
-                b.set_prefix(label_tail(label, LABEL_WIDTH));
                 b.set_message("waiting to start");
                 multi.add(b)
             })
             .collect();
+        let mut width = cols();
+        let mut layouts = lay_out(&bars, &labels, progress, width);
         let status = multi.add(ProgressBar::hidden());
         // Log lines for stderr clear the bars and redraw them after.
         crate::logging::hold_bars(&multi);
@@ -282,14 +452,24 @@ impl LiveView {
         let stop = Arc::new(AtomicBool::new(false));
         let thread = {
             let (bars, progress, stop) = (bars.clone(), progress.to_vec(), stop.clone());
+            let (labels, cols) = (labels.clone(), cols.clone());
             std::thread::spawn(move || {
                 let mut tracks = vec![Track::default(); bars.len()];
                 while !stop.load(Ordering::Relaxed) {
                     let now = Instant::now();
-                    for ((bar, p), track) in bars.iter().zip(&progress).zip(&mut tracks) {
+                    if cols() != width {
+                        width = cols();
+                        layouts = lay_out(&bars, &labels, &progress, width);
+                    }
+                    for (((bar, p), track), layout) in
+                        bars.iter().zip(&progress).zip(&mut tracks).zip(&layouts)
+                    {
                         track.observe(now, p.bytes.load(Ordering::Relaxed));
                         bar.set_position(bar_position(p, now));
-                        bar.set_message(bar_message(p, track, now, false));
+                        bar.set_message(
+                            bar_message(p, track, now, false, playback_factor())
+                                .fit(layout.message),
+                        );
                     }
                     std::thread::sleep(TICK);
                 }
@@ -298,6 +478,7 @@ impl LiveView {
         };
         LiveView {
             multi: Some(multi),
+            cols,
             bars,
             labels,
             status: Some(status),
@@ -310,7 +491,8 @@ impl LiveView {
     /// Replaces the status line under the bars (one entry per component).
     pub fn set_status(&self, lines: &[String]) {
         if let Some(bar) = &self.status {
-            bar.set_message(lines.join("   "));
+            let cols = (self.cols)().saturating_sub(1).max(10);
+            bar.set_message(fit(&lines.join("   "), cols));
         }
     }
 
@@ -324,9 +506,19 @@ impl LiveView {
             return;
         };
         let now = Instant::now();
-        for ((bar, p), track) in self.bars.iter().zip(&self.progress).zip(&tracks) {
+        let layouts = lay_out(&self.bars, &self.labels, &self.progress, (self.cols)());
+        for (((bar, p), track), layout) in self
+            .bars
+            .iter()
+            .zip(&self.progress)
+            .zip(&tracks)
+            .zip(&layouts)
+        {
             bar.set_position(bar_position(p, now));
-            bar.finish_with_message(bar_message(p, track, now, true));
+            // Abandoned, not finished: a bar stays where its target stopped.
+            bar.abandon_with_message(
+                bar_message(p, track, now, true, playback_factor()).fit(layout.message),
+            );
         }
         if let Some(bar) = &self.status {
             bar.finish();
@@ -404,6 +596,7 @@ mod tests {
         let a = progress(100_000_000);
         let view = LiveView::start_on(
             target,
+            Arc::new(|| 160),
             vec!["/mnt/fast".into()],
             std::slice::from_ref(&a),
             "run R",
@@ -443,6 +636,7 @@ mod tests {
         let (a, b) = (progress(100_000_000), progress(50_000_000));
         let view = LiveView::start_on(
             target,
+            Arc::new(|| 160),
             vec!["/mnt/fast".into(), "/mnt/slow".into()],
             &[a.clone(), b.clone()],
             "run R: profile quick, 2 target(s), results in runs/R",
@@ -496,15 +690,84 @@ mod tests {
                 "the whole-run mean belongs here: {line}"
             );
         }
-        // 100 MB over ~0.75 s of writing: the mean is that, not zero.
+        // 100 MB over ~0.75 s of writing: the mean is that, not zero; in the summary's units.
         let fast = line_of(&last, "/mnt/fast");
-        let mean: f64 = fast
+        let mean: Vec<&str> = fast
             .split("mean")
             .nth(1)
-            .and_then(|s| s.split_whitespace().next())
-            .and_then(|s| s.parse().ok())
+            .map(|s| s.split_whitespace().take(2).collect())
             .unwrap_or_else(|| panic!("{fast}"));
-        assert!((60.0..250.0).contains(&mean), "{fast}");
+        let mb_s = match mean[..] {
+            [v, "MB/s"] => v.parse::<f64>().unwrap(),
+            [v, "GB/s"] => 1e3 * v.parse::<f64>().unwrap(),
+            _ => panic!("{fast}"),
+        };
+        assert!((60.0..250.0).contains(&mb_s), "{fast}");
+        assert!(
+            fast.contains("100 MB/100 MB"),
+            "decimal bytes, as the summary: {fast}"
+        );
+        assert!(!last.contains("iB"), "{last}");
+    }
+
+    /// A drive played 5× faster: its bar says the modelled drive's time beside the
+    /// modelled drive's rate (issue 40: "done in 31.6 s mean 633 MB/s" paired host seconds
+    /// with the modelled rate), and the rate times the time is the data moved.
+    #[test]
+    fn a_drive_played_faster_reads_in_its_own_time_and_rate() {
+        let (p, track, now) = started(Goal::Bytes(100_000_000_000), 20, 50_000_000_000);
+        p.mark_done();
+        let m = bar_message(&p, &track, now, true, 5.0).to_string();
+        let secs: f64 = m
+            .split("in ")
+            .nth(1)
+            .and_then(|s| s.split(" s").next())
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{m}"));
+        assert!((99.0..=102.0).contains(&secs), "the modelled 100 s: {m}");
+        assert!(m.contains("mean  0.50 GB/s"), "50 GB in 100 s: {m}");
+    }
+
+    /// On a terminal 80 columns wide every line of the view fits: a long label keeps its end
+    /// behind "…", the message and the status line end in "…" where cut, and nothing is cut
+    /// by the terminal mid-word.
+    #[test]
+    fn every_line_fits_a_narrow_terminal() {
+        let _one = ONE_VIEW.lock().unwrap_or_else(|e| e.into_inner());
+        let term = InMemoryTerm::new(30, 80);
+        let target = ProgressDrawTarget::term_like_with_hz(Box::new(term.clone()), 20);
+        let a = progress(100_000_000_000);
+        let label = "/var/tmp/throttlescope-demo.AbC123/a-rather-long-target-name";
+        let view = LiveView::start_on(
+            target,
+            Arc::new(|| 80),
+            vec![label.into()],
+            std::slice::from_ref(&a),
+            "run R",
+        );
+        a.enter_phase("write");
+        a.bytes.fetch_add(40_000_000_000, Ordering::Relaxed);
+        view.set_status(&[
+            "probe: 8.20 W  5.00 V  enclosure 55.0 °C  die 30.1 °C  gaps 0  reconnects 0  budget 15.0 W, headroom 6.80 W (45 %)".into(),
+        ]);
+        std::thread::sleep(TICK * 3);
+        let mid = screen(&term);
+        view.finish();
+        for s in [mid, screen(&term)] {
+            for line in s.lines() {
+                assert!(line.trim_end().chars().count() < 80, "{line:?}\n{s}");
+            }
+            let bar = s
+                .lines()
+                .find(|l| l.starts_with('…'))
+                .unwrap_or_else(|| panic!("{s}"));
+            assert!(
+                bar.contains("target-name") && bar.contains("40.0 GB/100.0 GB"),
+                "{s}"
+            );
+            let status = s.lines().find(|l| l.starts_with("probe:")).unwrap();
+            assert!(status.trim_end().ends_with('…'), "{s}");
+        }
     }
 
     #[test]
@@ -513,6 +776,30 @@ mod tests {
         let t = label_tail("/var/tmp/throttlescope-demo.AbC123/target", 20);
         assert_eq!(t.chars().count(), 20);
         assert!(t.starts_with('…') && t.ends_with("AbC123/target"), "{t}");
+        // A simulated drive keeps its scheme and its factor.
+        assert_eq!(label_tail("sim:tb-ssd-4w5-port*5", 16), "sim:tb-s…-port*5");
+    }
+
+    /// A message too long for its room keeps its first whole fields: a rate is never cut
+    /// from its unit or its name.
+    #[test]
+    fn a_long_message_keeps_its_first_whole_fields() {
+        let m = Message::of(&[
+            "write    ",
+            "now  0.97 GB/s",
+            "mean  0.97 GB/s",
+            "ETA 00:00:20",
+        ]);
+        assert_eq!(
+            m.fit(80),
+            "write      now  0.97 GB/s  mean  0.97 GB/s  ETA 00:00:20"
+        );
+        assert_eq!(m.fit(45), "write      now  0.97 GB/s  mean  0.97 GB/s …");
+        assert_eq!(m.fit(40), "write      now  0.97 GB/s …");
+        assert_eq!(
+            Message::of(&["a-very-long-phase-name"]).fit(10),
+            "a-very-lo…"
+        );
     }
 
     /// A target that started `secs` ago with `bytes` moved.
@@ -540,39 +827,39 @@ mod tests {
             approximate: false,
         };
         let (p, track, now) = started(goal, 2 * 3600, 3_000_000_000_000);
-        let m = bar_message(&p, &track, now, false);
+        let m = bar_message(&p, &track, now, false, 1.0).to_string();
         assert!(m.contains("ETA 06:00:00"), "{m}");
-        assert!(m.contains("2.73 TiB moved"), "{m}");
+        assert!(m.contains("3000.0 GB moved"), "{m}");
         assert_eq!(bar_position(&p, now), 2 * 3600 * 1000);
         let sweep = Goal::Time {
             run: Duration::from_secs(50),
             approximate: true,
         };
         let (p, track, now) = started(sweep, 20, 1_000_000_000);
-        let m = bar_message(&p, &track, now, false);
+        let m = bar_message(&p, &track, now, false, 1.0).to_string();
         assert!(m.contains("ETA ~00:00:30"), "{m}");
         p.mark_done();
-        let m = bar_message(&p, &track, now, true);
-        assert!(m.contains("953.67 MiB moved  in "), "{m}");
+        let m = bar_message(&p, &track, now, true, 1.0).to_string();
+        assert!(m.contains("1.0 GB moved  in "), "{m}");
         // Stopped after 20 s of 50: the bar stays where it was.
         let at = bar_position(&p, Instant::now());
         assert!((20_000..21_000).contains(&at), "{at}");
         // Past the time: no ETA of zero for the rest of the run.
         let (p, track, now) = started(goal, 9 * 3600, 1);
-        let m = bar_message(&p, &track, now, false);
+        let m = bar_message(&p, &track, now, false, 1.0).to_string();
         assert!(
             m.contains("time is up: finishing the last cycle") && !m.contains("ETA"),
             "{m}"
         );
         let (p, track, now) = started(sweep, 65, 1);
-        let m = bar_message(&p, &track, now, false);
+        let m = bar_message(&p, &track, now, false, 1.0).to_string();
         assert!(m.contains("00:00:15 past its planned time"), "{m}");
     }
 
     #[test]
     fn a_cache_recovery_run_has_no_eta_and_no_byte_total() {
         let (p, track, now) = started(Goal::Open, 75, 40_000_000_000);
-        let m = bar_message(&p, &track, now, false);
+        let m = bar_message(&p, &track, now, false, 1.0).to_string();
         assert!(!m.contains("ETA"), "its end depends on the drive: {m}");
         assert!(m.contains("00:01:15 elapsed"), "{m}");
         assert_eq!(bar_position(&p, now), 40_000_000_000);
