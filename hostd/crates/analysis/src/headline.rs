@@ -103,12 +103,23 @@ fn files_in(s: &Series, a: i64, b: i64) -> impl Iterator<Item = &FileRecord> {
         .filter(move |f| f.start_ns as i64 >= a && f.end_ns as i64 <= b)
 }
 
-/// The stretch after `events[k]` up to the next event (outside both onset intervals).
+/// The stretch after `events[k]` up to the next event (outside both onset intervals, and
+/// from where a ramp settles: the rate it fell to, as the event's own "→" gives it).
 fn after(s: &Series, events: &[&Event], k: usize) -> (i64, i64) {
     let end = events
         .get(k + 1)
         .map_or(s.end_ns() + 1, |n| n.onset_ns_low.min(n.onset_ns));
-    (events[k].onset_ns_high.max(events[k].onset_ns), end)
+    let e = events[k];
+    let from = e.onset_ns_high.max(e.onset_ns);
+    // A ramp settling at or past the stretch's end leaves its whole ramp as the stretch.
+    (
+        if e.settle_ns < end {
+            from.max(e.settle_ns)
+        } else {
+            from
+        },
+        end,
+    )
 }
 
 /// The stretch before `events[k]` from the previous event.

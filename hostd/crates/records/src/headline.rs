@@ -115,7 +115,8 @@ pub struct SeriesHeadline {
     /// Seconds from the phase's first file to the first drop (its onset interval).
     #[serde(default = "Figure::unrecorded")]
     pub drop_s: Figure,
-    /// Rate from the first drop to the next event or the end, bytes/s.
+    /// Rate from the first drop (a ramp: from where it settles) to the next event or the
+    /// end, bytes/s.
     #[serde(default = "Figure::unrecorded")]
     pub after_drop_bps: Figure,
     /// The first drop's cause, when there is a drop.

@@ -6,6 +6,7 @@ use crate::svg::esc;
 use crate::view::EventView;
 use hostd_records::cause::EventKind;
 use hostd_records::events::{Analysis, Event};
+use hostd_records::published::Kind;
 use std::fmt::Write;
 
 /// The events and their causes, each beside its view's number and colour.
@@ -29,15 +30,19 @@ pub(crate) fn section(a: &Analysis, events: &[EventView]) -> String {
             // The analysis' line already carries the p-value and the onset interval.
             text = esc(&e.evidence.text),
         );
-        let _ =
-            write!(
+        let _ = write!(
             h,
-            "<li>onset {:.2} GB, 99.9 % interval {:.2}–{:.2} GB ({:.2}–{:.2} s); {} ({} {}){}</li>",
-            e.evidence.onset_gb,
-            e.evidence.onset_interval_gb[0],
-            e.evidence.onset_interval_gb[1],
-            e.evidence.onset_interval_s[0],
-            e.evidence.onset_interval_s[1],
+            "<li>onset {} ({}), 99.9 % intervals; {} ({} {}){}</li>",
+            Kind::Data.interval(
+                e.onset_bytes as f64,
+                e.onset_bytes_low as f64,
+                e.onset_bytes_high as f64
+            ),
+            Kind::Seconds.interval(
+                e.evidence.onset_s,
+                e.evidence.onset_interval_s[0],
+                e.evidence.onset_interval_s[1]
+            ),
             esc(&hostd_analysis::summary::strength(e)),
             e.permutations,
             // docs/methodology.md: a drop is tested by block permutations; a stall against
@@ -48,7 +53,10 @@ pub(crate) fn section(a: &Analysis, events: &[EventView]) -> String {
                 "block permutations"
             },
             if e.gradual {
-                format!("; gradual, settled at {:.2} GB", e.settle_bytes as f64 / 1e9)
+                format!(
+                    "; gradual, settled at {}",
+                    Kind::Data.text(e.settle_bytes as f64)
+                )
             } else {
                 String::new()
             }
