@@ -154,9 +154,16 @@ fn a_played_faster_drive_records_the_same_run_whatever_the_host_does() {
         worst / 1e6,
         tolerance / 1e6
     );
+    // Samples inside the files' span: the same number. Outside it (the idle lead-in and the
+    // wind-down after the last file, host work that the model's clock follows N× faster) a
+    // hiccup adds FACTOR × its length: one gave 1 885 samples against 1 854 (CI, stop 47)
+    // with the counts inside the span equal (the check above held).
+    let inside = |c: &[(i64, f64)]| c.iter().filter(|s| s.0 > 0 && s.0 < end).count();
     assert!(
-        cq.len().abs_diff(cl.len()) <= 2,
-        "{} vs {} samples",
+        inside(&cq).abs_diff(inside(&cl)) <= 2,
+        "{} vs {} samples inside the files' span ({} and {} in all)",
+        inside(&cq),
+        inside(&cl),
         cq.len(),
         cl.len()
     );
