@@ -5,6 +5,7 @@
 //! figures are the analysis' own (`hostd_analysis::run_summary`, which the analysis part
 //! hands to [`SummaryExt::set_figures`]), shown here in MB/s.
 
+use hostd_analysis::summary::{wrapped, LINE_WIDTH};
 use hostd_records::events::PhaseStats;
 use hostd_records::published::Kind;
 use hostd_records::units::ByteSize;
@@ -266,11 +267,12 @@ impl SummaryExt for Summary {
         for line in self.programs.iter().flat_map(|p| &p.text) {
             let _ = writeln!(s, "{line}");
         }
-        for n in &self.notes {
-            let _ = writeln!(s, "note: {n}");
-        }
-        for w in &self.warnings {
-            let _ = writeln!(s, "warning: {w}");
+        // Notes and warnings at the summary's width, broken after their ", " as its lines
+        // are (a bimodal read's warning ran to 190 columns).
+        let said = self.notes.iter().map(|n| format!("note: {n}"));
+        let said = said.chain(self.warnings.iter().map(|w| format!("warning: {w}")));
+        for line in said.flat_map(|l| wrapped(&l, LINE_WIDTH)) {
+            let _ = writeln!(s, "{line}");
         }
         s
     }
