@@ -81,7 +81,7 @@ run_one() { # name pkg_dir exe
 # latency: at QD1 the I/Os' latencies must fill most of the job's wall time.
 # probe_run: its unplug test reopens the probe's pty; under parallel load it was once refused
 #   ("Unable to acquire exclusive lock"), not reproduced in six runs beside other pty tests.
-alone=(hostd/test/real_device hostd/test/real_matrix hostd/test/real_profiles hostd/test/fill_states_realdev hostd/test/real_steady hostd/test/certify_faults
+alone=(hostd/test/real_device hostd/test/real_matrix hostd/test/real_hub hostd/test/real_profiles hostd/test/fill_states_realdev hostd/test/real_steady hostd/test/certify_faults
     hostd/test/scenario_pipeline hostd/test/sim_timeline workload/test/latency hostd/test/probe_run)
 is_alone() { local a; for a in "${alone[@]}"; do [[ $1 == "$a" ]] && return 0; done; return 1; }
 # `just test-quick`: integration tests that run in seconds and need no real device, browser,

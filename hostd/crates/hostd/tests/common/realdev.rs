@@ -264,6 +264,25 @@ pub struct Schedule {
     /// its start and end are recorded in `Outcome::applied` (after the steps' changes of
     /// the same reading), and the device's counts are then hostd's own (see [`outside`]).
     pub outside: Option<Outside>,
+    /// A limit change one device gets a while after others have written their marks (a
+    /// drive on a hub that gets the link back when the others are done); recorded in
+    /// `Outcome::applied` after the steps' and pulses' changes, with the device's count
+    /// at the change as its mark.
+    pub handoff: Option<Handoff>,
+}
+
+/// Device `dev`'s limit becomes `bps` `delay_s` seconds after every device of `after` has
+/// reached its mark on its kernel write counter.
+#[derive(Debug, Clone)]
+pub struct Handoff {
+    /// Index of the device whose limit changes.
+    pub dev: usize,
+    /// (device, mark on its kernel write counter, bytes): all must be reached.
+    pub after: Vec<(usize, u64)>,
+    /// Seconds from the last of those marks to the change.
+    pub delay_s: f64,
+    /// New limit, bytes/s.
+    pub bps: u64,
 }
 
 /// A limit change as it happened: the ground truth.
@@ -511,6 +530,11 @@ impl Rig {
         Rig::with_backing(test, 1, size, Backing::Memory)
     }
 
+    /// [`Rig::in_memory`] with `n` loop filesystems (a hub of drives).
+    pub fn in_memory_many(test: &str, n: usize, size: u64) -> Option<Rig> {
+        Rig::with_backing(test, n, size, Backing::Memory)
+    }
+
     fn with_backing(test: &str, n: usize, size: u64, backing: Backing) -> Option<Rig> {
         if unsafe { libc::geteuid() } != 0 {
             return skip(test, "not root");
@@ -715,9 +739,10 @@ impl Rig {
         );
         let pulse_changes: usize = schedule.pulses.iter().map(|p| 2 * p.count).sum();
         let outside_changes = 2 * schedule.outside.iter().count();
+        let handoffs = schedule.handoff.iter().count();
         assert_eq!(
             applied.len(),
-            schedule.steps.len() + pulse_changes + outside_changes,
+            schedule.steps.len() + pulse_changes + outside_changes + handoffs,
             "{}: not every byte mark was reached: {applied:?} of {:?}",
             self.test,
             schedule.steps
@@ -882,6 +907,8 @@ fn watch(
     let mut burst_log = Vec::new();
     // Per pulse train: when its first stall began (host ns) and how many changes it made.
     let mut trains: Vec<(Option<i64>, usize)> = vec![(None, 0); pulses.len()];
+    // The handoff: when it is due (host ns, once every mark is reached), and whether done.
+    let (mut handoff_due, mut handoff_done): (Option<i64>, bool) = (None, false);
     let (mut applied, mut samples) = (Vec::new(), Vec::new());
     // The outside writer once started (kept after its end: its bytes stay subtracted).
     let mut outsider: Option<OutsideWriter> = None;
@@ -966,6 +993,26 @@ fn watch(
                     outside: None,
                 });
                 *done += 1;
+            }
+        }
+        if let (Some(h), false) = (&schedule.handoff, handoff_done) {
+            if handoff_due.is_none() && h.after.iter().all(|&(d, m)| bytes[d] >= m) {
+                handoff_due = Some(t_ns + (h.delay_s * 1e9) as i64);
+            }
+            if handoff_due.is_some_and(|due| now_ns() >= due) {
+                cg.limit(devs[h.dev], Dir::Write, Limit::Bps(h.bps));
+                limits[h.dev] = h.bps;
+                applied.push(Applied {
+                    dev: h.dev,
+                    mark: bytes[h.dev],
+                    bps: h.bps,
+                    t_ns: now_ns(),
+                    kernel_bytes: own_counts(cg, devs, out_dev.zip(outsider.as_ref()), &bytes).0
+                        [h.dev],
+                    kernel_bytes_prev: prev[h.dev],
+                    outside: None,
+                });
+                handoff_done = true;
             }
         }
         for (b, (next, inside)) in schedule.bursts.iter().zip(burst_at.iter_mut()) {
