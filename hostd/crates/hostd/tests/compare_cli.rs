@@ -9,6 +9,7 @@ mod common;
 use common::{assert_ok, generate, hostd};
 use hostd_records::headline::Figure;
 use hostd_report::compare::figures::METRICS;
+use hostd_testkit::table::row_cells;
 use serde_json::Value;
 use std::path::Path;
 
@@ -26,37 +27,6 @@ fn stdout(args: &[&str]) -> String {
     let out = hostd().args(args).output().unwrap();
     assert_ok(&out);
     String::from_utf8(out.stdout).unwrap()
-}
-
-/// The cells of the row `row` of the table: the text under each of the header's `labels`,
-/// from its column's start to the next one's.
-fn row_cells(table: &str, labels: &[&str], row: &str) -> Vec<String> {
-    let chars = |l: &str| l.chars().collect::<Vec<char>>();
-    let header = chars(table.lines().next().unwrap());
-    let mut starts: Vec<usize> = Vec::new();
-    for label in labels {
-        let l = chars(label);
-        let from = starts.last().map_or(0, |s| s + 1);
-        let at = (from..header.len())
-            .find(|&i| header[i..].starts_with(&l))
-            .unwrap_or_else(|| panic!("{label} not in the header, after the labels before it"));
-        starts.push(at);
-    }
-    let line = table
-        .lines()
-        .find(|l| l.starts_with(&format!("  {row}  ")))
-        .unwrap_or_else(|| panic!("no row {row:?} in\n{table}"));
-    let line = chars(line);
-    (0..starts.len())
-        .map(|k| {
-            let end = starts.get(k + 1).map_or(line.len(), |&e| e.min(line.len()));
-            line[starts[k].min(end)..end]
-                .iter()
-                .collect::<String>()
-                .trim()
-                .to_string()
-        })
-        .collect()
 }
 
 /// The reason behind a cell "none" with its footnote mark: the table's footnote line of

@@ -5,9 +5,8 @@
 //! (`probe-link.jsonl`) and the budget the analysis judges the drive by.
 
 mod common;
-use common::{hostd_run, paced_profile, read_json, SimOnLink};
+use common::{read_json, run_with_probe};
 use hostd_records::port_budget::{BudgetSource, BudgetTimeline, PortBudget, MANIFEST_KEY};
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// Waits (up to `limit`) until the run's file `name` has a line containing `what`.
@@ -25,55 +24,35 @@ fn wait_for(run: &std::path::Path, name: &str, what: &str, limit: Duration) -> b
 
 #[test]
 fn a_contract_renegotiated_mid_run_reaches_the_runs_records() {
-    let work = tempfile::Builder::new()
-        .prefix("hostd-pd-contract")
-        .tempdir_in("/var/tmp")
-        .unwrap();
-    let (target, run, link) = (
-        work.path().join("target"),
-        work.path().join("run"),
-        work.path().join("probe"),
-    );
-    std::fs::create_dir(&target).unwrap();
-    let profile = paced_profile(work.path());
     // A Thunderbolt drive's 5 V 3 A contract (a USB4/TB drive always makes one).
-    let mut sim = SimOnLink::start_with(
-        &link,
-        &[
-            "--pd-contract-v",
-            "5",
-            "--port-current-a",
-            "3",
-            "--idle-w",
-            "3",
-            "--active-w",
-            "6",
-        ],
+    let sim_args = [
+        "--pd-contract-v",
+        "5",
+        "--port-current-a",
+        "3",
+        "--idle-w",
+        "3",
+        "--active-w",
+        "6",
+    ];
+    let mut began = false;
+    let done = run_with_probe(
+        "hostd-pd-contract",
+        &sim_args,
+        |_| {},
+        |sim, run| {
+            // Once the workload's phase has begun (every part started, the manifest's budget
+            // taken) the source renegotiates.
+            began = wait_for(
+                run,
+                "run-events.jsonl",
+                "\"event\":\"phase_start\"",
+                Duration::from_secs(60),
+            );
+            sim.command("contract 5 1.5");
+        },
     );
-    let child = hostd_run(&profile, [&target], &run)
-        .arg("--probe")
-        .arg(&link)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Once the workload's phase has begun (every part started, the manifest's budget taken)
-    // the source renegotiates.
-    let began = wait_for(
-        &run,
-        "run-events.jsonl",
-        "\"event\":\"phase_start\"",
-        Duration::from_secs(60),
-    );
-    sim.command("contract 5 1.5");
-    let out = child.wait_with_output().unwrap();
-    sim.quit();
-    assert!(
-        out.status.success(),
-        "hostd run failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let run = done.run;
     assert!(began, "the run's phase never began");
 
     // The manifest: the contract the run started under is its budget, with its terms.

@@ -8,24 +8,10 @@
 use hostd_analysis::throughput::{of_phase, Second};
 use hostd_analysis::Options;
 use hostd_report::chart_files::{self, ChartFile};
-use hostd_report::compare::{self, CompareRun};
-use hostd_scenario::write::{write_run, ProbeOptions};
-
-/// A simulated run with its probe and byte counters, as `scenario-gen` writes it.
-fn run_of(scenario: &str, root: &std::path::Path) -> CompareRun {
-    let sc = hostd_scenario::load(scenario).unwrap();
-    let trace = hostd_scenario::simulate(&sc);
-    let dir = root.join(scenario);
-    write_run(&dir, &sc, &trace, Some(ProbeOptions::default())).unwrap();
-    let (run, analysis) = hostd_analysis::analyze_run_dir(&dir, &Options::default()).unwrap();
-    CompareRun {
-        dir: dir.display().to_string(),
-        group: None,
-        run,
-        analysis,
-        manifest: hostd_records::manifest::read(&dir).ok(),
-    }
-}
+use hostd_report::compare;
+#[path = "common/scenario_run.rs"]
+mod scenario_run;
+use scenario_run::run_of;
 
 /// The rows of `chart`'s CSV whose series is `series` and mark `mark`, as (x, y).
 fn points(chart: &ChartFile, series: &str, mark: &str) -> Vec<(f64, f64)> {

@@ -7,14 +7,16 @@
 //! same everywhere: the JSON's value written through its kind (`hostd_records::published`),
 //! or "none" and the same reason where the run has no such figure.
 
-use hostd_analysis::Options;
 use hostd_records::events::Analysis;
 use hostd_records::headline::{Figure, SeriesHeadline};
 use hostd_records::published::Kind;
 use hostd_records::{RunData, Summary};
 use hostd_report::compare::{self, CompareRun};
-use hostd_scenario::write::{write_run, ProbeOptions};
+use hostd_testkit::table::row_cells;
+#[path = "common/scenario_run.rs"]
+mod scenario_run;
 use hostd_store::SummaryExt;
+use scenario_run::run_of;
 use std::collections::BTreeMap;
 
 /// The runs: scenario, and what its first drop is.
@@ -54,23 +56,6 @@ fn figure<'a>(h: &'a SeriesHeadline, key: &str) -> &'a Figure {
         "peak_power_w" => &h.peak_power_w,
         "enclosure_max_c" => &h.enclosure_max_c,
         other => panic!("no figure {other}"),
-    }
-}
-
-/// A simulated run with its probe, as `scenario-gen` writes it, read and analysed as
-/// `hostd analyze` does.
-fn run_of(scenario: &str, root: &std::path::Path) -> CompareRun {
-    let sc = hostd_scenario::load(scenario).unwrap();
-    let trace = hostd_scenario::simulate(&sc);
-    let dir = root.join(scenario);
-    write_run(&dir, &sc, &trace, Some(ProbeOptions::default())).unwrap();
-    let (run, analysis) = hostd_analysis::analyze_run_dir(&dir, &Options::default()).unwrap();
-    CompareRun {
-        dir: dir.display().to_string(),
-        group: None,
-        run,
-        analysis,
-        manifest: hostd_records::manifest::read(&dir).ok(),
     }
 }
 
@@ -138,41 +123,6 @@ fn cells(html: &str, target: &str) -> BTreeMap<String, String> {
         }
     }
     out
-}
-
-/// The cells of the row `row` of `hostd compare`'s table, one per run: the text under each
-/// of the header's `labels`, from its column's start to the next one's.
-fn table_row(table: &str, labels: &[String], row: &str) -> Vec<String> {
-    let chars = |l: &str| l.chars().collect::<Vec<char>>();
-    let header = chars(table.lines().next().unwrap());
-    let mut starts: Vec<usize> = Vec::new();
-    for label in labels {
-        let l = chars(label);
-        let from = starts.last().map_or(0, |s| s + 1);
-        let at = (from..header.len())
-            .find(|&i| header[i..].starts_with(&l))
-            .unwrap_or_else(|| panic!("{label} not in the header {header:?}"));
-        starts.push(at);
-    }
-    let line = table
-        .lines()
-        .find(|l| l.starts_with(&format!("  {row}  ")))
-        .unwrap_or_else(|| panic!("no row {row} in\n{table}"));
-    let line = chars(line);
-    (0..starts.len())
-        .map(|k| {
-            let end = starts
-                .get(k + 1)
-                .copied()
-                .unwrap_or(line.len())
-                .min(line.len());
-            line[starts[k].min(end)..end]
-                .iter()
-                .collect::<String>()
-                .trim()
-                .to_string()
-        })
-        .collect()
 }
 
 /// The footnote of a cell `word` marked with a superscript number: the text of the
@@ -320,7 +270,7 @@ fn every_figure_reads_the_same_in_every_output() {
                 .find(|m| m.key == key)
                 .unwrap()
                 .title;
-            let cell = &table_row(&compare_table, &labels, title)[k];
+            let cell = &row_cells(&compare_table, &labels, title)[k];
             match f {
                 Figure::Value { .. } => assert_eq!(cell, &want, "{}: compare", tag(key)),
                 Figure::Absent { absent } => {
@@ -338,7 +288,7 @@ fn every_figure_reads_the_same_in_every_output() {
             assert_eq!(&from_json, f, "{}: compare --json", tag(key));
         }
         assert_eq!(
-            table_row(&compare_table, &labels, "cause of the first drop")[k],
+            row_cells(&compare_table, &labels, "cause of the first drop")[k],
             format!("{cause} (confidence {:.2})", h.drop_confidence.unwrap()),
             "{scenario}"
         );

@@ -232,10 +232,15 @@ impl SimOnLink {
 }
 
 /// `hostd run -q` of a paced video profile (about 6 s of writes whatever the
-/// disk) with the probe simulator on a fresh link, unplugged for 500 ms
-/// 2.5 s into the run; asserts that the run succeeded. `configure` adds the
-/// caller's own arguments.
-pub fn run_with_unplug(prefix: &str, configure: impl FnOnce(&mut Command)) -> UnplugRun {
+/// disk) with the probe simulator (started with `sim_args`) on a fresh link;
+/// `configure` adds the caller's own arguments and `during` acts on the simulator
+/// while hostd runs (given the run directory). Asserts that the run succeeded.
+pub fn run_with_probe(
+    prefix: &str,
+    sim_args: &[&str],
+    configure: impl FnOnce(&mut Command),
+    during: impl FnOnce(&mut SimOnLink, &Path),
+) -> UnplugRun {
     let work = tempfile::Builder::new()
         .prefix(prefix)
         .tempdir_in("/var/tmp")
@@ -247,7 +252,7 @@ pub fn run_with_unplug(prefix: &str, configure: impl FnOnce(&mut Command)) -> Un
     );
     std::fs::create_dir(&target).unwrap();
     let profile = paced_profile(work.path());
-    let mut sim = SimOnLink::start(&link);
+    let mut sim = SimOnLink::start_with(&link, sim_args);
 
     let mut cmd = hostd_run(&profile, [&target], &run);
     cmd.arg("--probe").arg(&link);
@@ -257,8 +262,7 @@ pub fn run_with_unplug(prefix: &str, configure: impl FnOnce(&mut Command)) -> Un
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(2500));
-    sim.command("unplug 500");
+    during(&mut sim, &run);
     let out = child.wait_with_output().unwrap();
     sim.quit();
     assert!(
@@ -272,6 +276,14 @@ pub fn run_with_unplug(prefix: &str, configure: impl FnOnce(&mut Command)) -> Un
         run,
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
+}
+
+/// [`run_with_probe`] with the probe unplugged for 500 ms 2.5 s into the run.
+pub fn run_with_unplug(prefix: &str, configure: impl FnOnce(&mut Command)) -> UnplugRun {
+    run_with_probe(prefix, &[], configure, |sim, _| {
+        std::thread::sleep(Duration::from_millis(2500));
+        sim.command("unplug 500");
+    })
 }
 
 #[cfg(target_os = "linux")]
