@@ -110,10 +110,15 @@ flash:
 bench-firmware: firmware-build
     {{fw_build}}/bench/bench-firmware-encode
 
-# hostd vs fio at its best on one file (SEQ1M QD8/QD1 write and read, RND4K QD64 read, RND4K QD1 read and write): ratios, CPU s/GB, latency percentiles; BENCH_IO_DIR picks the disk.
+# hostd vs fio at its best on one file (SEQ1M QD8/QD1 write and read, RND4K QD64 read, RND4K QD1 read and write): ratios, CPU s/GB, latency percentiles; BENCH_IO_DIR picks the disk (ram:SIZE a loop device in RAM, zram:SIZE /dev/zram0).
 bench-io: setup
     cd {{root}}/hostd && cargo build --locked --release -p hostd
     {{root}}/scripts/bench-io.sh
+
+# Where each QD1 random read's time goes, hostd against fio, from the kernel's scheduler tracepoints (perf, root; ROUNDS alternated runs on a loop device in RAM).
+bench-qd1-trace rounds="4":
+    cd {{root}}/hostd && cargo build --locked --release -p hostd
+    QD1_TRACE_ROUNDS={{rounds}} {{root}}/scripts/qd1-trace.sh 32M
 
 # Test binaries run several at a time (scripts/test-parallel.sh); influxd is awaited only after
 # the build, so a background influx-build overlaps it.

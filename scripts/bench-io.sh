@@ -54,7 +54,8 @@
 #
 # Environment: HOSTD (binary), BENCH_IO_DIR (a directory on the disk to test,
 # default /var/tmp; `ram:SIZE`, e.g. ram:3G: a fresh ext4 on a loop device over a
-# file in /dev/shm, removed at the end; needs root), BENCH_IO_SIZE (file size, default 2G), BENCH_IO_QD1_SIZE
+# file in /dev/shm, removed at the end; needs root; `zram:SIZE`: ext4 on /dev/zram0, which
+# must be unused, reset at the end; needs root), BENCH_IO_SIZE (file size, default 2G), BENCH_IO_QD1_SIZE
 # (bytes moved by the QD1 jobs, default 256M: fio's io_size),
 # BENCH_IO_ROUNDS (5), BENCH_IO_LATENCY_COST (1), BENCH_IO_JOBS (a
 # comma-separated subset of the job names, e.g. "RND4K QD1 read"),
@@ -75,15 +76,28 @@ if [ "$BENCH_IO_COUNTS" = 1 ]; then
     command -v $t >/dev/null || { echo "bench-io: $t is not installed (or set BENCH_IO_COUNTS=0)" >&2; exit 2; }
   done
 fi
-ram_img='' ram_dev='' ram_mnt=''
+ram_img='' ram_dev='' ram_mnt='' zram_dev=''
 cleanup() {
   rm -rf "${work:-}"
   if [ -n "$ram_mnt" ]; then umount "$ram_mnt" && rmdir "$ram_mnt"; fi
   if [ -n "$ram_dev" ]; then losetup -d "$ram_dev"; fi
+  if [ -n "$zram_dev" ]; then echo 1 >/sys/block/zram0/reset; fi
   if [ -n "$ram_img" ]; then rm -f "$ram_img"; fi
 }
 trap cleanup EXIT
-if [[ $dir == ram:* ]]; then
+if [[ $dir == zram:* ]]; then
+  # ext4 on zram: RAM-backed and without a worker thread (the submitting thread copies the
+  # data inside its own system call), so no scheduler placement between the two.
+  [[ -e /sys/block/zram0/disksize ]] || { echo "bench-io: no /dev/zram0 here" >&2; exit 2; }
+  [[ $(cat /sys/block/zram0/disksize) == 0 ]] || { echo "bench-io: /dev/zram0 is in use" >&2; exit 2; }
+  echo "${dir#zram:}" >/sys/block/zram0/disksize
+  zram_dev=/dev/zram0
+  mkfs.ext4 -q -F "$zram_dev"
+  ram_mnt=$(mktemp -d /tmp/throttlescope-bench-io-mnt.XXXXXX)
+  mount "$zram_dev" "$ram_mnt"
+  dir=$ram_mnt
+  echo "bench-io: ext4 on $zram_dev (${dir#zram:})" >&2
+elif [[ $dir == ram:* ]]; then
   # ext4 on a loop device over RAM: where the engines' own cost is the limit.
   ram_img=$(mktemp -p /dev/shm throttlescope-bench-io.XXXXXX.img)
   truncate -s "${dir#ram:}" "$ram_img"

@@ -6,6 +6,7 @@
 //! hands to [`SummaryExt::set_figures`]), shown here in MB/s.
 
 use hostd_analysis::summary::{wrapped, LINE_WIDTH};
+use hostd_records::conditions::WaitMode;
 use hostd_records::events::PhaseStats;
 use hostd_records::published::Kind;
 use hostd_records::units::ByteSize;
@@ -187,9 +188,16 @@ impl SummaryExt for Summary {
         for p in &self.phases {
             if let (Some(bs), Some(iops)) = (p.block_size, p.iops) {
                 if bs <= SMALL_IO {
+                    // At QD1 the wait is the figure's method: fio and CrystalDiskMark
+                    // sleep; polling makes it faster and not comparable.
+                    let wait = match (p.queue_depth, self.conditions.wait) {
+                        (Some(1), Some(WaitMode::Sleep)) => ", waits asleep as fio",
+                        (Some(1), Some(WaitMode::Poll)) => ", waits POLLED (--poll)",
+                        _ => "",
+                    };
                     let _ = writeln!(
                         s,
-                        "{:<24} {:<16} {:>9.1}k IOPS  ({} I/Os{})",
+                        "{:<24} {:<16} {:>9.1}k IOPS  ({} I/Os{}{wait})",
                         truncate(&p.target, 24),
                         truncate(&p.phase, 16),
                         iops / 1e3,
@@ -348,6 +356,35 @@ mod tests {
         let text = summary.render();
         assert!(text.contains("100.0k IOPS  (4KiB I/Os, QD64)"), "{text}");
         assert_eq!(text.matches("IOPS").count(), 1, "{text}");
+    }
+
+    #[test]
+    fn a_qd1_iops_figure_names_how_the_engine_waited() {
+        for (wait, says) in [
+            (
+                Some(WaitMode::Sleep),
+                "(4KiB I/Os, QD1, waits asleep as fio)",
+            ),
+            (
+                Some(WaitMode::Poll),
+                "(4KiB I/Os, QD1, waits POLLED (--poll))",
+            ),
+            (None, "(4KiB I/Os, QD1)\n"),
+        ] {
+            let mut summary = Summary::compute("r", &outcome(Vec::new(), Vec::new()));
+            summary.conditions.wait = wait;
+            let mut qd1 = phase("/mnt/x", "RND4K-QD1-read", 40.96, Some(4096));
+            qd1.queue_depth = Some(1);
+            summary.set_figures(
+                vec![qd1, phase("/mnt/x", "RND4K-QD64-read", 409.6, Some(4096))],
+                None,
+                &[],
+            );
+            let text = summary.render();
+            assert!(text.contains(&format!("10.0k IOPS  {says}")), "{text}");
+            // Only QD1's figure depends on the wait.
+            assert!(text.contains("100.0k IOPS  (4KiB I/Os, QD64)\n"), "{text}");
+        }
     }
 
     fn target(label: &str, scheme: &str, note: Option<&str>) -> TargetInfo {
