@@ -182,6 +182,10 @@ grafana-up:
 test-matrix cells="":
     cd {{root}}/hostd && THROTTLESCOPE_REQUIRE_REAL_DEVICE=1 THROTTLESCOPE_MATRIX_STRICT=1 THROTTLESCOPE_MATRIX_CELLS="{{cells}}" cargo test --locked -p hostd --test real_matrix
 
+# The fill-states sweep on a real device with the profile's own 256 MiB files at QD32 (about 5 minutes, 13 GiB on /var/tmp).
+test-fill-states-profile-sizes:
+    cd {{root}}/hostd && THROTTLESCOPE_REQUIRE_REAL_DEVICE=1 cargo test --locked -p hostd --test fill_states_realdev -- --ignored --nocapture
+
 # DIR: the scratch directory a previous `test-matrix` kept (THROTTLESCOPE_REALDEV_KEEP=1, or
 # on a failure); its runs are analysed by this build's `hostd analyze`, no devices.
 # The matrix's table for kept runs: before and after an analysis change on the same recorded runs.

@@ -58,7 +58,6 @@ run_fio() {
 rounds=${QD1_TRACE_ROUNDS:-2}
 for ((r = 1; r <= rounds; r++)); do
     if (((r + ${QD1_TRACE_FIO_FIRST:-0}) % 2 == 0)); then run_fio "$r"; run_hostd "$r"; else run_hostd "$r"; run_fio "$r"; fi
-    order+=("$(((r + ${QD1_TRACE_FIO_FIRST:-0}) % 2 == 0 ? 1 : 0))")
 done
 python3 - "$work" <<'PY'
 import re, statistics as st, sys
