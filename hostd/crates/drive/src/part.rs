@@ -1,82 +1,62 @@
 //! The drive as a part of `hostd run`, with or without a probe. Before any I/O it reads
 //! each local target's link ([`crate::link`]) into the manifest's `targets[].link` (the
 //! part that reads the OS log starts after it and uses them), which decides which disk to
-//! ask; while the run goes, the drive's own temperature is polled about once a second
-//! ([`TempPoller`]) into `drive_temp.csv` and `drive_log.csv` (the drive's thermal record:
-//! NVMe thermal counters and sensors, SATA SCT status), each reading appended as it comes,
-//! and `smartctl` is read before and after each measured phase ([`PhaseSmart`]); after it,
-//! those two files read back once for the analysis, the `summary.json` `drive` section
-//! (`temperature`, `thermal_log` with each drive's first and last reading and their
-//! change, `smart` with the readings around the phases) and a warning for a link slower
-//! than the drive supports or a drive that answers no temperature or no thermal record
-//! (said once).
+//! ask. While the run goes, one poller ([`DrivePoller`]) reads each drive's temperature and
+//! thermal record (NVMe thermal counters and sensors, SATA SCT status) about once a second
+//! into `drive_temp.csv` and `drive_log.csv`, each reading appended as it comes, and hands
+//! every reading to the run's drive feeds: the other parts' ([`RunPart::drive_feed`]: the
+//! steady-state thermometer, the temperature gate) and this part's own, which takes the
+//! readings before and after each measured phase from it ([`PhaseReadings`]) and shows the
+//! latest in the live view. After it, those two files read back once for the analysis, the
+//! `summary.json` `drive` section (`temperature`, `thermal_log` with each drive's first and
+//! last reading and their change, `smart` with the readings around the phases) and a
+//! warning for a link slower than the drive supports or a drive that answers no
+//! temperature or no thermal record (said once).
 
 use crate::link::link_for_path;
-use crate::phase_smart::PhaseSmart;
-use crate::smart::{read_smart, LogSource, PollResult, PollerConfig, TempPoller};
+use crate::phase_smart::{PhaseReadings, PhaseTarget};
+use crate::smart::detect::{not_polled, polled_disk};
+use crate::smart::poll::{LogSource, PolledDrive};
+use crate::smart::{DrivePoller, PollResult, PollerConfig};
 use hostd_records::drive_log::{self, DriveLogDelta};
 use hostd_records::drive_temp;
 use hostd_records::link::LinkInfo;
 use hostd_records::RunEvent;
-use hostd_store::{RunPart, RunRecords, RunStart, Stage};
+use hostd_store::{DriveData, DriveFeed, RunPart, RunRecords, RunStart, Stage};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 
 /// The drive part of a run ([`Stage::Record`]); see the module documentation.
 pub struct DriveComponent {
     poll: Option<PollerConfig>,
-    poller: Option<TempPoller>,
+    poller: Option<DrivePoller>,
     /// Each target's label and link, as in the manifest (None: no physical link).
     links: Vec<(String, Option<LinkInfo>)>,
-    /// Each target's label and device (`targets[].device`), which `smartctl` is asked about
-    /// around the phases.
-    devices: Vec<(String, Option<String>)>,
-    smart: Arc<Mutex<PhaseSmart>>,
-    smart_threads: Mutex<Vec<JoinHandle<()>>>,
+    /// The readings around the phases, and each drive's latest reading.
+    phases: Arc<Mutex<PhaseReadings>>,
 }
 
 impl DriveComponent {
-    /// A component; `poll` None leaves the temperature unpolled (links are still read, and
-    /// SMART around each phase).
+    /// A component; `poll` None leaves the drive unpolled (links are still read; the
+    /// readings around the phases then say that the drive was not asked).
     pub fn new(poll: Option<PollerConfig>) -> Self {
         DriveComponent {
             poll,
             poller: None,
             links: Vec::new(),
-            devices: Vec::new(),
-            smart: Arc::new(Mutex::new(PhaseSmart::default())),
-            smart_threads: Mutex::new(Vec::new()),
+            phases: Arc::new(Mutex::new(PhaseReadings::default())),
         }
     }
 
-    /// Reads SMART of `target` on a thread of its own, so that the workload does not wait.
-    fn read_smart_later(&self, target: usize, phase: &str, when: &str) {
-        let Some((label, device)) = self.devices.get(target).cloned() else {
-            return;
-        };
-        let (phase, when, out) = (phase.to_string(), when.to_string(), Arc::clone(&self.smart));
-        let handle = std::thread::spawn(move || {
-            let reading = read_smart(device.as_deref(), &label, &phase, &when);
-            out.lock().unwrap_or_else(|e| e.into_inner()).add(reading);
-        });
-        let mut threads = self.smart_threads.lock().unwrap_or_else(|e| e.into_inner());
-        // A finished thread keeps its stack until joined: join those done, so that a long
-        // run of many phases holds only the readings.
-        let (done, running): (Vec<_>, Vec<_>) =
-            threads.drain(..).partition(JoinHandle::is_finished);
-        *threads = running;
-        for t in done {
-            let _ = t.join();
-        }
-        threads.push(handle);
+    fn phases(&self) -> std::sync::MutexGuard<'_, PhaseReadings> {
+        self.phases.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
 /// The link of one manifest target: read for local paths (`dir`, `raw`); other schemes
 /// (simulated drives) have none.
-fn target_link(scheme: &str, path: &str) -> Option<LinkInfo> {
+pub(crate) fn target_link(scheme: &str, path: &str) -> Option<LinkInfo> {
     (scheme == "dir" || scheme == "raw").then(|| link_for_path(Path::new(path)))
 }
 
@@ -96,24 +76,38 @@ impl RunPart for DriveComponent {
                 phase,
                 measured: true,
                 ..
-            } => self.read_smart_later(*target_index, phase, "before"),
+            } => self.phases().phase(
+                *target_index,
+                phase,
+                "before",
+                hostd_records::clock::now_ns(),
+            ),
             RunEvent::PhaseEnd {
                 target_index,
                 phase,
                 ..
-            } => self.read_smart_later(*target_index, phase, "after"),
+            } => self.phases().phase(
+                *target_index,
+                phase,
+                "after",
+                hostd_records::clock::now_ns(),
+            ),
             _ => {}
         }
         Ok(())
     }
 
-    fn start(&mut self, run: &mut RunStart<'_>) -> anyhow::Result<Option<Value>> {
-        self.devices = run
-            .manifest
-            .targets
-            .iter()
-            .map(|t| (t.label.clone(), t.device.clone()))
+    /// The drive's latest temperature, per target whose drive gives one.
+    fn live_status(&self) -> Option<String> {
+        let temps: Vec<String> = self
+            .phases()
+            .latest()
+            .filter_map(|r| Some(format!("{} {:.0} °C", r.target, r.temperature_c?)))
             .collect();
+        (!temps.is_empty()).then(|| format!("drive: {}", temps.join(", ")))
+    }
+
+    fn start(&mut self, run: &mut RunStart<'_>) -> anyhow::Result<Option<Value>> {
         self.links.clear();
         for t in run.manifest.targets.iter_mut() {
             if t.link.is_none() {
@@ -121,17 +115,52 @@ impl RunPart for DriveComponent {
             }
             self.links.push((t.label.clone(), t.link.clone()));
         }
-        if let Some(config) = self.poll.clone() {
-            let devices = self
+        let polled: Vec<Option<Option<String>>> = match self.poll {
+            Some(_) => self
                 .links
                 .iter()
-                .filter_map(|(label, l)| l.as_ref().map(|l| (label, l)))
-                .filter(|(_, l)| l.bus != "none")
-                .map(|(label, l)| (label.clone(), l.block.as_ref().map(|b| format!("/dev/{b}"))))
-                .collect::<Vec<_>>();
-            if !devices.is_empty() {
-                self.poller = Some(TempPoller::start(config, devices, run.dir));
-            }
+                .map(|(_, l)| polled_disk(l.as_ref()))
+                .collect(),
+            None => vec![None; self.links.len()],
+        };
+        *self.phases() = PhaseReadings::new(
+            run.manifest
+                .targets
+                .iter()
+                .zip(&polled)
+                .map(|(t, p)| PhaseTarget {
+                    label: t.label.clone(),
+                    polled: p.clone(),
+                    not_polled: match self.poll {
+                        Some(_) => not_polled(t.device.as_deref()),
+                        None => "the drive is not polled in this run".into(),
+                    },
+                })
+                .collect(),
+        );
+        let drives: Vec<PolledDrive> = self
+            .links
+            .iter()
+            .zip(polled)
+            .enumerate()
+            .filter_map(|(index, ((label, _), disk))| {
+                Some(PolledDrive {
+                    index,
+                    label: label.clone(),
+                    disk: disk?,
+                })
+            })
+            .collect();
+        if let (Some(config), false) = (self.poll.clone(), drives.is_empty()) {
+            // This part's own reader first: the phase readings and the live view.
+            let phases = Arc::clone(&self.phases);
+            let mine: DriveFeed = Box::new(move |data: DriveData<'_>| {
+                phases.lock().unwrap_or_else(|e| e.into_inner()).feed(data);
+                Ok(())
+            });
+            let mut feeds = vec![mine];
+            feeds.append(run.drive_feeds);
+            self.poller = Some(DrivePoller::start(config, drives, run.dir, feeds));
         }
         // The links are in the manifest's targets (`targets[].link`).
         Ok(None)
@@ -150,16 +179,8 @@ impl RunPart for DriveComponent {
             }
         }
         let (run_dir, summary, run) = (records.dir, &mut records.summary, &mut records.data);
-        let polled: PollResult = self.poller.take().map(TempPoller::stop).unwrap_or_default();
-        for t in std::mem::take(&mut *self.smart_threads.lock().unwrap_or_else(|e| e.into_inner()))
-        {
-            let _ = t.join();
-        }
-        let smart = self
-            .smart
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .readings();
+        let polled: PollResult = self.poller.take().map(DrivePoller::stop).unwrap_or_default();
+        let smart = self.phases().finish();
         // The readings went to their files as they came; the analysis gets them read back
         // once, as `RunData::read` gives them. A write that failed (a full disk) lost the
         // readings after it, file and analysis alike: the warning says how many.
@@ -212,7 +233,7 @@ impl RunPart for DriveComponent {
                 let why = s.note.clone().unwrap_or_default();
                 let line = format!("{}: no drive temperature ({why})", s.target);
                 // A virtual disk has no SMART by design: said, not warned about.
-                if why.contains(crate::smart::NO_SMART) {
+                if why.contains(crate::smart::smartctl::NO_SMART) {
                     summary.notes.push(line);
                 } else {
                     summary.warnings.push(line);

@@ -41,6 +41,7 @@ fn live_records_survive_an_outage_and_run_files_follow_at_the_end() {
             manifest: &mut manifest,
             dir: &run_dir,
             probe_feeds: &mut Vec::new(),
+            drive_feeds: &mut Vec::new(),
         })
         .unwrap()
         .unwrap();

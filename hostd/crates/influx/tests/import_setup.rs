@@ -139,6 +139,7 @@ fn make_run(dir: &Path) {
         manifest: &mut manifest(t0),
         dir,
         probe_feeds: &mut Vec::new(),
+        drive_feeds: &mut Vec::new(),
     })
     .unwrap();
     for i in 0..10 {

@@ -50,6 +50,7 @@ fn run(
             manifest: &mut manifest,
             dir,
             probe_feeds: &mut Vec::new(),
+            drive_feeds: &mut Vec::new(),
         })
         .unwrap();
     assert_eq!(section, None);

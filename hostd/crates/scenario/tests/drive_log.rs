@@ -5,7 +5,7 @@
 //! the thermal call's confidence; one whose counters stood still lowers it.
 
 use hostd_analysis::{analyze_run_dir, Options};
-use hostd_drive::thermal_log::thermal_log_of;
+use hostd_drive::smart::parse::thermal_log_of;
 use hostd_records::cause::Cause;
 use hostd_records::drive_log::{self, DriveLogRecord};
 use hostd_records::events::{Analysis, Event};

@@ -16,6 +16,9 @@ pub mod pipeline;
 pub mod rundir;
 pub mod summary;
 
-pub use pipeline::{Pipeline, ProbeData, ProbeFeed, RunPart, RunRecords, RunStart, Stage};
+pub use pipeline::{
+    DriveData, DriveFeed, DriveReading, Pipeline, ProbeData, ProbeFeed, RunPart, RunRecords,
+    RunStart, Stage,
+};
 pub use rundir::RunDir;
 pub use summary::SummaryExt;

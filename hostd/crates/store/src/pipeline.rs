@@ -8,13 +8,16 @@
 //! directory to another (what the run streams to its files as it goes — the workload's
 //! rows and counters, the drive's readings, the probe's samples — is read back once at its
 //! end, so that memory does not grow with the run's length):
-//! - while the run goes, every part sees every [`RunEvent`] ([`RunPart::on_event`]) and a
-//!   part that records the probe hands its samples to the others' [`RunPart::probe_feed`]s;
+//! - while the run goes, every part sees every [`RunEvent`] ([`RunPart::on_event`]); the
+//!   part that records the probe hands its samples to the others' [`RunPart::probe_feed`]s,
+//!   and the part that polls the drive hands each reading to their [`RunPart::drive_feed`]s
+//!   (one reader per sensor, however many parts read it);
 //! - at the end, [`Pipeline::finish`] hands every part, stage by stage, the same
 //!   [`RunRecords`] — the manifest, the outcome, the file records, the probe's series and
 //!   link records, the analysis, the summary — each part adding what it knows for the
 //!   stages after it.
 
+use hostd_records::drive_log::DriveLogRecord;
 use hostd_records::probe_link::LinkRecord;
 use hostd_records::{
     AggRow, Analysis, Manifest, ProbeSample, RunData, RunEvent, RunOutcome, Summary,
@@ -60,6 +63,51 @@ pub enum ProbeData<'a> {
 /// Where a part takes the probe stream (a closure over its writer); an error stops the feed.
 pub type ProbeFeed = Box<dyn FnMut(ProbeData<'_>) -> anyhow::Result<()> + Send>;
 
+/// One poll of one target's drive: what the drive's poller hands every
+/// [`RunPart::drive_feed`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct DriveReading {
+    /// The target's index in the manifest's targets.
+    pub target_index: usize,
+    /// The target's label.
+    pub target: String,
+    /// When the drive answered, record time (`hostd_records::clock`), Unix ns.
+    pub time_ns: i64,
+    /// The whole disk asked (`/dev/nvme0n1`).
+    pub device: String,
+    /// The `-d` type smartctl needs for this drive (None: smartctl's own choice).
+    pub device_type: Option<String>,
+    /// The drive's model, as smartctl named it when the drive was first asked.
+    pub model: Option<String>,
+    /// The drive's temperature, °C; None when this answer gave none.
+    pub temperature_c: Option<f64>,
+    /// The kind of the drive's thermal record, `nvme` (health log) or `sct` (SATA SCT
+    /// status); None when the answer holds none.
+    pub thermal_kind: Option<&'static str>,
+    /// The thermal record, as its `drive_log.csv` row.
+    pub thermal: Option<DriveLogRecord>,
+}
+
+/// What the drive's poller delivers while the run goes, as a part's
+/// [`RunPart::drive_feed`] gets it.
+#[derive(Debug, Clone, Copy)]
+pub enum DriveData<'a> {
+    /// One poll of one target's drive, as it was read.
+    Reading(&'a DriveReading),
+    /// A target's drive gives no temperature (found when first asked): no reading will come
+    /// for it.
+    Unanswered {
+        /// The target's index in the manifest's targets.
+        target_index: usize,
+        /// Why, in words.
+        why: &'a str,
+    },
+}
+
+/// Where a part takes the drive's readings (a closure over its state); an error stops the
+/// feed.
+pub type DriveFeed = Box<dyn FnMut(DriveData<'_>) -> anyhow::Result<()> + Send>;
+
 /// What every part gets when the run starts.
 pub struct RunStart<'a> {
     /// The manifest so far (with the sections of the parts started before); a part may add
@@ -69,6 +117,8 @@ pub struct RunStart<'a> {
     pub dir: &'a Path,
     /// The probe feeds of every part: the part that records the probe takes them.
     pub probe_feeds: &'a mut Vec<ProbeFeed>,
+    /// The drive feeds of every part: the part that polls the drive takes them.
+    pub drive_feeds: &'a mut Vec<DriveFeed>,
 }
 
 /// A run's records in memory at its end, handed from part to part by
@@ -112,6 +162,11 @@ pub trait RunPart: Send + Sync {
     fn probe_feed(&mut self) -> Option<ProbeFeed> {
         None
     }
+    /// Where this part takes the drive's readings, if it wants them (asked once, before
+    /// `start`).
+    fn drive_feed(&mut self) -> Option<DriveFeed> {
+        None
+    }
     /// Every event of the run, from the runner's threads: must be quick. An error is
     /// reported once and the part hears no more events.
     fn on_event(&self, _event: &RunEvent) -> anyhow::Result<()> {
@@ -149,7 +204,8 @@ impl Pipeline {
     }
 
     /// Starts every part in stage order, each one's section added to the manifest before
-    /// the next starts; the probe feeds go to the part that records the probe.
+    /// the next starts; the probe feeds go to the part that records the probe, the drive
+    /// feeds to the part that polls the drive.
     pub fn start(&mut self, manifest: &mut Manifest, dir: &Path) -> anyhow::Result<()> {
         use anyhow::Context as _;
         let mut feeds: Vec<ProbeFeed> = self
@@ -157,11 +213,17 @@ impl Pipeline {
             .iter_mut()
             .filter_map(|p| p.probe_feed())
             .collect();
+        let mut drive_feeds: Vec<DriveFeed> = self
+            .parts
+            .iter_mut()
+            .filter_map(|p| p.drive_feed())
+            .collect();
         for p in self.parts.iter_mut() {
             let mut run = RunStart {
                 manifest: &mut *manifest,
                 dir,
                 probe_feeds: &mut feeds,
+                drive_feeds: &mut drive_feeds,
             };
             if let Some(section) = p
                 .start(&mut run)

@@ -369,6 +369,7 @@ mod tests {
             manifest: &mut Manifest::new("r", 1_000, targets),
             dir: &dir,
             probe_feeds: &mut Vec::new(),
+            drive_feeds: &mut Vec::new(),
         })
         .unwrap();
         assert!(read_back_counters(&dir).unwrap().is_none(), "no sample yet");

@@ -1,6 +1,7 @@
 //! `[temperature_gate]`: before a gated measured step the target idles until the probe's
-//! enclosure sensor (or the drive's SMART temperature) is within the margin of its idle
-//! temperature, or the timeout passes. The idle temperature is given, or read just before
+//! enclosure sensor (from the probe feed) or the drive's SMART temperature (from the drive
+//! feed: the run's one drive poller) is within the margin of its idle temperature, or the
+//! timeout passes. The idle temperature is given, or read just before
 //! the run's first measured step. Each wait (how long, reached or timed out) goes to the
 //! manifest (`extra.temperature_gate`: settings, idle temperatures, totals) and the summary
 //! (same key: every wait, and the closing lines).
@@ -10,7 +11,7 @@
 use anyhow::bail;
 use hostd_records::profile::{GateAt, GateSource, Kind, Profile, TemperatureGate};
 use hostd_records::TargetInfo;
-use hostd_store::{ProbeData, ProbeFeed, RunPart, RunRecords, Stage};
+use hostd_store::{DriveData, DriveFeed, ProbeData, ProbeFeed, RunPart, RunRecords, Stage};
 use hostd_workload::gate::StepGate;
 use hostd_workload::step::Step;
 use serde_json::{json, Value};
@@ -22,10 +23,10 @@ use std::time::{Duration, Instant};
 pub const NAME: &str = hostd_records::gate_wait::SUMMARY_KEY;
 /// How long the first gate waits for a first reading to take as the idle temperature.
 const FIRST_READING_WAIT: Duration = Duration::from_secs(10);
-/// Between two probe readings looked at while waiting.
-const PROBE_POLL: Duration = Duration::from_millis(100);
-/// Between two smartctl calls while waiting on the drive.
-const DRIVE_POLL: Duration = Duration::from_secs(2);
+/// Between two looks at the latest reading while waiting (a reading in memory, probe or
+/// drive: looking costs nothing, and a gate lets its step go within this of the reading
+/// that allows it).
+const LOOK: Duration = Duration::from_millis(100);
 
 /// The gate `diskmark` uses when a probe is on and its profile gives none: each repetition
 /// starts once the enclosure is within 2 °C of idle, waiting at most 2 minutes.
@@ -45,12 +46,14 @@ struct Inner {
     spec: TemperatureGate,
     /// Whether the gate came from the profile or is diskmark's default.
     defaulted: bool,
-    /// Labels and devices of the targets.
-    targets: Vec<(String, Option<String>)>,
+    /// Labels of the targets.
+    targets: Vec<String>,
     /// The target the probe is on (probe source: the only one gated).
     probed: usize,
     /// Latest enclosure temperature from the probe, with the record time of its sample.
     probe_c: Mutex<Option<(i64, f64)>>,
+    /// Per target: latest drive temperature from the drive feed, with its record time.
+    drive_c: Mutex<Vec<Option<(i64, f64)>>>,
     /// Per target: idle temperature, last gated phase.
     idle: Mutex<Vec<Option<f64>>>,
     last_phase: Mutex<Vec<Option<String>>>,
@@ -60,26 +63,20 @@ struct Inner {
 impl Inner {
     /// The temperature of `target` taken at or after record time `since_ns`: a probe's
     /// stream can lag the host (USB buffering, a starved reader, the clock fit not yet
-    /// made), and a reading from before the gate began is the step's, not the idle's.
+    /// made), the drive is read about once a second, and a reading from before the gate
+    /// began is the step's, not the idle's.
     fn reading(&self, target: usize, since_ns: i64) -> Option<f64> {
-        match self.spec.source {
-            GateSource::Probe => fresh(
-                *self.probe_c.lock().unwrap_or_else(|e| e.into_inner()),
-                since_ns,
-            ),
-            GateSource::Drive => {
-                let (label, device) = &self.targets[target];
-                hostd_drive::smart::read_smart(device.as_deref(), label, "gate", "gate")
-                    .temperature_c
-            }
-        }
-    }
-
-    fn poll(&self) -> Duration {
-        match self.spec.source {
-            GateSource::Probe => PROBE_POLL,
-            GateSource::Drive => DRIVE_POLL,
-        }
+        let latest = match self.spec.source {
+            GateSource::Probe => *self.probe_c.lock().unwrap_or_else(|e| e.into_inner()),
+            GateSource::Drive => self
+                .drive_c
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(target)
+                .copied()
+                .flatten(),
+        };
+        fresh(latest, since_ns)
     }
 
     /// The first reading from `since_ns` on within `limit`, polling; `None` when stopped or
@@ -99,7 +96,7 @@ impl Inner {
             if stop.load(Ordering::Relaxed) || t0.elapsed() >= limit {
                 return None;
             }
-            std::thread::sleep(self.poll().min(limit.saturating_sub(t0.elapsed())));
+            std::thread::sleep(LOOK.min(limit.saturating_sub(t0.elapsed())));
         }
     }
 }
@@ -138,14 +135,13 @@ pub fn build(
             profile.name
         ),
         (GateSource::Drive, _) => {
+            let config = hostd_drive::smart::PollerConfig::default();
             for t in targets {
-                let r = hostd_drive::smart::read_smart(t.device.as_deref(), &t.label, "gate", "check");
-                if r.temperature_c.is_none() {
+                if let Err(why) = hostd_drive::smart::detect::check(t, &config) {
                     bail!(
-                        "profile {}: [temperature_gate] source = \"drive\" but target {}'s drive gives no temperature ({}): give --probe and source = \"probe\"",
+                        "profile {}: [temperature_gate] source = \"drive\" but target {}'s drive gives no temperature ({why}): give --probe and source = \"probe\"",
                         profile.name,
                         t.label,
-                        r.note.unwrap_or_else(|| "smartctl gave none".into())
                     );
                 }
             }
@@ -157,12 +153,10 @@ pub fn build(
         idle: Mutex::new(vec![spec.idle_c; n]),
         spec,
         defaulted,
-        targets: targets
-            .iter()
-            .map(|t| (t.label.clone(), t.device.clone()))
-            .collect(),
+        targets: targets.iter().map(|t| t.label.clone()).collect(),
         probed,
         probe_c: Mutex::new(None),
+        drive_c: Mutex::new(vec![None; n]),
         last_phase: Mutex::new(vec![None; n]),
         waits: Mutex::new(Vec::new()),
     });
@@ -231,7 +225,7 @@ impl StepGate for TemperatureGateHold {
                         };
                     }
                     let left = timeout.saturating_sub(waited());
-                    std::thread::sleep(g.poll().min(hostd_records::clock::real_duration(left)));
+                    std::thread::sleep(LOOK.min(hostd_records::clock::real_duration(left)));
                     last = g.reading(target_index, since).or(last);
                     start_c = start_c.or(last);
                 };
@@ -239,7 +233,7 @@ impl StepGate for TemperatureGateHold {
             }
         };
         let wait = GateWait {
-            target: g.targets[target_index].0.clone(),
+            target: g.targets[target_index].clone(),
             phase: step.phase.clone(),
             index: step.index,
             start_ns,
@@ -273,7 +267,7 @@ impl TemperatureGatePart {
             "given_idle_c": g.spec.idle_c,
             "default_for_diskmark": g.defaulted,
             "target": match g.spec.source {
-                GateSource::Probe => Some(g.targets[g.probed].0.clone()),
+                GateSource::Probe => Some(g.targets[g.probed].clone()),
                 GateSource::Drive => None,
             },
         })
@@ -343,6 +337,24 @@ impl RunPart for TemperatureGatePart {
         }))
     }
 
+    fn drive_feed(&mut self) -> Option<DriveFeed> {
+        if self.0.spec.source != GateSource::Drive {
+            return None;
+        }
+        let inner = Arc::clone(&self.0);
+        Some(Box::new(move |data: DriveData<'_>| {
+            if let DriveData::Reading(r) = data {
+                if let Some(c) = r.temperature_c {
+                    let mut latest = inner.drive_c.lock().unwrap_or_else(|e| e.into_inner());
+                    if let Some(slot) = latest.get_mut(r.target_index) {
+                        *slot = Some((r.time_ns, c));
+                    }
+                }
+            }
+            Ok(())
+        }))
+    }
+
     fn start(&mut self, _run: &mut hostd_store::RunStart<'_>) -> anyhow::Result<Option<Value>> {
         Ok(Some(self.section()))
     }
@@ -360,7 +372,7 @@ impl RunPart for TemperatureGatePart {
             .targets
             .iter()
             .zip(self.0.idle.lock().unwrap_or_else(|e| e.into_inner()).iter())
-            .map(|((label, _), c)| json!({ "target": label, "idle_c": c }))
+            .map(|(label, c)| json!({ "target": label, "idle_c": c }))
             .collect();
         section["idle"] = json!(idle);
         section["steps_held"] = json!(waits.len());

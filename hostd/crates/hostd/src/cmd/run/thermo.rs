@@ -1,34 +1,36 @@
 //! The temperatures `[steady_state]`'s `temp_slope` criterion judges: for the target the
-//! probe is on, its enclosure sensor (from the probe stream, one reading a second); for
-//! the other targets, the drive's SMART temperature (smartctl once a second, on a thread of
-//! its own). A temperature criterion with neither is refused before anything is written.
+//! probe is on, its enclosure sensor (from the probe feed, one reading a second); for the
+//! other targets, the drive's SMART temperature (from the drive feed: every reading of the
+//! run's one drive poller, about one a second). A temperature criterion with neither is
+//! refused before anything is written.
 
 use anyhow::bail;
 use hostd_records::profile::Profile;
 use hostd_records::TargetInfo;
-use hostd_store::{ProbeData, ProbeFeed, RunPart, RunRecords, Stage};
+use hostd_store::{DriveData, DriveFeed, ProbeData, ProbeFeed, RunPart, Stage};
 use hostd_workload::steady::{SteadySpec, Thermometer};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-/// One reading a second, as the throughput samples.
+/// One probe reading a second, as the throughput samples.
 const READING_NS: u64 = 1_000_000_000;
 
 struct Inner {
     /// The target the probe is on, if any.
     probed: Option<usize>,
+    /// Whether a target reads its drive's temperature (every target the probe is not on).
+    smart: bool,
     /// Per target: readings (host Unix ns, °C).
     readings: Mutex<Vec<Vec<(u64, f64)>>>,
-    /// Set when the run is over: the SMART thread ends.
-    done: AtomicBool,
 }
 
 impl Inner {
-    fn push(&self, target: usize, time_ns: u64, c: f64) {
+    /// Adds a reading of `target` taken at least `gap_ns` after its last one.
+    fn push(&self, target: usize, time_ns: u64, c: f64, gap_ns: u64) {
         let mut all = self.readings.lock().unwrap_or_else(|e| e.into_inner());
-        let mine = &mut all[target];
-        if mine.last().is_none_or(|l| time_ns >= l.0 + READING_NS) {
+        let Some(mine) = all.get_mut(target) else {
+            return;
+        };
+        if mine.last().is_none_or(|l| time_ns >= l.0 + gap_ns) {
             mine.push((time_ns, c));
         }
     }
@@ -69,57 +71,29 @@ pub fn build(
     let Some(criterion) = spec.temperature_criteria().first().map(|c| c.to_string()) else {
         return Ok(None);
     };
-    let mut smart = Vec::new();
     for (i, t) in targets.iter().enumerate() {
         if Some(i) == probe_on {
             continue;
         }
-        let r = hostd_drive::smart::read_smart(t.device.as_deref(), &t.label, "steady", "check");
-        if r.temperature_c.is_none() {
+        let config = hostd_drive::smart::PollerConfig::default();
+        if let Err(why) = hostd_drive::smart::detect::check(t, &config) {
             bail!(
-                "profile {}: [steady_state] criteria \"{criterion}\" needs a temperature, but target {} has no probe{} and its drive gives none ({}): give --probe, or drop \"{criterion}\"",
+                "profile {}: [steady_state] criteria \"{criterion}\" needs a temperature, but target {} has no probe{} and its drive gives none ({why}): give --probe, or drop \"{criterion}\"",
                 profile.name,
                 t.label,
                 if probe_on.is_none() { " (--probe none)" } else { "" },
-                r.note.unwrap_or_else(|| "smartctl gave none".into())
             );
         }
-        smart.push((i, t.label.clone(), t.device.clone()));
     }
     let inner = Arc::new(Inner {
         probed: probe_on,
+        smart: (0..targets.len()).any(|i| Some(i) != probe_on),
         readings: Mutex::new(vec![Vec::new(); targets.len()]),
-        done: AtomicBool::new(false),
     });
-    if !smart.is_empty() {
-        let inner = Arc::clone(&inner);
-        std::thread::spawn(move || {
-            while !inner.done.load(Ordering::Relaxed) {
-                for (i, label, device) in &smart {
-                    let r = hostd_drive::smart::read_smart(
-                        device.as_deref(),
-                        label,
-                        "steady",
-                        "steady",
-                    );
-                    if let Some(c) = r.temperature_c {
-                        inner.push(*i, hostd_workload::unix_ns(), c);
-                    }
-                }
-                std::thread::sleep(Duration::from_secs(1));
-            }
-        });
-    }
     Ok(Some((
         Arc::new(RunThermometer(Arc::clone(&inner))) as Arc<dyn Thermometer>,
         ThermometerPart(inner),
     )))
-}
-
-impl Drop for ThermometerPart {
-    fn drop(&mut self) {
-        self.0.done.store(true, Ordering::Relaxed);
-    }
 }
 
 impl RunPart for ThermometerPart {
@@ -138,7 +112,7 @@ impl RunPart for ThermometerPart {
             if let ProbeData::Samples(samples) = data {
                 for s in samples {
                     if let (Some(c), Ok(t)) = (s.enclosure_temp_c, u64::try_from(s.time_ns)) {
-                        inner.push(target, t, c);
+                        inner.push(target, t, c, READING_NS);
                     }
                 }
             }
@@ -146,8 +120,23 @@ impl RunPart for ThermometerPart {
         }))
     }
 
-    fn finish(&mut self, _records: &mut RunRecords<'_>) -> anyhow::Result<()> {
-        self.0.done.store(true, Ordering::Relaxed);
-        Ok(())
+    /// Every drive reading of the targets the probe is not on (the poller reads about one a
+    /// second already).
+    fn drive_feed(&mut self) -> Option<DriveFeed> {
+        if !self.0.smart {
+            return None;
+        }
+        let inner = Arc::clone(&self.0);
+        Some(Box::new(move |data: DriveData<'_>| {
+            match data {
+                DriveData::Reading(r) if Some(r.target_index) != inner.probed => {
+                    if let (Some(c), Ok(t)) = (r.temperature_c, u64::try_from(r.time_ns)) {
+                        inner.push(r.target_index, t, c, 0);
+                    }
+                }
+                _ => {}
+            }
+            Ok(())
+        }))
     }
 }

@@ -1,269 +1,27 @@
-//! The drive's own view: `smartctl --json` before and after each phase —
-//! composite temperature and the NVMe thermal-management counters (how
-//! often and how long the controller throttled). Where the tool is missing,
-//! the target has no block device, or a USB bridge hides SMART, the reading
-//! says so and the run goes on.
-//!
-//! [`TempPoller`] polls the drive temperature about once a second while the run goes, on
-//! its own thread (never on an I/O thread), and appends each reading to `drive_temp.csv`
-//! and `drive_log.csv` as it comes (each row whole in the file at once, so a killed run
-//! keeps them); it keeps in memory only what it decides with (per target: the count,
-//! lowest and highest temperature, first and last thermal record), so its memory does not
-//! grow with the run.
+//! The drive's one poller: about once a second, on its own thread (never on an I/O
+//! thread), it asks each target's drive for its temperature and thermal record, appends
+//! each reading to `drive_temp.csv` and `drive_log.csv` as it comes (each row whole in the
+//! file at once, so a killed run keeps them), and hands it to every drive feed of the run
+//! (the steady-state thermometer, the temperature gate, the per-phase readings and the
+//! live view read the drive there, never through a smartctl of their own). It keeps in
+//! memory only what it decides with (per target: the count, lowest and highest
+//! temperature, first and last thermal record), so its memory does not grow with the run.
 
-use crate::thermal_log::{set_tmt, thermal_log_of, tmt_from_text, tmt_only_in_text, SctHistory};
+use super::detect::{detect, note, why_not};
+use super::parse::{set_tmt, tmt_from_text, Answer, SctHistory};
+use super::smartctl::{self, smartctl_program};
 use hostd_records::drive_log::{self, DriveLogDelta, DriveLogRecord};
 use hostd_records::drive_temp::{self, DriveTempRecord};
+use hostd_store::{DriveData, DriveFeed, DriveReading};
 use serde::Serialize;
-use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// NVMe thermal-management counters (SMART / Health log).
-#[derive(Debug, Default, Clone, PartialEq, Serialize)]
-pub struct NvmeThermal {
-    /// Minutes above the warning composite temperature.
-    pub warning_temp_time_min: Option<u64>,
-    /// Minutes above the critical composite temperature.
-    pub critical_comp_time_min: Option<u64>,
-    /// Transitions into thermal-management level 1 (light throttling).
-    pub thermal_temp1_transition_count: Option<u64>,
-    /// Transitions into thermal-management level 2 (heavy throttling).
-    pub thermal_temp2_transition_count: Option<u64>,
-    /// Seconds spent in level 1.
-    pub thermal_temp1_total_time_s: Option<u64>,
-    /// Seconds spent in level 2.
-    pub thermal_temp2_total_time_s: Option<u64>,
-}
-
-/// One SMART reading of one drive.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SmartReading {
-    /// Host Unix ns when read.
-    pub time_ns: i64,
-    /// Target label.
-    pub target: String,
-    /// Phase it belongs to.
-    pub phase: String,
-    /// `before` or `after`.
-    pub when: String,
-    /// Device queried, if any.
-    pub device: Option<String>,
-    /// True when smartctl returned SMART data.
-    pub available: bool,
-    /// Why not, or what smartctl warned about.
-    pub note: Option<String>,
-    /// Drive model.
-    pub model: Option<String>,
-    /// Composite / current temperature, °C.
-    pub temperature_c: Option<f64>,
-    /// NVMe thermal counters, for NVMe drives (also behind NVMe–USB bridges).
-    pub nvme: Option<NvmeThermal>,
-}
-
-/// Extracts the fields hostd uses from `smartctl --json` output.
-pub fn parse_smartctl(json: &Value) -> (Option<String>, Option<f64>, Option<NvmeThermal>) {
-    let model = json["model_name"].as_str().map(str::to_string);
-    let temperature = json["temperature"]["current"].as_f64();
-    let log = &json["nvme_smart_health_information_log"];
-    // One parser of the health log's thermal keys, with its rule for a missing one
-    // (`thermal_log`: a newer smartctl leaves zero counters out).
-    let nvme = crate::thermal_log::thermal_log_of(json)
-        .filter(|l| l.kind == "nvme")
-        .map(|l| NvmeThermal {
-            warning_temp_time_min: l.record.warning_temp_time_min,
-            critical_comp_time_min: l.record.critical_comp_time_min,
-            thermal_temp1_transition_count: l.record.tmt1_transitions,
-            thermal_temp2_transition_count: l.record.tmt2_transitions,
-            thermal_temp1_total_time_s: l.record.tmt1_time_s,
-            thermal_temp2_total_time_s: l.record.tmt2_time_s,
-        });
-    let temperature = temperature.or_else(|| log["temperature"].as_f64());
-    let temperature = temperature.or_else(|| ata_temperature(json));
-    (model, temperature, nvme)
-}
-
-/// ATA attribute 194 (Temperature_Celsius): the low byte of its raw value (the higher bytes
-/// hold the lifetime minimum and maximum on many drives).
-fn ata_temperature(json: &Value) -> Option<f64> {
-    json["ata_smart_attributes"]["table"]
-        .as_array()?
-        .iter()
-        .find(|a| a["id"].as_u64() == Some(194))
-        .and_then(|a| a["raw"]["value"].as_u64())
-        .map(|raw| (raw & 0xff) as f64)
-}
-
-/// The drive temperature in one `smartctl --json` answer, and where it came from
-/// (`temperature.current`, the NVMe health log, or ATA attribute 194).
-pub fn temperature_of(json: &Value) -> Option<(f64, &'static str)> {
-    if let Some(t) = json["temperature"]["current"].as_f64() {
-        return Some((t, "temperature.current"));
-    }
-    if let Some(t) = json["nvme_smart_health_information_log"]["temperature"].as_f64() {
-        return Some((t, "nvme_smart_health_information_log"));
-    }
-    ata_temperature(json).map(|t| (t, "ata_smart_attributes 194"))
-}
-
-/// The whole disk behind a partition device (`/dev/sdb1` → `/dev/sdb`,
-/// `/dev/nvme0n1p2` → `/dev/nvme0n1`), using sysfs; other paths unchanged.
-pub fn whole_disk(device: &str) -> String {
-    let Some(name) = device.strip_prefix("/dev/") else {
-        return device.to_string();
-    };
-    let sys = Path::new("/sys/class/block").join(name);
-    if sys.join("partition").exists() {
-        if let Ok(real) = std::fs::canonicalize(&sys) {
-            if let Some(parent) = real.parent().and_then(|p| p.file_name()) {
-                return format!("/dev/{}", parent.to_string_lossy());
-            }
-        }
-    }
-    device.to_string()
-}
-
-/// What smartctl says of a disk it has no way to ask (a paravirtual disk).
-const NO_DEVICE_TYPE: &str = "Unable to detect device type";
-/// How a [`TempSource`] note begins its reason when the disk has no SMART by design.
-pub const NO_SMART: &str = "which has no SMART";
-
-/// What kind of virtual disk `disk` (a whole disk, `/dev/NAME`) is, when it is one: a
-/// paravirtual block device (virtio-blk `vdX`, Xen `xvdX`) has no SMART to ask, so its
-/// missing temperature is a fact of the machine, not something to fix.
-pub fn virtual_disk(disk: &str) -> Option<&'static str> {
-    let name = disk.strip_prefix("/dev/")?;
-    let rest = |prefix: &str| {
-        name.strip_prefix(prefix)
-            .is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_lowercase()))
-    };
-    if rest("xvd") {
-        Some("a Xen virtual disk")
-    } else if rest("vd") {
-        Some("a virtio virtual disk")
-    } else {
-        None
-    }
-}
-
-/// USB bridge types smartctl may need spelled out when it cannot tell (`-d TYPE`).
-pub const BRIDGE_TYPES: [&str; 4] = ["sntjmicron", "sntrealtek", "sntasmedia", "sat"];
-
-/// Reads SMART of `device` (a mount source such as `/dev/sdb1`) with
-/// `smartctl --json -a`, trying the NVMe–USB bridge types when smartctl
-/// cannot tell them itself. Never fails: problems end up in `note`.
-pub fn read_smart(device: Option<&str>, target: &str, phase: &str, when: &str) -> SmartReading {
-    let mut reading = SmartReading {
-        time_ns: hostd_records::clock::now_ns(),
-        target: target.to_string(),
-        phase: phase.to_string(),
-        when: when.to_string(),
-        device: None,
-        available: false,
-        note: None,
-        model: None,
-        temperature_c: None,
-        nvme: None,
-    };
-    let Some(device) = device.filter(|d| d.starts_with("/dev/")) else {
-        reading.note = Some(format!(
-            "target is not on a block device ({}); no SMART",
-            device.unwrap_or("unknown")
-        ));
-        return reading;
-    };
-    let disk = whole_disk(device);
-    reading.device = Some(disk.clone());
-    let mut last_note = String::new();
-    for bridge in std::iter::once(None).chain(BRIDGE_TYPES.iter().map(Some)) {
-        let mut args = vec!["--json", "-a"];
-        if let Some(b) = bridge {
-            args.extend(["-d", b]);
-        }
-        args.push(&disk);
-        match run_with_timeout(&smartctl_program(), &args, Duration::from_secs(10)) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                reading.note =
-                    Some("smartctl is not installed (apt install smartmontools); no SMART".into());
-                return reading;
-            }
-            Err(e) => {
-                reading.note = Some(format!("smartctl failed: {e}"));
-                return reading;
-            }
-            Ok(out) => {
-                let Ok(json) = serde_json::from_slice::<Value>(&out) else {
-                    last_note = "smartctl printed no JSON".into();
-                    continue;
-                };
-                let (model, temp, nvme) = parse_smartctl(&json);
-                if temp.is_some() || nvme.is_some() {
-                    reading.available = true;
-                    reading.model = model;
-                    reading.temperature_c = temp;
-                    reading.nvme = nvme;
-                    reading.note = bridge.map(|b| format!("read through USB bridge type {b}"));
-                    return reading;
-                }
-                last_note = smartctl_messages(&json).unwrap_or_else(|| "no SMART data".into());
-            }
-        }
-    }
-    reading.note = Some(format!("{disk}: {last_note} (a USB bridge may hide SMART)"));
-    reading
-}
-
-fn smartctl_messages(json: &Value) -> Option<String> {
-    let msgs: Vec<&str> = json["smartctl"]["messages"]
-        .as_array()?
-        .iter()
-        .filter_map(|m| m["string"].as_str())
-        .collect();
-    (!msgs.is_empty()).then(|| msgs.join("; "))
-}
-
-fn run_with_timeout(program: &Path, args: &[&str], timeout: Duration) -> std::io::Result<Vec<u8>> {
-    let mut child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()?;
-    let mut stdout = child.stdout.take().expect("piped");
-    let reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut stdout, &mut buf);
-        buf
-    });
-    let deadline = Instant::now() + timeout;
-    loop {
-        if child.try_wait()?.is_some() {
-            break;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                "smartctl timed out",
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Ok(reader.join().unwrap_or_default())
-}
-
-/// The smartctl to run: `THROTTLESCOPE_SMARTCTL` if set (another build, or a script that
-/// replays recorded answers), else `smartctl` from PATH.
-pub fn smartctl_program() -> PathBuf {
-    std::env::var_os("THROTTLESCOPE_SMARTCTL")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("smartctl"))
-}
+/// What a target polled without a block device says.
+pub const NO_BLOCK_DEVICE: &str = "not on a block device: no drive temperature";
 
 /// How one target's drive answered the poller.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -346,129 +104,6 @@ pub struct PollResult {
     pub log: Written,
 }
 
-/// Polls the temperature of each target's drive on a background thread until stopped.
-pub struct TempPoller {
-    stop: Arc<AtomicBool>,
-    handle: Option<JoinHandle<PollResult>>,
-}
-
-/// One smartctl call; the parsed JSON, or why there is none.
-fn smartctl_json(
-    config: &PollerConfig,
-    device_type: Option<&str>,
-    disk: &str,
-    sct: bool,
-) -> Result<Value, String> {
-    let mut args = vec!["--json", "-A"];
-    if sct {
-        // A SATA drive's SCT status and temperature history (its thermal record).
-        args.extend(["-l", "scttemp"]);
-    }
-    if let Some(t) = device_type {
-        args.extend(["-d", t]);
-    }
-    args.push(disk);
-    match run_with_timeout(&config.smartctl, &args, config.timeout) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!(
-            "{} is not installed (apt install smartmontools)",
-            config.smartctl.display()
-        )),
-        Err(e) => Err(format!("smartctl failed: {e}")),
-        Ok(out) => serde_json::from_slice::<Value>(&out)
-            .map_err(|_| "smartctl printed no JSON".to_string()),
-    }
-}
-
-/// How a drive answered detection.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Detected {
-    /// `-d` type that worked (None: smartctl's own choice).
-    pub device_type: Option<String>,
-    /// Field the temperature came from.
-    pub field: String,
-    /// The drive speaks ATA (its thermal record is the SCT status, asked with `-l scttemp`).
-    pub ata: bool,
-    /// An NVMe drive read by a smartctl whose JSON has no thermal management counters: they
-    /// are read from its text output as well.
-    pub tmt_text: bool,
-}
-
-/// Finds how `disk` answers: directly (NVMe, SATA, bridges smartctl knows), then each
-/// bridge type. Ok(how), or what smartctl said when asked directly.
-pub fn detect(config: &PollerConfig, disk: &str) -> Result<Detected, String> {
-    let mut first: Option<String> = None;
-    for t in std::iter::once(None).chain(BRIDGE_TYPES.iter().map(|t| Some(*t))) {
-        let why = match smartctl_json(config, t, disk, false) {
-            Err(e) if e.contains("not installed") => return Err(e),
-            Err(e) => e,
-            Ok(json) => match temperature_of(&json) {
-                Some((_, field)) => {
-                    return Ok(Detected {
-                        device_type: t.map(str::to_string),
-                        field: field.to_string(),
-                        ata: json["device"]["protocol"].as_str() == Some("ATA")
-                            || json["ata_smart_attributes"].is_object(),
-                        tmt_text: tmt_only_in_text(&json),
-                    })
-                }
-                None => smartctl_messages(&json).unwrap_or_else(|| {
-                    format!(
-                        "no temperature (smartctl exit status {})",
-                        json["smartctl"]["exit_status"].as_i64().unwrap_or(-1)
-                    )
-                }),
-            },
-        };
-        first.get_or_insert(why);
-    }
-    Err(format!(
-        "{}; no -d bridge type answered",
-        first.unwrap_or_default()
-    ))
-}
-
-impl TempPoller {
-    /// Starts polling `targets` (label, whole-disk device or None), appending the readings
-    /// to `drive_temp.csv` and `drive_log.csv` in the run directory `dir` as they come.
-    /// Detection runs on the poller's thread too, so starting never waits for smartctl.
-    pub fn start(
-        config: PollerConfig,
-        targets: Vec<(String, Option<String>)>,
-        dir: &Path,
-    ) -> TempPoller {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&stop);
-        let mut files = Files {
-            temp: drive_temp::stream(dir),
-            log: drive_log::stream(dir),
-        };
-        let handle = std::thread::Builder::new()
-            .name("drive-temp".into())
-            .spawn(move || {
-                let mut r = poll(&config, &targets, &flag, &mut files);
-                (r.temp, r.log) = (Written::of(&files.temp), Written::of(&files.log));
-                r
-            })
-            .ok();
-        TempPoller { stop, handle }
-    }
-
-    /// Stops the poller (after its last reading) and returns what it collected.
-    pub fn stop(mut self) -> PollResult {
-        self.stop.store(true, Ordering::Relaxed);
-        self.handle
-            .take()
-            .and_then(|h| h.join().ok())
-            .unwrap_or_default()
-    }
-}
-
-impl Drop for TempPoller {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-    }
-}
-
 /// How one target's drive answered for its thermal record (NVMe thermal counters and
 /// sensors, SATA SCT status and history), first and last reading and their change.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -493,17 +128,96 @@ pub struct LogSource {
     pub sct_history_after: Option<SctHistory>,
 }
 
-/// Where the readings go as they come.
-struct Files {
+/// One target the poller asks about.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolledDrive {
+    /// The target's index in the manifest's targets (what the feeds' readings carry).
+    pub index: usize,
+    /// The target's label.
+    pub label: String,
+    /// Its whole disk (`/dev/sdb`); None when it is on no block device.
+    pub disk: Option<String>,
+}
+
+/// Polls each target's drive on a background thread until stopped.
+pub struct DrivePoller {
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<PollResult>>,
+}
+
+impl DrivePoller {
+    /// Starts polling `drives`, appending the readings to `drive_temp.csv` and
+    /// `drive_log.csv` in the run directory `dir` as they come and handing each to every
+    /// one of `feeds`. Detection runs on the poller's thread too, so starting never waits
+    /// for smartctl.
+    pub fn start(
+        config: PollerConfig,
+        drives: Vec<PolledDrive>,
+        dir: &Path,
+        feeds: Vec<DriveFeed>,
+    ) -> DrivePoller {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let mut out = Out {
+            temp: drive_temp::stream(dir),
+            log: drive_log::stream(dir),
+            feeds,
+        };
+        let handle = std::thread::Builder::new()
+            .name("drive-poller".into())
+            .spawn(move || {
+                let mut r = poll(&config, &drives, &flag, &mut out);
+                (r.temp, r.log) = (Written::of(&out.temp), Written::of(&out.log));
+                r
+            })
+            .ok();
+        DrivePoller { stop, handle }
+    }
+
+    /// Stops the poller (after its last reading) and returns what it collected.
+    pub fn stop(mut self) -> PollResult {
+        self.stop.store(true, Ordering::Relaxed);
+        self.handle
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for DrivePoller {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Where the readings go as they come: the run directory's two files and the feeds.
+struct Out {
     temp: drive_temp::Stream,
     log: drive_log::Stream,
+    feeds: Vec<DriveFeed>,
+}
+
+impl Out {
+    /// Hands `data` to every feed; a feed that fails is said once and hears no more.
+    fn feed(&mut self, data: DriveData<'_>) {
+        self.feeds.retain_mut(|f| match f(data) {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!("a reader of the drive's readings failed: {e:#}");
+                false
+            }
+        });
+    }
 }
 
 /// One drive being polled: where its temperature and thermal record go.
 struct Active {
+    /// Its place in the poll result.
     source: usize,
+    index: usize,
     disk: String,
     device_type: Option<String>,
+    model: Option<String>,
     ata: bool,
     tmt_text: bool,
 }
@@ -511,23 +225,39 @@ struct Active {
 /// The thermal management counters from smartctl's text output (`smartctl -A`), for a
 /// smartctl whose JSON lacks them.
 fn tmt_text(config: &PollerConfig, a: &Active) -> Option<[u64; 4]> {
-    let mut args = vec!["-A"];
-    if let Some(t) = a.device_type.as_deref() {
-        args.extend(["-d", t]);
-    }
-    args.push(&a.disk);
-    let out = run_with_timeout(&config.smartctl, &args, config.timeout).ok()?;
-    tmt_from_text(&String::from_utf8_lossy(&out))
+    let text = smartctl::text(
+        &config.smartctl,
+        a.device_type.as_deref(),
+        &a.disk,
+        config.timeout,
+    )?;
+    tmt_from_text(&text)
 }
 
 /// Asks one drive once: its temperature into `drive_temp.csv`, its thermal record into
-/// `drive_log.csv` (both bounded by `max_samples` per target).
-fn poll_once(config: &PollerConfig, a: &Active, result: &mut PollResult, files: &mut Files) {
-    let json = smartctl_json(config, a.device_type.as_deref(), &a.disk, a.ata).ok();
+/// `drive_log.csv` (both bounded by `max_samples` per target), and both to the feeds.
+fn poll_once(config: &PollerConfig, a: &Active, result: &mut PollResult, out: &mut Out) {
+    let sct: &[&str] = if a.ata {
+        // A SATA drive's SCT status and temperature history (its thermal record).
+        &["-l", "scttemp"]
+    } else {
+        &[]
+    };
+    let json = smartctl::json(
+        &config.smartctl,
+        sct,
+        a.device_type.as_deref(),
+        &a.disk,
+        config.timeout,
+    )
+    .ok();
     let now = hostd_records::clock::now_ns();
-    let temp = json
-        .as_ref()
-        .and_then(|j| temperature_of(j).map(|(v, _)| v));
+    let Some(json) = json else {
+        result.sources[a.source].failed_polls += 1;
+        return;
+    };
+    let answer = Answer::of(&json);
+    let temp = answer.temperature.map(|(v, _)| v);
     let source = &mut result.sources[a.source];
     match temp {
         None => source.failed_polls += 1,
@@ -539,16 +269,15 @@ fn poll_once(config: &PollerConfig, a: &Active, result: &mut PollResult, files: 
                     .range_c
                     .map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v))),
             );
-            files.temp.append(&[DriveTempRecord {
+            out.temp.append(&[DriveTempRecord {
                 time_ns: now,
                 target: source.target.clone(),
                 temperature_c: v,
             }]);
         }
     }
-    let Some(json) = json else { return };
     let log = &mut result.logs[a.source];
-    match thermal_log_of(&json) {
+    let thermal = match answer.thermal {
         None => {
             if log.kind.is_none() && log.note.is_none() {
                 log.note = Some(format!(
@@ -557,9 +286,10 @@ fn poll_once(config: &PollerConfig, a: &Active, result: &mut PollResult, files: 
                     a.device_type
                         .as_ref()
                         .map_or(String::new(), |t| format!(" through -d {t}")),
-                    smartctl_messages(&json).map_or(String::new(), |m| format!(": {m}"))
+                    answer.messages.as_ref().map_or(String::new(), |m| format!(": {m}"))
                 ));
             }
+            None
         }
         Some(l) => {
             let mut r = l.record;
@@ -573,10 +303,7 @@ fn poll_once(config: &PollerConfig, a: &Active, result: &mut PollResult, files: 
                 log.note = if counters.is_some() {
                     Some(format!(
                         "TMT counters from smartctl {}'s text output (its JSON has them only after 7.5)",
-                        json["smartctl"]["version"]
-                            .as_array()
-                            .map(|v| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("."))
-                            .unwrap_or_default()
+                        answer.smartctl_version
                     ))
                 } else {
                     l.note.clone()
@@ -594,24 +321,41 @@ fn poll_once(config: &PollerConfig, a: &Active, result: &mut PollResult, files: 
             }
             if log.readings < config.max_samples {
                 log.readings += 1;
-                files.log.append(&[r]);
+                out.log.append(std::slice::from_ref(&r));
             }
+            Some((l.kind, r))
         }
+    };
+    if temp.is_none() && thermal.is_none() {
+        return;
     }
+    let (thermal_kind, thermal) = thermal.map_or((None, None), |(k, r)| (Some(k), Some(r)));
+    out.feed(DriveData::Reading(&DriveReading {
+        target_index: a.index,
+        target: result.sources[a.source].target.clone(),
+        time_ns: now,
+        device: a.disk.clone(),
+        device_type: a.device_type.clone(),
+        model: a.model.clone(),
+        temperature_c: temp,
+        thermal_kind,
+        thermal,
+    }));
 }
 
 fn poll(
     config: &PollerConfig,
-    targets: &[(String, Option<String>)],
+    drives: &[PolledDrive],
     stop: &AtomicBool,
-    files: &mut Files,
+    out: &mut Out,
 ) -> PollResult {
     let mut result = PollResult::default();
     let mut active: Vec<Active> = Vec::new();
-    for (label, device) in targets {
+    for drive in drives {
+        let label = &drive.label;
         let mut source = TempSource {
             target: label.clone(),
-            device: device.clone(),
+            device: drive.disk.clone(),
             device_type: None,
             field: None,
             answered: false,
@@ -625,8 +369,8 @@ fn poll(
             target: label.clone(),
             ..Default::default()
         };
-        match device {
-            None => source.note = Some("not on a block device: no drive temperature".into()),
+        match &drive.disk {
+            None => source.note = Some(NO_BLOCK_DEVICE.into()),
             Some(disk) => match detect(config, disk) {
                 Ok(d) => {
                     source.answered = true;
@@ -634,38 +378,36 @@ fn poll(
                     source.field = Some(d.field);
                     active.push(Active {
                         source: result.sources.len(),
+                        index: drive.index,
                         disk: disk.clone(),
                         device_type: d.device_type,
+                        model: d.model,
                         ata: d.ata,
                         tmt_text: d.tmt_text,
                     });
                 }
                 Err(why) => {
-                    let why = if why.starts_with(disk.as_str()) {
-                        why
-                    } else {
-                        format!("{disk}: {why}")
-                    };
-                    // smartctl finds no device type at all: the disk has no SMART interface.
-                    match virtual_disk(disk).filter(|_| why.contains(NO_DEVICE_TYPE)) {
+                    let (why, by_design) = why_not(disk, why);
+                    match by_design {
                         // Nothing to fix: the hypervisor's disk has no SMART to ask.
                         Some(kind) => {
                             tracing::info!(target = %label, device = %disk, "{kind}: no SMART, no drive temperature ({why})");
-                            source.note = Some(format!("{kind}, {NO_SMART}: {why}"));
                         }
                         None => {
                             tracing::warn!(target = %label, device = %disk, "the drive answers no temperature to smartctl ({why}); the run goes on without a drive temperature series");
-                            source.note = Some(why);
                         }
                     }
+                    source.note = Some(note((why, by_design)));
                 }
             },
         }
         if !source.answered {
-            log.note = Some(format!(
-                "no thermal record: {}",
-                source.note.as_deref().unwrap_or("the drive did not answer")
-            ));
+            let why = source.note.as_deref().unwrap_or("the drive did not answer");
+            log.note = Some(format!("no thermal record: {why}"));
+            out.feed(DriveData::Unanswered {
+                target_index: drive.index,
+                why,
+            });
         }
         result.sources.push(source);
         result.logs.push(log);
@@ -673,7 +415,7 @@ fn poll(
     let mut next = Instant::now();
     while !stop.load(Ordering::Relaxed) && !active.is_empty() {
         for a in &active {
-            poll_once(config, a, &mut result, files);
+            poll_once(config, a, &mut result, out);
         }
         next += config.interval;
         while !stop.load(Ordering::Relaxed) && Instant::now() < next {
@@ -685,7 +427,7 @@ fn poll(
     }
     // One more reading once the run's I/O is over: the thermal record "after".
     for a in &active {
-        poll_once(config, a, &mut result, files);
+        poll_once(config, a, &mut result, out);
     }
     for log in &mut result.logs {
         if let (Some(b), Some(a)) = (&log.before, &log.after) {
@@ -698,128 +440,39 @@ fn poll(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Mutex;
 
-    #[test]
-    fn the_phase_readings_and_the_thermal_log_read_a_missing_counter_alike() {
-        // smartctl 7.6 leaves the four TMT counters out when they are zero.
-        let json: Value = serde_json::from_str(
-            r#"{"smartctl":{"version":[7,6]},"nvme_smart_health_information_log":
-                {"temperature":48,"warning_temp_time":0,"critical_comp_time":0}}"#,
-        )
-        .unwrap();
-        let (_, t, nvme) = parse_smartctl(&json);
-        assert_eq!(t, Some(48.0));
-        let nvme = nvme.unwrap();
-        let log = crate::thermal_log::thermal_log_of(&json).unwrap().record;
-        assert_eq!(nvme.thermal_temp1_transition_count, Some(0));
-        assert_eq!(nvme.thermal_temp1_transition_count, log.tmt1_transitions);
-        assert_eq!(nvme.thermal_temp2_total_time_s, log.tmt2_time_s);
-        // An older one that never printed them: unknown in both.
-        let old: Value = serde_json::from_str(
-            r#"{"smartctl":{"version":[7,3]},"nvme_smart_health_information_log":
-                {"temperature":48,"warning_temp_time":0,"critical_comp_time":0}}"#,
-        )
-        .unwrap();
-        assert_eq!(
-            parse_smartctl(&old)
-                .2
-                .unwrap()
-                .thermal_temp1_transition_count,
-            None
-        );
+    /// What a drive feed heard: every reading, and every target said to give none.
+    #[derive(Default)]
+    struct Heard {
+        readings: Vec<DriveReading>,
+        unanswered: Vec<(usize, String)>,
     }
 
-    #[test]
-    fn parses_nvme_thermal_counters() {
-        let json: Value = serde_json::from_str(
-            r#"{"model_name":"Samsung Portable SSD X5","temperature":{"current":61},
-                "nvme_smart_health_information_log":{"temperature":61,"warning_temp_time":3,
-                "critical_comp_time":0,"thermal_mgmt_temperature_1_transition_count":4,
-                "thermal_mgmt_temperature_2_transition_count":1,
-                "thermal_mgmt_temperature_1_total_time":212,
-                "thermal_mgmt_temperature_2_total_time":9}}"#,
-        )
-        .unwrap();
-        let (model, temp, nvme) = parse_smartctl(&json);
-        assert_eq!(model.as_deref(), Some("Samsung Portable SSD X5"));
-        assert_eq!(temp, Some(61.0));
-        let n = nvme.unwrap();
-        assert_eq!(n.thermal_temp1_transition_count, Some(4));
-        assert_eq!(n.thermal_temp1_total_time_s, Some(212));
-        assert_eq!(n.warning_temp_time_min, Some(3));
+    /// The targets as the drive's part hands them over: each one's index is its place.
+    fn drives(targets: Vec<(String, Option<String>)>) -> Vec<PolledDrive> {
+        targets
+            .into_iter()
+            .enumerate()
+            .map(|(index, (label, disk))| PolledDrive { index, label, disk })
+            .collect()
     }
 
-    #[test]
-    fn sata_drive_has_temperature_but_no_nvme_log() {
-        let json: Value = serde_json::from_str(r#"{"temperature":{"current":38}}"#).unwrap();
-        let (_, temp, nvme) = parse_smartctl(&json);
-        assert_eq!((temp, nvme), (Some(38.0), None));
-    }
-
-    #[test]
-    fn a_target_without_block_device_is_noted_not_fatal() {
-        let r = read_smart(Some("tmpfs"), "t0", "write", "before");
-        assert!(!r.available);
-        assert!(r.note.unwrap().contains("not on a block device"));
-    }
-
-    #[test]
-    fn paravirtual_disks_are_told_from_real_ones_by_name() {
-        assert_eq!(virtual_disk("/dev/vda"), Some("a virtio virtual disk"));
-        assert_eq!(virtual_disk("/dev/xvdb"), Some("a Xen virtual disk"));
-        for real in [
-            "/dev/sda",
-            "/dev/nvme0n1",
-            "/dev/vd",
-            "/dev/vda1",
-            "vda",
-            "/dev/loop0",
-        ] {
-            assert_eq!(virtual_disk(real), None, "{real}");
-        }
-    }
-
-    #[test]
-    fn non_partition_paths_are_unchanged() {
-        assert_eq!(
-            whole_disk("/dev/definitely-not-a-disk"),
-            "/dev/definitely-not-a-disk"
-        );
-        assert_eq!(whole_disk("overlay"), "overlay");
-    }
-
-    fn fixture(name: &str) -> Value {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../../fixtures/smartctl")
-            .join(name);
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
-    }
-
-    #[test]
-    fn recorded_answers_give_the_drive_temperature_and_its_field() {
-        for (file, want) in [
-            ("nvme-direct.json", Some((61.0, "temperature.current"))),
-            (
-                "asm2362-sntasmedia.json",
-                Some((49.0, "temperature.current")),
-            ),
-            (
-                "jms583-sntjmicron.json",
-                Some((57.0, "nvme_smart_health_information_log")),
-            ),
-            (
-                "rtl9210-sntrealtek.json",
-                Some((44.0, "temperature.current")),
-            ),
-            ("sata-sat.json", Some((38.0, "ata_smart_attributes 194"))),
-            ("asm2362-direct.json", None),
-            ("vm-virtio-direct.json", None),
-            ("vm-virtio-sat.json", None),
-        ] {
-            assert_eq!(temperature_of(&fixture(file)), want, "{file}");
-        }
-        let unknown = smartctl_messages(&fixture("asm2362-direct.json")).unwrap();
-        assert!(unknown.contains("Unknown USB bridge"), "{unknown}");
+    /// A drive feed that keeps what it hears.
+    fn listener() -> (DriveFeed, Arc<Mutex<Heard>>) {
+        let heard = Arc::new(Mutex::new(Heard::default()));
+        let keep = Arc::clone(&heard);
+        let feed: DriveFeed = Box::new(move |data: DriveData<'_>| {
+            let mut h = keep.lock().unwrap();
+            match data {
+                DriveData::Reading(r) => h.readings.push(r.clone()),
+                DriveData::Unanswered { target_index, why } => {
+                    h.unanswered.push((target_index, why.to_string()))
+                }
+            }
+            Ok(())
+        });
+        (feed, heard)
     }
 
     /// A smartctl stand-in that replays recorded answers: `DISK.TYPE.json` for a `--json`
@@ -850,19 +503,22 @@ mod tests {
         script
     }
 
-    /// A poller over `smartctl` every 100 ms, appending into `run` (which must exist).
+    /// A poller over `smartctl` every 100 ms, appending into `run` (which must exist), with
+    /// one feed that keeps what it hears.
     #[cfg(unix)] // for the tests with a recorded smartctl, a shell script
     fn fast_poller(
         smartctl: &Path,
         targets: Vec<(String, Option<String>)>,
         run: &Path,
-    ) -> TempPoller {
+    ) -> (DrivePoller, Arc<Mutex<Heard>>) {
         let config = PollerConfig {
             smartctl: smartctl.to_path_buf(),
             interval: Duration::from_millis(100),
             ..Default::default()
         };
-        TempPoller::start(config, targets, run)
+        let (feed, heard) = listener();
+        let poller = DrivePoller::start(config, drives(targets), run, vec![feed]);
+        (poller, heard)
     }
 
     /// Waits until the replayed `smartctl` has been asked about each of `disks` at least `n`
@@ -926,7 +582,7 @@ mod tests {
         .collect();
         let run = d.path().join("run");
         std::fs::create_dir(&run).unwrap();
-        let poller = fast_poller(&smartctl, targets, &run);
+        let (poller, heard) = fast_poller(&smartctl, targets, &run);
         // Past detection (a few calls), each poll is one call: 12 calls leave several readings.
         let drives = ["/dev/sdb", "/dev/sdc", "/dev/sde", "/dev/nvme0n1"];
         wait_for_calls(&smartctl, &drives, &Default::default(), 12);
@@ -965,6 +621,31 @@ mod tests {
             .as_deref()
             .unwrap()
             .contains("not on a block device"));
+        // The feed heard each drive's readings as they were kept, with how it was asked, and
+        // each target that gives none once, by its index, with the same note.
+        let heard = heard.lock().unwrap();
+        for (i, (t, ty)) in [
+            ("usb-asmedia", Some("sntasmedia")),
+            ("usb-jmicron", Some("sntjmicron")),
+            ("usb-sata", Some("sat")),
+            ("nvme", None),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let mine: Vec<(i64, f64)> = heard
+                .readings
+                .iter()
+                .filter(|r| r.target_index == i)
+                .inspect(|r| assert_eq!((r.target.as_str(), r.device_type.as_deref()), (t, ty)))
+                .map(|r| (r.time_ns, r.temperature_c.unwrap()))
+                .collect();
+            assert_eq!(mine, temps[t], "{t}");
+        }
+        assert_eq!(
+            heard.unanswered,
+            vec![(4, vm.note.clone().unwrap()), (5, NO_BLOCK_DEVICE.into())]
+        );
     }
 
     #[test]
@@ -1003,7 +684,7 @@ mod tests {
         .collect();
         let run = d.path().join("run");
         std::fs::create_dir(&run).unwrap();
-        let poller = fast_poller(&smartctl, targets, &run);
+        let (poller, heard) = fast_poller(&smartctl, targets, &run);
         let drives = ["/dev/nvme1n1", "/dev/nvme0n1", "/dev/sdb", "/dev/sde"];
         let before = wait_for_calls(&smartctl, &drives, &Default::default(), 8);
         // The drives throttle: their next answers carry the grown counters.
@@ -1077,6 +758,29 @@ mod tests {
             note.contains("gives no thermal record") && note.contains("-d sat"),
             "{note}"
         );
+        // The feed heard each thermal record as it went to drive_log.csv (the old smartctl's
+        // with its counters from the text output), and a drive without one by its
+        // temperature alone.
+        let heard = heard.lock().unwrap();
+        let records = |i: usize| -> Vec<(Option<&str>, Option<DriveLogRecord>)> {
+            heard
+                .readings
+                .iter()
+                .filter(|r| r.target_index == i)
+                .map(|r| (r.thermal_kind, r.thermal.clone()))
+                .collect()
+        };
+        for (i, t, kind) in [
+            (0, "nvme-smartctl73", "nvme"),
+            (1, "nvme", "nvme"),
+            (2, "usb-sata", "sct"),
+        ] {
+            let want: Vec<_> = logs[t].iter().map(|l| (Some(kind), Some(l.clone()))).collect();
+            assert_eq!(records(i), want, "{t}");
+        }
+        let sata = records(3);
+        assert!(sata.len() >= 8 && sata.iter().all(|r| *r == (None, None)));
+        assert!(heard.unanswered.is_empty());
     }
 
     #[test]
@@ -1109,7 +813,7 @@ mod tests {
             ("a".to_string(), Some("/dev/nvme0n1".to_string())),
             ("b,2".to_string(), Some("/dev/nvme1n1".to_string())),
         ];
-        let poller = fast_poller(&smartctl, targets, &run);
+        let (poller, heard) = fast_poller(&smartctl, targets, &run);
         let drives = ["/dev/nvme0n1", "/dev/nvme1n1"];
         // Detection, then at least three polls of each drive.
         let seen = wait_for_calls(&smartctl, &drives, &Default::default(), 4);
@@ -1164,6 +868,24 @@ mod tests {
             assert_eq!(s.range_c, Some((lo, hi)), "{t}");
             let l = r.logs.iter().find(|l| l.target == t).unwrap();
             assert_eq!(l.after.as_ref(), logs[t].last(), "{t}");
+            // Each answer reached the feed once, in call order, at the time it was written.
+            let heard: Vec<(i64, f64, u64)> = heard
+                .lock()
+                .unwrap()
+                .readings
+                .iter()
+                .filter(|r| r.target == t)
+                .map(|r| {
+                    let tmt1 = r.thermal.as_ref().and_then(|l| l.tmt1_transitions);
+                    (r.time_ns, r.temperature_c.unwrap(), tmt1.unwrap())
+                })
+                .collect();
+            let written: Vec<(i64, f64, u64)> = temps[t]
+                .iter()
+                .zip(&logs[t])
+                .map(|(x, l)| (x.0, x.1, l.tmt1_transitions.unwrap()))
+                .collect();
+            assert_eq!(heard, written, "{t}");
         }
         assert_eq!(
             (r.temp.rows, r.log.rows),
@@ -1193,7 +915,7 @@ mod tests {
         std::fs::create_dir(&run).unwrap();
         // Every write to drive_temp.csv fails with ENOSPC, as on a full disk.
         std::os::unix::fs::symlink("/dev/full", run.join(drive_temp::FILE_NAME)).unwrap();
-        let poller = fast_poller(
+        let (poller, heard) = fast_poller(
             &smartctl,
             vec![("t".into(), Some("/dev/nvme0n1".into()))],
             &run,
@@ -1217,6 +939,8 @@ mod tests {
         let logs = drive_log::read_streamed(&run).unwrap();
         assert_eq!(logs["t"].len() as u64, r.log.rows);
         assert_eq!(r.logs[0].readings, logs["t"].len());
+        // And the readings that could not be written still reached the feed.
+        assert_eq!(heard.lock().unwrap().readings.len(), s.samples);
     }
 
     #[test]
@@ -1226,12 +950,21 @@ mod tests {
             ..Default::default()
         };
         let run = tempfile::tempdir().unwrap();
-        let r = TempPoller::start(
+        let (feed, heard) = listener();
+        let r = DrivePoller::start(
             config,
-            vec![("t".into(), Some("/dev/sdb".into()))],
+            drives(vec![("t".into(), Some("/dev/sdb".into()))]),
             run.path(),
+            vec![feed],
         )
         .stop();
+        // The feed was told once that no reading will come, and why.
+        let heard = heard.lock().unwrap();
+        assert!(heard.readings.is_empty());
+        assert_eq!(
+            heard.unanswered,
+            vec![(0, r.sources[0].note.clone().unwrap())]
+        );
         assert!(!r.sources[0].answered);
         // No reading, no file.
         assert_eq!(r.temp, Written::default());

@@ -1,19 +1,104 @@
-//! The drive's own thermal record in one `smartctl --json` answer: the NVMe SMART/health
-//! log's warning and critical composite temperature time, thermal management temperature 1
-//! and 2 transition counts and total times, and every temperature sensor; a SATA drive's
-//! SCT status (current temperature, over/under-limit counts) and SCT temperature history.
+//! The one parser of a `smartctl --json` answer: the drive's model, its temperature and the
+//! key it came from, whether it speaks ATA, smartctl's own messages, and its thermal record
+//! (the NVMe SMART/health log's warning and critical composite temperature time, thermal
+//! management temperature 1 and 2 transition counts and total times, and every temperature
+//! sensor; a SATA drive's SCT status: current temperature, over/under-limit counts, and SCT
+//! temperature history). The poller, its detection and every reader of the drive feed read
+//! smartctl through [`Answer::of`] and nothing else.
+//!
+//! **A missing key** is unknown (`None`), never a zero, with one exception that smartctl
+//! itself defines: the four thermal management values. smartctl puts them in its JSON only
+//! after release 7.5 (smartmontools commit 8d6517314, "NVMe: add missing JSON values
+//! 'thermal_mgmt_temperature_*'"), and then only when one of them is nonzero, so with such
+//! a smartctl (a `smartctl.version` of 7.6 or later) an absent key is a zero. An older one
+//! prints them in its text output only, again only when nonzero ([`tmt_only_in_text`],
+//! [`tmt_from_text`], which the poller then reads too); without that the counters are
+//! unknown and [`ThermalLog::note`] says so.
 //!
 //! The JSON keys are smartmontools' own (src/nvmeprint.cpp `print_smart_log`,
-//! src/ataprint.cpp `ataPrintSCTStatus` / `ataPrintSCTTempHist`). smartctl puts the four
-//! thermal management values in its JSON only after release 7.5 (commit 8d6517314,
-//! "NVMe: add missing JSON values 'thermal_mgmt_temperature_*'"), and then only when one of
-//! them is nonzero: with such a smartctl an absent key is a zero; an older one prints them
-//! in its text output only ([`tmt_only_in_text`], [`tmt_from_text`]), which the poller then
-//! reads too; without that the counters are unknown and [`ThermalLog::note`] says so.
+//! src/ataprint.cpp `ataPrintSCTStatus` / `ataPrintSCTTempHist`).
 
 use hostd_records::drive_log::DriveLogRecord;
 use serde::Serialize;
 use serde_json::Value;
+
+/// What one `smartctl --json` answer says of a drive.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Answer {
+    /// The drive's model (`model_name`; only in an answer that asked for `-i`).
+    pub model: Option<String>,
+    /// The drive's temperature, °C, and the key it came from: `temperature.current`, else
+    /// the NVMe health log's `temperature`, else ATA attribute 194's raw low byte.
+    pub temperature: Option<(f64, &'static str)>,
+    /// The drive speaks ATA (its thermal record is the SCT status, asked with `-l scttemp`).
+    pub ata: bool,
+    /// An NVMe answer of a smartctl whose JSON cannot hold the thermal management counters
+    /// ([`tmt_only_in_text`]).
+    pub tmt_only_in_text: bool,
+    /// The drive's thermal record, when the answer holds one.
+    pub thermal: Option<ThermalLog>,
+    /// smartctl's own messages (`smartctl.messages[].string`), joined with "; ".
+    pub messages: Option<String>,
+    /// smartctl's version as it gives it (`7.3`); empty when it gives none.
+    pub smartctl_version: String,
+}
+
+impl Answer {
+    /// Reads one answer; see the module documentation for a missing key.
+    pub fn of(json: &Value) -> Answer {
+        Answer {
+            model: json["model_name"].as_str().map(str::to_string),
+            temperature: temperature_of(json),
+            ata: json["device"]["protocol"].as_str() == Some("ATA")
+                || json["ata_smart_attributes"].is_object(),
+            tmt_only_in_text: tmt_only_in_text(json),
+            thermal: thermal_log_of(json),
+            messages: messages(json),
+            smartctl_version: json["smartctl"]["version"]
+                .as_array()
+                .map(|v| {
+                    v.iter()
+                        .map(|x| x.to_string())
+                        .collect::<Vec<_>>()
+                        .join(".")
+                })
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// The drive temperature in one answer, and the key it came from (`temperature.current`,
+/// the NVMe health log, or ATA attribute 194).
+fn temperature_of(json: &Value) -> Option<(f64, &'static str)> {
+    if let Some(t) = json["temperature"]["current"].as_f64() {
+        return Some((t, "temperature.current"));
+    }
+    if let Some(t) = json["nvme_smart_health_information_log"]["temperature"].as_f64() {
+        return Some((t, "nvme_smart_health_information_log"));
+    }
+    ata_temperature(json).map(|t| (t, "ata_smart_attributes 194"))
+}
+
+/// ATA attribute 194 (Temperature_Celsius): the low byte of its raw value (the higher bytes
+/// hold the lifetime minimum and maximum on many drives).
+fn ata_temperature(json: &Value) -> Option<f64> {
+    json["ata_smart_attributes"]["table"]
+        .as_array()?
+        .iter()
+        .find(|a| a["id"].as_u64() == Some(194))
+        .and_then(|a| a["raw"]["value"].as_u64())
+        .map(|raw| (raw & 0xff) as f64)
+}
+
+/// smartctl's own messages in an answer, joined; None when it gave none.
+fn messages(json: &Value) -> Option<String> {
+    let msgs: Vec<&str> = json["smartctl"]["messages"]
+        .as_array()?
+        .iter()
+        .filter_map(|m| m["string"].as_str())
+        .collect();
+    (!msgs.is_empty()).then(|| msgs.join("; "))
+}
 
 /// The first smartctl (major, minor) whose JSON carries the thermal management counters.
 const TMT_JSON_SINCE: (u64, u64) = (7, 6);
@@ -53,7 +138,8 @@ fn smartctl_version(json: &Value) -> Option<(u64, u64)> {
 }
 
 /// The thermal record in `json`, or None when it holds neither an NVMe health log nor an
-/// SCT status.
+/// SCT status. A key the answer leaves out is unknown, but for the rule on the thermal
+/// management counters (module documentation).
 pub fn thermal_log_of(json: &Value) -> Option<ThermalLog> {
     let log = &json["nvme_smart_health_information_log"];
     if log.is_object() {
@@ -195,6 +281,102 @@ mod tests {
             .join("../../../fixtures/smartctl")
             .join(name);
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_missing_key_is_unknown_and_a_present_one_is_read_but_a_newer_smartctl_omits_zero_counters(
+    ) {
+        let answer = |version: &str, log: &str| {
+            Answer::of(
+                &serde_json::from_str(&format!(
+                    r#"{{"smartctl":{{"version":{version}}},"nvme_smart_health_information_log":{log}}}"#
+                ))
+                .unwrap(),
+            )
+            .thermal
+            .unwrap()
+            .record
+        };
+        // Present: read as given, whatever the version.
+        let r = answer(
+            "[7,3]",
+            r#"{"warning_temp_time":3,"thermal_mgmt_temperature_1_transition_count":4,
+                "thermal_mgmt_temperature_1_total_time":212}"#,
+        );
+        assert_eq!(r.warning_temp_time_min, Some(3));
+        assert_eq!((r.tmt1_transitions, r.tmt1_time_s), (Some(4), Some(212)));
+        // Missing: unknown (the other two TMT keys, the critical time)…
+        assert_eq!((r.tmt2_transitions, r.tmt2_time_s), (None, None));
+        assert_eq!(r.critical_comp_time_min, None);
+        // … and from a smartctl that never prints the counters in JSON, unknown too.
+        let r = answer("[7,3]", r#"{"warning_temp_time":0}"#);
+        assert_eq!((r.tmt1_transitions, r.tmt2_time_s), (None, None));
+        // A newer smartctl leaves all four out when all are zero: there, missing is 0; any
+        // other missing key is still unknown.
+        let r = answer("[7,6]", r#"{"warning_temp_time":0}"#);
+        assert_eq!((r.tmt1_transitions, r.tmt2_time_s), (Some(0), Some(0)));
+        assert_eq!(r.critical_comp_time_min, None);
+    }
+
+    #[test]
+    fn an_answer_gives_the_model_the_temperature_and_the_nvme_counters() {
+        let json: Value = serde_json::from_str(
+            r#"{"model_name":"Samsung Portable SSD X5","temperature":{"current":61},
+                "nvme_smart_health_information_log":{"temperature":61,"warning_temp_time":3,
+                "critical_comp_time":0,"thermal_mgmt_temperature_1_transition_count":4,
+                "thermal_mgmt_temperature_2_transition_count":1,
+                "thermal_mgmt_temperature_1_total_time":212,
+                "thermal_mgmt_temperature_2_total_time":9}}"#,
+        )
+        .unwrap();
+        let a = Answer::of(&json);
+        assert_eq!(a.model.as_deref(), Some("Samsung Portable SSD X5"));
+        assert_eq!(a.temperature, Some((61.0, "temperature.current")));
+        assert!(!a.ata && !a.tmt_only_in_text);
+        let t = a.thermal.unwrap();
+        assert_eq!(t.kind, "nvme");
+        assert_eq!(t.record.tmt1_transitions, Some(4));
+        assert_eq!(t.record.tmt1_time_s, Some(212));
+        assert_eq!(t.record.warning_temp_time_min, Some(3));
+    }
+
+    #[test]
+    fn a_sata_drive_has_a_temperature_but_no_nvme_log() {
+        let json: Value = serde_json::from_str(r#"{"temperature":{"current":38}}"#).unwrap();
+        let a = Answer::of(&json);
+        assert_eq!((a.temperature, a.thermal), (Some((38.0, "temperature.current")), None));
+    }
+
+    #[test]
+    fn recorded_answers_give_the_drive_temperature_and_its_field() {
+        for (file, want) in [
+            ("nvme-direct.json", Some((61.0, "temperature.current"))),
+            (
+                "asm2362-sntasmedia.json",
+                Some((49.0, "temperature.current")),
+            ),
+            (
+                "jms583-sntjmicron.json",
+                Some((57.0, "nvme_smart_health_information_log")),
+            ),
+            (
+                "rtl9210-sntrealtek.json",
+                Some((44.0, "temperature.current")),
+            ),
+            ("sata-sat.json", Some((38.0, "ata_smart_attributes 194"))),
+            ("asm2362-direct.json", None),
+            ("vm-virtio-direct.json", None),
+            ("vm-virtio-sat.json", None),
+        ] {
+            assert_eq!(Answer::of(&fixture(file)).temperature, want, "{file}");
+        }
+        let unknown = Answer::of(&fixture("asm2362-direct.json")).messages.unwrap();
+        assert!(unknown.contains("Unknown USB bridge"), "{unknown}");
+        assert!(Answer::of(&fixture("sata-sat.json")).ata);
+        assert_eq!(
+            Answer::of(&fixture("recorded/nvme-toshiba-kxg6.x.json")).smartctl_version,
+            "7.3"
+        );
     }
 
     #[test]
