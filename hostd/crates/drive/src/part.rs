@@ -179,7 +179,11 @@ impl RunPart for DriveComponent {
             }
         }
         let (run_dir, summary, run) = (records.dir, &mut records.summary, &mut records.data);
-        let polled: PollResult = self.poller.take().map(DrivePoller::stop).unwrap_or_default();
+        let polled: PollResult = self
+            .poller
+            .take()
+            .map(DrivePoller::stop)
+            .unwrap_or_default();
         let smart = self.phases().finish();
         // The readings went to their files as they came; the analysis gets them read back
         // once, as `RunData::read` gives them. A write that failed (a full disk) lost the

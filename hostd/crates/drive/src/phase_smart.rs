@@ -101,7 +101,7 @@ enum Source {
     /// Its drive is polled; its latest reading so far.
     Polled {
         disk: Option<String>,
-        latest: Option<DriveReading>,
+        latest: Option<Box<DriveReading>>,
     },
     /// No reading will come; what the readings say instead.
     NoReading { device: Option<String>, why: String },
@@ -196,7 +196,7 @@ impl PhaseReadings {
                 else {
                     return;
                 };
-                *latest = Some(r.clone());
+                *latest = Some(Box::new(r.clone()));
                 let (mine, rest) = std::mem::take(&mut self.waiting)
                     .into_iter()
                     .partition(|w| w.target == r.target_index);
@@ -225,7 +225,7 @@ impl PhaseReadings {
     /// The latest reading of each target whose drive has given one, in target order.
     pub fn latest(&self) -> impl Iterator<Item = &DriveReading> {
         self.sources.iter().filter_map(|s| match s {
-            Source::Polled { latest, .. } => latest.as_ref(),
+            Source::Polled { latest, .. } => latest.as_deref(),
             Source::NoReading { .. } => None,
         })
     }
@@ -255,7 +255,14 @@ impl PhaseReadings {
             .partition(|w| w.target == target);
         self.waiting = rest;
         for w in mine {
-            let r = no_reading(&self.labels[target], &device, why, &w.phase, w.when, w.time_ns);
+            let r = no_reading(
+                &self.labels[target],
+                &device,
+                why,
+                &w.phase,
+                w.when,
+                w.time_ns,
+            );
             self.kept.add(r);
         }
     }
@@ -396,7 +403,11 @@ mod tests {
         p.feed(DriveData::Reading(&polled(0, 20, 45.0, 2)));
         p.phase(0, "write", "after", 25);
         p.phase(0, "read", "before", 26);
-        assert_eq!(p.taken(), 2, "the read's before is the 20 ns reading, at once");
+        assert_eq!(
+            p.taken(),
+            2,
+            "the read's before is the 20 ns reading, at once"
+        );
         // The write's after waits for the next reading; the last is the one after the stop.
         p.feed(DriveData::Reading(&polled(0, 30, 47.0, 3)));
         p.phase(0, "read", "after", 35);
@@ -404,7 +415,14 @@ mod tests {
         let kept = p.finish();
         let got: Vec<(&str, &str, i64, Option<f64>)> = kept
             .iter()
-            .map(|r| (r.phase.as_str(), r.when.as_str(), r.time_ns, r.temperature_c))
+            .map(|r| {
+                (
+                    r.phase.as_str(),
+                    r.when.as_str(),
+                    r.time_ns,
+                    r.temperature_c,
+                )
+            })
             .collect();
         assert_eq!(
             got,
@@ -447,14 +465,19 @@ mod tests {
         p.phase(1, "write", "after", 9);
         let kept = p.finish();
         assert_eq!(kept.len(), 4, "{kept:#?}");
-        assert!(kept.iter().all(|r| !r.available && r.temperature_c.is_none()));
+        assert!(kept
+            .iter()
+            .all(|r| !r.available && r.temperature_c.is_none()));
         for r in &kept {
             let (device, note) = if r.target == "t0" {
                 (None, "target is not on a block device (t0); no SMART")
             } else {
                 (Some("/dev/vdb"), why)
             };
-            assert_eq!((r.device.as_deref(), r.note.as_deref()), (device, Some(note)));
+            assert_eq!(
+                (r.device.as_deref(), r.note.as_deref()),
+                (device, Some(note))
+            );
             assert_eq!(r.time_ns, if r.when == "before" { 5 } else { 9 });
         }
     }

@@ -389,4 +389,75 @@ mod tests {
         assert_eq!(run.summary.warnings[4], "finished dir");
         assert_eq!(run.summary.warnings.len(), 5);
     }
+
+    /// Reads the drive (takes the feeds at its start and hands them one reading) or, with
+    /// `log`, listens to it (logs what its feed hears).
+    struct DrivePart {
+        name: &'static str,
+        stage: Stage,
+        log: Option<std::sync::Arc<Mutex<Vec<String>>>>,
+    }
+
+    impl RunPart for DrivePart {
+        fn name(&self) -> &str {
+            self.name
+        }
+        fn stage(&self) -> Stage {
+            self.stage
+        }
+        fn drive_feed(&mut self) -> Option<DriveFeed> {
+            let (log, name) = (self.log.clone()?, self.name);
+            Some(Box::new(move |data: DriveData<'_>| {
+                if let DriveData::Reading(r) = data {
+                    let heard = format!("{name} heard {} {:?}", r.target, r.temperature_c);
+                    log.lock().unwrap().push(heard);
+                }
+                Ok(())
+            }))
+        }
+        fn start(&mut self, run: &mut RunStart<'_>) -> anyhow::Result<Option<Value>> {
+            if self.log.is_none() {
+                let reading = DriveReading {
+                    target_index: 0,
+                    target: "t0".into(),
+                    time_ns: 1,
+                    device: "/dev/sdb".into(),
+                    device_type: None,
+                    model: None,
+                    temperature_c: Some(47.0),
+                    thermal_kind: None,
+                    thermal: None,
+                };
+                for feed in std::mem::take(run.drive_feeds).iter_mut() {
+                    feed(DriveData::Reading(&reading))?;
+                }
+            }
+            Ok(None)
+        }
+    }
+
+    #[test]
+    fn the_part_that_reads_the_drive_gets_every_other_parts_drive_feed() {
+        let log = std::sync::Arc::new(Mutex::new(Vec::new()));
+        let part = |name, stage, listens: bool| -> Box<dyn RunPart> {
+            Box::new(DrivePart {
+                name,
+                stage,
+                log: listens.then(|| log.clone()),
+            })
+        };
+        let mut p = Pipeline::new(vec![
+            part("gate", Stage::Enrich, true),
+            part("drive", Stage::Record, false),
+            part("thermometer", Stage::Enrich, true),
+            part("dir", Stage::Archive, false),
+        ]);
+        let dir = tempfile::tempdir().unwrap();
+        p.start(&mut Manifest::new("r", 0, Vec::new()), dir.path())
+            .unwrap();
+        assert_eq!(
+            *log.lock().unwrap(),
+            ["gate heard t0 Some(47.0)", "thermometer heard t0 Some(47.0)"]
+        );
+    }
 }

@@ -284,8 +284,8 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_key_is_unknown_and_a_present_one_is_read_but_a_newer_smartctl_omits_zero_counters(
-    ) {
+    fn a_missing_key_is_unknown_and_a_present_one_is_read_but_a_newer_smartctl_omits_zero_counters()
+    {
         let answer = |version: &str, log: &str| {
             Answer::of(
                 &serde_json::from_str(&format!(
@@ -344,7 +344,10 @@ mod tests {
     fn a_sata_drive_has_a_temperature_but_no_nvme_log() {
         let json: Value = serde_json::from_str(r#"{"temperature":{"current":38}}"#).unwrap();
         let a = Answer::of(&json);
-        assert_eq!((a.temperature, a.thermal), (Some((38.0, "temperature.current")), None));
+        assert_eq!(
+            (a.temperature, a.thermal),
+            (Some((38.0, "temperature.current")), None)
+        );
     }
 
     #[test]
@@ -370,7 +373,9 @@ mod tests {
         ] {
             assert_eq!(Answer::of(&fixture(file)).temperature, want, "{file}");
         }
-        let unknown = Answer::of(&fixture("asm2362-direct.json")).messages.unwrap();
+        let unknown = Answer::of(&fixture("asm2362-direct.json"))
+            .messages
+            .unwrap();
         assert!(unknown.contains("Unknown USB bridge"), "{unknown}");
         assert!(Answer::of(&fixture("sata-sat.json")).ata);
         assert_eq!(

@@ -280,7 +280,8 @@ fn poll_once(config: &PollerConfig, a: &Active, result: &mut PollResult, out: &m
     let thermal = match answer.thermal {
         None => {
             if log.kind.is_none() && log.note.is_none() {
-                log.note = Some(format!(
+                log.note =
+                    Some(format!(
                     "{}: the drive{} gives no thermal record (no NVMe health log, no SCT status){}",
                     a.disk,
                     a.device_type
@@ -775,7 +776,10 @@ mod tests {
             (1, "nvme", "nvme"),
             (2, "usb-sata", "sct"),
         ] {
-            let want: Vec<_> = logs[t].iter().map(|l| (Some(kind), Some(l.clone()))).collect();
+            let want: Vec<_> = logs[t]
+                .iter()
+                .map(|l| (Some(kind), Some(l.clone())))
+                .collect();
             assert_eq!(records(i), want, "{t}");
         }
         let sata = records(3);

@@ -140,3 +140,75 @@ impl RunPart for ThermometerPart {
         }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hostd_records::ProbeSample;
+    use hostd_store::DriveReading;
+
+    const S: u64 = 1_000_000_000;
+
+    fn drive(target_index: usize, time_ns: u64, c: f64) -> DriveReading {
+        DriveReading {
+            target_index,
+            target: format!("t{target_index}"),
+            time_ns: time_ns as i64,
+            device: "/dev/sdb".into(),
+            device_type: None,
+            model: None,
+            temperature_c: Some(c),
+            thermal_kind: None,
+            thermal: None,
+        }
+    }
+
+    #[test]
+    fn the_probed_target_reads_the_enclosure_once_a_second_and_the_others_every_drive_reading() {
+        let inner = Arc::new(Inner {
+            probed: Some(0),
+            smart: true,
+            readings: Mutex::new(vec![Vec::new(); 2]),
+        });
+        let thermometer = RunThermometer(Arc::clone(&inner));
+        let mut part = ThermometerPart(inner);
+        let mut probe = part.probe_feed().unwrap();
+        let mut feed = part.drive_feed().unwrap();
+        // The probe at 1 kHz for 3 s, the enclosure at 40 °C + 1 °C a second.
+        let samples: Vec<ProbeSample> = (0..3000u64)
+            .map(|k| ProbeSample {
+                time_ns: (10 * S + k * 1_000_000) as i64,
+                enclosure_temp_c: Some(40.0 + (k / 1000) as f64),
+                ..Default::default()
+            })
+            .collect();
+        probe(ProbeData::Samples(&samples)).unwrap();
+        // The drive poller's readings, 0.98 s apart (its cadence is about a second): every
+        // one is a reading of the target it names; the probed target's are not its own.
+        for (k, c) in [50.0, 51.0, 52.0].into_iter().enumerate() {
+            let t = 10 * S + k as u64 * 980_000_000;
+            feed(DriveData::Reading(&drive(1, t, c))).unwrap();
+            feed(DriveData::Reading(&drive(0, t, 99.0))).unwrap();
+        }
+        feed(DriveData::Unanswered {
+            target_index: 1,
+            why: "not heard",
+        })
+        .unwrap();
+        let probed = thermometer.readings(0, 0, u64::MAX);
+        assert_eq!(probed, vec![(10 * S, 40.0), (11 * S, 41.0), (12 * S, 42.0)]);
+        let smart = thermometer.readings(1, 10 * S, 11 * S);
+        assert_eq!(smart, vec![(10 * S, 50.0), (10 * S + 980_000_000, 51.0)]);
+        assert_eq!(thermometer.readings(1, 0, u64::MAX).len(), 3);
+    }
+
+    #[test]
+    fn with_the_probe_on_the_only_target_the_drive_is_not_read() {
+        let mut part = ThermometerPart(Arc::new(Inner {
+            probed: Some(0),
+            smart: false,
+            readings: Mutex::new(vec![Vec::new(); 1]),
+        }));
+        assert!(part.drive_feed().is_none());
+    }
+}
