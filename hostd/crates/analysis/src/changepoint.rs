@@ -2,46 +2,8 @@
 //! mean-shift cost and an MBIC-type penalty on a robust noise estimate, followed by the
 //! merging of neighbouring segments whose levels differ by less than a practical effect.
 
+use crate::settings::{Settings, LOCAL_NOISE_HALF_WINDOW};
 use crate::stats;
-
-/// Settings of the detector. The defaults are documented in docs/methodology.md.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Settings {
-    /// Penalty per change point in units of σ²·ln n (3 = the leading term of MBIC).
-    pub penalty_log_n: f64,
-    /// Minimum number of points in a segment.
-    pub min_segment: usize,
-    /// Neighbouring segments whose means differ by less than this fraction of the higher
-    /// one merge; no event is smaller.
-    pub min_relative_change: f64,
-    /// An event's change must also be this many times the wander of the series inside the
-    /// segments on either side (see `detect::wander`).
-    pub wander_factor: f64,
-    /// Fewest files on each side of an event.
-    pub min_side_files: usize,
-    /// Fewest seconds (first start to last end) on each side of an event.
-    pub min_side_seconds: f64,
-    /// Fewest bytes on each side of an event, as a fraction of the series' bytes …
-    pub min_side_bytes_fraction: f64,
-    /// … but never more than this many bytes: evidence is seconds and bytes, so a change
-    /// with a few hundred MB on each side is found however long the run.
-    pub max_side_bytes: f64,
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Settings {
-            penalty_log_n: 3.0,
-            min_segment: 3,
-            min_relative_change: 0.15,
-            wander_factor: 2.0,
-            min_side_files: 8,
-            min_side_seconds: 0.25,
-            min_side_bytes_fraction: 0.02,
-            max_side_bytes: 256e6,
-        }
-    }
-}
 
 /// A run of consecutive points with one mean.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -63,9 +25,6 @@ pub fn noise_sigma(x: &[f64]) -> f64 {
     let d: Vec<f64> = x.windows(2).map(|w| w[1] - w[0]).collect();
     stats::mad_sigma(&d).unwrap_or(0.0) / std::f64::consts::SQRT_2
 }
-
-/// Half-width (in differences) of the window for the local noise estimate.
-const LOCAL_NOISE_HALF_WINDOW: usize = 15;
 
 /// Local robust noise σ at each point: the larger of `noise_sigma` over the ±15 first
 /// differences before and after it. Throughput noise differs between regimes (a contended

@@ -5,9 +5,12 @@
 //! One search, one cost, one test and one onset interval serve both views.
 //! See docs/methodology.md ("Change points", "Significance", "Onset and its interval").
 
-use crate::changepoint::{self, Settings};
+use crate::changepoint;
 use crate::observation::Observations;
 use crate::onset::{locate_onset, refine_ramp, relative_noise, Onset};
+use crate::settings::{
+    Settings, EXHAUSTIVE_RAMP_PAIRS, INTERVAL_CHI2, MIN_RAMP_FILES, TRANSIENT_S, WANDER_WINDOW,
+};
 use crate::significance;
 use crate::stats;
 use hostd_records::cause::EventKind;
@@ -42,16 +45,6 @@ pub struct Change {
     /// Time span of the segment after: (onset, last end) host ns.
     pub after_ns: (i64, i64),
 }
-
-/// Δ(χ²) of the onset's profile-likelihood interval: 10.83 = χ²₁ at 99.9 %.
-pub(crate) const INTERVAL_CHI2: f64 = 10.83;
-/// Over time, an excursion shorter than this (s) between two opposite changes that comes
-/// back to its level is a transient, not two changes of state.
-pub const TRANSIENT_S: f64 = 1.0;
-/// Fewest files of a ramp (fewer: a step, the odd file straddling it).
-const MIN_RAMP_FILES: usize = 3;
-/// Window of the moving median behind the wander estimate, files.
-const WANDER_WINDOW: usize = 7;
 
 /// A series in which no change can be told from noise: why, in words.
 #[derive(Debug, Clone, PartialEq)]
@@ -157,12 +150,6 @@ struct Fit {
     e: usize,
     gradual: bool,
 }
-
-/// Most (start, end) pairs a ramp's fit tries one by one. Past it (a change inside a long
-/// run of files: 10 000 files either side are 10^8 pairs) the fit tries a grid of about as
-/// many pairs, then every pair around the grid's best: proportionate time for a run of
-/// 100 000 files, the same fit wherever the error is smooth in the ramp's ends.
-const EXHAUSTIVE_RAMP_PAIRS: usize = 250_000;
 
 /// The least-error ramp (error, start, end) with its start in `lo..=b` and its end in
 /// `b..=hi` (start ≤ end) over `[a, c)`.

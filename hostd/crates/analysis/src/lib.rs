@@ -15,6 +15,7 @@ pub mod onset;
 pub mod overlap;
 pub mod run_summary;
 pub mod series;
+pub mod settings;
 pub mod significance;
 pub mod stall;
 pub mod stats;
@@ -23,6 +24,8 @@ pub mod throughput;
 pub mod views;
 
 pub use input::read_run_dir;
+
+use settings::{SHARED_FRACTION, WARM_UP_FRACTION};
 
 use hostd_records::cause::EventKind;
 use hostd_records::events::{CycleSummary, Insufficient};
@@ -33,7 +36,7 @@ use std::path::Path;
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     /// Change-point settings.
-    pub changepoint: changepoint::Settings,
+    pub changepoint: settings::Settings,
     /// Known link ceiling, bytes/s; otherwise the peak 1 s aggregate of the run.
     pub link_ceiling_bps: Option<f64>,
     /// Target the probe sits on; otherwise the only target, or the manifest's
@@ -189,14 +192,6 @@ pub fn analyze(run: &RunData, options: &Options) -> Analysis {
         gate_waits: run.gate_waits.clone(),
     }
 }
-
-/// A series shares the link when another target ran beside it for more than this share of
-/// its time.
-pub const SHARED_FRACTION: f64 = 0.1;
-
-/// A rise ends a warm-up when it is the series' first change, lies in its first
-/// [`WARM_UP_FRACTION`] of the bytes, and no cause (contention ending) explains it.
-pub const WARM_UP_FRACTION: f64 = 0.1;
 
 /// True when `e`, the first event of a series of `total` bytes, is a warm-up.
 fn is_warm_up(e: &hostd_records::Event, total: u64) -> bool {

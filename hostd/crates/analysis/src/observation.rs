@@ -5,6 +5,10 @@
 
 use crate::changepoint::noise_sigma;
 use crate::series::Series;
+use crate::settings::{
+    CLIP_SIGMAS, CLIP_WINDOW, MAX_INTERVALS, MAX_SHARED, MIN_COVER, MIN_SIDE_INTERVALS, MIN_SIDE_S,
+    SMALL_FILE_FRACTION,
+};
 use crate::stall::SeriesStalls;
 use crate::stats;
 use hostd_records::events::View;
@@ -62,26 +66,6 @@ pub struct Observations {
     /// (series bytes, host ns) points at which the series' position is known, in order.
     track: Vec<(u64, i64)>,
 }
-
-/// Rates further than this many robust σ from the median of their neighbours are clipped.
-pub const CLIP_SIGMAS: f64 = 4.0;
-/// Neighbours (with the span) of the moving median the clipping is measured from.
-const CLIP_WINDOW: usize = 7;
-/// Most intervals in the throughput-over-time view: longer runs get coarser intervals.
-pub const MAX_INTERVALS: usize = 20_000;
-/// Files smaller than this fraction of the series' median size are left out of the per-file
-/// view: their rate is mostly per-file cost (open, fsync), and the onset search, counting
-/// files, would lose reach over them. (The throughput over time needs no such cut.)
-pub const SMALL_FILE_FRACTION: f64 = 0.1;
-/// An interval needs files of the series in flight for at least this share of it.
-const MIN_COVER: f64 = 0.5;
-/// An interval of a series that shares the link is searched only when another target's
-/// files were in flight for at most this share of it.
-pub const MAX_SHARED: f64 = 0.1;
-/// Fewest seconds on each side of a change in the throughput over time.
-const MIN_SIDE_S: f64 = 0.5;
-/// Fewest intervals on each side of a change in the throughput over time.
-const MIN_SIDE_INTERVALS: usize = 5;
 
 /// Host ns at `bytes` on a track of (bytes, ns) points (linear between points; the first
 /// point at or after a run of equal bytes).

@@ -2,8 +2,8 @@
 //! the spans around the change — files or intervals of the byte counters alike — and the
 //! onset type stalls report too. See docs/methodology.md, "Onset and its interval".
 
-use crate::detect::INTERVAL_CHI2;
 use crate::observation::{Observations, Span};
+use crate::settings::{INTERVAL_CHI2, ONSET_GRID, ONSET_SPAN_AFTER, ONSET_SPAN_BEFORE, RAMP_GRID};
 use crate::stats;
 
 /// Where a change (or the first stall) began, in bytes and time, with its interval.
@@ -50,9 +50,6 @@ fn ramp_time(x0: f64, x1: f64, a: f64, b: f64, r1: f64, r2: f64) -> f64 {
 fn misfit(s: &Span, expected: f64, sigma: f64) -> f64 {
     ((s.active_s - expected) / (s.active_s * sigma)).powi(2)
 }
-
-/// Grid points per side of the byte-level ramp search.
-const RAMP_GRID: usize = 80;
 
 /// Locates a ramp to the byte: start a and end b near the spans the index fit chose; each
 /// span's expected time is the fixed cost + ∫ 1/rate over its bytes; (a, b) minimise the
@@ -165,17 +162,6 @@ pub fn relative_noise(rates: &[f64]) -> f64 {
     let upper = (k / chi2_05.max(1e-9)).sqrt();
     (mad.max(sd) / m * upper).max(0.01)
 }
-
-/// Spans before the first span of the new segment searched for the onset.
-const ONSET_SPAN_BEFORE: usize = 3;
-/// Spans after the first span of the new segment searched for the onset: the index fit on
-/// clipped rates can put the boundary early (over time, a low lump of blk-throttle's 100 ms
-/// budget looks like the new level), and with one span after it the true onset fell outside
-/// the search (real-device matrix under load: onsets 2.0–2.3 % of the bytes early).
-const ONSET_SPAN_AFTER: usize = 3;
-
-/// Grid points per span when searching for the onset inside the candidate spans.
-const ONSET_GRID: usize = 400;
 
 /// Locates a step's onset to the byte: the change lies in the spans around the boundary
 /// (three before it and four from it on). For each candidate byte position a, each span's

@@ -8,13 +8,10 @@
 //! dependence of real throughput). Under "no change" the blocks are (close to) exchangeable,
 //! so P(p ≤ α) ≤ α whatever the noise's distribution or size.
 
+/// The test's level and permutation count, set beside every other detection setting.
+pub use crate::settings::{ALPHA, PERMUTATIONS};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
-
-/// Permutations per test (p-values down to 1/1000).
-pub const PERMUTATIONS: u32 = 999;
-/// Level of each test.
-pub const ALPHA: f64 = 0.01;
 
 /// Outcome of one test.
 #[derive(Debug, Clone, Copy, PartialEq)]

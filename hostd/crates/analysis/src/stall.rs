@@ -5,17 +5,10 @@
 use crate::observation::{covered_s, phase_counter};
 use crate::onset::Onset;
 use crate::series::Series;
-use crate::significance::{ALPHA, PERMUTATIONS};
+use crate::settings::{ALPHA, MIN_INTERVALS, MIN_STALL_S, PERMUTATIONS, STALL_FRACTION};
 use crate::stats;
 use hostd_records::FileRecord;
 use rand::{Rng, SeedableRng};
-
-/// A 100 ms interval below this fraction of the series' median 100 ms rate counts as stalled.
-pub const STALL_FRACTION: f64 = 0.1;
-/// A stall lasts at least this long, s.
-pub const MIN_STALL_S: f64 = 0.5;
-/// At least this many 100 ms intervals are needed to look for stalls.
-const MIN_INTERVALS: usize = 20;
 
 /// One stall: its start and end include the stalled share of the partly stalled 100 ms
 /// intervals on either side.

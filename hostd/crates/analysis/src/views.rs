@@ -3,21 +3,12 @@
 //! per-file onset), a change one found with the reason the other did not.
 //! See docs/methodology.md, "Two views".
 
-use crate::changepoint::Settings;
 use crate::detect::{self, Change, Found, TooLittle};
 use crate::observation::Observations;
 use crate::series::Series;
+use crate::settings::{Settings, SAME_CHANGE_FRACTION, SAME_LEVEL_FRACTION};
 use crate::stall::SeriesStalls;
 use hostd_records::events::{FoundBy, View};
-
-/// Two changes of the views are one when their onset intervals (a ramp's to where it
-/// settles), each widened by this share of the series' bytes, overlap.
-const SAME_CHANGE_FRACTION: f64 = 0.02;
-
-/// Two neighbouring changes of the same kind, one found only over time and one only per
-/// file, whose new levels differ by less than this share are one change that the views
-/// placed apart: a second drop to the level the first already reached is no drop.
-const SAME_LEVEL_FRACTION: f64 = 0.10;
 
 /// A change and the view(s) that found it.
 #[derive(Debug, Clone, PartialEq)]

@@ -457,7 +457,10 @@ mod tests {
             .unwrap();
         assert_eq!(
             *log.lock().unwrap(),
-            ["gate heard t0 Some(47.0)", "thermometer heard t0 Some(47.0)"]
+            [
+                "gate heard t0 Some(47.0)",
+                "thermometer heard t0 Some(47.0)"
+            ]
         );
     }
 }

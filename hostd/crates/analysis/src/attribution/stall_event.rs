@@ -75,7 +75,7 @@ pub fn stall_event(series: &Series, st: &SeriesStalls, ctx: &Context) -> Event {
         "stall: 100 ms intervals under {:.0} MB/s (a tenth of the typical {:.2} GB/s) for at least {} s",
         st.threshold_bps / 1e6,
         st.typical_bps / 1e9,
-        crate::stall::MIN_STALL_S
+        crate::settings::MIN_STALL_S
     ));
     let mut event = weigh(facts, ev, signs);
     event.stall = Some(summary);
