@@ -247,24 +247,11 @@ fn run_points(
         .map(|r| schema::interval_point(tags, r))
         .collect();
     emit("intervals.csv", &intervals)?;
-    if let Some(temps) = &run.data.drive_temp {
-        let pts: Vec<Point> = temps
-            .iter()
-            .flat_map(|(target, readings)| {
-                readings
-                    .iter()
-                    .map(move |&(t, c)| schema::drive_temp_point(tags, target, t, c))
-            })
-            .collect();
-        emit("drive_temp.csv", &pts)?;
-    }
-    if let Some(logs) = &run.data.drive_log {
-        let pts: Vec<Point> = logs
-            .values()
-            .flatten()
-            .map(|r| schema::drive_log_point(tags, r))
-            .collect();
-        emit("drive_log.csv", &pts)?;
+    // The files of one point per record, from the registry.
+    for file in hostd_records::run_files::RUN_FILES {
+        if let Some(pts) = schema::run_rows_points(&run.data, file, tags) {
+            emit(file.name, &pts)?;
+        }
     }
     if let Some(a) = &run.analysis {
         emit("events.json", &schema::event_points(a, tags))?;

@@ -1,10 +1,11 @@
 //! `hostd import RUN_DIR`: push a finished run directory to InfluxDB.
 //!
 //! Reads `manifest.json` (required; in any shape the project wrote, through
-//! `hostd_records::manifest::read`), `files.csv`, `intervals.csv`, `probe.csv`,
-//! `probe_agg.csv` (each also as `.gz`), `events.json` (events, overlap, phase
-//! statistics), `summary.json` (probe health), `probe-link.jsonl`, `os-log.jsonl`, and the
-//! batches left in `spool/`.
+//! `hostd_records::manifest::read`), every imported file of the run-file registry
+//! (`hostd_records::run_files::RUN_FILES`: `files.csv`, `intervals.csv`, `probe.csv` or
+//! `probe/`, `probe_agg.csv` or its level (the CSV files also as `.gz`), the drive's tables,
+//! `events.json`, `summary.json`, `probe-link.jsonl`, `os-log.jsonl`; through
+//! `schema::run_dir_points`), and the batches left in `spool/`.
 //! The run directory is only read, never changed. Importing twice is harmless: InfluxDB
 //! keeps one point per series and timestamp.
 
@@ -83,19 +84,12 @@ pub fn import_run(dir: &Path, target: Target, rig: Option<&str>) -> anyhow::Resu
         Ok(())
     };
 
-    writer.write(&schema::run_point(&manifest, &tags))?;
-    sources.push(SourceCount {
-        source: "manifest.json".into(),
-        points: Some(1),
-    });
-    check(&writer, "manifest.json", &sources)?;
-
     {
         let sources_cell = std::cell::RefCell::new(&mut sources);
         schema::run_dir_points(
             dir,
+            &manifest,
             &tags,
-            &[],
             |pts| Ok(writer.write_all(pts)?),
             |source, points| {
                 let mut list = sources_cell.borrow_mut();

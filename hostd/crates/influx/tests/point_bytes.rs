@@ -4,7 +4,7 @@
 //! order, from its column table in `hostd-records`).
 
 use hostd_influx::schema::{
-    agg_point, drive_temp_point, file_point, interval_point, sample_point, RunTags,
+    agg_point, file_point, interval_point, row_point, sample_point, RunTags,
 };
 use hostd_records::{files, intervals, probe, AggRow, Stat};
 use std::path::Path;
@@ -110,9 +110,17 @@ fn probe_points() {
          enclosure_temp_c_max=25.5 10000000"
     );
     assert_eq!(
-        drive_temp_point(&tags(), "b,1", -3, 40.5)
-            .to_line()
-            .unwrap(),
+        row_point(
+            "drive_temp",
+            &tags(),
+            &hostd_records::drive_temp::DriveTempRecord {
+                time_ns: -3,
+                target: "b,1".into(),
+                temperature_c: 40.5,
+            }
+        )
+        .to_line()
+        .unwrap(),
         "drive_temp,rig=bench,run=r1,target=b\\,1 temperature_c=40.5 -3"
     );
 }

@@ -121,6 +121,19 @@ pub trait Columns {
     }
 }
 
+/// A record with a column table as a trait object: how a list of files of different records
+/// ([`crate::run_files::RUN_FILES`]) hands their rows on.
+pub trait ColumnRow {
+    /// Calls `f` with each column's name, role and value, in file order ([`Columns::visit`]).
+    fn visit_row<'a>(&'a self, f: &mut dyn FnMut(&'static str, Role, Value<'a>));
+}
+
+impl<R: Columns> ColumnRow for R {
+    fn visit_row<'a>(&'a self, f: &mut dyn FnMut(&'static str, Role, Value<'a>)) {
+        R::visit(Some(self), &mut |name, role, v| f(name, role, v));
+    }
+}
+
 /// Fills a record from the cells of a row (the reading half of a column table).
 pub(crate) trait ReadCells {
     /// Sets each column `cell(k, name)` gives a cell for (`k`: the column's position in

@@ -224,34 +224,41 @@ pub struct RunLatency {
     pub files: Vec<LoggedLatency>,
 }
 
+/// Reads the latency log `dir/name` ([`FILES_LOG`] or [`INTERVALS_LOG`]), in its order (by
+/// start, then tag); a missing log is empty, a damaged one an error naming the file.
+pub fn read_log(dir: &Path, name: &str) -> Result<Vec<LoggedLatency>> {
+    let path = dir.join(name);
+    let mut logged = match std::fs::read(&path) {
+        Ok(bytes) => read_latency_log(&bytes).map_err(|message| RecordError::Log {
+            path: path.clone(),
+            message,
+        })?,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(RecordError::io(&path, e)),
+    };
+    sort_logged(&mut logged);
+    Ok(logged)
+}
+
+/// Puts histograms in a log's order: by start, then tag.
+fn sort_logged(l: &mut [LoggedLatency]) {
+    l.sort_by(|a, b| (a.start_ns, &a.tag).cmp(&(b.start_ns, &b.tag)));
+}
+
 impl RunLatency {
-    /// Reads [`INTERVALS_LOG`] and [`FILES_LOG`] from `dir`; a missing log is empty, a
-    /// damaged one an error naming the file.
+    /// Reads [`INTERVALS_LOG`] and [`FILES_LOG`] from `dir` ([`read_log`]).
     pub fn read(dir: &Path) -> Result<RunLatency> {
-        let read = |name: &str| -> Result<Vec<LoggedLatency>> {
-            let path = dir.join(name);
-            match std::fs::read(&path) {
-                Ok(bytes) => read_latency_log(&bytes).map_err(|message| RecordError::Log {
-                    path: path.clone(),
-                    message,
-                }),
-                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
-                Err(e) => Err(RecordError::io(&path, e)),
-            }
-        };
-        let mut lat = RunLatency {
-            intervals: read(INTERVALS_LOG)?,
-            files: read(FILES_LOG)?,
-        };
-        lat.sort();
-        Ok(lat)
+        Ok(RunLatency {
+            intervals: read_log(dir, INTERVALS_LOG)?,
+            files: read_log(dir, FILES_LOG)?,
+        })
     }
 
     /// Puts both lists in their order (by start, then tag): the order in which histograms
     /// reach a log from several targets' threads is not fixed.
     pub fn sort(&mut self) {
         for l in [&mut self.intervals, &mut self.files] {
-            l.sort_by(|a, b| (a.start_ns, &a.tag).cmp(&(b.start_ns, &b.tag)));
+            sort_logged(l);
         }
     }
 

@@ -24,6 +24,10 @@
 //! | `summary.json` | [`Summary`] (with [`ProgramReport`]s) | [`summary`], [`programs`] |
 //! | `certify.jsonl`, `certify.json`, `verify-*.json` | [`certify::JournalEntry`], [`certify::Verdict`], [`certify::VerifyResult`] | [`certify`] |
 //!
+//! Every file of the table is registered once in [`run_files::RUN_FILES`] (name, version,
+//! reader, writer, InfluxDB import): a new file is its module, its field in [`RunData`] and
+//! one entry there.
+//!
 //! To add a field: add it to the record type (with `#[serde(default)]` on JSON records so
 //! older files still read); for a CSV record also add one row to its column table (see
 //! [`columns`]): name, InfluxDB role, value out, cell in. The header, the writer, the reader
@@ -75,6 +79,7 @@ pub mod published;
 pub mod row_stream;
 pub mod run;
 pub mod run_event;
+pub mod run_files;
 mod simulated;
 pub mod summary;
 pub mod units;

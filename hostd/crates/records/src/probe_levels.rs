@@ -26,6 +26,8 @@ use parquet::schema::parser::parse_message_type;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// The level files' names in the run directory, as a pattern.
+pub const LEVEL_FILES: &str = "probe/levels-*.parquet";
 /// Newest format this build reads and the one it writes (in each file's footer, under
 /// [`crate::probe_store::VERSION_KEY`]).
 pub const FORMAT_VERSION: u32 = 1;

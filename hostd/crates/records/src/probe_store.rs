@@ -41,6 +41,8 @@ use std::sync::Arc;
 
 /// Directory in the run directory holding the segments.
 pub const DIR_NAME: &str = "probe";
+/// The segments' names in the run directory, as a pattern.
+pub const SEGMENT_FILES: &str = "probe/segment-*.parquet";
 /// Newest format this build reads and the one it writes.
 pub const FORMAT_VERSION: u32 = 1;
 /// Key of the format version in each segment's footer.

@@ -1,11 +1,13 @@
 //! A run's records in memory: what `hostd run` hands on from the workload and the probe to
 //! the analysis, the report and every sink, and what [`RunData::read`] rebuilds from a run
-//! directory for `hostd analyze` — the same value either way.
+//! directory for `hostd analyze` (through the readers of [`RUN_FILES`]) — the same value
+//! either way.
 
 use crate::counters::Counters;
 use crate::error::Result;
 use crate::files::FileRecord;
 use crate::probe::ProbeSeries;
+use crate::run_files::{Access, Reading, RUN_FILES};
 use std::path::Path;
 
 /// The records the analysis and the report work on.
@@ -45,86 +47,27 @@ pub struct RunData {
 }
 
 impl RunData {
-    /// Reads `files.csv`, and where present `probe/` (as [`probe_series`]; or an older run's
-    /// `probe.csv`), `counters.csv`, `drive_temp.csv`, `drive_log.csv`, `os-log.jsonl`,
-    /// the latency logs, the manifest's probe target and port budget, and the budget's
-    /// changes in `probe-link.jsonl`, through the records readers (each refusing a newer format).
+    /// Reads a run directory: its manifest first (an old hand-made one this build cannot
+    /// read leaves its facts unknown rather than refusing the run; one of a newer format is
+    /// refused with the reason; a profile of another schema is kept as written), then every
+    /// file of [`RUN_FILES`] with a reader, in that list's order, each refusing a newer
+    /// format. `files.csv` must be there; every other file may be absent.
     pub fn read(dir: &Path) -> Result<RunData> {
-        let files = crate::files::read(dir)?;
-        let probe = if crate::probe_store::exists(dir) {
-            let p = probe_series(dir)?;
-            (!p.is_empty()).then_some(p)
-        } else if dir.join(crate::probe::FILE_NAME).exists() {
-            let p = crate::probe::read_series(dir)?;
-            (!p.is_empty()).then_some(p)
-        } else {
-            None
-        };
-        let counters = if dir.join(crate::counters::FILE_NAME).exists() {
-            Some(crate::counters::read(dir)?)
-        } else {
-            None
-        };
-        // The manifest names the probed target and the targets' order: one this build
-        // cannot read (an old hand-made one) leaves them unknown rather than refusing the run;
-        // one of a newer format is refused with the reason rather than analysed without its
-        // probed target. A profile of another schema (a newer hostd's) is kept as written.
         let manifest = match crate::manifest::read(dir) {
             Ok(m) => Some(m),
             Err(e @ crate::RecordError::NewerFormat { .. }) => return Err(e),
             Err(_) => None,
         };
-        let probe_target = manifest.as_ref().and_then(|m| m.probe_target());
-        let port_budget = manifest.as_ref().and_then(|m| m.port_budget());
-        let link = if dir.join(crate::probe_link::FILE_NAME).exists() {
-            crate::probe_link::read(dir)?
-        } else {
-            Vec::new()
+        let reading = Reading {
+            dir,
+            manifest: manifest.as_ref(),
         };
-        let budget_timeline =
-            crate::port_budget::BudgetTimeline::of_run(port_budget.as_ref(), &link);
-        let playback = manifest.as_ref().and_then(|m| m.playback());
-        // files.csv has no target index (its reader numbers targets as they first appear):
-        // the run's own index is the target's place in the manifest, as in `hostd run`.
-        let mut files = files;
-        for f in &mut files {
-            if let Some(i) = manifest
-                .as_ref()
-                .and_then(|m| m.targets.iter().position(|t| t.label == f.target))
-            {
-                f.target_index = i;
+        let mut run = RunData::default();
+        for file in RUN_FILES {
+            if let Access::By(read) = file.read {
+                read(&reading, &mut run)?;
             }
         }
-        let drive_temp = if dir.join(crate::drive_temp::FILE_NAME).exists() {
-            Some(crate::drive_temp::read(dir)?)
-        } else {
-            None
-        };
-        let drive_log = if dir.join(crate::drive_log::FILE_NAME).exists() {
-            Some(crate::drive_log::read(dir)?)
-        } else {
-            None
-        };
-        let os_log = if dir.join(crate::os_log::FILE_NAME).exists() {
-            Some(crate::os_log::read(dir)?)
-        } else {
-            None
-        };
-        let mut run = RunData {
-            files,
-            probe,
-            counters,
-            probe_target,
-            drive_temp,
-            drive_log,
-            latency: crate::latency::RunLatency::read(dir)?,
-            os_log,
-            conditions: manifest.map(|m| m.conditions).unwrap_or_default(),
-            gate_waits: crate::gate_wait::read(dir),
-            port_budget,
-            budget_timeline,
-            playback,
-        };
         run.sort();
         Ok(run)
     }

@@ -8,6 +8,9 @@ use crate::latency::LatencyHistogram;
 use crate::manifest::TargetInfo;
 use serde::Serialize;
 
+/// Its file name in a run directory.
+pub const FILE_NAME: &str = "run-events.jsonl";
+
 /// What a [`LatencyRecord`] covers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "scope", rename_all = "snake_case")]

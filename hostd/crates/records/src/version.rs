@@ -4,33 +4,21 @@
 //! a version newer than its own with [`RecordError::NewerFormat`]; an older one it reads.
 
 use crate::error::{RecordError, Result};
+use crate::run_files::{Version, RUN_FILES};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// The version each run-directory file is written in by this build, keyed by file name
-/// (what `manifest.json` `formats` records).
+/// The version each run-directory file whose version the manifest keeps is written in by
+/// this build, keyed by file name (what `manifest.json` `formats` records): the
+/// [`Version::InManifest`] files of [`RUN_FILES`].
 pub fn current() -> BTreeMap<String, u32> {
-    [
-        (crate::files::FILE_NAME, crate::files::FORMAT_VERSION),
-        (
-            crate::files::CORRUPT_FILE_NAME,
-            crate::files::FORMAT_VERSION,
-        ),
-        (
-            crate::files_probe::FILE_NAME,
-            crate::files_probe::FORMAT_VERSION,
-        ),
-        (
-            crate::intervals::FILE_NAME,
-            crate::intervals::FORMAT_VERSION,
-        ),
-        (crate::counters::FILE_NAME, crate::counters::FORMAT_VERSION),
-        (crate::probe::FILE_NAME, crate::probe::FORMAT_VERSION),
-        (crate::agg::FILE_NAME, crate::agg::FORMAT_VERSION),
-    ]
-    .into_iter()
-    .map(|(n, v)| (n.to_string(), v))
-    .collect()
+    RUN_FILES
+        .iter()
+        .filter_map(|f| match f.version {
+            Version::InManifest(v) => Some((f.name.to_string(), v)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Checks the version `dir/manifest.json` records for the CSV `name` against `supported`.

@@ -16,7 +16,8 @@ use anyhow::Context;
 use hostd_records::counters::{self, Counters};
 use hostd_records::latency::LatencyLogWriter;
 use hostd_records::{
-    files, intervals, latency, FileRecord, IntervalRecord, LatencyRecord, LatencyScope, RunEvent,
+    files, intervals, latency, run_event, FileRecord, IntervalRecord, LatencyRecord, LatencyScope,
+    RunEvent,
 };
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -80,7 +81,7 @@ pub fn is_in_use(dir: &Path) -> bool {
     #[cfg(unix)]
     {
         use std::os::unix::io::AsRawFd;
-        let Ok(f) = File::open(dir.join("run-events.jsonl")) else {
+        let Ok(f) = File::open(dir.join(run_event::FILE_NAME)) else {
             return false;
         };
         // SAFETY: flock on a valid descriptor, closed (and so unlocked) on return.
@@ -160,7 +161,7 @@ const CREATED: [&str; 7] = [
     files::FILE_NAME,
     intervals::FILE_NAME,
     counters::FILE_NAME,
-    "run-events.jsonl",
+    run_event::FILE_NAME,
     hostd_records::manifest::FILE_NAME,
     latency::FILES_LOG,
     latency::INTERVALS_LOG,
@@ -191,7 +192,7 @@ impl RunDir {
         }
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create run directory {}", dir.display()))?;
-        let events_path = dir.join("run-events.jsonl");
+        let events_path = dir.join(run_event::FILE_NAME);
         let events = File::create(&events_path)
             .with_context(|| format!("cannot create {}", events_path.display()))?;
         // Held as long as the run goes: `hostd clean` refuses a run directory in use.

@@ -677,23 +677,15 @@ fn run_data(
     latency: hostd_records::latency::RunLatency,
     conditions: &Conditions,
 ) -> hostd_records::RunData {
+    // The parts add the rest: the drive's and the OS log's records (Stage::Record), the
+    // probe's series, the port's budget and the gate's waits (Stage::Enrich).
     let mut run = hostd_records::RunData {
         files: outcome.files.clone(),
-        probe: None,
         counters,
-        probe_target: None,
-        drive_temp: None,
-        drive_log: None,
         latency,
-        // The OS log part adds what the OS logged (Stage::Record).
-        os_log: None,
         conditions: conditions.clone(),
-        // The temperature gate's part adds its waits (Stage::Enrich).
-        gate_waits: Vec::new(),
-        // The probe part adds the port's budget and its timeline (Stage::Enrich).
-        port_budget: None,
-        budget_timeline: Default::default(),
         playback: hostd_records::clock::playback(),
+        ..Default::default()
     };
     run.sort();
     run

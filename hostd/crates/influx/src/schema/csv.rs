@@ -33,13 +33,10 @@ pub enum Rows {
     ProbeSample,
     /// [`records::AggRow`], then [`super::agg_point`].
     ProbeAgg,
-    /// [`records::drive_temp`] readings, then [`super::drive_temp_point`].
-    DriveTemp,
-    /// [`records::drive_log`] readings, then [`super::drive_log_point`].
-    DriveLog,
 }
 
-/// The CSV files of a run directory and their measurements.
+/// The CSV files of a run directory mapped by their own functions, and their measurements
+/// (the files of one point per row are mapped by [`super::rows`]).
 pub const CSV_SPECS: &[CsvSpec] = &[
     CsvSpec {
         file: "files.csv",
@@ -60,16 +57,6 @@ pub const CSV_SPECS: &[CsvSpec] = &[
         file: "probe_agg.csv",
         measurement: m::PROBE_AGG,
         rows: Rows::ProbeAgg,
-    },
-    CsvSpec {
-        file: "drive_temp.csv",
-        measurement: m::DRIVE_TEMP,
-        rows: Rows::DriveTemp,
-    },
-    CsvSpec {
-        file: "drive_log.csv",
-        measurement: m::DRIVE_LOG,
-        rows: Rows::DriveLog,
     },
 ];
 
@@ -156,20 +143,6 @@ pub fn csv_points(
                 send(super::agg_point(tags, &r))?;
             }
         }
-        Rows::DriveTemp => {
-            for (target, readings) in records::drive_temp::read(dir)? {
-                for (t, c) in readings {
-                    send(super::drive_temp_point(tags, &target, t, c))?;
-                }
-            }
-        }
-        Rows::DriveLog => {
-            for readings in records::drive_log::read(dir)?.values() {
-                for r in readings {
-                    send(super::drive_log_point(tags, r))?;
-                }
-            }
-        }
     }
     Ok(Some(n))
 }
@@ -221,7 +194,5 @@ fn format_version(rows: Rows) -> u32 {
         Rows::Intervals => records::intervals::FORMAT_VERSION,
         Rows::ProbeSample => records::probe::FORMAT_VERSION,
         Rows::ProbeAgg => records::agg::FORMAT_VERSION,
-        Rows::DriveTemp => records::drive_temp::FORMAT_VERSION,
-        Rows::DriveLog => records::drive_log::FORMAT_VERSION,
     }
 }

@@ -13,6 +13,7 @@ mod csv;
 mod json;
 mod os_log;
 mod probe;
+mod rows;
 #[cfg(test)]
 mod tests;
 mod workload;
@@ -24,7 +25,8 @@ pub use self::json::{
 };
 pub use self::os_log::os_log_points;
 pub use self::probe::{agg_point, sample_point};
-pub use self::workload::{drive_log_point, drive_temp_point, file_point, interval_point};
+pub use self::rows::{row_point, rows_points, run_rows_points};
+pub use self::workload::{file_point, interval_point};
 
 use crate::{FieldValue, Point};
 use anyhow::Context as _;
@@ -58,11 +60,6 @@ pub mod m {
     pub const HEADLINE: &str = "headline";
     /// The enclosure's thermal fit (events.json `headlines.thermal_fit`).
     pub const THERMAL_FIT: &str = "thermal_fit";
-    /// The drive's own (SMART) temperature through the run (drive_temp.csv).
-    pub const DRIVE_TEMP: &str = "drive_temp";
-    /// The drive's own thermal record through the run: NVMe thermal counters and sensors,
-    /// SATA SCT status (drive_log.csv).
-    pub const DRIVE_LOG: &str = "drive_log";
     /// What the operating system logged about the storage path (os-log.jsonl).
     pub const OS_LOG: &str = "os_log";
 }
@@ -118,39 +115,71 @@ impl RunTags {
 /// non-finite numbers and empty cells left out); the time column is the point's timestamp,
 /// set by the caller. `None` adds nothing.
 pub fn with_columns<R: Columns>(mut p: Point, r: Option<&R>) -> Point {
-    R::visit(r, &mut |name, role, v| {
-        let value: FieldValue = match v {
-            Value::Absent => return,
-            Value::Text(s) if role == Role::Tag => {
-                p.set_tag(name, s);
-                return;
-            }
-            _ if role != Role::Field => return,
-            Value::Text(s) => s.into(),
-            Value::Int(n) => n.into(),
-            Value::Count(n) => FieldValue::Int(n as i64),
-            Value::Float(f) | Value::Fixed(f, _) if f.is_finite() => f.into(),
-            Value::Float(_) | Value::Fixed(..) => return,
-            Value::Bool(b) => b.into(),
-        };
-        p.set_field(name, value);
-    });
+    R::visit(r, &mut |name, role, v| add_column(&mut p, name, role, v));
     p
 }
 
-/// Streams the points of everything a finished run directory holds besides the manifest
-/// and the spool: the CSV files, `events.json` (events, overlap, stats), `summary.json`
-/// (probe health) and `probe-link.jsonl`; CSV files named in `skip` are left out.
-/// `emit` gets the points in chunks of at most 5 000; `done` is called after each source
-/// with its point count (`None`: absent).
+/// Adds one column of a record to a point as [`with_columns`] does (the time column is the
+/// caller's).
+fn add_column(p: &mut Point, name: &str, role: Role, v: Value<'_>) {
+    let value: FieldValue = match v {
+        Value::Absent => return,
+        Value::Text(s) if role == Role::Tag => {
+            p.set_tag(name, s);
+            return;
+        }
+        _ if role != Role::Field => return,
+        Value::Text(s) => s.into(),
+        Value::Int(n) => n.into(),
+        Value::Count(n) => FieldValue::Int(n as i64),
+        Value::Float(f) | Value::Fixed(f, _) if f.is_finite() => f.into(),
+        Value::Float(_) | Value::Fixed(..) => return,
+        Value::Bool(b) => b.into(),
+    };
+    p.set_field(name, value);
+}
+
+/// Streams the points of everything a finished run directory holds besides the spool:
+/// every file of the run-file registry (`hostd_records::run_files::RUN_FILES`) that is
+/// imported, in its order — the manifest's `run` point, the CSV files, `events.json`
+/// (events, overlap, stats, headlines), `summary.json` (probe health), `probe-link.jsonl`,
+/// `os-log.jsonl` and the files of one point per record. `emit` gets the points in chunks of
+/// at most 5 000; `done` is called after each source with its point count (`None`:
+/// absent).
 pub fn run_dir_points(
     dir: &Path,
+    manifest: &Manifest,
     tags: &RunTags,
-    skip: &[&str],
     mut emit: impl FnMut(&[Point]) -> anyhow::Result<()>,
     mut done: impl FnMut(&str, Option<usize>) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    for spec in CSV_SPECS.iter().filter(|s| !skip.contains(&s.file)) {
+    use hostd_records::run_files::{Import, RUN_FILES};
+    for file in RUN_FILES {
+        match file.import {
+            Import::No | Import::With(_) => {}
+            Import::Rows { .. } => {
+                let n = rows_points(dir, manifest, file, tags, |pts| emit(pts))
+                    .with_context(|| format!("reading {}", dir.join(file.name).display()))?;
+                done(file.name, n)?;
+            }
+            Import::Mapped => mapped_points(dir, manifest, file.name, tags, &mut emit, &mut done)?,
+        }
+    }
+    Ok(())
+}
+
+/// The points of a run file that [`Import::Mapped`](hostd_records::run_files::Import) says
+/// is mapped by its own functions here.
+fn mapped_points(
+    dir: &Path,
+    manifest: &Manifest,
+    name: &str,
+    tags: &RunTags,
+    emit: &mut impl FnMut(&[Point]) -> anyhow::Result<()>,
+    done: &mut impl FnMut(&str, Option<usize>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    use hostd_records as records;
+    if let Some(spec) = CSV_SPECS.iter().find(|s| s.file == name) {
         let mut batch: Vec<Point> = Vec::with_capacity(5_000);
         let n = csv_points(dir, spec, tags, |p| {
             batch.push(p);
@@ -162,51 +191,48 @@ pub fn run_dir_points(
         })
         .with_context(|| format!("reading {}", dir.join(spec.file).display()))?;
         emit(&batch)?;
-        done(spec.file, n)?;
+        return done(spec.file, n);
     }
-    if dir.join(hostd_records::events::FILE_NAME).is_file() {
-        let a = hostd_records::events::read(dir)?;
-        let mut pts = event_points(&a, tags);
-        emit(&pts)?;
-        done("events.json", Some(pts.len()))?;
-        pts = overlap_points(&a, tags);
-        emit(&pts)?;
-        done("events.json overlap", Some(pts.len()))?;
-        pts = stats_points(&a, tags);
-        emit(&pts)?;
-        done("events.json phases", Some(pts.len()))?;
-        pts = headline_points(&a, tags);
-        emit(&pts)?;
-        done("events.json headlines", Some(pts.len()))?;
-    } else {
-        done("events.json", None)?;
-    }
-    // A `hostd monitor` directory's summary.json is the session's, not a run summary.
-    let monitor = hostd_records::manifest::read(dir).is_ok_and(|m| m.is_monitor());
-    match (dir.join(hostd_records::summary::FILE_NAME).is_file() && !monitor)
-        .then(|| hostd_records::summary::read(dir))
-        .transpose()?
-    {
-        Some(s) => {
+    let present = dir.join(name).is_file();
+    match name {
+        records::manifest::FILE_NAME => {
+            emit(&[run_point(manifest, tags)])?;
+            done(name, Some(1))
+        }
+        records::events::FILE_NAME if present => {
+            let a = records::events::read(dir)?;
+            for (source, pts) in [
+                ("events.json", event_points(&a, tags)),
+                ("events.json overlap", overlap_points(&a, tags)),
+                ("events.json phases", stats_points(&a, tags)),
+                ("events.json headlines", headline_points(&a, tags)),
+            ] {
+                emit(&pts)?;
+                done(source, Some(pts.len()))?;
+            }
+            Ok(())
+        }
+        // A `hostd monitor` directory's summary.json is the session's, not a run summary.
+        records::summary::FILE_NAME if present && !manifest.is_monitor() => {
+            let s = records::summary::read(dir)?;
             let pts: Vec<Point> = probe_health_point(&s, tags).into_iter().collect();
             emit(&pts)?;
-            done("summary.json", Some(pts.len()))?;
+            done(name, Some(pts.len()))
         }
-        None => done("summary.json", None)?,
+        records::probe_link::FILE_NAME if present => {
+            let pts = probe_link_points(&records::probe_link::read(dir)?, tags);
+            emit(&pts)?;
+            done(name, Some(pts.len()))
+        }
+        records::os_log::FILE_NAME if present => {
+            let pts = os_log_points(&records::os_log::read(dir)?, tags);
+            emit(&pts)?;
+            done(name, Some(pts.len()))
+        }
+        records::events::FILE_NAME
+        | records::summary::FILE_NAME
+        | records::probe_link::FILE_NAME
+        | records::os_log::FILE_NAME => done(name, None),
+        other => anyhow::bail!("{other} is registered as mapped to InfluxDB, but nothing maps it"),
     }
-    if dir.join(hostd_records::probe_link::FILE_NAME).is_file() {
-        let pts = probe_link_points(&hostd_records::probe_link::read(dir)?, tags);
-        emit(&pts)?;
-        done("probe-link.jsonl", Some(pts.len()))?;
-    } else {
-        done("probe-link.jsonl", None)?;
-    }
-    if dir.join(hostd_records::os_log::FILE_NAME).is_file() {
-        let pts = os_log_points(&hostd_records::os_log::read(dir)?, tags);
-        emit(&pts)?;
-        done("os-log.jsonl", Some(pts.len()))?;
-    } else {
-        done("os-log.jsonl", None)?;
-    }
-    Ok(())
 }

@@ -677,13 +677,13 @@ fn drive_thermal_record_rows_are_points_with_the_fields_the_drive_reports() {
          6000000000,/mnt/s,,,,,,,,27,2,0\n",
     )
     .unwrap();
-    let spec = CSV_SPECS
-        .iter()
-        .find(|s| s.file == "drive_log.csv")
-        .unwrap();
+    let file = hostd_records::run_files::find("drive_log.csv").unwrap();
+    let manifest = hostd_records::Manifest::new("r1", 0, Vec::new());
     let mut pts = Vec::new();
-    let n = csv_points(dir.path(), spec, &tags(), |p| {
-        pts.push(p.to_line()?);
+    let n = rows_points(dir.path(), &manifest, file, &tags(), |batch| {
+        for p in batch {
+            pts.push(p.to_line()?);
+        }
         Ok(())
     })
     .unwrap();
@@ -707,13 +707,13 @@ fn drive_temperature_rows_are_points_per_target() {
         "time_ns,target,temperature_c\n5000000000,/mnt/x,49\n6000000000,/mnt/x,50\n",
     )
     .unwrap();
-    let spec = CSV_SPECS
-        .iter()
-        .find(|s| s.file == "drive_temp.csv")
-        .unwrap();
+    let file = hostd_records::run_files::find("drive_temp.csv").unwrap();
+    let manifest = hostd_records::Manifest::new("r1", 0, Vec::new());
     let mut pts = Vec::new();
-    let n = csv_points(dir.path(), spec, &tags(), |p| {
-        pts.push(p.to_line()?);
+    let n = rows_points(dir.path(), &manifest, file, &tags(), |batch| {
+        for p in batch {
+            pts.push(p.to_line()?);
+        }
         Ok(())
     })
     .unwrap();
@@ -752,4 +752,32 @@ fn latency_fields_are_written_live_as_imported() {
         .to_line()
         .unwrap();
     assert!(!plain.contains("lat_"), "{plain}");
+}
+
+#[test]
+fn every_file_the_run_file_registry_imports_has_its_points_here() {
+    use hostd_records::run_files::{Import, RUN_FILES};
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = hostd_records::Manifest::new("r1", 0, Vec::new());
+    let mut sources = Vec::new();
+    run_dir_points(
+        dir.path(),
+        &manifest,
+        &tags(),
+        |_| Ok(()),
+        |source, _| {
+            sources.push(source.to_string());
+            Ok(())
+        },
+    )
+    .unwrap();
+    for f in RUN_FILES {
+        let imported = matches!(f.import, Import::Mapped | Import::Rows { .. });
+        assert_eq!(
+            sources.iter().any(|s| s == f.name),
+            imported,
+            "{}: imported by the registry, and a source of the import",
+            f.name
+        );
+    }
 }

@@ -4,7 +4,6 @@
 
 use super::{m, with_columns, RunTags};
 use crate::Point;
-use hostd_records::drive_temp::DriveTempRecord;
 use hostd_records::{FileProbe, FileRecord, IntervalRecord, LatencyStats};
 
 /// The `file` point of a record: its `files.csv` columns (`target`, `phase` as tags), the
@@ -30,26 +29,4 @@ pub fn interval_point(tags: &RunTags, r: &IntervalRecord) -> Point {
         .timestamp_ns(r.start_ns as i64);
     let p = with_columns(p, Some(r));
     with_columns::<LatencyStats>(p, r.latency.as_ref())
-}
-
-/// The `drive_temp` point of one reading of a target's drive (SMART) temperature.
-pub fn drive_temp_point(tags: &RunTags, target: &str, time_ns: i64, temperature_c: f64) -> Point {
-    let r = DriveTempRecord {
-        time_ns,
-        target: target.to_owned(),
-        temperature_c,
-    };
-    with_columns(
-        tags.apply(Point::new(m::DRIVE_TEMP)).timestamp_ns(time_ns),
-        Some(&r),
-    )
-}
-
-/// The `drive_log` point of one reading of a target's drive thermal record (fields the
-/// drive does not report are left out).
-pub fn drive_log_point(tags: &RunTags, r: &hostd_records::drive_log::DriveLogRecord) -> Point {
-    with_columns(
-        tags.apply(Point::new(m::DRIVE_LOG)).timestamp_ns(r.time_ns),
-        Some(r),
-    )
 }
