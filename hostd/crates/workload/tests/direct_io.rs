@@ -68,10 +68,10 @@ fn write_then_read_verifies_every_file_with_direct_io_and_removes_the_test_files
 #[test]
 fn both_engines_run_the_same_job_and_are_recorded() {
     for (choice, name) in [
-        (EngineChoice::Threads, "threads"),
-        (EngineChoice::IoUring, "io_uring"),
+        (engine("threads"), "threads"),
+        (engine("io_uring"), "io_uring"),
     ] {
-        if choice == EngineChoice::IoUring && hostd_workload::engine::probe_io_uring().is_err() {
+        if choice == engine("io_uring") && hostd_workload::engine::probe_io_uring().is_err() {
             eprintln!("io_uring unavailable here; threads engine only");
             continue;
         }
@@ -282,7 +282,7 @@ fn io_uring_releases_the_registered_file_after_each_job() {
         return;
     }
     let dir = disk_tempdir();
-    let (mut engine, _) = hostd_workload::engine::open(EngineChoice::IoUring, 4).unwrap();
+    let (mut engine, _) = hostd_workload::engine::open(engine("io_uring"), 4).unwrap();
     let codec = BlockCodec::new(DataPool::new(1), 0, 0);
     let mut buffers = hostd_workload::buffer::BufferPool::new();
     for (i, rw) in [Rw::Write, Rw::Read].into_iter().enumerate() {

@@ -22,9 +22,9 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 fn engines() -> Vec<EngineChoice> {
-    let mut v = vec![EngineChoice::Threads];
+    let mut v = vec![common::engine("threads")];
     if engine::probe_io_uring().is_ok() {
-        v.push(EngineChoice::IoUring);
+        v.push(common::engine("io_uring"));
     } else {
         eprintln!("io_uring unavailable here; threads engine only");
     }
@@ -303,7 +303,7 @@ fn a_run_not_collecting_records_hands_each_only_to_the_observer() {
     let (plan, out) = run_collecting(
         &small_profile(6, "1MiB", "2MiB", 4),
         &[dir.path().to_str().unwrap()],
-        &options(22, EngineChoice::Threads),
+        &options(22, common::engine("threads")),
         false,
         Arc::new(AtomicBool::new(false)),
         false,

@@ -29,8 +29,8 @@ pub struct BenchJobArgs {
     /// Bytes moved (fio's `io_size`), at most --size; default: --size.
     #[arg(long)]
     pub io_size: Option<String>,
-    /// Engine: auto, io_uring, iocp, threads.
-    #[arg(long, default_value = "auto")]
+    /// Engine (the engines of this build, `hostd_workload::engine::ENGINES`).
+    #[arg(long, default_value = "auto", help = format!("Engine: {}", EngineChoice::names()))]
     pub engine: EngineChoice,
     /// Verify blocks on read (`off` measures the engine alone).
     #[arg(long, default_value = "on")]

@@ -60,8 +60,8 @@ pub struct RunArgs {
     /// Run even where direct I/O is refused or ineffective (tmpfs); recorded in the manifest.
     #[arg(long)]
     pub allow_cached: bool,
-    /// I/O engine: auto (io_uring on Linux, iocp on Windows, else threads), io_uring, iocp, threads.
-    #[arg(long, default_value = "auto")]
+    /// I/O engine (the engines of this build, `hostd_workload::engine::ENGINES`).
+    #[arg(long, default_value = "auto", help = format!("I/O engine: {}", EngineChoice::described()))]
     pub engine: EngineChoice,
     /// Poll for completions (up to 30 µs) before sleeping, as the profile key `io.poll`
     /// does: faster at QD1 on fast devices, at more CPU. By default the engine sleeps at

@@ -1,6 +1,7 @@
 //! I/O engines as a table of operations (after fio's `ioengine_ops`): queue,
 //! commit, reap. The job loop ([`crate::jobloop`]) drives any engine the same
-//! way, so every workload runs on every engine.
+//! way, so every workload runs on every engine. Each engine is one file, declared below and
+//! registered once in [`ENGINES`] (its names, the OS it runs on, how to open it):
 //!
 //! - `uring.rs`: io_uring (Linux), one ring per job, no extra threads.
 //! - `iocp.rs`: overlapped I/O on an I/O completion port (Windows).
@@ -136,33 +137,140 @@ impl WaitCounts {
     }
 }
 
+/// One I/O engine of this build: its names and how to open it. [`ENGINES`] lists them all;
+/// `--engine`, its help, the automatic choice and [`open`] read that list.
+#[derive(Debug)]
+pub struct Engine {
+    /// Its name on the command line (`--engine`).
+    pub name: &'static str,
+    /// Other names `--engine` takes for it (fio's, e.g. `psync`).
+    pub aliases: &'static [&'static str],
+    /// What the automatic choice calls it when it cannot open it ("io_uring unavailable").
+    pub title: &'static str,
+    /// The one OS it runs on, where the automatic choice prefers it; `None`: it runs
+    /// everywhere and is the automatic choice's fallback.
+    pub only_on: Option<&'static str>,
+    /// Why it cannot open in a build for another OS.
+    pub elsewhere: &'static str,
+    /// Opens it for `queue_depth` I/Os in flight; `None` in a build for another OS.
+    pub open: Option<fn(usize) -> io::Result<Box<dyn IoEngine>>>,
+}
+
+/// Every I/O engine, the native ones first: the automatic choice takes the first that runs
+/// on this OS and opens, else the last (the portable one).
+pub const ENGINES: &[Engine] = &[
+    Engine {
+        name: "io_uring",
+        aliases: &["io-uring", "uring"],
+        title: "io_uring",
+        only_on: Some("Linux"),
+        elsewhere: "io_uring exists only on Linux",
+        #[cfg(target_os = "linux")]
+        open: Some(|qd| Ok(Box::new(uring::Uring::new(qd)?))),
+        #[cfg(not(target_os = "linux"))]
+        open: None,
+    },
+    Engine {
+        name: "iocp",
+        aliases: &["windowsaio"],
+        title: "I/O completion port",
+        only_on: Some("Windows"),
+        elsewhere: "I/O completion ports exist only on Windows",
+        #[cfg(windows)]
+        open: Some(|qd| Ok(Box::new(iocp::Iocp::new(qd)?))),
+        #[cfg(not(windows))]
+        open: None,
+    },
+    Engine {
+        name: "threads",
+        aliases: &["psync"],
+        title: "threads",
+        only_on: None,
+        elsewhere: "",
+        open: Some(|qd| Ok(Box::new(threads::Threads::new(qd)))),
+    },
+];
+
+impl Engine {
+    /// The engine named `name` (or one of its aliases).
+    pub fn named(name: &str) -> Option<&'static Engine> {
+        ENGINES
+            .iter()
+            .find(|e| e.name == name || e.aliases.contains(&name))
+    }
+
+    /// Opens it for `queue_depth` I/Os in flight (an error in a build for another OS).
+    pub fn open(&self, queue_depth: usize) -> io::Result<Box<dyn IoEngine>> {
+        match self.open {
+            Some(open) => open(queue_depth),
+            None => Err(io::Error::new(io::ErrorKind::Unsupported, self.elsewhere)),
+        }
+    }
+
+    /// Whether this build has it (it runs on this OS).
+    pub fn is_built(&self) -> bool {
+        self.open.is_some()
+    }
+}
+
 /// Which engine to use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, Default)]
 pub enum EngineChoice {
-    /// io_uring where it works (Linux), an I/O completion port on Windows, else threads.
+    /// The first engine of [`ENGINES`] for this OS that opens (io_uring on Linux, an I/O
+    /// completion port on Windows), else the portable one.
     #[default]
     Auto,
-    /// io_uring only (error if unavailable).
-    IoUring,
-    /// Overlapped I/O on an I/O completion port (Windows only).
-    Iocp,
-    /// Portable threads.
-    Threads,
+    /// This engine only (an error if it does not open).
+    Named(&'static Engine),
+}
+
+impl PartialEq for EngineChoice {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl Eq for EngineChoice {}
+
+impl EngineChoice {
+    /// `auto` or the engine's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            EngineChoice::Auto => "auto",
+            EngineChoice::Named(e) => e.name,
+        }
+    }
+
+    /// What `--engine` takes: "auto, io_uring, iocp, threads".
+    pub fn names() -> String {
+        let names: Vec<&str> = ENGINES.iter().map(|e| e.name).collect();
+        format!("auto, {}", names.join(", "))
+    }
+
+    /// What `--engine` takes, with what `auto` chooses: "auto (io_uring on Linux, iocp on
+    /// Windows, else threads), io_uring, iocp, threads".
+    pub fn described() -> String {
+        let auto: Vec<String> = ENGINES
+            .iter()
+            .map(|e| match e.only_on {
+                Some(os) => format!("{} on {os}", e.name),
+                None => format!("else {}", e.name),
+            })
+            .collect();
+        let names: Vec<&str> = ENGINES.iter().map(|e| e.name).collect();
+        format!("auto ({}), {}", auto.join(", "), names.join(", "))
+    }
 }
 
 impl std::str::FromStr for EngineChoice {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "auto" => Ok(EngineChoice::Auto),
-            "io_uring" | "io-uring" | "uring" => Ok(EngineChoice::IoUring),
-            "threads" | "psync" => Ok(EngineChoice::Threads),
-            "iocp" | "windowsaio" => Ok(EngineChoice::Iocp),
-            other => Err(format!(
-                "unknown engine `{other}` (auto, io_uring, iocp, threads)"
-            )),
+        if s == "auto" {
+            return Ok(EngineChoice::Auto);
         }
+        Engine::named(s)
+            .map(EngineChoice::Named)
+            .ok_or_else(|| format!("unknown engine `{s}` ({})", EngineChoice::names()))
     }
 }
 
@@ -172,53 +280,90 @@ pub fn open(
     choice: EngineChoice,
     queue_depth: usize,
 ) -> io::Result<(Box<dyn IoEngine>, Option<String>)> {
-    match choice {
-        EngineChoice::Threads => Ok((Box::new(threads::Threads::new(queue_depth)), None)),
-        EngineChoice::IoUring => open_uring(queue_depth).map(|e| (e, None)),
-        EngineChoice::Iocp => open_iocp(queue_depth).map(|e| (e, None)),
-        EngineChoice::Auto => {
-            #[cfg(windows)]
-            let (native, what) = (open_iocp(queue_depth), "I/O completion port");
-            #[cfg(not(windows))]
-            let (native, what) = (open_uring(queue_depth), "io_uring");
-            match native {
-                Ok(e) => Ok((e, None)),
-                Err(err) => Ok((
-                    Box::new(threads::Threads::new(queue_depth)),
-                    Some(format!("{what} unavailable ({err}); using threads")),
-                )),
+    if let EngineChoice::Named(e) = choice {
+        return e.open(queue_depth).map(|e| (e, None));
+    }
+    let fallback = ENGINES.last().expect("an engine that runs everywhere");
+    let native: Vec<&Engine> = ENGINES.iter().filter(|e| e.only_on.is_some()).collect();
+    let unavailable = |e: &Engine, err: &dyn std::fmt::Display| {
+        format!("{} unavailable ({err}); using {}", e.title, fallback.name)
+    };
+    let mut why = None;
+    for e in native.iter().filter(|e| e.is_built()) {
+        match e.open(queue_depth) {
+            Ok(engine) => return Ok((engine, None)),
+            Err(err) => {
+                why.get_or_insert_with(|| unavailable(e, &err));
             }
         }
     }
-}
-
-#[cfg(windows)]
-fn open_iocp(queue_depth: usize) -> io::Result<Box<dyn IoEngine>> {
-    Ok(Box::new(iocp::Iocp::new(queue_depth)?))
-}
-
-#[cfg(not(windows))]
-fn open_iocp(_queue_depth: usize) -> io::Result<Box<dyn IoEngine>> {
-    Err(io::Error::new(
-        io::ErrorKind::Unsupported,
-        "I/O completion ports exist only on Windows",
-    ))
-}
-
-#[cfg(target_os = "linux")]
-fn open_uring(queue_depth: usize) -> io::Result<Box<dyn IoEngine>> {
-    Ok(Box::new(uring::Uring::new(queue_depth)?))
-}
-
-#[cfg(not(target_os = "linux"))]
-fn open_uring(_queue_depth: usize) -> io::Result<Box<dyn IoEngine>> {
-    Err(io::Error::new(
-        io::ErrorKind::Unsupported,
-        "io_uring exists only on Linux",
-    ))
+    // No native engine in this build (macOS): say which the choice would have taken.
+    if !native.iter().any(|e| e.is_built()) {
+        why = native.first().map(|e| unavailable(e, &e.elsewhere));
+    }
+    fallback.open(queue_depth).map(|e| (e, why))
 }
 
 /// Checks once whether io_uring can be used here (kernel, seccomp, sysctl).
 pub fn probe_io_uring() -> Result<(), String> {
-    open_uring(1).map(|_| ()).map_err(|e| e.to_string())
+    let uring = Engine::named("io_uring").expect("registered");
+    uring.open(1).map(|_| ()).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_engine_has_its_own_names_and_the_last_runs_everywhere() {
+        let mut names: Vec<&str> = ENGINES
+            .iter()
+            .flat_map(|e| std::iter::once(e.name).chain(e.aliases.iter().copied()))
+            .collect();
+        let n = names.len();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), n, "a name taken twice: {names:?}");
+        assert!(!names.contains(&"auto"));
+        let last = ENGINES.last().unwrap();
+        assert!(last.only_on.is_none() && last.is_built());
+        assert!(ENGINES[..ENGINES.len() - 1]
+            .iter()
+            .all(|e| e.only_on.is_some() && !e.elsewhere.is_empty()));
+    }
+
+    #[test]
+    fn engine_choices_parse_by_name_and_alias() {
+        for e in ENGINES {
+            for name in std::iter::once(e.name).chain(e.aliases.iter().copied()) {
+                let c: EngineChoice = name.parse().unwrap();
+                assert_eq!(c.name(), e.name);
+            }
+        }
+        assert_eq!("auto".parse::<EngineChoice>(), Ok(EngineChoice::Auto));
+        let err = "fio".parse::<EngineChoice>().unwrap_err();
+        assert_eq!(err, "unknown engine `fio` (auto, io_uring, iocp, threads)");
+        assert_eq!(
+            EngineChoice::described(),
+            "auto (io_uring on Linux, iocp on Windows, else threads), io_uring, iocp, threads"
+        );
+    }
+
+    #[test]
+    fn the_automatic_choice_opens_this_builds_native_engine_or_says_why_not() {
+        let (engine, why) = open(EngineChoice::Auto, 2).unwrap();
+        let native = ENGINES.iter().find(|e| e.only_on.is_some() && e.is_built());
+        match why {
+            None => assert_eq!(Some(engine.name()), native.map(|e| e.name)),
+            Some(why) => {
+                assert_eq!(engine.name(), "threads");
+                assert!(why.ends_with("; using threads"), "{why}");
+            }
+        }
+        #[cfg(target_os = "linux")]
+        assert_eq!(
+            open("iocp".parse().unwrap(), 1).err().unwrap().to_string(),
+            "I/O completion ports exist only on Windows"
+        );
+    }
 }

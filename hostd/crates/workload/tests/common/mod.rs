@@ -78,6 +78,11 @@ pub fn small_profile(count: u32, min: &str, max: &str, qd: usize) -> Profile {
     .unwrap()
 }
 
+/// The engine `--engine NAME` chooses.
+pub fn engine(name: &str) -> EngineChoice {
+    name.parse().unwrap()
+}
+
 /// Backend options for tests.
 pub fn options(seed: u64, engine: EngineChoice) -> BackendOptions {
     BackendOptions {
