@@ -48,6 +48,9 @@ pub struct Reading<'a> {
     pub manifest: Option<&'a Manifest>,
 }
 
+/// Hands each of a run's records of one file to the callback; false when the run has none.
+pub type RowsFn = fn(&RunData, &mut dyn FnMut(&dyn ColumnRow)) -> bool;
+
 /// Where a run file's format version is kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Version {
@@ -98,7 +101,7 @@ pub enum Import {
         /// The InfluxDB measurement.
         measurement: &'static str,
         /// The run's records of this file.
-        rows: fn(&RunData, &mut dyn FnMut(&dyn ColumnRow)) -> bool,
+        rows: RowsFn,
     },
     /// By its own function in `hostd_influx::schema`: its records are more than one point
     /// each (`events.json`'s four measurements, `files.csv`'s running totals).

@@ -1,30 +1,31 @@
 //! `hostd run`: plan a workload, run it on every target at once, record it in
-//! a run directory, print the summary. The parts of the run (probe link, drive,
-//! analysis, InfluxDB; the run directory last) are listed in [`parts`] and ordered by their
-//! stage in a [`Pipeline`]; extra target kinds (e.g. `sim:SCENARIO`) register in
-//! [`backends`].
+//! a run directory, print the summary. [`execute`] is the run's steps in order: what the run
+//! is and its targets (`setup.rs`), its parts in one list (`parts.rs`: probe link, drive,
+//! analysis, InfluxDB, the temperature gate and thermometer, the run directory last;
+//! ordered by their stage in a [`Pipeline`]), the start, the workload, the end, the closing
+//! lines. Extra target kinds (e.g. `sim:SCENARIO`) register in [`backends`].
 
 mod certify;
 pub(crate) mod closing;
 mod footprint;
 mod gate;
 mod live;
+mod parts;
 pub(crate) mod programs;
+mod setup;
 mod thermo;
 
-use anyhow::bail;
 use hostd_records::conditions::Conditions;
 use hostd_records::manifest::FORMAT_VERSION;
-use hostd_records::profile::Profile;
-use hostd_records::{Manifest, RunEvent, RunOutcome, RunStatus, Summary};
+use hostd_records::{Manifest, RunEvent, RunOutcome, RunStatus, Summary, TargetInfo};
 use hostd_store::manifest::collect_host;
-use hostd_store::{rundir, Pipeline, RunDir, RunPart, RunRecords, Stage, SummaryExt};
-use hostd_workload::backend::{BackendOptions, BackendRegistry, TargetBackend};
-use hostd_workload::block::DataPool;
+use hostd_store::{rundir, Pipeline, RunRecords, Stage, SummaryExt};
+use hostd_workload::backend::{BackendRegistry, TargetBackend};
 use hostd_workload::engine::EngineChoice;
-use hostd_workload::fault::FaultPlan;
 use hostd_workload::runner::{self, RunConfig};
-use hostd_workload::{Plan, ProfileExt, TargetSpec};
+use hostd_workload::Plan;
+use parts::RunParts;
+use setup::{Setup, Targets};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -149,285 +150,191 @@ fn parse_port_budget(s: &str) -> Result<f64, String> {
     hostd_records::port_budget::check_user_watts(w)
 }
 
-/// The parts of a run besides the run directory, chosen from the arguments: a new part is
-/// one line here. Their stages order them (`hostd_store::pipeline`), not their place in the
-/// list.
-pub fn parts(args: &RunArgs) -> anyhow::Result<Vec<Box<dyn RunPart>>> {
-    let mut list: Vec<Box<dyn RunPart>> = Vec::new();
-    if let Some(target) = args.influx.target()? {
-        list.push(Box::new(
-            hostd_influx::InfluxComponent::new(target, None)
-                .spool_limits(args.influx_spool.limits()),
-        ));
+/// Runs `hostd run`: what the run is and its targets, its parts, then the run from start
+/// to end, and the closing lines.
+pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let setup = Setup::read(args)?;
+    let mut targets = Targets::open(&setup)?;
+    if setup.args.dry_run {
+        return Ok(print_dry_run(&setup, &targets));
     }
-    let probe: hostd_probe::link::ProbeSource = args.probe.parse().map_err(anyhow::Error::msg)?;
-    if probe != hostd_probe::link::ProbeSource::None {
-        let defaults = hostd_correlate::ProbeOptions::default();
-        let opts = hostd_correlate::ProbeOptions {
-            source: probe,
-            sim_args: hostd_scenario::backend::probe_sim_args(&args.targets)?,
-            target_index: usize::from(args.probe_on) - 1,
-            rate_hz: args.probe_rate.unwrap_or(defaults.rate_hz),
-            channels: args.probe_channels.unwrap_or(defaults.channels),
-            port_budget_w: args.port_budget,
-        };
-        if opts.target_index >= args.targets.len() {
-            anyhow::bail!(
-                "--probe-on {} but only {} --target given",
-                args.probe_on,
-                args.targets.len()
-            );
-        }
-        opts.check()?;
-        list.push(Box::new(hostd_correlate::ProbeComponent::new(opts)));
-    } else if args.probe_rate.is_some()
-        || args.probe_channels.is_some()
-        || args.port_budget.is_some()
-    {
-        anyhow::bail!("--probe-rate, --probe-channels and --port-budget need a probe (--probe sim, auto or PORT)");
-    }
-    // The drive's link (manifest) and its own temperature through the run.
-    list.push(Box::new(hostd_drive::DriveComponent::new(Some(
-        hostd_drive::smart::PollerConfig::default(),
-    ))));
-    // What the OS logged about the targets' storage path (the `link` cause's evidence).
-    list.push(Box::new(hostd_oslog::OsLogComponent::new()));
-    list.push(Box::new(hostd_report::AnalysisComponent));
-    list.push(Box::new(programs::SweepFigures));
-    list.push(Box::new(programs::FillStatesTable));
-    Ok(list)
+    targets.space.clone().map_err(anyhow::Error::msg)?;
+    let parts = assemble_parts(&setup, &mut targets)?;
+    let mut run = start_run(&setup, targets, parts)?;
+    let outcome = run_workload(&setup, &mut run);
+    let end = finish_run(&setup, run, outcome);
+    Ok(print_closing(&setup, &end))
 }
 
-/// Runs `hostd run`.
-pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
-    // Everything a resume needs is read and checked before anything is written.
-    let resume = match &args.resume {
-        Some(dir) => Some(certify::Resume::load(dir, &args.targets)?),
-        None => None,
+/// The run's parts ([`parts::assemble`]), on the targets as they opened; when one is
+/// refused, the targets' test directories are taken back.
+fn assemble_parts(setup: &Setup, targets: &mut Targets) -> anyhow::Result<RunParts> {
+    let infos: Vec<TargetInfo> = targets.backends.iter().map(|b| b.info()).collect();
+    parts::assemble(&setup.args, &setup.profile, &infos, &setup.out_dir).inspect_err(|_| {
+        targets.take_back();
+    })
+}
+
+/// Prints the plan, the footprint, the free-space check and the engine, writing nothing
+/// (`--dry-run`); fails when the space is short.
+fn print_dry_run(setup: &Setup, targets: &Targets) -> ExitCode {
+    let args = &setup.args;
+    out!("{}", targets.plan.render());
+    let probe_rate = match args.probe.parse() {
+        Ok(hostd_probe::link::ProbeSource::None) => 0,
+        _ => u64::from(
+            args.probe_rate
+                .unwrap_or(hostd_correlate::ProbeOptions::default().rate_hz),
+        ),
     };
-    let profile = match (&resume, &args.profile) {
-        (Some(r), _) => r.profile.clone(),
-        (None, Some(p)) => Profile::load(p)?,
-        (None, None) => bail!("--profile is required"),
-    };
-    // Refused before anything is written, naming the key and the value.
-    let conditions = Conditions::from_args(&args.notes, &args.tags).map_err(anyhow::Error::msg)?;
-    // A resumed session carries the run's notes and tags (its InfluxDB points keep them).
-    let conditions = match &resume {
-        Some(r) => Conditions::resumed(&r.conditions, conditions)
-            .map_err(|e| anyhow::anyhow!("cannot resume: {e}"))?,
-        None => conditions,
-    };
-    // How the engines wait goes with the figures (manifest, summary, report).
-    let poll = args.poll || profile.io.poll;
-    let mut conditions = conditions;
-    conditions.wait = Some(if poll {
-        hostd_records::conditions::WaitMode::Poll
+    // With InfluxDB, the spool at its cap: the worst case of a server away long.
+    let spool_max = if args.influx.enabled() {
+        args.influx_spool.spool_max
     } else {
-        hostd_records::conditions::WaitMode::Sleep
-    });
-    let mut args = args;
-    if let Some(r) = &resume {
-        args.targets = r.targets.clone();
+        0
+    };
+    outln!(
+        "{}",
+        footprint::render(&targets.plan, probe_rate, spool_max)
+    );
+    match &targets.space {
+        Ok(lines) => lines.iter().for_each(|l| outln!("{l}")),
+        Err(e) => outln!("{e}"),
     }
-    let target_args = args.targets.clone();
-    let is_certify = profile.kind == hostd_records::profile::Kind::Certify;
-    let registry = backends();
-    let schemes = registry.schemes();
-    let specs: Vec<TargetSpec> = target_args
-        .iter()
-        .map(|t| TargetSpec::parse(t, &schemes).map_err(anyhow::Error::msg))
-        .collect::<anyhow::Result<_>>()?;
-    if args.raw_device && profile.kind != hostd_records::profile::Kind::Fill && !is_certify {
-        bail!(
-            "--raw-device works only with fill and certify profiles (e.g. fill-90); profile {} is {:?}",
-            profile.name,
-            profile.kind
-        );
+    #[cfg(windows)]
+    outln!("engine: I/O completion port (iocp), else threads");
+    #[cfg(not(windows))]
+    match hostd_workload::engine::probe_io_uring() {
+        Ok(()) => outln!("engine: io_uring available"),
+        Err(e) => outln!("engine: io_uring unavailable ({e}); threads would run"),
     }
-    // Simulated drives played N× faster: the run's records play N× faster too (one clock,
-    // the modelled drive's), from before the targets open. Refused when it cannot be one.
-    if let Some(factor) = hostd_scenario::backend::playback_factor(&target_args)? {
-        hostd_records::clock::play_faster(factor).map_err(anyhow::Error::msg)?;
+    outln!("dry run: nothing written");
+    if targets.space.is_ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     }
-    let seed = match &resume {
-        Some(r) => r.seed,
-        None => args.seed.unwrap_or_else(random_seed),
-    };
-    let run_id = match &resume {
-        Some(r) => format!("{}-resume-{}", r.run_id, r.session),
-        None => run_id(),
-    };
-    let fault = FaultPlan::from_env();
-    let opts = BackendOptions {
-        // A resume adopts the test directories named by the original run id.
-        run_id: resume.as_ref().map_or(run_id.clone(), |r| r.run_id.clone()),
-        seed,
-        engine: args.engine,
-        poll,
-        allow_cached: args.allow_cached,
-        raw_device: args.raw_device,
-        destroy_data: args.destroy_data,
-        fault: fault.clone(),
-        pool: DataPool::new(seed),
-        resume: resume.is_some(),
-    };
-    let mut backends: Vec<Box<dyn TargetBackend>> = specs
-        .iter()
-        .enumerate()
-        .map(|(i, s)| registry.open(s, i, &opts))
-        .collect::<anyhow::Result<_>>()?;
-    let capacity: Vec<_> = match &resume {
-        // The same plan as the first session: built from the space it found.
-        Some(r) => {
-            let now: Vec<_> = backends.iter().map(|b| b.info()).collect();
-            r.check_devices(&now)?;
-            r.capacity.clone()
-        }
-        None => backends
-            .iter()
-            .map(|b| {
-                b.capacity().unwrap_or(hostd_workload::step::Capacity {
-                    total: 0,
-                    available: 0,
-                })
-            })
-            .collect(),
-    };
-    let mut plan = Plan::build(&profile, &specs, seed, &capacity);
-    let planned_steps: usize = plan.targets.iter().map(|t| t.measured.len()).sum();
-    let space = match &resume {
-        Some(r) => {
-            // The files are on the target already: rewriting them needs no more space.
-            r.skip_done(&mut plan);
-            if plan.targets.iter().all(|t| t.measured.is_empty()) {
-                bail!(
-                    "cannot resume {}: all {planned_steps} steps are done already ({} holds the verdict)",
-                    r.root.display(),
-                    r.root.join(hostd_records::certify::VERDICT_FILE_NAME).display()
-                );
-            }
-            Ok(Vec::new())
-        }
-        None => runner::check_space(&plan, &backends),
-    };
+}
 
-    if args.dry_run {
-        out!("{}", plan.render());
-        let probe_rate = match args.probe.parse() {
-            Ok(hostd_probe::link::ProbeSource::None) => 0,
-            _ => u64::from(
-                args.probe_rate
-                    .unwrap_or(hostd_correlate::ProbeOptions::default().rate_hz),
-            ),
-        };
-        // With InfluxDB, the spool at its cap: the worst case of a server away long.
-        let spool_max = if args.influx.enabled() {
-            args.influx_spool.spool_max
-        } else {
-            0
-        };
-        outln!("{}", footprint::render(&plan, probe_rate, spool_max));
-        match &space {
-            Ok(lines) => lines.iter().for_each(|l| outln!("{l}")),
-            Err(e) => outln!("{e}"),
-        }
-        #[cfg(windows)]
-        outln!("engine: I/O completion port (iocp), else threads");
-        #[cfg(not(windows))]
-        match hostd_workload::engine::probe_io_uring() {
-            Ok(()) => outln!("engine: io_uring available"),
-            Err(e) => outln!("engine: io_uring unavailable ({e}); threads would run"),
-        }
-        outln!("dry run: nothing written");
-        return Ok(if space.is_ok() {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::from(1)
-        });
-    }
-    space.map_err(anyhow::Error::msg)?;
-    // Built before anything is written: a probe that cannot be reached is refused here.
-    let mut parts = parts(&args)?;
-    // A temperature gate that has nothing to wait on is refused here too.
-    let probe_on = (args.probe.parse::<hostd_probe::link::ProbeSource>().ok()
-        != Some(hostd_probe::link::ProbeSource::None))
-    .then(|| usize::from(args.probe_on) - 1);
-    let infos: Vec<_> = backends.iter().map(|b| b.info()).collect();
-    let step_gate = match gate::build(&profile, probe_on, &infos) {
-        Ok(g) => g.map(|(hold, part)| {
-            parts.push(Box::new(part));
-            Arc::new(hold) as Arc<dyn hostd_workload::gate::StepGate>
-        }),
-        Err(e) => {
-            for b in backends.iter_mut() {
-                let _ = b.cleanup(false);
-            }
-            return Err(e);
-        }
-    };
-    // So is a steady-state temperature criterion with no temperature to read.
-    let thermometer = match thermo::build(&profile, probe_on, &infos) {
-        Ok(t) => t.map(|(thermometer, part)| {
-            parts.push(Box::new(part));
-            thermometer
-        }),
-        Err(e) => {
-            for b in backends.iter_mut() {
-                let _ = b.cleanup(false);
-            }
-            return Err(e);
-        }
-    };
+/// A run started: its targets prepared, its parts started with the manifest, Ctrl-C caught.
+struct StartedRun {
+    backends: Vec<Box<dyn TargetBackend>>,
+    plan: Plan,
+    planned_steps: usize,
+    pipeline: Pipeline,
+    manifest: Manifest,
+    journal: Option<certify::JournalObserver>,
+    stop: Arc<AtomicBool>,
+    gate: Option<Arc<dyn hostd_workload::gate::StepGate>>,
+    thermometer: Option<Arc<dyn hostd_workload::steady::Thermometer>>,
+}
 
-    let out_dir = match &resume {
-        Some(r) => r.root.join(format!("resume-{}", r.session)),
-        None => args
-            .out
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("runs").join(&run_id)),
-    };
-    // The journal lives in the first session's directory.
-    let journal_root = resume.as_ref().map_or(out_dir.clone(), |r| r.root.clone());
-    let keep = resume.as_ref().map_or(args.keep, |r| r.keep || args.keep);
-    parts.push(Box::new(RunDir::create(&out_dir)?));
-    let mut pipeline = Pipeline::new(parts);
+/// Starts the run: its log in the run directory, the targets prepared, the manifest made,
+/// Ctrl-C caught, every part started, the certify journal opened. A failure takes back
+/// everything the run created, as a refused run leaves no trace.
+fn start_run(setup: &Setup, targets: Targets, parts: RunParts) -> anyhow::Result<StartedRun> {
+    let Targets {
+        mut backends,
+        plan,
+        planned_steps,
+        ..
+    } = targets;
+    let out_dir = &setup.out_dir;
+    let mut pipeline = Pipeline::new(parts.list);
     // From here warnings and errors go to RUN_DIR/hostd.log too.
-    if let Err(e) = crate::logging::log_to_dir(&out_dir) {
+    if let Err(e) = crate::logging::log_to_dir(out_dir) {
         drop(pipeline);
-        rundir::discard(&out_dir);
+        rundir::discard(out_dir);
         return Err(e);
     }
     if let Err(e) = runner::prepare_all(&plan, &mut backends) {
-        discard(&mut [], pipeline, &out_dir); // prepare_all took back its own
+        discard(&mut [], pipeline, out_dir); // prepare_all took back its own
         return Err(e);
     }
+    let mut manifest = match run_manifest(setup, &backends, planned_steps) {
+        Ok(m) => m,
+        Err(e) => {
+            discard(&mut backends, pipeline, out_dir);
+            return Err(e);
+        }
+    };
+    warn_of_cached_targets(&manifest);
+    // Ctrl-C is caught before anything is started, so a run never has parts to stop that a
+    // failed hook would leave running.
+    let stop = Arc::new(AtomicBool::new(false));
+    if let Err(e) = crate::stop::on_interrupt(&stop) {
+        discard(&mut backends, pipeline, out_dir);
+        return Err(e);
+    }
+    if let Err(e) = pipeline.start(&mut manifest, out_dir) {
+        // Nothing was measured: take back the test directories and the run
+        // directory this run created, as a refused run leaves no trace.
+        discard(&mut backends, pipeline, out_dir);
+        return Err(e);
+    }
+    let journal = if setup.is_certify {
+        match certify::JournalObserver::open(
+            &setup.journal_root,
+            setup.session(),
+            setup
+                .resume
+                .as_ref()
+                .map_or(Vec::new(), |r| r.entries.clone()),
+        ) {
+            Ok(j) => Some(j),
+            Err(e) => {
+                discard(&mut backends, pipeline, out_dir);
+                return Err(e);
+            }
+        }
+    } else {
+        None
+    };
+    Ok(StartedRun {
+        backends,
+        plan,
+        planned_steps,
+        pipeline,
+        manifest,
+        journal,
+        stop,
+        gate: parts.gate,
+        thermometer: parts.thermometer,
+    })
+}
 
+/// The manifest at the run's start: the host, the targets, the profile, the seed, the
+/// conditions, and what a certify session, a faster playback or an injected fault adds.
+fn run_manifest(
+    setup: &Setup,
+    backends: &[Box<dyn TargetBackend>],
+    planned_steps: usize,
+) -> anyhow::Result<Manifest> {
     let mut manifest = Manifest {
         format_version: FORMAT_VERSION,
         formats: hostd_records::version::current(),
-        run_id: run_id.clone(),
+        run_id: setup.run_id.clone(),
         hostd_version: env!("CARGO_PKG_VERSION").to_string(),
         command_line: std::env::args().collect(),
         start_ns: hostd_workload::unix_ns(),
         host: collect_host(),
         targets: backends.iter().map(|b| b.info()).collect(),
-        profile: Some(profile.clone().into()),
-        seed,
-        keep,
-        allow_cached: args.allow_cached,
+        profile: Some(setup.profile.clone().into()),
+        seed: setup.seed,
+        keep: setup.keep,
+        allow_cached: setup.args.allow_cached,
         probe_target: None,
-        conditions: conditions.clone(),
+        conditions: setup.conditions.clone(),
         extra: serde_json::Map::new(),
     };
-    if is_certify {
+    if setup.is_certify {
         manifest.extra.insert(
             "certify".into(),
             serde_json::json!({
-                "session": resume.as_ref().map_or(0, |r| r.session),
-                "journal": journal_root.join(hostd_records::certify::JOURNAL_FILE_NAME),
+                "session": setup.session(),
+                "journal": setup.journal_root.join(hostd_records::certify::JOURNAL_FILE_NAME),
                 "steps_planned": planned_steps,
-                "steps_skipped_as_done": resume.as_ref().map_or(0, |r| r.done.len()),
+                "steps_skipped_as_done": setup.resume.as_ref().map_or(0, |r| r.done.len()),
             }),
         );
     }
@@ -437,12 +344,17 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             serde_json::to_value(p)?,
         );
     }
-    if !fault.is_empty() {
+    if !setup.fault.is_empty() {
         manifest.extra.insert(
             "injected_fault".into(),
-            serde_json::json!({ "enospc_after_bytes": fault.enospc_after_bytes }),
+            serde_json::json!({ "enospc_after_bytes": setup.fault.enospc_after_bytes }),
         );
     }
+    Ok(manifest)
+}
+
+/// Warns of every target on which direct I/O is not in force.
+fn warn_of_cached_targets(manifest: &Manifest) {
     for t in &manifest.targets {
         if !t.direct_io.is_direct() {
             tracing::warn!(
@@ -452,48 +364,25 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    // Ctrl-C is caught before anything is started, so a run never has parts to stop that a
-    // failed hook would leave running.
-    let stop = Arc::new(AtomicBool::new(false));
-    if let Err(e) = crate::stop::on_interrupt(&stop) {
-        discard(&mut backends, pipeline, &out_dir);
-        return Err(e);
-    }
-    if let Err(e) = pipeline.start(&mut manifest, &out_dir) {
-        // Nothing was measured: take back the test directories and the run
-        // directory this run created, as a refused run leaves no trace.
-        discard(&mut backends, pipeline, &out_dir);
-        return Err(e);
-    }
+}
 
-    let journal = if is_certify {
-        match certify::JournalObserver::open(
-            &journal_root,
-            resume.as_ref().map_or(0, |r| r.session),
-            resume.as_ref().map_or(Vec::new(), |r| r.entries.clone()),
-        ) {
-            Ok(j) => Some(j),
-            Err(e) => {
-                discard(&mut backends, pipeline, &out_dir);
-                return Err(e);
-            }
-        }
-    } else {
-        None
-    };
-
-    let progress = runner::progress_for(&plan);
+/// Runs the workload on every target at once, with the live view, every event going to the
+/// certify journal first, then to every part.
+fn run_workload(setup: &Setup, run: &mut StartedRun) -> RunOutcome {
+    let progress = runner::progress_for(&run.plan);
     let header = format!(
-        "run {run_id}: profile {} seed {seed}, {} target(s), results in {}",
-        profile.name,
-        specs.len(),
-        out_dir.display()
+        "run {}: profile {} seed {}, {} target(s), results in {}",
+        setup.run_id,
+        setup.profile.name,
+        setup.seed,
+        setup.specs.len(),
+        setup.out_dir.display()
     );
-    let view = live::LiveView::start(&plan, &progress, args.quiet, &header);
-
+    let view = live::LiveView::start(&run.plan, &progress, setup.args.quiet, &header);
+    let (journal, pipeline) = (&run.journal, &run.pipeline);
     let on_event = |ev: &RunEvent| {
         // First: a verified file is durable before anything else hears of it.
-        if let Some(j) = &journal {
+        if let Some(j) = journal {
             j.on_event(ev);
         }
         pipeline.on_event(ev);
@@ -504,30 +393,54 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let cfg = RunConfig {
-        run_id: run_id.clone(),
-        // A certify run keeps its files until it has completed (see below), so
+        run_id: setup.run_id.clone(),
+        // A certify run keeps its files until it has completed (see `finish_run`), so
         // that a stopped run can be resumed.
-        keep: keep || is_certify,
-        stop,
+        keep: setup.keep || setup.is_certify,
+        stop: run.stop.clone(),
         interval: Duration::from_secs(1),
         start_state: hostd_workload::start_state::StartState {
-            trim: args.trim,
-            rest: args.rest,
+            trim: setup.args.trim,
+            rest: setup.args.rest,
         },
-        gate: step_gate,
+        gate: run.gate.clone(),
         // Each record goes to the run directory (and the sinks) as it comes; none is kept.
         collect_records: false,
-        thermometer: thermometer.clone(),
+        thermometer: run.thermometer.clone(),
     };
-    let mut outcome = runner::execute(&plan, backends, &progress, &cfg, &on_event);
+    let backends = std::mem::take(&mut run.backends);
+    let outcome = runner::execute(&run.plan, backends, &progress, &cfg, &on_event);
     view.finish();
+    outcome
+}
 
+/// What the end of a run leaves to print: what the workload did, the final manifest and
+/// summary, what the cleanup did, and a certify run's verdict.
+struct RunEnd {
+    outcome: RunOutcome,
+    manifest: Manifest,
+    summary: Summary,
+    cleanup_notes: Vec<String>,
+    verdict: Option<hostd_records::certify::Verdict>,
+}
+
+/// Ends the run: the records the run directory streamed read back once, the summary made,
+/// every part finished stage by stage (a certify run's verdict concluded before the run
+/// directory, the last, archives the summary and the final manifest).
+fn finish_run(setup: &Setup, run: StartedRun, mut outcome: RunOutcome) -> RunEnd {
+    let StartedRun {
+        mut pipeline,
+        mut manifest,
+        journal,
+        planned_steps,
+        ..
+    } = run;
     manifest.targets = outcome.targets.clone();
     manifest.conditions.preparation = outcome.preparation.clone();
     // The analysis of the end works on the records the run directory holds, read back
     // once: memory through the run stays bounded however many files it makes.
     let labels: Vec<String> = outcome.targets.iter().map(|t| t.label.clone()).collect();
-    let latency = match rundir::read_back(&out_dir, &labels) {
+    let latency = match rundir::read_back(&setup.out_dir, &labels) {
         Ok((files, intervals, latency)) => {
             (outcome.files, outcome.intervals) = (files, intervals);
             latency
@@ -537,17 +450,17 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             Default::default()
         }
     };
-    let counters = rundir::read_back_counters(&out_dir).unwrap_or_else(|e| {
+    let counters = rundir::read_back_counters(&setup.out_dir).unwrap_or_else(|e| {
         outcome.warnings.push(format!("{e:#}"));
         None
     });
-    let mut summary = Summary::compute(&run_id, &outcome);
+    let mut summary = Summary::compute(&setup.run_id, &outcome);
     summary.conditions = manifest.conditions.clone();
     // From here the run's records flow in memory from stage to stage: after that one read
     // of what the run directory streamed, no part reads back what another wrote.
     let data = run_data(&outcome, counters, latency, &manifest.conditions);
     let mut records = RunRecords {
-        dir: &out_dir,
+        dir: &setup.out_dir,
         manifest,
         outcome: &outcome,
         summary,
@@ -558,12 +471,18 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     pipeline.finish(..Stage::Archive, &mut records);
     let summary = &mut records.summary;
     let mut cleanup_notes = outcome.cleanup.clone();
-    let verdict = if is_certify {
-        if matches!(outcome.status, RunStatus::Completed) && !keep {
+    let verdict = if setup.is_certify {
+        if matches!(outcome.status, RunStatus::Completed) && !setup.keep {
             cleanup_notes = certify::remove_test_files(&outcome.targets);
         }
         let entries = journal.as_ref().map_or(Vec::new(), |j| j.entries());
-        match certify::conclude(&profile, &journal_root, planned_steps, &entries, summary) {
+        match certify::conclude(
+            &setup.profile,
+            &setup.journal_root,
+            planned_steps,
+            &entries,
+            summary,
+        ) {
             Ok(v) => Some(v),
             Err(e) => {
                 summary.warnings.push(format!("certify verdict: {e:#}"));
@@ -578,32 +497,46 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     let RunRecords {
         manifest, summary, ..
     } = records;
+    RunEnd {
+        outcome,
+        manifest,
+        summary,
+        cleanup_notes,
+        verdict,
+    }
+}
+
+/// Prints the closing lines (and a certify run's verdict), closes the log file, and gives
+/// the exit code: 0 for a completed run, 3 for a certify gate that failed, 130 when
+/// interrupted, 1 when stopped by a failure.
+fn print_closing(setup: &Setup, end: &RunEnd) -> ExitCode {
+    let out_dir = &setup.out_dir;
     out!(
         "{}",
         closing::closing(
-            &profile,
-            &manifest.targets,
-            &summary,
-            &cleanup_notes,
-            &out_dir
+            &setup.profile,
+            &end.manifest.targets,
+            &end.summary,
+            &end.cleanup_notes,
+            out_dir
         )
     );
-    if let Some(v) = &verdict {
-        out!("{}", certify::render(v, &manifest.targets));
-        if !matches!(outcome.status, RunStatus::Completed) {
+    if let Some(v) = &end.verdict {
+        out!("{}", certify::render(v, &end.manifest.targets));
+        if !matches!(end.outcome.status, RunStatus::Completed) {
             eprintln!(
                 "hostd: the certify run can continue with: hostd run --resume {}",
-                journal_root.display()
+                setup.journal_root.display()
             );
         }
     }
     crate::logging::stop_log_file();
-    Ok(match outcome.status {
-        RunStatus::Completed if verdict.as_ref().is_some_and(|v| !v.passed()) => {
+    match &end.outcome.status {
+        RunStatus::Completed if end.verdict.as_ref().is_some_and(|v| !v.passed()) => {
             eprintln!("hostd: certify FAIL: a gate failed (exit 3)");
             ExitCode::from(3)
         }
-        RunStatus::Completed if is_certify && verdict.is_none() => ExitCode::from(1),
+        RunStatus::Completed if setup.is_certify && end.verdict.is_none() => ExitCode::from(1),
         RunStatus::Completed => ExitCode::SUCCESS,
         RunStatus::Interrupted => {
             eprintln!(
@@ -619,12 +552,11 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             );
             ExitCode::from(1)
         }
-    })
+    }
 }
 
-/// Takes back a run directory nothing was measured into, with its log file.
 /// Takes back what a run refused before any I/O created: the test directories, the parts'
-/// state and the run directory's files.
+/// state and the run directory's files, with its log file.
 fn discard(backends: &mut [Box<dyn TargetBackend>], pipeline: Pipeline, out_dir: &std::path::Path) {
     for b in backends.iter_mut() {
         let _ = b.cleanup(false);

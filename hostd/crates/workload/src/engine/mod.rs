@@ -137,6 +137,9 @@ impl WaitCounts {
     }
 }
 
+/// Opens an engine for a queue depth.
+pub type OpenFn = fn(usize) -> io::Result<Box<dyn IoEngine>>;
+
 /// One I/O engine of this build: its names and how to open it. [`ENGINES`] lists them all;
 /// `--engine`, its help, the automatic choice and [`open`] read that list.
 #[derive(Debug)]
@@ -153,7 +156,7 @@ pub struct Engine {
     /// Why it cannot open in a build for another OS.
     pub elsewhere: &'static str,
     /// Opens it for `queue_depth` I/Os in flight; `None` in a build for another OS.
-    pub open: Option<fn(usize) -> io::Result<Box<dyn IoEngine>>>,
+    pub open: Option<OpenFn>,
 }
 
 /// Every I/O engine, the native ones first: the automatic choice takes the first that runs
