@@ -8,9 +8,8 @@
 use crate::changepoint;
 use crate::observation::Observations;
 use crate::onset::{locate_onset, refine_ramp, relative_noise, Onset};
-use crate::settings::{
-    Settings, EXHAUSTIVE_RAMP_PAIRS, INTERVAL_CHI2, MIN_RAMP_FILES, TRANSIENT_S, WANDER_WINDOW,
-};
+use crate::ramp_fit::{fit_ramp, PrefixSums};
+use crate::settings::{Settings, MIN_RAMP_FILES, TRANSIENT_S, WANDER_WINDOW};
 use crate::significance;
 use crate::stats;
 use hostd_records::cause::EventKind;
@@ -87,151 +86,6 @@ fn group_means(x: &[f64], g: usize) -> Vec<f64> {
         .collect()
 }
 
-/// Prefix sums for the ramp fit: Σx, Σx², Σi·x.
-struct Sums {
-    s1: Vec<f64>,
-    s2: Vec<f64>,
-    si: Vec<f64>,
-}
-
-impl Sums {
-    fn new(x: &[f64]) -> Sums {
-        let mut s = Sums {
-            s1: vec![0.0],
-            s2: vec![0.0],
-            si: vec![0.0],
-        };
-        for (i, v) in x.iter().enumerate() {
-            s.s1.push(s.s1[i] + v);
-            s.s2.push(s.s2[i] + v * v);
-            s.si.push(s.si[i] + i as f64 * v);
-        }
-        s
-    }
-    fn sum(&self, a: usize, b: usize) -> f64 {
-        self.s1[b] - self.s1[a]
-    }
-    fn mean(&self, a: usize, b: usize) -> f64 {
-        self.sum(a, b) / (b - a).max(1) as f64
-    }
-    /// Σ(x − mean)² on [a, b).
-    fn ss(&self, a: usize, b: usize) -> f64 {
-        let n = (b - a) as f64;
-        if n <= 0.0 {
-            return 0.0;
-        }
-        let s = self.sum(a, b);
-        ((self.s2[b] - self.s2[a]) - s * s / n).max(0.0)
-    }
-    /// SSE of the model: level mean[a,s) before s, a straight line over [s, e), level
-    /// mean[e,c) from e (e = s: a step).
-    fn ramp_sse(&self, a: usize, s: usize, e: usize, c: usize) -> f64 {
-        let (l1, l2) = (self.mean(a, s), self.mean(e, c));
-        let mut sse = self.ss(a, s) + self.ss(e, c);
-        if e > s {
-            let len = (e - s) as f64;
-            let d = l2 - l1;
-            let sx = self.sum(s, e);
-            let six = self.si[e] - self.si[s];
-            // r_i = l1 + d·(i − s + 1)/(len + 1)
-            let sxr = l1 * sx + d / (len + 1.0) * (six - (s as f64 - 1.0) * sx);
-            let su = len / 2.0;
-            let su2 = len * (2.0 * len + 1.0) / (6.0 * (len + 1.0));
-            let srr = len * l1 * l1 + 2.0 * l1 * d * su + d * d * su2;
-            sse += ((self.s2[e] - self.s2[s]) - 2.0 * sxr + srr).max(0.0);
-        }
-        sse
-    }
-}
-
-/// The best ramp (or step) for the change near `b` inside `[a, c)`.
-struct Fit {
-    s: usize,
-    e: usize,
-    gradual: bool,
-}
-
-/// The least-error ramp (error, start, end) with its start in `lo..=b` and its end in
-/// `b..=hi` (start ≤ end) over `[a, c)`.
-fn best_ramp(
-    sums: &Sums,
-    a: usize,
-    c: usize,
-    (lo, b, hi): (usize, usize, usize),
-) -> (f64, usize, usize) {
-    let search = |starts: &mut dyn Iterator<Item = usize>, ends: &dyn Fn(usize) -> Vec<usize>| {
-        let mut best = (f64::INFINITY, b, b);
-        for s in starts {
-            for e in ends(s) {
-                let v = sums.ramp_sse(a, s, e, c);
-                if v < best.0 {
-                    best = (v, s, e);
-                }
-            }
-        }
-        best
-    };
-    let pairs = (b - lo + 1) * (hi - b + 1);
-    if pairs <= EXHAUSTIVE_RAMP_PAIRS {
-        return search(&mut (lo..=b), &|s| (b.max(s)..=hi).collect());
-    }
-    let stride = (pairs as f64 / EXHAUSTIVE_RAMP_PAIRS as f64).sqrt().ceil() as usize;
-    // The grid, with both ends of each range on it.
-    let grid = |from: usize, to: usize| -> Vec<usize> {
-        let mut v: Vec<usize> = (from..=to).step_by(stride).collect();
-        if v.last() != Some(&to) {
-            v.push(to);
-        }
-        v
-    };
-    let coarse = search(&mut grid(lo, b).into_iter(), &|s| grid(b.max(s), hi));
-    let (s0, e0) = (coarse.1, coarse.2);
-    let fine = search(
-        &mut (s0.saturating_sub(stride).max(lo)..=(s0 + stride).min(b)),
-        &|s| (b.max(s).max(e0.saturating_sub(stride))..=(e0 + stride).min(hi)).collect(),
-    );
-    if fine.0 <= coarse.0 {
-        fine
-    } else {
-        coarse
-    }
-}
-
-fn fit_ramp(x: &[f64], sums: &Sums, a: usize, b: usize, c: usize, settings: &Settings) -> Fit {
-    let edge = MIN_RAMP_FILES.max(settings.min_segment);
-    let lo = (a + edge).min(b);
-    let hi = c.saturating_sub(edge).max(b);
-    let mut best_step = (f64::INFINITY, b);
-    for s in lo..=hi {
-        let v = sums.ramp_sse(a, s, s, c);
-        if v < best_step.0 {
-            best_step = (v, s);
-        }
-    }
-    let best = best_ramp(sums, a, c, (lo, b, hi));
-    // Noise: the larger of the two flat sides' robust σ (a noisy regime must not pass as
-    // a ramp fitting better).
-    let sigma = changepoint::noise_sigma(&x[a..best.1.max(a + 1)])
-        .max(changepoint::noise_sigma(&x[best.2.min(c - 1)..c]))
-        .max(1e-12);
-    let var = sigma * sigma;
-    let gain = (best_step.0 - best.0) / var;
-    let gradual =
-        best.2 - best.1 >= MIN_RAMP_FILES && gain > INTERVAL_CHI2.max(2.0 * ((c - a) as f64).ln());
-    if !gradual {
-        return Fit {
-            s: best_step.1,
-            e: best_step.1,
-            gradual: false,
-        };
-    }
-    Fit {
-        s: best.1,
-        e: best.2,
-        gradual: true,
-    }
-}
-
 /// A candidate change a rule removed: where (series bytes) and which rule, in words.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Removed {
@@ -290,7 +144,7 @@ struct Rates<'a> {
     settings: &'a Settings,
     /// Robust bytes/s of each span.
     rates: Vec<f64>,
-    sums: Sums,
+    sums: PrefixSums,
 }
 
 /// Significance tests already run, by (from, to, block length, permutations).
@@ -331,7 +185,7 @@ impl<'a> Rates<'a> {
             });
         }
         let rates = obs.rates.clone();
-        let sums = Sums::new(&rates);
+        let sums = PrefixSums::new(&rates);
         Ok(Rates {
             obs,
             settings,
@@ -531,11 +385,11 @@ impl<'a> Rates<'a> {
         for k in 1..bounds.len() - 1 {
             let (a, b, c) = (bounds[k - 1], bounds[k], bounds[k + 1]);
             let fit = fit_ramp(rates, sums, a, b, c, settings);
-            let (m1, m2) = (sums.mean(a, fit.s), sums.mean(fit.e, c));
+            let (m1, m2) = (sums.mean(a, fit.start), sums.mean(fit.end, c));
             let rel = (m2 - m1).abs() / m1.abs().max(m2.abs()).max(f64::MIN_POSITIVE);
             let g = self.obs.wander_group;
-            let w = wander(&group_means(&rates[a..fit.s], g))
-                .max(wander(&group_means(&rates[fit.e..c], g)));
+            let w = wander(&group_means(&rates[a..fit.start], g))
+                .max(wander(&group_means(&rates[fit.end..c], g)));
             let need = settings.min_relative_change.max(settings.wander_factor * w);
             if rel < need && weakest.as_ref().is_none_or(|(_, r, _)| rel / need < *r) {
                 let why = format!(
@@ -668,25 +522,26 @@ impl<'a> Rates<'a> {
         let spans = &obs.spans;
         let fit = fit_ramp(rates, &self.sums, a, b, c, self.settings);
         let (onset, settle_b, settle_ns) = if fit.gradual {
-            let r1 = self.level(a, fit.s, None).unwrap_or(1.0);
-            let r2 = self.level(fit.e, c, None).unwrap_or(1.0);
-            let noise = relative_noise(&rates[a..fit.s]).max(relative_noise(&rates[fit.e..c]));
+            let r1 = self.level(a, fit.start, None).unwrap_or(1.0);
+            let r2 = self.level(fit.end, c, None).unwrap_or(1.0);
+            let noise =
+                relative_noise(&rates[a..fit.start]).max(relative_noise(&rates[fit.end..c]));
             let r = refine_ramp(
                 obs,
-                (a, fit.s, fit.e, c),
+                (a, fit.start, fit.end, c),
                 (r1, r2),
                 noise,
                 self.settings.min_relative_change,
             );
             (r.onset, r.settle, obs.time_at(r.settle))
         } else {
-            let r1 = self.level(a, fit.s, None).unwrap_or(1.0);
-            let r2 = self.level(fit.s, c, None).unwrap_or(1.0);
+            let r1 = self.level(a, fit.start, None).unwrap_or(1.0);
+            let r2 = self.level(fit.start, c, None).unwrap_or(1.0);
             let noise = (
-                relative_noise(&rates[a..fit.s]),
-                relative_noise(&rates[fit.s..c]),
+                relative_noise(&rates[a..fit.start]),
+                relative_noise(&rates[fit.start..c]),
             );
-            let o = locate_onset(obs, fit.s, r1, r2, noise);
+            let o = locate_onset(obs, fit.start, r1, r2, noise);
             (o, o.bytes, o.ns)
         };
         // The span the change happened in moved at both rates.
@@ -694,8 +549,8 @@ impl<'a> Rates<'a> {
             .partition_point(|s| s.bytes_before <= onset.bytes)
             .checked_sub(1)
             .filter(|&q| spans[q].bytes_after() > onset.bytes);
-        let r1 = self.level(a, fit.s, within).unwrap_or(1.0);
-        let r2 = self.level(fit.e, c, within).unwrap_or(1.0);
+        let r1 = self.level(a, fit.start, within).unwrap_or(1.0);
+        let r2 = self.level(fit.end, c, within).unwrap_or(1.0);
         Change {
             kind: if r2 < r1 {
                 EventKind::Drop
@@ -719,48 +574,6 @@ impl<'a> Rates<'a> {
 
 #[cfg(test)]
 mod tests {
-
-    /// Past the exhaustive limit the grid-then-refine search finds the same ramp as trying
-    /// every pair: a noisy 2.0 → 1.0 ramp over files 1200–1800 of 3000.
-    #[test]
-    fn a_long_ramp_is_fitted_as_trying_every_pair_fits_it() {
-        let n = 3000;
-        let x: Vec<f64> = (0..n)
-            .map(|i| {
-                let level = match i {
-                    ..1200 => 2.0,
-                    1200..1800 => 2.0 - (i - 1200) as f64 / 600.0,
-                    _ => 1.0,
-                };
-                // Deterministic noise of ±0.05.
-                level + 0.05 * ((i * 7919 % 101) as f64 / 50.0 - 1.0)
-            })
-            .collect();
-        let sums = Sums::new(&x);
-        let (a, b, c) = (0, 1500, n);
-        let (lo, hi) = (3, n - 3);
-        assert!((b - lo + 1) * (hi - b + 1) > EXHAUSTIVE_RAMP_PAIRS);
-        let mut every = (f64::INFINITY, b, b);
-        for s in lo..=b {
-            for e in b.max(s)..=hi {
-                let v = sums.ramp_sse(a, s, e, c);
-                if v < every.0 {
-                    every = (v, s, e);
-                }
-            }
-        }
-        let found = best_ramp(&sums, a, c, (lo, b, hi));
-        assert_eq!(
-            (found.1, found.2),
-            (every.1, every.2),
-            "{found:?} {every:?}"
-        );
-        assert!(
-            (1190..1210).contains(&found.1) && (1790..1810).contains(&found.2),
-            "{found:?}"
-        );
-    }
-
     use super::*;
     use crate::series::Series;
     use hostd_records::FileRecord;

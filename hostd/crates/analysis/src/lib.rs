@@ -13,6 +13,7 @@ pub mod input;
 pub mod observation;
 pub mod onset;
 pub mod overlap;
+mod ramp_fit;
 pub mod run_summary;
 pub mod series;
 pub mod settings;
