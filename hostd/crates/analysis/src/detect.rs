@@ -217,10 +217,8 @@ impl<'a> Rates<'a> {
                 // Over time, a stretch too short to be a side at either end of the series
                 // (a run's first half second, when the host starves the device, or its
                 // last) is left out of the search rather than merged into its neighbour:
-                // merged, its near-empty intervals are one block of the permutation test
-                // that, shuffled, rivals a real change (a 250 → 125 MB/s drop at 35 % of
-                // 2–64 MB files with 0–170 MB/s intervals first: p = 0.08–0.15 with them,
-                // 0.002 without).
+                // merged, its near-empty intervals would be one block of the permutation
+                // test whose shuffles rival a real change and hide it.
                 let last = bounds.len() - 2;
                 let edge = match k {
                     1 if !self.side_ok(bounds[0], bounds[1]) => Some(0),
@@ -354,9 +352,9 @@ impl<'a> Rates<'a> {
     /// (1b) Over time, two changes in opposite directions less than [`TRANSIENT_S`] apart
     /// whose outer levels agree within the larger of the two steps' halves: an excursion,
     /// not two changes of state (a burst file's bytes lift a few 100 ms intervals of a
-    /// throttled device; a real cell gave a false recovery and drop 0.7 s apart so). The
-    /// index of the smaller of the two steps; stalls, the short excursions down, are found
-    /// apart (`stall.rs`).
+    /// throttled device, which would read as a recovery and a drop). The index of the
+    /// smaller of the two steps; stalls, the short excursions down, are found apart
+    /// (`stall.rs`).
     fn transient(&self, bounds: &[usize]) -> Option<usize> {
         if self.obs.view != View::OverTime {
             return None;
@@ -447,8 +445,8 @@ impl<'a> Rates<'a> {
             }
             let best = each.iter().map(|t| t.p_value).fold(1.0, f64::min);
             // The Bonferroni alternative serves dependent intervals; files keep the
-            // whole-series gate alone (with it, one false drop and recovery in 3 000 steady
-            // lumpy runs).
+            // whole-series gate alone: among lumpy files of a steady device the alternative
+            // would let false drops and recoveries through.
             let p = match self.obs.view {
                 View::OverTime => (2.0 * whole.min(each.len() as f64 * best)).min(1.0),
                 _ => whole,

@@ -103,7 +103,7 @@ fn join(
 ) -> Vec<Detected> {
     // Where a change lies: its onset interval, and for a ramp on to where it settles (a
     // step one view finds inside the ramp the other finds is the same change, not a
-    // second one: a real ramp cell gave both views' events for one slowdown).
+    // second one).
     let widened = |c: &Change| {
         let (lo, hi) = extent(c);
         (lo.saturating_sub(tol), hi + tol)
@@ -125,10 +125,10 @@ fn join(
                 // narrowly (files of very different sizes and bimodal rates can leave the
                 // per-file onset loose where the throughput over time holds it to a few
                 // intervals). A ramp both see: the per-file one (over time, the lumps of
-                // 100 ms intervals make a ramp's start interval too narrow: x5-gradual's
-                // truth fell outside it). A ramp over time with a step among the per-file
-                // rates inside it: the ramp (the counters have no straddling file to make
-                // one; blk-throttle's realised ramp on a real device was seen so).
+                // 100 ms intervals make a ramp's start interval narrower than the truth
+                // allows). A ramp over time with a step among the per-file rates inside it:
+                // the ramp (the counters have no straddling file to make one, so a ramp
+                // there is the device's).
                 let over_time = if t.gradual {
                     !f.gradual
                 } else {
@@ -178,8 +178,7 @@ fn join(
 /// within [`SAME_LEVEL_FRACTION`]. A few burst files right after a drop (a buffer taking
 /// them at the old rate) keep the per-file rates at the old level until they are past: the
 /// per-file view then finds the drop after them, while the counters' 100 ms intervals show
-/// it where it happened (`fixtures/realdev/burst-after-drop`: over time at 988 MB, the
-/// kernel's 1.00 GB; per file at 1.17 GB, past a burst file; both to 92–93 MB/s). The event
+/// it where it happened (`fixtures/realdev/burst-after-drop` is such a run). The event
 /// keeps the change whose onset interval is narrower and says where the other view put it.
 fn join_placed_apart(sorted: Vec<Detected>) -> Vec<Detected> {
     let single = |d: &Detected| matches!(d.found_by.view, View::OverTime | View::PerFile);
@@ -348,8 +347,8 @@ mod tests {
 
     #[test]
     fn views_that_place_one_change_apart_say_so_and_cover_both_placements() {
-        // fill_states_realdev before the counters were cut at the phase: per file at 0.11 GB
-        // [0.10–0.12], over time at 136 MB [134–137], the narrower interval kept alone.
+        // One drop placed apart: per file at 0.11 GB [0.10–0.12], over time at 136 MB
+        // [134–137]; the narrower interval is kept, widened to the other placement.
         let over = drop_at(View::OverTime, 0.134, 0.136, 0.137, None);
         let files = drop_at(View::PerFile, 0.10, 0.11, 0.12, None);
         let tol = 20_000_000;
