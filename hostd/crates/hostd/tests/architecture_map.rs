@@ -5,7 +5,12 @@
 //! no fewer; every type that implements `RunPart` is named in the pipeline table, and every
 //! type named there implements it; every run-directory file the code names is on the page,
 //! and every file the page names is one the code names; every source path the page names
-//! exists.
+//! exists; every file of the run-file registry (`RUN_FILES`) is on the page, and every
+//! file of a run directory the page names is registered (or is no records file: the report,
+//! the log, scenario-gen's truth); each "Where to add…" recipe names the file that holds the
+//! list its change adds to (the registrations: the parts list, `RUN_FILES` and `RunData`,
+//! `RULES`, `ENGINES`), and the engine recipe names every registered engine and every
+//! engine file.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -333,4 +338,162 @@ fn every_source_path_the_page_names_exists() {
         missing.is_empty(),
         "ARCHITECTURE.md names paths that do not exist: {missing:?}"
     );
+}
+
+/// The bullets of the page's "Where to add…" section, by their bold title ("A run file").
+fn recipes(page: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for line in section(page, "## Where to add…") {
+        if let Some(rest) = line.strip_prefix("- **") {
+            let (title, text) = rest.split_once(":**").expect("a recipe's bold title");
+            out.push((title.to_string(), text.to_string()));
+        } else if let Some((_, text)) = out.last_mut() {
+            text.push(' ');
+            text.push_str(line.trim());
+        }
+    }
+    out
+}
+
+/// The recipe titled `title`.
+fn recipe(page: &str, title: &str) -> String {
+    recipes(page)
+        .into_iter()
+        .find(|(t, _)| t == title)
+        .unwrap_or_else(|| panic!("ARCHITECTURE.md has no \"Where to add…\" recipe `{title}`"))
+        .1
+}
+
+/// The source file (relative to the repository) whose code outside its tests holds `marker`:
+/// where a registration lives. Exactly one must.
+fn defined_in(marker: &str) -> String {
+    let found: Vec<PathBuf> = sources()
+        .into_iter()
+        .filter(|(_, code)| code.contains(marker))
+        .map(|(p, _)| p)
+        .collect();
+    assert_eq!(found.len(), 1, "`{marker}` is in {found:?}, not in one file");
+    let root = root().canonicalize().unwrap();
+    found[0]
+        .canonicalize()
+        .unwrap()
+        .strip_prefix(&root)
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Whether the code spans of `text` name the repository file `path`: a span that is the path
+/// or its tail at a path boundary, with at least its directory (the page names a path from
+/// where its section stands, `cmd/run/parts.rs`), the `::item` after it left out.
+fn names_file(text: &str, path: &str) -> bool {
+    code_spans(text).into_iter().any(|span| {
+        let p = span.split("::").next().unwrap_or("");
+        p.contains('/') && (path == p || path.ends_with(&format!("/{p}")))
+    })
+}
+
+/// Each recipe names the file that holds the list its change adds to, found in the code by
+/// the list's definition (so a list that moves fails here until its recipe follows).
+#[test]
+fn every_recipe_names_the_files_that_hold_its_registrations() {
+    let page = page();
+    let registrations = [
+        ("A sink or any other part of a run", "pub fn assemble("),
+        ("A run file", "pub const RUN_FILES"),
+        ("A run file", "pub struct RunData"),
+        ("A cause", "pub const RULES"),
+        ("An I/O engine", "pub const ENGINES"),
+    ];
+    for (title, marker) in registrations {
+        let file = defined_in(marker);
+        assert!(
+            names_file(&recipe(&page, title), &file),
+            "the recipe `{title}` does not name {file}, which holds `{marker}`"
+        );
+    }
+}
+
+/// The run directory's files that hold no records of the registry: the report, hostd's log,
+/// scenario-gen's truth.
+const NOT_RECORDS: [&str; 3] = ["report.html", "hostd.log", "truth.json"];
+
+/// Every registered run file is on the page, and every run-directory file the page names is
+/// registered (or holds no records).
+#[test]
+fn every_registered_run_file_is_on_the_page_and_every_file_on_it_is_registered() {
+    use hostd_records::run_files::RUN_FILES;
+    let page = page();
+    let spans: BTreeSet<&str> = code_spans(&page)
+        .into_iter()
+        .flat_map(|s| s.split([' ', ',', '(', ')']))
+        .collect();
+    let missing: Vec<&str> = RUN_FILES
+        .iter()
+        .map(|f| f.name)
+        .filter(|n| !spans.contains(n))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "registered run files ARCHITECTURE.md does not name: {missing:?}"
+    );
+    let unregistered: Vec<&str> = spans
+        .iter()
+        .copied()
+        .filter(|s| is_run_file(s))
+        .filter(|s| RUN_FILES.iter().all(|f| f.name != *s) && !NOT_RECORDS.contains(s))
+        .collect();
+    assert!(
+        unregistered.is_empty(),
+        "run-directory files ARCHITECTURE.md names that RUN_FILES does not register: {unregistered:?}"
+    );
+}
+
+/// The engine recipe names every registered engine and every engine file, and nothing else
+/// in the engines' directory.
+#[test]
+fn the_engine_recipe_names_every_registered_engine_and_its_file() {
+    use hostd_workload::engine::ENGINES;
+    let text = recipe(&page(), "An I/O engine");
+    let spans: BTreeSet<&str> = code_spans(&text).into_iter().collect();
+    for e in ENGINES {
+        assert!(
+            spans.contains(e.name),
+            "engine `{}` is registered but not named in the engine recipe",
+            e.name
+        );
+    }
+    let dir = root().join("hostd/crates/workload/src/engine");
+    let files: BTreeSet<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".rs") && n != "mod.rs")
+        .collect();
+    assert_eq!(
+        files.len(),
+        ENGINES.len(),
+        "one file per registered engine: {files:?}"
+    );
+    let named: BTreeSet<String> = spans
+        .iter()
+        .filter(|s| s.ends_with(".rs") && !s.contains('/'))
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(
+        named, files,
+        "engine files the recipe names (left) and in workload/src/engine/ (right)"
+    );
+}
+
+/// The recipe checks read what they should: recipes by title with their wrapped lines, a
+/// file named by its tail, and a registration found in one file.
+#[test]
+fn the_recipe_checks_see_what_they_parse() {
+    let page = "## Where to add…\n- **A x:** one `a/b.rs` and\n  `c.rs::f`.\n- **B:** `d/`\n## Next\n";
+    let r = recipes(page);
+    assert_eq!(r.len(), 2);
+    assert_eq!(r[0].0, "A x");
+    assert!(names_file(&r[0].1, "src/a/b.rs") && !names_file(&r[0].1, "x/c.rs"));
+    assert!(!names_file(&r[0].1, "src/xa/b.rs"));
+    assert!(defined_in("pub const RUN_FILES").ends_with("records/src/run_files.rs"));
 }
