@@ -343,11 +343,18 @@ mod tests {
             }
         }
         assert_eq!("auto".parse::<EngineChoice>(), Ok(EngineChoice::Auto));
+        // Every registered engine is named, in order, with what `auto` takes where.
+        let names: Vec<&str> = ENGINES.iter().map(|e| e.name).collect();
         let err = "fio".parse::<EngineChoice>().unwrap_err();
-        assert_eq!(err, "unknown engine `fio` (auto, io_uring, iocp, threads)");
         assert_eq!(
-            EngineChoice::described(),
-            "auto (io_uring on Linux, iocp on Windows, else threads), io_uring, iocp, threads"
+            err,
+            format!("unknown engine `fio` (auto, {})", names.join(", "))
+        );
+        let described = EngineChoice::described();
+        assert!(
+            described.starts_with("auto (io_uring on Linux, iocp on Windows, ")
+                && described.ends_with(&format!("else threads), {}", names.join(", "))),
+            "{described}"
         );
     }
 
