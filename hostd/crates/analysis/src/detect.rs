@@ -108,13 +108,15 @@ pub struct Found {
 /// tell): the change points of its spans' rates, pruned until every one that is left is
 /// carried by the data, each then located as a step or a ramp.
 pub fn changes(obs: &Observations, settings: &Settings) -> Result<Found, TooLittle> {
-    let rates = Rates::of(obs, settings)?;
+    let detector = ChangeDetector::of(obs, settings)?;
     let mut removed = Vec::new();
-    let (bounds, accepted) =
-        rates.prune(changepoint::segments(&rates.rates, settings), &mut removed);
+    let (bounds, accepted) = detector.prune(
+        changepoint::segments(&detector.rates, settings),
+        &mut removed,
+    );
     let mut changes = Vec::new();
     for w in bounds.windows(3) {
-        let c = rates.change(w[0], w[1], w[2], accepted[&w[1]]);
+        let c = detector.change(w[0], w[1], w[2], accepted[&w[1]]);
         // The levels the event reports (bytes over time moving them) must differ by the
         // practical minimum too: the robust rates the rules judged can differ where the
         // bytes do not (lumpy 100 ms intervals of a steady device).
@@ -138,8 +140,9 @@ pub fn changes(obs: &Observations, settings: &Settings) -> Result<Found, TooLitt
     Ok(Found { changes, removed })
 }
 
-/// What a series' changes are found in: the robust rates of the spans of one view.
-struct Rates<'a> {
+/// The detector of one view's changes: the robust rates of its spans (and their prefix
+/// sums), and the rules, tests and fits that turn their change points into changes.
+struct ChangeDetector<'a> {
     obs: &'a Observations,
     settings: &'a Settings,
     /// Robust bytes/s of each span.
@@ -160,9 +163,9 @@ enum Significance {
     All,
 }
 
-impl<'a> Rates<'a> {
+impl<'a> ChangeDetector<'a> {
     /// The spans' rates, or why the view is too short to hold a change.
-    fn of(obs: &'a Observations, settings: &'a Settings) -> Result<Rates<'a>, TooLittle> {
+    fn of(obs: &'a Observations, settings: &'a Settings) -> Result<ChangeDetector<'a>, TooLittle> {
         let spans = &obs.spans;
         let span_s = match (spans.first(), spans.last()) {
             (Some(a), Some(b)) => (b.end_ns - a.start_ns) as f64 * 1e-9,
@@ -186,7 +189,7 @@ impl<'a> Rates<'a> {
         }
         let rates = obs.rates.clone();
         let sums = PrefixSums::new(&rates);
-        Ok(Rates {
+        Ok(ChangeDetector {
             obs,
             settings,
             rates,

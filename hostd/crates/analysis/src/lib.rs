@@ -7,6 +7,7 @@
 pub mod attribution;
 pub mod changepoint;
 pub mod detect;
+pub mod event_lines;
 pub mod fill_states;
 pub mod headline;
 pub mod input;
@@ -20,7 +21,6 @@ pub mod settings;
 pub mod significance;
 pub mod stall;
 pub mod stats;
-pub mod summary;
 pub mod throughput;
 pub mod views;
 

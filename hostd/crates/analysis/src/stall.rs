@@ -38,8 +38,8 @@ pub struct SeriesStalls {
     /// p-value of the longest stalled run against the run lengths of the series' steady
     /// part (a two-state chain fitted to them).
     pub p_value: f64,
-    /// Draws of the chain run.
-    pub permutations: u32,
+    /// Draws of the two-state chain behind `p_value` (the event's `permutations`).
+    pub chain_draws: u32,
 }
 
 impl SeriesStalls {
@@ -253,7 +253,7 @@ pub fn find(series: &Series, counter: &[(i64, u64)]) -> Option<SeriesStalls> {
         typical_bps: typical,
         threshold_bps: threshold,
         p_value,
-        permutations: done,
+        chain_draws: done,
     })
 }
 

@@ -10,21 +10,21 @@
 //!   feeds the [`stream::Correlator`].
 //! - [`file_figures`]: the probe's figures on each file record (`files-probe.csv`).
 //! - [`monitor`]: `hostd monitor`, the probe alone until stopped.
-//! - [`component`]: the probe's part of `hostd run` tying them together.
+//! - [`part`]: the probe's part of `hostd run` tying them together.
 
 #![warn(missing_docs)]
 
-pub mod component;
 pub mod correlate;
 pub mod file_figures;
 pub mod monitor;
+pub mod part;
 pub mod recorder;
 mod share_sweep;
 pub mod stream;
 pub mod timeline;
 
-pub use component::{ProbeComponent, ProbeOptions};
 pub use correlate::{correlate, Correlation, EnergyBalance, FileEnergy, PhasePower};
+pub use part::{ProbeOptions, ProbePart};
 pub use recorder::{ProbeRecorder, Recording};
 pub use stream::Correlator;
 pub use timeline::{PowerBin, Timeline};

@@ -1,7 +1,7 @@
 //! `hostd monitor`: the probe alone, recorded into a directory until
 //! stopped — idle power and cool-down curves between runs.
 
-use crate::component::{
+use crate::part::{
     alignment_uncertainty_ns, final_manifest_section, live_line, start_probe, ProbeOptions,
 };
 use anyhow::Context;

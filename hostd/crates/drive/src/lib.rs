@@ -1,6 +1,6 @@
 //! hostd-drive: the drive's own view of a run, beside the probe's.
 //!
-//! - [`part`]: the drive's part of `hostd run` ([`DriveComponent`]): its link in the
+//! - [`part`]: the drive's part of `hostd run` ([`DrivePart`]): its link in the
 //!   manifest, its temperature and thermal record polled through the run (`drive_temp.csv`,
 //!   `drive_log.csv`) and handed to the run's drive feeds, its SMART readings around each
 //!   phase (`summary.json` `drive.smart`).
@@ -23,4 +23,4 @@ pub mod part;
 pub mod phase_smart;
 pub mod smart;
 
-pub use part::DriveComponent;
+pub use part::DrivePart;

@@ -28,7 +28,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 /// The drive part of a run ([`Stage::Record`]); see the module documentation.
-pub struct DriveComponent {
+pub struct DrivePart {
     poll: Option<PollerConfig>,
     poller: Option<DrivePoller>,
     /// Each target's label and link, as in the manifest (None: no physical link).
@@ -37,11 +37,11 @@ pub struct DriveComponent {
     phases: Arc<Mutex<PhaseReadings>>,
 }
 
-impl DriveComponent {
-    /// A component; `poll` None leaves the drive unpolled (links are still read; the
+impl DrivePart {
+    /// A part; `poll` None leaves the drive unpolled (links are still read; the
     /// readings around the phases then say that the drive was not asked).
     pub fn new(poll: Option<PollerConfig>) -> Self {
-        DriveComponent {
+        DrivePart {
             poll,
             poller: None,
             links: Vec::new(),
@@ -60,7 +60,7 @@ pub(crate) fn target_link(scheme: &str, path: &str) -> Option<LinkInfo> {
     (scheme == "dir" || scheme == "raw").then(|| link_for_path(Path::new(path)))
 }
 
-impl RunPart for DriveComponent {
+impl RunPart for DrivePart {
     fn name(&self) -> &str {
         "drive"
     }

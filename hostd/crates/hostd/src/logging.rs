@@ -1,6 +1,6 @@
 //! Logging of the `hostd` binary: one `tracing` subscriber, set up in `main`.
 //!
-//! What the components log (`tracing::warn!` "probe port lost", the InfluxDB writer's
+//! What the parts log (`tracing::warn!` "probe port lost", the InfluxDB writer's
 //! errors, …) goes to stderr and, once a run directory exists, to its `hostd.log`. The
 //! level is `RUST_LOG` if set, else `--log-level`, else `warn` raised by each `-v`
 //! (`info`, `debug`, `trace`). While the live view draws its bars, a line for stderr is

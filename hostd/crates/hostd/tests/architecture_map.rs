@@ -372,7 +372,11 @@ fn defined_in(marker: &str) -> String {
         .filter(|(_, code)| code.contains(marker))
         .map(|(p, _)| p)
         .collect();
-    assert_eq!(found.len(), 1, "`{marker}` is in {found:?}, not in one file");
+    assert_eq!(
+        found.len(),
+        1,
+        "`{marker}` is in {found:?}, not in one file"
+    );
     let root = root().canonicalize().unwrap();
     found[0]
         .canonicalize()
@@ -489,7 +493,8 @@ fn the_engine_recipe_names_every_registered_engine_and_its_file() {
 /// file named by its tail, and a registration found in one file.
 #[test]
 fn the_recipe_checks_see_what_they_parse() {
-    let page = "## Where to add…\n- **A x:** one `a/b.rs` and\n  `c.rs::f`.\n- **B:** `d/`\n## Next\n";
+    let page =
+        "## Where to add…\n- **A x:** one `a/b.rs` and\n  `c.rs::f`.\n- **B:** `d/`\n## Next\n";
     let r = recipes(page);
     assert_eq!(r.len(), 2);
     assert_eq!(r[0].0, "A x");

@@ -145,8 +145,8 @@ fn event_block<'a>(text: &'a [String], line: &str) -> Vec<&'a str> {
         .unwrap_or_else(|| panic!("{line:?} not in {text:#?}"));
     text[at + 1..]
         .iter()
-        .take_while(|l| l.starts_with(hostd_analysis::summary::SIGN_INDENT))
-        .map(|l| l[hostd_analysis::summary::SIGN_INDENT.len()..].as_ref())
+        .take_while(|l| l.starts_with(hostd_analysis::event_lines::SIGN_INDENT))
+        .map(|l| l[hostd_analysis::event_lines::SIGN_INDENT.len()..].as_ref())
         .collect()
 }
 
@@ -160,7 +160,10 @@ fn each_event_shows_its_deciding_signs_first_and_an_unread_source_once() {
     let dir = w.path().join("osc");
     generate("x5-oscillating", &dir);
     let text = stdout(&["analyze", dir.to_str().unwrap()]);
-    let joined = text.replace(&format!("\n{}", hostd_analysis::summary::CONTINUATION), " ");
+    let joined = text.replace(
+        &format!("\n{}", hostd_analysis::event_lines::CONTINUATION),
+        " ",
+    );
     let lines: Vec<String> = joined.lines().map(str::to_string).collect();
     let events: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("events.json")).unwrap()).unwrap();

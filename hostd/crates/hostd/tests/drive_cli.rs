@@ -1,4 +1,4 @@
-//! The drive component through `hostd run` on a real disk: the link of the target's drive
+//! The drive's part through `hostd run` on a real disk: the link of the target's drive
 //! in the manifest, and the drive's temperature polled through the run — with a smartctl
 //! that replays recorded answers (`THROTTLESCOPE_SMARTCTL`), since this machine's disk
 //! answers none.

@@ -1,4 +1,4 @@
-//! Logging that reaches the user: a warning a component logs during `hostd run` (the
+//! Logging that reaches the user: a warning a part logs during `hostd run` (the
 //! probe link losing its port when the probe is unplugged) is printed on stderr and kept
 //! in the run directory's `hostd.log`.
 
@@ -6,7 +6,7 @@ mod common;
 use common::{run_with_unplug, sim_path, UnplugRun};
 
 #[test]
-fn a_component_warning_reaches_stderr_and_the_run_log() {
+fn a_part_warning_reaches_stderr_and_the_run_log() {
     // `_work` keeps the scratch directory (and the run in it) until the end.
     let UnplugRun {
         run,

@@ -373,7 +373,7 @@ fn a_probe_that_fails_to_start_leaves_nothing_on_the_target() {
     let target = work.path().join("target");
     std::fs::create_dir(&target).unwrap();
     // A "simulator" that exits without announcing its pseudo-terminal: the
-    // probe component fails in start(), after the target was prepared.
+    // probe's part fails in start(), after the target was prepared.
     let fake = work.path().join("fake-probe-sim");
     std::fs::write(&fake, "#!/bin/sh\necho 'not a pty line'\nexit 3\n").unwrap();
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -527,7 +527,7 @@ fn a_quick_run_summary_fits_one_screen_and_says_what_and_where() {
     let mut logical: Vec<String> = Vec::new();
     for l in &lines {
         match (
-            l.strip_prefix(hostd_analysis::summary::CONTINUATION),
+            l.strip_prefix(hostd_analysis::event_lines::CONTINUATION),
             logical.last_mut(),
         ) {
             (Some(rest), Some(last)) if !rest.starts_with(' ') => {

@@ -6,9 +6,9 @@
 //! - [`writer`]: the batching [`Writer`] with retry, backoff, spool and in-order backfill;
 //! - [`args`]: the shared `--influx-*` command-line flags ([`InfluxArgs`], [`SpoolArgs`]);
 //! - [`schema`]: run records → measurements and tags (`docs/data-model.md`);
-//! - [`component`]: [`InfluxComponent`], InfluxDB as a `hostd run` component (live
+//! - [`part`]: [`InfluxPart`], InfluxDB as a part of `hostd run` (live
 //!   records, then the run directory's probe, aggregate and event files);
-//! - [`live`]: the run's writer shared by its components, and the probe stream into it;
+//! - [`live`]: the run's writer shared by its parts, and the probe stream into it;
 //! - [`admin`]: onboarding and DBRP mapping for a fresh local server, queries;
 //! - [`import`]: a finished run directory → InfluxDB (`hostd import`);
 //! - `testing` (feature `testing`): a private `influxd` for tests.
@@ -18,10 +18,10 @@
 pub mod admin;
 pub mod args;
 pub mod client;
-pub mod component;
 pub mod import;
 pub mod line;
 pub mod live;
+pub mod part;
 pub mod schema;
 pub mod spool;
 pub mod token;
@@ -32,8 +32,8 @@ pub mod testing;
 
 pub use args::{InfluxArgs, SpoolArgs};
 pub use client::{Target, WriteClient, WriteFailure};
-pub use component::InfluxComponent;
 pub use line::{FieldValue, LineError, Point};
 pub use live::{LiveSlot, LiveWriter, ProbeStream};
+pub use part::InfluxPart;
 pub use token::Token;
 pub use writer::{Report, Stats, Writer, WriterConfig};

@@ -1,5 +1,5 @@
 //! Points written while a run goes: the run's one [`Writer`] and tags in a [`LiveSlot`]
-//! shared by the components that write live, and [`ProbeStream`], the probe's samples and
+//! shared by the parts that write live, and [`ProbeStream`], the probe's samples and
 //! 10 ms bins into that writer as they arrive (so dashboards follow the probe during the
 //! run, through the same spool and backfill as everything else).
 
@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Most probe records kept while the writer is not started yet (a few seconds at most in
-/// practice: the probe starts before the InfluxDB component); more are counted as dropped.
+/// practice: the probe starts before the InfluxDB part); more are counted as dropped.
 /// 100 s at 1 kHz, about 15 MB (a record takes 152 bytes).
 pub const MAX_WAITING: usize = 100_000;
 
@@ -25,7 +25,7 @@ pub struct LiveWriter {
     pub tags: RunTags,
 }
 
-/// A [`LiveWriter`] shared by the components of a run; empty until the owner starts it.
+/// A [`LiveWriter`] shared by the parts of a run; empty until the owner starts it.
 #[derive(Debug, Clone, Default)]
 pub struct LiveSlot {
     inner: Arc<Mutex<Option<LiveWriter>>>,

@@ -11,7 +11,7 @@ use hostd_records::profile::Profile;
 use hostd_records::RunEvent;
 use hostd_records::{DirectIo, Manifest, TargetInfo};
 use hostd_records::{FileRecord, IntervalRecord};
-use hostd_store::{RunDir, RunPart, RunStart};
+use hostd_store::{RunDirPart, RunPart, RunStart};
 use hostd_workload::ProfileExt;
 use std::io::Write as _;
 use std::os::unix::fs::PermissionsExt as _;
@@ -134,7 +134,7 @@ fn manifest(t0: u64) -> Manifest {
 /// real run directory part, the rest as documented in docs/run-directory.md.
 fn make_run(dir: &Path) {
     let t0 = 1_763_700_000_000_000_000u64;
-    let mut sink = RunDir::create(dir).unwrap();
+    let mut sink = RunDirPart::create(dir).unwrap();
     sink.start(&mut RunStart {
         manifest: &mut manifest(t0),
         dir,

@@ -3,7 +3,7 @@
 //! I/O errors — read from its log while the run goes and put on the run's timeline
 //! (`os-log.jsonl`), where the analysis makes it the `link` cause.
 //!
-//! - [`part`]: the part of `hostd run` ([`OsLogComponent`]): starts the reader, matches
+//! - [`part`]: the part of `hostd run` ([`OsLogPart`]): starts the reader, matches
 //!   each line to the target whose device it names, writes `os-log.jsonl`.
 //! - [`kmsg`]: Linux, the kernel log (`/dev/kmsg` records, their monotonic time converted
 //!   to the run's clock) and the kernel's words for these events.
@@ -17,7 +17,7 @@ pub mod kmsg;
 pub mod part;
 pub mod unified;
 
-pub use part::OsLogComponent;
+pub use part::OsLogPart;
 
 use hostd_records::os_log::OsLogKind;
 

@@ -112,7 +112,7 @@ pub fn match_targets(lines: Vec<Logged>, targets: &[TargetDevice]) -> Vec<OsLogR
 pub type StartReader = fn() -> Result<Box<dyn LogReader>, String>;
 
 /// The OS log part of a run; see the module documentation.
-pub struct OsLogComponent {
+pub struct OsLogPart {
     start_reader: StartReader,
     targets: Vec<TargetDevice>,
     reader: Mutex<Option<Box<dyn LogReader>>>,
@@ -121,21 +121,21 @@ pub struct OsLogComponent {
     physical: bool,
 }
 
-impl Default for OsLogComponent {
+impl Default for OsLogPart {
     fn default() -> Self {
         Self::with_reader(crate::start_reader)
     }
 }
 
-impl OsLogComponent {
-    /// A component that reads this OS's log while the run goes.
+impl OsLogPart {
+    /// A part that reads this OS's log while the run goes.
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// A component that reads the log `start` opens (tests: a log that cannot be read).
+    /// A part that reads the log `start` opens (tests: a log that cannot be read).
     pub fn with_reader(start: StartReader) -> Self {
-        OsLogComponent {
+        OsLogPart {
             start_reader: start,
             targets: Vec::new(),
             reader: Mutex::new(None),
@@ -145,7 +145,7 @@ impl OsLogComponent {
     }
 }
 
-impl RunPart for OsLogComponent {
+impl RunPart for OsLogPart {
     fn name(&self) -> &str {
         "os_log"
     }

@@ -1,7 +1,7 @@
 //! The OS log part of a run, as `hostd run` drives it: started with the manifest, finished
 //! after the run. On Linux as root it reads this machine's real kernel log.
 
-use hostd_oslog::OsLogComponent;
+use hostd_oslog::OsLogPart;
 use hostd_records::link::LinkInfo;
 use hostd_records::manifest::{DirectIo, Manifest, TargetInfo};
 use hostd_records::outcome::{RunOutcome, RunStatus};
@@ -36,7 +36,7 @@ fn target(label: &str, block: &str) -> TargetInfo {
 
 /// Runs the part from start to finish around `during`; the summary and records after.
 fn run(
-    part: &mut OsLogComponent,
+    part: &mut OsLogPart,
     dir: &Path,
     during: impl FnOnce(),
 ) -> (hostd_records::Summary, RunData) {
@@ -85,7 +85,7 @@ fn run(
 #[test]
 fn a_log_that_cannot_be_read_is_said_once_and_no_file_is_written() {
     let d = tempfile::tempdir().unwrap();
-    let mut part = OsLogComponent::with_reader(|| {
+    let mut part = OsLogPart::with_reader(|| {
         Err("cannot read the kernel log (/dev/kmsg: permission denied)".into())
     });
     let (summary, data) = run(&mut part, d.path(), || {});
@@ -111,7 +111,7 @@ fn lines_written_into_the_kernel_log_during_the_run_are_the_targets_they_name() 
         return;
     }
     let d = tempfile::tempdir().unwrap();
-    let mut part = OsLogComponent::new();
+    let mut part = OsLogPart::new();
     let write = |line: &str| std::fs::write("/dev/kmsg", format!("<3>{line}\n")).unwrap();
     let (summary, data) = run(&mut part, d.path(), || {
         write("blk_update_request: I/O error, dev loop97, sector 8 op 0x1:(WRITE) flags 0x800 phys_seg 1 prio class 0");

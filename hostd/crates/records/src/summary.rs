@@ -1,5 +1,5 @@
 //! `summary.json`: per-phase statistics, the all-active window, warnings and the
-//! components' sections (docs/run-directory.md). The figures are the analysis' own
+//! parts' sections (docs/run-directory.md). The figures are the analysis' own
 //! (`hostd_analysis::run_summary`); `hostd-store` renders them.
 
 use crate::columns::{column_table, Value};
@@ -168,7 +168,7 @@ pub struct Summary {
         skip_serializing_if = "crate::conditions::Conditions::is_empty"
     )]
     pub conditions: crate::conditions::Conditions,
-    /// Sections added by run components (`analysis`, `probe`, …), keyed by name.
+    /// Sections added by the run's parts (`analysis`, `probe`, …), keyed by name.
     #[serde(default)]
     pub extra: serde_json::Map<String, serde_json::Value>,
     /// The verdict of a certify run (as in `certify.json`).

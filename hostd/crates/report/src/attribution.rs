@@ -12,14 +12,18 @@ use std::fmt::Write;
 /// The events and their causes, each beside its view's number and colour.
 pub(crate) fn section(a: &Analysis, events: &[EventView]) -> String {
     let mut h = String::from(r#"<section id="attribution"><h2>Events and their causes</h2>"#);
-    if let Some(line) = hostd_analysis::summary::too_little_line(a) {
+    if let Some(line) = hostd_analysis::event_lines::too_little_line(a) {
         let _ = write!(h, "<p>{}</p>", esc(&line));
     } else if a.events.is_empty() {
         h.push_str("<p>No events.</p>");
     }
     h.push_str(&unread_html(a));
     for c in &a.cycles {
-        let _ = write!(h, "<p>{}</p>", esc(&hostd_analysis::summary::cycle_line(c)));
+        let _ = write!(
+            h,
+            "<p>{}</p>",
+            esc(&hostd_analysis::event_lines::cycle_line(c))
+        );
     }
     for (e, v) in a.events.iter().zip(events) {
         let _ = write!(
@@ -43,7 +47,7 @@ pub(crate) fn section(a: &Analysis, events: &[EventView]) -> String {
                 e.evidence.onset_interval_s[0],
                 e.evidence.onset_interval_s[1]
             ),
-            esc(&hostd_analysis::summary::strength(e)),
+            esc(&hostd_analysis::event_lines::strength(e)),
             e.permutations,
             // docs/methodology.md: a drop is tested by block permutations; a stall against
             // draws from the run's own steady stalls (a Markov model of slow intervals).
@@ -77,10 +81,10 @@ pub(crate) fn section(a: &Analysis, events: &[EventView]) -> String {
     h
 }
 
-/// The run's sources its events could not read, once each (`hostd_analysis::summary::
+/// The run's sources its events could not read, once each (`hostd_analysis::event_lines::
 /// unread_lines`); empty when every source was read.
 pub(crate) fn unread_html(a: &Analysis) -> String {
-    let lines = hostd_analysis::summary::unread_lines(a);
+    let lines = hostd_analysis::event_lines::unread_lines(a);
     if lines.is_empty() {
         return String::new();
     }

@@ -12,7 +12,6 @@ mod attribution;
 pub mod chart_files;
 mod charts;
 pub mod compare;
-pub mod component;
 mod conditions;
 mod drive_log;
 mod envelope;
@@ -24,9 +23,10 @@ mod headlines;
 pub mod latency;
 mod os_log;
 mod overlap;
+pub mod part;
 mod seconds;
 mod statistics;
-mod summary;
+mod summary_section;
 pub mod svg;
 mod targets;
 mod time_charts;
@@ -35,7 +35,7 @@ mod view;
 /// Short target labels (shared with the terminal summary).
 pub use hostd_store::labels;
 
-pub use component::AnalysisComponent;
+pub use part::AnalysisPart;
 
 use anyhow::Context;
 use hostd_analysis::Options;
@@ -50,7 +50,7 @@ const WIDTH: f64 = 960.0;
 /// Reads the run directory, analyses it, writes `events.json` and `report.html`, and
 /// returns the terminal summary.
 pub fn analyze_and_report(dir: &Path) -> anyhow::Result<String> {
-    Ok(hostd_analysis::summary::text(&analyze_and_write(dir)?))
+    Ok(hostd_analysis::event_lines::text(&analyze_and_write(dir)?))
 }
 
 /// Reads the run directory, analyses it, writes `events.json` and `report.html`, and
@@ -75,7 +75,7 @@ pub fn analyze_and_write_records(dir: &Path, run: &RunData) -> anyhow::Result<An
 /// The analysis' lines for the end of `hostd run`: what it found, without the per-phase
 /// figures and the all-active window, which the run's summary table gives.
 pub fn run_summary_lines(a: &Analysis) -> Vec<String> {
-    hostd_analysis::summary::finding_lines(a, false)
+    hostd_analysis::event_lines::finding_lines(a, false)
 }
 
 /// Marker in every report hostd writes (a `<meta name="generator">`).
@@ -138,7 +138,7 @@ pub fn render_with(run: &RunData, a: &Analysis, title: &str, probed: Option<&str
     let events = view::event_views(a, &views, &targets, t0);
     let probed_short = probed.map(|p| targets.short(p));
     let mut h = head::head(title);
-    h.push_str(&summary::section(a, &events));
+    h.push_str(&summary_section::section(a, &events));
     h.push_str(&targets::section(run, &targets, probed));
     h.push_str(&conditions::section(&run.conditions));
     h.push_str(&gate_waits::section(&a.gate_waits, t0));

@@ -86,7 +86,7 @@ pub(crate) fn event_views(
         .collect()
 }
 
-/// The view of one event; its line is `hostd_analysis::summary::event_line` with the
+/// The view of one event; its line is `hostd_analysis::event_lines::event_line` with the
 /// target's short name.
 pub(crate) fn event_view(
     number: usize,
@@ -112,7 +112,7 @@ pub(crate) fn event_view(
         gb_interval: Some((gb(e.onset_bytes_low), gb(e.onset_bytes_high))),
         s_interval: Some((since_t0(e.onset_ns_low), since_t0(e.onset_ns_high))),
         color,
-        line: hostd_analysis::summary::event_line(&short),
+        line: hostd_analysis::event_lines::event_line(&short),
     }
 }
 
@@ -174,7 +174,7 @@ mod tests {
         let e = event_view(3, &event, &views, &targets, t0);
         assert_eq!(
             e.line,
-            hostd_analysis::summary::event_line(&Event {
+            hostd_analysis::event_lines::event_line(&Event {
                 target: "target".into(),
                 ..event.clone()
             })

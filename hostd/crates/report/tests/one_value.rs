@@ -85,7 +85,10 @@ fn run_terminal(run: &RunData, a: &Analysis) -> String {
 
 /// `text` with the continuation lines of a wrapped line joined to it.
 fn logical(text: &str) -> String {
-    text.replace(&format!("\n{}", hostd_analysis::summary::CONTINUATION), " ")
+    text.replace(
+        &format!("\n{}", hostd_analysis::event_lines::CONTINUATION),
+        " ",
+    )
 }
 
 /// The text of HTML: tags left out, a line break a space, entities read.
@@ -171,7 +174,7 @@ fn every_figure_reads_the_same_in_every_output() {
         let a = &r.analysis;
         let probed = r.run.probe_target.as_deref().or(r.subject());
         let report = hostd_report::render_with(&r.run, a, scenario, probed);
-        let analyze = logical(&hostd_analysis::summary::text(a));
+        let analyze = logical(&hostd_analysis::event_lines::text(a));
         let run_term = logical(&run_terminal(&r.run, a));
         let json = hostd_records::events::to_json(a);
         let h = &a.headlines.series[0];
@@ -341,7 +344,7 @@ fn every_figure_reads_the_same_in_every_output() {
         }
         // Under each event, the signs that decided its cause and no other rule: the full
         // list is the JSON's (and the report's fold).
-        let indent = hostd_analysis::summary::SIGN_INDENT;
+        let indent = hostd_analysis::event_lines::SIGN_INDENT;
         for e in &a.events {
             let ev = &e.evidence;
             assert!((1..=4).contains(&ev.deciding.len()), "{scenario}: {ev:#?}");

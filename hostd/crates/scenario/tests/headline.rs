@@ -48,7 +48,7 @@ fn check(name: &str, seed_offset: u64, failures: &mut Vec<String>) {
         json["headlines"]
     );
     // The printed summary carries the same figures (when events could be looked for).
-    let text = hostd_analysis::summary::text(&a);
+    let text = hostd_analysis::event_lines::text(&a);
     if a.insufficient.len() < a.phases.len() {
         assert_eq!(
             text.matches(" headline: average ").count(),
@@ -62,8 +62,10 @@ fn check(name: &str, seed_offset: u64, failures: &mut Vec<String>) {
         {
             // The first drop as reviews print it, with its cause; a thermal drop after
             // another cause's drop as the first thermal throttle.
-            let logical =
-                text.replace(&format!("\n{}", hostd_analysis::summary::CONTINUATION), " ");
+            let logical = text.replace(
+                &format!("\n{}", hostd_analysis::event_lines::CONTINUATION),
+                " ",
+            );
             assert!(
                 logical.contains("thermal throttle after ")
                     || logical

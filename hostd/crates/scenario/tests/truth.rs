@@ -48,7 +48,7 @@ fn check(name: &str, seed_offset: u64) -> Outcome {
                     t.total_bytes as f64 / 1e9, e.onset_bytes_low as f64 / 1e9, e.onset_bytes_high as f64 / 1e9,
                     (e.onset_bytes_high - e.onset_bytes_low) as f64 / 1e9,
                     if inside { "truth inside" } else { "TRUTH OUTSIDE" },
-                    hostd_analysis::summary::strength(e), e.cause.as_str(), t.cause, e.confidence
+                    hostd_analysis::event_lines::strength(e), e.cause.as_str(), t.cause, e.confidence
                 ));
                 if err > 0.02 {
                     out.failures.push(format!(
@@ -116,7 +116,7 @@ fn check(name: &str, seed_offset: u64) -> Outcome {
     for c in &a.cycles {
         out.lines.push(format!(
             "{name} seed+{seed_offset}: {}",
-            hostd_analysis::summary::cycle_line(c)
+            hostd_analysis::event_lines::cycle_line(c)
         ));
     }
     let expected = trace.truth.len();
@@ -424,7 +424,7 @@ fn a_budget_that_falls_mid_run_is_power_at_its_onset_and_the_stretch_before_is_j
             "seed+{seed}: peak share {peak}"
         );
         // `hostd analyze` prints it under the phase's rates.
-        let text = hostd_analysis::summary::text(&a);
+        let text = hostd_analysis::event_lines::text(&a);
         assert!(
             text.contains("tb write: bus power peak ")
                 && text.contains("% of the port's 15.0→7.5 W; VBUS min "),

@@ -12,13 +12,13 @@ pub mod footprint;
 mod kernel_windows;
 pub mod labels;
 pub mod manifest;
+pub mod outcome_summary;
 pub mod pipeline;
 pub mod rundir;
-pub mod summary;
 
+pub use outcome_summary::SummaryExt;
 pub use pipeline::{
     DriveData, DriveFeed, DriveReading, Pipeline, ProbeData, ProbeFeed, RunPart, RunRecords,
     RunStart, Stage,
 };
-pub use rundir::RunDir;
-pub use summary::SummaryExt;
+pub use rundir::RunDirPart;

@@ -24,7 +24,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-/// The 100 ms byte counters [`RunDir`] streamed into `dir/counters.csv`, read back once for
+/// The 100 ms byte counters [`RunDirPart`] streamed into `dir/counters.csv`, read back once for
 /// the end of `hostd run` (which keeps none of them in memory as it goes), per target label
 /// in time order, as `hostd analyze` reads them. None when the run made no sample (the
 /// file is then missing).
@@ -37,7 +37,7 @@ pub fn read_back_counters(dir: &Path) -> anyhow::Result<Option<Counters>> {
     ))
 }
 
-/// The workload's records as [`RunDir`] streamed them into `dir`, read back for the end of
+/// The workload's records as [`RunDirPart`] streamed them into `dir`, read back for the end of
 /// `hostd run`, which keeps none of them in memory as it goes (its memory must not grow with
 /// the run's files): `files.csv` (with `corrupt.csv`), `intervals.csv` and the latency logs,
 /// read as `hostd analyze` reads them. `labels` are the run's targets in order: a record's
@@ -105,7 +105,7 @@ pub fn latency_tag(r: &LatencyRecord) -> String {
 
 /// The run's latency histograms in memory, as the run directory's logs hold them: what
 /// `hostd run` hands to the report (`RunData::latency`) without reading the logs back.
-/// Filled by the [`RunDir`] as it writes each one ([`RunDir::keep_latency`]), so a
+/// Filled by the [`RunDirPart`] as it writes each one ([`RunDirPart::keep_latency`]), so a
 /// histogram is compressed once for both.
 #[derive(Debug, Default)]
 pub struct LatencyRecords(std::sync::Mutex<latency::RunLatency>);
@@ -128,7 +128,7 @@ impl LatencyRecords {
 }
 
 /// The run directory part (see the module documentation).
-pub struct RunDir {
+pub struct RunDirPart {
     dir: PathBuf,
     open: Mutex<Open>,
     /// Where the logged histograms are also kept in memory, if asked.
@@ -156,7 +156,7 @@ struct LatencyFiles {
     intervals: LatencyLogWriter<BufWriter<File>>,
 }
 
-/// The files [`RunDir::create`] and the run's start make: what [`discard`] takes back.
+/// The files [`RunDirPart::create`] and the run's start make: what [`discard`] takes back.
 const CREATED: [&str; 7] = [
     files::FILE_NAME,
     intervals::FILE_NAME,
@@ -167,8 +167,8 @@ const CREATED: [&str; 7] = [
     latency::INTERVALS_LOG,
 ];
 
-/// Removes what [`RunDir::create`] and the start made in `dir` (for a run that failed
-/// before any I/O; drop the [`RunDir`] first): its files, then the directory if it is
+/// Removes what [`RunDirPart::create`] and the start made in `dir` (for a run that failed
+/// before any I/O; drop the [`RunDirPart`] first): its files, then the directory if it is
 /// empty.
 pub fn discard(dir: &Path) {
     for name in CREATED {
@@ -177,9 +177,9 @@ pub fn discard(dir: &Path) {
     let _ = std::fs::remove_dir(dir);
 }
 
-impl RunDir {
+impl RunDirPart {
     /// Creates `dir` (must not exist, or be empty) and the files the run streams into.
-    pub fn create(dir: &Path) -> anyhow::Result<RunDir> {
+    pub fn create(dir: &Path) -> anyhow::Result<RunDirPart> {
         if dir.exists()
             && std::fs::read_dir(dir)
                 .map(|mut d| d.next().is_some())
@@ -197,7 +197,7 @@ impl RunDir {
             .with_context(|| format!("cannot create {}", events_path.display()))?;
         // Held as long as the run goes: `hostd clean` refuses a run directory in use.
         lock_in_use(&events);
-        Ok(RunDir {
+        Ok(RunDirPart {
             dir: dir.to_path_buf(),
             open: Mutex::new(Open {
                 files: None,
@@ -280,7 +280,7 @@ impl Open {
     }
 }
 
-impl RunPart for RunDir {
+impl RunPart for RunDirPart {
     fn name(&self) -> &str {
         "run-dir"
     }
@@ -362,7 +362,7 @@ mod tests {
     fn counters_go_to_their_file_as_they_come_and_read_back_once_per_target() {
         let d = tempfile::tempdir().unwrap();
         let dir = d.path().join("run");
-        let mut sink = RunDir::create(&dir).unwrap();
+        let mut sink = RunDirPart::create(&dir).unwrap();
         let targets = ["a", "b,c"]
             .map(|l| TargetInfo::simulated(l, "write", l))
             .to_vec();

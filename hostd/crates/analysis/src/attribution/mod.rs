@@ -282,7 +282,7 @@ pub fn as_warm_up(mut event: Event) -> Event {
 
 /// `event` with its one-line text (`evidence.text`) written from its figures.
 fn with_text(mut event: Event) -> Event {
-    event.evidence.text = crate::summary::event_line(&event);
+    event.evidence.text = crate::event_lines::event_line(&event);
     event
 }
 

@@ -45,7 +45,7 @@ pub fn stall_event(series: &Series, st: &SeriesStalls, ctx: &Context) -> Event {
         settle_ns: first.onset.ns,
         gradual: false,
         p_value: st.p_value,
-        permutations: st.permutations,
+        permutations: st.chain_draws,
         view: View::OverTime,
         rate_before_bps: st.typical_bps,
         rate_after_bps: summary.rate_during_bps,
@@ -133,7 +133,7 @@ mod tests {
             typical_bps: 1e8,
             threshold_bps: 1e7,
             p_value: 0.001,
-            permutations: 999,
+            chain_draws: 999,
         };
         (series, st)
     }

@@ -86,7 +86,7 @@ pub fn execute(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         match what_run_printed(&args.run_dir, &run, &analysis) {
             Some(text) => out!("{text}"),
             None => {
-                out!("{}", hostd_analysis::summary::text(&analysis));
+                out!("{}", hostd_analysis::event_lines::text(&analysis));
                 let targets = hostd_records::manifest::read(&args.run_dir)
                     .map(|m| m.targets)
                     .unwrap_or_default();

@@ -34,7 +34,7 @@ pub fn run_point(manifest: &Manifest, tags: &RunTags) -> Point {
         allow_cached,
         probe_target: _, // the probe's target: the `probe_health` and `event` points carry it
         conditions,      // tags: every point's (`RunTags`); notes and preparation: fields
-        extra: _,        // components' sections: the scenario's name, via `scenario_name`
+        extra: _,        // parts' sections: the scenario's name, via `scenario_name`
     } = manifest;
     let mut p = tags
         .apply(Point::new(m::RUN))

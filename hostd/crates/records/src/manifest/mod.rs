@@ -92,7 +92,7 @@ pub struct TargetInfo {
     pub link: Option<crate::link::LinkInfo>,
 }
 
-/// The whole manifest. Sections other components add (probe, influx) go in `extra`.
+/// The whole manifest. Sections other parts add (probe, influx) go in `extra`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
     /// Format version of this file.
@@ -138,7 +138,7 @@ pub struct Manifest {
         skip_serializing_if = "crate::conditions::Conditions::is_empty"
     )]
     pub conditions: crate::conditions::Conditions,
-    /// Other components' sections (`probe`, `influx`, `scenario`, …), keyed by name.
+    /// Other parts' sections (`probe`, `influx`, `scenario`, …), keyed by name.
     #[serde(default)]
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
@@ -260,18 +260,18 @@ impl Manifest {
         self.section(extra::PROBE)
     }
 
-    /// Sets the component section `name` (one of [`extra`]'s types).
+    /// Sets the section `name` of a part (one of [`extra`]'s types).
     pub fn set_section(&mut self, name: &str, section: &impl Serialize) {
         self.extra.insert(name.to_string(), extra::value(section));
     }
 
-    /// The component section `name` read as `T`; `None` when absent or of another shape.
+    /// The section `name` of a part read as `T`; `None` when absent or of another shape.
     fn section<T: serde::de::DeserializeOwned>(&self, name: &str) -> Option<T> {
         serde_json::from_value(self.extra.get(name)?.clone()).ok()
     }
 }
 
-/// The component sections of [`Manifest::extra`] other crates read: their names, and the
+/// The parts' sections of [`Manifest::extra`] other crates read: their names, and the
 /// typed keys every writer of a section goes through (so the keys read above cannot drift
 /// from the ones written).
 pub mod extra {

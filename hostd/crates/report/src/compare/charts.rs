@@ -79,7 +79,7 @@ fn markers(
                     (gb(e.onset_bytes_low), gb(e.onset_bytes_high))
                 }),
                 number,
-                title: format!("{number}. {}", hostd_analysis::summary::event_line(e)),
+                title: format!("{number}. {}", hostd_analysis::event_lines::event_line(e)),
                 color: color.to_string(),
             }
         })

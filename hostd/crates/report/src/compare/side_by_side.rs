@@ -222,14 +222,17 @@ pub fn text(runs: &[CompareRun], c: &Comparison) -> String {
             cr.target.as_deref().unwrap_or("no files")
         );
         let a = &r.analysis;
-        if let Some(l) = hostd_analysis::summary::too_little_line(a) {
+        if let Some(l) = hostd_analysis::event_lines::too_little_line(a) {
             let _ = writeln!(s, "  {l}");
         } else if a.events.is_empty() {
             let _ = writeln!(s, "  no throughput changes beyond noise");
         }
         for e in &a.events {
-            let event = format!("  {}", hostd_analysis::summary::event_line(e));
-            for l in hostd_analysis::summary::wrapped(&event, hostd_analysis::summary::LINE_WIDTH) {
+            let event = format!("  {}", hostd_analysis::event_lines::event_line(e));
+            for l in hostd_analysis::event_lines::wrapped(
+                &event,
+                hostd_analysis::event_lines::LINE_WIDTH,
+            ) {
                 let _ = writeln!(s, "{l}");
             }
         }

@@ -228,7 +228,7 @@ pub(crate) fn events_section(
             esc(&cr.label)
         );
         if r.analysis.events.is_empty() {
-            let line = hostd_analysis::summary::too_little_line(&r.analysis)
+            let line = hostd_analysis::event_lines::too_little_line(&r.analysis)
                 .unwrap_or_else(|| "no throttling: no drop or recovery found".into());
             let _ = write!(h, r#"<p class="note">{}.</p>"#, esc(&line));
             continue;
@@ -239,7 +239,7 @@ pub(crate) fn events_section(
             let _ = write!(
                 h,
                 r#"<li data-event="{n}"><span class="badge" style="border-color:{c};color:{c}">{n}</span>{} <span class="note">— cause <span class="cause">{}</span>, confidence {:.2}</span><ul class="note">"#,
-                esc(&hostd_analysis::summary::event_line(e)),
+                esc(&hostd_analysis::event_lines::event_line(e)),
                 esc(e.cause.as_str()),
                 e.confidence,
                 c = cr.color

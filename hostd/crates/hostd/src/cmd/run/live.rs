@@ -1,7 +1,7 @@
 //! The live view: one progress bar per target with bytes, current rate (last
 //! 2 s), mean rate and an ETA from the last 30 s (so it follows a throttled
 //! drive on capacity-scale runs instead of the fast start), and a status line
-//! from the run's components (bus power and temperature from the probe).
+//! from the run's parts (bus power and temperature from the probe).
 //! A target that has not started says so; when the run ends each bar keeps
 //! its whole-run mean. Everything the run prints while the bars are up (the
 //! header, warnings) goes through the view, so no frame is drawn twice; log lines for
@@ -488,7 +488,7 @@ impl LiveView {
         }
     }
 
-    /// Replaces the status line under the bars (one entry per component).
+    /// Replaces the status line under the bars (one entry per part).
     pub fn set_status(&self, lines: &[String]) {
         if let Some(bar) = &self.status {
             let cols = (self.cols)().saturating_sub(1).max(10);

@@ -5,7 +5,7 @@
 use super::{gate, programs, thermo, RunArgs};
 use hostd_records::manifest::TargetInfo;
 use hostd_records::profile::Profile;
-use hostd_store::{RunDir, RunPart};
+use hostd_store::{RunDirPart, RunPart};
 use hostd_workload::gate::StepGate;
 use hostd_workload::steady::Thermometer;
 use std::path::Path;
@@ -36,8 +36,7 @@ pub fn assemble(
     let mut list: Vec<Box<dyn RunPart>> = Vec::new();
     if let Some(target) = args.influx.target()? {
         list.push(Box::new(
-            hostd_influx::InfluxComponent::new(target, None)
-                .spool_limits(args.influx_spool.limits()),
+            hostd_influx::InfluxPart::new(target, None).spool_limits(args.influx_spool.limits()),
         ));
     }
     let probe_on = probe_part(args)?.map(|part| {
@@ -45,14 +44,14 @@ pub fn assemble(
         usize::from(args.probe_on) - 1
     });
     // The drive's link (manifest) and its own temperature through the run.
-    list.push(Box::new(hostd_drive::DriveComponent::new(Some(
+    list.push(Box::new(hostd_drive::DrivePart::new(Some(
         hostd_drive::smart::PollerConfig::default(),
     ))));
     // What the OS logged about the targets' storage path (the `link` cause's evidence).
-    list.push(Box::new(hostd_oslog::OsLogComponent::new()));
-    list.push(Box::new(hostd_report::AnalysisComponent));
-    list.push(Box::new(programs::SweepFigures));
-    list.push(Box::new(programs::FillStatesTable));
+    list.push(Box::new(hostd_oslog::OsLogPart::new()));
+    list.push(Box::new(hostd_report::AnalysisPart));
+    list.push(Box::new(programs::SweepFiguresPart));
+    list.push(Box::new(programs::FillStatesPart));
     let gate = gate::build(profile, probe_on, targets)?.map(|(hold, part)| {
         list.push(Box::new(part));
         Arc::new(hold) as Arc<dyn StepGate>
@@ -61,7 +60,7 @@ pub fn assemble(
         list.push(Box::new(part));
         thermometer
     });
-    list.push(Box::new(RunDir::create(out_dir)?));
+    list.push(Box::new(RunDirPart::create(out_dir)?));
     Ok(RunParts {
         list,
         gate,
@@ -71,7 +70,7 @@ pub fn assemble(
 
 /// The probe's part, when `--probe` names one; its options checked (a rate, channels or a
 /// budget without a probe refused).
-fn probe_part(args: &RunArgs) -> anyhow::Result<Option<hostd_correlate::ProbeComponent>> {
+fn probe_part(args: &RunArgs) -> anyhow::Result<Option<hostd_correlate::ProbePart>> {
     let probe: hostd_probe::link::ProbeSource = args.probe.parse().map_err(anyhow::Error::msg)?;
     if probe == hostd_probe::link::ProbeSource::None {
         if args.probe_rate.is_some() || args.probe_channels.is_some() || args.port_budget.is_some()
@@ -97,5 +96,5 @@ fn probe_part(args: &RunArgs) -> anyhow::Result<Option<hostd_correlate::ProbeCom
         );
     }
     opts.check()?;
-    Ok(Some(hostd_correlate::ProbeComponent::new(opts)))
+    Ok(Some(hostd_correlate::ProbePart::new(opts)))
 }

@@ -9,9 +9,9 @@ use hostd_records::{FileRecord, Summary};
 use hostd_store::{RunPart, RunRecords, Stage};
 
 /// The paced sweep's probe figures as a part of the run.
-pub struct SweepFigures;
+pub struct SweepFiguresPart;
 
-impl RunPart for SweepFigures {
+impl RunPart for SweepFiguresPart {
     fn name(&self) -> &str {
         "paced-sweep"
     }
@@ -84,9 +84,9 @@ pub fn add_probe_figures(summary: &mut Summary, files: &[FileRecord]) {
 /// rate of each level into `summary.json` `programs[]` and the printed summary, with the
 /// fill level each measured write actually began at (the manifest's capacity and free
 /// space, plus what the run had written before).
-pub struct FillStatesTable;
+pub struct FillStatesPart;
 
-impl RunPart for FillStatesTable {
+impl RunPart for FillStatesPart {
     fn name(&self) -> &str {
         "fill-states"
     }

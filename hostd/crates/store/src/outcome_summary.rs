@@ -5,7 +5,7 @@
 //! figures are the analysis' own (`hostd_analysis::run_summary`, which the analysis part
 //! hands to [`SummaryExt::set_figures`]), shown here in MB/s.
 
-use hostd_analysis::summary::{wrapped, LINE_WIDTH};
+use hostd_analysis::event_lines::{wrapped, LINE_WIDTH};
 use hostd_records::conditions::WaitMode;
 use hostd_records::events::PhaseStats;
 use hostd_records::published::Kind;
@@ -255,7 +255,7 @@ impl SummaryExt for Summary {
                 }
             }
         }
-        // What the run's components found (analysis, probe), in that order.
+        // What the run's parts found (analysis, probe), in that order.
         for name in ["analysis", "probe"].into_iter().chain(
             self.extra
                 .keys()

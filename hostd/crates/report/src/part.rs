@@ -11,9 +11,9 @@ use hostd_store::{RunPart, RunRecords, Stage, SummaryExt as _};
 
 /// The analysis part of a run; see the module documentation.
 #[derive(Debug, Default)]
-pub struct AnalysisComponent;
+pub struct AnalysisPart;
 
-impl RunPart for AnalysisComponent {
+impl RunPart for AnalysisPart {
     fn name(&self) -> &str {
         "analysis"
     }

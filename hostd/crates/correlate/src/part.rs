@@ -121,7 +121,7 @@ struct Activity {
 }
 
 /// The probe part of a run; see the module documentation.
-pub struct ProbeComponent {
+pub struct ProbePart {
     opts: ProbeOptions,
     link: Option<ProbeLink>,
     recorder: Option<ProbeRecorder>,
@@ -134,8 +134,8 @@ pub struct ProbeComponent {
     budget: Option<PortBudget>,
 }
 
-impl ProbeComponent {
-    /// A component for `opts`.
+impl ProbePart {
+    /// A part for `opts`.
     pub fn new(opts: ProbeOptions) -> Self {
         Self {
             opts,
@@ -231,7 +231,7 @@ pub fn live_line(snap: &hostd_probe::link::LinkSnapshot, budget: Option<&str>) -
     )
 }
 
-impl RunPart for ProbeComponent {
+impl RunPart for ProbePart {
     fn name(&self) -> &str {
         // Its manifest section is `extra.probe`.
         extra::PROBE
@@ -415,7 +415,7 @@ impl RunPart for ProbeComponent {
             .map(|t| t.label.clone())
             .filter(|l| *l != probed_target)
             .collect();
-        // For the analysis and the report after this component: the series `hostd
+        // For the analysis and the report after this part: the series `hostd
         // analyze` reads (every sample of a short run, a summary level of a long one), and
         // the budget in force at each time, as `hostd analyze` reads it.
         let series = hostd_records::run::probe_series(dir)
@@ -495,7 +495,7 @@ pub fn probe_health(report: &LinkReport, rate_hz: u32) -> ProbeHealth {
 /// Human summary lines (also printed by `hostd run`): how the probe measured (link,
 /// sampling, energy balance); `unprobed` are the targets the probe was not on, which get
 /// one "no probe" line. Each phase's energy, power and enclosure figures are the analysis'
-/// (`hostd_analysis::summary::headline_lines`), not repeated here.
+/// (`hostd_analysis::event_lines::headline_lines`), not repeated here.
 pub fn summary_lines(report: &LinkReport, c: &Correlation, unprobed: &[String]) -> Vec<String> {
     let mut lines = Vec::new();
     if !unprobed.is_empty() {

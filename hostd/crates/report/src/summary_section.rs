@@ -11,7 +11,7 @@ pub(crate) fn section(a: &Analysis, events: &[EventView]) -> String {
     let mut h = String::new();
     // Summary: the events, numbered as the charts mark them.
     h.push_str(r#"<section id="summary"><h2>Summary</h2>"#);
-    if let Some(line) = hostd_analysis::summary::too_little_line(a) {
+    if let Some(line) = hostd_analysis::event_lines::too_little_line(a) {
         let _ = write!(h, "<p>{}</p>", esc(&line));
     } else if events.is_empty() {
         h.push_str("<p>No change in throughput beyond noise.</p>");

@@ -1,4 +1,4 @@
-//! [`InfluxComponent`]: InfluxDB as a part of `hostd run` ([`Stage::Export`]).
+//! [`InfluxPart`]: InfluxDB as a part of `hostd run` ([`Stage::Export`]).
 //!
 //! While the run goes, every file and 1 s interval record is written as it happens, and —
 //! through its probe feed ([`RunPart::probe_feed`], a [`ProbeStream`]) — every probe sample
@@ -10,7 +10,7 @@
 //! (events, overlap, phase statistics, headlines), the probe health (from the summary
 //! being finished) and the probe link's records. Everything goes through one [`Writer`]
 //! spooling to `RUN_DIR/spool/`, so an outage at any time keeps the order and loses
-//! nothing up to the spool's cap ([`InfluxComponent::spool_cap`]); past it points are
+//! nothing up to the spool's cap ([`InfluxPart::spool_cap`]); past it points are
 //! dropped from the stream (counted, and still in the run directory for `hostd import`).
 
 use crate::live::{LiveSlot, LiveWriter, ProbeStream};
@@ -27,7 +27,7 @@ use std::time::Duration;
 pub const FINISH_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The InfluxDB part of a run (see the module docs).
-pub struct InfluxComponent {
+pub struct InfluxPart {
     target: Target,
     rig: Option<String>,
     live: LiveSlot,
@@ -36,18 +36,18 @@ pub struct InfluxComponent {
     cum_bytes: Mutex<HashMap<(String, String), u64>>,
 }
 
-impl std::fmt::Debug for InfluxComponent {
+impl std::fmt::Debug for InfluxPart {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("InfluxComponent")
+        f.debug_struct("InfluxPart")
             .field("target", &self.target)
             .finish()
     }
 }
 
-impl InfluxComponent {
+impl InfluxPart {
     /// A part writing to `target`; `rig` overrides the host name as the `rig` tag.
     pub fn new(target: Target, rig: Option<String>) -> Self {
-        InfluxComponent {
+        InfluxPart {
             target,
             rig,
             live: LiveSlot::default(),
@@ -77,7 +77,7 @@ impl InfluxComponent {
     }
 }
 
-impl RunPart for InfluxComponent {
+impl RunPart for InfluxPart {
     fn name(&self) -> &str {
         "influx"
     }

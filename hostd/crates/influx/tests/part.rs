@@ -1,11 +1,11 @@
-//! InfluxComponent through a whole (synthetic) run: live records and probe samples while
+//! InfluxPart through a whole (synthetic) run: live records and probe samples while
 //! influxd goes away and comes back, then the run's records in memory (files, intervals,
 //! analysis) at the end.
 
 mod common;
 
 use hostd_influx::testing::InfluxServer;
-use hostd_influx::InfluxComponent;
+use hostd_influx::InfluxPart;
 use hostd_records::profile::Profile;
 use hostd_records::{
     FileRecord, IntervalRecord, Manifest, ProbeSample, RunEvent, RunOutcome, RunStatus, Summary,
@@ -34,7 +34,7 @@ fn live_records_survive_an_outage_and_run_files_follow_at_the_end() {
     manifest.host = collect_host();
     manifest.profile = Some(Profile::load("quick").unwrap().into());
     manifest.seed = 1;
-    let mut comp = InfluxComponent::new(s.target(), Some("rig-c".into()));
+    let mut comp = InfluxPart::new(s.target(), Some("rig-c".into()));
     let mut feed = comp.probe_feed().expect("InfluxDB takes the probe stream");
     let section = comp
         .start(&mut RunStart {
