@@ -144,8 +144,9 @@ pub const ONSET_SPAN_BEFORE: usize = 3;
 
 /// Spans after the first span of the new segment searched for the onset: 3. The index fit
 /// on clipped rates can put the boundary early (over time, a low lump of blk-throttle's
-/// 100 ms budget looks like the new level), and with one span after it the true onset fell
-/// outside the search (real-device matrix under load: onsets 2.0–2.3 % of the bytes early).
+/// 100 ms budget looks like the new level), by more than one span on a device under load
+/// (2.0–2.3 % of the bytes), so one span after it would leave the true onset outside the
+/// search.
 pub const ONSET_SPAN_AFTER: usize = 3;
 
 /// Grid points per span when searching for the onset inside the candidate spans: 400, a
