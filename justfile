@@ -182,7 +182,7 @@ grafana-up:
 test-matrix cells="":
     cd {{root}}/hostd && THROTTLESCOPE_REQUIRE_REAL_DEVICE=1 THROTTLESCOPE_MATRIX_STRICT=1 THROTTLESCOPE_MATRIX_CELLS="{{cells}}" cargo test --locked -p hostd --test real_matrix
 
-# The fill-states sweep on a real device with the profile's own 256 MiB files at QD32 (about 5 minutes, 13 GiB on /var/tmp).
+# The fill-states sweep on a real device with the profile's own 256 MiB files at QD32 (about 5 minutes, 14 GiB on /var/tmp).
 test-fill-states-profile-sizes:
     cd {{root}}/hostd && THROTTLESCOPE_REQUIRE_REAL_DEVICE=1 cargo test --locked -p hostd --test fill_states_realdev -- --ignored --nocapture
 
