@@ -65,13 +65,13 @@ record() {
 # The background lane: waits for its start signal, runs each recipe at the lowest priority,
 # and leaves "recipe rc seconds" lines in $logs/lane.tsv.
 # Its anchor: the foreground recipe written just before the first `+RECIPE`.
-lane=() foreground=() lane_pid='' anchor=''
+lane=() lane_pid='' anchor='' last=''
 for arg in "$@"; do
     if [[ $arg == +* ]]; then
         lane+=("${arg#+}")
-        [[ -z $anchor && ${#foreground[@]} -gt 0 ]] && anchor=${foreground[-1]}
+        [[ -z $anchor ]] && anchor=$last
     else
-        foreground+=("$arg")
+        last=$arg
     fi
 done
 [[ -z $anchor ]] && touch "$logs/anchor-ended" # the lane comes first: it starts at once
@@ -88,6 +88,8 @@ start_lane() {
     lane_pid=$!
 }
 
+foreground=()
+for arg in "$@"; do [[ $arg == +* ]] || foreground+=("$arg"); done
 for recipe in "${foreground[@]}"; do
     log="$logs/$recipe.log"
     t0=$(date +%s)
