@@ -45,12 +45,10 @@ demo: build
 # builds; the InfluxDB tests wait for it (scripts/build-influxd.sh's lock). docs/benchmarks.md
 # "CI time" has the figures.
 # Each recipe in turn, past a failure, then a table of recipe, seconds and tests
-# (scripts/test-all.sh). check-macos and test-windows (type checks and Wine, CPU only) run
-# beside test-hostd's one-at-a-time group at the lowest priority: those tests mostly wait on
-# devices the kernel slows, and keep the CPUs they ask for.
+# (scripts/test-all.sh).
 # The whole test suite (what CI runs).
 test: setup influx-build-background
-    {{root}}/scripts/test-all.sh test-firmware lint-deps test-hostd +check-macos +test-windows test-dashboards test-report
+    {{root}}/scripts/test-all.sh test-firmware check-macos lint-deps test-hostd test-dashboards test-report test-windows
 
 # The firmware core's tests and every crate's unit tests plus the integration tests that need
 # no real device, browser, influxd or Wine (the list in scripts/test-parallel.sh). Not a

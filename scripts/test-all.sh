@@ -5,16 +5,7 @@
 # are read from its own runners' closing lines (ctest, the hostd test binaries' total,
 # node's test runner, cargo test's "test result:" lines).
 #
-# A recipe written `+RECIPE` runs beside the others instead, in a background lane at the
-# lowest CPU and I/O priority (nice 19, ionice idle): the lane starts when test-hostd's
-# one-at-a-time group begins (test-parallel.sh touches $THROTTLESCOPE_ALONE_SIGNAL), whose
-# tests mostly wait on devices the kernel slows, or when the foreground recipe before it
-# ends, whichever comes first; its recipes run one after another and their output is
-# printed whole when each ends. The foreground tests keep the CPUs they ask for: a nice-19
-# task gets 1.5 % of a core against one of nice 0, and hostd runs at nice -10 in the
-# real-device tests.
-#
-# Usage: test-all.sh [+]RECIPE...     Exit status: 0 when every recipe passed.
+# Usage: test-all.sh RECIPE...     Exit status: 0 when every recipe passed.
 set -uo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -47,70 +38,23 @@ count() {
 rows=()
 total_p=0 total_f=0 failed_recipes=()
 t_all=$(date +%s)
-export THROTTLESCOPE_ALONE_SIGNAL="$logs/alone-group-started"
-
-# Records one recipe's outcome: recipe, exit status, seconds, log, note.
-record() {
-    local recipe=$1 rc=$2 secs=$3 log=$4 note=${5:-} p f status=ok
+for recipe in "$@"; do
+    log="$logs/$recipe.log"
+    t0=$(date +%s)
+    echo "== just $recipe"
+    just --justfile "$root/justfile" "$recipe" 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+    secs=$(($(date +%s) - t0))
     read -r p f < <(count "$log")
+    status=ok
     if ((rc != 0)); then
         status=FAILED
         failed_recipes+=("$recipe")
         ((f == 0)) && f=1 # a recipe that failed outside a test runner counts as one failure
     fi
     total_p=$((total_p + p)) total_f=$((total_f + f))
-    rows+=("$(printf '%-18s %6d %8d %7d  %s%s' "$recipe" "$secs" "$p" "$f" "$status" "$note")")
-}
-
-# The background lane: waits for its start signal, runs each recipe at the lowest priority,
-# and leaves "recipe rc seconds" lines in $logs/lane.tsv.
-# Its anchor: the foreground recipe written just before the first `+RECIPE`.
-lane=() lane_pid='' anchor='' last=''
-for arg in "$@"; do
-    if [[ $arg == +* ]]; then
-        lane+=("${arg#+}")
-        [[ -z $anchor ]] && anchor=$last
-    else
-        last=$arg
-    fi
+    rows+=("$(printf '%-18s %6d %8d %7d  %s' "$recipe" "$secs" "$p" "$f" "$status")")
 done
-[[ -z $anchor ]] && touch "$logs/anchor-ended" # the lane comes first: it starts at once
-start_lane() {
-    (
-        while [[ ! -e $THROTTLESCOPE_ALONE_SIGNAL && ! -e $logs/anchor-ended ]]; do sleep 1; done
-        for recipe in "${lane[@]}"; do
-            t0=$(date +%s) rc=0
-            nice -n 19 ionice -c 3 just --justfile "$root/justfile" "$recipe" >"$logs/$recipe.log" 2>&1 || rc=$?
-            printf '%s\t%d\t%d\n' "$recipe" "$rc" "$(($(date +%s) - t0))" >>"$logs/lane.tsv"
-            { echo "== just $recipe (beside the others, done)"; cat "$logs/$recipe.log"; } >&2
-        done
-    ) &
-    lane_pid=$!
-}
-
-foreground=()
-for arg in "$@"; do [[ $arg == +* ]] || foreground+=("$arg"); done
-for recipe in "${foreground[@]}"; do
-    log="$logs/$recipe.log"
-    t0=$(date +%s)
-    echo "== just $recipe"
-    [[ ${#lane[@]} -gt 0 && -z $lane_pid && ( $recipe == "$anchor" || -z $anchor ) ]] && start_lane
-    just --justfile "$root/justfile" "$recipe" 2>&1 | tee "$log"
-    rc=${PIPESTATUS[0]}
-    [[ $recipe == "$anchor" ]] && touch "$logs/anchor-ended"
-    record "$recipe" "$rc" $(($(date +%s) - t0)) "$log"
-done
-[[ ${#lane[@]} -gt 0 && -z $lane_pid ]] && { touch "$logs/anchor-ended"; start_lane; }
-if [[ -n $lane_pid ]]; then
-    echo "== waiting for the recipes beside the others: ${lane[*]}"
-    wait "$lane_pid"
-    while IFS=$'\t' read -r recipe rc secs; do
-        record "$recipe" "$rc" "$secs" "$logs/$recipe.log" "  (beside the others)"
-    done <"$logs/lane.tsv"
-    for recipe in "${lane[@]}"; do
-        grep -q "^$recipe	" "$logs/lane.tsv" 2>/dev/null || { failed_recipes+=("$recipe"); total_f=$((total_f + 1)); rows+=("$(printf '%-18s %6s %8s %7d  %s' "$recipe" - - 1 "FAILED (never ran)")"); }
-    done
-fi
 
 echo
 echo "just test: recipes and their time"

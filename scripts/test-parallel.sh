@@ -109,8 +109,6 @@ while IFS=$'\t' read -r name dir exe; do
     run_one "$name" "$dir" "$exe" &
 done <"$work/list.tsv"
 wait
-# The one-at-a-time group begins: `just test`'s background lane may start (test-all.sh).
-[[ -n ${THROTTLESCOPE_ALONE_SIGNAL:-} ]] && touch "$THROTTLESCOPE_ALONE_SIGNAL"
 while IFS=$'\t' read -r name dir exe; do
     is_alone "$name" && run_one "$name" "$dir" "$exe"
 done <"$work/list.tsv"
